@@ -1,0 +1,45 @@
+// Shared basics: the host/device qualifier macro and the typed errors the
+// library throws. The library never prints and never aborts; the CLI maps
+// these exceptions to messages and exit codes (InputError -> 2, others -> 1).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+// BULKSCORE_HD marks code that must compile for host and device (plugin rules,
+// the fused per-node evaluation). Under g++ it vanishes.
+#if defined(__CUDACC__)
+#define BULKSCORE_HD __host__ __device__ __forceinline__
+#else
+#define BULKSCORE_HD inline
+#endif
+
+namespace bulkscore {
+
+// Base of every error bulkscore throws.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Bad user input: malformed JSON/YAML, bad quantities, unknown plugins,
+// invalid configuration. The message names the file, the object and the field.
+class InputError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A requested backend cannot be used (no CUDA in the build, no device).
+class BackendUnavailable : public Error {
+ public:
+  using Error::Error;
+};
+
+// A CUDA runtime call failed (including out-of-memory on the device).
+class CudaError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace bulkscore

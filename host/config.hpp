@@ -1,0 +1,99 @@
+// KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1), resolved.
+//
+// parse_scheduler_config() reads the YAML, applies v1 defaulting, merges the
+// user's plugin sets into the default profile exactly as upstream's
+// mergePlugins does, validates as upstream does, and produces one
+// ProfileConfig per profile with the final ordered plugin list of each
+// extension point bulkscore runs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/model.hpp"
+
+namespace bulkscore {
+
+struct ResourceSpec {
+  std::string name;
+  int64_t weight = 1;
+};
+
+struct UtilizationShapePoint {
+  int32_t utilization = 0;  // 0..100
+  int32_t score = 0;        // 0..10
+};
+
+enum class ScoringStrategyType { LeastAllocated, MostAllocated, RequestedToCapacityRatio };
+
+struct NodeResourcesFitArgs {
+  std::vector<std::string> ignored_resources;
+  std::vector<std::string> ignored_resource_groups;
+  ScoringStrategyType strategy = ScoringStrategyType::LeastAllocated;
+  std::vector<ResourceSpec> resources{{"cpu", 1}, {"memory", 1}};
+  std::vector<UtilizationShapePoint> shape;  // RequestedToCapacityRatio only
+};
+
+struct NodeResourcesBalancedAllocationArgs {
+  std::vector<ResourceSpec> resources{{"cpu", 1}, {"memory", 1}};
+};
+
+struct NodeAffinityArgs {
+  // addedAffinity: applied to every pod of the profile.
+  std::optional<NodeAffinity> added_affinity;
+};
+
+struct InterPodAffinityArgs {
+  int32_t hard_pod_affinity_weight = 1;
+  bool ignore_preferred_terms_of_existing_pods = false;
+};
+
+struct PodTopologySpreadArgs {
+  std::string defaulting_type = "System";  // System | List
+  std::vector<TopologySpreadConstraint> default_constraints;
+};
+
+// A plugin at one extension point, with its Score weight (Score only).
+struct PluginEntry {
+  std::string name;
+  int32_t weight = 1;
+};
+
+struct ProfileConfig {
+  std::string scheduler_name = "default-scheduler";
+  // Effective value: the profile's, else the global one, else 100 (bulkscore
+  // scores every node unless told otherwise). 0 = upstream's adaptive value.
+  int32_t percentage_of_nodes_to_score = 100;
+
+  // Final ordered lists per extension point (after defaults, multiPoint
+  // expansion, enable/disable and '*'). Only points bulkscore runs are kept;
+  // plugins are upstream names verbatim.
+  std::vector<std::string> pre_filter;
+  std::vector<std::string> filter;
+  std::vector<std::string> pre_score;
+  std::vector<PluginEntry> score;
+
+  NodeResourcesFitArgs fit_args;
+  NodeResourcesBalancedAllocationArgs balanced_args;
+  NodeAffinityArgs node_affinity_args;
+  InterPodAffinityArgs inter_pod_affinity_args;
+  PodTopologySpreadArgs pod_topology_spread_args;
+};
+
+struct SchedulerConfig {
+  std::vector<ProfileConfig> profiles;  // at least one
+  int32_t parallelism = 16;             // parsed and validated; not used
+};
+
+// The default configuration: one profile "default-scheduler", upstream's
+// v1.35.4 default plugins and weights, percentageOfNodesToScore 100.
+SchedulerConfig default_scheduler_config();
+
+// Parses and validates a KubeSchedulerConfiguration YAML file.
+// Throws InputError naming the file and the field on any problem.
+SchedulerConfig load_scheduler_config(const std::string& path);
+SchedulerConfig parse_scheduler_config(const std::string& yaml_text, const std::string& origin);
+
+}  // namespace bulkscore

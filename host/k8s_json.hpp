@@ -1,0 +1,31 @@
+// Reading Kubernetes JSON as kubectl writes it: v1 NodeList, v1 PodList, a
+// generic v1 List, or a single Node / Pod object.
+//
+// Errors are InputError with "<file>: items[<i>] (<kind> \"<name>\"): <field>:
+// <problem>". Unknown fields are ignored, as kubectl does.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "host/model.hpp"
+
+namespace bulkscore {
+
+std::vector<Node> load_nodes_json(const std::string& path);
+std::vector<Pod> load_pods_json(const std::string& path);
+
+// The same from text in memory; `origin` names it in errors.
+std::vector<Node> parse_nodes_json(const std::string& text, const std::string& origin);
+std::vector<Pod> parse_pods_json(const std::string& text, const std::string& origin);
+
+// Splits pods into running (spec.nodeName set, phase not Succeeded/Failed, on a
+// node in `nodes`) and pending (no nodeName, schedulerName in `scheduler_names`).
+// A running pod whose node is missing is dropped with a warning (two kubectl
+// calls are not one atomic snapshot). Terminal pods and pods for other
+// schedulers are ignored. Duplicate node or pod names are an InputError.
+Cluster assemble_cluster(std::vector<Node> nodes, std::vector<Pod> pods,
+                         const std::vector<std::string>& scheduler_names,
+                         const std::string& nodes_origin, const std::string& pods_origin);
+
+}  // namespace bulkscore

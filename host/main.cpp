@@ -1,0 +1,2 @@
+// bulkscore CLI (being written).
+int main() { return 0; }

@@ -1,0 +1,186 @@
+// The parsed Kubernetes objects bulkscore reads (host only).
+//
+// These mirror the parts of core/v1 Node and Pod that the scheduler reads,
+// already validated: quantities are integers (cpu in millicores, everything
+// else in base units, both rounded up as Kubernetes does), enum strings are
+// kept verbatim. "Present but empty" and "absent" are distinguished wherever
+// upstream distinguishes them (std::optional, or a has_* flag).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bulkscore {
+
+// Resource name -> amount. cpu in millicores; memory, ephemeral-storage,
+// hugepages-* in bytes; pods and extended resources as counts.
+using ResourceList = std::map<std::string, int64_t>;
+using StringMap = std::map<std::string, std::string>;
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;  // NoSchedule | PreferNoSchedule | NoExecute
+};
+
+struct Toleration {
+  std::string key;
+  std::string op;  // "" (= Equal) | Equal | Exists | Gt | Lt
+  std::string value;
+  std::string effect;  // "" matches every effect
+};
+
+struct ContainerImage {
+  std::vector<std::string> names;
+  int64_t size_bytes = 0;
+};
+
+struct Node {
+  std::string name;
+  StringMap labels;
+  std::vector<Taint> taints;
+  bool unschedulable = false;
+  ResourceList allocatable;  // status.allocatable (capacity if allocatable is absent)
+  std::vector<ContainerImage> images;
+};
+
+struct ContainerPort {
+  int32_t container_port = 0;
+  int32_t host_port = 0;   // 0 = none
+  std::string protocol;    // "" means TCP
+  std::string host_ip;     // "" means 0.0.0.0
+};
+
+struct Container {
+  std::string name;
+  std::string image;
+  ResourceList requests;
+  bool restart_policy_always = false;  // init containers only: a sidecar
+  std::vector<ContainerPort> ports;
+};
+
+struct NodeSelectorRequirement {
+  std::string key;
+  std::string op;  // In | NotIn | Exists | DoesNotExist | Gt | Lt
+  std::vector<std::string> values;
+};
+
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+  std::vector<NodeSelectorRequirement> match_fields;
+};
+
+struct NodeSelector {
+  std::vector<NodeSelectorTerm> terms;
+};
+
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;
+  NodeSelectorTerm preference;
+};
+
+struct NodeAffinity {
+  std::optional<NodeSelector> required;  // requiredDuringSchedulingIgnoredDuringExecution
+  std::vector<PreferredSchedulingTerm> preferred;
+  bool has_preferred = false;  // the preferred list is present (even if empty)
+};
+
+struct LabelSelectorRequirement {
+  std::string key;
+  std::string op;  // In | NotIn | Exists | DoesNotExist
+  std::vector<std::string> values;
+};
+
+struct LabelSelector {
+  StringMap match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+};
+
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;  // nil matches nothing
+  std::vector<std::string> namespaces;
+  std::string topology_key;
+  std::optional<LabelSelector> namespace_selector;  // nil matches no namespace
+  std::vector<std::string> match_label_keys;
+  std::vector<std::string> mismatch_label_keys;
+};
+
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;
+  PodAffinityTerm term;
+};
+
+struct PodAffinity {
+  std::vector<PodAffinityTerm> required;
+  std::vector<WeightedPodAffinityTerm> preferred;
+};
+
+struct Affinity {
+  std::optional<NodeAffinity> node_affinity;
+  std::optional<PodAffinity> pod_affinity;
+  std::optional<PodAffinity> pod_anti_affinity;
+};
+
+struct TopologySpreadConstraint {
+  int32_t max_skew = 0;
+  std::string topology_key;
+  std::string when_unsatisfiable;  // DoNotSchedule | ScheduleAnyway
+  std::optional<LabelSelector> label_selector;
+  std::optional<int32_t> min_domains;
+  std::string node_affinity_policy;  // "" (= Honor) | Honor | Ignore
+  std::string node_taints_policy;    // "" (= Ignore) | Honor | Ignore
+  std::vector<std::string> match_label_keys;
+};
+
+struct OwnerReference {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string uid;
+  bool controller = false;
+};
+
+struct Pod {
+  std::string namespace_name = "default";
+  std::string name;
+  std::string uid;
+  StringMap labels;
+  StringMap annotations;
+  std::vector<OwnerReference> owner_references;
+  bool deleting = false;  // metadata.deletionTimestamp is set
+
+  std::string node_name;       // spec.nodeName
+  std::string scheduler_name;  // spec.schedulerName ("default-scheduler" if absent)
+  std::string phase;           // status.phase
+  std::string nominated_node_name;
+  int32_t priority = 0;
+
+  StringMap node_selector;
+  bool has_node_selector = false;  // spec.nodeSelector present (even if empty)
+  std::optional<Affinity> affinity;
+  std::vector<Toleration> tolerations;
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
+
+  std::vector<Container> containers;
+  std::vector<Container> init_containers;
+  ResourceList overhead;
+  ResourceList pod_level_requests;  // spec.resources.requests
+
+  // Where it came from, for messages: "pods.json: items[12]".
+  std::string origin;
+
+  std::string key() const { return namespace_name + "/" + name; }
+};
+
+// What the CLI and the engine load: nodes, and pods either running on a node
+// (spec.nodeName set, not Succeeded/Failed) or pending (no nodeName).
+struct Cluster {
+  std::vector<Node> nodes;
+  std::vector<Pod> running_pods;  // bound to a node present in `nodes`
+  std::vector<Pod> pending_pods;  // file order
+};
+
+}  // namespace bulkscore

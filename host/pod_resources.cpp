@@ -1,0 +1,98 @@
+#include "host/pod_resources.hpp"
+
+#include <algorithm>
+
+namespace bulkscore {
+namespace {
+
+// Pod-level requests may name only these (ephemeral-storage is excluded).
+bool pod_level_supported(const std::string& name) {
+  return name == "cpu" || name == "memory" || name.rfind("hugepages-", 0) == 0;
+}
+
+// A container's requests, with the non-zero defaults when asked for.
+ResourceList container_requests(const Container& c, bool non_zero) {
+  ResourceList r = c.requests;
+  if (non_zero) {
+    if (!r.count("cpu")) r["cpu"] = kDefaultMilliCpuRequest;
+    if (!r.count("memory")) r["memory"] = kDefaultMemoryRequest;
+  }
+  return r;
+}
+
+void add_into(ResourceList& acc, const ResourceList& x) {
+  for (const auto& [k, v] : x) acc[k] += v;
+}
+
+void max_into(ResourceList& acc, const ResourceList& x) {
+  for (const auto& [k, v] : x) {
+    auto it = acc.find(k);
+    if (it == acc.end()) acc.emplace(k, v);
+    else it->second = std::max(it->second, v);
+  }
+}
+
+// max(regular + sidecars, max over init containers of (init + earlier sidecars)).
+ResourceList aggregate_containers(const Pod& pod, bool non_zero) {
+  ResourceList regular;
+  for (const auto& c : pod.containers) add_into(regular, container_requests(c, non_zero));
+  ResourceList sidecars_so_far;
+  ResourceList init_max;
+  for (const auto& c : pod.init_containers) {
+    ResourceList cr = container_requests(c, non_zero);
+    if (c.restart_policy_always) {
+      add_into(sidecars_so_far, cr);
+      // A sidecar keeps running: it also counts against later init containers.
+      max_into(init_max, sidecars_so_far);
+    } else {
+      ResourceList with_sidecars = sidecars_so_far;
+      add_into(with_sidecars, cr);
+      max_into(init_max, with_sidecars);
+    }
+  }
+  add_into(regular, sidecars_so_far);
+  max_into(regular, init_max);
+  return regular;
+}
+
+void apply_pod_level(const Pod& pod, ResourceList& r) {
+  for (const auto& [k, v] : pod.pod_level_requests) {
+    if (pod_level_supported(k)) r[k] = v;
+  }
+}
+
+bool has_pod_level(const Pod& pod) {
+  for (const auto& kv : pod.pod_level_requests)
+    if (pod_level_supported(kv.first)) return true;
+  return false;
+}
+
+}  // namespace
+
+ResourceList pod_requests(const Pod& pod) {
+  ResourceList r = aggregate_containers(pod, false);
+  apply_pod_level(pod, r);
+  add_into(r, pod.overhead);
+  return r;
+}
+
+ResourceList pod_requests_nonzero_for_scoring(const Pod& pod) {
+  ResourceList r = aggregate_containers(pod, true);
+  apply_pod_level(pod, r);
+  add_into(r, pod.overhead);
+  return r;
+}
+
+ResourceList pod_requests_nonzero_for_node(const Pod& pod) {
+  if (!has_pod_level(pod)) return pod_requests_nonzero_for_scoring(pod);
+  ResourceList r = aggregate_containers(pod, false);
+  apply_pod_level(pod, r);
+  const ResourceList defaulted = aggregate_containers(pod, true);
+  for (const char* name : {"cpu", "memory"}) {
+    if (!r.count(name)) r[name] = defaulted.at(name);
+  }
+  add_into(r, pod.overhead);
+  return r;
+}
+
+}  // namespace bulkscore
