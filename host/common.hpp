@@ -42,4 +42,10 @@ class CudaError : public Error {
   using Error::Error;
 };
 
+// The device ran out of memory: the engine falls back to the CPU backend.
+class DeviceOutOfMemory : public CudaError {
+ public:
+  using CudaError::CudaError;
+};
+
 }  // namespace bulkscore

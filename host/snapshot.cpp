@@ -260,12 +260,14 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, const std::vector<Pod>&
   std::unordered_map<std::string, size_t> zone_ids;
   for (uint32_t i = 0; i < n; ++i) {
     const auto& labels = nodes[i].labels;
-    auto get = [&](const char* k) {
-      auto it = labels.find(k);
+    // The deprecated beta labels win over the GA ones, as in upstream's GetZoneKey.
+    auto get = [&](const char* beta, const char* ga) {
+      auto it = labels.find(beta);
+      if (it == labels.end()) it = labels.find(ga);
       return it == labels.end() ? std::string() : it->second;
     };
-    const std::string region = get("topology.kubernetes.io/region");
-    const std::string zone = get("topology.kubernetes.io/zone");
+    const std::string region = get("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region");
+    const std::string zone = get("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone");
     // Upstream's zone key: region and zone joined by ":\x00:", empty if both are.
     const std::string key = (region.empty() && zone.empty()) ? std::string() : region + ":\x00:" + zone;
     auto [it, fresh] = zone_ids.emplace(key, zones.size());

@@ -1,0 +1,84 @@
+// A backend evaluates one pod query against the snapshot: filter every
+// candidate node, score the feasible ones, normalize, weight, total, select.
+// CPU and CUDA backends implement it with the same rules (plugins/evaluate.hpp)
+// and must return identical results.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/pod_query.hpp"
+#include "host/snapshot.hpp"
+
+namespace bulkscore {
+
+struct EvalRequest {
+  // Candidate nodes in visiting order; nullptr = all nodes in node-tree order.
+  const std::vector<uint32_t>* candidates = nullptr;
+  // Sampling (percentageOfNodesToScore < 100): visit candidates starting at
+  // `start` (rotating) and stop once `num_to_find` feasible nodes are found.
+  // num_to_find >= number of candidates means every candidate is evaluated.
+  uint32_t start = 0;
+  uint32_t num_to_find = UINT32_MAX;
+
+  bool want_verdicts = false;  // per-node filter verdicts (explain)
+  bool want_scores = false;    // per-plugin raw and normalized scores of the scored nodes
+  bool want_sorted = false;    // the scored nodes sorted by selection key (batch cache)
+  // Score even a lone feasible node (explain); upstream does not.
+  bool score_single = false;
+};
+
+// Rejections per (plugin, reason bit), for the FitError message.
+struct RejectionHistogram {
+  std::array<uint32_t, kNumPlugins * 64> counts{};
+  uint32_t& at(uint8_t plugin, uint32_t bit) { return counts[plugin * 64u + bit]; }
+  uint32_t at(uint8_t plugin, uint32_t bit) const { return counts[plugin * 64u + bit]; }
+};
+
+struct EvalResult {
+  uint32_t num_feasible = 0;   // feasible nodes found (capped by num_to_find)
+  uint32_t processed = 0;      // nodes visited: feasible kept + rejected
+  int32_t chosen = -1;         // node index, -1 when none is feasible
+  int64_t chosen_total = 0;    // its total score (0 when it was the only feasible node)
+  bool scored = false;         // false when 0 or 1 feasible node: no scoring, as upstream
+  RejectionHistogram rejections;  // over the visited nodes
+
+  // want_verdicts: one per node (unvisited nodes keep plugin = kNoPlugin and
+  // code = Skip).
+  std::vector<NodeVerdict> verdicts;
+  // want_scores: the scored nodes in visiting order, and per score slot
+  // (PodQueryView::scores order) their raw and normalized scores, row-major
+  // [slot * scored_nodes.size() + i].
+  std::vector<uint32_t> scored_nodes;
+  std::vector<int64_t> raw_scores;
+  std::vector<int64_t> normalized_scores;
+  std::vector<int64_t> totals;  // parallel to scored_nodes
+  // want_sorted: scored nodes by descending selection key (ties: lower index).
+  std::vector<uint32_t> sorted_nodes;
+  std::vector<uint64_t> sorted_keys;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  // Evaluates `query` against `snap`. Mirrors of `snap` (device copies) are
+  // brought up to date here, from its structure version and mutation log.
+  virtual void evaluate(const Snapshot& snap, const PodQuery& query, const EvalRequest& req, EvalResult& out) = 0;
+};
+
+std::unique_ptr<Backend> make_cpu_backend();
+
+// The CUDA backend, when compiled in (BULKSCORE_WITH_CUDA) and a device
+// answers; throws BackendUnavailable otherwise.
+std::unique_ptr<Backend> make_cuda_backend();
+// Why CUDA cannot be used ("" when it can): not compiled in, no device, ...
+std::string cuda_unavailable_reason();
+
+// Backend names compiled into this build ("cpu", "cuda").
+std::vector<std::string> compiled_backends();
+
+}  // namespace bulkscore

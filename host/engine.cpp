@@ -1,0 +1,260 @@
+#include "host/engine.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "host/common.hpp"
+
+namespace bulkscore {
+
+uint32_t num_feasible_nodes_to_find(int32_t percentage, uint32_t n, bool has_scoring) {
+  if (!has_scoring) return 1;  // no Score plugins and no extenders: the first fit will do
+  constexpr uint32_t kMinFeasibleNodesToFind = 100;
+  constexpr int64_t kMinFeasibleNodesPercentageToFind = 5;
+  if (n < kMinFeasibleNodesToFind) return n;
+  int64_t pct = percentage;
+  if (pct == 0) {
+    pct = 50 - static_cast<int64_t>(n) / 125;
+    if (pct < kMinFeasibleNodesPercentageToFind) pct = kMinFeasibleNodesPercentageToFind;
+  }
+  const int64_t found = static_cast<int64_t>(n) * pct / 100;
+  return found < kMinFeasibleNodesToFind ? kMinFeasibleNodesToFind : static_cast<uint32_t>(found);
+}
+
+Engine::Engine(SchedulerConfig config, EngineOptions options)
+    : config_(std::move(config)), options_(std::move(options)) {
+  if (config_.profiles.empty()) throw InputError("scheduler configuration has no profile");
+  for (const auto& p : config_.profiles) plans_.push_back(make_profile_plan(p));
+  if (options_.backend == "cpu") {
+    backend_ = make_cpu_backend();
+    backend_note_ = "cpu: requested";
+  } else if (options_.backend == "cuda") {
+    backend_ = make_cuda_backend();  // throws BackendUnavailable
+    backend_note_ = "cuda: requested";
+  } else if (options_.backend == "auto") {
+    const std::string why = cuda_unavailable_reason();
+    if (why.empty()) {
+      backend_ = make_cuda_backend();
+      backend_note_ = "auto: CUDA device found";
+    } else {
+      backend_ = make_cpu_backend();
+      backend_note_ = "auto: using the CPU backend (" + why + ")";
+    }
+  } else {
+    throw InputError("unknown backend \"" + options_.backend + "\" (expected auto, cpu or cuda)");
+  }
+}
+
+Engine::~Engine() = default;
+
+void Engine::load(const Cluster& cluster) {
+  snapshot_ = Snapshot::build(cluster.nodes, cluster.running_pods);
+  next_start_node_index_ = 0;
+}
+
+std::vector<std::string> Engine::scheduler_names() const {
+  std::vector<std::string> out;
+  for (const auto& p : plans_) out.push_back(p.config.scheduler_name);
+  return out;
+}
+
+const ProfilePlan& Engine::plan_for(const Pod& pod) const {
+  for (const auto& p : plans_)
+    if (p.config.scheduler_name == pod.scheduler_name) return p;
+  throw InputError(pod.origin + ": pod \"" + pod.key() + "\": no profile for schedulerName \"" +
+                   pod.scheduler_name + "\"");
+}
+
+uint32_t Engine::num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates) const {
+  return num_feasible_nodes_to_find(plan.config.percentage_of_nodes_to_score, candidates,
+                                    !plan.config.score.empty());
+}
+
+void Engine::evaluate(const PodQuery& q, const EvalRequest& req, EvalResult& out) {
+  try {
+    backend_->evaluate(snapshot_, q, req, out);
+  } catch (const DeviceOutOfMemory& e) {
+    // A snapshot too large for the device: carry on, slower, on the CPU.
+    backend_note_ = std::string("cuda: out of device memory (") + e.what() + "); fell back to the CPU backend";
+    backend_ = make_cpu_backend();
+    backend_->evaluate(snapshot_, q, req, out);
+  }
+}
+
+std::string Engine::fit_error(const PodQuery& q, const EvalResult& r) const {
+  const uint32_t all = snapshot_.num_nodes();
+  std::string msg = "0/" + std::to_string(all) + " nodes are available:";
+  if (q.rejected) return msg + " " + q.prefilter_message + ".";
+  // Histogram of reasons over the evaluated nodes, as "<count> <reason>"
+  // strings sorted as strings (upstream sorts them that way, not by count).
+  std::map<std::string, uint64_t> counts;
+  const PodQueryView v = q.view();
+  std::vector<std::string> reasons;
+  for (uint8_t plugin = 0; plugin < kNumPlugins; ++plugin) {
+    for (uint32_t bit = 0; bit < 64; ++bit) {
+      const uint32_t c = r.rejections.at(plugin, bit);
+      if (!c) continue;
+      reasons.clear();
+      switch (plugin) {
+#define BULKSCORE_X(P)                                                                                \
+  case static_cast<uint8_t>(PluginId::P):                                                             \
+    plugins::P::reasons(uint64_t(1) << bit, snapshot_, v.states.P##_state, v.arena, 0, reasons);      \
+    break;
+        BULKSCORE_PLUGINS(BULKSCORE_X)
+#undef BULKSCORE_X
+      }
+      for (const auto& s : reasons) counts[s] += c;
+    }
+  }
+  if (q.candidates) {
+    // Nodes outside the PreFilterResult.
+    const uint64_t absent = all - static_cast<uint64_t>(q.candidates->size());
+    if (absent) {
+      std::vector<std::string> names = q.restricting_plugins;
+      std::sort(names.begin(), names.end());
+      std::string list = "[";
+      for (size_t i = 0; i < names.size(); ++i) list += (i ? " " : "") + names[i];
+      counts["node(s) didn't satisfy plugin(s) " + list + "]"] += absent;
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [reason, c] : counts) parts.push_back(std::to_string(c) + " " + reason);
+  std::sort(parts.begin(), parts.end());
+  if (!parts.empty()) {
+    msg += " ";
+    for (size_t i = 0; i < parts.size(); ++i) msg += (i ? ", " : "") + parts[i];
+    msg += ".";
+  }
+  return msg;
+}
+
+ScheduleResult Engine::schedule(const Pod& pod) {
+  ScheduleResult res;
+  res.pod = pod.key();
+  const ProfilePlan& plan = plan_for(pod);
+  const uint64_t seq = pod_seq_++;
+  if (snapshot_.num_nodes() == 0) {
+    res.code = Code::UnschedulableAndUnresolvable;
+    res.message = "no nodes available to schedule pods";
+    return res;
+  }
+  intern_pod_resources(snapshot_, pod);
+  const PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, seq);
+  res.warnings = q.warnings;
+  if (q.rejected) {
+    res.code = q.rejected_code;
+    res.message = fit_error(q, scratch_);
+    return res;
+  }
+  EvalRequest req;
+  req.candidates = q.candidates ? &*q.candidates : nullptr;
+  const uint32_t m = q.candidates ? static_cast<uint32_t>(q.candidates->size()) : snapshot_.num_nodes();
+  req.num_to_find = num_nodes_to_find(plan, m);
+  req.start = m ? next_start_node_index_ % m : 0;
+  evaluate(q, req, scratch_);
+  next_start_node_index_ = (next_start_node_index_ + scratch_.processed) % snapshot_.num_nodes();
+
+  res.feasible_nodes = scratch_.num_feasible;
+  if (scratch_.chosen < 0) {
+    res.code = Code::Unschedulable;
+    res.message = fit_error(q, scratch_);
+    return res;
+  }
+  if (scratch_.scored && !q.score_error.empty()) {
+    res.code = Code::Error;
+    res.message = q.score_error;
+    return res;
+  }
+  res.node = scratch_.chosen;
+  res.node_name = snapshot_.node_name(static_cast<uint32_t>(res.node));
+  res.score = scratch_.chosen_total;
+  Pod assumed = pod;
+  assumed.node_name = res.node_name;
+  snapshot_.add_pod(assumed, static_cast<uint32_t>(res.node));
+  return res;
+}
+
+std::vector<ScheduleResult> Engine::schedule_all(const std::vector<Pod>& pods) {
+  std::vector<ScheduleResult> out;
+  out.reserve(pods.size());
+  for (const auto& p : pods) out.push_back(schedule(p));
+  return out;
+}
+
+Explanation Engine::explain(const Pod& pod) {
+  Explanation ex;
+  ex.pod = pod.key();
+  const ProfilePlan& plan = plan_for(pod);
+  intern_pod_resources(snapshot_, pod);
+  const PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, pod_seq_);
+  ex.prefilter = q.prefilter;
+  ex.warnings = q.warnings;
+  const uint32_t n = snapshot_.num_nodes();
+  if (n == 0) {
+    ex.message = "no nodes available to schedule pods";
+    return ex;
+  }
+  if (q.rejected) {
+    ex.message = fit_error(q, scratch_);
+    for (uint32_t i = 0; i < n; ++i) {
+      NodeExplanation ne;
+      ne.name = snapshot_.node_name(i);
+      ne.evaluated = false;
+      ex.nodes.push_back(std::move(ne));
+    }
+    return ex;
+  }
+  EvalRequest req;
+  req.candidates = q.candidates ? &*q.candidates : nullptr;
+  req.want_verdicts = true;
+  req.want_scores = true;
+  req.score_single = true;
+  EvalResult r;
+  evaluate(q, req, r);
+  ex.feasible_nodes = r.num_feasible;
+  if (r.chosen >= 0) ex.chosen = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
+  else ex.message = fit_error(q, r);
+
+  std::vector<int32_t> scored_pos(n, -1);
+  for (size_t i = 0; i < r.scored_nodes.size(); ++i) scored_pos[r.scored_nodes[i]] = static_cast<int32_t>(i);
+  std::vector<bool> candidate(n, !q.candidates.has_value());
+  if (q.candidates)
+    for (uint32_t c : *q.candidates) candidate[c] = true;
+  const PodQueryView v = q.view();
+  const size_t F = r.scored_nodes.size();
+  for (uint32_t i = 0; i < n; ++i) {
+    NodeExplanation ne;
+    ne.name = snapshot_.node_name(i);
+    ne.evaluated = candidate[i];
+    const NodeVerdict& verdict = r.verdicts[i];
+    ne.feasible = candidate[i] && verdict.feasible();
+    if (candidate[i] && !verdict.feasible()) {
+      ne.filter_plugin = plugin_name(verdict.plugin);
+      ne.filter_code = verdict.code;
+      switch (verdict.plugin) {
+#define BULKSCORE_X(P)                                                                                    \
+  case static_cast<uint8_t>(PluginId::P):                                                                 \
+    plugins::P::reasons(verdict.reasons, snapshot_, v.states.P##_state, v.arena, i, ne.filter_reasons);   \
+    break;
+        BULKSCORE_PLUGINS(BULKSCORE_X)
+#undef BULKSCORE_X
+      }
+    }
+    if (ne.feasible && scored_pos[i] >= 0 && !r.raw_scores.empty()) {
+      const auto pos = static_cast<size_t>(scored_pos[i]);
+      for (uint32_t slot = 0; slot < v.num_scores; ++slot) {
+        PluginScoreExplanation ps;
+        ps.plugin = plugin_name(v.scores[slot]);
+        ps.raw = r.raw_scores[slot * F + pos];
+        ps.normalized = r.normalized_scores[slot * F + pos];
+        ps.weighted = ps.normalized * v.weights[slot];
+        ne.scores.push_back(ps);
+      }
+      ne.total = r.totals[pos];
+    }
+    ex.nodes.push_back(std::move(ne));
+  }
+  return ex;
+}
+
+}  // namespace bulkscore

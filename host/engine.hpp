@@ -1,0 +1,109 @@
+// The embedding API: load a cluster, schedule pods one by one (each chosen
+// node is assumed before the next pod), or explain one pod's evaluation.
+// An Engine owns its snapshot and backend; there is no global state, and
+// engines are independent (one per thread).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/backend.hpp"
+#include "host/config.hpp"
+#include "host/model.hpp"
+#include "host/pod_query.hpp"
+#include "host/snapshot.hpp"
+
+namespace bulkscore {
+
+struct EngineOptions {
+  std::string backend = "auto";  // auto | cpu | cuda
+  TieBreak tie_break = TieBreak::Random;
+  uint64_t seed = 0;
+};
+
+struct ScheduleResult {
+  std::string pod;          // namespace/name
+  int32_t node = -1;        // node index, -1 when unschedulable
+  std::string node_name;
+  int64_t score = 0;        // the chosen node's total (0 if it was the only feasible node)
+  uint32_t feasible_nodes = 0;
+  Code code = Code::Success;  // Unschedulable / UnschedulableAndUnresolvable / Error when not placed
+  std::string message;        // FitError text when not placed
+  std::vector<std::string> warnings;
+};
+
+struct PluginScoreExplanation {
+  std::string plugin;
+  int64_t raw = 0;
+  int64_t normalized = 0;
+  int64_t weighted = 0;
+};
+
+struct NodeExplanation {
+  std::string name;
+  bool evaluated = true;  // false: outside the PreFilterResult
+  bool feasible = false;
+  std::string filter_plugin;  // first rejecting plugin (infeasible nodes)
+  Code filter_code = Code::Success;
+  std::vector<std::string> filter_reasons;
+  std::vector<PluginScoreExplanation> scores;  // feasible nodes
+  int64_t total = 0;
+};
+
+struct Explanation {
+  std::string pod;
+  std::vector<PreFilterStatus> prefilter;
+  std::vector<NodeExplanation> nodes;  // snapshot order
+  uint32_t feasible_nodes = 0;
+  std::string chosen;   // the node schedule would pick, "" if none
+  std::string message;  // FitError text when no node is feasible
+  std::vector<std::string> warnings;
+};
+
+class Engine {
+ public:
+  Engine(SchedulerConfig config, EngineOptions options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Replaces the snapshot with these nodes and running pods.
+  void load(const Cluster& cluster);
+
+  // Filter, score, select; assumes the pod on the chosen node.
+  ScheduleResult schedule(const Pod& pod);
+  std::vector<ScheduleResult> schedule_all(const std::vector<Pod>& pods);
+
+  // The evaluation of `pod` against the snapshot as it is; nothing assumed.
+  Explanation explain(const Pod& pod);
+
+  const Snapshot& snapshot() const { return snapshot_; }
+  Snapshot& mutable_snapshot() { return snapshot_; }
+  const char* backend_name() const { return backend_->name(); }
+  // Why the backend is what it is (e.g. "auto: no CUDA device found").
+  const std::string& backend_note() const { return backend_note_; }
+  // Scheduler names of the profiles, in config order.
+  std::vector<std::string> scheduler_names() const;
+
+ private:
+  const ProfilePlan& plan_for(const Pod& pod) const;
+  uint32_t num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates) const;
+  std::string fit_error(const PodQuery& q, const EvalResult& r) const;
+  void evaluate(const PodQuery& q, const EvalRequest& req, EvalResult& out);
+
+  SchedulerConfig config_;
+  EngineOptions options_;
+  std::vector<ProfilePlan> plans_;
+  Snapshot snapshot_;
+  std::unique_ptr<Backend> backend_;
+  std::string backend_note_;
+  uint64_t pod_seq_ = 0;
+  uint32_t next_start_node_index_ = 0;
+  EvalResult scratch_;
+};
+
+// Upstream's numFeasibleNodesToFind (semantics doc §2.2).
+uint32_t num_feasible_nodes_to_find(int32_t percentage, uint32_t num_candidates, bool has_scoring);
+
+}  // namespace bulkscore

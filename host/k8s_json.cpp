@@ -1,0 +1,829 @@
+#include "host/k8s_json.hpp"
+
+#include <simdjson.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "host/common.hpp"
+#include "host/quantity.hpp"
+
+namespace bulkscore {
+namespace {
+
+using simdjson::dom::array;
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+using simdjson::dom::object;
+
+// A field path inside one object ("spec.containers[0].resources"), kept as a
+// chain of stack frames so that nothing is built unless an error is reported.
+struct Path {
+  const Path* parent = nullptr;
+  std::string_view key;
+  int64_t index = -1;
+
+  Path field(std::string_view k) const { return Path{this, k, -1}; }
+  Path at(size_t i) const { return Path{this, {}, static_cast<int64_t>(i)}; }
+
+  void render(std::string& out) const {
+    if (parent != nullptr) parent->render(out);
+    if (index >= 0) {
+      out += '[';
+      out += std::to_string(index);
+      out += ']';
+    } else if (!key.empty()) {
+      if (!out.empty()) out += '.';
+      out.append(key.data(), key.size());
+    }
+  }
+};
+
+const char* type_name(element_type t) {
+  switch (t) {
+    case element_type::ARRAY: return "an array";
+    case element_type::OBJECT: return "an object";
+    case element_type::INT64:
+    case element_type::UINT64: return "an integer";
+    case element_type::DOUBLE: return "a number";
+    case element_type::STRING: return "a string";
+    case element_type::BOOL: return "a boolean";
+    case element_type::NULL_VALUE: return "null";
+  }
+  return "an unknown value";
+}
+
+std::string quote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  out.append(s.data(), s.size());
+  out += '"';
+  return out;
+}
+
+// Converts one Node or Pod object; knows where it is for error messages:
+// "<origin>: items[<i>] (<kind> \"<name>\"): <path>: <problem>".
+class Reader {
+ public:
+  Reader(const std::string& origin, const char* kind, std::optional<size_t> item)
+      : origin_(origin), kind_(kind), item_(item) {}
+
+  void set_name(std::string_view name) { name_ = name; }
+
+  // "<origin>: items[<i>]", or "<origin>" for a single object.
+  std::string location() const {
+    std::string s = origin_;
+    if (item_) s += ": items[" + std::to_string(*item_) + "]";
+    return s;
+  }
+
+  [[noreturn]] void fail(const Path& path, std::string_view problem) const {
+    std::string msg = location();
+    if (!name_.empty() && item_) {
+      msg += " (";
+      msg += kind_;
+      msg += ' ';
+      msg += quote(name_);
+      msg += ')';
+    } else if (!name_.empty()) {
+      msg += ": ";
+      msg += kind_;
+      msg += ' ';
+      msg += quote(name_);
+    } else if (!item_) {
+      msg += ": ";
+      msg += kind_;
+    }
+    std::string rendered;
+    path.render(rendered);
+    if (!rendered.empty()) {
+      msg += ": ";
+      msg += rendered;
+    }
+    msg += ": ";
+    msg.append(problem.data(), problem.size());
+    throw InputError(msg);
+  }
+
+  [[noreturn]] void wrong_type(element v, const Path& path, const char* expected) const {
+    fail(path, std::string("expected ") + expected + ", got " + type_name(v.type()));
+  }
+
+  object as_object(element v, const Path& path) const {
+    object o;
+    if (v.get_object().get(o) != simdjson::SUCCESS) wrong_type(v, path, "an object");
+    return o;
+  }
+
+  array as_array(element v, const Path& path) const {
+    array a;
+    if (v.get_array().get(a) != simdjson::SUCCESS) wrong_type(v, path, "an array");
+    return a;
+  }
+
+  // Go's decoder leaves a field at its zero value for null; so do we.
+  std::string_view as_string_view(element v, const Path& path) const {
+    if (v.is_null()) return {};
+    std::string_view s;
+    if (v.get_string().get(s) != simdjson::SUCCESS) wrong_type(v, path, "a string");
+    return s;
+  }
+
+  std::string as_string(element v, const Path& path) const { return std::string(as_string_view(v, path)); }
+
+  bool as_bool(element v, const Path& path) const {
+    if (v.is_null()) return false;
+    bool b = false;
+    if (v.get_bool().get(b) != simdjson::SUCCESS) wrong_type(v, path, "a boolean");
+    return b;
+  }
+
+  int64_t as_int64(element v, const Path& path) const {
+    if (v.is_null()) return 0;
+    int64_t i = 0;
+    if (v.get_int64().get(i) != simdjson::SUCCESS) {
+      if (v.type() == element_type::UINT64) fail(path, "integer out of range");
+      wrong_type(v, path, "an integer");
+    }
+    return i;
+  }
+
+  int32_t as_int32(element v, const Path& path) const {
+    const int64_t i = as_int64(v, path);
+    if (i < INT32_MIN || i > INT32_MAX) fail(path, "integer out of range: " + std::to_string(i));
+    return static_cast<int32_t>(i);
+  }
+
+  // Calls f(key, value, path) for each non-null member of an object.
+  template <typename F>
+  void for_each_field(element v, const Path& path, F&& f) const {
+    for (const simdjson::dom::key_value_pair kv : as_object(v, path)) {
+      if (kv.value.is_null()) continue;
+      f(kv.key, kv.value, path.field(kv.key));
+    }
+  }
+
+  // Calls f(element, path) for each array item.
+  template <typename F>
+  void for_each_item(element v, const Path& path, F&& f) const {
+    size_t i = 0;
+    for (const element item : as_array(v, path)) {
+      f(item, path.at(i));
+      ++i;
+    }
+  }
+
+  StringMap as_string_map(element v, const Path& path) const {
+    StringMap out;
+    for (const simdjson::dom::key_value_pair kv : as_object(v, path)) {
+      out[std::string(kv.key)] = as_string(kv.value, path.field(kv.key));
+    }
+    return out;
+  }
+
+  std::vector<std::string> as_string_list(element v, const Path& path) const {
+    std::vector<std::string> out;
+    for_each_item(v, path, [&](element item, const Path& p) { out.push_back(as_string(item, p)); });
+    return out;
+  }
+
+  // A resources map: cpu in millicores, everything else in base units. apimachinery
+  // also decodes a bare JSON number as a quantity; its text is used as written.
+  ResourceList as_resources(element v, const Path& path) const {
+    ResourceList out;
+    for_each_field(v, path, [&](std::string_view name, element value, const Path& p) {
+      std::string text;
+      switch (value.type()) {
+        case element_type::STRING: text = std::string(value.get_string().value_unsafe()); break;
+        case element_type::INT64: text = std::to_string(value.get_int64().value_unsafe()); break;
+        case element_type::UINT64: text = std::to_string(value.get_uint64().value_unsafe()); break;
+        case element_type::DOUBLE: {
+          char buf[64];
+          const auto res = std::to_chars(buf, buf + sizeof buf, value.get_double().value_unsafe());
+          text.assign(buf, res.ptr);
+          break;
+        }
+        default: wrong_type(value, p, "a quantity string");
+      }
+      int64_t amount = 0;
+      try {
+        amount = parse_resource_quantity(name, text);
+      } catch (const InputError& e) {
+        fail(p, e.what());
+      }
+      if (amount < 0) fail(p, "negative quantity " + quote(text));
+      out[std::string(name)] = amount;
+    });
+    return out;
+  }
+
+  // ---- shared pieces of the Pod spec ----
+
+  template <typename Requirement>
+  std::vector<Requirement> as_requirements(element v, const Path& path) const {
+    std::vector<Requirement> out;
+    for_each_item(v, path, [&](element item, const Path& p) {
+      Requirement r;
+      if (!item.is_null()) {
+        for_each_field(item, p, [&](std::string_view k, element fv, const Path& fp) {
+          if (k == "key") r.key = as_string(fv, fp);
+          else if (k == "operator") r.op = as_string(fv, fp);
+          else if (k == "values") r.values = as_string_list(fv, fp);
+        });
+      }
+      out.push_back(std::move(r));
+    });
+    return out;
+  }
+
+  LabelSelector as_label_selector(element v, const Path& path) const {
+    LabelSelector sel;
+    for_each_field(v, path, [&](std::string_view k, element fv, const Path& fp) {
+      if (k == "matchLabels") sel.match_labels = as_string_map(fv, fp);
+      else if (k == "matchExpressions") sel.match_expressions = as_requirements<LabelSelectorRequirement>(fv, fp);
+    });
+    return sel;
+  }
+
+  NodeSelectorTerm as_node_selector_term(element v, const Path& path) const {
+    NodeSelectorTerm term;
+    if (v.is_null()) return term;
+    for_each_field(v, path, [&](std::string_view k, element fv, const Path& fp) {
+      if (k == "matchExpressions") term.match_expressions = as_requirements<NodeSelectorRequirement>(fv, fp);
+      else if (k == "matchFields") term.match_fields = as_requirements<NodeSelectorRequirement>(fv, fp);
+    });
+    return term;
+  }
+
+  NodeAffinity as_node_affinity(element v, const Path& path) const {
+    NodeAffinity na;
+    for_each_field(v, path, [&](std::string_view k, element fv, const Path& fp) {
+      if (k == "requiredDuringSchedulingIgnoredDuringExecution") {
+        NodeSelector sel;
+        for_each_field(fv, fp, [&](std::string_view k2, element v2, const Path& p2) {
+          if (k2 != "nodeSelectorTerms") return;
+          sel.terms.clear();
+          for_each_item(v2, p2, [&](element t, const Path& tp) { sel.terms.push_back(as_node_selector_term(t, tp)); });
+        });
+        na.required = std::move(sel);
+      } else if (k == "preferredDuringSchedulingIgnoredDuringExecution") {
+        na.has_preferred = true;
+        na.preferred.clear();
+        for_each_item(fv, fp, [&](element item, const Path& ip) {
+          PreferredSchedulingTerm pt;
+          if (!item.is_null()) {
+            for_each_field(item, ip, [&](std::string_view k2, element v2, const Path& p2) {
+              if (k2 == "weight") pt.weight = as_int32(v2, p2);
+              else if (k2 == "preference") pt.preference = as_node_selector_term(v2, p2);
+            });
+          }
+          na.preferred.push_back(std::move(pt));
+        });
+      }
+    });
+    return na;
+  }
+
+  PodAffinityTerm as_pod_affinity_term(element v, const Path& path) const {
+    PodAffinityTerm term;
+    if (v.is_null()) return term;
+    for_each_field(v, path, [&](std::string_view k, element fv, const Path& fp) {
+      if (k == "labelSelector") term.label_selector = as_label_selector(fv, fp);
+      else if (k == "namespaces") term.namespaces = as_string_list(fv, fp);
+      else if (k == "topologyKey") term.topology_key = as_string(fv, fp);
+      else if (k == "namespaceSelector") term.namespace_selector = as_label_selector(fv, fp);
+      else if (k == "matchLabelKeys") term.match_label_keys = as_string_list(fv, fp);
+      else if (k == "mismatchLabelKeys") term.mismatch_label_keys = as_string_list(fv, fp);
+    });
+    return term;
+  }
+
+  PodAffinity as_pod_affinity(element v, const Path& path) const {
+    PodAffinity pa;
+    for_each_field(v, path, [&](std::string_view k, element fv, const Path& fp) {
+      if (k == "requiredDuringSchedulingIgnoredDuringExecution") {
+        pa.required.clear();
+        for_each_item(fv, fp, [&](element item, const Path& ip) { pa.required.push_back(as_pod_affinity_term(item, ip)); });
+      } else if (k == "preferredDuringSchedulingIgnoredDuringExecution") {
+        pa.preferred.clear();
+        for_each_item(fv, fp, [&](element item, const Path& ip) {
+          WeightedPodAffinityTerm wt;
+          if (!item.is_null()) {
+            for_each_field(item, ip, [&](std::string_view k2, element v2, const Path& p2) {
+              if (k2 == "weight") wt.weight = as_int32(v2, p2);
+              else if (k2 == "podAffinityTerm") wt.term = as_pod_affinity_term(v2, p2);
+            });
+          }
+          pa.preferred.push_back(std::move(wt));
+        });
+      }
+    });
+    return pa;
+  }
+
+  Affinity as_affinity(element v, const Path& path) const {
+    Affinity a;
+    for_each_field(v, path, [&](std::string_view k, element fv, const Path& fp) {
+      if (k == "nodeAffinity") a.node_affinity = as_node_affinity(fv, fp);
+      else if (k == "podAffinity") a.pod_affinity = as_pod_affinity(fv, fp);
+      else if (k == "podAntiAffinity") a.pod_anti_affinity = as_pod_affinity(fv, fp);
+    });
+    return a;
+  }
+
+  std::vector<Toleration> as_tolerations(element v, const Path& path) const {
+    std::vector<Toleration> out;
+    for_each_item(v, path, [&](element item, const Path& ip) {
+      Toleration t;
+      if (!item.is_null()) {
+        for_each_field(item, ip, [&](std::string_view k, element fv, const Path& fp) {
+          if (k == "key") t.key = as_string(fv, fp);
+          else if (k == "operator") t.op = as_string(fv, fp);
+          else if (k == "value") t.value = as_string(fv, fp);
+          else if (k == "effect") t.effect = as_string(fv, fp);
+        });
+      }
+      out.push_back(std::move(t));
+    });
+    return out;
+  }
+
+  std::vector<TopologySpreadConstraint> as_spread_constraints(element v, const Path& path) const {
+    std::vector<TopologySpreadConstraint> out;
+    for_each_item(v, path, [&](element item, const Path& ip) {
+      TopologySpreadConstraint c;
+      if (!item.is_null()) {
+        for_each_field(item, ip, [&](std::string_view k, element fv, const Path& fp) {
+          if (k == "maxSkew") c.max_skew = as_int32(fv, fp);
+          else if (k == "topologyKey") c.topology_key = as_string(fv, fp);
+          else if (k == "whenUnsatisfiable") c.when_unsatisfiable = as_string(fv, fp);
+          else if (k == "labelSelector") c.label_selector = as_label_selector(fv, fp);
+          else if (k == "minDomains") c.min_domains = as_int32(fv, fp);
+          else if (k == "nodeAffinityPolicy") c.node_affinity_policy = as_string(fv, fp);
+          else if (k == "nodeTaintsPolicy") c.node_taints_policy = as_string(fv, fp);
+          else if (k == "matchLabelKeys") c.match_label_keys = as_string_list(fv, fp);
+        });
+      }
+      out.push_back(std::move(c));
+    });
+    return out;
+  }
+
+  std::vector<Container> as_containers(element v, const Path& path) const {
+    std::vector<Container> out;
+    for_each_item(v, path, [&](element item, const Path& ip) {
+      Container c;
+      if (!item.is_null()) {
+        for_each_field(item, ip, [&](std::string_view k, element fv, const Path& fp) {
+          if (k == "name") {
+            c.name = as_string(fv, fp);
+          } else if (k == "image") {
+            c.image = as_string(fv, fp);
+          } else if (k == "restartPolicy") {
+            c.restart_policy_always = as_string_view(fv, fp) == "Always";
+          } else if (k == "resources") {
+            for_each_field(fv, fp, [&](std::string_view k2, element v2, const Path& p2) {
+              if (k2 == "requests") c.requests = as_resources(v2, p2);
+            });
+          } else if (k == "ports") {
+            c.ports.clear();
+            for_each_item(fv, fp, [&](element port, const Path& pp) {
+              ContainerPort cp;
+              if (!port.is_null()) {
+                for_each_field(port, pp, [&](std::string_view k2, element v2, const Path& p2) {
+                  if (k2 == "containerPort") cp.container_port = as_int32(v2, p2);
+                  else if (k2 == "hostPort") cp.host_port = as_int32(v2, p2);
+                  else if (k2 == "protocol") cp.protocol = as_string(v2, p2);
+                  else if (k2 == "hostIP") cp.host_ip = as_string(v2, p2);
+                });
+              }
+              c.ports.push_back(std::move(cp));
+            });
+          }
+        });
+      }
+      out.push_back(std::move(c));
+    });
+    return out;
+  }
+
+  // metadata.name, read before anything else so every later error names the object.
+  std::string_view required_name(object root) const {
+    const Path root_path;
+    const Path metadata_path = root_path.field("metadata");
+    element metadata;
+    if (root["metadata"].get(metadata) != simdjson::SUCCESS || metadata.is_null()) {
+      fail(metadata_path.field("name"), "missing");
+    }
+    std::string_view name;
+    bool found = false;
+    for (const simdjson::dom::key_value_pair kv : as_object(metadata, metadata_path)) {
+      if (kv.key != "name") continue;
+      name = as_string_view(kv.value, metadata_path.field("name"));
+      found = !kv.value.is_null();
+    }
+    if (!found) fail(metadata_path.field("name"), "missing");
+    if (name.empty()) fail(metadata_path.field("name"), "empty");
+    return name;
+  }
+
+ private:
+  const std::string& origin_;
+  const char* kind_;
+  std::optional<size_t> item_;
+  std::string_view name_;
+};
+
+Node convert_node(element item, Reader& r) {
+  const Path root;
+  const object obj = r.as_object(item, root);
+  Node node;
+  const std::string_view name = r.required_name(obj);
+  r.set_name(name);
+  node.name = std::string(name);
+
+  std::optional<element> capacity;
+  bool has_allocatable = false;
+
+  r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
+    if (k == "metadata") {
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 == "labels") node.labels = r.as_string_map(v2, p2);
+      });
+    } else if (k == "spec") {
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 == "unschedulable") {
+          node.unschedulable = r.as_bool(v2, p2);
+        } else if (k2 == "taints") {
+          node.taints.clear();
+          r.for_each_item(v2, p2, [&](element t, const Path& tp) {
+            Taint taint;
+            if (!t.is_null()) {
+              r.for_each_field(t, tp, [&](std::string_view k3, element v3, const Path& p3) {
+                if (k3 == "key") taint.key = r.as_string(v3, p3);
+                else if (k3 == "value") taint.value = r.as_string(v3, p3);
+                else if (k3 == "effect") taint.effect = r.as_string(v3, p3);
+              });
+            }
+            if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" && taint.effect != "NoExecute") {
+              r.fail(tp.field("effect"), "unknown taint effect " + quote(taint.effect) +
+                                             " (expected NoSchedule, PreferNoSchedule or NoExecute)");
+            }
+            node.taints.push_back(std::move(taint));
+          });
+        }
+      });
+    } else if (k == "status") {
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 == "allocatable") {
+          node.allocatable = r.as_resources(v2, p2);
+          has_allocatable = true;
+        } else if (k2 == "capacity") {
+          capacity = v2;  // parsed below, only if there is no allocatable
+        } else if (k2 == "images") {
+          node.images.clear();
+          r.for_each_item(v2, p2, [&](element img, const Path& ip) {
+            ContainerImage ci;
+            if (!img.is_null()) {
+              r.for_each_field(img, ip, [&](std::string_view k3, element v3, const Path& p3) {
+                if (k3 == "names") ci.names = r.as_string_list(v3, p3);
+                else if (k3 == "sizeBytes") ci.size_bytes = r.as_int64(v3, p3);
+              });
+            }
+            node.images.push_back(std::move(ci));
+          });
+        }
+      });
+    }
+  });
+  // Like API defaulting: a node without status.allocatable offers its capacity.
+  if (!has_allocatable && capacity) {
+    const Path status = root.field("status");
+    node.allocatable = r.as_resources(*capacity, status.field("capacity"));
+  }
+  return node;
+}
+
+Pod convert_pod(element item, Reader& r, std::string origin) {
+  const Path root;
+  const object obj = r.as_object(item, root);
+  Pod pod;
+  const std::string_view name = r.required_name(obj);
+  r.set_name(name);
+  pod.name = std::string(name);
+  pod.origin = std::move(origin);
+
+  r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
+    if (k == "metadata") {
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 == "namespace") {
+          pod.namespace_name = r.as_string(v2, p2);
+        } else if (k2 == "uid") {
+          pod.uid = r.as_string(v2, p2);
+        } else if (k2 == "labels") {
+          pod.labels = r.as_string_map(v2, p2);
+        } else if (k2 == "annotations") {
+          pod.annotations = r.as_string_map(v2, p2);
+        } else if (k2 == "deletionTimestamp") {
+          r.as_string_view(v2, p2);  // type check only
+          pod.deleting = true;
+        } else if (k2 == "ownerReferences") {
+          pod.owner_references.clear();
+          r.for_each_item(v2, p2, [&](element ref, const Path& rp) {
+            OwnerReference o;
+            if (!ref.is_null()) {
+              r.for_each_field(ref, rp, [&](std::string_view k3, element v3, const Path& p3) {
+                if (k3 == "apiVersion") o.api_version = r.as_string(v3, p3);
+                else if (k3 == "kind") o.kind = r.as_string(v3, p3);
+                else if (k3 == "name") o.name = r.as_string(v3, p3);
+                else if (k3 == "uid") o.uid = r.as_string(v3, p3);
+                else if (k3 == "controller") o.controller = r.as_bool(v3, p3);
+              });
+            }
+            pod.owner_references.push_back(std::move(o));
+          });
+        }
+      });
+    } else if (k == "spec") {
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 == "nodeName") pod.node_name = r.as_string(v2, p2);
+        else if (k2 == "schedulerName") pod.scheduler_name = r.as_string(v2, p2);
+        else if (k2 == "priority") pod.priority = r.as_int32(v2, p2);
+        else if (k2 == "nodeSelector") {
+          pod.node_selector = r.as_string_map(v2, p2);
+          pod.has_node_selector = true;
+        } else if (k2 == "affinity") pod.affinity = r.as_affinity(v2, p2);
+        else if (k2 == "tolerations") pod.tolerations = r.as_tolerations(v2, p2);
+        else if (k2 == "topologySpreadConstraints") pod.topology_spread_constraints = r.as_spread_constraints(v2, p2);
+        else if (k2 == "containers") pod.containers = r.as_containers(v2, p2);
+        else if (k2 == "initContainers") pod.init_containers = r.as_containers(v2, p2);
+        else if (k2 == "overhead") pod.overhead = r.as_resources(v2, p2);
+        else if (k2 == "resources") {
+          r.for_each_field(v2, p2, [&](std::string_view k3, element v3, const Path& p3) {
+            if (k3 == "requests") pod.pod_level_requests = r.as_resources(v3, p3);
+          });
+        }
+      });
+    } else if (k == "status") {
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 == "phase") pod.phase = r.as_string(v2, p2);
+        else if (k2 == "nominatedNodeName") pod.nominated_node_name = r.as_string(v2, p2);
+      });
+    }
+  });
+  // API defaulting for the two fields the scheduler keys on.
+  if (pod.namespace_name.empty()) pod.namespace_name = "default";
+  if (pod.scheduler_name.empty()) pod.scheduler_name = "default-scheduler";
+  return pod;
+}
+
+
+// Walks a NodeList / PodList / List or a single object, calling
+// convert(item, index) for each Node or Pod (index empty for a single object).
+template <typename Convert>
+void for_each_object(element root, const std::string& origin, const char* kind, const char* list_kind,
+                     Convert&& convert) {
+  const std::string expected = std::string(kind) + ", " + list_kind + " or List";
+  object obj;
+  if (root.get_object().get(obj) != simdjson::SUCCESS) {
+    throw InputError(origin + ": expected a JSON object (" + expected + "), got " + type_name(root.type()));
+  }
+  element kind_value;
+  std::string_view doc_kind;
+  if (obj["kind"].get(kind_value) != simdjson::SUCCESS || kind_value.is_null()) {
+    throw InputError(origin + ": kind: missing (expected " + expected + ")");
+  }
+  if (kind_value.get_string().get(doc_kind) != simdjson::SUCCESS) {
+    throw InputError(origin + ": kind: expected a string, got " + type_name(kind_value.type()));
+  }
+  if (doc_kind == kind) {
+    convert(root, std::optional<size_t>());
+    return;
+  }
+  const bool generic_list = doc_kind == "List";
+  if (!generic_list && doc_kind != list_kind) {
+    throw InputError(origin + ": kind " + quote(doc_kind) + ": expected " + expected);
+  }
+  element items_value;
+  if (obj["items"].get(items_value) != simdjson::SUCCESS || items_value.is_null()) return;
+  array items;
+  if (items_value.get_array().get(items) != simdjson::SUCCESS) {
+    throw InputError(origin + ": items: expected an array, got " + type_name(items_value.type()));
+  }
+  size_t i = 0;
+  for (const element item : items) {
+    const std::string where = origin + ": items[" + std::to_string(i) + "]";
+    object item_obj;
+    if (item.get_object().get(item_obj) != simdjson::SUCCESS) {
+      throw InputError(where + ": expected an object (a " + kind + "), got " + type_name(item.type()));
+    }
+    element item_kind;
+    if (item_obj["kind"].get(item_kind) == simdjson::SUCCESS && !item_kind.is_null()) {
+      std::string_view s;
+      if (item_kind.get_string().get(s) != simdjson::SUCCESS) {
+        throw InputError(where + ": kind: expected a string, got " + type_name(item_kind.type()));
+      }
+      if (s != kind) throw InputError(where + ": kind " + quote(s) + ": expected " + kind);
+    } else if (generic_list) {
+      // A typed list implies its items' kind; a generic List does not.
+      throw InputError(where + ": kind: missing (a List item must be a " + kind + ")");
+    }
+    convert(item, std::optional<size_t>(i));
+    ++i;
+  }
+}
+
+// Items in a list, for reserving; 0 if it is not a list.
+size_t item_count(element root) {
+  array items;
+  if (root["items"].get_array().get(items) != simdjson::SUCCESS) return 0;
+  return items.size();
+}
+
+// Walks a value with On-Demand, which (unlike DOM) knows where it stopped.
+simdjson::error_code walk(simdjson::ondemand::value v, int depth) {
+  using simdjson::ondemand::json_type;
+  json_type t;
+  if (const auto err = v.type().get(t)) return err;
+  if (depth > 1024) return simdjson::DEPTH_ERROR;
+  switch (t) {
+    case json_type::object: {
+      simdjson::ondemand::object obj;
+      if (const auto err = v.get_object().get(obj)) return err;
+      for (auto field : obj) {
+        simdjson::ondemand::value fv;
+        if (const auto err = field.value().get(fv)) return err;
+        if (const auto err = walk(fv, depth + 1)) return err;
+      }
+      return simdjson::SUCCESS;
+    }
+    case json_type::array: {
+      simdjson::ondemand::array arr;
+      if (const auto err = v.get_array().get(arr)) return err;
+      for (auto item : arr) {
+        simdjson::ondemand::value iv;
+        if (const auto err = item.get(iv)) return err;
+        if (const auto err = walk(iv, depth + 1)) return err;
+      }
+      return simdjson::SUCCESS;
+    }
+    case json_type::number: return v.get_number().error();
+    case json_type::string: return v.get_string().error();
+    case json_type::boolean: return v.get_bool().error();
+    case json_type::null: return v.is_null().error();
+  }
+  return simdjson::TAPE_ERROR;
+}
+
+// Where a document DOM refused goes wrong, as " at line L, column C"; empty
+// if On-Demand cannot tell. Runs only after a failure.
+std::string error_location(const simdjson::padded_string_view json) {
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  if (parser.iterate(json).get(doc) != simdjson::SUCCESS) return {};
+  // Stops at the first error; after a clean walk, a location still left is
+  // trailing content.
+  simdjson::ondemand::value root;
+  if (doc.get_value().get(root) == simdjson::SUCCESS) (void)walk(root, 0);
+  const char* where = nullptr;
+  if (doc.current_location().get(where) != simdjson::SUCCESS || where < json.data() ||
+      where > json.data() + json.size()) {
+    return {};
+  }
+  size_t line = 1;
+  const char* line_start = json.data();
+  for (const char* c = json.data(); c < where; ++c) {
+    if (*c == '\n') {
+      ++line;
+      line_start = c + 1;
+    }
+  }
+  return " at line " + std::to_string(line) + ", column " + std::to_string(where - line_start + 1) +
+         " (byte " + std::to_string(where - json.data()) + ")";
+}
+
+[[noreturn]] void throw_json_error(const std::string& origin, simdjson::error_code err,
+                                   const simdjson::padded_string_view json) {
+  throw InputError(origin + ": invalid JSON: " + simdjson::error_message(err) + error_location(json));
+}
+
+std::vector<Node> nodes_from(simdjson::dom::parser& parser, const simdjson::padded_string_view json,
+                             const std::string& origin) {
+  element root;
+  if (const auto err = parser.parse(json.data(), json.size(), false).get(root)) throw_json_error(origin, err, json);
+  std::vector<Node> nodes;
+  nodes.reserve(item_count(root));
+  for_each_object(root, origin, "Node", "NodeList", [&](element item, std::optional<size_t> index) {
+    Reader reader(origin, "Node", index);
+    nodes.push_back(convert_node(item, reader));
+  });
+  return nodes;
+}
+
+std::vector<Pod> pods_from(simdjson::dom::parser& parser, const simdjson::padded_string_view json,
+                           const std::string& origin) {
+  element root;
+  if (const auto err = parser.parse(json.data(), json.size(), false).get(root)) throw_json_error(origin, err, json);
+  std::vector<Pod> pods;
+  pods.reserve(item_count(root));
+  for_each_object(root, origin, "Pod", "PodList", [&](element item, std::optional<size_t> index) {
+    Reader reader(origin, "Pod", index);
+    pods.push_back(convert_pod(item, reader, reader.location()));
+  });
+  return pods;
+}
+
+simdjson::padded_string load_padded(const std::string& path) {
+  simdjson::padded_string data;
+  errno = 0;
+  if (const auto err = simdjson::padded_string::load(path).get(data)) {
+    throw InputError(path + ": cannot read: " + (errno != 0 ? std::strerror(errno) : simdjson::error_message(err)));
+  }
+  return data;
+}
+
+}  // namespace
+
+std::vector<Node> load_nodes_json(const std::string& path) {
+  const simdjson::padded_string data = load_padded(path);
+  simdjson::dom::parser parser;
+  return nodes_from(parser, data, path);
+}
+
+std::vector<Pod> load_pods_json(const std::string& path) {
+  const simdjson::padded_string data = load_padded(path);
+  simdjson::dom::parser parser;
+  return pods_from(parser, data, path);
+}
+
+std::vector<Node> parse_nodes_json(const std::string& text, const std::string& origin) {
+  const simdjson::padded_string data(text);
+  simdjson::dom::parser parser;
+  return nodes_from(parser, data, origin);
+}
+
+std::vector<Pod> parse_pods_json(const std::string& text, const std::string& origin) {
+  const simdjson::padded_string data(text);
+  simdjson::dom::parser parser;
+  return pods_from(parser, data, origin);
+}
+
+Cluster assemble_cluster(std::vector<Node> nodes, std::vector<Pod> pods,
+                         const std::vector<std::string>& scheduler_names, const std::string& nodes_origin,
+                         const std::string& pods_origin) {
+  std::unordered_map<std::string_view, size_t> node_index;
+  node_index.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto [it, inserted] = node_index.emplace(nodes[i].name, i);
+    if (!inserted) {
+      throw InputError(nodes_origin + ": items[" + std::to_string(it->second) + "] and items[" + std::to_string(i) +
+                       "] are both Node " + quote(nodes[i].name));
+    }
+  }
+
+  const auto where = [&](const Pod& pod, size_t i) {
+    return pod.origin.empty() ? pods_origin + ": items[" + std::to_string(i) + "]" : pod.origin;
+  };
+  std::unordered_map<std::string, size_t> pod_index;
+  pod_index.reserve(pods.size());
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const auto [it, inserted] = pod_index.emplace(pods[i].key(), i);
+    if (!inserted) {
+      throw InputError(where(pods[it->second], it->second) + " and " + where(pods[i], i) + " are both Pod " +
+                       quote(pods[i].key()));
+    }
+  }
+
+  const std::unordered_set<std::string_view> schedulers(scheduler_names.begin(), scheduler_names.end());
+  Cluster cluster;
+  for (Pod& pod : pods) {
+    if (pod.phase == "Succeeded" || pod.phase == "Failed") {
+      spdlog::debug("ignoring pod {} ({}): phase {}", pod.key(), pod.origin, pod.phase);
+    } else if (!pod.node_name.empty()) {
+      if (node_index.count(pod.node_name) != 0) {
+        cluster.running_pods.push_back(std::move(pod));
+      } else {
+        // kubectl's node and pod lists are two reads, not one snapshot.
+        spdlog::warn("dropping pod {} ({}): it runs on node {}, which is not in {}", pod.key(), pod.origin,
+                     pod.node_name, nodes_origin);
+      }
+    } else if (schedulers.count(pod.scheduler_name) != 0) {
+      cluster.pending_pods.push_back(std::move(pod));
+    } else {
+      spdlog::debug("ignoring pending pod {} ({}): scheduler {} is not ours", pod.key(), pod.origin,
+                    pod.scheduler_name);
+    }
+  }
+  cluster.nodes = std::move(nodes);
+  return cluster;
+}
+
+}  // namespace bulkscore

@@ -1,0 +1,180 @@
+#include "host/pod_query.hpp"
+
+#include <algorithm>
+
+#include "host/pod_resources.hpp"
+#include "plugins/prepare.hpp"
+
+namespace bulkscore {
+namespace {
+
+// Upstream plugins without a bulkscore rule. For pods that do not use the
+// feature they contribute nothing upstream either (PreFilter/PreScore Skip,
+// or Score 0 everywhere); for pods that do, the engine warns.
+const char* const kNoRulePlugins[] = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",  "VolumeZone",
+                                      "PodTopologySpread",  "InterPodAffinity", "DynamicResources"};
+
+bool is_no_rule_plugin(const std::string& name) {
+  return std::find(std::begin(kNoRulePlugins), std::end(kNoRulePlugins), name) != std::end(kNoRulePlugins);
+}
+
+}  // namespace
+
+ProfilePlan make_profile_plan(const ProfileConfig& profile) {
+  ProfilePlan plan;
+  plan.config = profile;
+  auto note = [&](const std::string& name) {
+    if (std::find(plan.not_evaluated.begin(), plan.not_evaluated.end(), name) == plan.not_evaluated.end())
+      plan.not_evaluated.push_back(name);
+  };
+  auto resolve = [&](const std::vector<std::string>& names, std::vector<uint8_t>& out) {
+    for (const auto& n : names) {
+      const int id = plugin_id_by_name(n);
+      if (id >= 0) out.push_back(static_cast<uint8_t>(id));
+      else if (is_no_rule_plugin(n)) note(n);
+      else throw InputError("profile \"" + profile.scheduler_name + "\": plugin \"" + n + "\" is not supported");
+    }
+  };
+  resolve(profile.pre_filter, plan.pre_filter);
+  resolve(profile.filter, plan.filter);
+  for (const auto& e : profile.score) {
+    const int id = plugin_id_by_name(e.name);
+    if (id >= 0) {
+      plan.score.push_back(static_cast<uint8_t>(id));
+      plan.weights.push_back(e.weight);
+    } else if (is_no_rule_plugin(e.name)) {
+      note(e.name);
+    } else {
+      throw InputError("profile \"" + profile.scheduler_name + "\": plugin \"" + e.name + "\" is not supported");
+    }
+  }
+  if (plan.filter.size() > kMaxProfilePlugins || plan.score.size() > kMaxProfilePlugins)
+    throw InputError("profile \"" + profile.scheduler_name + "\": too many plugins");
+  for (auto w : plan.weights) plan.max_total += w * 100;
+  if (plan.max_total > 0x7FFFFFFF)
+    throw InputError("profile \"" + profile.scheduler_name +
+                     "\": score weights too large (their sum x 100 must be below 2^31)");
+  return plan;
+}
+
+void intern_pod_resources(Snapshot& snap, const Pod& pod) {
+  for (const auto& kv : pod_requests(pod))
+    if (kv.first != "pods") snap.intern_resource(kv.first);
+  if (snap.num_resources() > plugins::NodeResourcesFit::kMaxResources)
+    throw InputError("more than " + std::to_string(plugins::NodeResourcesFit::kMaxResources) +
+                     " distinct resource names; bulkscore supports at most that many");
+}
+
+PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePlan& plan, TieBreak tie_break,
+                           uint64_t seed, uint64_t pod_seq) {
+  PodQuery q;
+  const ResourceList requests = pod_requests(pod);
+  const PrepareContext ctx{pod, snap, plan.config, requests};
+
+  // Every plugin prepares once; its PreFilter/PreScore verdicts decide where
+  // it takes part.
+  PrepareResult results[kNumPlugins];
+  bool prepared[kNumPlugins] = {};
+  auto prepare = [&](uint8_t id) {
+    if (prepared[id]) return;
+    prepared[id] = true;
+    switch (id) {
+#define BULKSCORE_X(P)                                                                       \
+  case static_cast<uint8_t>(PluginId::P):                                                   \
+    results[id] = plugins::P::prepare(ctx, q.header.states.P##_state, q.arena);              \
+    break;
+      BULKSCORE_PLUGINS(BULKSCORE_X)
+#undef BULKSCORE_X
+    }
+  };
+  for (uint8_t id : plan.filter) prepare(id);
+  for (uint8_t id : plan.score) prepare(id);
+  for (uint8_t id : plan.pre_filter) prepare(id);
+
+  // PreFilter, in order: Skip removes the plugin's Filter; UR stops at once;
+  // Unschedulable is remembered and the rest still run.
+  std::vector<bool> skip_filter(kNumPlugins, false);
+  std::optional<std::vector<std::string>> names;
+  for (uint8_t id : plan.pre_filter) {
+    const PrepareResult& r = results[id];
+    if (r.prefilter == Code::Skip) {
+      skip_filter[id] = true;
+      q.prefilter.push_back({plugin_name(id), Code::Skip, ""});
+      continue;
+    }
+    if (r.prefilter == Code::UnschedulableAndUnresolvable || r.prefilter == Code::Unschedulable) {
+      q.prefilter.push_back({plugin_name(id), r.prefilter, r.message});
+      if (!q.rejected || r.prefilter == Code::UnschedulableAndUnresolvable) {
+        q.rejected = true;
+        q.rejected_code = r.prefilter;
+        q.prefilter_message = r.message;
+      }
+      if (r.prefilter == Code::UnschedulableAndUnresolvable) break;
+      continue;
+    }
+    if (r.node_names) {
+      q.restricting_plugins.push_back(plugin_name(id));
+      if (!names) {
+        names = r.node_names;
+      } else {
+        std::vector<std::string> both;
+        std::set_intersection(names->begin(), names->end(), r.node_names->begin(), r.node_names->end(),
+                              std::back_inserter(both));
+        names = std::move(both);
+      }
+      if (names->empty()) {
+        std::vector<std::string> sorted = q.restricting_plugins;
+        std::sort(sorted.begin(), sorted.end());
+        std::string msg;
+        if (sorted.size() == 1) {
+          msg = "node(s) didn't satisfy plugin " + sorted[0];
+        } else {
+          msg = "node(s) didn't satisfy plugin(s) [";
+          for (size_t i = 0; i < sorted.size(); ++i) msg += (i ? " " : "") + sorted[i];
+          msg += "] simultaneously";
+        }
+        q.rejected = true;
+        q.rejected_code = Code::UnschedulableAndUnresolvable;
+        q.prefilter_message = msg;
+        q.prefilter.push_back({plugin_name(id), Code::UnschedulableAndUnresolvable, msg});
+        break;
+      }
+    }
+  }
+  if (names && !q.rejected) {
+    std::vector<uint32_t> idx;
+    for (const auto& n : *names) {
+      const int32_t i = snap.node_index(n);
+      if (i >= 0) idx.push_back(static_cast<uint32_t>(i));  // unknown names are dropped, as upstream
+    }
+    std::sort(idx.begin(), idx.end());
+    q.candidates = std::move(idx);
+  }
+
+  for (uint8_t id : plan.filter)
+    if (!skip_filter[id] && plugin_has_filter(id)) q.header.filters[q.header.num_filters++] = id;
+  for (size_t i = 0; i < plan.score.size(); ++i) {
+    const uint8_t id = plan.score[i];
+    if (!results[id].score_error.empty() && q.score_error.empty()) q.score_error = results[id].score_error;
+    if (results[id].skip_score || !plugin_has_score(id)) continue;
+    q.header.scores[q.header.num_scores] = id;
+    q.header.weights[q.header.num_scores] = plan.weights[i];
+    ++q.header.num_scores;
+  }
+  q.header.tie_break = tie_break;
+  q.header.tie_seed = seed;
+  q.header.pod_seq = pod_seq;
+
+  // Constraints of plugins that have no rule yet.
+  auto in_profile = [&](const char* name) {
+    return std::find(plan.not_evaluated.begin(), plan.not_evaluated.end(), name) != plan.not_evaluated.end();
+  };
+  if (!pod.topology_spread_constraints.empty() && in_profile("PodTopologySpread"))
+    q.warnings.push_back("topologySpreadConstraints not enforced (PodTopologySpread is not implemented yet)");
+  if (pod.affinity && (pod.affinity->pod_affinity || pod.affinity->pod_anti_affinity) &&
+      in_profile("InterPodAffinity"))
+    q.warnings.push_back("pod affinity/anti-affinity not enforced (InterPodAffinity is not implemented yet)");
+  return q;
+}
+
+}  // namespace bulkscore

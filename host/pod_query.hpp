@@ -1,0 +1,74 @@
+// Per-pod setup: runs every plugin's prepare (PreFilter, PreScore) in profile
+// order and produces the PodQuery both backends evaluate.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/config.hpp"
+#include "host/model.hpp"
+#include "host/snapshot.hpp"
+#include "plugins/evaluate.hpp"
+
+namespace bulkscore {
+
+// A profile resolved against bulkscore's plugin registry: which plugins with
+// rules run at each point, in order, with weights.
+struct ProfilePlan {
+  ProfileConfig config;
+  std::vector<uint8_t> pre_filter;  // plugins with a rule, in PreFilter order
+  std::vector<uint8_t> filter;
+  std::vector<uint8_t> score;       // in Score order
+  std::vector<int64_t> weights;     // parallel to score
+  // Upstream plugins in the profile that bulkscore does not evaluate, and why
+  // a pod may care (for warnings), e.g. PodTopologySpread.
+  std::vector<std::string> not_evaluated;
+  int64_t max_total = 0;  // sum of weights x 100
+};
+
+// Throws InputError for profiles bulkscore cannot run (too many plugins,
+// weights whose total would not fit the selection key).
+ProfilePlan make_profile_plan(const ProfileConfig& profile);
+
+// One PreFilter outcome that is not plain Success (for explain).
+struct PreFilterStatus {
+  std::string plugin;
+  Code code;
+  std::string message;
+};
+
+struct PodQuery {
+  PodQueryView header;  // arena pointer unset: use view()
+  Arena arena;
+
+  // PreFilter rejected the pod (Unschedulable / UnschedulableAndUnresolvable):
+  // no node is evaluated; `prefilter_message` is the FitError text part.
+  bool rejected = false;
+  Code rejected_code = Code::Success;
+  std::string prefilter_message;
+  std::vector<PreFilterStatus> prefilter;  // rejections and Skips, in order
+  // PreFilterResult: candidate nodes (indices), nullopt = all nodes;
+  // `restricting_plugins` names the plugins that produced it.
+  std::optional<std::vector<uint32_t>> candidates;
+  std::vector<std::string> restricting_plugins;
+  // A PreScore error (the pod's cycle fails with it).
+  std::string score_error;
+  // Constraints the pod carries that bulkscore does not enforce yet.
+  std::vector<std::string> warnings;
+
+  PodQueryView view() const {
+    PodQueryView v = header;
+    v.arena = arena.data();
+    return v;
+  }
+};
+
+// Interns every resource the pod requests (a new column if needed), so the
+// plugins can address it. Call before prepare_pod_query.
+void intern_pod_resources(Snapshot& snap, const Pod& pod);
+
+PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePlan& plan, TieBreak tie_break,
+                           uint64_t seed, uint64_t pod_seq);
+
+}  // namespace bulkscore

@@ -1,0 +1,27 @@
+#include "plugins/image_locality.hpp"
+
+#include "plugins/prepare.hpp"
+
+namespace bulkscore::plugins {
+
+PrepareResult ImageLocality::prepare(const PrepareContext& ctx, State& st, Arena& arena) {
+  const Snapshot& snap = ctx.snapshot;
+  const double total_nodes = static_cast<double>(snap.num_nodes());
+  std::vector<ImageTerm> terms;
+  auto take = [&](const Container& c) {
+    const int32_t id = snap.image_id(normalize_image_name(c.image));
+    if (id == kNoId) return;  // on no node: contributes nothing anywhere
+    // The spread ratio first, then the product, then truncation, as upstream.
+    const double spread = static_cast<double>(snap.image_num_nodes(id)) / total_nodes;
+    terms.push_back(ImageTerm{id, static_cast<int64_t>(static_cast<double>(snap.image_size(id)) * spread)});
+  };
+  for (const auto& c : ctx.pod.init_containers) take(c);
+  for (const auto& c : ctx.pod.containers) take(c);
+  st.images = arena.push(terms);
+  const auto containers = static_cast<int64_t>(ctx.pod.init_containers.size() + ctx.pod.containers.size());
+  // A pod always has a container; guard the division anyway.
+  st.max_threshold = kMaxContainerThreshold * (containers > 0 ? containers : 1);
+  return {};
+}
+
+}  // namespace bulkscore::plugins

@@ -1,0 +1,69 @@
+// NodeResourcesBalancedAllocation (PreScore, Score; weight 1 by default), the
+// v1.35 formula: score = int64((1 - std) * 100) where std is the (population)
+// standard deviation of min(requested/allocatable, 1) over the resources,
+// |f1 - f2| / 2 for two. Actual requests, no non-zero defaults. Float64 in the
+// same operation order as upstream; builds must not use fast-math or FMA
+// contraction so both backends produce the same bits.
+#pragma once
+
+#include <cmath>
+
+#include "plugins/resource_allocation.hpp"
+
+namespace bulkscore {
+struct PrepareContext;
+struct PrepareResult;
+
+namespace plugins {
+
+struct NodeResourcesBalancedAllocation {
+  static constexpr const char* kName = "NodeResourcesBalancedAllocation";
+  static constexpr bool kHasFilter = false;
+  static constexpr bool kHasScore = true;
+  static constexpr NormalizeKind kNormalize = NormalizeKind::None;
+  static constexpr uint32_t kMaxResources = 16;
+
+  struct State {
+    Span<ScoredResource> scored;
+  };
+
+  static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
+
+  static BULKSCORE_HD FilterOutcome filter(const SnapshotView&, const State&, const uint8_t*, uint32_t) {
+    return filter_pass();
+  }
+
+  static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
+    const ScoredResource* res = st.scored.data(arena);
+    double fractions[kMaxResources];
+    uint32_t n = 0;
+    double total = 0.0;
+    for (uint32_t i = 0; i < st.scored.count && n < kMaxResources; ++i) {
+      int64_t req, alloc;
+      resource_pair(s, res[i], node, req, alloc);
+      if (alloc == 0) continue;
+      double f = static_cast<double>(req) / static_cast<double>(alloc);
+      if (f > 1) f = 1;
+      total += f;
+      fractions[n++] = f;
+    }
+    double std_dev = 0.0;
+    if (n == 2) {
+      std_dev = fabs((fractions[0] - fractions[1]) / 2);
+    } else if (n > 2) {
+      const double mean = total / static_cast<double>(n);
+      double sum = 0.0;
+      for (uint32_t i = 0; i < n; ++i) {
+        const double d = fractions[i] - mean;
+        const double sq = d * d;
+        sum = sum + sq;
+      }
+      std_dev = sqrt(sum / static_cast<double>(n));
+    }
+    return static_cast<int64_t>((1 - std_dev) * 100.0);
+  }
+
+  static void reasons(uint64_t, const Snapshot&, const State&, const uint8_t*, uint32_t, std::vector<std::string>&) {}
+};
+}  // namespace plugins
+}  // namespace bulkscore

@@ -1,0 +1,21 @@
+#include "plugins/node_unschedulable.hpp"
+
+#include "plugins/prepare.hpp"
+#include "plugins/toleration.hpp"
+
+namespace bulkscore::plugins {
+
+PrepareResult NodeUnschedulable::prepare(const PrepareContext& ctx, State& st, Arena&) {
+  const Taint cordon{"node.kubernetes.io/unschedulable", "", "NoSchedule"};
+  st.tolerates_unschedulable = false;
+  for (const auto& t : ctx.pod.tolerations)
+    if (toleration_tolerates(t, cordon)) st.tolerates_unschedulable = true;
+  return {};
+}
+
+void NodeUnschedulable::reasons(uint64_t, const Snapshot&, const State&, const uint8_t*, uint32_t,
+                                std::vector<std::string>& out) {
+  out.emplace_back("node(s) were unschedulable");
+}
+
+}  // namespace bulkscore::plugins

@@ -1,0 +1,37 @@
+// Host-side inputs and outputs of a plugin's per-pod setup (PreFilter and
+// PreScore). Included by plugins/*.cpp only; rule headers stay device-clean.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/config.hpp"
+#include "host/model.hpp"
+#include "host/snapshot.hpp"
+#include "plugins/plugin_api.hpp"
+
+namespace bulkscore {
+
+struct PrepareContext {
+  const Pod& pod;
+  const Snapshot& snapshot;
+  const ProfileConfig& profile;
+  const ResourceList& requests;  // pod_requests(pod): what Filter uses
+};
+
+struct PrepareResult {
+  // PreFilter: Success, Skip (the plugin's Filter does not run for this pod),
+  // Unschedulable or UnschedulableAndUnresolvable (the pod is rejected with
+  // `message` before any node is looked at).
+  Code prefilter = Code::Success;
+  std::string message;
+  // PreFilterResult: only these nodes are candidates (nullopt = all nodes).
+  std::optional<std::vector<std::string>> node_names;
+  // PreScore returned Skip: the plugin's Score does not run for this pod.
+  bool skip_score = false;
+  // PreScore failed (an Error status): the pod fails its cycle with it.
+  std::string score_error;
+};
+
+}  // namespace bulkscore

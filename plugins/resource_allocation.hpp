@@ -1,0 +1,114 @@
+// The resource allocation scorer shared by NodeResourcesFit's scoring
+// strategies and NodeResourcesBalancedAllocation (semantics doc §3.7, §3.8):
+// one (requested, allocatable) pair per configured resource.
+#pragma once
+
+#include <cmath>
+
+#include "host/snapshot.hpp"
+#include "plugins/plugin_api.hpp"
+
+namespace bulkscore {
+
+// One configured resource, resolved for one pod.
+struct ScoredResource {
+  enum Source : uint8_t {
+    kSkip,             // contributes (0, 0): pod does not request this scalar, or no node offers it
+    kNonZeroCpu,       // node NonZeroRequested cpu + pod (non-zero) request
+    kNonZeroMemory,
+    kRequested,        // node Requested[r] + pod request
+  };
+  uint8_t source;
+  uint32_t resource;   // column index
+  int64_t weight;
+  int64_t pod_request;
+};
+
+struct ShapePoint {
+  int64_t utilization;  // 0..100
+  int64_t score;        // already scaled by MaxNodeScore/MaxCustomPriorityScore (x10)
+};
+
+// (requested, allocatable) of entry `e` on `node`; (0, 0) for skipped entries.
+BULKSCORE_HD void resource_pair(const SnapshotView& s, const ScoredResource& e, uint32_t node, int64_t& req,
+                                int64_t& alloc) {
+  req = 0;
+  alloc = 0;
+  if (e.source == ScoredResource::kSkip) return;
+  alloc = s.alloc(e.resource, node);
+  if (alloc == 0) return;
+  switch (e.source) {
+    case ScoredResource::kNonZeroCpu: req = s.nonzero_requested[node] + e.pod_request; break;
+    case ScoredResource::kNonZeroMemory: req = s.nonzero_requested[s.num_nodes + node] + e.pod_request; break;
+    default: req = s.req(e.resource, node) + e.pod_request; break;
+  }
+}
+
+BULKSCORE_HD int64_t least_allocated_score(const SnapshotView& s, const ScoredResource* res, uint32_t n,
+                                           uint32_t node) {
+  int64_t sum = 0, weights = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    int64_t req, alloc;
+    resource_pair(s, res[i], node, req, alloc);
+    if (alloc == 0) continue;
+    const int64_t part = req > alloc ? 0 : (alloc - req) * 100 / alloc;
+    sum += part * res[i].weight;
+    weights += res[i].weight;
+  }
+  return weights == 0 ? 0 : sum / weights;
+}
+
+BULKSCORE_HD int64_t most_allocated_score(const SnapshotView& s, const ScoredResource* res, uint32_t n,
+                                          uint32_t node) {
+  int64_t sum = 0, weights = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    int64_t req, alloc;
+    resource_pair(s, res[i], node, req, alloc);
+    if (alloc == 0) continue;
+    const int64_t used = req > alloc ? alloc : req;
+    sum += used * 100 / alloc * res[i].weight;
+    weights += res[i].weight;
+  }
+  return weights == 0 ? 0 : sum / weights;
+}
+
+// The broken-linear function of RequestedToCapacityRatio.
+BULKSCORE_HD int64_t shape_value(const ShapePoint* pts, uint32_t n, int64_t p) {
+  for (uint32_t k = 0; k < n; ++k) {
+    if (p <= pts[k].utilization) {
+      if (k == 0) return pts[0].score;
+      return pts[k - 1].score + (pts[k].score - pts[k - 1].score) * (p - pts[k - 1].utilization) /
+                                    (pts[k].utilization - pts[k - 1].utilization);
+    }
+  }
+  return pts[n - 1].score;
+}
+
+BULKSCORE_HD int64_t requested_to_capacity_ratio_score(const SnapshotView& s, const ScoredResource* res, uint32_t n,
+                                                       const ShapePoint* shape, uint32_t n_shape, uint32_t node) {
+  int64_t sum = 0, weights = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    int64_t req, alloc;
+    resource_pair(s, res[i], node, req, alloc);
+    if (alloc == 0) continue;
+    const int64_t util = req > alloc ? 100 : req * 100 / alloc;
+    const int64_t part = shape_value(shape, n_shape, util);
+    if (part <= 0) continue;  // only positive scores count, weights included
+    sum += part * res[i].weight;
+    weights += res[i].weight;
+  }
+  if (weights == 0) return 0;
+  // math.Round(float64(sum)/float64(weights)): half away from zero.
+  return static_cast<int64_t>(::round(static_cast<double>(sum) / static_cast<double>(weights)));
+}
+
+}  // namespace bulkscore
+
+#include <vector>
+
+#include "host/config.hpp"
+
+namespace bulkscore {
+std::vector<ScoredResource> resolve_scored_resources(const Snapshot& snap, const std::vector<ResourceSpec>& specs,
+                                                     const ResourceList& pod_requests, bool nonzero_node_totals);
+}  // namespace bulkscore

@@ -1,0 +1,25 @@
+#include "plugins/taint_toleration.hpp"
+
+#include "plugins/prepare.hpp"
+
+namespace bulkscore::plugins {
+
+PrepareResult TaintToleration::prepare(const PrepareContext& ctx, State& st, Arena& arena) {
+  const auto all = compile_tolerations(ctx.pod.tolerations, ctx.snapshot.strings());
+  std::vector<TolerationRule> prefer;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const std::string& e = ctx.pod.tolerations[i].effect;
+    if (e.empty() || e == "PreferNoSchedule") prefer.push_back(all[i]);
+  }
+  st.all = arena.push(all);
+  st.prefer = arena.push(prefer);
+  return {};  // Filter has no PreFilter; PreScore never skips
+}
+
+void TaintToleration::reasons(uint64_t, const Snapshot&, const State&, const uint8_t*, uint32_t,
+                              std::vector<std::string>& out) {
+  // v1.35 names no taint in the status (it logs it at -v 4 instead).
+  out.emplace_back("node(s) had untolerated taint(s)");
+}
+
+}  // namespace bulkscore::plugins

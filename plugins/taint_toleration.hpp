@@ -1,0 +1,61 @@
+// TaintToleration (Filter, PreScore, Score; weight 3 by default).
+// Filter: every NoSchedule/NoExecute taint must be tolerated.
+// Score: the number of PreferNoSchedule taints not tolerated by the pod's
+// tolerations with effect "" or PreferNoSchedule; reverse-normalized.
+#pragma once
+
+#include "plugins/toleration.hpp"
+
+namespace bulkscore {
+struct PrepareContext;
+struct PrepareResult;
+
+namespace plugins {
+
+struct TaintToleration {
+  static constexpr const char* kName = "TaintToleration";
+  static constexpr bool kHasFilter = true;
+  static constexpr bool kHasScore = true;
+  static constexpr NormalizeKind kNormalize = NormalizeKind::DefaultReverse;
+
+  struct State {
+    Span<TolerationRule> all;      // for Filter
+    Span<TolerationRule> prefer;   // effect "" or PreferNoSchedule, for Score
+  };
+
+  static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
+
+  static BULKSCORE_HD bool tolerated(const TolerationRule* rules, uint32_t n, int32_t k, int32_t v, uint8_t e) {
+    for (uint32_t i = 0; i < n; ++i)
+      if (rules[i].tolerates(k, v, e)) return true;
+    return false;
+  }
+
+  static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t* arena,
+                                           uint32_t node) {
+    const TolerationRule* rules = st.all.data(arena);
+    for (uint32_t i = s.taint_offsets[node], e = s.taint_offsets[node + 1]; i < e; ++i) {
+      const uint8_t eff = s.taint_effects[i];
+      if (eff == static_cast<uint8_t>(TaintEffect::PreferNoSchedule)) continue;
+      if (!tolerated(rules, st.all.count, s.taint_keys[i], s.taint_values[i], eff))
+        return filter_fail(Code::UnschedulableAndUnresolvable);
+    }
+    return filter_pass();
+  }
+
+  static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
+    const TolerationRule* rules = st.prefer.data(arena);
+    int64_t intolerable = 0;
+    for (uint32_t i = s.taint_offsets[node], e = s.taint_offsets[node + 1]; i < e; ++i) {
+      const uint8_t eff = s.taint_effects[i];
+      if (eff != static_cast<uint8_t>(TaintEffect::PreferNoSchedule)) continue;
+      if (!tolerated(rules, st.prefer.count, s.taint_keys[i], s.taint_values[i], eff)) ++intolerable;
+    }
+    return intolerable;
+  }
+
+  static void reasons(uint64_t bits, const Snapshot& snap, const State& st, const uint8_t* arena, uint32_t node,
+                      std::vector<std::string>& out);
+};
+}  // namespace plugins
+}  // namespace bulkscore
