@@ -173,10 +173,10 @@ bool read_bool(const Reporter& r, const YAML::Node& n, const std::string& path) 
   if (plain_scalar(n) || (n.IsScalar() && n.Tag() == "tag:yaml.org,2002:bool")) {
     // kube-scheduler converts YAML with YAML 1.1 rules, which also know
     // yes/no/on/off.
-    static const std::set<std::string> kTrue = {"true", "True", "TRUE", "yes", "Yes",
-                                                "YES",  "on",   "On",   "ON",  "y", "Y"};
-    static const std::set<std::string> kFalse = {"false", "False", "FALSE", "no", "No",
-                                                 "NO",    "off",   "Off",   "OFF", "n", "N"};
+    static const std::set<std::string> kTrue = {"true", "True", "TRUE", "yes", "Yes", "YES",
+                                                "on",   "On",   "ON",   "y",   "Y"};
+    static const std::set<std::string> kFalse = {"false", "False", "FALSE", "no", "No", "NO",
+                                                 "off",   "Off",   "OFF",   "n",  "N"};
     if (kTrue.count(n.Scalar())) return true;
     if (kFalse.count(n.Scalar())) return false;
   }
@@ -224,7 +224,8 @@ bool is_dns1123_subdomain(std::string_view s) {
   size_t start = 0;
   while (true) {
     const size_t dot = s.find('.', start);
-    const std::string_view label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
+    const std::string_view label =
+        s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
     if (label.empty()) return false;
     auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
     if (!lower_alnum(label.front()) || !lower_alnum(label.back())) return false;
@@ -340,8 +341,8 @@ constexpr std::array<std::string_view, kPointCount> kPointField = {
 // The framework builds the per-point lists in this order; it decides which
 // error a broken profile reports first.
 constexpr std::array<Point, kPointCount> kFrameworkOrder = {
-    kPreFilter, kFilter,   kPostFilter, kReserve, kPreScore,   kScore,
-    kPreBind,   kBind,     kPostBind,   kPermit,  kPreEnqueue, kQueueSort};
+    kPreFilter, kFilter, kPostFilter, kReserve, kPreScore,   kScore,
+    kPreBind,   kBind,   kPostBind,   kPermit,  kPreEnqueue, kQueueSort};
 
 constexpr uint32_t bit(Point p) { return 1u << p; }
 
@@ -401,8 +402,8 @@ bool implements(std::string_view name, Point p) {
 std::string unknown_plugin_message(std::string_view name) {
   for (std::string_view removed : kRemovedPlugins) {
     if (removed == name) {
-      return "unknown plugin " + quoted(name) + " (removed; invalid in " + std::string(kApiVersion) +
-             ")";
+      return "unknown plugin " + quoted(name) + " (removed; invalid in " +
+             std::string(kApiVersion) + ")";
     }
   }
   return "unknown plugin " + quoted(name);
@@ -796,7 +797,8 @@ void validate_fit_args(const Reporter& r, const FitArgsSpec& spec) {
   for (size_t i = 0; i < spec.ignored_resource_groups.size(); ++i) {
     const std::string& group = spec.ignored_resource_groups[i];
     if (group.find('/') != std::string::npos) {
-      r.fail(at("ignoredResourceGroups", i), quoted(group) + ": a resource group name can't contain '/'");
+      r.fail(at("ignoredResourceGroups", i),
+             quoted(group) + ": a resource group name can't contain '/'");
     }
     const std::string problem = qualified_name_problem(group);
     if (!problem.empty()) r.fail(at("ignoredResourceGroups", i), quoted(group) + ": " + problem);
@@ -882,8 +884,8 @@ NodeSelectorTerm parse_selector_term(const Reporter& r, const YAML::Node& n,
     const std::string list_path = child(path, which);
     if (absent(list)) continue;
     check_sequence(r, list, list_path);
-    auto& dest = std::string_view(which) == "matchExpressions" ? term.match_expressions
-                                                               : term.match_fields;
+    auto& dest =
+        std::string_view(which) == "matchExpressions" ? term.match_expressions : term.match_fields;
     for (size_t i = 0; i < list.size(); ++i) {
       dest.push_back(parse_selector_requirement(r, list[i], at(list_path, i)));
     }
@@ -919,8 +921,8 @@ void validate_selector_term(const Reporter& r, const NodeSelectorTerm& term,
         r.fail(values_path, "must have exactly one value for the Gt and Lt operators");
       }
       if (!is_go_int64(req.values[0])) {
-        r.fail(at(values_path, 0), quoted(req.values[0]) +
-                                       ": must be an integer for the Gt and Lt operators");
+        r.fail(at(values_path, 0),
+               quoted(req.values[0]) + ": must be an integer for the Gt and Lt operators");
       }
     }
     for (size_t v = 0; v < req.values.size(); ++v) {
@@ -988,8 +990,8 @@ NodeAffinityArgs parse_node_affinity_args(const Reporter& r, const YAML::Node& n
       PreferredSchedulingTerm term;
       const YAML::Node weight = field(preferred[i], "weight");
       if (!absent(weight)) term.weight = read_int32(r, weight, child(p, "weight"));
-      term.preference = parse_selector_term(r, field(preferred[i], "preference"),
-                                            child(p, "preference"));
+      term.preference =
+          parse_selector_term(r, field(preferred[i], "preference"), child(p, "preference"));
       // Terms that can never count (weight 0 or no requirements) are not
       // parsed upstream, so they cannot be wrong either.
       if (term.weight != 0 && !empty_term(term.preference)) {
@@ -1046,7 +1048,8 @@ TopologySpreadConstraint parse_default_constraint(const Reporter& r, const YAML:
   if (!absent(taints_policy)) {
     c.node_taints_policy = read_string(r, taints_policy, child(path, "nodeTaintsPolicy"));
   }
-  c.match_label_keys = read_string_list(r, field(n, "matchLabelKeys"), child(path, "matchLabelKeys"));
+  c.match_label_keys =
+      read_string_list(r, field(n, "matchLabelKeys"), child(path, "matchLabelKeys"));
   return c;
 }
 
@@ -1164,7 +1167,7 @@ void check_dynamic_resources_args(const Reporter& r, const YAML::Node& n) {
 
 // The in-tree plugins with a registered args kind (<Name>Args).
 constexpr std::array<std::string_view, 8> kPluginsWithArgs = {
-    "DefaultPreemption", "InterPodAffinity", "NodeResourcesBalancedAllocation",
+    "DefaultPreemption", "InterPodAffinity",  "NodeResourcesBalancedAllocation",
     "NodeResourcesFit",  "PodTopologySpread", "VolumeBinding",
     "NodeAffinity",      "DynamicResources"};
 
@@ -1197,7 +1200,8 @@ ProfileSpec parse_profile(const Reporter& r, const YAML::Node& n, const std::str
     }
   }
   const YAML::Node plugins_node = absent(n) ? YAML::Node() : field(n, "plugins");
-  spec.merged = merge_plugins(default_plugins(), parse_plugins(r, plugins_node, child(path, "plugins")));
+  spec.merged =
+      merge_plugins(default_plugins(), parse_plugins(r, plugins_node, child(path, "plugins")));
   const std::set<std::string> needed = plugins_needed(spec.merged);
 
   ProfileConfig& cfg = spec.config;
@@ -1231,8 +1235,8 @@ ProfileSpec parse_profile(const Reporter& r, const YAML::Node& n, const std::str
         if (!args.IsMap()) ar.fail_at(args, "", "args must be a mapping");
         const YAML::Node api = field(args, "apiVersion");
         if (!absent(api) && read_string(ar, api, "apiVersion") != kApiVersion) {
-          ar.fail("apiVersion", "must be " + std::string(kApiVersion) + ", got " +
-                                    quoted(api.Scalar()));
+          ar.fail("apiVersion",
+                  "must be " + std::string(kApiVersion) + ", got " + quoted(api.Scalar()));
         }
         const YAML::Node kind = field(args, "kind");
         const std::string want_kind = name + "Args";
@@ -1338,19 +1342,18 @@ SchedulerConfig parse_scheduler_config(const std::string& yaml_text, const std::
     r.fail("kind", "unsupported " + quoted(kind) + "; expected " + std::string(kKind));
   }
 
-  check_map(r, root, "",
-            {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
-             "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
-             "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders",
-             "delayCacheUntilActive"});
+  check_map(
+      r, root, "",
+      {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "enableProfiling",
+       "enableContentionProfiling", "percentageOfNodesToScore", "podInitialBackoffSeconds",
+       "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive"});
 
   SchedulerConfig config;
   const YAML::Node parallelism = field(root, "parallelism");
   if (!absent(parallelism)) {
     config.parallelism = read_int32(r, parallelism, "parallelism");
     if (config.parallelism <= 0) {
-      r.fail("parallelism",
-             "must be greater than zero, got " + std::to_string(config.parallelism));
+      r.fail("parallelism", "must be greater than zero, got " + std::to_string(config.parallelism));
     }
   }
   std::optional<int32_t> global_percentage;
@@ -1372,7 +1375,8 @@ SchedulerConfig parse_scheduler_config(const std::string& yaml_text, const std::
   if (max_backoff < initial_backoff) {
     r.fail("podMaxBackoffSeconds", "must be greater than or equal to podInitialBackoffSeconds");
   }
-  for (const char* flag : {"enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"}) {
+  for (const char* flag :
+       {"enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"}) {
     const YAML::Node n = field(root, flag);
     if (!absent(n)) read_bool(r, n, flag);
   }

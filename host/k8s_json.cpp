@@ -5,12 +5,16 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "host/common.hpp"
 #include "host/quantity.hpp"
@@ -158,7 +162,7 @@ class Reader {
 
   int32_t as_int32(element v, const Path& path) const {
     const int64_t i = as_int64(v, path);
-    if (i < INT32_MIN || i > INT32_MAX) fail(path, "integer out of range: " + std::to_string(i));
+    if (i < std::numeric_limits<int32_t>::min() || i > std::numeric_limits<int32_t>::max()) fail(path, "integer out of range: " + std::to_string(i));
     return static_cast<int32_t>(i);
   }
 

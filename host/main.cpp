@@ -1,2 +1,323 @@
-// bulkscore CLI (being written).
-int main() { return 0; }
+// bulkscore: the command-line tool, a thin layer over the library.
+//
+//   bulkscore schedule --nodes F --pods F [--config F] [-o F] ...
+//   bulkscore explain  --nodes F --pods F --pod ns/name [--config F]
+//   bulkscore generate --nodes-out F --pods-out F [--nodes N] ...
+//   bulkscore perf     --config performance-config.yaml ...
+//
+// Exit codes: 0 success, 2 bad input or usage, 1 any other failure.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "host/backend.hpp"
+#include "host/config.hpp"
+#include "host/engine.hpp"
+#include "host/generator.hpp"
+#include "host/io.hpp"
+#include "host/json_writer.hpp"
+#include "host/k8s_json.hpp"
+#if __has_include("host/perf.hpp")  // TEMP until perf lands
+#include "host/perf.hpp"
+#define BULKSCORE_HAVE_PERF 1
+#endif
+
+namespace bs = bulkscore;
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitBadInput = 2;
+
+// klog-like verbosity: -v 0 warnings and errors, 1-2 info, 3-4 debug, 5+ trace.
+void setup_logging(int verbosity) {
+  auto logger = spdlog::stderr_color_mt("bulkscore");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%^%L%$ %H:%M:%S.%f] %v");
+  if (verbosity >= 5) spdlog::set_level(spdlog::level::trace);
+  else if (verbosity >= 3) spdlog::set_level(spdlog::level::debug);
+  else if (verbosity >= 1) spdlog::set_level(spdlog::level::info);
+  else spdlog::set_level(spdlog::level::warn);
+}
+
+bs::SchedulerConfig load_config(const std::string& path) {
+  if (path.empty()) return bs::default_scheduler_config();
+  return bs::load_scheduler_config(path);
+}
+
+struct LoadedInput {
+  bs::SchedulerConfig config;
+  bs::Cluster cluster;
+};
+
+LoadedInput load_input(const std::string& nodes_path, const std::string& pods_path, const std::string& config_path) {
+  LoadedInput in;
+  in.config = load_config(config_path);
+  std::vector<std::string> names;
+  for (const auto& p : in.config.profiles) names.push_back(p.scheduler_name);
+  auto t0 = std::chrono::steady_clock::now();
+  auto nodes = bs::load_nodes_json(nodes_path);
+  auto pods = bs::load_pods_json(pods_path);
+  in.cluster = bs::assemble_cluster(std::move(nodes), std::move(pods), names, nodes_path, pods_path);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  spdlog::info("loaded {} nodes, {} running pods, {} pending pods in {:.2f} s", in.cluster.nodes.size(),
+               in.cluster.running_pods.size(), in.cluster.pending_pods.size(), secs);
+  return in;
+}
+
+bs::TieBreak parse_tie_break(const std::string& s) {
+  if (s == "random") return bs::TieBreak::Random;
+  if (s == "first") return bs::TieBreak::First;
+  throw bs::InputError("--tie-break: expected random or first, got \"" + s + "\"");
+}
+
+// Logs each distinct warning once, with how many pods carried it.
+void report_warnings(const std::map<std::string, size_t>& warnings) {
+  for (const auto& [w, n] : warnings) spdlog::warn("{} ({} pod(s))", w, n);
+}
+
+int cmd_schedule(const std::string& nodes, const std::string& pods, const std::string& config,
+                 const std::string& backend, const std::string& tie_break, uint64_t seed, const std::string& out) {
+  LoadedInput in = load_input(nodes, pods, config);
+  bs::EngineOptions opts;
+  opts.backend = backend;
+  opts.tie_break = parse_tie_break(tie_break);
+  opts.seed = seed;
+  bs::Engine engine(std::move(in.config), opts);
+  spdlog::info("backend: {}", engine.backend_note());
+  engine.load(in.cluster);
+
+  std::string text;
+  text.reserve(in.cluster.pending_pods.size() * 96);
+  size_t scheduled = 0, unschedulable = 0;
+  std::map<std::string, size_t> warnings;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& pod : in.cluster.pending_pods) {
+    const bs::ScheduleResult r = engine.schedule(pod);
+    bs::JsonWriter w(text);
+    w.begin_object().field("pod", r.pod);
+    if (r.node >= 0) {
+      ++scheduled;
+      w.field("node", r.node_name).field("score", r.score).field("feasibleNodes", r.feasible_nodes);
+    } else {
+      ++unschedulable;
+      w.field_null("node").field("feasibleNodes", r.feasible_nodes).field("code", bs::code_name(r.code));
+      w.field("message", r.message);
+      spdlog::debug("{}: {}", r.pod, r.message);
+    }
+    if (!r.warnings.empty()) {
+      w.key("warnings").begin_array();
+      for (const auto& s : r.warnings) {
+        w.value(s);
+        ++warnings[s];
+      }
+      w.end_array();
+    }
+    w.end_object();
+    text += '\n';
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report_warnings(warnings);
+  if (out.empty() || out == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    bs::write_file_atomically(out, text);
+  }
+  const size_t total = in.cluster.pending_pods.size();
+  std::fprintf(stderr,
+               "pods: %zu  scheduled: %zu  unschedulable: %zu  nodes: %u  time: %.3f s  pods/s: %.0f  "
+               "backend: %s\n",
+               total, scheduled, unschedulable, engine.snapshot().num_nodes(), secs,
+               secs > 0 ? static_cast<double>(total) / secs : 0.0, engine.backend_name());
+  return kExitOk;
+}
+
+void write_explanation(const bs::Explanation& ex, std::string& text) {
+  bs::JsonWriter w(text);
+  w.begin_object().field("pod", ex.pod);
+  w.key("prefilter").begin_array();
+  for (const auto& p : ex.prefilter) {
+    w.begin_object().field("plugin", p.plugin).field("code", bs::code_name(p.code));
+    w.key("reasons").begin_array();
+    if (!p.message.empty()) w.value(p.message);
+    w.end_array().end_object();
+  }
+  w.end_array();
+  w.field("feasibleNodes", ex.feasible_nodes);
+  if (ex.chosen.empty()) w.field_null("chosen");
+  else w.field("chosen", ex.chosen);
+  w.key("nodes").begin_array();
+  for (const auto& n : ex.nodes) {
+    w.begin_object().field("name", n.name).field("evaluated", n.evaluated).field("feasible", n.feasible);
+    if (n.evaluated && !n.feasible) {
+      w.key("filter").begin_object().field("plugin", n.filter_plugin).field("code", bs::code_name(n.filter_code));
+      w.key("reasons").begin_array();
+      for (const auto& r : n.filter_reasons) w.value(r);
+      w.end_array().end_object();
+    }
+    if (n.feasible) {
+      w.key("scores").begin_object();
+      for (const auto& s : n.scores) {
+        w.key(s.plugin).begin_object().field("raw", s.raw).field("normalized", s.normalized);
+        w.field("weighted", s.weighted).end_object();
+      }
+      w.end_object().field("total", n.total);
+    }
+    w.end_object();
+  }
+  w.end_array();
+  if (ex.message.empty()) w.field_null("message");
+  else w.field("message", ex.message);
+  if (!ex.warnings.empty()) {
+    w.key("warnings").begin_array();
+    for (const auto& s : ex.warnings) w.value(s);
+    w.end_array();
+  }
+  w.end_object();
+  text += '\n';
+}
+
+int cmd_explain(const std::string& nodes, const std::string& pods, const std::string& config,
+                const std::string& backend, const std::string& pod_key, const std::string& out) {
+  LoadedInput in = load_input(nodes, pods, config);
+  const bs::Pod* target = nullptr;
+  for (const auto& p : in.cluster.pending_pods)
+    if (p.key() == pod_key) target = &p;
+  bs::Pod running_copy;
+  if (!target) {
+    for (const auto& p : in.cluster.running_pods)
+      if (p.key() == pod_key) {
+        // A running pod is explained as if it were pending again.
+        running_copy = p;
+        running_copy.node_name.clear();
+        target = &running_copy;
+      }
+  }
+  if (!target) throw bs::InputError(pods + ": no pod \"" + pod_key + "\" (expected namespace/name)");
+  bs::EngineOptions opts;
+  opts.backend = backend;
+  bs::Engine engine(std::move(in.config), opts);
+  engine.load(in.cluster);
+  std::string text;
+  write_explanation(engine.explain(*target), text);
+  if (out.empty() || out == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  } else {
+    bs::write_file_atomically(out, text);
+  }
+  return kExitOk;
+}
+
+int cmd_generate(const bs::GeneratorOptions& g, const std::string& nodes_out, const std::string& pods_out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  bs::write_generated_cluster(g, nodes_out, pods_out);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "generated %u nodes, %u running pods, %u pending pods (seed %llu) in %.2f s: %s %s\n",
+               g.nodes, g.running_pods, g.pending_pods, static_cast<unsigned long long>(g.seed), secs,
+               nodes_out.c_str(), pods_out.c_str());
+  return kExitOk;
+}
+
+std::string version_text() {
+  std::string backends;
+  for (const auto& b : bs::compiled_backends()) backends += (backends.empty() ? "" : ", ") + b;
+  return std::string("bulkscore ") + BULKSCORE_VERSION + " (kube-scheduler v1.35.4 semantics; backends: " +
+         backends + ")";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bulkscore: kube-scheduler's Filter/Score cycle in bulk, on the CPU or the GPU"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", version_text());
+  int verbosity = 0;
+  app.add_option("-v,--v", verbosity, "log verbosity, klog-like (0-5)")->check(CLI::Range(0, 10));
+
+  std::string nodes, pods, config, backend = "auto", tie_break = "random", out, pod_key;
+  uint64_t seed = 0;
+
+  auto* schedule = app.add_subcommand("schedule", "schedule every pending pod in file order; JSON lines out");
+  schedule->add_option("--nodes", nodes, "NodeList JSON (kubectl get nodes -o json)")->required();
+  schedule->add_option("--pods", pods, "PodList JSON (kubectl get pods -A -o json)")->required();
+  schedule->add_option("--config", config, "KubeSchedulerConfiguration YAML (default: upstream's defaults)");
+  schedule->add_option("--backend", backend, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  schedule->add_option("--tie-break", tie_break, "random (seeded, uniform) or first (lowest node index)")
+      ->check(CLI::IsMember({"random", "first"}));
+  schedule->add_option("--seed", seed, "seed of the random tie-break");
+  schedule->add_option("-o,--output", out, "output file (JSON lines; written whole or not at all); default stdout");
+
+  auto* explain = app.add_subcommand("explain", "why one pod would go where it goes (nothing is assumed)");
+  explain->add_option("--nodes", nodes, "NodeList JSON")->required();
+  explain->add_option("--pods", pods, "PodList JSON")->required();
+  explain->add_option("--pod", pod_key, "the pod, as namespace/name")->required();
+  explain->add_option("--config", config, "KubeSchedulerConfiguration YAML");
+  explain->add_option("--backend", backend, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  explain->add_option("-o,--output", out, "output file; default stdout");
+
+  bs::GeneratorOptions gen;
+  std::string nodes_out, pods_out;
+  auto* generate = app.add_subcommand("generate", "write a deterministic synthetic cluster as kubectl JSON");
+  generate->add_option("--nodes-out", nodes_out, "NodeList JSON to write")->required();
+  generate->add_option("--pods-out", pods_out, "PodList JSON to write")->required();
+  generate->add_option("--nodes", gen.nodes, "number of nodes")->capture_default_str();
+  generate->add_option("--running", gen.running_pods, "number of running pods")->capture_default_str();
+  generate->add_option("--pending", gen.pending_pods, "number of pending pods")->capture_default_str();
+  generate->add_option("--seed", gen.seed, "generator seed")->capture_default_str();
+
+#ifdef BULKSCORE_HAVE_PERF
+  bs::PerfCliOptions perf;
+  auto* perf_cmd = app.add_subcommand("perf", "run scheduler_perf workload files, report SchedulingThroughput");
+  perf_cmd->add_option("--config", perf.config_path, "scheduler_perf performance-config.yaml");
+  perf_cmd->add_option("--workload", perf.workload, "TestCase/Workload to run (default: all)");
+  perf_cmd->add_option("--backend", perf.backend, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  perf_cmd->add_option("-o,--output", perf.output_path, "results JSON (BenchmarkPerfScheduling shape)");
+  perf_cmd->add_option("--compare", perf.compare_paths, "print a table comparing results JSON files");
+#endif
+
+  // -v is accepted before or after the subcommand.
+  for (auto* sub : app.get_subcommands({})) sub->fallthrough();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitBadInput;
+  }
+  setup_logging(verbosity);
+
+  try {
+    if (*schedule) return cmd_schedule(nodes, pods, config, backend, tie_break, seed, out);
+    if (*explain) return cmd_explain(nodes, pods, config, backend, pod_key, out);
+    if (*generate) return cmd_generate(gen, nodes_out, pods_out);
+#ifdef BULKSCORE_HAVE_PERF
+    if (*perf_cmd) {
+      perf.verbosity = verbosity;
+      return bs::perf_main(perf);
+    }
+#endif
+  } catch (const bs::InputError& e) {
+    std::fprintf(stderr, "bulkscore: error: %s\n", e.what());
+    return kExitBadInput;
+  } catch (const bs::BackendUnavailable& e) {
+    std::fprintf(stderr, "bulkscore: error: %s\n", e.what());
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bulkscore: failed: %s\n", e.what());
+    return kExitFailure;
+  }
+  return kExitFailure;
+}

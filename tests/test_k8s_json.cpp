@@ -8,6 +8,7 @@
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <string>
