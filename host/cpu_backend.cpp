@@ -23,7 +23,8 @@ class CpuBackend final : public Backend {
     out = EvalResult{};
     const uint32_t S = q.num_scores;
 
-    // Visiting order: the PreFilterResult, else every node.
+    // Visiting order: the PreFilterResult, else every node (index order, or
+    // node-tree order rotated from `start` when sampling).
     const uint32_t M = req.candidates ? static_cast<uint32_t>(req.candidates->size()) : s.num_nodes;
     const bool sampling = req.num_to_find < M;
     const std::vector<uint32_t>& order = req.candidates ? *req.candidates : snap.tree_order();
@@ -31,32 +32,61 @@ class CpuBackend final : public Backend {
       if (!sampling) return req.candidates ? order[k] : k;
       return order[(req.start + k) % M];
     };
-
     if (req.want_verdicts) out.verdicts.assign(s.num_nodes, NodeVerdict{kNoPlugin, Code::Skip, 0});
-    feasible_.clear();
-    raw_.resize(static_cast<size_t>(S) * 64);
-    size_t raw_used = 0;
 
-    // Filter, and the raw scores of each feasible node while its columns are hot.
-    uint32_t k = 0;
-    for (; k < M; ++k) {
-      const uint32_t node = node_at(k);
-      const NodeVerdict v = filter_node(s, q, node);
-      if (req.want_verdicts) out.verdicts[node] = v;
-      if (!v.feasible()) {
-        for (uint64_t bits = v.reasons; bits; bits &= bits - 1)
-          ++out.rejections.at(v.plugin, static_cast<uint32_t>(__builtin_ctzll(bits)));
-        continue;
+    // Filter, plugin-major within chunks of the visiting order: one dispatch
+    // per plugin, a tight loop over the nodes still feasible. The first
+    // rejecting plugin wins, exactly as in node-major order.
+    feasible_.clear();
+    out.processed = M;
+    for (uint32_t base = 0; base < M; base += kChunk) {
+      const uint32_t n = std::min(kChunk, M - base);
+      chunk_nodes_.resize(n);
+      chunk_verdicts_.assign(n, NodeVerdict{});
+      alive_.resize(n);
+      for (uint32_t i = 0; i < n; ++i) {
+        chunk_nodes_[i] = node_at(base + i);
+        alive_[i] = i;
       }
-      feasible_.push_back(node);
-      if (raw_used + S > raw_.size()) raw_.resize(raw_.size() * 2);
-      for (uint32_t slot = 0; slot < S; ++slot) raw_[raw_used++] = run_score(q.scores[slot], s, q, node);
-      if (sampling && feasible_.size() == req.num_to_find) {
-        ++k;
+      size_t alive = n;
+      for (uint32_t f = 0; f < q.num_filters && alive > 0; ++f) {
+        const uint8_t id = q.filters[f];
+        visit_plugin(id, [&](auto plugin) {
+          using P = decltype(plugin);
+          if constexpr (P::kHasFilter) {
+            const auto& st = plugin_state<P>(q);
+            size_t kept = 0;
+            for (size_t a = 0; a < alive; ++a) {
+              const uint32_t pos = alive_[a];
+              const FilterOutcome o = P::filter(s, st, q.arena, chunk_nodes_[pos]);
+              if (o.ok()) alive_[kept++] = pos;
+              else chunk_verdicts_[pos] = NodeVerdict{id, o.code, o.reasons};
+            }
+            alive = kept;
+          }
+        });
+      }
+      // Sampling stops at the node that completes the sample.
+      uint32_t cut = n;
+      const size_t wanted = sampling ? req.num_to_find - feasible_.size() : SIZE_MAX;
+      if (sampling && alive >= wanted) cut = alive_[wanted - 1] + 1;
+      for (uint32_t pos = 0; pos < cut; ++pos) {
+        const NodeVerdict& v = chunk_verdicts_[pos];
+        const uint32_t node = chunk_nodes_[pos];
+        if (req.want_verdicts) out.verdicts[node] = v;
+        if (v.feasible()) {
+          feasible_.push_back(node);
+        } else {
+          for (uint64_t bits = v.reasons; bits; bits &= bits - 1)
+            ++out.rejections.at(v.plugin, static_cast<uint32_t>(__builtin_ctzll(bits)));
+        }
+      }
+      if (cut < n) {
+        out.processed = base + cut;
         break;
       }
     }
-    out.processed = sampling ? k : M;
+
     const auto F = static_cast<uint32_t>(feasible_.size());
     out.num_feasible = F;
     if (F == 0) return;
@@ -70,20 +100,35 @@ class CpuBackend final : public Backend {
       return;
     }
 
-    // Normalize each plugin over the scored nodes, then weight and total.
-    ScoreMatrix norm(F, S);
+    // Raw scores, plugin-major: raw_[slot * F + i].
+    raw_.resize(static_cast<size_t>(S) * F);
+    norm_.resize(static_cast<size_t>(S) * F);
     for (uint32_t slot = 0; slot < S; ++slot) {
+      int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
+      visit_plugin(q.scores[slot], [&](auto plugin) {
+        using P = decltype(plugin);
+        if constexpr (P::kHasScore) {
+          const auto& st = plugin_state<P>(q);
+          for (uint32_t i = 0; i < F; ++i) raw[i] = P::score(s, st, q.arena, feasible_[i]);
+        }
+      });
+      // Normalize over the scored nodes.
       NormStats st{INT64_MAX, INT64_MIN};
       for (uint32_t i = 0; i < F; ++i) {
-        const int64_t r = raw_[static_cast<size_t>(i) * S + slot];
-        st.min = std::min(st.min, r);
-        st.max = std::max(st.max, r);
+        st.min = std::min(st.min, raw[i]);
+        st.max = std::max(st.max, raw[i]);
       }
       const NormalizeKind kind = normalize_kind(q.scores[slot]);
-      for (uint32_t i = 0; i < F; ++i) norm(i, slot) = normalize_score(kind, raw_[static_cast<size_t>(i) * S + slot], st);
+      int64_t* norm = norm_.data() + static_cast<size_t>(slot) * F;
+      for (uint32_t i = 0; i < F; ++i) norm[i] = normalize_score(kind, raw[i], st);
     }
+    // Weighted totals: an F x S matrix (column-major) times the weights.
+    const Eigen::Map<const ScoreMatrix> norm(norm_.data(), F, S);
     const Eigen::Map<const ScoreVector> weights(q.weights, S);
-    const ScoreVector totals = S ? ScoreVector(norm * weights) : ScoreVector::Zero(F);
+    totals_.resize(F);
+    Eigen::Map<ScoreVector> totals(totals_.data(), F);
+    if (S) totals.noalias() = norm * weights;
+    else totals.setZero();
 
     uint64_t best_key = 0;
     int32_t best = -1;
@@ -101,14 +146,9 @@ class CpuBackend final : public Backend {
 
     if (req.want_scores) {
       out.scored_nodes = feasible_;
-      out.raw_scores.resize(static_cast<size_t>(S) * F);
-      out.normalized_scores.resize(static_cast<size_t>(S) * F);
-      for (uint32_t slot = 0; slot < S; ++slot)
-        for (uint32_t i = 0; i < F; ++i) {
-          out.raw_scores[static_cast<size_t>(slot) * F + i] = raw_[static_cast<size_t>(i) * S + slot];
-          out.normalized_scores[static_cast<size_t>(slot) * F + i] = norm(i, slot);
-        }
-      out.totals.assign(totals.data(), totals.data() + F);
+      out.raw_scores.assign(raw_.begin(), raw_.end());
+      out.normalized_scores.assign(norm_.begin(), norm_.end());
+      out.totals.assign(totals_.begin(), totals_.end());
     }
     if (req.want_sorted) {
       std::vector<uint32_t> idx(F);
@@ -127,9 +167,12 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  static constexpr uint32_t kChunk = 2048;  // nodes filtered together, plugin by plugin
+
   // Reused across pods: no allocation per pod once grown.
-  std::vector<uint32_t> feasible_;
-  std::vector<int64_t> raw_;  // [feasible i][slot]
+  std::vector<uint32_t> chunk_nodes_, alive_, feasible_;
+  std::vector<NodeVerdict> chunk_verdicts_;
+  std::vector<int64_t> raw_, norm_, totals_;  // [slot * F + i] for raw_ and norm_
   std::vector<uint64_t> keys_;
 };
 

@@ -746,8 +746,8 @@ void book(Usage& u, const PodTemplate& t) {
 
 // cpu classes (millicores) workloads are sorted into; a node asks for a class
 // near (cpu still to fill) / (pods still to place).
-const int64_t kClassCpu[] = {0, 100, 250, 500, 1000, 2000, 4000, 8000};
-constexpr int kClassCount = 8;
+const int64_t kClassCpu[] = {0, 100, 250, 500, 1000, 2000, 4000, 8000, 16000};
+constexpr int kClassCount = 9;
 int class_of(int64_t cpu) {
   int k = 0;
   while (k + 1 < kClassCount && kClassCpu[k + 1] <= cpu) ++k;
@@ -1365,7 +1365,7 @@ class Generator {
     for (uint32_t i = 0; i < n_general; ++i) {
       const int cls = i < static_cast<uint32_t>(kClassCount)
                           ? static_cast<int>(i)
-                          : static_cast<int>(pick_weighted(rng, std::array<int, 8>{5, 15, 20, 20, 18, 12, 7, 3}));
+                          : static_cast<int>(pick_weighted(rng, std::array<int, kClassCount>{5, 15, 20, 20, 18, 12, 7, 3, 1}));
       make_general_workload(rng, kClassCpu[cls]);
     }
     make_infra_workloads(rng);
@@ -1391,22 +1391,30 @@ class Generator {
       }
     }
 
-    // Each node's share of the rest, in proportion to its size, within its free pod slots.
+    // Each node's share of the rest, within its free pod slots: one pod per
+    // node first when there are enough (so that few nodes stay empty), the
+    // remainder in proportion to node size. With fewer pods than nodes they
+    // are spread evenly.
     std::vector<uint64_t> weight(n), quota(n, 0);
+    const uint64_t base = n > 0 && rest >= n ? 1 : 0;
+    const uint64_t spread = rest - base * n;
     uint64_t weight_sum = 0;
     for (size_t i = 0; i < n; ++i) {
       const NodeRec& nd = nodes_[i];
-      weight[i] = nd.role == Role::Gpu ? 2 * static_cast<uint64_t>(nd.gpus)
-                                       : static_cast<uint64_t>(std::max<int64_t>(1, nd.alloc_cpu / 1000));
+      if (base == 0) weight[i] = 1;
+      else if (nd.role == Role::Gpu) weight[i] = 2 * static_cast<uint64_t>(nd.gpus);
+      else weight[i] = static_cast<uint64_t>(std::max<int64_t>(1, nd.alloc_cpu / 1000));
       weight_sum += weight[i];
     }
-    uint64_t cum = 0, prev = 0, overflow = 0;
+    uint64_t cum = 0, prev = 0, overflow = n == 0 ? rest : 0;
     for (size_t i = 0; i < n; ++i) {
       cum += weight[i];
-      const uint64_t upto = static_cast<uint64_t>((static_cast<unsigned __int128>(rest) * cum) / weight_sum);
+      // spread < 2^32 and cum <= 192 per node: no overflow below 22 million nodes.
+      const uint64_t upto = spread * cum / weight_sum;
+      const uint64_t share = base + upto - prev;
       const uint64_t slots = static_cast<uint64_t>(std::max(0, nodes_[i].max_pods - usage_[i].pods - 5));
-      quota[i] = std::min(upto - prev, slots);
-      overflow += upto - prev - quota[i];
+      quota[i] = std::min(share, slots);
+      overflow += share - quota[i];
       prev = upto;
     }
     for (size_t pass = 0; pass < 2 && overflow > 0; ++pass)
@@ -1430,9 +1438,12 @@ class Generator {
       for (uint64_t k = 0; k < quota[i]; ++k) {
         const int64_t left = static_cast<int64_t>(quota[i] - k);
         const int64_t want = std::max<int64_t>(0, target_cpu - usage_[i].cpu) / left;
-        int cls = class_of(want);
-        if (cls > 0 && rng.chance(0.3)) --cls;
-        if (rng.chance(0.05)) cls = 0;
+        // The nearest class (classes double), then a little jitter.
+        int cls = class_of(want * 3 / 2);
+        const uint64_t jitter = rng.below(100);
+        if (jitter < 15 && cls > 0) --cls;
+        else if (jitter < 30 && cls + 1 < kClassCount) ++cls;
+        else if (jitter >= 95) cls = 0;
         bool placed = false;
         if (nd.role == Role::Gpu) {
           const int64_t gpus_left = target_gpu - usage_[i].gpu;
@@ -1770,8 +1781,9 @@ class Generator {
         }
       }
       ++group;
-      // 5..200, log-uniform: many small groups, a few large ones.
-      uint32_t size = static_cast<uint32_t>(std::llround(5.0 * std::pow(40.0, rng.unit())));
+      // 5..200, many small groups and a few large ones (integer draws only:
+      // std::pow may round differently between math libraries).
+      uint32_t size = 5 + static_cast<uint32_t>(rng.below(rng.below(196) + 1));
       if (group <= order.size()) size = std::min(size, first_round_cap);
       if (impossible_scenario(s)) size = static_cast<uint32_t>(rng.between(5, 8));
       if (s == kGpu) size = std::min<uint32_t>(size, 40);

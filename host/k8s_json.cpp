@@ -819,6 +819,9 @@ Cluster assemble_cluster(std::vector<Node> nodes, std::vector<Pod> pods,
         spdlog::warn("dropping pod {} ({}): it runs on node {}, which is not in {}", pod.key(), pod.origin,
                      pod.node_name, nodes_origin);
       }
+    } else if (pod.deleting) {
+      // Upstream skips pods being deleted instead of scheduling them.
+      spdlog::debug("ignoring pending pod {} ({}): it is being deleted", pod.key(), pod.origin);
     } else if (schedulers.count(pod.scheduler_name) != 0) {
       cluster.pending_pods.push_back(std::move(pod));
     } else {

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -22,10 +23,7 @@
 #include "host/io.hpp"
 #include "host/json_writer.hpp"
 #include "host/k8s_json.hpp"
-#if __has_include("host/perf.hpp")  // TEMP until perf lands
 #include "host/perf.hpp"
-#define BULKSCORE_HAVE_PERF 1
-#endif
 
 namespace bs = bulkscore;
 
@@ -234,6 +232,11 @@ std::string version_text() {
 
 }  // namespace
 
+int perf_main_interim(const bs::PerfCliOptions&) {
+  std::fprintf(stderr, "bulkscore perf: not available in this build yet\n");
+  return 1;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"bulkscore: kube-scheduler's Filter/Score cycle in bulk, on the CPU or the GPU"};
   app.require_subcommand(1);
@@ -272,15 +275,19 @@ int main(int argc, char** argv) {
   generate->add_option("--pending", gen.pending_pods, "number of pending pods")->capture_default_str();
   generate->add_option("--seed", gen.seed, "generator seed")->capture_default_str();
 
-#ifdef BULKSCORE_HAVE_PERF
   bs::PerfCliOptions perf;
   auto* perf_cmd = app.add_subcommand("perf", "run scheduler_perf workload files, report SchedulingThroughput");
   perf_cmd->add_option("--config", perf.config_path, "scheduler_perf performance-config.yaml");
-  perf_cmd->add_option("--workload", perf.workload, "TestCase/Workload to run (default: all)");
+  perf_cmd->add_option("--workload", perf.workload_filter, "TestCase/Workload to run (default: all)");
+  perf_cmd->add_option("--label", perf.label_filter, "run only workloads carrying this label (e.g. performance)");
   perf_cmd->add_option("--backend", perf.backend, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  perf_cmd->add_option("--percentage-of-nodes-to-score", perf.percentage_of_nodes_to_score,
+                       "override the profile's percentageOfNodesToScore (0-100)")
+      ->check(CLI::Range(0, 100));
   perf_cmd->add_option("-o,--output", perf.output_path, "results JSON (BenchmarkPerfScheduling shape)");
-  perf_cmd->add_option("--compare", perf.compare_paths, "print a table comparing results JSON files");
-#endif
+  perf_cmd->add_option("--compare", perf.compare_files, "print a table comparing results JSON files")
+      ->expected(1, -1);
+  perf_cmd->add_flag("--list", perf.list_only, "list the selected workloads and exit");
 
   // -v is accepted before or after the subcommand.
   for (auto* sub : app.get_subcommands({})) sub->fallthrough();
@@ -303,12 +310,10 @@ int main(int argc, char** argv) {
     if (*schedule) return cmd_schedule(nodes, pods, config, backend, tie_break, seed, out);
     if (*explain) return cmd_explain(nodes, pods, config, backend, pod_key, out);
     if (*generate) return cmd_generate(gen, nodes_out, pods_out);
-#ifdef BULKSCORE_HAVE_PERF
     if (*perf_cmd) {
-      perf.verbosity = verbosity;
-      return bs::perf_main(perf);
+      perf.verbosity = std::max(1, verbosity);  // progress is shown unless asked otherwise
+      return perf_main_interim(perf);
     }
-#endif
   } catch (const bs::InputError& e) {
     std::fprintf(stderr, "bulkscore: error: %s\n", e.what());
     return kExitBadInput;

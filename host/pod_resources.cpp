@@ -85,13 +85,14 @@ ResourceList pod_requests_nonzero_for_scoring(const Pod& pod) {
 
 ResourceList pod_requests_nonzero_for_node(const Pod& pod) {
   if (!has_pod_level(pod)) return pod_requests_nonzero_for_scoring(pod);
-  ResourceList r = aggregate_containers(pod, false);
-  apply_pod_level(pod, r);
+  // "Missing" is judged on the full request, overhead included; a missing
+  // resource then takes the per-container defaults (none without containers).
+  ResourceList r = pod_requests(pod);
   const ResourceList defaulted = aggregate_containers(pod, true);
   for (const char* name : {"cpu", "memory"}) {
-    if (!r.count(name)) r[name] = defaulted.at(name);
+    const auto it = defaulted.find(name);
+    if (!r.count(name) && it != defaulted.end()) r[name] = it->second;
   }
-  add_into(r, pod.overhead);
   return r;
 }
 

@@ -289,9 +289,14 @@ void Snapshot::account_pod(const Pod& pod, uint32_t node) {
     const int32_t r = intern_resource(name);
     requested_[static_cast<size_t>(r) * num_nodes_ + node] += amount;
   }
+  // A pod without containers has no non-zero request at all (counts 0).
   const ResourceList nz = pod_requests_nonzero_for_node(pod);
-  nonzero_requested_[node] += nz.at("cpu");
-  nonzero_requested_[static_cast<size_t>(num_nodes_) + node] += nz.at("memory");
+  const auto amount = [&](const char* name) {
+    const auto it = nz.find(name);
+    return it == nz.end() ? int64_t(0) : it->second;
+  };
+  nonzero_requested_[node] += amount("cpu");
+  nonzero_requested_[static_cast<size_t>(num_nodes_) + node] += amount("memory");
   pod_count_[node] += 1;
   pods_on_node_[node].push_back(static_cast<uint32_t>(pods_.size()));
   pods_.push_back(pod);

@@ -100,12 +100,15 @@ struct SnapshotView {
     }
     return kNoId;
   }
+  // Binary search: nodes list tens of image names.
   BULKSCORE_HD bool has_image(uint32_t node, int32_t image) const {
-    for (uint32_t i = image_offsets[node], e = image_offsets[node + 1]; i < e; ++i) {
-      if (image_ids[i] == image) return true;
-      if (image_ids[i] > image) break;
+    uint32_t lo = image_offsets[node], hi = image_offsets[node + 1];
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (image_ids[mid] < image) lo = mid + 1;
+      else hi = mid;
     }
-    return false;
+    return lo < image_offsets[node + 1] && image_ids[lo] == image;
   }
 };
 

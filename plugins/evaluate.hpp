@@ -92,6 +92,33 @@ BULKSCORE_HD NormalizeKind normalize_kind(uint8_t plugin) {
   }
 }
 
+// Calls fn(plugins::P{}) for the plugin with id `plugin`: lets a backend
+// dispatch once per plugin and loop over nodes inside (plugin-major loops).
+template <class Fn>
+void visit_plugin(uint8_t plugin, Fn&& fn) {
+  switch (plugin) {
+#define BULKSCORE_X(P)                   \
+  case static_cast<uint8_t>(PluginId::P): \
+    fn(plugins::P{});                    \
+    break;
+    BULKSCORE_PLUGINS(BULKSCORE_X)
+#undef BULKSCORE_X
+    default:
+      break;
+  }
+}
+
+// The state of plugin P inside a query.
+template <class P>
+BULKSCORE_HD const typename P::State& plugin_state(const PodQueryView& q);
+#define BULKSCORE_X(P)                                                                         \
+  template <>                                                                                  \
+  BULKSCORE_HD const plugins::P::State& plugin_state<plugins::P>(const PodQueryView& q) {      \
+    return q.states.P##_state;                                                                 \
+  }
+BULKSCORE_PLUGINS(BULKSCORE_X)
+#undef BULKSCORE_X
+
 // Filter plugins in profile order; the first rejection wins.
 BULKSCORE_HD NodeVerdict filter_node(const SnapshotView& s, const PodQueryView& q, uint32_t node) {
   for (uint32_t i = 0; i < q.num_filters; ++i) {

@@ -42,7 +42,9 @@ struct TermBuilder {
       return true;
     }
     if (r.op == "Gt" || r.op == "Lt") {
-      if (r.values.size() != 1 || !parse_go_int64(r.values[0], out.bound)) return false;
+      // The value must also be a valid label value (so "-1" is rejected).
+      if (r.values.size() != 1 || !is_valid_label_value(r.values[0]) || !parse_go_int64(r.values[0], out.bound))
+        return false;
       out.op = r.op == "Gt" ? AffinityRequirement::kGt : AffinityRequirement::kLt;
       return true;
     }

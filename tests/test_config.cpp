@@ -64,12 +64,6 @@ std::string plugin_args(const std::string& plugin, const std::string& args) {
          plugin + "\n    args:\n" + args;
 }
 
-std::vector<std::string> score_names(const ProfileConfig& p) {
-  std::vector<std::string> out;
-  for (const PluginEntry& e : p.score) out.push_back(e.name);
-  return out;
-}
-
 std::vector<std::pair<std::string, int32_t>> score_weights(const ProfileConfig& p) {
   std::vector<std::pair<std::string, int32_t>> out;
   for (const PluginEntry& e : p.score) out.emplace_back(e.name, e.weight);

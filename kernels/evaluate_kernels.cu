@@ -1,0 +1,351 @@
+// The CUDA backend's kernels. Every per-node rule comes from
+// plugins/evaluate.hpp (filter_node, run_score, normalize_score,
+// selection_key): nothing here knows a plugin. Built with -fmad=false so the
+// float64 rules round exactly as on the CPU.
+//
+// One pod, in stream order:
+//   1. evaluate_positions: per visiting position, the filter verdict and, for
+//      feasible nodes, the raw score of every slot. Without sampling every
+//      visited node is scored, so the rejection histogram and the per-slot
+//      min/max are reduced here too (warp shuffles, shared atomics, then one
+//      global atomic per block and bin).
+//   2. cub::DeviceSelect::Flagged: feasible positions, in visiting order.
+//   3. (sampling only) tally_sampled: the cut after `cap` feasible positions,
+//      then the histogram over the visited positions and min/max over the
+//      kept ones.
+//   4. score_and_select: normalization, weighted totals and selection keys of
+//      the kept nodes, compacted; the argmax (ties to the lower node index)
+//      by block reduction; the last block to finish reduces the block results
+//      and writes the Answer.
+// Counts that only the device knows (feasible nodes, the cut) are read from
+// device memory by the kernels, so nothing waits on the host in between.
+#include <cub/block/block_reduce.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <climits>
+
+#include "kernels/launch.hpp"
+
+namespace bulkscore {
+namespace cuda_detail {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
+
+using PositionIterator = thrust::counting_iterator<uint32_t>;
+
+#ifndef NDEBUG
+// Debug builds: surface a faulting kernel at its launch, not at the next sync.
+#define BULKSCORE_DEBUG_SYNC(stream)                          \
+  do {                                                        \
+    const cudaError_t e_ = cudaStreamSynchronize(stream);     \
+    if (e_ != cudaSuccess) return e_;                         \
+  } while (0)
+#else
+#define BULKSCORE_DEBUG_SYNC(stream) \
+  do {                               \
+  } while (0)
+#endif
+
+#define BULKSCORE_RETURN_IF_ERROR(call)  \
+  do {                                   \
+    const cudaError_t e_ = (call);       \
+    if (e_ != cudaSuccess) return e_;    \
+  } while (0)
+
+// How many positions are kept and how many were visited: all of them, or
+// the visit cut just after the cap-th feasible position (as the CPU's loop
+// breaks there).
+struct Counts {
+  uint32_t kept;
+  uint32_t processed;
+};
+
+__device__ __forceinline__ Counts read_counts(const Control* ctrl, const uint32_t* feasible_pos, uint32_t cap,
+                                              uint32_t count) {
+  const uint32_t found = ctrl->num_selected;
+  if (found >= cap) return Counts{cap, feasible_pos[cap - 1] + 1};
+  return Counts{found, count};
+}
+
+// Per-block accumulators for the rejection histogram and per-slot min/max.
+struct BlockTally {
+  uint32_t hist[kHistBins];
+  long long min[kMaxProfilePlugins];
+  long long max[kMaxProfilePlugins];
+};
+
+__device__ __forceinline__ void tally_init(BlockTally& t) {
+  for (uint32_t i = threadIdx.x; i < kHistBins; i += blockDim.x) t.hist[i] = 0;
+  if (threadIdx.x < kMaxProfilePlugins) {
+    t.min[threadIdx.x] = LLONG_MAX;
+    t.max[threadIdx.x] = LLONG_MIN;
+  }
+}
+
+__device__ __forceinline__ void tally_rejection(BlockTally& t, const NodeVerdict& v) {
+  if (v.plugin >= kNumPlugins) return;  // no plugin id beyond the registry reaches here
+  for (uint64_t bits = v.reasons; bits; bits &= bits - 1)
+    atomicAdd(&t.hist[v.plugin * 64u + static_cast<uint32_t>(__ffsll(static_cast<long long>(bits)) - 1)], 1u);
+}
+
+// Every lane of the warp must call this (no early returns before it).
+__device__ __forceinline__ void tally_score(BlockTally& t, uint32_t slot, bool has, int64_t raw) {
+  long long mn = has ? static_cast<long long>(raw) : LLONG_MAX;
+  long long mx = has ? static_cast<long long>(raw) : LLONG_MIN;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    mn = min(mn, __shfl_xor_sync(kFullMask, mn, offset));
+    mx = max(mx, __shfl_xor_sync(kFullMask, mx, offset));
+  }
+  if ((threadIdx.x & 31) == 0 && mn <= mx) {
+    atomicMin(&t.min[slot], mn);
+    atomicMax(&t.max[slot], mx);
+  }
+}
+
+// After a __syncthreads: adds the block's tallies into the pod's Control.
+__device__ __forceinline__ void tally_flush(const BlockTally& t, Control* ctrl, uint32_t num_scores) {
+  for (uint32_t i = threadIdx.x; i < kHistBins; i += blockDim.x)
+    if (t.hist[i]) atomicAdd(&ctrl->hist[i], t.hist[i]);
+  if (threadIdx.x < num_scores && t.min[threadIdx.x] <= t.max[threadIdx.x]) {
+    atomicMin(reinterpret_cast<long long*>(&ctrl->stat_min[threadIdx.x]), t.min[threadIdx.x]);
+    atomicMax(reinterpret_cast<long long*>(&ctrl->stat_max[threadIdx.x]), t.max[threadIdx.x]);
+  }
+}
+
+// ptxas (CUDA 13.0, sm_90): with (kBlock) alone it caps this kernel at 64
+// registers and spills; asking for 3 resident blocks gives it 80, spill-free.
+// The 128-byte stack frame is BalancedAllocation's per-node fraction array.
+constexpr int kEvaluateMinBlocks = 3;
+
+__global__ void __launch_bounds__(kBlock, kEvaluateMinBlocks)
+    evaluate_positions(const __grid_constant__ SnapshotView s, const __grid_constant__ PodQueryView q, Visit visit,
+                       uint8_t* flags, NodeVerdict* pos_verdicts, int64_t* raw_pos, Control* ctrl, bool tally) {
+  __shared__ BlockTally t;
+  if (tally) tally_init(t);
+  const uint32_t k = blockIdx.x * kBlock + threadIdx.x;
+  const bool valid = k < visit.count;
+  bool feasible = false;
+  uint32_t node = 0;
+  if (tally) __syncthreads();
+  if (valid) {
+    node = visit.node_at(k);
+    const NodeVerdict v = filter_node(s, q, node);
+    feasible = v.feasible();
+    flags[k] = feasible ? 1 : 0;
+    if (pos_verdicts) pos_verdicts[k] = v;
+    if (tally && !feasible) tally_rejection(t, v);
+  }
+  for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
+    int64_t raw = 0;
+    if (feasible) {
+      raw = run_score(q.scores[slot], s, q, node);
+      raw_pos[static_cast<size_t>(slot) * visit.count + k] = raw;
+    }
+    if (tally && normalize_kind(q.scores[slot]) != NormalizeKind::None) tally_score(t, slot, feasible, raw);
+  }
+  if (tally) {
+    __syncthreads();
+    tally_flush(t, ctrl, q.num_scores);
+  }
+}
+
+// Sampling: the histogram over the visited positions and min/max over the
+// kept ones, once the compaction has located the cut.
+__global__ void __launch_bounds__(kBlock)
+    tally_sampled(const __grid_constant__ PodQueryView q, uint32_t count, uint32_t cap, const uint8_t* flags,
+                  const NodeVerdict* pos_verdicts, const int64_t* raw_pos, const uint32_t* feasible_pos,
+                  Control* ctrl) {
+  __shared__ BlockTally t;
+  tally_init(t);
+  __syncthreads();
+  const Counts c = read_counts(ctrl, feasible_pos, cap, count);
+  const uint32_t k = blockIdx.x * kBlock + threadIdx.x;
+  if (k < c.processed && !flags[k]) tally_rejection(t, pos_verdicts[k]);
+  const bool kept = k < c.kept;  // k doubles as an index into the kept list
+  const uint32_t pos = kept ? feasible_pos[k] : 0;
+  for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
+    if (normalize_kind(q.scores[slot]) == NormalizeKind::None) continue;
+    const int64_t raw = kept ? raw_pos[static_cast<size_t>(slot) * count + pos] : 0;
+    tally_score(t, slot, kept, raw);
+  }
+  __syncthreads();
+  tally_flush(t, ctrl, q.num_scores);
+}
+
+struct Better {
+  __device__ __forceinline__ BestItem operator()(const BestItem& a, const BestItem& b) const {
+    if (a.key != b.key) return a.key > b.key ? a : b;
+    return a.node <= b.node ? a : b;
+  }
+};
+
+using BestReduce = cub::BlockReduce<BestItem, kBlock>;
+
+__device__ __forceinline__ BestItem no_item() { return BestItem{0, 0, UINT32_MAX, 0}; }
+
+__global__ void __launch_bounds__(kBlock)
+    score_and_select(const __grid_constant__ PodQueryView q, Visit visit, uint32_t cap, bool score_single,
+                     const int64_t* raw_pos, const uint32_t* feasible_pos, uint64_t* keys, uint32_t* nodes,
+                     int64_t* totals, int64_t* raw_c, int64_t* norm_c, BestItem* partials, Control* ctrl) {
+  __shared__ typename BestReduce::TempStorage reduce_storage;
+  __shared__ bool is_last;
+  __shared__ NormStats stats[kMaxProfilePlugins];
+  if (threadIdx.x < q.num_scores) stats[threadIdx.x] = NormStats{ctrl->stat_min[threadIdx.x], ctrl->stat_max[threadIdx.x]};
+  __syncthreads();
+  const Counts c = read_counts(ctrl, feasible_pos, cap, visit.count);
+  const uint32_t kept = c.kept;
+  // Upstream picks a lone feasible node without scoring it.
+  const bool scored = kept > 1 || (kept == 1 && score_single);
+  BestItem best = no_item();
+  for (uint32_t i = blockIdx.x * kBlock + threadIdx.x; i < kept; i += gridDim.x * kBlock) {
+    const uint32_t pos = feasible_pos[i];
+    const uint32_t node = visit.node_at(pos);
+    int64_t total = 0;
+    if (scored) {
+      for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
+        const int64_t raw = raw_pos[static_cast<size_t>(slot) * visit.count + pos];
+        const int64_t norm = normalize_score(normalize_kind(q.scores[slot]), raw, stats[slot]);
+        total += norm * q.weights[slot];
+        if (raw_c) {
+          raw_c[static_cast<size_t>(slot) * kept + i] = raw;
+          norm_c[static_cast<size_t>(slot) * kept + i] = norm;
+        }
+      }
+      if (totals) totals[i] = total;
+    }
+    const uint64_t key = selection_key(total, node, q);
+    keys[i] = key;
+    nodes[i] = node;
+    best = Better()(best, BestItem{key, total, node, 0});
+  }
+  const BestItem block_best = BestReduce(reduce_storage).Reduce(best, Better());
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = block_best;
+    __threadfence();  // the partial is visible before the ticket is taken
+    is_last = atomicAdd(&ctrl->blocks_done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!is_last) return;
+
+  // The last block: every partial is written and fenced.
+  __threadfence();
+  BestItem b = no_item();
+  for (uint32_t j = threadIdx.x; j < gridDim.x; j += kBlock) {
+    const volatile BestItem* p = partials + j;
+    b = Better()(b, BestItem{p->key, p->total, p->node, 0});
+  }
+  __syncthreads();  // reduce_storage is reused
+  const BestItem all = BestReduce(reduce_storage).Reduce(b, Better());
+  if (threadIdx.x == 0) {
+    Answer a;
+    a.num_feasible = kept;
+    a.processed = c.processed;
+    a.chosen = kept ? static_cast<int32_t>(all.node) : -1;
+    a.scored = scored ? 1u : 0u;
+    a.chosen_total = kept ? all.total : 0;
+    a.best_key = kept ? all.key : 0;
+    ctrl->answer = a;
+  }
+}
+
+// One block per touched node: its requested column entries, non-zero
+// requests, pod count and used host-port slots.
+__global__ void apply_node_updates(MutableColumns cols, const uint8_t* records) {
+  const uint64_t offset = reinterpret_cast<const uint64_t*>(records)[blockIdx.x];
+  const uint8_t* rec = records + offset;
+  const NodeUpdateHeader h = *reinterpret_cast<const NodeUpdateHeader*>(rec);
+  const int64_t* values = reinterpret_cast<const int64_t*>(rec + sizeof(NodeUpdateHeader));
+  const HostPortEntry* ports =
+      reinterpret_cast<const HostPortEntry*>(rec + sizeof(NodeUpdateHeader) + (cols.num_resources + 2) * 8);
+  const size_t n = cols.num_nodes;
+  for (uint32_t r = threadIdx.x; r < cols.num_resources; r += blockDim.x)
+    cols.requested[r * n + h.node] = values[r];
+  for (uint32_t j = threadIdx.x; j < h.port_count; j += blockDim.x) cols.ports[h.port_begin + j] = ports[j];
+  if (threadIdx.x == 0) {
+    cols.nonzero_requested[h.node] = values[cols.num_resources];
+    cols.nonzero_requested[n + h.node] = values[cols.num_resources + 1];
+    cols.pod_count[h.node] = h.pod_count;
+    cols.port_counts[h.node] = h.port_count;
+  }
+}
+
+uint32_t blocks_for(uint32_t items) { return (items + kBlock - 1) / kBlock; }
+
+}  // namespace
+
+cudaError_t probe_kernel_image() {
+  cudaFuncAttributes attr;
+  return cudaFuncGetAttributes(&attr, evaluate_positions);
+}
+
+cudaError_t select_temp_bytes(uint32_t num_items, size_t& bytes) {
+  bytes = 0;
+  return cub::DeviceSelect::Flagged(nullptr, bytes, PositionIterator(0), static_cast<const uint8_t*>(nullptr),
+                                    static_cast<uint32_t*>(nullptr), static_cast<uint32_t*>(nullptr),
+                                    static_cast<int64_t>(num_items));
+}
+
+cudaError_t sort_temp_bytes(uint32_t num_items, size_t& bytes) {
+  bytes = 0;
+  return cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, static_cast<const uint64_t*>(nullptr),
+                                                   static_cast<uint64_t*>(nullptr),
+                                                   static_cast<const uint32_t*>(nullptr),
+                                                   static_cast<uint32_t*>(nullptr), static_cast<int64_t>(num_items));
+}
+
+cudaError_t enqueue_evaluation(const PodLaunch& p, const WorkBuffers& w, cudaStream_t stream) {
+  const uint32_t count = p.visit.count;
+  if (count == 0) return cudaSuccess;
+  const uint32_t grid = blocks_for(count);
+
+  evaluate_positions<<<grid, kBlock, 0, stream>>>(p.snap, p.query, p.visit, w.flags, w.pos_verdicts, w.raw_pos,
+                                                  w.ctrl, !p.sampling);
+  BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
+  BULKSCORE_DEBUG_SYNC(stream);
+
+  size_t temp_bytes = w.temp_bytes;
+  BULKSCORE_RETURN_IF_ERROR(cub::DeviceSelect::Flagged(w.temp, temp_bytes, PositionIterator(0),
+                                                       static_cast<const uint8_t*>(w.flags), w.feasible_pos,
+                                                       &w.ctrl->num_selected, static_cast<int64_t>(count), stream));
+  BULKSCORE_DEBUG_SYNC(stream);
+
+  if (p.sampling) {
+    tally_sampled<<<grid, kBlock, 0, stream>>>(p.query, count, p.cap, w.flags, w.pos_verdicts, w.raw_pos,
+                                               w.feasible_pos, w.ctrl);
+    BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
+    BULKSCORE_DEBUG_SYNC(stream);
+  }
+
+  score_and_select<<<p.select_blocks, kBlock, 0, stream>>>(p.query, p.visit, p.cap, p.score_single, w.raw_pos,
+                                                           w.feasible_pos, w.keys, w.nodes, w.totals, w.raw_c,
+                                                           w.norm_c, w.partials, w.ctrl);
+  BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
+  BULKSCORE_DEBUG_SYNC(stream);
+  return cudaSuccess;
+}
+
+cudaError_t enqueue_sort_descending(const uint64_t* keys_in, const uint32_t* nodes_in, uint64_t* keys_out,
+                                    uint32_t* nodes_out, uint32_t num_items, int end_bit, void* temp,
+                                    size_t temp_bytes, cudaStream_t stream) {
+  BULKSCORE_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairsDescending(
+      temp, temp_bytes, keys_in, keys_out, nodes_in, nodes_out, static_cast<int64_t>(num_items), 0, end_bit, stream));
+  BULKSCORE_DEBUG_SYNC(stream);
+  return cudaSuccess;
+}
+
+cudaError_t enqueue_node_updates(const MutableColumns& cols, const uint8_t* records, uint32_t num_records,
+                                 cudaStream_t stream) {
+  if (num_records == 0) return cudaSuccess;
+  apply_node_updates<<<num_records, 64, 0, stream>>>(cols, records);
+  BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
+  BULKSCORE_DEBUG_SYNC(stream);
+  return cudaSuccess;
+}
+
+}  // namespace cuda_detail
+}  // namespace bulkscore

@@ -1,0 +1,145 @@
+// What the CUDA backend's host code (cuda_backend.cpp, g++) and its kernels
+// (evaluate_kernels.cu, nvcc) share: plain structs of device pointers passed
+// by value, and the enqueue functions. Compiles with g++; every function
+// declared here only enqueues work on `stream` and returns the first CUDA
+// error, synchronizing nothing (except after each launch in debug builds).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "plugins/evaluate.hpp"
+
+namespace bulkscore {
+namespace cuda_detail {
+
+constexpr uint32_t kHistBins = kNumPlugins * 64;  // RejectionHistogram layout: [plugin * 64 + bit]
+
+// The visiting order of candidate positions k = 0..count-1, exactly as the
+// CPU backend walks them: identity (every node, no sampling), order[k]
+// (a candidate list), or order[(start + k) % count] when sampling (the
+// candidate list or the node-tree order, rotated). `order` is a device
+// pointer in kernels and a host pointer in host code.
+struct Visit {
+  const uint32_t* order = nullptr;  // nullptr: position k is node k
+  uint32_t count = 0;
+  uint32_t start = 0;
+  bool rotate = false;
+
+  BULKSCORE_HD uint32_t node_at(uint32_t k) const {
+    if (!order) return k;
+    return rotate ? order[(start + k) % count] : order[k];
+  }
+};
+
+// The per-pod answer, computed on the device and copied back in one piece
+// together with the rejection histogram that follows it in Control.
+struct Answer {
+  uint32_t num_feasible;
+  uint32_t processed;
+  int32_t chosen;
+  uint32_t scored;
+  int64_t chosen_total;
+  uint64_t best_key;  // the largest selection key (bounds the radix sort's bits)
+};
+
+// Per-pod device scratch with a fixed size. Re-initialized for every pod by
+// the same host-to-device copy that uploads the pod query.
+struct Control {
+  uint32_t num_selected;  // feasible positions found by the compaction
+  uint32_t blocks_done;   // last-block ticket of the selection kernel
+  int64_t stat_min[kMaxProfilePlugins];
+  int64_t stat_max[kMaxProfilePlugins];
+  // Copied back as one block: the answer, then the histogram.
+  Answer answer;
+  uint32_t hist[kHistBins];
+};
+
+// One block's best node: the highest key, ties to the lower node index.
+struct BestItem {
+  uint64_t key;
+  int64_t total;
+  uint32_t node;  // UINT32_MAX: none
+  uint32_t pad;
+};
+
+// One pod's evaluation, as the kernels see it.
+struct PodLaunch {
+  SnapshotView snap;   // device pointers
+  PodQueryView query;  // arena: device pointer
+  Visit visit;         // order: device pointer
+  uint32_t cap = UINT32_MAX;  // feasible positions to find; UINT32_MAX: all
+  bool sampling = false;      // cut the visit after `cap` feasible positions
+  bool score_single = false;
+  bool want_scores = false;
+  uint32_t select_blocks = 1;  // grid of the selection kernel (grid-stride)
+};
+
+// Device arrays of one evaluation, sized for `visit.count` positions (raw
+// arrays: num_scores * count). Optional ones are nullptr when not wanted.
+struct WorkBuffers {
+  Control* ctrl = nullptr;
+  uint8_t* flags = nullptr;            // [count] feasible per position
+  NodeVerdict* pos_verdicts = nullptr;  // [count] verdict per position (sampling or want_verdicts)
+  int64_t* raw_pos = nullptr;          // [slot * count + k] raw scores of feasible positions
+  uint32_t* feasible_pos = nullptr;    // [count] feasible positions in visiting order
+  uint64_t* keys = nullptr;            // [F] selection keys, compacted
+  uint32_t* nodes = nullptr;           // [F] node indices, compacted
+  int64_t* totals = nullptr;           // [F] (want_scores)
+  int64_t* raw_c = nullptr;            // [slot * F + i] (want_scores)
+  int64_t* norm_c = nullptr;           // [slot * F + i] (want_scores)
+  BestItem* partials = nullptr;        // [select_blocks]
+  void* temp = nullptr;                // CUB temporary storage
+  size_t temp_bytes = 0;
+};
+
+// The snapshot columns an assumed pod changes, on the device.
+struct MutableColumns {
+  int64_t* requested = nullptr;          // [num_resources * num_nodes]
+  int64_t* nonzero_requested = nullptr;  // [2 * num_nodes]
+  int32_t* pod_count = nullptr;
+  uint32_t* port_counts = nullptr;
+  HostPortEntry* ports = nullptr;
+  uint32_t num_nodes = 0;
+  uint32_t num_resources = 0;
+};
+
+// One touched node's new values, as packed in the staging buffer: this
+// header, then int64 requested[num_resources], int64 nonzero[2], then
+// HostPortEntry ports[port_count], the record padded to 8 bytes. The buffer
+// starts with uint64 record offsets (bytes from the buffer start).
+struct NodeUpdateHeader {
+  uint32_t node;
+  uint32_t port_begin;
+  uint32_t port_count;
+  int32_t pod_count;
+};
+
+// cudaSuccess when this build's kernels can run on the current device (the
+// error otherwise, e.g. cudaErrorNoKernelImageForDevice on a pre-Hopper GPU
+// when only sm_90 code and compute_90 PTX were built).
+cudaError_t probe_kernel_image();
+
+// CUB temporary storage needed for `num_items` items.
+cudaError_t select_temp_bytes(uint32_t num_items, size_t& bytes);
+cudaError_t sort_temp_bytes(uint32_t num_items, size_t& bytes);
+
+// Filter, score, compact, normalize, total, select: everything up to the
+// Answer and histogram in `w.ctrl`. `w.ctrl` must hold a fresh Control.
+cudaError_t enqueue_evaluation(const PodLaunch& p, const WorkBuffers& w, cudaStream_t stream);
+
+// Sorts `num_items` (key, node) pairs by descending key, stably, looking at
+// key bits [0, end_bit).
+cudaError_t enqueue_sort_descending(const uint64_t* keys_in, const uint32_t* nodes_in, uint64_t* keys_out,
+                                    uint32_t* nodes_out, uint32_t num_items, int end_bit, void* temp,
+                                    size_t temp_bytes, cudaStream_t stream);
+
+// Applies `num_records` packed node updates (see NodeUpdateHeader) from the
+// device staging buffer `records`.
+cudaError_t enqueue_node_updates(const MutableColumns& cols, const uint8_t* records, uint32_t num_records,
+                                 cudaStream_t stream);
+
+}  // namespace cuda_detail
+}  // namespace bulkscore

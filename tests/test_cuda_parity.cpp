@@ -1,0 +1,660 @@
+// CUDA backend parity: the CUDA backend must return exactly what the CPU
+// backend returns (every EvalResult field, and the engine's schedule
+// sequence), on random clusters from a printed seed (override with
+// BULKSCORE_PARITY_SEED=<n>).
+//
+// Without a CUDA device (or in a build without CUDA) the parity tests skip;
+// the harness itself still runs CPU against CPU in CudaParityHarness so that
+// the random clusters stay valid inputs. BULKSCORE_PARITY_AGAINST=cpu runs the
+// full parity suite with a fresh CPU backend in place of the CUDA one (a dry
+// run of the harness on machines without a GPU).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/backend.hpp"
+#include "host/common.hpp"
+#include "host/config.hpp"
+#include "host/engine.hpp"
+#include "host/generator.hpp"
+#include "host/model.hpp"
+#include "host/pod_query.hpp"
+#include "host/snapshot.hpp"
+
+namespace bulkscore {
+namespace {
+
+// ---- seed and backend under test ---------------------------------------------
+
+uint64_t parity_seed() {
+  static const uint64_t seed = [] {
+    uint64_t s = 20251121;
+    if (const char* env = std::getenv("BULKSCORE_PARITY_SEED")) s = std::strtoull(env, nullptr, 0);
+    std::printf("[ parity ] seed %llu (rerun with BULKSCORE_PARITY_SEED=%llu)\n", static_cast<unsigned long long>(s),
+                static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+bool dry_run_on_cpu() {
+  const char* env = std::getenv("BULKSCORE_PARITY_AGAINST");
+  return env && std::string(env) == "cpu";
+}
+
+// "" when the backend under test can be made; else why not.
+std::string why_no_backend_under_test() {
+  if (dry_run_on_cpu()) return "";
+#ifdef BULKSCORE_WITH_CUDA
+  return cuda_unavailable_reason();
+#else
+  return "no CUDA device: this build has no CUDA backend (configured without a CUDA compiler)";
+#endif
+}
+
+std::unique_ptr<Backend> backend_under_test() { return dry_run_on_cpu() ? make_cpu_backend() : make_cuda_backend(); }
+const char* engine_backend_under_test() { return dry_run_on_cpu() ? "cpu" : "cuda"; }
+
+#define REQUIRE_BACKEND_UNDER_TEST()                     \
+  do {                                                   \
+    const std::string why_ = why_no_backend_under_test(); \
+    if (!why_.empty()) GTEST_SKIP() << why_;             \
+  } while (0)
+
+// ---- random clusters ------------------------------------------------------------
+
+template <class T, size_t N>
+const T& pick(SplitMix64& rng, const T (&items)[N]) {
+  return items[rng.below(N)];
+}
+
+constexpr int64_t kMi = 1024 * 1024;
+constexpr int64_t kGi = 1024 * kMi;
+
+const char* const kPools[] = {"general", "general", "compute", "memory", "gpu", "infra"};
+const char* const kGenerations[] = {"3", "4", "5", "6", "7", "10", "007", "-1", "x7", ""};
+const char* const kLabelKeys[] = {"pool", "gen", "ssd", "team", "topology.kubernetes.io/zone", "missing"};
+const char* const kLabelValues[] = {"general", "compute", "gpu", "infra", "true", "a", "b", "zone-a", "zone-b", "5", ""};
+const char* const kHostIps[] = {"", "", "0.0.0.0", "10.0.0.1", "10.0.0.2"};
+const char* const kProtocols[] = {"", "TCP", "UDP"};
+const int32_t kHostPorts[] = {80, 8080, 9100, 53};
+
+std::string image_name(uint32_t k) { return "registry.local/app-" + std::to_string(k) + ":1." + std::to_string(k % 3); }
+
+Node random_node(SplitMix64& rng, uint32_t i, bool degenerate) {
+  Node n;
+  n.name = "node-" + std::to_string(i);
+  n.labels["kubernetes.io/hostname"] = n.name;
+  n.labels["topology.kubernetes.io/region"] = "r1";
+  n.labels["topology.kubernetes.io/zone"] = std::string("zone-") + static_cast<char>('a' + rng.below(3));
+  const std::string pool = pick(rng, kPools);
+  n.labels["pool"] = pool;
+  if (rng.chance(0.8)) n.labels["gen"] = pick(rng, kGenerations);
+  if (rng.chance(0.3)) n.labels["ssd"] = "true";
+  if (rng.chance(0.15)) n.labels["team"] = rng.chance(0.5) ? "a" : "b";
+  if (pool == "gpu") n.taints.push_back({"gpu", "present", "NoSchedule"});
+  if (pool == "infra") n.taints.push_back({"dedicated", "infra", "NoSchedule"});
+  if (rng.chance(0.2)) n.taints.push_back({"spot", "true", "PreferNoSchedule"});
+  if (rng.chance(0.15)) n.taints.push_back({"noisy", rng.chance(0.5) ? "x" : "y", "PreferNoSchedule"});
+  if (rng.chance(0.03)) n.taints.push_back({"maintenance", "", "NoExecute"});
+  n.unschedulable = rng.chance(0.03);
+  if (degenerate) {
+    // Zero capacity: no resources at all, or all of them zero.
+    if (rng.chance(0.5)) n.allocatable = {{"cpu", 0}, {"memory", 0}, {"pods", 0}};
+  } else {
+    const int64_t cores = static_cast<int64_t>(1) << rng.below(7);  // 1..64
+    n.allocatable["cpu"] = cores * 1000 - static_cast<int64_t>(rng.below(300));
+    n.allocatable["memory"] = cores * 4 * kGi - static_cast<int64_t>(rng.below(512)) * kMi;
+    n.allocatable["ephemeral-storage"] = rng.between(20, 200) * kGi;
+    n.allocatable["pods"] = rng.between(4, 110);
+    if (pool == "gpu") n.allocatable["example.com/gpu"] = rng.between(1, 8);
+    if (rng.chance(0.15)) n.allocatable["hugepages-2Mi"] = rng.between(0, 64) * 2 * kMi;
+  }
+  const uint32_t images = static_cast<uint32_t>(rng.below(8));
+  for (uint32_t j = 0; j < images; ++j) {
+    const uint32_t k = static_cast<uint32_t>(rng.below(12));
+    ContainerImage img;
+    img.names = {image_name(k), "registry.local/app-" + std::to_string(k) + "@sha256:" + std::to_string(1000 + k)};
+    img.size_bytes = (k < 4 ? 5 : k < 8 ? 300 : 2500) * kMi + static_cast<int64_t>(k) * kMi;
+    n.images.push_back(img);
+  }
+  return n;
+}
+
+ContainerPort random_host_port(SplitMix64& rng) {
+  ContainerPort p;
+  p.host_port = pick(rng, kHostPorts);
+  p.container_port = p.host_port;
+  p.protocol = pick(rng, kProtocols);
+  p.host_ip = pick(rng, kHostIps);
+  if (rng.chance(0.02)) p.host_ip = "10.9.9." + std::to_string(rng.below(250));  // a new dictionary string
+  return p;
+}
+
+Container random_container(SplitMix64& rng, const std::string& name, bool allow_rare_resources) {
+  Container c;
+  c.name = name;
+  const uint32_t k = static_cast<uint32_t>(rng.below(14));
+  c.image = k < 12 ? (rng.chance(0.8) ? image_name(k) : "registry.local/app-" + std::to_string(k)) : "busybox";
+  if (!rng.chance(0.15)) {  // else BestEffort
+    c.requests["cpu"] = rng.between(1, 40) * 100;
+    c.requests["memory"] = rng.between(1, 64) * 128 * kMi;
+    if (rng.chance(0.2)) c.requests["ephemeral-storage"] = rng.between(1, 30) * kGi;
+    if (rng.chance(0.1)) c.requests["example.com/gpu"] = rng.between(1, 4);
+    if (rng.chance(0.05)) c.requests["hugepages-2Mi"] = rng.between(1, 16) * 2 * kMi;
+    if (rng.chance(0.02)) c.requests["cpu"] = 200000;  // fits nowhere
+    if (allow_rare_resources && rng.chance(0.01)) c.requests["example.com/fpga"] = 1;  // a new column
+  }
+  return c;
+}
+
+NodeSelectorRequirement random_requirement(SplitMix64& rng) {
+  static const char* const kOps[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+  NodeSelectorRequirement r;
+  r.key = pick(rng, kLabelKeys);
+  r.op = pick(rng, kOps);
+  if (r.op == "In" || r.op == "NotIn") {
+    const uint32_t values = 1 + static_cast<uint32_t>(rng.below(3));
+    for (uint32_t i = 0; i < values; ++i) r.values.push_back(pick(rng, kLabelValues));
+  } else if (r.op == "Gt" || r.op == "Lt") {
+    r.key = "gen";
+    r.values.push_back(std::to_string(rng.between(2, 8)));
+  }
+  return r;
+}
+
+NodeSelectorTerm random_term(SplitMix64& rng, uint32_t num_nodes) {
+  NodeSelectorTerm t;
+  const uint32_t reqs = 1 + static_cast<uint32_t>(rng.below(2));
+  for (uint32_t i = 0; i < reqs; ++i) t.match_expressions.push_back(random_requirement(rng));
+  if (num_nodes && rng.chance(0.05)) {
+    NodeSelectorRequirement f;
+    f.key = "metadata.name";
+    f.op = rng.chance(0.7) ? "In" : "NotIn";
+    f.values.push_back("node-" + std::to_string(rng.below(num_nodes)));
+    t.match_fields.push_back(f);
+  }
+  return t;
+}
+
+Pod random_pending_pod(SplitMix64& rng, uint32_t i, uint32_t num_nodes, const std::vector<std::string>& schedulers) {
+  Pod p;
+  p.namespace_name = "parity";
+  p.name = "pending-" + std::to_string(i);
+  p.uid = "uid-" + std::to_string(i);
+  p.scheduler_name = schedulers[rng.below(schedulers.size())];
+  p.phase = "Pending";
+  p.origin = "parity: pending[" + std::to_string(i) + "]";
+  const uint32_t containers = 1 + static_cast<uint32_t>(rng.below(3));
+  for (uint32_t c = 0; c < containers; ++c)
+    p.containers.push_back(random_container(rng, "c" + std::to_string(c), true));
+  if (rng.chance(0.2)) {
+    Container init = random_container(rng, "init", false);
+    init.restart_policy_always = rng.chance(0.3);
+    p.init_containers.push_back(init);
+  }
+  if (rng.chance(0.05)) p.overhead["cpu"] = 100;
+  if (rng.chance(0.12)) {
+    const uint32_t ports = 1 + static_cast<uint32_t>(rng.below(2));
+    for (uint32_t j = 0; j < ports; ++j) p.containers[0].ports.push_back(random_host_port(rng));
+  }
+  if (rng.chance(0.15)) {
+    p.has_node_selector = true;
+    p.node_selector["pool"] = rng.chance(0.9) ? pick(rng, kPools) : "no-such-pool";
+  }
+  if (rng.chance(0.35)) {
+    NodeAffinity na;
+    if (rng.chance(0.6)) {
+      NodeSelector sel;
+      const uint32_t terms = 1 + static_cast<uint32_t>(rng.below(2));
+      for (uint32_t t = 0; t < terms; ++t) sel.terms.push_back(random_term(rng, num_nodes));
+      na.required = sel;
+    }
+    if (rng.chance(0.6)) {
+      na.has_preferred = true;
+      const uint32_t terms = 1 + static_cast<uint32_t>(rng.below(3));
+      for (uint32_t t = 0; t < terms; ++t)
+        na.preferred.push_back({static_cast<int32_t>(rng.between(1, 100)), random_term(rng, 0)});
+    }
+    Affinity a;
+    a.node_affinity = na;
+    p.affinity = a;
+  }
+  if (rng.chance(0.35)) {
+    static const Toleration kTolerations[] = {
+        {"gpu", "Exists", "", "NoSchedule"},      {"dedicated", "Equal", "infra", "NoSchedule"},
+        {"spot", "Equal", "true", "PreferNoSchedule"}, {"noisy", "Exists", "", "PreferNoSchedule"},
+        {"noisy", "", "x", ""},                   {"", "Exists", "", ""},
+        {"maintenance", "Exists", "", "NoExecute"}, {"dedicated", "Equal", "other", ""}};
+    const uint32_t n = 1 + static_cast<uint32_t>(rng.below(3));
+    for (uint32_t t = 0; t < n; ++t) p.tolerations.push_back(pick(rng, kTolerations));
+  }
+  return p;
+}
+
+struct ClusterShape {
+  uint32_t nodes = 0;
+  uint32_t pending = 0;
+  double degenerate_fraction = 0.05;  // zero-capacity nodes
+};
+
+Cluster random_cluster(SplitMix64& rng, const ClusterShape& shape, const std::vector<std::string>& schedulers) {
+  Cluster c;
+  for (uint32_t i = 0; i < shape.nodes; ++i) c.nodes.push_back(random_node(rng, i, rng.chance(shape.degenerate_fraction)));
+  for (uint32_t i = 0; i < shape.nodes; ++i) {
+    const uint32_t pods = static_cast<uint32_t>(rng.below(4));
+    for (uint32_t j = 0; j < pods; ++j) {
+      Pod p;
+      p.namespace_name = "running";
+      p.name = "run-" + std::to_string(i) + "-" + std::to_string(j);
+      p.node_name = c.nodes[i].name;
+      p.phase = "Running";
+      p.origin = "parity: running";
+      p.containers.push_back(random_container(rng, "main", false));
+      if (rng.chance(0.15)) p.containers[0].ports.push_back(random_host_port(rng));
+      c.running_pods.push_back(p);
+    }
+  }
+  for (uint32_t i = 0; i < shape.pending; ++i)
+    c.pending_pods.push_back(random_pending_pod(rng, i, shape.nodes, schedulers));
+  return c;
+}
+
+// Profiles covering every scoring strategy, sampling and a filter-only one.
+const char* const kParityConfig = R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: most-allocated
+  percentageOfNodesToScore: 30
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources:
+        - {name: cpu, weight: 1}
+        - {name: memory, weight: 2}
+        - {name: example.com/gpu, weight: 3}
+  - name: NodeResourcesBalancedAllocation
+    args:
+      resources:
+      - {name: cpu, weight: 1}
+      - {name: memory, weight: 1}
+      - {name: example.com/gpu, weight: 1}
+- schedulerName: ratio
+  percentageOfNodesToScore: 0
+  plugins:
+    score:
+      enabled:
+      - name: NodeAffinity
+        weight: 7
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: RequestedToCapacityRatio
+        resources:
+        - {name: cpu, weight: 2}
+        - {name: memory, weight: 1}
+        - {name: hugepages-2Mi, weight: 1}
+        requestedToCapacityRatio:
+          shape:
+          - {utilization: 0, score: 10}
+          - {utilization: 40, score: 3}
+          - {utilization: 100, score: 7}
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        preferredDuringSchedulingIgnoredDuringExecution:
+        - weight: 5
+          preference:
+            matchExpressions:
+            - {key: ssd, operator: Exists}
+- schedulerName: filter-only
+  plugins:
+    score:
+      disabled:
+      - name: '*'
+)";
+
+const SchedulerConfig& parity_config() {
+  static const SchedulerConfig config = parse_scheduler_config(kParityConfig, "parity config");
+  return config;
+}
+
+std::vector<std::string> scheduler_names() {
+  std::vector<std::string> names;
+  for (const auto& p : parity_config().profiles) names.push_back(p.scheduler_name);
+  return names;
+}
+
+// ---- comparison ------------------------------------------------------------------
+
+template <class T>
+void expect_same_list(const std::vector<T>& want, const std::vector<T>& got, const char* what, const std::string& where) {
+  ASSERT_EQ(want.size(), got.size()) << what << " size, " << where;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (!(want[i] == got[i])) {
+      ADD_FAILURE() << what << "[" << i << "]: cpu " << want[i] << ", under test " << got[i] << ", " << where;
+      return;
+    }
+}
+
+void expect_same(const EvalResult& want, const EvalResult& got, const std::string& where) {
+  EXPECT_EQ(want.num_feasible, got.num_feasible) << where;
+  EXPECT_EQ(want.processed, got.processed) << where;
+  EXPECT_EQ(want.chosen, got.chosen) << where;
+  EXPECT_EQ(want.chosen_total, got.chosen_total) << where;
+  EXPECT_EQ(want.scored, got.scored) << where;
+  for (size_t i = 0; i < want.rejections.counts.size(); ++i)
+    if (want.rejections.counts[i] != got.rejections.counts[i]) {
+      ADD_FAILURE() << "rejections[plugin " << i / 64 << ", bit " << i % 64 << "]: cpu " << want.rejections.counts[i]
+                    << ", under test " << got.rejections.counts[i] << ", " << where;
+      break;
+    }
+  ASSERT_EQ(want.verdicts.size(), got.verdicts.size()) << "verdicts size, " << where;
+  for (size_t i = 0; i < want.verdicts.size(); ++i) {
+    const NodeVerdict& a = want.verdicts[i];
+    const NodeVerdict& b = got.verdicts[i];
+    if (a.plugin != b.plugin || a.code != b.code || a.reasons != b.reasons) {
+      ADD_FAILURE() << "verdicts[" << i << "]: cpu (plugin " << int(a.plugin) << ", code " << int(a.code)
+                    << ", reasons " << a.reasons << "), under test (plugin " << int(b.plugin) << ", code "
+                    << int(b.code) << ", reasons " << b.reasons << "), " << where;
+      break;
+    }
+  }
+  expect_same_list(want.scored_nodes, got.scored_nodes, "scored_nodes", where);
+  expect_same_list(want.raw_scores, got.raw_scores, "raw_scores", where);
+  expect_same_list(want.normalized_scores, got.normalized_scores, "normalized_scores", where);
+  expect_same_list(want.totals, got.totals, "totals", where);
+  expect_same_list(want.sorted_nodes, got.sorted_nodes, "sorted_nodes", where);
+  expect_same_list(want.sorted_keys, got.sorted_keys, "sorted_keys", where);
+}
+
+const ProfilePlan& plan_named(const std::vector<ProfilePlan>& plans, const std::string& name) {
+  for (const auto& p : plans)
+    if (p.config.scheduler_name == name) return p;
+  throw std::runtime_error("no plan " + name);
+}
+
+// What a parity run exercised, so that a generator drifting into trivial
+// clusters shows up.
+struct Coverage {
+  uint32_t evaluations = 0;
+  uint32_t scored = 0;         // two or more feasible nodes, scored
+  uint32_t lone_feasible = 0;  // exactly one feasible node
+  uint32_t none_feasible = 0;
+  uint32_t cut = 0;            // sampling stopped before the last candidate
+  uint32_t assumed = 0;        // pods assumed (mutation log entries)
+  uint32_t structure_changes = 0;
+};
+
+std::ostream& operator<<(std::ostream& os, const Coverage& c) {
+  return os << c.evaluations << " evaluations: " << c.scored << " scored, " << c.lone_feasible << " lone feasible, "
+            << c.none_feasible << " none feasible, " << c.cut << " sampling cuts; " << c.assumed << " pods assumed, "
+            << c.structure_changes << " structure changes";
+}
+
+// Evaluates every pending pod of a random cluster with both backends under a
+// spread of requests (all nodes, explain-style lists, sorted lists, sampling
+// from random starts, shuffled candidate lists), assuming some pods between
+// evaluations so the device mirror follows the mutation log.
+Coverage run_backend_parity(Backend& reference, Backend& under_test, const ClusterShape& shape, uint64_t stream) {
+  Coverage cov;
+  SplitMix64 rng = SplitMix64::derive(parity_seed(), stream);
+  const std::vector<std::string> schedulers = scheduler_names();
+  const Cluster cluster = random_cluster(rng, shape, schedulers);
+  Snapshot snap = Snapshot::build(cluster.nodes, cluster.running_pods);
+  std::vector<ProfilePlan> plans;
+  for (const auto& p : parity_config().profiles) plans.push_back(make_profile_plan(p));
+  const uint32_t n = snap.num_nodes();
+
+  EvalResult want, got;
+  std::vector<uint32_t> shuffled;
+  for (size_t i = 0; i < cluster.pending_pods.size(); ++i) {
+    const Pod& pod = cluster.pending_pods[i];
+    const uint64_t version = snap.structure_version();
+    intern_pod_resources(snap, pod);
+    const TieBreak tie = (i % 2) ? TieBreak::First : TieBreak::Random;
+    const PodQuery q = prepare_pod_query(pod, snap, plan_named(plans, pod.scheduler_name), tie,
+                                         parity_seed() ^ stream, i);
+    const std::vector<uint32_t>* candidates = q.candidates ? &*q.candidates : nullptr;
+    const uint32_t m = candidates ? static_cast<uint32_t>(candidates->size()) : n;
+
+    std::vector<EvalRequest> requests;
+    EvalRequest plain;
+    plain.candidates = candidates;
+    requests.push_back(plain);
+    EvalRequest explain = plain;
+    explain.want_verdicts = explain.want_scores = explain.want_sorted = explain.score_single = true;
+    requests.push_back(explain);
+    EvalRequest sorted = plain;
+    sorted.want_sorted = true;
+    requests.push_back(sorted);
+    for (int s = 0; s < 2; ++s) {
+      EvalRequest sampled = plain;
+      sampled.num_to_find = static_cast<uint32_t>(rng.below(uint64_t(m) + 1));  // 0..m
+      if (s == 1 && m > 2) sampled.num_to_find = 1 + static_cast<uint32_t>(rng.below(m / 2));
+      sampled.start = static_cast<uint32_t>(rng.below(2 * uint64_t(m) + 1));
+      sampled.want_verdicts = rng.chance(0.5);
+      sampled.want_scores = rng.chance(0.5);
+      sampled.want_sorted = rng.chance(0.5);
+      sampled.score_single = rng.chance(0.3);
+      requests.push_back(sampled);
+    }
+    // A shuffled subset of the nodes as candidates (visiting order != index order).
+    shuffled.clear();
+    for (uint32_t k = 0; k < n; ++k)
+      if (rng.chance(0.6)) shuffled.push_back(k);
+    rng.shuffle(shuffled);
+    EvalRequest subset;
+    subset.candidates = &shuffled;
+    subset.want_verdicts = subset.want_scores = subset.want_sorted = true;
+    if (rng.chance(0.5) && !shuffled.empty()) {
+      subset.num_to_find = 1 + static_cast<uint32_t>(rng.below(shuffled.size()));
+      subset.start = static_cast<uint32_t>(rng.below(shuffled.size()));
+    }
+    requests.push_back(subset);
+
+    for (size_t r = 0; r < requests.size(); ++r) {
+      const std::string where = "nodes " + std::to_string(n) + ", pod " + std::to_string(i) + " (" +
+                                pod.scheduler_name + ", tie " + (tie == TieBreak::First ? "First" : "Random") +
+                                "), request " + std::to_string(r) + ", num_to_find " +
+                                std::to_string(requests[r].num_to_find) + ", start " +
+                                std::to_string(requests[r].start);
+      reference.evaluate(snap, q, requests[r], want);
+      under_test.evaluate(snap, q, requests[r], got);
+      expect_same(want, got, where);
+      if (::testing::Test::HasFailure()) return cov;
+      ++cov.evaluations;
+      cov.scored += want.scored ? 1 : 0;
+      cov.lone_feasible += want.num_feasible == 1 ? 1 : 0;
+      cov.none_feasible += want.num_feasible == 0 ? 1 : 0;
+      const uint32_t visited = requests[r].candidates ? static_cast<uint32_t>(requests[r].candidates->size()) : n;
+      cov.cut += want.processed < visited ? 1 : 0;
+    }
+
+    // Assume the pod where the plain request put it, most of the time.
+    reference.evaluate(snap, q, plain, want);
+    if (want.chosen >= 0 && rng.chance(0.7)) {
+      Pod assumed = pod;
+      assumed.node_name = snap.node_name(static_cast<uint32_t>(want.chosen));
+      snap.add_pod(assumed, static_cast<uint32_t>(want.chosen));
+      ++cov.assumed;
+    }
+    cov.structure_changes += snap.structure_version() != version ? 1 : 0;
+  }
+  std::printf("[ parity ] %u nodes: ", n);
+  std::cout << cov << "\n";
+  return cov;
+}
+
+// ---- tests ------------------------------------------------------------------------
+
+struct ParityCase {
+  uint32_t nodes;
+  uint32_t pods;
+  double degenerate;
+};
+
+std::string case_name(const ::testing::TestParamInfo<ParityCase>& info) {
+  std::string s = std::to_string(info.param.nodes) + "Nodes";
+  if (info.param.degenerate >= 1.0) s += "AllZeroCapacity";
+  return s;
+}
+
+class CudaParity : public ::testing::TestWithParam<ParityCase> {};
+
+TEST_P(CudaParity, EveryEvalResultFieldMatchesTheCpuBackend) {
+  REQUIRE_BACKEND_UNDER_TEST();
+  const ParityCase c = GetParam();
+  auto cpu = make_cpu_backend();
+  auto dev = backend_under_test();
+  run_backend_parity(*cpu, *dev, ClusterShape{c.nodes, c.pods, c.degenerate}, c.nodes * 7919ull + c.pods);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, CudaParity,
+                         ::testing::Values(ParityCase{0, 4, 0.05}, ParityCase{1, 40, 0.05}, ParityCase{31, 30, 0.05},
+                                           ParityCase{32, 30, 0.05}, ParityCase{33, 30, 0.05},
+                                           ParityCase{64, 30, 0.05}, ParityCase{300, 20, 1.0},
+                                           ParityCase{1000, 24, 0.05}, ParityCase{10000, 8, 0.05},
+                                           ParityCase{100000, 3, 0.05}),
+                         case_name);
+
+// One backend instance carried across clusters of the same shape: the device
+// mirror must notice that the snapshot was replaced.
+TEST(CudaParityReuse, OneBackendFollowsSnapshotsReplacedInPlace) {
+  REQUIRE_BACKEND_UNDER_TEST();
+  auto cpu = make_cpu_backend();
+  auto dev = backend_under_test();
+  for (uint64_t round = 0; round < 3; ++round)
+    run_backend_parity(*cpu, *dev, ClusterShape{257, 12, 0.05}, 4242 + round);
+}
+
+void expect_same_schedule(const std::vector<ScheduleResult>& want, const std::vector<ScheduleResult>& got,
+                          const std::string& where) {
+  ASSERT_EQ(want.size(), got.size()) << where;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::string at = where + ", pod " + want[i].pod;
+    EXPECT_EQ(want[i].node, got[i].node) << at;
+    EXPECT_EQ(want[i].node_name, got[i].node_name) << at;
+    EXPECT_EQ(want[i].score, got[i].score) << at;
+    EXPECT_EQ(want[i].feasible_nodes, got[i].feasible_nodes) << at;
+    EXPECT_EQ(want[i].code, got[i].code) << at;
+    EXPECT_EQ(want[i].message, got[i].message) << at;
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+class CudaEngineParity : public ::testing::TestWithParam<uint32_t> {};
+
+// The engine's whole loop (sampling start index carried between pods, each
+// pod assumed before the next) gives the same placements on both backends,
+// and so does explain.
+TEST_P(CudaEngineParity, ScheduleSequenceAndExplainMatchTheCpuBackend) {
+  REQUIRE_BACKEND_UNDER_TEST();
+  const uint32_t nodes = GetParam();
+  SplitMix64 rng = SplitMix64::derive(parity_seed(), 1000003ull * nodes);
+  const uint32_t pending = nodes >= 10000 ? 40 : 120;
+  const Cluster cluster = random_cluster(rng, ClusterShape{nodes, pending, 0.05}, scheduler_names());
+  for (const TieBreak tie : {TieBreak::Random, TieBreak::First}) {
+    Engine cpu(parity_config(), EngineOptions{"cpu", tie, parity_seed()});
+    Engine dev(parity_config(), EngineOptions{engine_backend_under_test(), tie, parity_seed()});
+    cpu.load(cluster);
+    dev.load(cluster);
+    const std::string where = std::to_string(nodes) + " nodes, tie " + (tie == TieBreak::First ? "First" : "Random");
+    expect_same_schedule(cpu.schedule_all(cluster.pending_pods), dev.schedule_all(cluster.pending_pods), where);
+    EXPECT_STREQ(dev.backend_name(), engine_backend_under_test()) << dev.backend_note();
+    if (HasFailure()) return;
+    for (size_t i = 0; i < cluster.pending_pods.size() && i < 3; ++i) {
+      const Explanation a = cpu.explain(cluster.pending_pods[i]);
+      const Explanation b = dev.explain(cluster.pending_pods[i]);
+      EXPECT_EQ(a.chosen, b.chosen) << where;
+      EXPECT_EQ(a.feasible_nodes, b.feasible_nodes) << where;
+      EXPECT_EQ(a.message, b.message) << where;
+      ASSERT_EQ(a.nodes.size(), b.nodes.size()) << where;
+      for (size_t k = 0; k < a.nodes.size(); ++k) {
+        EXPECT_EQ(a.nodes[k].feasible, b.nodes[k].feasible) << where << ", node " << k;
+        EXPECT_EQ(a.nodes[k].filter_plugin, b.nodes[k].filter_plugin) << where << ", node " << k;
+        EXPECT_EQ(a.nodes[k].filter_reasons, b.nodes[k].filter_reasons) << where << ", node " << k;
+        EXPECT_EQ(a.nodes[k].total, b.nodes[k].total) << where << ", node " << k;
+        ASSERT_EQ(a.nodes[k].scores.size(), b.nodes[k].scores.size()) << where << ", node " << k;
+        for (size_t s = 0; s < a.nodes[k].scores.size(); ++s) {
+          EXPECT_EQ(a.nodes[k].scores[s].raw, b.nodes[k].scores[s].raw) << where << ", node " << k;
+          EXPECT_EQ(a.nodes[k].scores[s].normalized, b.nodes[k].scores[s].normalized) << where << ", node " << k;
+        }
+        if (HasFailure()) return;
+      }
+    }
+    // Reloading replaces the snapshot in place; the mirror must follow.
+    cpu.load(cluster);
+    dev.load(cluster);
+    expect_same_schedule(cpu.schedule_all(cluster.pending_pods), dev.schedule_all(cluster.pending_pods),
+                         where + ", after reload");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, CudaEngineParity, ::testing::Values(1u, 33u, 1000u, 10000u),
+                         [](const ::testing::TestParamInfo<uint32_t>& info) {
+                           return std::to_string(info.param) + "Nodes";
+                         });
+
+// ---- tests that run everywhere ------------------------------------------------------
+
+// The harness on the CPU alone: the random clusters are valid inputs, and the
+// CPU backend, reused across pods, agrees with a fresh instance per request
+// (no state leaks between evaluations, which the parity tests rely on).
+TEST(CudaParityHarness, ReusedCpuBackendAgreesWithFreshOnes) {
+  class FreshCpu final : public Backend {
+   public:
+    const char* name() const override { return "fresh-cpu"; }
+    void evaluate(const Snapshot& s, const PodQuery& q, const EvalRequest& r, EvalResult& out) override {
+      make_cpu_backend()->evaluate(s, q, r, out);
+    }
+  };
+  auto reused = make_cpu_backend();
+  FreshCpu fresh;
+  for (const uint32_t nodes : {0u, 1u, 33u}) run_backend_parity(*reused, fresh, ClusterShape{nodes, 16, 0.05}, 77 + nodes);
+  // The clusters exercise every path the parity tests are meant to cover.
+  const Coverage cov = run_backend_parity(*reused, fresh, ClusterShape{400, 40, 0.05}, 477);
+  EXPECT_GT(cov.scored, 20u) << cov;
+  EXPECT_GT(cov.lone_feasible + cov.none_feasible, 0u) << cov;
+  EXPECT_GT(cov.cut, 10u) << cov;
+  EXPECT_GT(cov.assumed, 10u) << cov;
+}
+
+TEST(CudaBackendAvailability, MakeCudaBackendThrowsTheReasonWhenUnavailable) {
+  const std::string why = cuda_unavailable_reason();
+  if (why.empty()) {
+    EXPECT_STREQ(make_cuda_backend()->name(), "cuda");
+    return;
+  }
+  try {
+    make_cuda_backend();
+    ADD_FAILURE() << "make_cuda_backend() returned although: " << why;
+  } catch (const BackendUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaBackendAvailability, AutoEngineUsesCudaExactlyWhenADeviceAnswers) {
+  const std::string why = cuda_unavailable_reason();
+  Engine engine(default_scheduler_config(), EngineOptions{"auto", TieBreak::First, 1});
+  if (why.empty()) {
+    EXPECT_STREQ(engine.backend_name(), "cuda");
+  } else {
+    EXPECT_STREQ(engine.backend_name(), "cpu");
+    EXPECT_NE(engine.backend_note().find(why), std::string::npos) << engine.backend_note();
+  }
+}
+
+}  // namespace
+}  // namespace bulkscore

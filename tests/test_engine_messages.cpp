@@ -1,0 +1,313 @@
+// Engine::schedule end to end on the CPU backend: the FitError message
+// (v1.35.4 framework/types.go FitError.Error and its TestFitError_Error),
+// PreFilter rejections and PreFilterResult absent nodes (schedule_one.go,
+// runtime/framework.go RunPreFilterPlugins; schedule_one_test.go
+// TestSchedulerSchedulePod), the empty cluster, the lone-feasible-node rule,
+// tie-breaking, numFeasibleNodesToFind (schedule_one_test.go
+// TestNumFeasibleNodesToFind) and the nextStartNodeIndex rotation.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "host/engine.hpp"
+#include "tests/test_util.hpp"
+
+namespace bulkscore {
+namespace {
+
+using namespace testutil;
+
+constexpr int64_t kGiB = 1024 * kMiB;
+
+SchedulerConfig config_with(ProfileConfig profile) {
+  SchedulerConfig c;
+  c.profiles.push_back(std::move(profile));
+  return c;
+}
+
+ProfileConfig default_profile() { return default_scheduler_config().profiles.at(0); }
+
+std::unique_ptr<Engine> engine_for(const std::vector<Node>& nodes, const std::vector<Pod>& running_pods = {},
+                                   ProfileConfig profile = default_profile(), TieBreak tie = TieBreak::First,
+                                   uint64_t seed = 0) {
+  EngineOptions opts;
+  opts.backend = "cpu";
+  opts.tie_break = tie;
+  opts.seed = seed;
+  auto e = std::make_unique<Engine>(config_with(std::move(profile)), opts);
+  Cluster c;
+  c.nodes = nodes;
+  c.running_pods = running_pods;
+  e->load(c);
+  return e;
+}
+
+Node plain(const std::string& name, int64_t cpu = 4000, int64_t memory = 8 * kGiB, int64_t pods = 110) {
+  return make_node(name, cpu, memory, pods);
+}
+
+Node tainted(const std::string& name) {
+  Node n = plain(name);
+  n.taints = {taint("dedicated", "infra", "NoSchedule")};
+  return n;
+}
+
+Pod wants(const std::string& name, int64_t cpu, int64_t memory) {
+  return make_pod(name, {container({{"cpu", cpu}, {"memory", memory}})});
+}
+
+// ---- FitError message ------------------------------------------------------------------
+
+TEST(FitErrorMessage, HistogramEntriesSortAsStrings) {
+  // FitError.Error sorts "<count> <reason>" strings: "10 ..." before "2 ...".
+  std::vector<Node> nodes;
+  for (int i = 0; i < 10; ++i) nodes.push_back(tainted("t" + std::to_string(i)));
+  nodes.push_back(plain("s0", 500));
+  nodes.push_back(plain("s1", 500));
+  auto e = engine_for(nodes);
+  const ScheduleResult r = e->schedule(wants("p", 1000, kGiB));
+  EXPECT_EQ(r.node, -1);
+  EXPECT_EQ(r.code, Code::Unschedulable);
+  EXPECT_EQ(r.feasible_nodes, 0u);
+  EXPECT_EQ(r.message, "0/12 nodes are available: 10 node(s) had untolerated taint(s), 2 Insufficient cpu.");
+}
+
+TEST(FitErrorMessage, EachReasonOfAStatusCountsOnce) {
+  // A Fit status with two reasons adds one to each.
+  auto e = engine_for({plain("a", 500, kGiB), plain("b", 500, 8 * kGiB), plain("c", 500, 8 * kGiB)});
+  const ScheduleResult r = e->schedule(wants("p", 1000, 2 * kGiB));
+  EXPECT_EQ(r.message, "0/3 nodes are available: 1 Insufficient memory, 3 Insufficient cpu.");
+}
+
+TEST(FitErrorMessage, UppercaseSortsBeforeLowercaseAtEqualCounts) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 3; ++i) nodes.push_back(plain("cpu" + std::to_string(i), 500));
+  for (int i = 0; i < 3; ++i) nodes.push_back(plain("full" + std::to_string(i), 4000, 8 * kGiB, 0));
+  for (int i = 0; i < 3; ++i) nodes.push_back(tainted("taint" + std::to_string(i)));
+  auto e = engine_for(nodes);
+  const ScheduleResult r = e->schedule(wants("p", 1000, kGiB));
+  EXPECT_EQ(r.message,
+            "0/9 nodes are available: 3 Insufficient cpu, 3 Too many pods, 3 node(s) had untolerated taint(s).");
+}
+
+TEST(FitErrorMessage, FirstRejectingPluginWins) {
+  // A tainted node that also lacks cpu is reported by TaintToleration only:
+  // Filter stops at the first rejection, in profile order.
+  Node n = tainted("n");
+  n.allocatable["cpu"] = 100;
+  auto e = engine_for({n});
+  EXPECT_EQ(e->schedule(wants("p", 1000, kGiB)).message, "0/1 nodes are available: 1 node(s) had untolerated taint(s).");
+}
+
+TEST(FitErrorMessage, PreFilterRejectionPrintsOnlyItsMessage) {
+  // TestNodeAffinity "Pod with two conflicting mach field requirements",
+  // through the framework: the PreFilter message, no histogram.
+  Pod p = wants("p", 100, kMiB);
+  require_node_affinity(p, {fields_term({requirement("metadata.name", "In", {"a"}),
+                                         requirement("metadata.name", "In", {"b"})})});
+  auto e = engine_for({plain("a"), plain("b"), plain("c")});
+  const ScheduleResult r = e->schedule(p);
+  EXPECT_EQ(r.node, -1);
+  EXPECT_EQ(r.feasible_nodes, 0u);
+  EXPECT_EQ(r.message, "0/3 nodes are available: pod affinity terms conflict.");
+}
+
+TEST(FitErrorMessage, NodesOutsideThePreFilterResultAreCountedAsAbsent) {
+  // Derived from TestSchedulerSchedulePod "test some nodes are filtered out
+  // by prefilter plugin and other are filtered out by filter plugin", with
+  // NodeAffinity's matchFields as the PreFilterResult.
+  Pod p = wants("p", 1000, kGiB);
+  require_node_affinity(p, {fields_term({requirement("metadata.name", "In", {"node1"})})});
+  auto e = engine_for({plain("node1", 500), plain("node2"), plain("node3")});
+  const ScheduleResult r = e->schedule(p);
+  EXPECT_EQ(r.message,
+            "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].");
+}
+
+TEST(FitErrorMessage, PreFilterResultNamingOnlyUnknownNodes) {
+  // TestSchedulerSchedulePod "test prefilter plugin returned an invalid node":
+  // the name is dropped, every snapshot node is absent.
+  Pod p = wants("p", 100, kMiB);
+  require_node_affinity(p, {fields_term({requirement("metadata.name", "In", {"invalid-node"})})});
+  auto e = engine_for({plain("1"), plain("2")});
+  const ScheduleResult r = e->schedule(p);
+  EXPECT_EQ(r.node, -1);
+  EXPECT_EQ(r.message, "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeAffinity].");
+}
+
+TEST(FitErrorMessage, PreFilterResultRestrictsTheChoice) {
+  Pod p = wants("p", 100, kMiB);
+  require_node_affinity(p, {fields_term({requirement("metadata.name", "In", {"node3"})})});
+  auto e = engine_for({plain("node1"), plain("node2"), plain("node3")});
+  const ScheduleResult r = e->schedule(p);
+  EXPECT_EQ(r.node_name, "node3");
+  EXPECT_EQ(r.feasible_nodes, 1u);
+}
+
+TEST(FitErrorMessage, EmptyClusterHasNoFitError) {
+  // schedulePod returns ErrNoNodesAvailable before any plugin runs.
+  auto e = engine_for({});
+  const ScheduleResult r = e->schedule(wants("p", 100, kMiB));
+  EXPECT_EQ(r.node, -1);
+  EXPECT_EQ(r.code, Code::UnschedulableAndUnresolvable);
+  EXPECT_EQ(r.message, "no nodes available to schedule pods");
+}
+
+TEST(FitErrorMessage, NodeNameAndUnschedulableReasons) {
+  Node cordoned = plain("b");
+  cordoned.unschedulable = true;
+  Pod p = wants("p", 100, kMiB);
+  p.node_name = "c";
+  auto e = engine_for({plain("a"), cordoned, plain("d")});
+  EXPECT_EQ(e->schedule(p).message,
+            "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match the requested node name.");
+}
+
+// ---- a lone feasible node is taken without scoring ---------------------------------------
+
+TEST(Selection, SingleFeasibleNodeIsChosenWithoutScoring) {
+  auto e = engine_for({tainted("t0"), plain("ok"), tainted("t1")});
+  const Pod p = wants("p", 1000, kGiB);
+  // explain scores even a lone node: TaintToleration 3 x 100, Fit
+  // LeastAllocated (75 + 87) / 2 = 81, BalancedAllocation int((1 - 0.0625) x 100)
+  // = 93, ImageLocality 0; NodeAffinity skipped.
+  const Explanation ex = e->explain(p);
+  EXPECT_EQ(ex.chosen, "ok");
+  EXPECT_EQ(ex.nodes.at(1).total, 474);
+  const ScheduleResult r = e->schedule(p);
+  EXPECT_EQ(r.node_name, "ok");
+  EXPECT_EQ(r.feasible_nodes, 1u);
+  EXPECT_EQ(r.score, 0);
+}
+
+TEST(Selection, HighestTotalWins) {
+  // Same sizes, one node already half full: LeastAllocated and
+  // BalancedAllocation both favour the empty one.
+  auto e = engine_for({plain("busy"), plain("idle")}, {running("r", "busy", {{"cpu", 2000}, {"memory", 4 * kGiB}})});
+  const ScheduleResult r = e->schedule(wants("p", 1000, kGiB));
+  EXPECT_EQ(r.node_name, "idle");
+  EXPECT_EQ(r.feasible_nodes, 2u);
+  EXPECT_EQ(r.score, 474);
+}
+
+// ---- tie-breaking ----------------------------------------------------------------------------
+
+TEST(TieBreak, FirstPicksTheLowestIndexAmongEqualTotals) {
+  // node "small" scores lower; "x" and "y" tie; First takes "x" (index 1).
+  auto e = engine_for({plain("small", 2000, 4 * kGiB), plain("x"), plain("y")});
+  const ScheduleResult r = e->schedule(wants("p", 1000, kGiB));
+  EXPECT_EQ(r.node, 1);
+  EXPECT_EQ(r.node_name, "x");
+}
+
+TEST(TieBreak, FirstKeepsPickingTheSameNodeWhileTheTieLasts) {
+  // Pods without containers change no score, so the tie never breaks.
+  auto e = engine_for({plain("a"), plain("b"), plain("c")});
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(e->schedule(make_pod("p" + std::to_string(i))).node_name, "a");
+}
+
+std::vector<int32_t> random_picks(uint64_t seed, int pods) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 8; ++i) nodes.push_back(plain("n" + std::to_string(i)));
+  auto e = engine_for(nodes, {}, default_profile(), TieBreak::Random, seed);
+  std::vector<int32_t> picks;
+  for (int i = 0; i < pods; ++i) picks.push_back(e->schedule(make_pod("p" + std::to_string(i))).node);
+  return picks;
+}
+
+TEST(TieBreak, RandomIsReproducibleForTheSameSeed) {
+  const auto a = random_picks(42, 64);
+  const auto b = random_picks(42, 64);
+  EXPECT_EQ(a, b);
+  for (int32_t n : a) EXPECT_GE(n, 0);
+}
+
+TEST(TieBreak, RandomSpreadsOverTiedNodes) {
+  const auto picks = random_picks(42, 64);
+  const std::set<int32_t> distinct(picks.begin(), picks.end());
+  EXPECT_GE(distinct.size(), 4u) << "64 tied choices over 8 nodes should hit most of them";
+}
+
+TEST(TieBreak, RandomDependsOnTheSeed) { EXPECT_NE(random_picks(1, 64), random_picks(2, 64)); }
+
+// ---- numFeasibleNodesToFind ------------------------------------------------------------------
+
+TEST(NumFeasibleNodesToFind, UpstreamTestNumFeasibleNodesToFind) {
+  // TestNumFeasibleNodesToFind: percentage unset (0 = adaptive) or 40.
+  EXPECT_EQ(num_feasible_nodes_to_find(0, 10, true), 10u) << "not set percentageOfNodesToScore and nodes number not more than 50";
+  EXPECT_EQ(num_feasible_nodes_to_find(40, 10, true), 10u) << "set profile percentageOfNodesToScore and nodes number not more than 50";
+  EXPECT_EQ(num_feasible_nodes_to_find(0, 1000, true), 420u) << "not set percentageOfNodesToScore and nodes number more than 50";
+  EXPECT_EQ(num_feasible_nodes_to_find(40, 1000, true), 400u) << "set profile percentageOfNodesToScore and nodes number more than 50";
+  EXPECT_EQ(num_feasible_nodes_to_find(0, 6000, true), 300u) << "not set percentageOfNodesToScore and nodes number more than 50*125";
+  EXPECT_EQ(num_feasible_nodes_to_find(40, 6000, true), 2400u) << "set profile percentageOfNodesToScore and nodes number more than 50*125";
+}
+
+TEST(NumFeasibleNodesToFind, AdaptiveValuesOfTheSemanticsTable) {
+  // k8s-semantics.md §2.2 worked values.
+  const std::vector<std::pair<uint32_t, uint32_t>> table = {{100, 100},   {500, 230},   {1000, 420}, {5000, 500},
+                                                            {6000, 300},  {15000, 750}, {20000, 1000}};
+  for (const auto& [n, want] : table) EXPECT_EQ(num_feasible_nodes_to_find(0, n, true), want) << "n=" << n;
+}
+
+TEST(NumFeasibleNodesToFind, FloorsAndSmallClusters) {
+  EXPECT_EQ(num_feasible_nodes_to_find(0, 99, true), 99u);
+  EXPECT_EQ(num_feasible_nodes_to_find(5, 2000, true), 100u) << "at least 100 nodes once n >= 100";
+  EXPECT_EQ(num_feasible_nodes_to_find(0, 2000, true), 680u);
+  EXPECT_EQ(num_feasible_nodes_to_find(100, 5000, true), 5000u);
+  EXPECT_EQ(num_feasible_nodes_to_find(0, 5000, false), 1u) << "no scoring: the first feasible node will do";
+  EXPECT_EQ(num_feasible_nodes_to_find(0, 10, false), 1u);
+}
+
+// ---- nextStartNodeIndex rotation ----------------------------------------------------------------
+
+ProfileConfig adaptive_profile() {
+  ProfileConfig p = default_profile();
+  p.percentage_of_nodes_to_score = 0;
+  return p;
+}
+
+TEST(Rotation, SamplingWindowAdvancesByTheNodesProcessed) {
+  // 200 identical nodes, adaptive percentage: 100 feasible nodes to find.
+  // Pods without containers tie everywhere, so First reveals the window's
+  // lowest node: [0, 100) -> 0, [100, 200) -> 100, then back to 0.
+  std::vector<Node> nodes;
+  for (int i = 0; i < 200; ++i) nodes.push_back(plain("n" + std::to_string(i)));
+  auto e = engine_for(nodes, {}, adaptive_profile());
+  std::vector<int32_t> picks;
+  for (int i = 0; i < 3; ++i) {
+    const ScheduleResult r = e->schedule(make_pod("p" + std::to_string(i)));
+    EXPECT_EQ(r.feasible_nodes, 100u);
+    picks.push_back(r.node);
+  }
+  EXPECT_EQ(picks, (std::vector<int32_t>{0, 100, 0}));
+}
+
+TEST(Rotation, RejectedNodesCountAsProcessed) {
+  // Nodes 0..49 are tainted. Pod 1 starts at 0: 50 rejected + 100 feasible
+  // (50..149) -> start 150. Pod 2 visits 150..199, 0..49 (rejected), 50..99
+  // -> start (150 + 150) % 200 = 100. Pod 3 visits 100..199.
+  std::vector<Node> nodes;
+  for (int i = 0; i < 200; ++i) nodes.push_back(i < 50 ? tainted("n" + std::to_string(i)) : plain("n" + std::to_string(i)));
+  auto e = engine_for(nodes, {}, adaptive_profile());
+  std::vector<int32_t> picks;
+  for (int i = 0; i < 3; ++i) {
+    const ScheduleResult r = e->schedule(make_pod("p" + std::to_string(i)));
+    EXPECT_EQ(r.feasible_nodes, 100u);
+    picks.push_back(r.node);
+  }
+  EXPECT_EQ(picks, (std::vector<int32_t>{50, 50, 100}));
+}
+
+TEST(Rotation, FullPercentageEvaluatesEveryNode) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 200; ++i) nodes.push_back(i < 50 ? tainted("n" + std::to_string(i)) : plain("n" + std::to_string(i)));
+  auto e = engine_for(nodes);  // the default profile: percentageOfNodesToScore 100
+  for (int i = 0; i < 2; ++i) {
+    const ScheduleResult r = e->schedule(make_pod("p" + std::to_string(i)));
+    EXPECT_EQ(r.feasible_nodes, 150u);
+    EXPECT_EQ(r.node, 50);
+  }
+}
+
+}  // namespace
+}  // namespace bulkscore
