@@ -232,11 +232,6 @@ std::string version_text() {
 
 }  // namespace
 
-int perf_main_interim(const bs::PerfCliOptions&) {
-  std::fprintf(stderr, "bulkscore perf: not available in this build yet\n");
-  return 1;
-}
-
 int main(int argc, char** argv) {
   CLI::App app{"bulkscore: kube-scheduler's Filter/Score cycle in bulk, on the CPU or the GPU"};
   app.require_subcommand(1);
@@ -312,7 +307,7 @@ int main(int argc, char** argv) {
     if (*generate) return cmd_generate(gen, nodes_out, pods_out);
     if (*perf_cmd) {
       perf.verbosity = std::max(1, verbosity);  // progress is shown unless asked otherwise
-      return perf_main_interim(perf);
+      return bs::perf_main(perf);
     }
   } catch (const bs::InputError& e) {
     std::fprintf(stderr, "bulkscore: error: %s\n", e.what());

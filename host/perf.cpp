@@ -571,7 +571,7 @@ class TemplateEval {
       const bool add = fn[0] == 'A';
       double acc = add ? 0.0 : 1.0;
       for (const auto& a : args) acc = add ? acc + to_float(a, fn) : acc * to_float(a, fn);
-      return fn.back() == 't' ? as_int(acc) : as_flt(acc);
+      return fn.size() > 3 && fn.compare(fn.size() - 3, 3, "Int") == 0 ? as_int(acc) : as_flt(acc);
     }
     if (fn == "SubtractInt" || fn == "SubtractFloat") {
       need(2);
