@@ -142,7 +142,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   const PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, seq);
   res.warnings = q.warnings;
   if (q.rejected) {
-    res.code = q.rejected_code;
+    res.code = Code::Unschedulable;  // a FitError, whatever the PreFilter code
     res.message = fit_error(q, scratch_);
     return res;
   }

@@ -29,8 +29,14 @@ constexpr int64_t kGi = 1024 * kMi;
 constexpr int64_t kAbsent = -1;  // a request or limit the container does not mention
 
 // Stream numbers for SplitMix64::derive.
-enum Stream : uint64_t { kStreamNodes = 1, kStreamRunning, kStreamPending, kStreamImages,
-                         kStreamEmitNodes, kStreamEmitPods };
+enum Stream : uint64_t {
+  kStreamNodes = 1,
+  kStreamRunning,
+  kStreamPending,
+  kStreamImages,
+  kStreamEmitNodes,
+  kStreamEmitPods
+};
 
 // ---------------------------------------------------------------- time
 
@@ -59,9 +65,9 @@ std::string format_time(int64_t t) {
   const int64_t m = mp + (mp < 10 ? 3 : -9);
   const int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", static_cast<int>(y),
-                static_cast<int>(m), static_cast<int>(d), static_cast<int>(secs / 3600),
-                static_cast<int>(secs / 60 % 60), static_cast<int>(secs % 60));
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", static_cast<int>(y), static_cast<int>(m),
+                static_cast<int>(d), static_cast<int>(secs / 3600), static_cast<int>(secs / 60 % 60),
+                static_cast<int>(secs % 60));
   return buf;
 }
 
@@ -181,8 +187,8 @@ const ImageDef kImageDefs[] = {
     {"public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.35.0", 80345117, ImageKind::System, 0},
     {"public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.11.1-eks-1-31-5", 9876543,
      ImageKind::System, 0},
-    {"public.ecr.aws/eks-distro/kubernetes-csi/livenessprobe:v2.13.1-eks-1-31-5", 8912345,
-     ImageKind::System, 0},
+    {"public.ecr.aws/eks-distro/kubernetes-csi/livenessprobe:v2.13.1-eks-1-31-5", 8912345, ImageKind::System,
+     0},
     {"registry.k8s.io/coredns/coredns:v1.11.3", 18562039, ImageKind::System, 4},
     {"quay.io/brancz/kube-rbac-proxy:v0.18.1", 23456789, ImageKind::System, 2},
     {"nvcr.io/nvidia/k8s-device-plugin:v0.16.2", 148765432, ImageKind::System, 0},
@@ -286,7 +292,10 @@ struct ImageSet {
   uint64_t bits[2] = {0, 0};
   void add(int i) { bits[i >> 6] |= uint64_t{1} << (i & 63); }
   bool has(int i) const { return (bits[i >> 6] >> (i & 63)) & 1; }
-  void merge(const ImageSet& o) { bits[0] |= o.bits[0]; bits[1] |= o.bits[1]; }
+  void merge(const ImageSet& o) {
+    bits[0] |= o.bits[0];
+    bits[1] |= o.bits[1];
+  }
 };
 
 // ---------------------------------------------------------------- instance types
@@ -329,10 +338,10 @@ const InstanceType kTypes[] = {
     {"m5.4xlarge", Pool::Infra, 16, 64, 0, nullptr, nullptr, nullptr, "5", false, 110, 200, 40},
     {"g5.2xlarge", Pool::Gpu, 8, 32, 1, "NVIDIA-A10G", "1", "23028", "5", false, 110, 450, 30},
     {"g5.12xlarge", Pool::Gpu, 48, 192, 4, "NVIDIA-A10G", "4", "23028", "5", false, 110, 500, 35},
-    {"p4d.24xlarge", Pool::Gpu, 96, 1152, 8, "NVIDIA-A100-SXM4-40GB", "8", "40960", "4", false, 250,
-     1000, 25},
-    {"p5.48xlarge", Pool::Gpu, 192, 2048, 8, "NVIDIA-H100-80GB-HBM3", "8", "81559", "5", false, 250,
-     1000, 10},
+    {"p4d.24xlarge", Pool::Gpu, 96, 1152, 8, "NVIDIA-A100-SXM4-40GB", "8", "40960", "4", false, 250, 1000,
+     25},
+    {"p5.48xlarge", Pool::Gpu, 192, 2048, 8, "NVIDIA-H100-80GB-HBM3", "8", "81559", "5", false, 250, 1000,
+     10},
 };
 constexpr size_t kTypeCount = sizeof kTypes / sizeof kTypes[0];
 
@@ -371,7 +380,7 @@ struct NodeRec {
   Role role = Role::General;
   bool cordoned = false;
   bool local_ssd = false;
-  uint8_t os = 0;       // index into kOsVariants
+  uint8_t os = 0;  // index into kOsVariants
   bool old_kubelet = false;
   int64_t created = 0;
   uint64_t emit_seed = 0;
@@ -381,14 +390,12 @@ struct NodeRec {
   int32_t max_pods = 0;
   int32_t gpus = 0;
 
-  ImageSet image_set;  // images of the pods placed here
+  ImageSet image_set;            // images of the pods placed here
   std::vector<uint16_t> images;  // final list, largest first
 };
 
 const InstanceType& type_of(const NodeRec& n) { return kTypes[n.type]; }
-Pool pool_of(const NodeRec& n) {
-  return n.role == Role::Infra ? Pool::Infra : type_of(n).pool;
-}
+Pool pool_of(const NodeRec& n) { return n.role == Role::Infra ? Pool::Infra : type_of(n).pool; }
 
 struct OsVariant {
   const char* os_image;
@@ -397,25 +404,50 @@ struct OsVariant {
   const char* runtime;
 };
 const OsVariant kOsVariants[] = {
-    {"Amazon Linux 2023.6.20241031", "6.1.112-124.190.amzn2023.x86_64",
-     "6.1.112-124.190.amzn2023.aarch64", "containerd://1.7.22"},
+    {"Amazon Linux 2023.6.20241031", "6.1.112-124.190.amzn2023.x86_64", "6.1.112-124.190.amzn2023.aarch64",
+     "containerd://1.7.22"},
     {"Bottlerocket OS 1.26.1 (aws-k8s-1.35)", "6.1.112", "6.1.112", "containerd://1.7.22+bottlerocket"},
     {"Ubuntu 22.04.5 LTS", "6.8.0-1017-aws", "6.8.0-1017-aws", "containerd://1.7.12"},
 };
 
 // Labels, in the (sorted) order they are written.
 enum LabelKey : int {
-  kLBetaArch, kLBetaOs, kLCapacityType, kLNodegroup, kLArch, kLHostname, kLOs, kLRoleInfra,
-  kLGeneration, kLLocalSsd, kLInstanceType, kLGpuCount, kLGpuMemory, kLGpuProduct, kLPool,
-  kLRegion, kLZone, kLabelKeyCount
+  kLBetaArch,
+  kLBetaOs,
+  kLCapacityType,
+  kLNodegroup,
+  kLArch,
+  kLHostname,
+  kLOs,
+  kLRoleInfra,
+  kLGeneration,
+  kLLocalSsd,
+  kLInstanceType,
+  kLGpuCount,
+  kLGpuMemory,
+  kLGpuProduct,
+  kLPool,
+  kLRegion,
+  kLZone,
+  kLabelKeyCount
 };
-const char* const kLabelKeys[kLabelKeyCount] = {
-    "beta.kubernetes.io/arch", "beta.kubernetes.io/os", "eks.amazonaws.com/capacityType",
-    "eks.amazonaws.com/nodegroup", "kubernetes.io/arch", "kubernetes.io/hostname",
-    "kubernetes.io/os", "node-role.kubernetes.io/infra", "node.bulkscore.io/generation",
-    "node.bulkscore.io/local-ssd", "node.kubernetes.io/instance-type", "nvidia.com/gpu.count",
-    "nvidia.com/gpu.memory", "nvidia.com/gpu.product", "pool", "topology.kubernetes.io/region",
-    "topology.kubernetes.io/zone"};
+const char* const kLabelKeys[kLabelKeyCount] = {"beta.kubernetes.io/arch",
+                                                "beta.kubernetes.io/os",
+                                                "eks.amazonaws.com/capacityType",
+                                                "eks.amazonaws.com/nodegroup",
+                                                "kubernetes.io/arch",
+                                                "kubernetes.io/hostname",
+                                                "kubernetes.io/os",
+                                                "node-role.kubernetes.io/infra",
+                                                "node.bulkscore.io/generation",
+                                                "node.bulkscore.io/local-ssd",
+                                                "node.kubernetes.io/instance-type",
+                                                "nvidia.com/gpu.count",
+                                                "nvidia.com/gpu.memory",
+                                                "nvidia.com/gpu.product",
+                                                "pool",
+                                                "topology.kubernetes.io/region",
+                                                "topology.kubernetes.io/zone"};
 
 int label_key_id(std::string_view key) {
   for (int i = 0; i < kLabelKeyCount; ++i)
@@ -450,7 +482,7 @@ struct ContainerSpec {
   std::string name;
   int image = 0;
   int64_t cpu = kAbsent, mem = kAbsent, eph = kAbsent;  // requests
-  int64_t gpu = 0, hp = 0;                             // requests == limits when > 0
+  int64_t gpu = 0, hp = 0;                              // requests == limits when > 0
   int64_t cpu_limit = kAbsent, mem_limit = kAbsent;
   bool sidecar = false;  // init container with restartPolicy Always
   std::vector<PortSpec> ports;
@@ -507,7 +539,7 @@ struct PodTemplate {
   std::vector<ContainerSpec> containers;
   int64_t overhead_cpu = kAbsent, overhead_mem = kAbsent;
   std::string runtime_class;
-  int64_t pod_cpu = kAbsent, pod_mem = kAbsent;  // spec.resources.requests
+  int64_t pod_cpu = kAbsent, pod_mem = kAbsent;                    // spec.resources.requests
   std::vector<std::pair<std::string, std::string>> node_selector;  // sorted by key
   std::vector<std::vector<Requirement>> required_terms;            // OR of ANDs
   std::vector<PreferredTerm> preferred;
@@ -537,14 +569,20 @@ void finish_template(PodTemplate& t) {
   Res regular, sidecars, init_max;
   for (const ContainerSpec& c : t.containers) {
     const Res r = requests_of(c);
-    regular.cpu += r.cpu; regular.mem += r.mem; regular.eph += r.eph;
-    regular.gpu += r.gpu; regular.hp += r.hp;
+    regular.cpu += r.cpu;
+    regular.mem += r.mem;
+    regular.eph += r.eph;
+    regular.gpu += r.gpu;
+    regular.hp += r.hp;
   }
   for (const ContainerSpec& c : t.init) {
     const Res r = requests_of(c);
     if (c.sidecar) {
-      sidecars.cpu += r.cpu; sidecars.mem += r.mem; sidecars.eph += r.eph;
-      sidecars.gpu += r.gpu; sidecars.hp += r.hp;
+      sidecars.cpu += r.cpu;
+      sidecars.mem += r.mem;
+      sidecars.eph += r.eph;
+      sidecars.gpu += r.gpu;
+      sidecars.hp += r.hp;
     } else {
       init_max.cpu = std::max(init_max.cpu, r.cpu + sidecars.cpu);
       init_max.mem = std::max(init_max.mem, r.mem + sidecars.mem);
@@ -580,10 +618,8 @@ void finish_template(PodTemplate& t) {
   bool any = t.pod_cpu != kAbsent || t.pod_mem != kAbsent;
   bool guaranteed = t.pod_cpu == kAbsent && t.pod_mem == kAbsent;
   auto visit = [&](const ContainerSpec& c) {
-    if (c.cpu != kAbsent || c.mem != kAbsent || c.cpu_limit != kAbsent || c.mem_limit != kAbsent)
-      any = true;
-    if (c.cpu_limit == kAbsent || c.mem_limit == kAbsent || c.cpu != c.cpu_limit ||
-        c.mem != c.mem_limit)
+    if (c.cpu != kAbsent || c.mem != kAbsent || c.cpu_limit != kAbsent || c.mem_limit != kAbsent) any = true;
+    if (c.cpu_limit == kAbsent || c.mem_limit == kAbsent || c.cpu != c.cpu_limit || c.mem != c.mem_limit)
       guaranteed = false;
   };
   for (const ContainerSpec& c : t.init) visit(c);
@@ -620,28 +656,58 @@ struct PodRec {
 
 // ---------------------------------------------------------------- matching
 
-bool label_of(const std::vector<std::string>& zone_names, const std::string& region,
-              const NodeRec& n, int key, std::string_view& out) {
+bool label_of(const std::vector<std::string>& zone_names, const std::string& region, const NodeRec& n,
+              int key, std::string_view& out) {
   const InstanceType& t = type_of(n);
   switch (key) {
     case kLBetaArch:
-    case kLArch: out = t.arm ? "arm64" : "amd64"; return true;
+    case kLArch:
+      out = t.arm ? "arm64" : "amd64";
+      return true;
     case kLBetaOs:
-    case kLOs: out = "linux"; return true;
-    case kLCapacityType: out = n.role == Role::Spot ? "SPOT" : "ON_DEMAND"; return true;
-    case kLNodegroup: return false;  // written separately; no template selects on it
-    case kLHostname: out = n.name; return true;
-    case kLRoleInfra: out = ""; return n.role == Role::Infra;
-    case kLGeneration: out = t.generation; return true;
-    case kLLocalSsd: out = "true"; return n.local_ssd;
-    case kLInstanceType: out = t.name; return true;
-    case kLGpuCount: out = t.gpu_count ? t.gpu_count : ""; return t.gpus > 0;
-    case kLGpuMemory: out = t.gpu_memory_mib ? t.gpu_memory_mib : ""; return t.gpus > 0;
-    case kLGpuProduct: out = t.gpu_product ? t.gpu_product : ""; return t.gpus > 0;
-    case kLPool: out = kPoolNames[static_cast<int>(pool_of(n))]; return true;
-    case kLRegion: out = region; return true;
-    case kLZone: out = zone_names[n.zone]; return true;
-    default: return false;
+    case kLOs:
+      out = "linux";
+      return true;
+    case kLCapacityType:
+      out = n.role == Role::Spot ? "SPOT" : "ON_DEMAND";
+      return true;
+    case kLNodegroup:
+      return false;  // written separately; no template selects on it
+    case kLHostname:
+      out = n.name;
+      return true;
+    case kLRoleInfra:
+      out = "";
+      return n.role == Role::Infra;
+    case kLGeneration:
+      out = t.generation;
+      return true;
+    case kLLocalSsd:
+      out = "true";
+      return n.local_ssd;
+    case kLInstanceType:
+      out = t.name;
+      return true;
+    case kLGpuCount:
+      out = t.gpu_count ? t.gpu_count : "";
+      return t.gpus > 0;
+    case kLGpuMemory:
+      out = t.gpu_memory_mib ? t.gpu_memory_mib : "";
+      return t.gpus > 0;
+    case kLGpuProduct:
+      out = t.gpu_product ? t.gpu_product : "";
+      return t.gpus > 0;
+    case kLPool:
+      out = kPoolNames[static_cast<int>(pool_of(n))];
+      return true;
+    case kLRegion:
+      out = region;
+      return true;
+    case kLZone:
+      out = zone_names[n.zone];
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -650,7 +716,10 @@ bool parse_int(std::string_view s, int64_t& v) {
   v = 0;
   size_t i = 0;
   bool neg = false;
-  if (s[0] == '-') { neg = true; i = 1; }
+  if (s[0] == '-') {
+    neg = true;
+    i = 1;
+  }
   if (i == s.size()) return false;
   for (; i < s.size(); ++i) {
     if (s[i] < '0' || s[i] > '9') return false;
@@ -704,8 +773,14 @@ struct Matcher {
       for (const auto& term : t.required_terms) {
         bool all = !term.empty();
         for (const Requirement& r : term)
-          if (!requirement(n, r)) { all = false; break; }
-        if (all) { any = true; break; }
+          if (!requirement(n, r)) {
+            all = false;
+            break;
+          }
+        if (all) {
+          any = true;
+          break;
+        }
       }
       if (!any) return false;
     }
@@ -737,8 +812,12 @@ bool fits(const NodeRec& n, const Usage& u, const PodTemplate& t, int mem_percen
 }
 
 void book(Usage& u, const PodTemplate& t) {
-  u.cpu += t.eff.cpu; u.mem += t.eff.mem; u.eph += t.eff.eph;
-  u.gpu += t.eff.gpu; u.hp += t.eff.hp; u.pods += 1;
+  u.cpu += t.eff.cpu;
+  u.mem += t.eff.mem;
+  u.eph += t.eff.eph;
+  u.gpu += t.eff.gpu;
+  u.hp += t.eff.hp;
+  u.pods += 1;
   u.host_ports.insert(u.host_ports.end(), t.host_ports.begin(), t.host_ports.end());
 }
 
@@ -756,10 +835,11 @@ int class_of(int64_t cpu) {
 const int kGpuClasses[] = {1, 2, 4, 8};
 
 const char* const kWords[] = {
-    "api", "web", "checkout", "payments", "search", "cart", "auth", "orders", "inventory",
-    "catalog", "recommender", "notifications", "billing", "gateway", "frontend", "profile",
-    "reviews", "shipping", "pricing", "ledger", "analytics", "ingest", "indexer", "reporting",
-    "session", "media", "thumbnailer", "mailer", "feature-store", "ranking", "fraud", "quotes"};
+    "api",           "web",       "checkout",  "payments",    "search",        "cart",        "auth",
+    "orders",        "inventory", "catalog",   "recommender", "notifications", "billing",     "gateway",
+    "frontend",      "profile",   "reviews",   "shipping",    "pricing",       "ledger",      "analytics",
+    "ingest",        "indexer",   "reporting", "session",     "media",         "thumbnailer", "mailer",
+    "feature-store", "ranking",   "fraud",     "quotes"};
 constexpr size_t kWordCount = sizeof kWords / sizeof kWords[0];
 
 class Generator {
@@ -874,8 +954,8 @@ class Generator {
   }
 
   // ---------------------------------------------------------- workloads
-  Workload& new_workload(SplitMix64& rng, const std::string& ns, const std::string& base,
-                         OwnerKind kind, Target target) {
+  Workload& new_workload(SplitMix64& rng, const std::string& ns, const std::string& base, OwnerKind kind,
+                         Target target) {
     Workload w;
     w.ns = ns;
     w.name = unique_name(ns, base);
@@ -892,8 +972,7 @@ class Generator {
 
   std::string unique_name(const std::string& ns, const std::string& base) {
     std::string name = base;
-    for (int k = 2; !used_names_.insert(ns + '/' + name).second; ++k)
-      name = base + '-' + std::to_string(k);
+    for (int k = 2; !used_names_.insert(ns + '/' + name).second; ++k) name = base + '-' + std::to_string(k);
     return name;
   }
 
@@ -921,12 +1000,10 @@ class Generator {
       const char* name;
       bool gpu_only;
     };
-    const DsDef defs[] = {{"monitoring", "node-exporter", false},
-                          {"kube-system", "nvidia-device-plugin-daemonset", true},
-                          {"kube-system", "kube-proxy", false},
-                          {"logging", "fluent-bit", false},
-                          {"kube-system", "ebs-csi-node", false},
-                          {"gpu-operator", "nvidia-dcgm-exporter", true}};
+    const DsDef defs[] = {
+        {"monitoring", "node-exporter", false}, {"kube-system", "nvidia-device-plugin-daemonset", true},
+        {"kube-system", "kube-proxy", false},   {"logging", "fluent-bit", false},
+        {"kube-system", "ebs-csi-node", false}, {"gpu-operator", "nvidia-dcgm-exporter", true}};
     uint64_t spent = 0;
     for (const DsDef& d : defs) {
       const uint64_t cost = d.gpu_only ? gpu_nodes_ : nodes_.size();
@@ -940,14 +1017,14 @@ class Generator {
       t.service_account = d.name;
       const std::string_view name = d.name;
       if (name == "node-exporter") {
-        ContainerSpec c = container("node-exporter", image_id("quay.io/prometheus/node-exporter:v1.8.2"),
-                                    100, 180 * kMi);
+        ContainerSpec c =
+            container("node-exporter", image_id("quay.io/prometheus/node-exporter:v1.8.2"), 100, 180 * kMi);
         c.cpu_limit = 250;
         c.mem_limit = 180 * kMi;
         c.ports.push_back({9100, 9100, false, "metrics"});
         t.containers.push_back(std::move(c));
-        ContainerSpec p = container("kube-rbac-proxy", image_id("quay.io/brancz/kube-rbac-proxy:v0.18.1"),
-                                    10, 20 * kMi);
+        ContainerSpec p =
+            container("kube-rbac-proxy", image_id("quay.io/brancz/kube-rbac-proxy:v0.18.1"), 10, 20 * kMi);
         p.cpu_limit = 20;
         p.mem_limit = 40 * kMi;
         t.containers.push_back(std::move(p));
@@ -955,38 +1032,38 @@ class Generator {
         t.priority_class = "";
         t.priority = 0;
       } else if (name == "kube-proxy") {
-        t.containers.push_back(container("kube-proxy", image_id("registry.k8s.io/kube-proxy:v1.35.4"),
-                                         100, kAbsent));
+        t.containers.push_back(
+            container("kube-proxy", image_id("registry.k8s.io/kube-proxy:v1.35.4"), 100, kAbsent));
         t.host_network = true;
       } else if (name == "fluent-bit") {
-        ContainerSpec c = container("fluent-bit", image_id("cr.fluentbit.io/fluent/fluent-bit:3.1.9"),
-                                    100, 128 * kMi);
+        ContainerSpec c =
+            container("fluent-bit", image_id("cr.fluentbit.io/fluent/fluent-bit:3.1.9"), 100, 128 * kMi);
         c.mem_limit = 256 * kMi;
         c.ports.push_back({2020, 0, false, "http"});
         t.containers.push_back(std::move(c));
         t.priority_class = "";
         t.priority = 0;
       } else if (name == "ebs-csi-node") {
-        t.containers.push_back(container(
-            "ebs-plugin", image_id("public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.35.0"), 10,
-            40 * kMi));
+        t.containers.push_back(container("ebs-plugin",
+                                         image_id("public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.35.0"),
+                                         10, 40 * kMi));
         t.containers.push_back(container(
             "node-driver-registrar",
-            image_id("public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.11.1-eks-1-31-5"),
-            10, 40 * kMi));
-        t.containers.push_back(container(
-            "liveness-probe",
-            image_id("public.ecr.aws/eks-distro/kubernetes-csi/livenessprobe:v2.13.1-eks-1-31-5"), 10,
+            image_id("public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.11.1-eks-1-31-5"), 10,
             40 * kMi));
+        t.containers.push_back(
+            container("liveness-probe",
+                      image_id("public.ecr.aws/eks-distro/kubernetes-csi/livenessprobe:v2.13.1-eks-1-31-5"),
+                      10, 40 * kMi));
       } else if (name == "nvidia-device-plugin-daemonset") {
         // BestEffort, as the upstream manifest ships it.
-        t.containers.push_back(container(
-            "nvidia-device-plugin-ctr", image_id("nvcr.io/nvidia/k8s-device-plugin:v0.16.2"), kAbsent,
-            kAbsent));
+        t.containers.push_back(container("nvidia-device-plugin-ctr",
+                                         image_id("nvcr.io/nvidia/k8s-device-plugin:v0.16.2"), kAbsent,
+                                         kAbsent));
       } else {
-        ContainerSpec c = container(
-            "nvidia-dcgm-exporter",
-            image_id("nvcr.io/nvidia/k8s/dcgm-exporter:3.3.8-3.6.0-ubuntu22.04"), 100, 128 * kMi);
+        ContainerSpec c =
+            container("nvidia-dcgm-exporter",
+                      image_id("nvcr.io/nvidia/k8s/dcgm-exporter:3.3.8-3.6.0-ubuntu22.04"), 100, 128 * kMi);
         c.mem_limit = 512 * kMi;
         c.ports.push_back({9400, 0, false, "metrics"});
         t.containers.push_back(std::move(c));
@@ -1005,13 +1082,15 @@ class Generator {
   // A general-purpose workload whose pods ask about `cpu` millicores in all
   // (0: BestEffort).
   void make_general_workload(SplitMix64& rng, int64_t cpu) {
-    static const char* const kNamespaces[] = {"team-a", "team-b", "team-c", "team-d",
+    static const char* const kNamespaces[] = {"team-a", "team-b",  "team-c", "team-d",
                                               "team-e", "default", "batch"};
     const size_t nsi = pick_weighted(rng, std::array<int, 7>{16, 16, 16, 16, 16, 10, 10});
     const std::string ns = kNamespaces[nsi];
     OwnerKind kind = OwnerKind::ReplicaSet;
-    if (ns == "batch") kind = OwnerKind::Job;
-    else if (rng.chance(0.15)) kind = OwnerKind::StatefulSet;
+    if (ns == "batch")
+      kind = OwnerKind::Job;
+    else if (rng.chance(0.15))
+      kind = OwnerKind::StatefulSet;
 
     std::string base = kWords[rng.below(kWordCount)];
     int image = 0;
@@ -1046,17 +1125,26 @@ class Generator {
           {"registry.example.com/team-a/orders-api:2.14.1", "registry.example.com/team-a/checkout:1.9.0"},
           {"registry.example.com/team-b/frontend:3.40.2", "registry.example.com/team-b/search-indexer:5.2.3"},
           {"registry.example.com/team-c/payments:7.1.0", "registry.example.com/team-c/ledger:0.33.4"},
-          {"registry.example.com/team-d/recommender:4.0.1", "registry.example.com/team-d/feature-store:1.2.8"},
-          {"registry.example.com/team-e/notifications:1.17.5", "registry.example.com/team-e/media-transcoder:2.3.0"}};
-      static const char* const kCommon[] = {
-          "docker.io/library/nginx:1.27.2", "docker.io/library/python:3.12-slim",
-          "docker.io/library/eclipse-temurin:21-jre", "docker.io/library/node:20-slim",
-          "registry.example.com/platform/gateway:6.8.2", "docker.io/envoyproxy/envoy:v1.31.2",
-          "docker.io/library/nginx:1.27.2-alpine", "docker.io/otel/opentelemetry-collector-contrib:0.111.0"};
-      base += std::array<const char*, 6>{"", "-api", "-worker", "-service", "-consumer", "-grpc"}[rng.below(6)];
-      if (nsi < 5 && rng.chance(0.6)) image = image_id(kTeamImages[nsi][rng.below(2)]);
-      else image = image_id(kCommon[rng.below(8)]);
-      mem_per_cpu_mi = std::array<int64_t, 3>{1024, 2048, 4096}[pick_weighted(rng, std::array<int, 3>{3, 4, 2})];
+          {"registry.example.com/team-d/recommender:4.0.1",
+           "registry.example.com/team-d/feature-store:1.2.8"},
+          {"registry.example.com/team-e/notifications:1.17.5",
+           "registry.example.com/team-e/media-transcoder:2.3.0"}};
+      static const char* const kCommon[] = {"docker.io/library/nginx:1.27.2",
+                                            "docker.io/library/python:3.12-slim",
+                                            "docker.io/library/eclipse-temurin:21-jre",
+                                            "docker.io/library/node:20-slim",
+                                            "registry.example.com/platform/gateway:6.8.2",
+                                            "docker.io/envoyproxy/envoy:v1.31.2",
+                                            "docker.io/library/nginx:1.27.2-alpine",
+                                            "docker.io/otel/opentelemetry-collector-contrib:0.111.0"};
+      base +=
+          std::array<const char*, 6>{"", "-api", "-worker", "-service", "-consumer", "-grpc"}[rng.below(6)];
+      if (nsi < 5 && rng.chance(0.6))
+        image = image_id(kTeamImages[nsi][rng.below(2)]);
+      else
+        image = image_id(kCommon[rng.below(8)]);
+      mem_per_cpu_mi =
+          std::array<int64_t, 3>{1024, 2048, 4096}[pick_weighted(rng, std::array<int, 3>{3, 4, 2})];
     }
 
     Workload& w = new_workload(rng, ns, base, kind, Target::General);
@@ -1084,7 +1172,7 @@ class Generator {
     const bool mesh_native = ns == "team-c" && !best_effort && kind != OwnerKind::Job;
     const int64_t sidecar_cpu = (mesh_classic || mesh_native) && cpu >= 250 ? 100 : 0;
     const int64_t main_cpu = cpu - sidecar_cpu;
-    const int64_t main_mem = round_mem_mi(main_cpu * mem_per_cpu_mi / 1000);
+    const int64_t main_mem = std::min(round_mem_mi(main_cpu * mem_per_cpu_mi / 1000), 64 * kGi);
     ContainerSpec main = container(w.name.substr(0, 63), image, best_effort ? kAbsent : main_cpu,
                                    best_effort ? kAbsent : main_mem);
     if (port > 0) main.ports.push_back({port, 0, false, kind == OwnerKind::StatefulSet ? "server" : "http"});
@@ -1111,17 +1199,24 @@ class Generator {
     };
     if (mesh_classic) {
       ContainerSpec proxy = small("istio-proxy", "docker.io/istio/proxyv2:1.23.2", 100, 128 * kMi);
-      if (!guaranteed) { proxy.cpu_limit = 2000; proxy.mem_limit = kGi; }
+      if (!guaranteed) {
+        proxy.cpu_limit = 2000;
+        proxy.mem_limit = kGi;
+      }
       proxy.ports.push_back({15090, 0, false, "http-envoy-prom"});
       t.containers.push_back(std::move(proxy));
       t.init.push_back(small("istio-init", "docker.io/istio/proxyv2:1.23.2", 10, 40 * kMi));
     }
     if (mesh_native) {
       ContainerSpec proxy = small("istio-proxy", "docker.io/istio/proxyv2:1.23.2", 100, 128 * kMi);
-      if (!guaranteed) { proxy.cpu_limit = 2000; proxy.mem_limit = kGi; }
+      if (!guaranteed) {
+        proxy.cpu_limit = 2000;
+        proxy.mem_limit = kGi;
+      }
       proxy.sidecar = true;
       proxy.ports.push_back({15090, 0, false, "http-envoy-prom"});
-      t.init.insert(t.init.begin(), small("istio-validation", "docker.io/istio/proxyv2:1.23.2", 10, 40 * kMi));
+      t.init.insert(t.init.begin(),
+                    small("istio-validation", "docker.io/istio/proxyv2:1.23.2", 10, 40 * kMi));
       t.init.push_back(std::move(proxy));
     }
     if (rng.chance(0.2)) {
@@ -1155,13 +1250,14 @@ class Generator {
       bool critical;
     };
     const InfraDef defs[] = {
-        {"kube-system", "coredns", OwnerKind::ReplicaSet, "registry.k8s.io/coredns/coredns:v1.11.3", 100, 70, true},
+        {"kube-system", "coredns", OwnerKind::ReplicaSet, "registry.k8s.io/coredns/coredns:v1.11.3", 100, 70,
+         true},
         {"kube-system", "metrics-server", OwnerKind::ReplicaSet,
          "registry.k8s.io/metrics-server/metrics-server:v0.7.2", 100, 200, true},
         {"kube-system", "cluster-autoscaler", OwnerKind::ReplicaSet,
          "registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0", 100, 600, true},
-        {"monitoring", "prometheus-k8s", OwnerKind::StatefulSet, "quay.io/prometheus/prometheus:v2.54.1", 2000,
-         8192, false},
+        {"monitoring", "prometheus-k8s", OwnerKind::StatefulSet, "quay.io/prometheus/prometheus:v2.54.1",
+         2000, 8192, false},
         {"monitoring", "alertmanager-main", OwnerKind::StatefulSet, "quay.io/prometheus/alertmanager:v0.27.0",
          100, 256, false},
         {"monitoring", "grafana", OwnerKind::ReplicaSet, "docker.io/grafana/grafana:11.2.2", 250, 512, false},
@@ -1172,8 +1268,8 @@ class Generator {
         {"logging", "loki", OwnerKind::StatefulSet, "docker.io/grafana/loki:3.2.0", 1000, 2048, false},
         {"ingress-nginx", "ingress-nginx-controller", OwnerKind::ReplicaSet,
          "registry.k8s.io/ingress-nginx/controller:v1.11.3", 500, 512, false},
-        {"cert-manager", "cert-manager", OwnerKind::ReplicaSet, "quay.io/jetstack/cert-manager-controller:v1.16.1",
-         50, 128, false},
+        {"cert-manager", "cert-manager", OwnerKind::ReplicaSet,
+         "quay.io/jetstack/cert-manager-controller:v1.16.1", 50, 128, false},
         {"argocd", "argocd-repo-server", OwnerKind::ReplicaSet, "quay.io/argoproj/argocd:v2.12.6", 500, 1024,
          false},
         {"argocd", "argocd-application-controller", OwnerKind::StatefulSet, "quay.io/argoproj/argocd:v2.12.6",
@@ -1200,9 +1296,9 @@ class Generator {
         c.ports.push_back({443, 443, false, "https"});
       } else if (name == "prometheus-k8s" || name == "alertmanager-main") {
         c.name = name == "prometheus-k8s" ? "prometheus" : "alertmanager";
-        t.init.push_back(container(
-            "init-config-reloader",
-            image_id("quay.io/prometheus-operator/prometheus-config-reloader:v0.77.1"), 10, 50 * kMi));
+        t.init.push_back(container("init-config-reloader",
+                                   image_id("quay.io/prometheus-operator/prometheus-config-reloader:v0.77.1"),
+                                   10, 50 * kMi));
       }
       t.containers.push_back(std::move(c));
       if (name == "prometheus-k8s" || name == "alertmanager-main") {
@@ -1228,8 +1324,8 @@ class Generator {
 
   void make_gpu_workloads(SplitMix64& rng, uint32_t count) {
     for (uint32_t i = 0; i < count; ++i) {
-      const int gpus = i < 4 ? kGpuClasses[i]
-                             : kGpuClasses[pick_weighted(rng, std::array<int, 4>{40, 20, 20, 20})];
+      const int gpus =
+          i < 4 ? kGpuClasses[i] : kGpuClasses[pick_weighted(rng, std::array<int, 4>{40, 20, 20, 20})];
       const bool serving = gpus <= 2 && rng.chance(0.6);
       const std::string word = kWords[rng.below(kWordCount)];
       Workload* w;
@@ -1253,8 +1349,8 @@ class Generator {
       PodTemplate& t = w->tmpl;
       const int64_t cpu_per_gpu = std::array<int64_t, 3>{4000, 6000, 8000}[rng.below(3)];
       const int64_t mem_per_gpu = std::array<int64_t, 3>{16, 20, 24}[rng.below(3)] * kGi;
-      ContainerSpec c = container(serving ? "server" : "trainer", image, cpu_per_gpu * gpus / (gpus == 1 ? 2 : 1),
-                                  mem_per_gpu * gpus);
+      ContainerSpec c = container(serving ? "server" : "trainer", image,
+                                  cpu_per_gpu * gpus / (gpus == 1 ? 2 : 1), mem_per_gpu * gpus);
       c.gpu = gpus;
       c.mem_limit = c.mem;
       if (serving) c.ports.push_back({8000, 0, false, "http"});
@@ -1271,16 +1367,17 @@ class Generator {
     const uint32_t cpu_only = std::max<uint32_t>(2, count / 3);
     for (uint32_t i = 0; i < cpu_only; ++i) {
       const bool notebook = i % 2 == 1;
-      Workload& w = new_workload(
-          rng, notebook ? "notebooks" : "ml-training",
-          notebook ? "jupyter-" + std::string(kWords[rng.below(kWordCount)]) : "ray-head",
-          notebook ? OwnerKind::StatefulSet : OwnerKind::ReplicaSet, Target::GpuCpuOnly);
+      Workload& w =
+          new_workload(rng, notebook ? "notebooks" : "ml-training",
+                       notebook ? "jupyter-" + std::string(kWords[rng.below(kWordCount)]) : "ray-head",
+                       notebook ? OwnerKind::StatefulSet : OwnerKind::ReplicaSet, Target::GpuCpuOnly);
       PodTemplate& t = w.tmpl;
       const int64_t cpu = std::array<int64_t, 3>{1000, 2000, 4000}[rng.below(3)];
-      t.containers.push_back(container(notebook ? "notebook" : "ray-head",
-                                       image_id(notebook ? "quay.io/jupyter/pytorch-notebook:cuda12-python-3.11"
-                                                         : "docker.io/rayproject/ray-ml:2.37.0-gpu"),
-                                       cpu, cpu * 4 * kMi * 1024 / 1000));
+      t.containers.push_back(
+          container(notebook ? "notebook" : "ray-head",
+                    image_id(notebook ? "quay.io/jupyter/pytorch-notebook:cuda12-python-3.11"
+                                      : "docker.io/rayproject/ray-ml:2.37.0-gpu"),
+                    cpu, cpu * 4 * kMi * 1024 / 1000));
       t.node_selector.push_back({"pool", "gpu"});
       tolerate(t, kTaintGpu, "Exists");
       finish_template(t);
@@ -1291,7 +1388,8 @@ class Generator {
   void make_debug_workload(SplitMix64& rng) {
     Workload& w = new_workload(rng, "default", "debug-shell", OwnerKind::ReplicaSet, Target::General);
     w.target = Target::Pending;  // never drawn from the class lists
-    w.tmpl.containers.push_back(container("shell", image_id("docker.io/library/busybox:1.36.1"), kAbsent, kAbsent));
+    w.tmpl.containers.push_back(
+        container("shell", image_id("docker.io/library/busybox:1.36.1"), kAbsent, kAbsent));
     TolerationSpec all;
     all.op = "Exists";
     w.tmpl.tolerations.push_back(all);
@@ -1302,9 +1400,12 @@ class Generator {
   // ---------------------------------------------------------- running pods
   std::string pod_name(Workload& w, uint32_t ordinal) const {
     switch (w.kind) {
-      case OwnerKind::ReplicaSet: return w.name + '-' + w.hash + '-' + name_suffix(ordinal, w.salt);
-      case OwnerKind::StatefulSet: return w.name + '-' + std::to_string(ordinal);
-      default: return w.name + '-' + name_suffix(ordinal, w.salt);
+      case OwnerKind::ReplicaSet:
+        return w.name + '-' + w.hash + '-' + name_suffix(ordinal, w.salt);
+      case OwnerKind::StatefulSet:
+        return w.name + '-' + std::to_string(ordinal);
+      default:
+        return w.name + '-' + name_suffix(ordinal, w.salt);
     }
   }
 
@@ -1365,7 +1466,8 @@ class Generator {
     for (uint32_t i = 0; i < n_general; ++i) {
       const int cls = i < static_cast<uint32_t>(kClassCount)
                           ? static_cast<int>(i)
-                          : static_cast<int>(pick_weighted(rng, std::array<int, kClassCount>{5, 15, 20, 20, 18, 12, 7, 3, 1}));
+                          : static_cast<int>(pick_weighted(
+                                rng, std::array<int, kClassCount>{5, 15, 20, 20, 18, 12, 7, 3, 1}));
       make_general_workload(rng, kClassCpu[cls]);
     }
     make_infra_workloads(rng);
@@ -1378,16 +1480,23 @@ class Generator {
       const int cls = class_of(w.tmpl.eff.cpu);
       const uint32_t id = static_cast<uint32_t>(wi);
       switch (w.target) {
-        case Target::General: general[cls].push_back(id); break;
-        case Target::Infra: infra[cls].push_back(id); break;
-        case Target::GpuCpuOnly: gpu_cpu[cls].push_back(id); break;
+        case Target::General:
+          general[cls].push_back(id);
+          break;
+        case Target::Infra:
+          infra[cls].push_back(id);
+          break;
+        case Target::GpuCpuOnly:
+          gpu_cpu[cls].push_back(id);
+          break;
         case Target::Gpu: {
           int g = 0;
           while (g < 3 && kGpuClasses[g + 1] <= w.tmpl.eff.gpu) ++g;
           gpu[g].push_back(id);
           break;
         }
-        default: break;
+        default:
+          break;
       }
     }
 
@@ -1401,9 +1510,12 @@ class Generator {
     uint64_t weight_sum = 0;
     for (size_t i = 0; i < n; ++i) {
       const NodeRec& nd = nodes_[i];
-      if (base == 0) weight[i] = 1;
-      else if (nd.role == Role::Gpu) weight[i] = 2 * static_cast<uint64_t>(nd.gpus);
-      else weight[i] = static_cast<uint64_t>(std::max<int64_t>(1, nd.alloc_cpu / 1000));
+      if (base == 0)
+        weight[i] = 1;
+      else if (nd.role == Role::Gpu)
+        weight[i] = 2 * static_cast<uint64_t>(nd.gpus);
+      else
+        weight[i] = static_cast<uint64_t>(std::max<int64_t>(1, nd.alloc_cpu / 1000));
       weight_sum += weight[i];
     }
     uint64_t cum = 0, prev = 0, overflow = n == 0 ? rest : 0;
@@ -1420,8 +1532,7 @@ class Generator {
     for (size_t pass = 0; pass < 2 && overflow > 0; ++pass)
       for (size_t i = 0; i < n && overflow > 0; ++i) {
         const int32_t keep = pass == 0 ? 5 : 0;
-        const uint64_t slots =
-            static_cast<uint64_t>(std::max(0, nodes_[i].max_pods - usage_[i].pods - keep));
+        const uint64_t slots = static_cast<uint64_t>(std::max(0, nodes_[i].max_pods - usage_[i].pods - keep));
         const uint64_t add = std::min(overflow, slots - std::min(slots, quota[i]));
         quota[i] += add;
         overflow -= add;
@@ -1441,9 +1552,12 @@ class Generator {
         // The nearest class (classes double), then a little jitter.
         int cls = class_of(want * 3 / 2);
         const uint64_t jitter = rng.below(100);
-        if (jitter < 15 && cls > 0) --cls;
-        else if (jitter < 30 && cls + 1 < kClassCount) ++cls;
-        else if (jitter >= 95) cls = 0;
+        if (jitter < 15 && cls > 0)
+          --cls;
+        else if (jitter < 30 && cls + 1 < kClassCount)
+          ++cls;
+        else if (jitter >= 95)
+          cls = 0;
         bool placed = false;
         if (nd.role == Role::Gpu) {
           const int64_t gpus_left = target_gpu - usage_[i].gpu;
@@ -1467,10 +1581,29 @@ class Generator {
 
   // ---------------------------------------------------------- pending pods
   enum Scenario : int {
-    kPlain, kScaleUp, kSelectorZone, kSelectorPool, kAffinityIn, kAffinityNotInExists, kAffinityGt,
-    kPreferred, kGpu, kInfraToleration, kSpotToleration, kHostPort, kSidecarOverhead, kBestEffort,
-    kEphemeral, kHugepages, kPodLevel, kAntiAffinity, kSpread, kPodAffinity, kHugeCpu,
-    kMissingPool, kScenarioCount
+    kPlain,
+    kScaleUp,
+    kSelectorZone,
+    kSelectorPool,
+    kAffinityIn,
+    kAffinityNotInExists,
+    kAffinityGt,
+    kPreferred,
+    kGpu,
+    kInfraToleration,
+    kSpotToleration,
+    kHostPort,
+    kSidecarOverhead,
+    kBestEffort,
+    kEphemeral,
+    kHugepages,
+    kPodLevel,
+    kAntiAffinity,
+    kSpread,
+    kPodAffinity,
+    kHugeCpu,
+    kMissingPool,
+    kScenarioCount
   };
 
   static bool inter_pod_scenario(int s) { return s == kAntiAffinity || s == kSpread || s == kPodAffinity; }
@@ -1487,21 +1620,27 @@ class Generator {
 
   // A plain web-ish container with a popular image, `cpu` millicores.
   ContainerSpec pending_container(SplitMix64& rng, const std::string& name, int64_t cpu) {
-    static const char* const kPopular[] = {
-        "docker.io/library/nginx:1.27.2", "docker.io/library/redis:7.4.1",
-        "docker.io/library/python:3.12-slim", "docker.io/library/eclipse-temurin:21-jre",
-        "registry.example.com/platform/gateway:6.8.2", "registry.example.com/team-b/frontend:3.40.2",
-        "docker.io/library/node:20-slim", "registry.example.com/team-a/orders-api:2.14.1",
-        "registry.example.com/team-d/recommender:4.0.1", "docker.io/library/nginx:1.27.2-alpine"};
-    ContainerSpec c = container(name.substr(0, 63), image_id(kPopular[rng.below(10)]), cpu,
-                                round_mem_mi(cpu * std::array<int64_t, 3>{1024, 2048, 4096}[rng.below(3)] / 1000));
+    static const char* const kPopular[] = {"docker.io/library/nginx:1.27.2",
+                                           "docker.io/library/redis:7.4.1",
+                                           "docker.io/library/python:3.12-slim",
+                                           "docker.io/library/eclipse-temurin:21-jre",
+                                           "registry.example.com/platform/gateway:6.8.2",
+                                           "registry.example.com/team-b/frontend:3.40.2",
+                                           "docker.io/library/node:20-slim",
+                                           "registry.example.com/team-a/orders-api:2.14.1",
+                                           "registry.example.com/team-d/recommender:4.0.1",
+                                           "docker.io/library/nginx:1.27.2-alpine"};
+    ContainerSpec c =
+        container(name.substr(0, 63), image_id(kPopular[rng.below(10)]), cpu,
+                  round_mem_mi(cpu * std::array<int64_t, 3>{1024, 2048, 4096}[rng.below(3)] / 1000));
     c.mem_limit = c.mem;
     c.ports.push_back({8080, 0, false, "http"});
     return c;
   }
 
   int64_t pending_cpu(SplitMix64& rng) {
-    return std::array<int64_t, 6>{100, 250, 500, 1000, 2000, 4000}[pick_weighted(rng, std::array<int, 6>{15, 25, 25, 20, 10, 5})];
+    return std::array<int64_t, 6>{
+        100, 250, 500, 1000, 2000, 4000}[pick_weighted(rng, std::array<int, 6>{15, 25, 25, 20, 10, 5})];
   }
 
   // Builds one pending workload for scenario `s`; returns its index, or -1
@@ -1522,9 +1661,9 @@ class Generator {
     std::string ns = kNs[rng.below(6)];
     std::string base = kWords[rng.below(kWordCount)];
     static const char* const kScenarioNames[] = {
-        "", "", "-zonal", "-pinned", "-typed", "-ssd", "-newgen", "-prefers", "", "-infra", "-spot",
-        "-agent", "-sandboxed", "-besteffort", "-scratch", "-dpdk", "-podres", "-spread", "-zonespread",
-        "-near", "-huge", "-lost"};
+        "",        "",        "-zonal",      "-pinned", "-typed",     "-ssd",        "-newgen",  "-prefers",
+        "",        "-infra",  "-spot",       "-agent",  "-sandboxed", "-besteffort", "-scratch", "-dpdk",
+        "-podres", "-spread", "-zonespread", "-near",   "-huge",      "-lost"};
     base += kScenarioNames[s];
     if (s == kGpu) {
       ns = "ml-serving";
@@ -1590,16 +1729,16 @@ class Generator {
         int g = static_cast<int>(pick_weighted(rng, std::array<int, 4>{50, 25, 15, 10}));
         while (g > 0 && kGpuClasses[g] > most_free) --g;
         const int gpus = kGpuClasses[g];
-        main.image = image_id(rng.chance(0.5) ? "docker.io/vllm/vllm-openai:v0.6.3" : "nvcr.io/nvidia/pytorch:24.08-py3");
+        main.image = image_id(rng.chance(0.5) ? "docker.io/vllm/vllm-openai:v0.6.3"
+                                              : "nvcr.io/nvidia/pytorch:24.08-py3");
         main.cpu = 3000 * gpus;
         main.mem = 16 * kGi * gpus;
         main.mem_limit = main.mem;
         main.gpu = gpus;
         tolerate(t, kTaintGpu, "Exists");
         if (rng.chance(0.4))
-          t.node_selector.push_back({kLabelKeys[kLGpuProduct], gpus <= 4 && rng.chance(0.5)
-                                                                   ? "NVIDIA-A10G"
-                                                                   : "NVIDIA-A100-SXM4-40GB"});
+          t.node_selector.push_back({kLabelKeys[kLGpuProduct],
+                                     gpus <= 4 && rng.chance(0.5) ? "NVIDIA-A10G" : "NVIDIA-A100-SXM4-40GB"});
         break;
       }
       case kInfraToleration: {
@@ -1627,13 +1766,16 @@ class Generator {
         break;
       }
       case kSidecarOverhead: {
-        ContainerSpec init = container("migrate", image_id("docker.io/library/busybox:1.36.1"), 500, 256 * kMi);
+        ContainerSpec init =
+            container("migrate", image_id("docker.io/library/busybox:1.36.1"), 500, 256 * kMi);
         t.init.push_back(std::move(init));
-        ContainerSpec side = container("envoy", image_id("docker.io/envoyproxy/envoy:v1.31.2"), 200, 128 * kMi);
+        ContainerSpec side =
+            container("envoy", image_id("docker.io/envoyproxy/envoy:v1.31.2"), 200, 128 * kMi);
         side.sidecar = true;
         side.ports.push_back({9901, 0, false, "admin"});
         t.init.push_back(std::move(side));
-        ContainerSpec init2 = container("seed-data", image_id("docker.io/library/alpine:3.20.3"), 1000, 64 * kMi);
+        ContainerSpec init2 =
+            container("seed-data", image_id("docker.io/library/alpine:3.20.3"), 1000, 64 * kMi);
         t.init.push_back(std::move(init2));
         t.runtime_class = "kata";
         t.overhead_cpu = 250;
@@ -1653,7 +1795,8 @@ class Generator {
         break;
       case kPodLevel:
         main.cpu = main.mem = main.mem_limit = kAbsent;
-        t.containers.push_back(container("helper", image_id("docker.io/library/python:3.12-slim"), kAbsent, kAbsent));
+        t.containers.push_back(
+            container("helper", image_id("docker.io/library/python:3.12-slim"), kAbsent, kAbsent));
         t.pod_cpu = cpu;
         t.pod_mem = round_mem_mi(cpu * 2);
         break;
@@ -1710,7 +1853,8 @@ class Generator {
       default:
         break;
     }
-    if (opt_.with_inter_pod_constraints && !inter_pod_scenario(s) && !impossible_scenario(s) && rng.chance(0.15)) {
+    if (opt_.with_inter_pod_constraints && !inter_pod_scenario(s) && !impossible_scenario(s) &&
+        rng.chance(0.15)) {
       PodAffinitySpec a;
       a.anti = true;
       a.weight = 100;
@@ -1757,13 +1901,15 @@ class Generator {
     rng.shuffle(order);
     // Weights for the groups after the first round (the impossible ones come once).
     std::array<int, kScenarioCount> weights{};
-    const int base_weights[kScenarioCount] = {30, 12, 8, 8, 6, 5, 5, 6, 6, 4, 5, 3, 4, 3, 3, 2, 3, 4, 4, 3, 0, 0};
+    const int base_weights[kScenarioCount] = {30, 12, 8, 8, 6, 5, 5, 6, 6, 4, 5,
+                                              3,  4,  3, 3, 2, 3, 4, 4, 3, 0, 0};
     for (int s = 0; s < kScenarioCount; ++s)
       weights[s] = opt_.with_inter_pod_constraints || !inter_pod_scenario(s) ? base_weights[s] : 0;
     std::array<int, kScenarioCount> failures{};
 
     uint32_t remaining = opt_.pending_pods;
-    const uint32_t first_round_cap = std::max<uint32_t>(5, opt_.pending_pods / (2 * static_cast<uint32_t>(order.size())));
+    const uint32_t first_round_cap =
+        std::max<uint32_t>(5, opt_.pending_pods / (2 * static_cast<uint32_t>(order.size())));
     size_t group = 0;
     while (remaining > 0) {
       int s;
@@ -1872,7 +2018,8 @@ class Generator {
     j.begin_object();
     j.field("apiVersion", "v1").field("kind", "Node");
     j.key("metadata").begin_object();
-    j.key("annotations").begin_object()
+    j.key("annotations")
+        .begin_object()
         .field("alpha.kubernetes.io/provided-node-ip", ip)
         .field("csi.volume.kubernetes.io/nodeid", "{\"ebs.csi.aws.com\":\"" + instance + "\"}")
         .field("node.alpha.kubernetes.io/ttl", "0")
@@ -1911,13 +2058,24 @@ class Generator {
     j.key("status").begin_object();
     std::string dns = "ip-" + ip + "." + opt_.region + ".compute.internal";
     std::replace(dns.begin(), dns.begin() + static_cast<std::ptrdiff_t>(3 + ip.size()), '.', '-');
-    j.key("addresses").begin_array()
-        .begin_object().field("address", ip).field("type", "InternalIP").end_object()
-        .begin_object().field("address", dns).field("type", "InternalDNS").end_object()
-        .begin_object().field("address", nd.name).field("type", "Hostname").end_object()
+    j.key("addresses")
+        .begin_array()
+        .begin_object()
+        .field("address", ip)
+        .field("type", "InternalIP")
+        .end_object()
+        .begin_object()
+        .field("address", dns)
+        .field("type", "InternalDNS")
+        .end_object()
+        .begin_object()
+        .field("address", nd.name)
+        .field("type", "Hostname")
+        .end_object()
         .end_array();
     const std::string hp1 = fmt_bytes(nd.hugepages);
-    j.key("allocatable").begin_object()
+    j.key("allocatable")
+        .begin_object()
         .field("cpu", fmt_cpu(nd.alloc_cpu))
         .field("ephemeral-storage", std::to_string(nd.alloc_eph))
         .field("hugepages-1Gi", hp1)
@@ -1925,7 +2083,8 @@ class Generator {
         .field("memory", std::to_string(nd.alloc_mem / kKi) + "Ki");
     if (nd.gpus > 0) j.field("nvidia.com/gpu", std::to_string(nd.gpus));
     j.field("pods", std::to_string(nd.max_pods)).end_object();
-    j.key("capacity").begin_object()
+    j.key("capacity")
+        .begin_object()
         .field("cpu", fmt_cpu(nd.cap_cpu))
         .field("ephemeral-storage", std::to_string(nd.cap_eph_ki) + "Ki")
         .field("hugepages-1Gi", hp1)
@@ -1958,19 +2117,31 @@ class Generator {
           .field("type", c.type)
           .end_object();
     j.end_array();
-    j.key("daemonEndpoints").begin_object().key("kubeletEndpoint").begin_object()
-        .field("Port", 10250).end_object().end_object();
+    j.key("daemonEndpoints")
+        .begin_object()
+        .key("kubeletEndpoint")
+        .begin_object()
+        .field("Port", 10250)
+        .end_object()
+        .end_object();
     j.key("images").begin_array();
     for (uint16_t i : nd.images) {
       const Image& im = images_[i];
-      j.begin_object().key("names").begin_array().value(im.digest_name).value(im.tag_name).end_array()
-          .field("sizeBytes", im.size).end_object();
+      j.begin_object()
+          .key("names")
+          .begin_array()
+          .value(im.digest_name)
+          .value(im.tag_name)
+          .end_array()
+          .field("sizeBytes", im.size)
+          .end_object();
     }
     j.end_array();
     const OsVariant& os = kOsVariants[nd.os];
     std::string machine = hex_string(rng, 32);
     std::string system_uuid = "ec2" + hex_string(rng, 5) + "-" + make_uid(rng).substr(9);
-    j.key("nodeInfo").begin_object()
+    j.key("nodeInfo")
+        .begin_object()
         .field("architecture", t.arm ? "arm64" : "amd64")
         .field("bootID", make_uid(rng))
         .field("containerRuntimeVersion", os.runtime)
@@ -2059,7 +2230,13 @@ class Generator {
   }
 
   static void write_app_selector(JsonWriter& j, const std::string& app) {
-    j.key("labelSelector").begin_object().key("matchLabels").begin_object().field("app", app).end_object().end_object();
+    j.key("labelSelector")
+        .begin_object()
+        .key("matchLabels")
+        .begin_object()
+        .field("app", app)
+        .end_object()
+        .end_object();
   }
 
   static void write_pod_affinity_term(JsonWriter& j, const PodAffinitySpec& a) {
@@ -2112,7 +2289,8 @@ class Generator {
     int64_t created;
     if (node) {
       const int64_t from = std::max(w.created, node->created);
-      created = from + static_cast<int64_t>(rng.below(static_cast<uint64_t>(std::max<int64_t>(1, kNow - 60 - from))));
+      created = from + static_cast<int64_t>(
+                           rng.below(static_cast<uint64_t>(std::max<int64_t>(1, kNow - 60 - from))));
     } else {
       created = kNow - rng.between(1, 900);
     }
@@ -2140,7 +2318,9 @@ class Generator {
     const std::string ordinal = std::to_string(p.ordinal);
     const std::string sts_revision = w.name + '-' + w.hash;
     switch (w.kind) {
-      case OwnerKind::ReplicaSet: labels.emplace_back("pod-template-hash", w.hash); break;
+      case OwnerKind::ReplicaSet:
+        labels.emplace_back("pod-template-hash", w.hash);
+        break;
       case OwnerKind::StatefulSet:
         labels.emplace_back("apps.kubernetes.io/pod-index", ordinal);
         labels.emplace_back("controller-revision-hash", sts_revision);
@@ -2164,14 +2344,17 @@ class Generator {
     j.end_object();
     j.field("name", p.name).field("namespace", w.ns);
     static const char* const kOwnerKinds[] = {"ReplicaSet", "StatefulSet", "DaemonSet", "Job"};
-    j.key("ownerReferences").begin_array().begin_object()
+    j.key("ownerReferences")
+        .begin_array()
+        .begin_object()
         .field("apiVersion", w.kind == OwnerKind::Job ? "batch/v1" : "apps/v1")
         .field("blockOwnerDeletion", true)
         .field("controller", true)
         .field("kind", kOwnerKinds[static_cast<int>(w.kind)])
         .field("name", owner_name)
         .field("uid", w.owner_uid)
-        .end_object().end_array();
+        .end_object()
+        .end_array();
     j.field("resourceVersion", std::to_string(rng.between(10000000, 999999999)));
     j.field("uid", make_uid(rng));
     j.end_object();  // metadata
@@ -2192,7 +2375,10 @@ class Generator {
           j.end_array();
         }
         if (!t.required_terms.empty()) {
-          j.key("requiredDuringSchedulingIgnoredDuringExecution").begin_object().key("nodeSelectorTerms").begin_array();
+          j.key("requiredDuringSchedulingIgnoredDuringExecution")
+              .begin_object()
+              .key("nodeSelectorTerms")
+              .begin_array();
           for (const auto& term : t.required_terms) {
             j.begin_object();
             write_requirements(j, term);
@@ -2248,13 +2434,16 @@ class Generator {
     for (const TolerationSpec& tol : t.tolerations)
       write_toleration(j, tol.effect, tol.key, tol.op, tol.seconds, tol.value);
     if (t.daemonset_tolerations) {
-      static const char* const kDsKeys[][2] = {
-          {"NoExecute", "node.kubernetes.io/not-ready"}, {"NoExecute", "node.kubernetes.io/unreachable"},
-          {"NoSchedule", "node.kubernetes.io/disk-pressure"}, {"NoSchedule", "node.kubernetes.io/memory-pressure"},
-          {"NoSchedule", "node.kubernetes.io/pid-pressure"}, {"NoSchedule", "node.kubernetes.io/unschedulable"}};
+      static const char* const kDsKeys[][2] = {{"NoExecute", "node.kubernetes.io/not-ready"},
+                                               {"NoExecute", "node.kubernetes.io/unreachable"},
+                                               {"NoSchedule", "node.kubernetes.io/disk-pressure"},
+                                               {"NoSchedule", "node.kubernetes.io/memory-pressure"},
+                                               {"NoSchedule", "node.kubernetes.io/pid-pressure"},
+                                               {"NoSchedule", "node.kubernetes.io/unschedulable"}};
       write_toleration(j, "", "", "Exists", kAbsent, "");
       for (const auto& kv : kDsKeys) write_toleration(j, kv[0], kv[1], "Exists", kAbsent, "");
-      if (t.host_network) write_toleration(j, "NoSchedule", "node.kubernetes.io/network-unavailable", "Exists", kAbsent, "");
+      if (t.host_network)
+        write_toleration(j, "NoSchedule", "node.kubernetes.io/network-unavailable", "Exists", kAbsent, "");
     } else {
       // What the DefaultTolerationSeconds admission plugin adds to every pod.
       write_toleration(j, "NoExecute", "node.kubernetes.io/not-ready", "Exists", 300, "");

@@ -1251,6 +1251,7 @@ struct ParsedObject {
   T object;
   bool has_name = false;         // metadata.name was given
   std::string generate_name;     // metadata.generateName
+  bool gated = false;            // pods: spec.schedulingGates is not empty
 };
 
 // Prepares a template's YAML tree for the object parser: the name (a
@@ -1281,6 +1282,12 @@ ParsedObject<T> parse_object(const std::string& yaml_text, const char* kind, con
   }
   const YAML::Node gen = meta["generateName"];
   if (gen.IsDefined() && gen.IsScalar()) out.generate_name = gen.Scalar();
+  const YAML::Node& cdoc = doc;  // const lookups never add keys
+  const YAML::Node spec = cdoc["spec"];
+  if (spec.IsDefined() && spec.IsMap()) {
+    const YAML::Node gates = spec["schedulingGates"];
+    out.gated = gates.IsDefined() && gates.IsSequence() && gates.size() > 0;
+  }
   std::string json;
   emit_json(doc, json, origin, 0);
   if constexpr (std::is_same_v<T, Node>) {
@@ -1621,10 +1628,11 @@ class WorkloadRunner {
   }
 
   Pod make_pod(ObjectTemplate<Pod>& tmpl, const std::string& origin, PerfValueMap& env, int i, int n,
-               const std::string& ns, const PerfOp& op) {
+               const std::string& ns, const PerfOp& op, bool& gated) {
     env["Index"] = PerfValue::of_number(i);
     env["Count"] = PerfValue::of_number(n);
     const ParsedObject<Pod>& parsed = tmpl.get(env);
+    gated = parsed.gated;
     Pod pod = parsed.object;
     pod.namespace_name = ns;
     if (!parsed.has_name) {
@@ -1666,7 +1674,21 @@ class WorkloadRunner {
     PerfValueMap env = op.template_params;
     std::vector<Pod> pods;
     pods.reserve(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) pods.push_back(make_pod(tmpl, origin, env, i, n, ns, op));
+    uint64_t gated = 0;
+    for (int i = 0; i < n; ++i) {
+      bool is_gated = false;
+      Pod pod = make_pod(tmpl, origin, env, i, n, ns, op, is_gated);
+      // A pod with scheduling gates never leaves the queue's PreEnqueue
+      // check, upstream as here: it stays pending and is not attempted.
+      if (is_gated) ++gated;
+      else pods.push_back(std::move(pod));
+    }
+    if (gated) {
+      res_.gated_pods += gated;
+      res_.notes.push_back("createPods (op " + std::to_string(index) + "): " + std::to_string(gated) +
+                           " pods have schedulingGates: left pending, not attempted (as upstream)");
+    }
+    const int to_schedule = static_cast<int>(pods.size());
 
     if (snapshot_stale_) {
       engine_->load(cluster_);
@@ -1687,7 +1709,8 @@ class WorkloadRunner {
     const int64_t loop_start = steady_ns();
     const int64_t base = m ? m->active_ns : 0;
     const std::atomic<bool>* stop = opt_.stop;
-    for (int i = 0; i < n; ++i) {
+    progress_.total = static_cast<uint64_t>(to_schedule);
+    for (int i = 0; i < to_schedule; ++i) {
       if (stop && stop->load(std::memory_order_relaxed)) {
         res_.interrupted = true;
         break;
@@ -1907,6 +1930,7 @@ std::string perf_results_json(const PerfRunResult& result) {
     j.key("percentageOfNodesToScore").num(w.percentage_of_nodes_to_score);
     j.key("setupPods").integer(w.setup_pods);
     j.key("setupUnschedulable").integer(w.setup_unschedulable);
+    j.key("gatedPods").integer(w.gated_pods);
     j.key("wallSeconds").num(w.wall_seconds);
     j.key("interrupted").boolean(w.interrupted);
     j.key("featureGates").begin_object();

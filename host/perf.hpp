@@ -252,6 +252,7 @@ struct PerfWorkloadResult {
   uint32_t nodes = 0;           // at the end of the workload
   uint64_t setup_pods = 0;      // attempted outside measurements
   uint64_t setup_unschedulable = 0;
+  uint64_t gated_pods = 0;      // pods with schedulingGates: created, never attempted
   int32_t percentage_of_nodes_to_score = 0;  // effective, first profile
   std::map<std::string, bool> feature_gates;  // test case's merged with workload's
   std::vector<PerfMeasurement> measurements;

@@ -2,9 +2,8 @@
 // in generator.hpp, checked by reading the output back with bulkscore's own
 // loader (k8s_json) and pod request rule (pod_resources), so the generator's
 // internal bookkeeping is not trusted.
-#include "host/generator.hpp"
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,10 +12,10 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <unistd.h>
 #include <vector>
 
 #include "host/common.hpp"
+#include "host/generator.hpp"
 #include "host/io.hpp"
 #include "host/k8s_json.hpp"
 #include "host/labels.hpp"
@@ -73,7 +72,8 @@ bool has_pod_affinity(const Pod& p) {
 std::vector<std::pair<std::string, size_t>> pending_runs(const Cluster& c) {
   std::vector<std::pair<std::string, size_t>> runs;
   for (const Pod& p : c.pending_pods) {
-    const std::string owner = p.namespace_name + "/" + (p.owner_references.empty() ? "" : p.owner_references[0].name);
+    const std::string owner =
+        p.namespace_name + "/" + (p.owner_references.empty() ? "" : p.owner_references[0].name);
     if (runs.empty() || runs.back().first != owner) runs.emplace_back(owner, 0);
     ++runs.back().second;
   }
@@ -157,8 +157,8 @@ TEST(Generator, NodeListDoesNotDependOnPodCounts) {
 }
 
 TEST(Generator, CountsMatchTheOptions) {
-  for (const auto& [nodes, running, pending] :
-       std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>{{400, 1600, 300}, {50, 20, 7}, {1, 3, 2}, {120, 0, 0}}) {
+  for (const auto& [nodes, running, pending] : std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>{
+           {400, 1600, 300}, {50, 20, 7}, {1, 3, 2}, {120, 0, 0}}) {
     GeneratorOptions o;
     o.nodes = nodes;
     o.running_pods = running;
@@ -195,10 +195,19 @@ TEST(Generator, BadOptionsAreInputErrors) {
   bad([](GeneratorOptions& o) { o.region.clear(); });
   bad([](GeneratorOptions& o) { o.gpu_node_fraction = -0.1; });
   bad([](GeneratorOptions& o) { o.tainted_node_fraction = 1.5; });
-  bad([](GeneratorOptions& o) { o.gpu_node_fraction = 0.6; o.tainted_node_fraction = 0.6; });
+  bad([](GeneratorOptions& o) {
+    o.gpu_node_fraction = 0.6;
+    o.tainted_node_fraction = 0.6;
+  });
   bad([](GeneratorOptions& o) { o.gpu_node_fraction = std::nan(""); });
-  bad([](GeneratorOptions& o) { o.nodes = 2; o.running_pods = 1000; });  // 2 x 110 pod slots
-  bad([](GeneratorOptions& o) { o.nodes = 0; o.running_pods = 1; });
+  bad([](GeneratorOptions& o) {
+    o.nodes = 2;
+    o.running_pods = 1000;
+  });  // 2 x 110 pod slots
+  bad([](GeneratorOptions& o) {
+    o.nodes = 0;
+    o.running_pods = 1;
+  });
 }
 
 TEST(Generator, NodesLookLikeKubeletReports) {
@@ -441,10 +450,10 @@ TEST(Generator, PendingPodsCoverTheConstraintKinds) {
     EXPECT_FALSE(has_pod_affinity(p)) << p.key();
     EXPECT_TRUE(p.topology_spread_constraints.empty()) << p.key();
   }
-  for (const char* kind : {"zone selector", "pool selector", "missing pool", "preferred", "required In",
-                           "required NotIn", "required Exists", "required Gt", "gpu", "infra toleration",
-                           "spot toleration", "host port", "sidecar", "overhead", "best effort", "pod-level",
-                           "ephemeral", "hugepages", "too big"})
+  for (const char* kind :
+       {"zone selector", "pool selector", "missing pool", "preferred", "required In", "required NotIn",
+        "required Exists", "required Gt", "gpu", "infra toleration", "spot toleration", "host port",
+        "sidecar", "overhead", "best effort", "pod-level", "ephemeral", "hugepages", "too big"})
     EXPECT_GT(seen[kind], 0u) << "no pending pod with " << kind;
   // "A few" pods no node can take.
   EXPECT_LE(seen["missing pool"] + seen["too big"], 20u);

@@ -864,7 +864,16 @@ TEST(AssembleCluster, WorksOnParsedKubectlFiles) {
                                      "pods.json");
   EXPECT_EQ(c.nodes.size(), 2u);
   EXPECT_EQ(keys(c.running_pods), std::vector<std::string>{"shop/web-7d4b9c8f6d-x2x9k"});
-  // "bare" belongs to default-scheduler, which is not in the list.
+  // "bare" belongs to default-scheduler, which is not in the list, and
+  // "batch-0" is being deleted: upstream does not schedule such pods.
+  EXPECT_TRUE(c.pending_pods.empty());
+}
+
+TEST(AssembleCluster, PendingPodBeingDeletedIsNotScheduled) {
+  std::vector<Pod> pods = parse_pods_json(kKubectlPods, "pods.json");
+  for (auto& p : pods) p.deleting = false;
+  const Cluster c = assemble_cluster(parse_nodes_json(kKubectlNodes, "nodes.json"), pods, {"bulk-scheduler"},
+                                     "nodes.json", "pods.json");
   EXPECT_EQ(keys(c.pending_pods), std::vector<std::string>{"jobs/batch-0"});
 }
 

@@ -191,6 +191,15 @@ TEST_F(PerfTest, CollectorOpsAndPodSetsMeasureTheirNamespaces) {
   }
 }
 
+TEST_F(PerfTest, GatedPodsStayPendingAndAreNotAttempted) {
+  const PerfWorkloadResult w = only(run_named("TinyGated"));
+  EXPECT_EQ(w.gated_pods, 3u);
+  EXPECT_EQ(w.setup_pods, 0u);
+  ASSERT_EQ(w.measurements.size(), 1u);
+  EXPECT_EQ(w.measurements[0].attempted, 2u);
+  EXPECT_EQ(w.measurements[0].scheduled, 2u);
+}
+
 // ---------------------------------------------------------------- errors
 
 TEST_F(PerfTest, UnknownFieldIsAnErrorNamingFileAndField) {

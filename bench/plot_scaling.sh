@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Draws scheduling throughput (pods/s) against node count, one line per
+# backend, from `bulkscore perf` results files, into a PNG (gnuplot).
+#
+# Usage: bench/plot_scaling.sh [-o scaling.png] [-m avg|p50|p90|p99]
+#                              [-w WORKLOAD_REGEX] results.json...
+#   -o  output PNG (default: scaling.png)
+#   -m  which SchedulingThroughput figure to plot (default: avg)
+#   -w  only rows whose workload name matches this extended regex
+#       (default: ^ScalingSweep/, the rows bench/scaling_sweep.sh writes)
+# The rows are read back with `bulkscore perf --compare`, so the files may
+# also be upstream's BenchmarkPerfScheduling results; rows without a backend
+# or a node count (upstream's) are skipped.
+# BULKSCORE names the binary (default: build/bulkscore next to this folder).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${BULKSCORE:-$here/../build/bulkscore}
+out=scaling.png
+metric=avg
+pattern='^ScalingSweep/'
+while getopts "o:m:w:h" opt; do
+  case $opt in
+    o) out=$OPTARG ;;
+    m) metric=$OPTARG ;;
+    w) pattern=$OPTARG ;;
+    *) sed -n '2,16p' "$0"; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || { echo "plot_scaling.sh: no results files given" >&2; exit 2; }
+command -v gnuplot >/dev/null || { echo "plot_scaling.sh: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 1; }
+
+case $metric in
+  avg) col=4 ;; p50) col=5 ;; p90) col=6 ;; p99) col=7 ;;
+  *) echo "plot_scaling.sh: -m must be avg, p50, p90 or p99" >&2; exit 2 ;;
+esac
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The comparison table: workload backend nodes avg p50 p90 p99 ns/node/pod [file]
+"$bin" perf --compare "$@" > "$work/table.txt"
+awk -v pat="$pattern" -v col="$col" -v dir="$work" '
+  NR == 1 { next }
+  $1 !~ pat || $2 == "-" || $3 == "-" { next }
+  { print $3, $col > (dir "/" $2 ".dat") }
+' "$work/table.txt"
+
+shopt -s nullglob
+series=("$work"/*.dat)
+[ ${#series[@]} -gt 0 ] || { echo "plot_scaling.sh: no rows match /$pattern/ with a backend and a node count" >&2; exit 1; }
+
+plot=""
+for f in "${series[@]}"; do
+  sort -n -o "$f" "$f"
+  name=$(basename "$f" .dat)
+  plot+="${plot:+, }'$f' using 1:2 with linespoints linewidth 2 pointtype 7 title '$name'"
+done
+
+gnuplot <<GNUPLOT
+set terminal png size 1000,640
+set output '$out'
+set title 'bulkscore scheduling throughput (SchedulingThroughput $metric) vs cluster size'
+set xlabel 'nodes'
+set ylabel 'pods/s'
+set logscale xy
+set grid
+set key top right
+plot $plot
+GNUPLOT
+echo "wrote $out" >&2

@@ -1,0 +1,224 @@
+// End-to-end tests of the bulkscore CLI: real files in, real process, exit
+// codes, output files (whole or absent), upstream message texts.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct CliRun {
+  int exit_code;
+  std::string out;  // stdout and stderr together
+};
+
+CliRun run_cli(const std::string& args) {
+  const std::string cmd = std::string(BULKSCORE_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return {-1, "popen failed"};
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string dir() { return ::testing::TempDir(); }
+
+std::string write(const std::string& name, const std::string& text) {
+  const std::string path = dir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool exists(const std::string& path) { return std::ifstream(path).good(); }
+
+std::string node_json(const std::string& name, const std::string& cpu, const std::string& extra_spec = "",
+                      const std::string& labels = "{}") {
+  return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","labels":)" + labels +
+         R"(},"spec":{)" + extra_spec + R"(},"status":{"allocatable":{"cpu":")" + cpu +
+         R"(","memory":"8Gi","pods":"110"}}})";
+}
+
+std::string pod_json(const std::string& name, const std::string& cpu, const std::string& node_name = "",
+                     const std::string& extra_spec = "") {
+  std::string spec = R"("containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":")" + cpu +
+                     R"(","memory":"100Mi"}}}])";
+  if (!node_name.empty()) spec += R"(,"nodeName":")" + node_name + R"(")";
+  if (!extra_spec.empty()) spec += "," + extra_spec;
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+         R"(","namespace":"default"},"spec":{)" + spec + R"(},"status":{"phase":")" +
+         (node_name.empty() ? "Pending" : "Running") + R"("}})";
+}
+
+std::string list(const std::string& kind, const std::vector<std::string>& items) {
+  std::string s = R"({"apiVersion":"v1","kind":")" + kind + R"(","items":[)";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? "," : "") + items[i];
+  return s + "]}";
+}
+
+// Three nodes: n1 big, n2 small, n3 tainted.
+struct Fixture {
+  std::string nodes, pods;
+  Fixture() {
+    nodes = write("cli-nodes.json",
+                  list("NodeList", {node_json("n1", "4"), node_json("n2", "1"),
+                                    node_json("n3", "8", R"("taints":[{"key":"dedicated","value":"infra","effect":"NoSchedule"}])")}));
+    pods = write("cli-pods.json", list("PodList", {pod_json("running", "500m", "n1"), pod_json("small", "200m"),
+                                                   pod_json("huge", "16"), pod_json("medium", "3")}));
+  }
+};
+
+TEST(Cli, VersionListsBackends) {
+  const CliRun r = run_cli("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("backends: cpu"), std::string::npos) << r.out;
+}
+
+TEST(Cli, HelpOnEveryCommand) {
+  for (const char* cmd : {"", "schedule ", "explain ", "generate ", "perf "}) {
+    const CliRun r = run_cli(std::string(cmd) + "--help");
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd;
+  }
+}
+
+TEST(Cli, ScheduleWritesOneLinePerPendingPodAndAssumes) {
+  Fixture f;
+  const std::string out = dir() + "/cli-out.jsonl";
+  std::remove(out.c_str());
+  const CliRun r = run_cli("schedule --backend cpu --tie-break first --nodes " + f.nodes + " --pods " + f.pods +
+                        " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("pods: 3  scheduled: 2  unschedulable: 1"), std::string::npos) << r.out;
+  const std::string text = slurp(out);
+  std::istringstream lines(text);
+  std::string small, huge, medium;
+  std::getline(lines, small);
+  std::getline(lines, huge);
+  std::getline(lines, medium);
+  // small: n1 (3.5 cpu free) and n2 (1 cpu) fit; LeastAllocated prefers n1.
+  EXPECT_NE(small.find(R"("pod":"default/small","node":"n1")"), std::string::npos) << small;
+  EXPECT_NE(small.find(R"("feasibleNodes":2)"), std::string::npos) << small;
+  EXPECT_EQ(huge,
+            R"js({"pod":"default/huge","node":null,"feasibleNodes":0,"code":"Unschedulable","message":"0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."})js");
+  // medium: 3 cpu fits only n1 after small was assumed there (4 - 0.5 - 0.2 = 3.3).
+  EXPECT_NE(medium.find(R"("node":"n1","score":)"), std::string::npos) << medium;
+  EXPECT_NE(medium.find(R"("feasibleNodes":1)"), std::string::npos) << medium;
+}
+
+TEST(Cli, ExplainShowsFilterAndScores) {
+  Fixture f;
+  const CliRun r = run_cli("explain --backend cpu --nodes " + f.nodes + " --pods " + f.pods + " --pod default/small");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(R"("pod":"default/small")"), std::string::npos);
+  EXPECT_NE(r.out.find(R"js({"name":"n3","evaluated":true,"feasible":false,"filter":{"plugin":"TaintToleration","code":"UnschedulableAndUnresolvable","reasons":["node(s) had untolerated taint(s)"]}})js"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(R"("scores":{"TaintToleration":{"raw":0,"normalized":100,"weighted":300})"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(R"({"plugin":"NodePorts","code":"Skip","reasons":[]})"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("chosen":"n1")"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ExplainUnknownPodIsBadInput) {
+  Fixture f;
+  const CliRun r = run_cli("explain --nodes " + f.nodes + " --pods " + f.pods + " --pod default/nope");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("default/nope"), std::string::npos) << r.out;
+}
+
+struct BadCase {
+  const char* what;
+  std::string nodes_text;
+  std::string expect;  // in the error message
+};
+
+TEST(Cli, BadInputExitsTwoNamesTheProblemAndWritesNoOutput) {
+  Fixture f;
+  const std::vector<BadCase> cases = {
+      {"malformed", R"({"kind":"NodeList","items":[)", "bad-nodes.json"},
+      {"wrong kind", R"({"apiVersion":"v1","kind":"PodList","items":[]})", "PodList"},
+      {"bad quantity", list("NodeList", {node_json("n1", "12x")}), "bad quantity \"12x\""},
+      {"negative", list("NodeList", {node_json("n1", "-1")}), "status.allocatable.cpu"},
+      {"duplicate", list("NodeList", {node_json("n1", "1"), node_json("n1", "2")}), "n1"},
+      {"missing name", R"({"apiVersion":"v1","kind":"NodeList","items":[{"metadata":{}}]})", "metadata.name"},
+  };
+  for (const auto& c : cases) {
+    const std::string nodes = write("bad-nodes.json", c.nodes_text);
+    const std::string out = dir() + "/bad-out.jsonl";
+    std::remove(out.c_str());
+    const CliRun r = run_cli("schedule --nodes " + nodes + " --pods " + f.pods + " -o " + out);
+    EXPECT_EQ(r.exit_code, 2) << c.what << ": " << r.out;
+    EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.what << ": " << r.out;
+    EXPECT_NE(r.out.find("bad-nodes.json"), std::string::npos) << c.what << ": " << r.out;
+    EXPECT_FALSE(exists(out)) << c.what;
+  }
+}
+
+TEST(Cli, BadConfigAndUsageExitTwo) {
+  Fixture f;
+  const std::string cfg = write("bad-config.yaml",
+                                "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                                "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    score:\n"
+                                "      enabled:\n      - name: NoSuchPlugin\n");
+  CliRun r = run_cli("schedule --nodes " + f.nodes + " --pods " + f.pods + " --config " + cfg);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("NoSuchPlugin"), std::string::npos) << r.out;
+  r = run_cli("schedule --nodes " + f.nodes);  // --pods missing
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  r = run_cli("schedule --nodes " + f.nodes + " --pods " + f.pods + " --backend gpu");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  r = run_cli("schedule --nodes /nonexistent/nodes.json --pods " + f.pods);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("/nonexistent/nodes.json"), std::string::npos) << r.out;
+}
+
+#ifndef BULKSCORE_WITH_CUDA
+TEST(Cli, CudaBackendWithoutCudaIsBadInput) {
+  Fixture f;
+  const CliRun r = run_cli("schedule --backend cuda --nodes " + f.nodes + " --pods " + f.pods);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("CUDA"), std::string::npos) << r.out;
+}
+#endif
+
+TEST(Cli, PendingPodWithConstraintsNotEnforcedGetsWarning) {
+  const std::string nodes = write("w-nodes.json", list("NodeList", {node_json("n1", "4")}));
+  const std::string pods = write(
+      "w-pods.json",
+      list("PodList", {pod_json("spread", "100m", "",
+                                R"("topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"a":"b"}}}])")}));
+  const CliRun r = run_cli("schedule --backend cpu --nodes " + nodes + " --pods " + pods);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("topologySpreadConstraints not enforced"), std::string::npos) << r.out;
+}
+
+TEST(Cli, GenerateIsDeterministic) {
+  const std::string a = dir() + "/gen-a", b = dir() + "/gen-b";
+  CliRun r = run_cli("generate --nodes 50 --running 40 --pending 10 --seed 3 --nodes-out " + a + "-n.json --pods-out " +
+                  a + "-p.json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = run_cli("generate --nodes 50 --running 40 --pending 10 --seed 3 --nodes-out " + b + "-n.json --pods-out " + b +
+              "-p.json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(slurp(a + "-n.json"), slurp(b + "-n.json"));
+  EXPECT_EQ(slurp(a + "-p.json"), slurp(b + "-p.json"));
+  r = run_cli("schedule --backend cpu --nodes " + a + "-n.json --pods " + a + "-p.json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("pods: 10"), std::string::npos) << r.out;
+}
+
+}  // namespace
