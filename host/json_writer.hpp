@@ -69,7 +69,12 @@ class JsonWriter {
 inline void JsonWriter::escape(std::string& out, std::string_view s) {
   static const char* hex = "0123456789abcdef";
   out += '"';
-  for (unsigned char c : s) {
+  size_t run = 0;  // plain characters are appended in runs, not one by one
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -77,15 +82,12 @@ inline void JsonWriter::escape(std::string& out, std::string_view s) {
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += hex[c >> 4];
-          out += hex[c & 15];
-        } else {
-          out += static_cast<char>(c);
-        }
+        out += "\\u00";
+        out += hex[c >> 4];
+        out += hex[c & 15];
     }
   }
+  out.append(s.data() + run, s.size() - run);
   out += '"';
 }
 

@@ -469,9 +469,14 @@ class CudaBackend final : public Backend {
         while (end_bit > 1 && !(a.best_key >> (end_bit - 1))) --end_bit;
         sorted_keys_.reserve(f * sizeof(uint64_t));
         sorted_nodes_.reserve(f * sizeof(uint32_t));
+        // Sized for all candidates up front; checked for f anyway (the stream
+        // is idle here, so a regrow is safe).
+        size_t sort_bytes = 0;
+        BULKSCORE_CUDA_TRY(sort_temp_bytes(static_cast<uint32_t>(f), sort_bytes));
+        temp_.reserve(std::max(sort_bytes, w.temp_bytes));
         BULKSCORE_CUDA_TRY(enqueue_sort_descending(w.keys, w.nodes, sorted_keys_.as<uint64_t>(),
                                                    sorted_nodes_.as<uint32_t>(), static_cast<uint32_t>(f), end_bit,
-                                                   w.temp, w.temp_bytes, stream_));
+                                                   temp_.get(), std::max(sort_bytes, w.temp_bytes), stream_));
         keys = sorted_keys_.as<const uint64_t>();
         nodes = sorted_nodes_.as<const uint32_t>();
       }
