@@ -70,7 +70,9 @@ class Backend {
   virtual void evaluate(const Snapshot& snap, const PodQuery& query, const EvalRequest& req, EvalResult& out) = 0;
 };
 
-std::unique_ptr<Backend> make_cpu_backend();
+// `threads`: worker threads for large snapshots (0 = one per core). Results
+// do not depend on it.
+std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
 
 // The CUDA backend, when compiled in (BULKSCORE_WITH_CUDA) and a device
 // answers; throws BackendUnavailable otherwise.

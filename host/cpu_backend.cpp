@@ -2,6 +2,7 @@
 // per-node rules, Eigen for the weighted totals. Always built; the reference
 // the CUDA backend is compared against.
 #include <Eigen/Core>
+#include <omp.h>
 #include <algorithm>
 #include <numeric>
 
@@ -15,6 +16,8 @@ using ScoreVector = Eigen::Matrix<int64_t, Eigen::Dynamic, 1>;
 
 class CpuBackend final : public Backend {
  public:
+  explicit CpuBackend(int threads) : threads_(threads > 0 ? threads : std::max(1, omp_get_num_procs())) {}
+
   const char* name() const override { return "cpu"; }
 
   void evaluate(const Snapshot& snap, const PodQuery& query, const EvalRequest& req, EvalResult& out) override {
@@ -36,54 +39,57 @@ class CpuBackend final : public Backend {
 
     // Filter, plugin-major within chunks of the visiting order: one dispatch
     // per plugin, a tight loop over the nodes still feasible. The first
-    // rejecting plugin wins, exactly as in node-major order.
+    // rejecting plugin wins, exactly as in node-major order. Without sampling
+    // the chunks are independent and run on all threads; their results are
+    // merged in visiting order, so the outcome does not depend on threads.
     feasible_.clear();
     out.processed = M;
-    for (uint32_t base = 0; base < M; base += kChunk) {
-      const uint32_t n = std::min(kChunk, M - base);
-      chunk_nodes_.resize(n);
-      chunk_verdicts_.assign(n, NodeVerdict{});
-      alive_.resize(n);
-      for (uint32_t i = 0; i < n; ++i) {
-        chunk_nodes_[i] = node_at(base + i);
-        alive_[i] = i;
-      }
-      size_t alive = n;
-      for (uint32_t f = 0; f < q.num_filters && alive > 0; ++f) {
-        const uint8_t id = q.filters[f];
-        visit_plugin(id, [&](auto plugin) {
-          using P = decltype(plugin);
-          if constexpr (P::kHasFilter) {
-            const auto& st = plugin_state<P>(q);
-            size_t kept = 0;
-            for (size_t a = 0; a < alive; ++a) {
-              const uint32_t pos = alive_[a];
-              const FilterOutcome o = P::filter(s, st, q.arena, chunk_nodes_[pos]);
-              if (o.ok()) alive_[kept++] = pos;
-              else chunk_verdicts_[pos] = NodeVerdict{id, o.code, o.reasons};
-            }
-            alive = kept;
-          }
-        });
-      }
-      // Sampling stops at the node that completes the sample.
-      uint32_t cut = n;
-      const size_t wanted = sampling ? req.num_to_find - feasible_.size() : SIZE_MAX;
-      if (sampling && alive >= wanted) cut = alive_[wanted - 1] + 1;
-      for (uint32_t pos = 0; pos < cut; ++pos) {
-        const NodeVerdict& v = chunk_verdicts_[pos];
-        const uint32_t node = chunk_nodes_[pos];
-        if (req.want_verdicts) out.verdicts[node] = v;
-        if (v.feasible()) {
-          feasible_.push_back(node);
-        } else {
-          for (uint64_t bits = v.reasons; bits; bits &= bits - 1)
-            ++out.rejections.at(v.plugin, static_cast<uint32_t>(__builtin_ctzll(bits)));
+    const uint32_t num_chunks = (M + kChunk - 1) / kChunk;
+    if (chunks_.size() < num_chunks) chunks_.resize(num_chunks);
+    if (!sampling) {
+      const int threads = M >= kParallelMinNodes ? threads_ : 1;
+      if (thread_hist_.size() < static_cast<size_t>(threads)) thread_hist_.resize(threads);
+      for (int t = 0; t < threads; ++t) thread_hist_[t] = RejectionHistogram{};
+#pragma omp parallel for schedule(static) num_threads(threads)
+      for (uint32_t c = 0; c < num_chunks; ++c) {
+        Chunk& ch = chunks_[c];
+        const uint32_t base = c * kChunk;
+        fill_chunk(ch, base, std::min(kChunk, M - base), node_at);
+        filter_chunk(s, q, ch);
+        RejectionHistogram& hist = thread_hist_[static_cast<size_t>(omp_get_thread_num())];
+        ch.feasible.clear();
+        for (uint32_t pos = 0; pos < ch.nodes.size(); ++pos) {
+          const NodeVerdict& v = ch.verdicts[pos];
+          if (req.want_verdicts) out.verdicts[ch.nodes[pos]] = v;
+          if (v.feasible()) ch.feasible.push_back(ch.nodes[pos]);
+          else count_rejection(hist, v);
         }
       }
-      if (cut < n) {
-        out.processed = base + cut;
-        break;
+      for (uint32_t c = 0; c < num_chunks; ++c)
+        feasible_.insert(feasible_.end(), chunks_[c].feasible.begin(), chunks_[c].feasible.end());
+      for (int t = 0; t < threads; ++t)
+        for (size_t i = 0; i < out.rejections.counts.size(); ++i) out.rejections.counts[i] += thread_hist_[t].counts[i];
+    } else {
+      // Sampling visits in order and stops at the node that completes the sample.
+      for (uint32_t c = 0; c < num_chunks; ++c) {
+        Chunk& ch = chunks_[c];
+        const uint32_t base = c * kChunk;
+        const uint32_t n = std::min(kChunk, M - base);
+        fill_chunk(ch, base, n, node_at);
+        filter_chunk(s, q, ch);
+        uint32_t cut = n;
+        const size_t wanted = req.num_to_find - feasible_.size();
+        if (ch.alive.size() >= wanted) cut = ch.alive[wanted - 1] + 1;
+        for (uint32_t pos = 0; pos < cut; ++pos) {
+          const NodeVerdict& v = ch.verdicts[pos];
+          if (req.want_verdicts) out.verdicts[ch.nodes[pos]] = v;
+          if (v.feasible()) feasible_.push_back(ch.nodes[pos]);
+          else count_rejection(out.rejections, v);
+        }
+        if (cut < n) {
+          out.processed = base + cut;
+          break;
+        }
       }
     }
 
@@ -109,6 +115,8 @@ class CpuBackend final : public Backend {
         using P = decltype(plugin);
         if constexpr (P::kHasScore) {
           const auto& st = plugin_state<P>(q);
+          const int threads = F >= kParallelMinNodes ? threads_ : 1;
+#pragma omp parallel for schedule(static) num_threads(threads)
           for (uint32_t i = 0; i < F; ++i) raw[i] = P::score(s, st, q.arena, feasible_[i]);
         }
       });
@@ -167,18 +175,67 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  static constexpr uint32_t kChunk = 2048;  // nodes filtered together, plugin by plugin
+  static constexpr uint32_t kChunk = 2048;             // nodes filtered together, plugin by plugin
+  static constexpr uint32_t kParallelMinNodes = 4096;  // below this, threads cost more than they save
 
+  // A run of the visiting order, filtered plugin by plugin.
+  struct Chunk {
+    std::vector<uint32_t> nodes;     // node at each position
+    std::vector<NodeVerdict> verdicts;
+    std::vector<uint32_t> alive;     // positions still feasible, ascending
+    std::vector<uint32_t> feasible;  // nodes found feasible (parallel path)
+  };
+
+  template <class NodeAt>
+  static void fill_chunk(Chunk& ch, uint32_t base, uint32_t n, const NodeAt& node_at) {
+    ch.nodes.resize(n);
+    ch.alive.resize(n);
+    ch.verdicts.assign(n, NodeVerdict{});
+    for (uint32_t i = 0; i < n; ++i) {
+      ch.nodes[i] = node_at(base + i);
+      ch.alive[i] = i;
+    }
+  }
+
+  static void filter_chunk(const SnapshotView& s, const PodQueryView& q, Chunk& ch) {
+    size_t alive = ch.alive.size();
+    for (uint32_t f = 0; f < q.num_filters && alive > 0; ++f) {
+      const uint8_t id = q.filters[f];
+      visit_plugin(id, [&](auto plugin) {
+        using P = decltype(plugin);
+        if constexpr (P::kHasFilter) {
+          const auto& st = plugin_state<P>(q);
+          size_t kept = 0;
+          for (size_t a = 0; a < alive; ++a) {
+            const uint32_t pos = ch.alive[a];
+            const FilterOutcome o = P::filter(s, st, q.arena, ch.nodes[pos]);
+            if (o.ok()) ch.alive[kept++] = pos;
+            else ch.verdicts[pos] = NodeVerdict{id, o.code, o.reasons};
+          }
+          alive = kept;
+        }
+      });
+    }
+    ch.alive.resize(alive);
+  }
+
+  static void count_rejection(RejectionHistogram& hist, const NodeVerdict& v) {
+    for (uint64_t bits = v.reasons; bits; bits &= bits - 1)
+      ++hist.at(v.plugin, static_cast<uint32_t>(__builtin_ctzll(bits)));
+  }
+
+  int threads_ = 1;
   // Reused across pods: no allocation per pod once grown.
-  std::vector<uint32_t> chunk_nodes_, alive_, feasible_;
-  std::vector<NodeVerdict> chunk_verdicts_;
+  std::vector<Chunk> chunks_;
+  std::vector<RejectionHistogram> thread_hist_;
+  std::vector<uint32_t> feasible_;
   std::vector<int64_t> raw_, norm_, totals_;  // [slot * F + i] for raw_ and norm_
   std::vector<uint64_t> keys_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<Backend> make_cpu_backend(int threads) { return std::make_unique<CpuBackend>(threads); }
 
 std::vector<std::string> compiled_backends() {
 #ifdef BULKSCORE_WITH_CUDA

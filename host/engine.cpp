@@ -26,7 +26,7 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
   if (config_.profiles.empty()) throw InputError("scheduler configuration has no profile");
   for (const auto& p : config_.profiles) plans_.push_back(make_profile_plan(p));
   if (options_.backend == "cpu") {
-    backend_ = make_cpu_backend();
+    backend_ = make_cpu_backend(options_.threads);
     backend_note_ = "cpu: requested";
   } else if (options_.backend == "cuda") {
     backend_ = make_cuda_backend();  // throws BackendUnavailable
@@ -37,7 +37,7 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
       backend_ = make_cuda_backend();
       backend_note_ = "auto: CUDA device found";
     } else {
-      backend_ = make_cpu_backend();
+      backend_ = make_cpu_backend(options_.threads);
       backend_note_ = "auto: using the CPU backend (" + why + ")";
     }
   } else {
@@ -76,7 +76,7 @@ void Engine::evaluate(const PodQuery& q, const EvalRequest& req, EvalResult& out
   } catch (const DeviceOutOfMemory& e) {
     // A snapshot too large for the device: carry on, slower, on the CPU.
     backend_note_ = std::string("cuda: out of device memory (") + e.what() + "); fell back to the CPU backend";
-    backend_ = make_cpu_backend();
+    backend_ = make_cpu_backend(options_.threads);
     backend_->evaluate(snapshot_, q, req, out);
   }
 }

@@ -20,6 +20,7 @@ struct EngineOptions {
   std::string backend = "auto";  // auto | cpu | cuda
   TieBreak tie_break = TieBreak::Random;
   uint64_t seed = 0;
+  int threads = 0;  // CPU backend worker threads (0 = one per core); results do not depend on it
 };
 
 struct ScheduleResult {

@@ -81,12 +81,14 @@ void report_warnings(const std::map<std::string, size_t>& warnings) {
 }
 
 int cmd_schedule(const std::string& nodes, const std::string& pods, const std::string& config,
-                 const std::string& backend, const std::string& tie_break, uint64_t seed, const std::string& out) {
+                 const std::string& backend, const std::string& tie_break, uint64_t seed, int threads,
+                 const std::string& out) {
   LoadedInput in = load_input(nodes, pods, config);
   bs::EngineOptions opts;
   opts.backend = backend;
   opts.tie_break = parse_tie_break(tie_break);
   opts.seed = seed;
+  opts.threads = threads;
   bs::Engine engine(std::move(in.config), opts);
   spdlog::info("backend: {}", engine.backend_note());
   engine.load(in.cluster);
@@ -241,6 +243,7 @@ int main(int argc, char** argv) {
 
   std::string nodes, pods, config, backend = "auto", tie_break = "random", out, pod_key;
   uint64_t seed = 0;
+  int threads = 0;
 
   auto* schedule = app.add_subcommand("schedule", "schedule every pending pod in file order; JSON lines out");
   schedule->add_option("--nodes", nodes, "NodeList JSON (kubectl get nodes -o json)")->required();
@@ -250,6 +253,7 @@ int main(int argc, char** argv) {
   schedule->add_option("--tie-break", tie_break, "random (seeded, uniform) or first (lowest node index)")
       ->check(CLI::IsMember({"random", "first"}));
   schedule->add_option("--seed", seed, "seed of the random tie-break");
+  schedule->add_option("--threads", threads, "CPU backend threads (0 = one per core)")->check(CLI::Range(0, 1024));
   schedule->add_option("-o,--output", out, "output file (JSON lines; written whole or not at all); default stdout");
 
   auto* explain = app.add_subcommand("explain", "why one pod would go where it goes (nothing is assumed)");
@@ -302,7 +306,7 @@ int main(int argc, char** argv) {
   setup_logging(verbosity);
 
   try {
-    if (*schedule) return cmd_schedule(nodes, pods, config, backend, tie_break, seed, out);
+    if (*schedule) return cmd_schedule(nodes, pods, config, backend, tie_break, seed, threads, out);
     if (*explain) return cmd_explain(nodes, pods, config, backend, pod_key, out);
     if (*generate) return cmd_generate(gen, nodes_out, pods_out);
     if (*perf_cmd) {

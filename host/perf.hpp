@@ -330,8 +330,8 @@ struct PerfCliOptions {
 };
 
 // Runs `bulkscore perf`; progress to stderr, the summary table to stdout.
-// Returns 0 ok, 2 bad input, 1 other errors, 130 interrupted (Ctrl-C; the
-// partial results are written).
+// Returns 0 ok, 2 bad input (InputError, or a backend that cannot be used),
+// 1 other errors, 130 interrupted (Ctrl-C; the partial results are written).
 int perf_main(const PerfCliOptions& options);
 
 }  // namespace bulkscore

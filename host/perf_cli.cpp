@@ -184,6 +184,9 @@ int perf_main(const PerfCliOptions& o) {
         } catch (const InputError& e) {
           error = e.what();
           error_rc = 2;
+        } catch (const BackendUnavailable& e) {  // the backend asked for: a usage error, as in the other commands
+          error = e.what();
+          error_rc = 2;
         } catch (const std::exception& e) {
           error = e.what();
           error_rc = 1;
@@ -215,6 +218,9 @@ int perf_main(const PerfCliOptions& o) {
     }
     return 0;
   } catch (const InputError& e) {
+    std::fprintf(stderr, "bulkscore perf: %s\n", e.what());
+    return 2;
+  } catch (const BackendUnavailable& e) {
     std::fprintf(stderr, "bulkscore perf: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {

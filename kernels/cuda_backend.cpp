@@ -331,13 +331,19 @@ class CudaBackend final : public Backend {
     const bool keep_verdicts = sampling || req.want_verdicts;
     const uint32_t select_blocks =
         std::max<uint32_t>(1, std::min<uint32_t>((count + 255) / 256, 8u * static_cast<uint32_t>(num_sms_)));
-    size_t temp_bytes = 0;
-    BULKSCORE_CUDA_TRY(select_temp_bytes(count, temp_bytes));
-    if (req.want_sorted) {
-      size_t sort_bytes = 0;
-      BULKSCORE_CUDA_TRY(sort_temp_bytes(count, sort_bytes));
-      temp_bytes = std::max(temp_bytes, sort_bytes);
+    // CUB temporary storage, sized for the largest candidate count seen (the
+    // need grows with the item count), for the sort too once it was wanted.
+    if (count > temp_count_ || (req.want_sorted && !temp_has_sort_)) {
+      const uint32_t items = std::max(temp_count_, count);
+      const bool with_sort = temp_has_sort_ || req.want_sorted;
+      size_t select_bytes = 0, sort_bytes = 0;
+      BULKSCORE_CUDA_TRY(select_temp_bytes(items, select_bytes));
+      if (with_sort) BULKSCORE_CUDA_TRY(sort_temp_bytes(items, sort_bytes));
+      temp_count_ = items;
+      temp_has_sort_ = with_sort;
+      temp_bytes_ = std::max(select_bytes, sort_bytes);
     }
+    const size_t temp_bytes = temp_bytes_;
     const size_t n = count;
     flags_.reserve(n);
     if (keep_verdicts) pos_verdicts_.reserve(n * sizeof(NodeVerdict));
@@ -526,6 +532,9 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_ = nullptr;
   Control control_init_;
   SnapshotMirror mirror_;
+  uint32_t temp_count_ = 0;
+  bool temp_has_sort_ = false;
+  size_t temp_bytes_ = 0;
 
   // Per-pod scratch, grown to the high-water mark.
   PinnedBuffer upload_, back_, result_;
