@@ -11,7 +11,6 @@
 namespace bulkscore {
 namespace {
 
-using ScoreMatrix = Eigen::Matrix<int64_t, Eigen::Dynamic, Eigen::Dynamic>;  // column-major: [node, slot]
 using ScoreVector = Eigen::Matrix<int64_t, Eigen::Dynamic, 1>;
 
 class CpuBackend final : public Backend {
@@ -106,51 +105,56 @@ class CpuBackend final : public Backend {
       return;
     }
 
-    // Raw scores, plugin-major: raw_[slot * F + i].
+    // Raw scores, plugin-major (raw_[slot * F + i]); then each plugin's
+    // normalization over the scored nodes, weighted into the totals.
     raw_.resize(static_cast<size_t>(S) * F);
-    norm_.resize(static_cast<size_t>(S) * F);
+    if (req.want_scores) norm_.resize(static_cast<size_t>(S) * F);
+    totals_.assign(F, 0);
+    Eigen::Map<ScoreVector> totals(totals_.data(), F);
+    const int threads = F >= kParallelMinNodes ? threads_ : 1;
     for (uint32_t slot = 0; slot < S; ++slot) {
       int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
       visit_plugin(q.scores[slot], [&](auto plugin) {
         using P = decltype(plugin);
         if constexpr (P::kHasScore) {
           const auto& st = plugin_state<P>(q);
-          const int threads = F >= kParallelMinNodes ? threads_ : 1;
 #pragma omp parallel for schedule(static) num_threads(threads)
           for (uint32_t i = 0; i < F; ++i) raw[i] = P::score(s, st, q.arena, feasible_[i]);
         }
       });
-      // Normalize over the scored nodes.
-      NormStats st{INT64_MAX, INT64_MIN};
-      for (uint32_t i = 0; i < F; ++i) {
-        st.min = std::min(st.min, raw[i]);
-        st.max = std::max(st.max, raw[i]);
-      }
+      const Eigen::Map<const ScoreVector> raw_col(raw, F);
+      const NormStats st{raw_col.minCoeff(), raw_col.maxCoeff()};
+      const int64_t w = q.weights[slot];
       const NormalizeKind kind = normalize_kind(q.scores[slot]);
-      int64_t* norm = norm_.data() + static_cast<size_t>(slot) * F;
-      for (uint32_t i = 0; i < F; ++i) norm[i] = normalize_score(kind, raw[i], st);
+      if (kind == NormalizeKind::None) {
+        totals.array() += w * raw_col.array();  // already 0..100
+        if (req.want_scores) std::copy(raw, raw + F, norm_.data() + static_cast<size_t>(slot) * F);
+      } else {
+        int64_t* norm = req.want_scores ? norm_.data() + static_cast<size_t>(slot) * F : nullptr;
+        for (uint32_t i = 0; i < F; ++i) {
+          const int64_t v = normalize_score(kind, raw[i], st);
+          totals_[i] += w * v;
+          if (norm) norm[i] = v;
+        }
+      }
     }
-    // Weighted totals: an F x S matrix (column-major) times the weights.
-    const Eigen::Map<const ScoreMatrix> norm(norm_.data(), F, S);
-    const Eigen::Map<const ScoreVector> weights(q.weights, S);
-    totals_.resize(F);
-    Eigen::Map<ScoreVector> totals(totals_.data(), F);
-    if (S) totals.noalias() = norm * weights;
-    else totals.setZero();
 
+    // Select: the highest total, ties broken by the selection key. Only the
+    // tied nodes need their key; the order is the same as comparing every key.
+    const int64_t best_total = F ? totals.maxCoeff() : 0;
     uint64_t best_key = 0;
     int32_t best = -1;
-    keys_.resize(F);
     for (uint32_t i = 0; i < F; ++i) {
-      keys_[i] = selection_key(totals(i), feasible_[i], q);
-      if (best < 0 || keys_[i] > best_key || (keys_[i] == best_key && feasible_[i] < feasible_[best])) {
-        best_key = keys_[i];
+      if (totals_[i] != best_total) continue;
+      const uint64_t key = selection_key(best_total, feasible_[i], q);
+      if (best < 0 || key > best_key || (key == best_key && feasible_[i] < feasible_[best])) {
+        best_key = key;
         best = static_cast<int32_t>(i);
       }
     }
     out.scored = true;
     out.chosen = static_cast<int32_t>(feasible_[best]);
-    out.chosen_total = totals(best);
+    out.chosen_total = best_total;
 
     if (req.want_scores) {
       out.scored_nodes = feasible_;
@@ -159,6 +163,8 @@ class CpuBackend final : public Backend {
       out.totals.assign(totals_.begin(), totals_.end());
     }
     if (req.want_sorted) {
+      keys_.resize(F);
+      for (uint32_t i = 0; i < F; ++i) keys_[i] = selection_key(totals_[i], feasible_[i], q);
       std::vector<uint32_t> idx(F);
       std::iota(idx.begin(), idx.end(), 0u);
       std::sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {

@@ -152,7 +152,8 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
   }
 
   for (uint8_t id : plan.filter)
-    if (!skip_filter[id] && plugin_has_filter(id)) q.header.filters[q.header.num_filters++] = id;
+    if (!skip_filter[id] && !results[id].filter_passes_all && plugin_has_filter(id))
+      q.header.filters[q.header.num_filters++] = id;
   for (size_t i = 0; i < plan.score.size(); ++i) {
     const uint8_t id = plan.score[i];
     if (!results[id].score_error.empty() && q.score_error.empty()) q.score_error = results[id].score_error;

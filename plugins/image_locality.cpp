@@ -17,6 +17,11 @@ PrepareResult ImageLocality::prepare(const PrepareContext& ctx, State& st, Arena
   };
   for (const auto& c : ctx.pod.init_containers) take(c);
   for (const auto& c : ctx.pod.containers) take(c);
+  // When even a node holding every image stays under the minimum threshold,
+  // every node scores 0: keep no terms, so the per-node rule does no lookups.
+  int64_t most = 0;
+  for (const auto& t : terms) most += t.scaled_size;
+  if (most < kMinThreshold) terms.clear();
   st.images = arena.push(terms);
   const auto containers = static_cast<int64_t>(ctx.pod.init_containers.size() + ctx.pod.containers.size());
   // A pod always has a container; guard the division anyway.

@@ -28,6 +28,10 @@ struct PrepareResult {
   std::string message;
   // PreFilterResult: only these nodes are candidates (nullopt = all nodes).
   std::optional<std::vector<std::string>> node_names;
+  // The plugin's Filter passes every node for this pod (e.g. NodeName for a
+  // pod without spec.nodeName): it is left out of the per-node pass, which
+  // changes no outcome.
+  bool filter_passes_all = false;
   // PreScore returned Skip: the plugin's Score does not run for this pod.
   bool skip_score = false;
   // PreScore failed (an Error status): the pod fails its cycle with it.

@@ -505,6 +505,10 @@ struct ParityCase {
   double degenerate;
 };
 
+void PrintTo(const ParityCase& c, std::ostream* os) {
+  *os << c.nodes << " nodes, " << c.pods << " pods, zero-capacity fraction " << c.degenerate;
+}
+
 std::string case_name(const ::testing::TestParamInfo<ParityCase>& info) {
   std::string s = std::to_string(info.param.nodes) + "Nodes";
   if (info.param.degenerate >= 1.0) s += "AllZeroCapacity";
