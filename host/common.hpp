@@ -17,6 +17,15 @@
 
 namespace bulkscore {
 
+// SplitMix64's output function (Steele, Lea, Flood 2014): a stateless 64-bit
+// mixer, defined by integer arithmetic alone. Used for the seeded tie-break
+// and the deterministic generators.
+BULKSCORE_HD uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 // Base of every error bulkscore throws.
 class Error : public std::runtime_error {
  public:

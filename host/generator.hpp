@@ -82,6 +82,8 @@
 
 #include <cstdint>
 #include <string>
+
+#include "host/common.hpp"
 #include <utility>
 #include <vector>
 
@@ -102,11 +104,7 @@ struct SplitMix64 {
   }
 
   // The SplitMix64 output function: a good stateless 64-bit hash.
-  static uint64_t mix(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  static uint64_t mix(uint64_t z) { return mix64(z); }
 
   uint64_t next() { return mix(state += 0x9e3779b97f4a7c15ULL); }
 

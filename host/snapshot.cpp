@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 
 #include "host/pod_resources.hpp"
 
@@ -340,50 +341,64 @@ void Snapshot::relayout_ports(uint32_t extra_for_node, uint32_t node) {
   mutation_log_.clear();
 }
 
-SnapshotView Snapshot::view() const {
+template <class Fn>
+void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
+  fn("allocatable", allocatable_, v.allocatable);
+  fn("requested", requested_, v.requested);
+  fn("nonzero_requested", nonzero_requested_, v.nonzero_requested);
+  fn("allowed_pods", allowed_pods_, v.allowed_pods);
+  fn("pod_count", pod_count_, v.pod_count);
+  fn("unschedulable", unschedulable_, v.unschedulable);
+  fn("node_name_id", node_name_id_, v.node_name_id);
+  fn("label_offsets", label_offsets_, v.label_offsets);
+  fn("label_keys", label_keys_, v.label_keys);
+  fn("label_values", label_values_, v.label_values);
+  fn("taint_offsets", taint_offsets_, v.taint_offsets);
+  fn("taint_keys", taint_keys_, v.taint_keys);
+  fn("taint_values", taint_values_, v.taint_values);
+  fn("taint_effects", taint_effects_, v.taint_effects);
+  fn("image_offsets", image_offsets_, v.image_offsets);
+  fn("image_ids", image_ids_, v.image_ids);
+  fn("port_offsets", port_offsets_, v.port_offsets);
+  fn("port_counts", port_counts_, v.port_counts);
+  fn("ports", ports_, v.ports);
+  fn("string_int", strings_.int_values(), v.string_int);
+  fn("string_int_ok", strings_.int_ok(), v.string_int_ok);
+}
+
+namespace {
+SnapshotView counts_only(uint32_t nodes, uint32_t resources, int32_t any_ip) {
   SnapshotView v;
-  v.num_nodes = num_nodes_;
-  v.num_resources = num_resources();
-  v.allocatable = allocatable_.data();
-  v.requested = requested_.data();
-  v.nonzero_requested = nonzero_requested_.data();
-  v.allowed_pods = allowed_pods_.data();
-  v.pod_count = pod_count_.data();
-  v.unschedulable = unschedulable_.data();
-  v.node_name_id = node_name_id_.data();
-  v.label_offsets = label_offsets_.data();
-  v.label_keys = label_keys_.data();
-  v.label_values = label_values_.data();
-  v.taint_offsets = taint_offsets_.data();
-  v.taint_keys = taint_keys_.data();
-  v.taint_values = taint_values_.data();
-  v.taint_effects = taint_effects_.data();
-  v.image_offsets = image_offsets_.data();
-  v.image_ids = image_ids_.data();
-  v.port_offsets = port_offsets_.data();
-  v.port_counts = port_counts_.data();
-  v.ports = ports_.data();
-  v.string_int = strings_.int_values().data();
-  v.string_int_ok = strings_.int_ok().data();
-  v.any_ip_id = any_ip_id_;
+  v.num_nodes = nodes;
+  v.num_resources = resources;
+  v.any_ip_id = any_ip;
+  return v;
+}
+}  // namespace
+
+SnapshotView Snapshot::view() const {
+  SnapshotView v = counts_only(num_nodes_, num_resources(), any_ip_id_);
+  bind_columns(v, [](const char*, const auto& col, auto& field) { field = col.data(); });
   return v;
 }
 
 std::vector<Snapshot::Column> Snapshot::columns() const {
-  auto col = [](const char* name, const auto& vec) {
-    return Column{name, static_cast<const void*>(vec.data()), vec.size() * sizeof(vec[0])};
-  };
-  return {col("allocatable", allocatable_),     col("requested", requested_),
-          col("nonzero_requested", nonzero_requested_), col("allowed_pods", allowed_pods_),
-          col("pod_count", pod_count_),         col("unschedulable", unschedulable_),
-          col("node_name_id", node_name_id_),   col("label_offsets", label_offsets_),
-          col("label_keys", label_keys_),       col("label_values", label_values_),
-          col("taint_offsets", taint_offsets_), col("taint_keys", taint_keys_),
-          col("taint_values", taint_values_),   col("taint_effects", taint_effects_),
-          col("image_offsets", image_offsets_), col("image_ids", image_ids_),
-          col("port_offsets", port_offsets_),   col("port_counts", port_counts_),
-          col("ports", ports_),                 col("string_int", strings_.int_values()),
-          col("string_int_ok", strings_.int_ok())};
+  std::vector<Column> out;
+  SnapshotView unused;
+  bind_columns(unused, [&](const char* name, const auto& col, auto&) {
+    out.push_back(Column{name, static_cast<const void*>(col.data()), col.size() * sizeof(col[0])});
+  });
+  return out;
+}
+
+SnapshotView Snapshot::view_over(const std::vector<const void*>& copies) const {
+  SnapshotView v = counts_only(num_nodes_, num_resources(), any_ip_id_);
+  size_t i = 0;
+  bind_columns(v, [&](const char* name, const auto&, auto& field) {
+    if (i >= copies.size()) throw Error(std::string("view_over: no copy of column ") + name);
+    field = static_cast<std::remove_reference_t<decltype(field)>>(copies[i++]);
+  });
+  return v;
 }
 
 }  // namespace bulkscore

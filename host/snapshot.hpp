@@ -201,8 +201,16 @@ class Snapshot {
     size_t bytes;
   };
   std::vector<Column> columns() const;
+  // The view over copies of the columns: `copies[i]` holds columns()[i]
+  // (e.g. its device buffer). Counts and ids are the host view's.
+  SnapshotView view_over(const std::vector<const void*>& copies) const;
 
  private:
+  // The one table binding each column to its SnapshotView field:
+  // fn(name, column vector, view field) for every column, in a fixed order.
+  template <class Fn>
+  void bind_columns(SnapshotView& v, Fn&& fn) const;
+
   void account_pod(const Pod& pod, uint32_t node);
   void add_ports(uint32_t node, const std::vector<HostPortEntry>& wanted);
   void relayout_ports(uint32_t extra_for_node, uint32_t node);

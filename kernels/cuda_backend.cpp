@@ -154,7 +154,7 @@ class SnapshotMirror {
     if (!order.empty())
       BULKSCORE_CUDA_TRY(cudaMemcpyAsync(tree_order_.get(), order.data(), order.size() * sizeof(uint32_t),
                                          cudaMemcpyHostToDevice, stream));
-    view_ = device_view(snap.view(), cols);
+    view_ = device_view(snap);
     snap_ = &snap;
     version_ = snap.structure_version();
     log_size_ = snap.mutation_log().size();
@@ -162,38 +162,12 @@ class SnapshotMirror {
     tree_order_size_ = order.size();
   }
 
-  // The host view with every column pointer replaced by its device copy.
-  SnapshotView device_view(const SnapshotView& host, const std::vector<Snapshot::Column>& cols) const {
-    static_assert(sizeof(SnapshotView) == 2 * sizeof(uint32_t) + 21 * sizeof(void*) + 8,
-                  "SnapshotView changed: map its new column in SnapshotMirror::device_view");
-    auto dev = [&](const char* name) -> const void* {
-      for (size_t i = 0; i < cols.size(); ++i)
-        if (std::strcmp(cols[i].name, name) == 0) return columns_[i].get();
-      throw CudaError(std::string("CUDA backend: the snapshot has no column \"") + name + "\"");
-    };
-    SnapshotView v = host;  // counts and ids; every pointer is replaced below
-    v.allocatable = static_cast<const int64_t*>(dev("allocatable"));
-    v.requested = static_cast<const int64_t*>(dev("requested"));
-    v.nonzero_requested = static_cast<const int64_t*>(dev("nonzero_requested"));
-    v.allowed_pods = static_cast<const int64_t*>(dev("allowed_pods"));
-    v.pod_count = static_cast<const int32_t*>(dev("pod_count"));
-    v.unschedulable = static_cast<const uint8_t*>(dev("unschedulable"));
-    v.node_name_id = static_cast<const int32_t*>(dev("node_name_id"));
-    v.label_offsets = static_cast<const uint32_t*>(dev("label_offsets"));
-    v.label_keys = static_cast<const int32_t*>(dev("label_keys"));
-    v.label_values = static_cast<const int32_t*>(dev("label_values"));
-    v.taint_offsets = static_cast<const uint32_t*>(dev("taint_offsets"));
-    v.taint_keys = static_cast<const int32_t*>(dev("taint_keys"));
-    v.taint_values = static_cast<const int32_t*>(dev("taint_values"));
-    v.taint_effects = static_cast<const uint8_t*>(dev("taint_effects"));
-    v.image_offsets = static_cast<const uint32_t*>(dev("image_offsets"));
-    v.image_ids = static_cast<const int32_t*>(dev("image_ids"));
-    v.port_offsets = static_cast<const uint32_t*>(dev("port_offsets"));
-    v.port_counts = static_cast<const uint32_t*>(dev("port_counts"));
-    v.ports = static_cast<const HostPortEntry*>(dev("ports"));
-    v.string_int = static_cast<const int64_t*>(dev("string_int"));
-    v.string_int_ok = static_cast<const uint8_t*>(dev("string_int_ok"));
-    return v;
+  // The snapshot's view with every column pointer replaced by its device copy.
+  SnapshotView device_view(const Snapshot& snap) const {
+    std::vector<const void*> copies;
+    copies.reserve(columns_.size());
+    for (const auto& c : columns_) copies.push_back(c.get());
+    return snap.view_over(copies);
   }
 
   void apply_log(const Snapshot& snap, const std::vector<uint32_t>& log, cudaStream_t stream) {

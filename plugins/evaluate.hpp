@@ -128,13 +128,6 @@ BULKSCORE_HD NodeVerdict filter_node(const SnapshotView& s, const PodQueryView& 
   return NodeVerdict{};
 }
 
-// A 64-bit mixer (splitmix64's finalizer): the seeded tie-break hash.
-BULKSCORE_HD uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 // The total order both backends agree on: higher total first, then the
 // tie-break key. Random: a seeded hash of (pod, node), uniform over tied
 // nodes; First: the lowest node index. Totals are < 2^31 (config validation).

@@ -46,7 +46,7 @@ struct ImageLocality {
       if (s.has_image(node, img[i].image)) sum += img[i].scaled_size;
     if (sum < kMinThreshold) sum = kMinThreshold;
     else if (sum > st.max_threshold) sum = st.max_threshold;
-    return 100 * (sum - kMinThreshold) / (st.max_threshold - kMinThreshold);
+    return div_trunc(100 * (sum - kMinThreshold), st.max_threshold - kMinThreshold);
   }
 
   static void reasons(uint64_t, const Snapshot&, const State&, const uint8_t*, uint32_t, std::vector<std::string>&) {}

@@ -51,6 +51,19 @@ struct FilterOutcome {
 BULKSCORE_HD FilterOutcome filter_pass() { return FilterOutcome{Code::Success, 0}; }
 BULKSCORE_HD FilterOutcome filter_fail(Code c, uint64_t reasons = 1) { return FilterOutcome{c, reasons}; }
 
+// a / b with Go's int64 semantics (truncation), computed through a float64
+// division plus one exact correction when both operands are non-negative and
+// below 2^53: the correctly rounded quotient is then the true quotient or one
+// above it. Integer division is many times slower on both CPUs and GPUs, and
+// the scoring formulas divide per node.
+BULKSCORE_HD int64_t div_trunc(int64_t a, int64_t b) {
+  constexpr int64_t kExact = int64_t(1) << 53;
+  if (a < 0 || b <= 0 || a >= kExact || b >= kExact) return a / b;
+  int64_t q = static_cast<int64_t>(static_cast<double>(a) / static_cast<double>(b));
+  if (q * b > a) --q;
+  return q;
+}
+
 // How a plugin's raw scores become 0..100 (semantics doc §2.3).
 enum class NormalizeKind : uint8_t {
   None,            // raw is final (already 0..100)
@@ -70,11 +83,11 @@ BULKSCORE_HD int64_t normalize_score(NormalizeKind kind, int64_t raw, NormStats 
       return raw;
     case NormalizeKind::Default: {
       const int64_t m = st.max > 0 ? st.max : 0;  // upstream's max starts at 0
-      return m == 0 ? raw : 100 * raw / m;
+      return m == 0 ? raw : div_trunc(100 * raw, m);
     }
     case NormalizeKind::DefaultReverse: {
       const int64_t m = st.max > 0 ? st.max : 0;
-      return m == 0 ? 100 : 100 - 100 * raw / m;
+      return m == 0 ? 100 : 100 - div_trunc(100 * raw, m);
     }
   }
   return raw;

@@ -51,11 +51,11 @@ BULKSCORE_HD int64_t least_allocated_score(const SnapshotView& s, const ScoredRe
     int64_t req, alloc;
     resource_pair(s, res[i], node, req, alloc);
     if (alloc == 0) continue;
-    const int64_t part = req > alloc ? 0 : (alloc - req) * 100 / alloc;
+    const int64_t part = req > alloc ? 0 : div_trunc((alloc - req) * 100, alloc);
     sum += part * res[i].weight;
     weights += res[i].weight;
   }
-  return weights == 0 ? 0 : sum / weights;
+  return weights == 0 ? 0 : div_trunc(sum, weights);
 }
 
 BULKSCORE_HD int64_t most_allocated_score(const SnapshotView& s, const ScoredResource* res, uint32_t n,
@@ -66,10 +66,10 @@ BULKSCORE_HD int64_t most_allocated_score(const SnapshotView& s, const ScoredRes
     resource_pair(s, res[i], node, req, alloc);
     if (alloc == 0) continue;
     const int64_t used = req > alloc ? alloc : req;
-    sum += used * 100 / alloc * res[i].weight;
+    sum += div_trunc(used * 100, alloc) * res[i].weight;
     weights += res[i].weight;
   }
-  return weights == 0 ? 0 : sum / weights;
+  return weights == 0 ? 0 : div_trunc(sum, weights);
 }
 
 // The broken-linear function of RequestedToCapacityRatio.
@@ -91,7 +91,7 @@ BULKSCORE_HD int64_t requested_to_capacity_ratio_score(const SnapshotView& s, co
     int64_t req, alloc;
     resource_pair(s, res[i], node, req, alloc);
     if (alloc == 0) continue;
-    const int64_t util = req > alloc ? 100 : req * 100 / alloc;
+    const int64_t util = req > alloc ? 100 : div_trunc(req * 100, alloc);
     const int64_t part = shape_value(shape, n_shape, util);
     if (part <= 0) continue;  // only positive scores count, weights included
     sum += part * res[i].weight;
