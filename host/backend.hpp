@@ -20,7 +20,8 @@ struct EvalRequest {
   const std::vector<uint32_t>* candidates = nullptr;
   // Sampling (percentageOfNodesToScore < 100): visit candidates starting at
   // `start` (rotating) and stop once `num_to_find` feasible nodes are found.
-  // num_to_find >= number of candidates means every candidate is evaluated.
+  // num_to_find >= number of candidates means every candidate is evaluated;
+  // 0 visits every candidate too, in the rotated order.
   uint32_t start = 0;
   uint32_t num_to_find = UINT32_MAX;
 

@@ -15,7 +15,7 @@ using ScoreVector = Eigen::Matrix<int64_t, Eigen::Dynamic, 1>;
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads) : threads_(threads > 0 ? threads : std::max(1, omp_get_num_procs())) {}
+  explicit CpuBackend(int threads) : threads_(threads > 0 ? threads : std::max(1, omp_get_max_threads())) {}
 
   const char* name() const override { return "cpu"; }
 
@@ -77,7 +77,8 @@ class CpuBackend final : public Backend {
         fill_chunk(ch, base, n, node_at);
         filter_chunk(s, q, ch);
         uint32_t cut = n;
-        const size_t wanted = req.num_to_find - feasible_.size();
+        // num_to_find 0 is no limit (every candidate, still in rotated order).
+        const size_t wanted = req.num_to_find == 0 ? SIZE_MAX : req.num_to_find - feasible_.size();
         if (ch.alive.size() >= wanted) cut = ch.alive[wanted - 1] + 1;
         for (uint32_t pos = 0; pos < cut; ++pos) {
           const NodeVerdict& v = ch.verdicts[pos];
@@ -163,19 +164,17 @@ class CpuBackend final : public Backend {
       out.totals.assign(totals_.begin(), totals_.end());
     }
     if (req.want_sorted) {
-      keys_.resize(F);
-      for (uint32_t i = 0; i < F; ++i) keys_[i] = selection_key(totals_[i], feasible_[i], q);
-      std::vector<uint32_t> idx(F);
-      std::iota(idx.begin(), idx.end(), 0u);
-      std::sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
-        if (keys_[a] != keys_[b]) return keys_[a] > keys_[b];
-        return feasible_[a] < feasible_[b];
+      // (key, node) pairs sorted in place: descending key, then ascending node.
+      sorted_.resize(F);
+      for (uint32_t i = 0; i < F; ++i) sorted_[i] = {selection_key(totals_[i], feasible_[i], q), feasible_[i]};
+      std::sort(sorted_.begin(), sorted_.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
       });
       out.sorted_nodes.resize(F);
       out.sorted_keys.resize(F);
       for (uint32_t i = 0; i < F; ++i) {
-        out.sorted_nodes[i] = feasible_[idx[i]];
-        out.sorted_keys[i] = keys_[idx[i]];
+        out.sorted_keys[i] = sorted_[i].first;
+        out.sorted_nodes[i] = sorted_[i].second;
       }
     }
   }
@@ -236,7 +235,7 @@ class CpuBackend final : public Backend {
   std::vector<RejectionHistogram> thread_hist_;
   std::vector<uint32_t> feasible_;
   std::vector<int64_t> raw_, norm_, totals_;  // [slot * F + i] for raw_ and norm_
-  std::vector<uint64_t> keys_;
+  std::vector<std::pair<uint64_t, uint32_t>> sorted_;
 };
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "host/model.hpp"
 #include "host/pod_query.hpp"
 #include "host/snapshot.hpp"
+#include "tests/reference_backend.hpp"
 
 namespace bulkscore {
 namespace {
@@ -532,6 +533,16 @@ INSTANTIATE_TEST_SUITE_P(Sizes, CudaParity,
                                            ParityCase{1000, 24, 0.05}, ParityCase{10000, 8, 0.05},
                                            ParityCase{100000, 3, 0.05}),
                          case_name);
+
+// Always runs, GPU or not: the CPU backend (plugin-major, threaded) against
+// the node-major reference, which takes the kernels' path through
+// filter_node/run_score. Same clusters and pod sequences as the CUDA cases.
+TEST_P(CudaParity, CpuBackendMatchesTheNodeMajorReference) {
+  const ParityCase c = GetParam();
+  auto cpu = make_cpu_backend();
+  testutil::ReferenceBackend reference;
+  run_backend_parity(reference, *cpu, ClusterShape{c.nodes, c.pods, c.degenerate}, c.nodes * 7919ull + c.pods);
+}
 
 // One backend instance carried across clusters of the same shape: the device
 // mirror must notice that the snapshot was replaced.
