@@ -43,17 +43,18 @@ class CpuBackend final : public Backend {
     // merged in visiting order, so the outcome does not depend on threads.
     feasible_.clear();
     out.processed = M;
-    const uint32_t num_chunks = (M + kChunk - 1) / kChunk;
-    if (chunks_.size() < num_chunks) chunks_.resize(num_chunks);
     if (!sampling) {
       const int threads = M >= kParallelMinNodes ? threads_ : 1;
+      const uint32_t chunk = balanced_chunk(M, threads);
+      const uint32_t num_chunks = (M + chunk - 1) / chunk;
+      if (chunks_.size() < num_chunks) chunks_.resize(num_chunks);
       if (thread_hist_.size() < static_cast<size_t>(threads)) thread_hist_.resize(threads);
       for (int t = 0; t < threads; ++t) thread_hist_[t] = RejectionHistogram{};
 #pragma omp parallel for schedule(static) num_threads(threads)
       for (uint32_t c = 0; c < num_chunks; ++c) {
         Chunk& ch = chunks_[c];
-        const uint32_t base = c * kChunk;
-        fill_chunk(ch, base, std::min(kChunk, M - base), node_at);
+        const uint32_t base = c * chunk;
+        fill_chunk(ch, base, std::min(chunk, M - base), node_at);
         filter_chunk(s, q, ch);
         RejectionHistogram& hist = thread_hist_[static_cast<size_t>(omp_get_thread_num())];
         ch.feasible.clear();
@@ -70,6 +71,8 @@ class CpuBackend final : public Backend {
         for (size_t i = 0; i < out.rejections.counts.size(); ++i) out.rejections.counts[i] += thread_hist_[t].counts[i];
     } else {
       // Sampling visits in order and stops at the node that completes the sample.
+      const uint32_t num_chunks = (M + kChunk - 1) / kChunk;
+      if (chunks_.size() < num_chunks) chunks_.resize(num_chunks);
       for (uint32_t c = 0; c < num_chunks; ++c) {
         Chunk& ch = chunks_[c];
         const uint32_t base = c * kChunk;
@@ -112,17 +115,27 @@ class CpuBackend final : public Backend {
     if (req.want_scores) norm_.resize(static_cast<size_t>(S) * F);
     totals_.assign(F, 0);
     Eigen::Map<ScoreVector> totals(totals_.data(), F);
+    // One parallel region for all plugins: blocks of nodes, each scored by
+    // every plugin in turn (plugin-major inside the block).
     const int threads = F >= kParallelMinNodes ? threads_ : 1;
+    const uint32_t block = balanced_chunk(F, threads);
+    const uint32_t blocks = (F + block - 1) / block;
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (uint32_t b = 0; b < blocks; ++b) {
+      const uint32_t lo = b * block, hi = std::min(F, lo + block);
+      for (uint32_t slot = 0; slot < S; ++slot) {
+        int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
+        visit_plugin(q.scores[slot], [&](auto plugin) {
+          using P = decltype(plugin);
+          if constexpr (P::kHasScore) {
+            const auto& st = plugin_state<P>(q);
+            for (uint32_t i = lo; i < hi; ++i) raw[i] = P::score(s, st, q.arena, feasible_[i]);
+          }
+        });
+      }
+    }
     for (uint32_t slot = 0; slot < S; ++slot) {
       int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
-      visit_plugin(q.scores[slot], [&](auto plugin) {
-        using P = decltype(plugin);
-        if constexpr (P::kHasScore) {
-          const auto& st = plugin_state<P>(q);
-#pragma omp parallel for schedule(static) num_threads(threads)
-          for (uint32_t i = 0; i < F; ++i) raw[i] = P::score(s, st, q.arena, feasible_[i]);
-        }
-      });
       const Eigen::Map<const ScoreVector> raw_col(raw, F);
       const NormStats st{raw_col.minCoeff(), raw_col.maxCoeff()};
       const int64_t w = q.weights[slot];
@@ -180,8 +193,16 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  static constexpr uint32_t kChunk = 2048;             // nodes filtered together, plugin by plugin
-  static constexpr uint32_t kParallelMinNodes = 4096;  // below this, threads cost more than they save
+  static constexpr uint32_t kChunk = 2048;             // nodes filtered (and scored) together, plugin by plugin
+
+  // A chunk size near kChunk that splits n nodes into a multiple of `threads`
+  // equal chunks, so static scheduling keeps every thread equally busy.
+  static uint32_t balanced_chunk(uint32_t n, int threads) {
+    const auto t = static_cast<uint32_t>(threads);
+    const uint32_t rounds = std::max(1u, (n + t * kChunk - 1) / (t * kChunk));
+    return std::max(1u, (n + t * rounds - 1) / (t * rounds));
+  }
+  static constexpr uint32_t kParallelMinNodes = 2048;  // below this, threads cost more than they save
 
   // A run of the visiting order, filtered plugin by plugin.
   struct Chunk {
