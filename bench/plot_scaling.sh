@@ -44,7 +44,7 @@ trap 'rm -rf "$work"' EXIT
 awk -v pat="$pattern" -v col="$col" -v dir="$work" '
   NR == 1 { next }
   $1 !~ pat || $2 == "-" || $3 == "-" { next }
-  { print $3, $col > (dir "/" $2 ".dat") }
+  { print $3, $col, $8 > (dir "/" $2 ".dat") }
 ' "$work/table.txt"
 
 shopt -s nullglob
@@ -52,11 +52,15 @@ series=("$work"/*.dat)
 [ ${#series[@]} -gt 0 ] || { echo "plot_scaling.sh: no rows match /$pattern/ with a backend and a node count" >&2; exit 1; }
 
 plot=""
+cost=""
 for f in "${series[@]}"; do
   sort -n -o "$f" "$f"
   name=$(basename "$f" .dat)
   plot+="${plot:+, }'$f' using 1:2 with linespoints linewidth 2 pointtype 7 title '$name'"
+  cost+="${cost:+, }'$f' using 1:(1e6/\$2) with linespoints linewidth 2 pointtype 7 title '$name: us per pod'"
+  cost+=", '$f' using 1:3 axes x1y2 with linespoints linewidth 1 dashtype 2 pointtype 6 title '$name: ns per node per pod'"
 done
+cost_out="${out%.png}-cost.png"
 
 gnuplot <<GNUPLOT
 set terminal png size 1000,640
@@ -69,4 +73,20 @@ set grid
 set key top right
 plot $plot
 GNUPLOT
-echo "wrote $out" >&2
+gnuplot <<GNUPLOT
+set terminal png size 1000,640
+set output '$cost_out'
+set title 'bulkscore cost per pod as the cluster grows'
+set xlabel 'nodes'
+set ylabel 'microseconds per pod'
+set y2label 'ns per node per pod'
+set logscale x
+set logscale y
+set y2range [0:*]
+set ytics nomirror
+set y2tics
+set grid
+set key top left
+plot $cost
+GNUPLOT
+echo "wrote $out and $cost_out" >&2
