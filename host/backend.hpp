@@ -71,8 +71,8 @@ class Backend {
   virtual void evaluate(const Snapshot& snap, const PodQuery& query, const EvalRequest& req, EvalResult& out) = 0;
 };
 
-// `threads`: worker threads for large snapshots (0 = one per core). Results
-// do not depend on it.
+// `threads`: threads for large snapshots, the caller included (0 = one per
+// core). Results do not depend on it.
 std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
 
 // The CUDA backend, when compiled in (BULKSCORE_WITH_CUDA) and a device

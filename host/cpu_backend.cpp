@@ -2,11 +2,13 @@
 // per-node rules, Eigen for the weighted totals. Always built; the reference
 // the CUDA backend is compared against.
 #include <Eigen/Core>
-#include <omp.h>
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
+#include <thread>
 
 #include "host/backend.hpp"
+#include "host/worker_pool.hpp"
 
 namespace bulkscore {
 namespace {
@@ -15,7 +17,17 @@ using ScoreVector = Eigen::Matrix<int64_t, Eigen::Dynamic, 1>;
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads) : threads_(threads > 0 ? threads : std::max(1, omp_get_max_threads())) {}
+  explicit CpuBackend(int threads) : threads_(resolve_threads(threads)), pool_(static_cast<unsigned>(threads_)) {}
+
+  // 0 = BULKSCORE_THREADS from the environment if set, else one per core.
+  static int resolve_threads(int threads) {
+    if (threads > 0) return threads;
+    if (const char* env = std::getenv("BULKSCORE_THREADS")) {
+      const int n = std::atoi(env);
+      if (n > 0) return n;
+    }
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
 
   const char* name() const override { return "cpu"; }
 
@@ -48,15 +60,13 @@ class CpuBackend final : public Backend {
       const uint32_t chunk = balanced_chunk(M, threads);
       const uint32_t num_chunks = (M + chunk - 1) / chunk;
       if (chunks_.size() < num_chunks) chunks_.resize(num_chunks);
-      if (thread_hist_.size() < static_cast<size_t>(threads)) thread_hist_.resize(threads);
-      for (int t = 0; t < threads; ++t) thread_hist_[t] = RejectionHistogram{};
-#pragma omp parallel for schedule(static) num_threads(threads)
-      for (uint32_t c = 0; c < num_chunks; ++c) {
+      run_tasks(threads, num_chunks, [&](uint32_t c) {
         Chunk& ch = chunks_[c];
         const uint32_t base = c * chunk;
         fill_chunk(ch, base, std::min(chunk, M - base), node_at);
         filter_chunk(s, q, ch);
-        RejectionHistogram& hist = thread_hist_[static_cast<size_t>(omp_get_thread_num())];
+        RejectionHistogram& hist = ch.rejections;
+        hist = RejectionHistogram{};
         ch.feasible.clear();
         for (uint32_t pos = 0; pos < ch.nodes.size(); ++pos) {
           const NodeVerdict& v = ch.verdicts[pos];
@@ -64,11 +74,13 @@ class CpuBackend final : public Backend {
           if (v.feasible()) ch.feasible.push_back(ch.nodes[pos]);
           else count_rejection(hist, v);
         }
+      });
+      for (uint32_t c = 0; c < num_chunks; ++c) {
+        const Chunk& ch = chunks_[c];
+        feasible_.insert(feasible_.end(), ch.feasible.begin(), ch.feasible.end());
+        if (ch.feasible.size() != ch.nodes.size())
+          for (size_t i = 0; i < out.rejections.counts.size(); ++i) out.rejections.counts[i] += ch.rejections.counts[i];
       }
-      for (uint32_t c = 0; c < num_chunks; ++c)
-        feasible_.insert(feasible_.end(), chunks_[c].feasible.begin(), chunks_[c].feasible.end());
-      for (int t = 0; t < threads; ++t)
-        for (size_t i = 0; i < out.rejections.counts.size(); ++i) out.rejections.counts[i] += thread_hist_[t].counts[i];
     } else {
       // Sampling visits in order and stops at the node that completes the sample.
       const uint32_t num_chunks = (M + kChunk - 1) / kChunk;
@@ -120,8 +132,7 @@ class CpuBackend final : public Backend {
     const int threads = F >= kParallelMinNodes ? threads_ : 1;
     const uint32_t block = balanced_chunk(F, threads);
     const uint32_t blocks = (F + block - 1) / block;
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (uint32_t b = 0; b < blocks; ++b) {
+    run_tasks(threads, blocks, [&](uint32_t b) {
       const uint32_t lo = b * block, hi = std::min(F, lo + block);
       for (uint32_t slot = 0; slot < S; ++slot) {
         int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
@@ -133,7 +144,7 @@ class CpuBackend final : public Backend {
           }
         });
       }
-    }
+    });
     for (uint32_t slot = 0; slot < S; ++slot) {
       int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
       const Eigen::Map<const ScoreVector> raw_col(raw, F);
@@ -210,7 +221,16 @@ class CpuBackend final : public Backend {
     std::vector<NodeVerdict> verdicts;
     std::vector<uint32_t> alive;     // positions still feasible, ascending
     std::vector<uint32_t> feasible;  // nodes found feasible (parallel path)
+    RejectionHistogram rejections;   // of this chunk (parallel path)
   };
+
+  // fn(0..n-1) on the pool when `threads` > 1, else inline.
+  template <class Fn>
+  void run_tasks(int threads, uint32_t n, Fn&& fn) {
+    if (threads > 1) pool_.run(n, fn);
+    else
+      for (uint32_t i = 0; i < n; ++i) fn(i);
+  }
 
   template <class NodeAt>
   static void fill_chunk(Chunk& ch, uint32_t base, uint32_t n, const NodeAt& node_at) {
@@ -251,9 +271,9 @@ class CpuBackend final : public Backend {
   }
 
   int threads_ = 1;
+  WorkerPool pool_;
   // Reused across pods: no allocation per pod once grown.
   std::vector<Chunk> chunks_;
-  std::vector<RejectionHistogram> thread_hist_;
   std::vector<uint32_t> feasible_;
   std::vector<int64_t> raw_, norm_, totals_;  // [slot * F + i] for raw_ and norm_
   std::vector<std::pair<uint64_t, uint32_t>> sorted_;

@@ -142,6 +142,35 @@ int32_t Snapshot::intern_resource(std::string_view name) {
   return id;
 }
 
+int32_t Snapshot::dense_label_slot(int32_t key) const {
+  if (key == kNoId) return -1;
+  for (size_t i = 0; i < dense_label_keys_.size(); ++i)
+    if (dense_label_keys_[i] == key) return static_cast<int32_t>(i);
+  return -1;
+}
+
+void Snapshot::build_dense_labels() {
+  // The keys most nodes carry, most common first (ties: lower id), those on
+  // at least half of the nodes, at most kMaxDenseLabels.
+  std::unordered_map<int32_t, uint32_t> count;
+  for (int32_t k : label_keys_) ++count[k];
+  std::vector<std::pair<uint32_t, int32_t>> keys;
+  for (const auto& [k, c] : count)
+    if (2 * static_cast<uint64_t>(c) >= num_nodes_) keys.emplace_back(c, k);
+  std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  if (keys.size() > kMaxDenseLabels) keys.resize(kMaxDenseLabels);
+  dense_label_keys_.clear();
+  for (const auto& kc : keys) dense_label_keys_.push_back(kc.second);
+  dense_labels_.assign(dense_label_keys_.size() * num_nodes_, kNoId);
+  for (uint32_t n = 0; n < num_nodes_; ++n)
+    for (uint32_t i = label_offsets_[n]; i < label_offsets_[n + 1]; ++i) {
+      const int32_t slot = dense_label_slot(label_keys_[i]);
+      if (slot >= 0) dense_labels_[static_cast<size_t>(slot) * num_nodes_ + n] = label_values_[i];
+    }
+}
+
 int32_t Snapshot::image_id(std::string_view normalized) const { return images_.find(normalized); }
 
 int32_t Snapshot::node_index(std::string_view name) const {
@@ -224,6 +253,7 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, const std::vector<Pod>&
     s.image_ids_.insert(s.image_ids_.end(), ids.begin(), ids.end());
     s.image_offsets_.push_back(static_cast<uint32_t>(s.image_ids_.size()));
   }
+  s.build_dense_labels();
   s.any_ip_id_ = s.strings_.intern("0.0.0.0");
   s.strings_.intern("TCP");
 
@@ -364,20 +394,22 @@ void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
   fn("ports", ports_, v.ports);
   fn("string_int", strings_.int_values(), v.string_int);
   fn("string_int_ok", strings_.int_ok(), v.string_int_ok);
+  fn("dense_labels", dense_labels_, v.dense_labels);
 }
 
 namespace {
-SnapshotView counts_only(uint32_t nodes, uint32_t resources, int32_t any_ip) {
+SnapshotView counts_only(uint32_t nodes, uint32_t resources, int32_t any_ip, uint32_t dense) {
   SnapshotView v;
   v.num_nodes = nodes;
   v.num_resources = resources;
   v.any_ip_id = any_ip;
+  v.num_dense_labels = dense;
   return v;
 }
 }  // namespace
 
 SnapshotView Snapshot::view() const {
-  SnapshotView v = counts_only(num_nodes_, num_resources(), any_ip_id_);
+  SnapshotView v = counts_only(num_nodes_, num_resources(), any_ip_id_, static_cast<uint32_t>(dense_label_keys_.size()));
   bind_columns(v, [](const char*, const auto& col, auto& field) { field = col.data(); });
   return v;
 }
@@ -392,7 +424,7 @@ std::vector<Snapshot::Column> Snapshot::columns() const {
 }
 
 SnapshotView Snapshot::view_over(const std::vector<const void*>& copies) const {
-  SnapshotView v = counts_only(num_nodes_, num_resources(), any_ip_id_);
+  SnapshotView v = counts_only(num_nodes_, num_resources(), any_ip_id_, static_cast<uint32_t>(dense_label_keys_.size()));
   size_t i = 0;
   bind_columns(v, [&](const char* name, const auto&, auto& field) {
     if (i >= copies.size()) throw Error(std::string("view_over: no copy of column ") + name);

@@ -53,8 +53,9 @@ class DeviceBuffer {
   // slowly growing workload reallocates rarely.
   void reserve(size_t bytes, bool slack = true) {
     if (bytes <= cap_) return;
-    release();
+    // The slack is measured on the old capacity, so before release() zeroes it.
     const size_t want = align_up(slack ? std::max(bytes, cap_ + cap_ / 2) : bytes, 256);
+    release();
     void* p = nullptr;
     const cudaError_t e = cudaMalloc(&p, want);
     if (e != cudaSuccess) throw_cuda(e, "cudaMalloc");
@@ -87,8 +88,8 @@ class PinnedBuffer {
 
   void reserve(size_t bytes) {
     if (bytes <= cap_) return;
-    release();
     const size_t want = align_up(std::max(bytes, cap_ + cap_ / 2), 4096);
+    release();
     void* p = nullptr;
     const cudaError_t e = cudaMallocHost(&p, want);
     if (e != cudaSuccess) throw_cuda(e, "cudaMallocHost");
@@ -123,7 +124,14 @@ class SnapshotMirror {
   void sync(const Snapshot& snap, cudaStream_t stream) {
     const std::vector<Snapshot::Column> cols = snap.columns();
     const std::vector<uint32_t>& log = snap.mutation_log();
-    if (!same_structure(snap, cols) || log.size() < log_size_) {
+    // Every assume that keeps the structure adds one pod and one log entry,
+    // and the dictionary only grows with a structure change. A snapshot
+    // destroyed and rebuilt (or reloaded twice between evaluations) can reuse
+    // the old address, version and, from the allocator, column addresses; the
+    // counts below catch most such cases (a version unique per build would
+    // catch all of them).
+    if (!same_structure(snap, cols) || log.size() < log_size_ ||
+        snap.num_pods() - num_pods_ != log.size() - log_size_ || snap.strings().size() != num_strings_) {
       upload_all(snap, cols, stream);
       return;
     }
@@ -158,6 +166,8 @@ class SnapshotMirror {
     snap_ = &snap;
     version_ = snap.structure_version();
     log_size_ = snap.mutation_log().size();
+    num_pods_ = snap.num_pods();
+    num_strings_ = snap.strings().size();
     host_tree_order_ = order.data();
     tree_order_size_ = order.size();
   }
@@ -232,6 +242,7 @@ class SnapshotMirror {
     BULKSCORE_CUDA_TRY(enqueue_node_updates(m, d_staging_.as<const uint8_t>(),
                                             static_cast<uint32_t>(touched_.size()), stream));
     log_size_ = log.size();
+    num_pods_ = snap.num_pods();
   }
 
   static size_t record_bytes(uint32_t r_count, uint32_t ports) {
@@ -247,6 +258,8 @@ class SnapshotMirror {
   const Snapshot* snap_ = nullptr;
   uint64_t version_ = 0;
   size_t log_size_ = 0;
+  size_t num_pods_ = 0;     // snap.num_pods() at the last sync
+  size_t num_strings_ = 0;  // snap.strings().size() at the last sync
   SnapshotView view_;
 
   // Incremental updates: dedup marks per node, and the staging buffers.
@@ -274,13 +287,24 @@ class CudaBackend final : public Backend {
     back_.reserve(sizeof(Control));
   }
   ~CudaBackend() override {
-    if (stream_) cudaStreamDestroy(stream_);
+    // The engine drops a backend that threw (DeviceOutOfMemory) with work
+    // possibly still queued on the buffers about to be freed.
+    if (stream_) {
+      cudaStreamSynchronize(stream_);
+      cudaStreamDestroy(stream_);
+    }
   }
 
   const char* name() const override { return "cuda"; }
 
   void evaluate(const Snapshot& snap, const PodQuery& query, const EvalRequest& req, EvalResult& out) override {
     BULKSCORE_CUDA_TRY(cudaSetDevice(device_));
+    // A previous call that threw may have left copies from the pinned buffers
+    // in flight; the host is about to overwrite them.
+    if (in_flight_) {
+      BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
+      in_flight_ = false;
+    }
     reset(out);
     const SnapshotView hs = snap.view();
     const PodQueryView hq = query.view();
@@ -289,6 +313,7 @@ class CudaBackend final : public Backend {
     if (req.want_verdicts) out.verdicts.assign(hs.num_nodes, NodeVerdict{kNoPlugin, Code::Skip, 0});
     if (count == 0) return;
 
+    in_flight_ = true;
     mirror_.sync(snap, stream_);
 
     // Upload: [Control init | arena | candidates], one copy.
@@ -373,6 +398,7 @@ class CudaBackend final : public Backend {
     BULKSCORE_CUDA_TRY(cudaMemcpyAsync(back_.get(), reinterpret_cast<const uint8_t*>(w.ctrl) + offsetof(Control, answer),
                                        kBackBytes, cudaMemcpyDeviceToHost, stream_));
     BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
+    in_flight_ = false;
     Answer a;
     std::memcpy(&a, back_.get(), sizeof a);
     std::memcpy(out.rejections.counts.data(), back_.get() + sizeof(Answer), sizeof(uint32_t) * kHistBins);
@@ -428,6 +454,7 @@ class CudaBackend final : public Backend {
     const size_t skeys_at = sorted ? place(f * sizeof(uint64_t)) : 0;
     const size_t snodes_at = sorted ? place(f * sizeof(uint32_t)) : 0;
     result_.reserve(at);
+    in_flight_ = true;
     uint8_t* host = result_.get();
     auto back = [&](size_t dst, const void* src, size_t bytes) {
       if (bytes) BULKSCORE_CUDA_TRY(cudaMemcpyAsync(host + dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
@@ -464,6 +491,7 @@ class CudaBackend final : public Backend {
       back(snodes_at, nodes, f * sizeof(uint32_t));
     }
     BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
+    in_flight_ = false;
 
     if (req.want_verdicts) {
       Visit host_visit = p.visit;  // same order, host arrays
@@ -504,6 +532,7 @@ class CudaBackend final : public Backend {
   int device_ = 0;
   int num_sms_ = 1;
   cudaStream_t stream_ = nullptr;
+  bool in_flight_ = false;  // work enqueued and not yet waited for (a call threw)
   Control control_init_;
   SnapshotMirror mirror_;
   uint32_t temp_count_ = 0;

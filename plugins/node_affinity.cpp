@@ -27,7 +27,8 @@ struct TermBuilder {
   // Compiles a label requirement; false when upstream's parser rejects it.
   bool expression(const NodeSelectorRequirement& r, AffinityRequirement& out) const {
     if (!is_qualified_name(r.key)) return false;
-    out = AffinityRequirement{snap.string_id(r.key), AffinityRequirement::kIn, {}, 0};
+    const int32_t key = snap.string_id(r.key);
+    out = AffinityRequirement{key, snap.dense_label_slot(key), AffinityRequirement::kIn, {}, 0};
     if (r.op == "In" || r.op == "NotIn") {
       if (r.values.empty()) return false;
       for (const auto& v : r.values)
@@ -55,7 +56,7 @@ struct TermBuilder {
   bool field(const NodeSelectorRequirement& r, AffinityRequirement& out) const {
     if ((r.op != "In" && r.op != "NotIn") || r.values.size() != 1) return false;
     const bool in = r.op == "In";
-    out = AffinityRequirement{kNoId, in ? AffinityRequirement::kFieldIn : AffinityRequirement::kFieldNotIn, {}, 0};
+    out = AffinityRequirement{kNoId, -1, in ? AffinityRequirement::kFieldIn : AffinityRequirement::kFieldNotIn, {}, 0};
     if (r.key != "metadata.name") {
       // Any other field reads as "" on a node.
       const bool equal = r.values[0].empty();
@@ -134,7 +135,8 @@ PrepareResult NodeAffinity::prepare(const PrepareContext& ctx, State& st, Arena&
   std::vector<AffinityRequirement> selector;
   for (const auto& [k, v] : pod.node_selector) {
     const int32_t value = ctx.snapshot.string_id(v);
-    AffinityRequirement req{ctx.snapshot.string_id(k), AffinityRequirement::kIn, {}, 0};
+    const int32_t key = ctx.snapshot.string_id(k);
+    AffinityRequirement req{key, ctx.snapshot.dense_label_slot(key), AffinityRequirement::kIn, {}, 0};
     if (value == kNoId) req.op = AffinityRequirement::kNever;
     else req.values = arena.push(&value, 1);
     selector.push_back(req);

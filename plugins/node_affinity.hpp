@@ -15,6 +15,7 @@ struct PrepareResult;
 struct AffinityRequirement {
   enum Op : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt, kFieldIn, kFieldNotIn, kAlways, kNever };
   int32_t key;            // label key id (kNoId: no node has it)
+  int32_t dense = -1;     // the key's dense label column, -1 if none
   uint8_t op;
   Span<int32_t> values;   // ids of the values the dictionary knows, sorted
   int64_t bound;          // Gt/Lt
@@ -25,7 +26,7 @@ struct AffinityRequirement {
       const bool in = values.count == 1 && values.at(arena, 0) == s.node_name_id[node];
       return op == kFieldIn ? in : !in;
     }
-    const int32_t v = s.label_value(node, key);
+    const int32_t v = s.label_value(node, key, dense);
     switch (op) {
       case kExists: return v != kNoId;
       case kDoesNotExist: return v == kNoId;
