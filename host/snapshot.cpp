@@ -1,6 +1,7 @@
 #include "host/snapshot.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <numeric>
 #include <type_traits>
@@ -114,6 +115,13 @@ std::vector<HostPortEntry> pod_host_ports_lookup(const Pod& pod, const StringDic
 
 // ---- Snapshot -------------------------------------------------------------
 
+uint64_t Snapshot::fresh_structure_version() {
+  // Process-wide, so two snapshots (or one rebuilt in place) never share a
+  // version: a device mirror keyed on it cannot mistake one for the other.
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 namespace {
 constexpr uint32_t kPortSlack = 4;  // free host-port slots kept per node
 
@@ -137,7 +145,7 @@ int32_t Snapshot::intern_resource(std::string_view name) {
   resource_ids_.emplace(resource_names_.back(), id);
   allocatable_.resize(allocatable_.size() + num_nodes_, 0);
   requested_.resize(requested_.size() + num_nodes_, 0);
-  ++structure_version_;
+  structure_version_ = fresh_structure_version();
   mutation_log_.clear();
   return id;
 }
@@ -180,6 +188,7 @@ int32_t Snapshot::node_index(std::string_view name) const {
 
 Snapshot Snapshot::build(const std::vector<Node>& nodes, const std::vector<Pod>& running_pods) {
   Snapshot s;
+  s.structure_version_ = fresh_structure_version();
   const auto n = static_cast<uint32_t>(nodes.size());
   s.num_nodes_ = n;
   for (const char* r : {"cpu", "memory", "ephemeral-storage"}) {
@@ -342,7 +351,7 @@ void Snapshot::add_pod(const Pod& pod, uint32_t node) {
   if (!wanted.empty()) add_ports(node, wanted);
   // A host IP never seen before grows the dictionary columns: re-upload.
   if (strings_.size() != dict_size && structure_version_ == version_before) {
-    ++structure_version_;
+    structure_version_ = fresh_structure_version();
     mutation_log_.clear();
   }
   if (structure_version_ == version_before) mutation_log_.push_back(node);
@@ -367,7 +376,7 @@ void Snapshot::relayout_ports(uint32_t extra_for_node, uint32_t node) {
     std::copy_n(ports_.begin() + port_offsets_[i], port_counts_[i], ports.begin() + offsets[i]);
   port_offsets_ = std::move(offsets);
   ports_ = std::move(ports);
-  ++structure_version_;
+  structure_version_ = fresh_structure_version();
   mutation_log_.clear();
 }
 

@@ -196,7 +196,8 @@ class Snapshot {
   // and host ports to that node only.
   void add_pod(const Pod& pod, uint32_t node);
 
-  // Change tracking for device mirrors.
+  // Change tracking for device mirrors. Versions are unique in the process:
+  // every build and every structural change takes a new one.
   uint64_t structure_version() const { return structure_version_; }
   const std::vector<uint32_t>& mutation_log() const { return mutation_log_; }
 
@@ -226,6 +227,7 @@ class Snapshot {
   template <class Fn>
   void bind_columns(SnapshotView& v, Fn&& fn) const;
 
+  static uint64_t fresh_structure_version();
   void build_dense_labels();
   void account_pod(const Pod& pod, uint32_t node);
   void add_ports(uint32_t node, const std::vector<HostPortEntry>& wanted);
@@ -258,7 +260,7 @@ class Snapshot {
   std::vector<uint32_t> tree_order_;
 
   int32_t any_ip_id_ = kNoId;
-  uint64_t structure_version_ = 1;
+  uint64_t structure_version_ = 0;
   std::vector<uint32_t> mutation_log_;
 };
 

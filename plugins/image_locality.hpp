@@ -6,8 +6,6 @@
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {
-struct PrepareContext;
-struct PrepareResult;
 
 namespace plugins {
 

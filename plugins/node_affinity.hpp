@@ -8,8 +8,6 @@
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {
-struct PrepareContext;
-struct PrepareResult;
 
 // One compiled NodeSelectorRequirement (label expression or metadata.name field).
 struct AffinityRequirement {

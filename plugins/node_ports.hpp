@@ -7,8 +7,6 @@
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {
-struct PrepareContext;
-struct PrepareResult;
 
 namespace plugins {
 

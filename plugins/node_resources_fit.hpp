@@ -8,8 +8,6 @@
 #include "plugins/resource_allocation.hpp"
 
 namespace bulkscore {
-struct PrepareContext;
-struct PrepareResult;
 
 namespace plugins {
 

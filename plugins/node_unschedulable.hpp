@@ -6,9 +6,6 @@
 #include "host/snapshot.hpp"
 
 namespace bulkscore {
-struct PrepareContext;
-struct PrepareResult;
-class Snapshot;
 
 namespace plugins {
 

@@ -27,6 +27,12 @@
 
 namespace bulkscore {
 
+// Host-side types a plugin's prepare() and reasons() take (plugins/prepare.hpp,
+// host/snapshot.hpp); declared here so rule headers stay light for nvcc.
+struct PrepareContext;
+struct PrepareResult;
+class Snapshot;
+
 // Upstream's status codes (framework.Code), the subset a cycle produces.
 enum class Code : uint8_t {
   Success = 0,

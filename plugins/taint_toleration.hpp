@@ -7,8 +7,6 @@
 #include "plugins/toleration.hpp"
 
 namespace bulkscore {
-struct PrepareContext;
-struct PrepareResult;
 
 namespace plugins {
 

@@ -222,3 +222,41 @@ TEST(Cli, GenerateIsDeterministic) {
 }
 
 }  // namespace
+
+namespace {
+
+// Quick start (a) in miniature: the bundled default cluster, generated and
+// scheduled. Every pod the engine leaves unschedulable must carry a message
+// that accounts for all 5,000 nodes.
+TEST(Cli, DefaultClusterSchedulesWithConsistentMessages) {
+  const std::string n = dir() + "/default-nodes.json", p = dir() + "/default-pods.json",
+                    out = dir() + "/default.jsonl";
+  CliRun r = run_cli("generate --nodes-out " + n + " --pods-out " + p);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = run_cli("schedule --backend cpu --tie-break first --nodes " + n + " --pods " + p + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("pods: 2000"), std::string::npos) << r.out;
+  std::istringstream lines(slurp(out));
+  std::string line;
+  size_t placed = 0, unplaced = 0;
+  while (std::getline(lines, line)) {
+    if (line.find(R"("node":null)") == std::string::npos) {
+      ++placed;
+      continue;
+    }
+    ++unplaced;
+    const size_t m = line.find("0/5000 nodes are available: ");
+    ASSERT_NE(m, std::string::npos) << line;
+    // Every node is rejected by exactly one plugin; NodeResourcesFit may give
+    // several reasons for one node, so the counts add up to at least 5000.
+    size_t total = 0;
+    std::istringstream parts(line.substr(m + 28));
+    std::string item;
+    while (std::getline(parts, item, ',')) total += std::stoul(item.substr(item.find_first_not_of(' ')));
+    EXPECT_GE(total, 5000u) << line;
+  }
+  EXPECT_EQ(placed + unplaced, 2000u);
+  EXPECT_GT(placed, 1900u);
+}
+
+}  // namespace

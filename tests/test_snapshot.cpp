@@ -138,3 +138,19 @@ TEST(Snapshot, NodeTreeOrderInterleavesZones) {
 
 }  // namespace
 }  // namespace bulkscore
+
+namespace bulkscore {
+namespace {
+
+TEST(Snapshot, StructureVersionsAreUniqueAcrossSnapshots) {
+  std::vector<Node> nodes = {testutil::make_node("a", 1000, 1000)};
+  Snapshot first = Snapshot::build(nodes, {});
+  const uint64_t v1 = first.structure_version();
+  first = Snapshot::build(nodes, {});  // rebuilt in place: same address, new version
+  EXPECT_NE(first.structure_version(), v1);
+  const Snapshot other = Snapshot::build(nodes, {});
+  EXPECT_NE(other.structure_version(), first.structure_version());
+}
+
+}  // namespace
+}  // namespace bulkscore
