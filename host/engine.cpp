@@ -5,6 +5,8 @@
 
 #include "host/common.hpp"
 
+#include <spdlog/spdlog.h>
+
 namespace bulkscore {
 
 uint32_t num_feasible_nodes_to_find(int32_t percentage, uint32_t n, bool has_scoring) {
@@ -50,6 +52,19 @@ Engine::~Engine() = default;
 void Engine::load(const Cluster& cluster) {
   snapshot_ = Snapshot::build(cluster.nodes, cluster.running_pods);
   next_start_node_index_ = 0;
+  // Existing pods' required anti-affinity binds every incoming pod it matches
+  // (InterPodAffinity's symmetry rule), which bulkscore does not enforce yet.
+  size_t with_anti_affinity = 0;
+  for (const auto& p : cluster.running_pods)
+    if (p.affinity && p.affinity->pod_anti_affinity && !p.affinity->pod_anti_affinity->required.empty())
+      ++with_anti_affinity;
+  const bool ipa_in_profiles = std::any_of(plans_.begin(), plans_.end(), [](const ProfilePlan& p) {
+    return std::find(p.not_evaluated.begin(), p.not_evaluated.end(), "InterPodAffinity") != p.not_evaluated.end();
+  });
+  if (with_anti_affinity && ipa_in_profiles)
+    spdlog::warn("{} running pod(s) carry required pod anti-affinity; InterPodAffinity is not implemented yet, so "
+                 "it is not enforced against the pods being scheduled",
+                 with_anti_affinity);
 }
 
 std::vector<std::string> Engine::scheduler_names() const {
@@ -76,6 +91,7 @@ void Engine::evaluate(const PodQuery& q, const EvalRequest& req, EvalResult& out
   } catch (const DeviceOutOfMemory& e) {
     // A snapshot too large for the device: carry on, slower, on the CPU.
     backend_note_ = std::string("cuda: out of device memory (") + e.what() + "); fell back to the CPU backend";
+    spdlog::warn("{}", backend_note_);
     backend_ = make_cpu_backend(options_.threads);
     backend_->evaluate(snapshot_, q, req, out);
   }
