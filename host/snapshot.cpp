@@ -179,6 +179,41 @@ void Snapshot::build_dense_labels() {
     }
 }
 
+void Snapshot::rank_images_by_popularity() {
+  // Renumber images by the number of nodes listing them (most first, ties in
+  // first-seen order), so the popular ones, the only ones that can reach
+  // ImageLocality's threshold, get ids below 64 and a bit in each node's mask.
+  const size_t count = image_size_.size();
+  std::vector<int32_t> by_rank(count);
+  std::iota(by_rank.begin(), by_rank.end(), 0);
+  std::stable_sort(by_rank.begin(), by_rank.end(), [&](int32_t a, int32_t b) {
+    return image_num_nodes_[static_cast<size_t>(a)] > image_num_nodes_[static_cast<size_t>(b)];
+  });
+  std::vector<int32_t> rank_of(count);
+  StringDict ranked;
+  std::vector<int64_t> size(count);
+  std::vector<int32_t> nodes(count);
+  for (size_t r = 0; r < count; ++r) {
+    const auto old = static_cast<size_t>(by_rank[r]);
+    rank_of[old] = static_cast<int32_t>(r);
+    ranked.intern(images_.str(static_cast<int32_t>(old)));
+    size[r] = image_size_[old];
+    nodes[r] = image_num_nodes_[old];
+  }
+  images_ = std::move(ranked);
+  image_size_ = std::move(size);
+  image_num_nodes_ = std::move(nodes);
+  image_masks_.assign(num_nodes_, 0);
+  for (uint32_t n = 0; n < num_nodes_; ++n) {
+    auto first = image_ids_.begin() + image_offsets_[n], last = image_ids_.begin() + image_offsets_[n + 1];
+    for (auto it = first; it != last; ++it) {
+      *it = rank_of[static_cast<size_t>(*it)];
+      if (*it < 64) image_masks_[n] |= uint64_t(1) << *it;
+    }
+    std::sort(first, last);
+  }
+}
+
 int32_t Snapshot::image_id(std::string_view normalized) const { return images_.find(normalized); }
 
 int32_t Snapshot::node_index(std::string_view name) const {
@@ -263,6 +298,7 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, const std::vector<Pod>&
     s.image_offsets_.push_back(static_cast<uint32_t>(s.image_ids_.size()));
   }
   s.build_dense_labels();
+  s.rank_images_by_popularity();
   s.any_ip_id_ = s.strings_.intern("0.0.0.0");
   s.strings_.intern("TCP");
 
@@ -398,6 +434,7 @@ void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
   fn("taint_effects", taint_effects_, v.taint_effects);
   fn("image_offsets", image_offsets_, v.image_offsets);
   fn("image_ids", image_ids_, v.image_ids);
+  fn("image_masks", image_masks_, v.image_masks);
   fn("port_offsets", port_offsets_, v.port_offsets);
   fn("port_counts", port_counts_, v.port_counts);
   fn("ports", ports_, v.ports);

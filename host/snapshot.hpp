@@ -74,6 +74,7 @@ struct SnapshotView {
 
   const uint32_t* image_offsets = nullptr;     // [num_nodes + 1]
   const int32_t* image_ids = nullptr;          // sorted within a node
+  const uint64_t* image_masks = nullptr;       // [num_nodes]: bit i = has image id i (< 64)
 
   const uint32_t* port_offsets = nullptr;      // [num_nodes + 1]; capacity = next - this
   const uint32_t* port_counts = nullptr;       // [num_nodes]
@@ -229,6 +230,7 @@ class Snapshot {
 
   static uint64_t fresh_structure_version();
   void build_dense_labels();
+  void rank_images_by_popularity();
   void account_pod(const Pod& pod, uint32_t node);
   void add_ports(uint32_t node, const std::vector<HostPortEntry>& wanted);
   void relayout_ports(uint32_t extra_for_node, uint32_t node);
@@ -254,6 +256,7 @@ class Snapshot {
   StringDict images_;
   std::vector<int64_t> image_size_;
   std::vector<int32_t> image_num_nodes_;
+  std::vector<uint64_t> image_masks_;
 
   std::vector<Pod> pods_;
   std::vector<std::vector<uint32_t>> pods_on_node_;
