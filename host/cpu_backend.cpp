@@ -188,18 +188,45 @@ class CpuBackend final : public Backend {
       out.totals.assign(totals_.begin(), totals_.end());
     }
     if (req.want_sorted) {
-      // (key, node) pairs sorted in place: descending key, then ascending node.
       sorted_.resize(F);
       for (uint32_t i = 0; i < F; ++i) sorted_[i] = {selection_key(totals_[i], feasible_[i], q), feasible_[i]};
-      std::sort(sorted_.begin(), sorted_.end(), [](const auto& a, const auto& b) {
-        return a.first != b.first ? a.first > b.first : a.second < b.second;
-      });
+      sort_by_key_descending(sorted_, sort_tmp_);
       out.sorted_nodes.resize(F);
       out.sorted_keys.resize(F);
       for (uint32_t i = 0; i < F; ++i) {
         out.sorted_keys[i] = sorted_[i].first;
         out.sorted_nodes[i] = sorted_[i].second;
       }
+    }
+  }
+
+  // Descending key, ascending node on equal keys: a stable LSD radix sort on
+  // the complemented key over the bytes where keys differ (as CUB's
+  // begin/end bits skip passes), then equal-key runs put in node order.
+  static void sort_by_key_descending(std::vector<std::pair<uint64_t, uint32_t>>& v,
+                                     std::vector<std::pair<uint64_t, uint32_t>>& tmp) {
+    uint64_t any = 0, all = ~uint64_t(0);
+    for (const auto& e : v) {
+      any |= ~e.first;
+      all &= ~e.first;
+    }
+    const uint64_t varying = any ^ all;
+    tmp.resize(v.size());
+    for (int shift = 0; shift < 64; shift += 8) {
+      if (((varying >> shift) & 0xFF) == 0) continue;
+      uint32_t count[257] = {};
+      for (const auto& e : v) ++count[((~e.first >> shift) & 0xFF) + 1];
+      for (int d = 0; d < 256; ++d) count[d + 1] += count[d];
+      for (const auto& e : v) tmp[count[(~e.first >> shift) & 0xFF]++] = e;
+      v.swap(tmp);
+    }
+    for (size_t i = 0; i < v.size();) {
+      size_t j = i + 1;
+      while (j < v.size() && v[j].first == v[i].first) ++j;
+      if (j - i > 1)
+        std::sort(v.begin() + static_cast<std::ptrdiff_t>(i), v.begin() + static_cast<std::ptrdiff_t>(j),
+                  [](const auto& a, const auto& b) { return a.second < b.second; });
+      i = j;
     }
   }
 
@@ -276,7 +303,7 @@ class CpuBackend final : public Backend {
   std::vector<Chunk> chunks_;
   std::vector<uint32_t> feasible_;
   std::vector<int64_t> raw_, norm_, totals_;  // [slot * F + i] for raw_ and norm_
-  std::vector<std::pair<uint64_t, uint32_t>> sorted_;
+  std::vector<std::pair<uint64_t, uint32_t>> sorted_, sort_tmp_;
 };
 
 }  // namespace
