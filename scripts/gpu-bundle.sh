@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the CUDA configuration here (sm_90, Release) and packs what a GPU
+# machine needs to run the tests and benchmarks into .device/ : the binaries,
+# the workload files, and the shared libraries that are not part of a base
+# system (simdjson, yaml-cpp, spdlog, fmt, Google Benchmark). GPU machines
+# lent through the device tool have CUDA and CMake but no package registry,
+# so the project's Debian libraries travel with the binaries.
+#
+# Then, with the device tool: carry [".device"] and run scripts/gpu-run.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+command -v nvcc >/dev/null || { echo "gpu-bundle.sh: nvcc not found" >&2; exit 1; }
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DBULKSCORE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DBULKSCORE_BUILD_TESTS=ON -DBULKSCORE_BUILD_BENCH=ON
+cmake --build build-gpu -j"$JOBS" --target bulkscore test_cuda_parity test_cli bench_engine
+
+rm -rf .device && mkdir -p .device/bin .device/lib
+cp build-gpu/bulkscore build-gpu/tests/test_cuda_parity build-gpu/tests/test_cli build-gpu/bench/bench_engine .device/bin/
+# Libraries outside glibc, libstdc++ and libgcc (the GPU image has its own).
+for b in .device/bin/*; do
+  ldd "$b" | awk '/=> \// {print $3}'
+done | sort -u | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|libstdc++.so*|libgcc_s.so*|ld-linux*) ;;
+    *) cp -L "$lib" .device/lib/ ;;
+  esac
+done
+git rev-parse --short HEAD > .device/COMMIT 2>/dev/null || echo unknown > .device/COMMIT
+du -sh .device
+echo "gpu-bundle.sh: ready; run with carry [\".device\"]: bash scripts/gpu-run.sh"
