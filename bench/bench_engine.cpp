@@ -147,7 +147,8 @@ void filter_score(benchmark::State& state, bool cuda, uint32_t nodes, bool sorte
   // Seconds per node evaluated (printed with an SI prefix, e.g. "41.2ns").
   state.counters["time_per_node"] =
       benchmark::Counter(static_cast<double>(evaluated), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-  state.counters["pods_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["pods_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["nodes"] = nodes;
 }
 
@@ -160,13 +161,12 @@ const bool registered = [] {
                                    false)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
-      benchmark::RegisterBenchmark(("BM_FilterScoreSorted/" + backend + size).c_str(), filter_score, cuda, nodes,
-                                   true, false)
+      benchmark::RegisterBenchmark(("BM_FilterScoreSorted/" + backend + size).c_str(), filter_score, cuda, nodes, true,
+                                   false)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
     }
-    benchmark::RegisterBenchmark(("BM_FilterScoreColdL2/cuda" + size).c_str(), filter_score, true, nodes, false,
-                                 true)
+    benchmark::RegisterBenchmark(("BM_FilterScoreColdL2/cuda" + size).c_str(), filter_score, true, nodes, false, true)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
   }

@@ -40,11 +40,11 @@ struct RejectionHistogram {
 };
 
 struct EvalResult {
-  uint32_t num_feasible = 0;   // feasible nodes found (capped by num_to_find)
-  uint32_t processed = 0;      // nodes visited: feasible kept + rejected
-  int32_t chosen = -1;         // node index, -1 when none is feasible
-  int64_t chosen_total = 0;    // its total score (0 when it was the only feasible node)
-  bool scored = false;         // false when 0 or 1 feasible node: no scoring, as upstream
+  uint32_t num_feasible = 0;      // feasible nodes found (capped by num_to_find)
+  uint32_t processed = 0;         // nodes visited: feasible kept + rejected
+  int32_t chosen = -1;            // node index, -1 when none is feasible
+  int64_t chosen_total = 0;       // its total score (0 when it was the only feasible node)
+  bool scored = false;            // false when 0 or 1 feasible node: no scoring, as upstream
   RejectionHistogram rejections;  // over the visited nodes
 
   // want_verdicts: one per node (unvisited nodes keep plugin = kNoPlugin and

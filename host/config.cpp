@@ -81,12 +81,11 @@ class Reporter {
 
   // Decoding errors also say where in the file, since the path alone can be
   // hard to map back to a large YAML document.
-  [[noreturn]] void fail_at(const YAML::Node& node, const std::string& path,
-                            const std::string& message) const {
+  [[noreturn]] void fail_at(const YAML::Node& node, const std::string& path, const std::string& message) const {
     const YAML::Mark mark = node.Mark();
     if (mark.line < 0) fail(path, message);
-    fail(path, message + " (line " + std::to_string(mark.line + 1) + ", column " +
-                   std::to_string(mark.column + 1) + ")");
+    fail(path,
+         message + " (line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1) + ")");
   }
 
  private:
@@ -143,8 +142,8 @@ std::optional<int64_t> parse_decimal(std::string_view s) {
   return value;
 }
 
-int64_t read_int(const Reporter& r, const YAML::Node& n, const std::string& path, int64_t lo,
-                 int64_t hi, const char* type_name) {
+int64_t read_int(const Reporter& r, const YAML::Node& n, const std::string& path, int64_t lo, int64_t hi,
+                 const char* type_name) {
   std::optional<int64_t> v;
   if (plain_scalar(n) || (n.IsScalar() && n.Tag() == "tag:yaml.org,2002:int")) {
     v = parse_decimal(n.Scalar());
@@ -160,13 +159,12 @@ int64_t read_int(const Reporter& r, const YAML::Node& n, const std::string& path
 }
 
 int32_t read_int32(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  return static_cast<int32_t>(read_int(r, n, path, std::numeric_limits<int32_t>::min(),
-                                       std::numeric_limits<int32_t>::max(), "int32"));
+  return static_cast<int32_t>(
+      read_int(r, n, path, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(), "int32"));
 }
 
 int64_t read_int64(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  return read_int(r, n, path, std::numeric_limits<int64_t>::min(),
-                  std::numeric_limits<int64_t>::max(), "int64");
+  return read_int(r, n, path, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), "int64");
 }
 
 bool read_bool(const Reporter& r, const YAML::Node& n, const std::string& path) {
@@ -193,8 +191,7 @@ void check_sequence(const Reporter& r, const YAML::Node& n, const std::string& p
   if (!n.IsSequence()) r.fail_at(n, path, "must be a list");
 }
 
-std::vector<std::string> read_string_list(const Reporter& r, const YAML::Node& n,
-                                          const std::string& path) {
+std::vector<std::string> read_string_list(const Reporter& r, const YAML::Node& n, const std::string& path) {
   std::vector<std::string> out;
   if (absent(n)) return out;
   check_sequence(r, n, path);
@@ -206,9 +203,7 @@ std::vector<std::string> read_string_list(const Reporter& r, const YAML::Node& n
 // Kubernetes name rules (apimachinery util/validation), restated.
 // ---------------------------------------------------------------------------
 
-bool is_alnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
+bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
 
 // ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
 bool is_name_token(std::string_view s) {
@@ -224,8 +219,7 @@ bool is_dns1123_subdomain(std::string_view s) {
   size_t start = 0;
   while (true) {
     const size_t dot = s.find('.', start);
-    const std::string_view label =
-        s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
+    const std::string_view label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
     if (label.empty()) return false;
     auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
     if (!lower_alnum(label.front()) || !lower_alnum(label.back())) return false;
@@ -305,8 +299,7 @@ std::optional<bool> go_duration_is_negative(std::string_view s) {
     size_t j = i;
     while (j < s.size() && s[j] != '.' && (s[j] < '0' || s[j] > '9')) ++j;
     const std::string_view unit = s.substr(i, j - i);
-    static const std::set<std::string_view> kUnits = {"ns", "us", "\xC2\xB5s", "\xCE\xBCs",
-                                                      "ms", "s",  "m",         "h"};
+    static const std::set<std::string_view> kUnits = {"ns", "us", "\xC2\xB5s", "\xCE\xBCs", "ms", "s", "m", "h"};
     if (!kUnits.count(unit)) return std::nullopt;
     s.remove_prefix(j);
   }
@@ -334,15 +327,15 @@ enum Point : int {
 };
 
 // The YAML field of each point under `plugins`, indexed by Point.
-constexpr std::array<std::string_view, kPointCount> kPointField = {
-    "preEnqueue", "queueSort", "preFilter", "filter",  "postFilter", "preScore",
-    "score",      "reserve",   "permit",    "preBind", "bind",       "postBind"};
+constexpr std::array<std::string_view, kPointCount> kPointField = {"preEnqueue", "queueSort", "preFilter", "filter",
+                                                                   "postFilter", "preScore",  "score",     "reserve",
+                                                                   "permit",     "preBind",   "bind",      "postBind"};
 
 // The framework builds the per-point lists in this order; it decides which
 // error a broken profile reports first.
-constexpr std::array<Point, kPointCount> kFrameworkOrder = {
-    kPreFilter, kFilter, kPostFilter, kReserve, kPreScore,   kScore,
-    kPreBind,   kBind,   kPostBind,   kPermit,  kPreEnqueue, kQueueSort};
+constexpr std::array<Point, kPointCount> kFrameworkOrder = {kPreFilter, kFilter, kPostFilter, kReserve,
+                                                            kPreScore,  kScore,  kPreBind,    kBind,
+                                                            kPostBind,  kPermit, kPreEnqueue, kQueueSort};
 
 constexpr uint32_t bit(Point p) { return 1u << p; }
 
@@ -374,9 +367,7 @@ constexpr std::array<KnownPlugin, 19> kKnownPlugins = {{
     {"PodTopologySpread", kFullScoring, 2},
     {"InterPodAffinity", kFullScoring, 2},
     {"DynamicResources",
-     bit(kPreEnqueue) | kPreFilterFilter | bit(kPostFilter) | bit(kScore) | bit(kReserve) |
-         bit(kPreBind),
-     2},
+     bit(kPreEnqueue) | kPreFilterFilter | bit(kPostFilter) | bit(kScore) | bit(kReserve) | bit(kPreBind), 2},
     {"DefaultPreemption", bit(kPostFilter) | bit(kPreEnqueue), 0},
     {"NodeResourcesBalancedAllocation", bit(kPreScore) | bit(kScore), 1},
     {"ImageLocality", bit(kScore), 1},
@@ -384,8 +375,8 @@ constexpr std::array<KnownPlugin, 19> kKnownPlugins = {{
 }};
 
 // Names v1 validation rejects as removed plugins.
-constexpr std::array<std::string_view, 4> kRemovedPlugins = {"AzureDiskLimits", "CinderLimits",
-                                                             "EBSLimits", "GCEPDLimits"};
+constexpr std::array<std::string_view, 4> kRemovedPlugins = {"AzureDiskLimits", "CinderLimits", "EBSLimits",
+                                                             "GCEPDLimits"};
 
 const KnownPlugin* find_plugin(std::string_view name) {
   for (const KnownPlugin& p : kKnownPlugins) {
@@ -402,8 +393,7 @@ bool implements(std::string_view name, Point p) {
 std::string unknown_plugin_message(std::string_view name) {
   for (std::string_view removed : kRemovedPlugins) {
     if (removed == name) {
-      return "unknown plugin " + quoted(name) + " (removed; invalid in " +
-             std::string(kApiVersion) + ")";
+      return "unknown plugin " + quoted(name) + " (removed; invalid in " + std::string(kApiVersion) + ")";
     }
   }
   return "unknown plugin " + quoted(name);
@@ -453,8 +443,7 @@ PluginSetSpec parse_plugin_set(const Reporter& r, const YAML::Node& n, const std
       const std::string entry_path = at(list_path, i);
       check_map(r, entry, entry_path, {"name", "weight"});
       const YAML::Node name_node = field(entry, "name");
-      const std::string name =
-          absent(name_node) ? std::string() : read_string(r, name_node, child(entry_path, "name"));
+      const std::string name = absent(name_node) ? std::string() : read_string(r, name_node, child(entry_path, "name"));
       std::optional<int32_t> weight;
       const YAML::Node weight_node = field(entry, "weight");
       if (!absent(weight_node)) weight = read_int32(r, weight_node, child(entry_path, "weight"));
@@ -475,8 +464,8 @@ PluginsSpec parse_plugins(const Reporter& r, const YAML::Node& n, const std::str
   PluginsSpec spec;
   if (absent(n)) return spec;
   check_map(r, n, path,
-            {"multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter",
-             "preScore", "score", "reserve", "permit", "preBind", "bind", "postBind"});
+            {"multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
+             "reserve", "permit", "preBind", "bind", "postBind"});
   spec.multi_point = parse_plugin_set(r, field(n, "multiPoint"), child(path, "multiPoint"));
   for (int p = 0; p < kPointCount; ++p) {
     const std::string key(kPointField[p]);
@@ -570,8 +559,7 @@ struct ResolvedPlugins {
 
 // framework.go NewFramework: per-point lists first (updatePluginList), then
 // MultiPoint expansion, then the queue-sort/bind counts and Score weights.
-ResolvedPlugins resolve_plugins(const Reporter& r, const PluginsSpec& plugins,
-                                const std::string& path) {
+ResolvedPlugins resolve_plugins(const Reporter& r, const PluginsSpec& plugins, const std::string& path) {
   ResolvedPlugins out;
 
   for (Point p : kFrameworkOrder) {
@@ -579,12 +567,11 @@ ResolvedPlugins resolve_plugins(const Reporter& r, const PluginsSpec& plugins,
     for (const PluginRef& ref : plugins.points[p].enabled) {
       if (!find_plugin(ref.name)) r.fail(ref.path, unknown_plugin_message(ref.name));
       if (!implements(ref.name, p)) {
-        r.fail(ref.path, "plugin " + quoted(ref.name) + " does not implement the " +
-                             std::string(kPointField[p]) + " extension point");
+        r.fail(ref.path, "plugin " + quoted(ref.name) + " does not implement the " + std::string(kPointField[p]) +
+                             " extension point");
       }
       if (!seen.insert(ref.name).second) {
-        r.fail(ref.path, "plugin " + quoted(ref.name) + " is enabled more than once at " +
-                             std::string(kPointField[p]));
+        r.fail(ref.path, "plugin " + quoted(ref.name) + " is enabled more than once at " + std::string(kPointField[p]));
       }
       out.lists[p].push_back(ref.name);
     }
@@ -635,12 +622,10 @@ ResolvedPlugins resolve_plugins(const Reporter& r, const PluginsSpec& plugins,
   const std::string plugins_path = child(path, "plugins");
   if (out.lists[kQueueSort].size() != 1) {
     r.fail(plugins_path, "exactly one queueSort plugin must be enabled, got " +
-                             std::to_string(out.lists[kQueueSort].size()) +
-                             " (kube-scheduler rejects such a profile)");
+                             std::to_string(out.lists[kQueueSort].size()) + " (kube-scheduler rejects such a profile)");
   }
   if (out.lists[kBind].empty()) {
-    r.fail(plugins_path,
-           "at least one bind plugin must be enabled (kube-scheduler rejects such a profile)");
+    r.fail(plugins_path, "at least one bind plugin must be enabled (kube-scheduler rejects such a profile)");
   }
 
   // Score weights: a weight given at the score point wins over the
@@ -661,10 +646,9 @@ ResolvedPlugins resolve_plugins(const Reporter& r, const PluginsSpec& plugins,
   for (const std::string& name : out.lists[kScore]) {
     const auto& [w, where] = weights.at(name);
     if (w < 0) {
-      r.fail(child(where, "weight"),
-             "plugin " + quoted(name) + " has a negative Score weight " + std::to_string(w) +
-                 "; bulkscore packs total scores as non-negative 32-bit values and does not "
-                 "support negative weights");
+      r.fail(child(where, "weight"), "plugin " + quoted(name) + " has a negative Score weight " + std::to_string(w) +
+                                         "; bulkscore packs total scores as non-negative 32-bit values and does not "
+                                         "support negative weights");
     }
     total += w;
     out.score.push_back(PluginEntry{name, w});
@@ -683,8 +667,7 @@ ResolvedPlugins resolve_plugins(const Reporter& r, const PluginsSpec& plugins,
 // Plugin args: decoding with v1 defaults, then validation
 // ---------------------------------------------------------------------------
 
-std::vector<ResourceSpec> parse_resources(const Reporter& r, const YAML::Node& n,
-                                          const std::string& path) {
+std::vector<ResourceSpec> parse_resources(const Reporter& r, const YAML::Node& n, const std::string& path) {
   std::vector<ResourceSpec> out;
   if (absent(n)) return out;
   check_sequence(r, n, path);
@@ -702,8 +685,7 @@ std::vector<ResourceSpec> parse_resources(const Reporter& r, const YAML::Node& n
   return out;
 }
 
-std::vector<UtilizationShapePoint> parse_shape(const Reporter& r, const YAML::Node& n,
-                                               const std::string& path) {
+std::vector<UtilizationShapePoint> parse_shape(const Reporter& r, const YAML::Node& n, const std::string& path) {
   std::vector<UtilizationShapePoint> out;
   if (absent(n)) return out;
   check_sequence(r, n, path);
@@ -721,19 +703,16 @@ std::vector<UtilizationShapePoint> parse_shape(const Reporter& r, const YAML::No
 }
 
 std::string range_message(int64_t lo, int64_t hi, int64_t got) {
-  return "must be in the range [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
-         std::to_string(got);
+  return "must be in the range [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(got);
 }
 
-void validate_shape(const Reporter& r, const std::vector<UtilizationShapePoint>& shape,
-                    const std::string& path) {
+void validate_shape(const Reporter& r, const std::vector<UtilizationShapePoint>& shape, const std::string& path) {
   if (shape.empty()) r.fail(path, "at least one point must be specified");
   for (size_t i = 1; i < shape.size(); ++i) {
     if (shape[i - 1].utilization >= shape[i].utilization) {
-      r.fail(child(at(path, i), "utilization"),
-             "values must be sorted in strictly increasing order, got " +
-                 std::to_string(shape[i].utilization) + " after " +
-                 std::to_string(shape[i - 1].utilization));
+      r.fail(child(at(path, i), "utilization"), "values must be sorted in strictly increasing order, got " +
+                                                    std::to_string(shape[i].utilization) + " after " +
+                                                    std::to_string(shape[i - 1].utilization));
     }
   }
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -760,11 +739,9 @@ struct FitArgsSpec {
 FitArgsSpec parse_fit_args(const Reporter& r, const YAML::Node& n) {
   FitArgsSpec spec;
   if (absent(n)) return spec;
-  check_map(r, n, "",
-            {"apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy"});
+  check_map(r, n, "", {"apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy"});
   spec.ignored_resources = read_string_list(r, field(n, "ignoredResources"), "ignoredResources");
-  spec.ignored_resource_groups =
-      read_string_list(r, field(n, "ignoredResourceGroups"), "ignoredResourceGroups");
+  spec.ignored_resource_groups = read_string_list(r, field(n, "ignoredResourceGroups"), "ignoredResourceGroups");
   const YAML::Node strategy = field(n, "scoringStrategy");
   if (absent(strategy)) return spec;  // defaulting: LeastAllocated, cpu and memory
   check_map(r, strategy, "scoringStrategy", {"type", "resources", "requestedToCapacityRatio"});
@@ -797,14 +774,12 @@ void validate_fit_args(const Reporter& r, const FitArgsSpec& spec) {
   for (size_t i = 0; i < spec.ignored_resource_groups.size(); ++i) {
     const std::string& group = spec.ignored_resource_groups[i];
     if (group.find('/') != std::string::npos) {
-      r.fail(at("ignoredResourceGroups", i),
-             quoted(group) + ": a resource group name can't contain '/'");
+      r.fail(at("ignoredResourceGroups", i), quoted(group) + ": a resource group name can't contain '/'");
     }
     const std::string problem = qualified_name_problem(group);
     if (!problem.empty()) r.fail(at("ignoredResourceGroups", i), quoted(group) + ": " + problem);
   }
-  if (spec.type != "LeastAllocated" && spec.type != "MostAllocated" &&
-      spec.type != "RequestedToCapacityRatio") {
+  if (spec.type != "LeastAllocated" && spec.type != "MostAllocated" && spec.type != "RequestedToCapacityRatio") {
     r.fail("scoringStrategy.type",
            "unsupported value " + quoted(spec.type) +
                "; supported: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\"");
@@ -854,16 +829,14 @@ NodeResourcesBalancedAllocationArgs parse_balanced_args(const Reporter& r, const
       r.fail(child(at("resources", i), "name"), "duplicate resource " + quoted(resources[i].name));
     }
     if (resources[i].weight != 1) {
-      r.fail(child(at("resources", i), "weight"),
-             "must be 1, got " + std::to_string(resources[i].weight));
+      r.fail(child(at("resources", i), "weight"), "must be 1, got " + std::to_string(resources[i].weight));
     }
   }
   args.resources = std::move(resources);
   return args;
 }
 
-NodeSelectorRequirement parse_selector_requirement(const Reporter& r, const YAML::Node& n,
-                                                   const std::string& path) {
+NodeSelectorRequirement parse_selector_requirement(const Reporter& r, const YAML::Node& n, const std::string& path) {
   check_map(r, n, path, {"key", "operator", "values"});
   NodeSelectorRequirement req;
   const YAML::Node key = field(n, "key");
@@ -874,8 +847,7 @@ NodeSelectorRequirement parse_selector_requirement(const Reporter& r, const YAML
   return req;
 }
 
-NodeSelectorTerm parse_selector_term(const Reporter& r, const YAML::Node& n,
-                                     const std::string& path) {
+NodeSelectorTerm parse_selector_term(const Reporter& r, const YAML::Node& n, const std::string& path) {
   NodeSelectorTerm term;
   if (absent(n)) return term;
   check_map(r, n, path, {"matchExpressions", "matchFields"});
@@ -884,8 +856,7 @@ NodeSelectorTerm parse_selector_term(const Reporter& r, const YAML::Node& n,
     const std::string list_path = child(path, which);
     if (absent(list)) continue;
     check_sequence(r, list, list_path);
-    auto& dest =
-        std::string_view(which) == "matchExpressions" ? term.match_expressions : term.match_fields;
+    auto& dest = std::string_view(which) == "matchExpressions" ? term.match_expressions : term.match_fields;
     for (size_t i = 0; i < list.size(); ++i) {
       dest.push_back(parse_selector_requirement(r, list[i], at(list_path, i)));
     }
@@ -895,17 +866,14 @@ NodeSelectorTerm parse_selector_term(const Reporter& r, const YAML::Node& n,
 
 // nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms: the parse
 // errors of one term.
-void validate_selector_term(const Reporter& r, const NodeSelectorTerm& term,
-                            const std::string& path) {
+void validate_selector_term(const Reporter& r, const NodeSelectorTerm& term, const std::string& path) {
   for (size_t i = 0; i < term.match_expressions.size(); ++i) {
     const NodeSelectorRequirement& req = term.match_expressions[i];
     const std::string p = at(child(path, "matchExpressions"), i);
     const std::string& op = req.op;
-    if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist" && op != "Gt" &&
-        op != "Lt") {
-      r.fail(child(p, "operator"),
-             "unsupported value " + quoted(op) +
-                 "; supported: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\", \"Gt\", \"Lt\"");
+    if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist" && op != "Gt" && op != "Lt") {
+      r.fail(child(p, "operator"), "unsupported value " + quoted(op) +
+                                       "; supported: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\", \"Gt\", \"Lt\"");
     }
     const std::string key_problem = qualified_name_problem(req.key);
     if (!key_problem.empty()) r.fail(child(p, "key"), quoted(req.key) + ": " + key_problem);
@@ -921,8 +889,7 @@ void validate_selector_term(const Reporter& r, const NodeSelectorTerm& term,
         r.fail(values_path, "must have exactly one value for the Gt and Lt operators");
       }
       if (!is_go_int64(req.values[0])) {
-        r.fail(at(values_path, 0),
-               quoted(req.values[0]) + ": must be an integer for the Gt and Lt operators");
+        r.fail(at(values_path, 0), quoted(req.values[0]) + ": must be an integer for the Gt and Lt operators");
       }
     }
     for (size_t v = 0; v < req.values.size(); ++v) {
@@ -934,16 +901,13 @@ void validate_selector_term(const Reporter& r, const NodeSelectorTerm& term,
     const NodeSelectorRequirement& req = term.match_fields[i];
     const std::string p = at(child(path, "matchFields"), i);
     if (req.op != "In" && req.op != "NotIn") {
-      r.fail(child(p, "operator"),
-             "unsupported value " + quoted(req.op) + "; supported: \"In\", \"NotIn\"");
+      r.fail(child(p, "operator"), "unsupported value " + quoted(req.op) + "; supported: \"In\", \"NotIn\"");
     }
     if (req.values.size() != 1) r.fail(child(p, "values"), "must have exactly one element");
   }
 }
 
-bool empty_term(const NodeSelectorTerm& t) {
-  return t.match_expressions.empty() && t.match_fields.empty();
-}
+bool empty_term(const NodeSelectorTerm& t) { return t.match_expressions.empty() && t.match_fields.empty(); }
 
 NodeAffinityArgs parse_node_affinity_args(const Reporter& r, const YAML::Node& n) {
   NodeAffinityArgs args;
@@ -953,8 +917,7 @@ NodeAffinityArgs parse_node_affinity_args(const Reporter& r, const YAML::Node& n
   if (absent(added)) return args;
   const std::string base = "addedAffinity";
   check_map(r, added, base,
-            {"requiredDuringSchedulingIgnoredDuringExecution",
-             "preferredDuringSchedulingIgnoredDuringExecution"});
+            {"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
   NodeAffinity affinity;
 
   const std::string req_path = child(base, "requiredDuringSchedulingIgnoredDuringExecution");
@@ -990,8 +953,7 @@ NodeAffinityArgs parse_node_affinity_args(const Reporter& r, const YAML::Node& n
       PreferredSchedulingTerm term;
       const YAML::Node weight = field(preferred[i], "weight");
       if (!absent(weight)) term.weight = read_int32(r, weight, child(p, "weight"));
-      term.preference =
-          parse_selector_term(r, field(preferred[i], "preference"), child(p, "preference"));
+      term.preference = parse_selector_term(r, field(preferred[i], "preference"), child(p, "preference"));
       // Terms that can never count (weight 0 or no requirements) are not
       // parsed upstream, so they cannot be wrong either.
       if (term.weight != 0 && !empty_term(term.preference)) {
@@ -1007,8 +969,7 @@ NodeAffinityArgs parse_node_affinity_args(const Reporter& r, const YAML::Node& n
 InterPodAffinityArgs parse_inter_pod_affinity_args(const Reporter& r, const YAML::Node& n) {
   InterPodAffinityArgs args;
   if (absent(n)) return args;
-  check_map(r, n, "",
-            {"apiVersion", "kind", "hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"});
+  check_map(r, n, "", {"apiVersion", "kind", "hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"});
   const YAML::Node weight = field(n, "hardPodAffinityWeight");
   if (!absent(weight)) {
     args.hard_pod_affinity_weight = read_int32(r, weight, "hardPodAffinityWeight");
@@ -1018,17 +979,15 @@ InterPodAffinityArgs parse_inter_pod_affinity_args(const Reporter& r, const YAML
   }
   const YAML::Node ignore = field(n, "ignorePreferredTermsOfExistingPods");
   if (!absent(ignore)) {
-    args.ignore_preferred_terms_of_existing_pods =
-        read_bool(r, ignore, "ignorePreferredTermsOfExistingPods");
+    args.ignore_preferred_terms_of_existing_pods = read_bool(r, ignore, "ignorePreferredTermsOfExistingPods");
   }
   return args;
 }
 
-TopologySpreadConstraint parse_default_constraint(const Reporter& r, const YAML::Node& n,
-                                                  const std::string& path) {
+TopologySpreadConstraint parse_default_constraint(const Reporter& r, const YAML::Node& n, const std::string& path) {
   check_map(r, n, path,
-            {"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains",
-             "nodeAffinityPolicy", "nodeTaintsPolicy", "matchLabelKeys"});
+            {"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains", "nodeAffinityPolicy",
+             "nodeTaintsPolicy", "matchLabelKeys"});
   TopologySpreadConstraint c;
   const YAML::Node skew = field(n, "maxSkew");
   if (!absent(skew)) c.max_skew = read_int32(r, skew, child(path, "maxSkew"));
@@ -1048,8 +1007,7 @@ TopologySpreadConstraint parse_default_constraint(const Reporter& r, const YAML:
   if (!absent(taints_policy)) {
     c.node_taints_policy = read_string(r, taints_policy, child(path, "nodeTaintsPolicy"));
   }
-  c.match_label_keys =
-      read_string_list(r, field(n, "matchLabelKeys"), child(path, "matchLabelKeys"));
+  c.match_label_keys = read_string_list(r, field(n, "matchLabelKeys"), child(path, "matchLabelKeys"));
   return c;
 }
 
@@ -1064,14 +1022,12 @@ PodTopologySpreadArgs parse_pod_topology_spread_args(const Reporter& r, const YA
   if (!absent(list)) {
     check_sequence(r, list, "defaultConstraints");
     for (size_t i = 0; i < list.size(); ++i) {
-      args.default_constraints.push_back(
-          parse_default_constraint(r, list[i], at("defaultConstraints", i)));
+      args.default_constraints.push_back(parse_default_constraint(r, list[i], at("defaultConstraints", i)));
     }
   }
 
   if (args.defaulting_type != "System" && args.defaulting_type != "List") {
-    r.fail("defaultingType", "unsupported value " + quoted(args.defaulting_type) +
-                                 "; supported: \"System\", \"List\"");
+    r.fail("defaultingType", "unsupported value " + quoted(args.defaulting_type) + "; supported: \"System\", \"List\"");
   }
   if (args.defaulting_type == "System" && !args.default_constraints.empty()) {
     r.fail("defaultingType", "must be \"List\" when defaultConstraints is not empty");
@@ -1089,18 +1045,15 @@ PodTopologySpreadArgs parse_pod_topology_spread_args(const Reporter& r, const YA
     }
     if (c.when_unsatisfiable.empty()) r.fail(child(p, "whenUnsatisfiable"), "required");
     if (c.when_unsatisfiable != "DoNotSchedule" && c.when_unsatisfiable != "ScheduleAnyway") {
-      r.fail(child(p, "whenUnsatisfiable"),
-             "unsupported value " + quoted(c.when_unsatisfiable) +
-                 "; supported: \"DoNotSchedule\", \"ScheduleAnyway\"");
+      r.fail(child(p, "whenUnsatisfiable"), "unsupported value " + quoted(c.when_unsatisfiable) +
+                                                "; supported: \"DoNotSchedule\", \"ScheduleAnyway\"");
     }
     if (c.label_selector) {
-      r.fail(child(p, "labelSelector"),
-             "must not be set: default constraints take their selector from each pod");
+      r.fail(child(p, "labelSelector"), "must not be set: default constraints take their selector from each pod");
     }
     for (size_t j = 0; j < i; ++j) {
       const TopologySpreadConstraint& other = args.default_constraints[j];
-      if (other.topology_key == c.topology_key &&
-          other.when_unsatisfiable == c.when_unsatisfiable) {
+      if (other.topology_key == c.topology_key && other.when_unsatisfiable == c.when_unsatisfiable) {
         r.fail(p, "duplicate constraint {" + c.topology_key + ", " + c.when_unsatisfiable +
                       "} (same as defaultConstraints[" + std::to_string(j) + "])");
       }
@@ -1113,8 +1066,7 @@ void check_default_preemption_args(const Reporter& r, const YAML::Node& n) {
   int32_t percentage = 10;
   int32_t absolute = 100;
   if (!absent(n)) {
-    check_map(r, n, "",
-              {"apiVersion", "kind", "minCandidateNodesPercentage", "minCandidateNodesAbsolute"});
+    check_map(r, n, "", {"apiVersion", "kind", "minCandidateNodesPercentage", "minCandidateNodesAbsolute"});
     const YAML::Node p = field(n, "minCandidateNodesPercentage");
     if (!absent(p)) percentage = read_int32(r, p, "minCandidateNodesPercentage");
     const YAML::Node a = field(n, "minCandidateNodesAbsolute");
@@ -1127,8 +1079,7 @@ void check_default_preemption_args(const Reporter& r, const YAML::Node& n) {
     r.fail("minCandidateNodesAbsolute", "must be >= 0, got " + std::to_string(absolute));
   }
   if (percentage == 0 && absolute == 0) {
-    r.fail("minCandidateNodesPercentage",
-           "cannot be zero at the same time as minCandidateNodesAbsolute");
+    r.fail("minCandidateNodesPercentage", "cannot be zero at the same time as minCandidateNodesAbsolute");
   }
 }
 
@@ -1160,8 +1111,7 @@ void check_dynamic_resources_args(const Reporter& r, const YAML::Node& n) {
     if (*negative) r.fail("filterTimeout", "must be zero or positive, got " + text);
   }
   if (!absent(field(n, "bindingTimeout"))) {
-    r.fail("bindingTimeout",
-           "forbidden: the DRADeviceBindingConditions feature gate is off in v1.35.4");
+    r.fail("bindingTimeout", "forbidden: the DRADeviceBindingConditions feature gate is off in v1.35.4");
   }
 }
 
@@ -1200,8 +1150,7 @@ ProfileSpec parse_profile(const Reporter& r, const YAML::Node& n, const std::str
     }
   }
   const YAML::Node plugins_node = absent(n) ? YAML::Node() : field(n, "plugins");
-  spec.merged =
-      merge_plugins(default_plugins(), parse_plugins(r, plugins_node, child(path, "plugins")));
+  spec.merged = merge_plugins(default_plugins(), parse_plugins(r, plugins_node, child(path, "plugins")));
   const std::set<std::string> needed = plugins_needed(spec.merged);
 
   ProfileConfig& cfg = spec.config;
@@ -1215,12 +1164,11 @@ ProfileSpec parse_profile(const Reporter& r, const YAML::Node& n, const std::str
       const YAML::Node entry = configs[i];
       check_map(r, entry, entry_path, {"name", "args"});
       const YAML::Node name_node = field(entry, "name");
-      const std::string name =
-          absent(name_node) ? std::string() : read_string(r, name_node, child(entry_path, "name"));
+      const std::string name = absent(name_node) ? std::string() : read_string(r, name_node, child(entry_path, "name"));
       const auto [prev, inserted] = seen.emplace(name, i);
       if (!inserted) {
-        r.fail(entry_path, "duplicate pluginConfig for plugin " + quoted(name) + " (also at " +
-                               at(list_path, prev->second) + ")");
+        r.fail(entry_path,
+               "duplicate pluginConfig for plugin " + quoted(name) + " (also at " + at(list_path, prev->second) + ")");
       }
       if (!find_plugin(name)) r.fail(child(entry_path, "name"), unknown_plugin_message(name));
 
@@ -1235,8 +1183,7 @@ ProfileSpec parse_profile(const Reporter& r, const YAML::Node& n, const std::str
         if (!args.IsMap()) ar.fail_at(args, "", "args must be a mapping");
         const YAML::Node api = field(args, "apiVersion");
         if (!absent(api) && read_string(ar, api, "apiVersion") != kApiVersion) {
-          ar.fail("apiVersion",
-                  "must be " + std::string(kApiVersion) + ", got " + quoted(api.Scalar()));
+          ar.fail("apiVersion", "must be " + std::string(kApiVersion) + ", got " + quoted(api.Scalar()));
         }
         const YAML::Node kind = field(args, "kind");
         const std::string want_kind = name + "Args";
@@ -1312,9 +1259,7 @@ SchedulerConfig default_scheduler_config() {
   return config;
 }
 
-SchedulerConfig load_scheduler_config(const std::string& path) {
-  return parse_scheduler_config(read_file(path), path);
-}
+SchedulerConfig load_scheduler_config(const std::string& path) { return parse_scheduler_config(read_file(path), path); }
 
 SchedulerConfig parse_scheduler_config(const std::string& yaml_text, const std::string& origin) {
   const Reporter r(origin);
@@ -1332,8 +1277,8 @@ SchedulerConfig parse_scheduler_config(const std::string& yaml_text, const std::
   if (absent(api)) r.fail("apiVersion", "required (" + std::string(kApiVersion) + ")");
   const std::string api_version = read_string(r, api, "apiVersion");
   if (api_version != kApiVersion) {
-    r.fail("apiVersion", "unsupported " + quoted(api_version) + "; bulkscore reads " +
-                             std::string(kApiVersion) + " only");
+    r.fail("apiVersion",
+           "unsupported " + quoted(api_version) + "; bulkscore reads " + std::string(kApiVersion) + " only");
   }
   const YAML::Node kind_node = field(root, "kind");
   if (absent(kind_node)) r.fail("kind", "required (" + std::string(kKind) + ")");
@@ -1342,11 +1287,10 @@ SchedulerConfig parse_scheduler_config(const std::string& yaml_text, const std::
     r.fail("kind", "unsupported " + quoted(kind) + "; expected " + std::string(kKind));
   }
 
-  check_map(
-      r, root, "",
-      {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "enableProfiling",
-       "enableContentionProfiling", "percentageOfNodesToScore", "podInitialBackoffSeconds",
-       "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive"});
+  check_map(r, root, "",
+            {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "enableProfiling",
+             "enableContentionProfiling", "percentageOfNodesToScore", "podInitialBackoffSeconds",
+             "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive"});
 
   SchedulerConfig config;
   const YAML::Node parallelism = field(root, "parallelism");
@@ -1369,14 +1313,12 @@ SchedulerConfig parse_scheduler_config(const std::string& yaml_text, const std::
   const YAML::Node max_node = field(root, "podMaxBackoffSeconds");
   if (!absent(max_node)) max_backoff = read_int64(r, max_node, "podMaxBackoffSeconds");
   if (initial_backoff <= 0) {
-    r.fail("podInitialBackoffSeconds",
-           "must be greater than 0, got " + std::to_string(initial_backoff));
+    r.fail("podInitialBackoffSeconds", "must be greater than 0, got " + std::to_string(initial_backoff));
   }
   if (max_backoff < initial_backoff) {
     r.fail("podMaxBackoffSeconds", "must be greater than or equal to podInitialBackoffSeconds");
   }
-  for (const char* flag :
-       {"enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"}) {
+  for (const char* flag : {"enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"}) {
     const YAML::Node n = field(root, flag);
     if (!absent(n)) read_bool(r, n, flag);
   }
@@ -1421,8 +1363,7 @@ SchedulerConfig parse_scheduler_config(const std::string& yaml_text, const std::
              "duplicate " + quoted(name) + " (also used by " + at("profiles", prev->second) + ")");
     }
     spec.config.scheduler_name = name;
-    spec.config.percentage_of_nodes_to_score =
-        spec.percentage ? *spec.percentage : global_percentage.value_or(100);
+    spec.config.percentage_of_nodes_to_score = spec.percentage ? *spec.percentage : global_percentage.value_or(100);
     specs.push_back(std::move(spec));
   }
   for (size_t i = 1; i < specs.size(); ++i) {

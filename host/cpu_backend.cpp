@@ -71,8 +71,10 @@ class CpuBackend final : public Backend {
         for (uint32_t pos = 0; pos < ch.nodes.size(); ++pos) {
           const NodeVerdict& v = ch.verdicts[pos];
           if (req.want_verdicts) out.verdicts[ch.nodes[pos]] = v;
-          if (v.feasible()) ch.feasible.push_back(ch.nodes[pos]);
-          else count_rejection(hist, v);
+          if (v.feasible())
+            ch.feasible.push_back(ch.nodes[pos]);
+          else
+            count_rejection(hist, v);
         }
       });
       for (uint32_t c = 0; c < num_chunks; ++c) {
@@ -98,8 +100,10 @@ class CpuBackend final : public Backend {
         for (uint32_t pos = 0; pos < cut; ++pos) {
           const NodeVerdict& v = ch.verdicts[pos];
           if (req.want_verdicts) out.verdicts[ch.nodes[pos]] = v;
-          if (v.feasible()) feasible_.push_back(ch.nodes[pos]);
-          else count_rejection(out.rejections, v);
+          if (v.feasible())
+            feasible_.push_back(ch.nodes[pos]);
+          else
+            count_rejection(out.rejections, v);
         }
         if (cut < n) {
           out.processed = base + cut;
@@ -231,7 +235,7 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  static constexpr uint32_t kChunk = 2048;             // nodes filtered (and scored) together, plugin by plugin
+  static constexpr uint32_t kChunk = 2048;  // nodes filtered (and scored) together, plugin by plugin
 
   // A chunk size near kChunk that splits n nodes into a multiple of `threads`
   // equal chunks, so static scheduling keeps every thread equally busy.
@@ -244,7 +248,7 @@ class CpuBackend final : public Backend {
 
   // A run of the visiting order, filtered plugin by plugin.
   struct Chunk {
-    std::vector<uint32_t> nodes;     // node at each position
+    std::vector<uint32_t> nodes;  // node at each position
     std::vector<NodeVerdict> verdicts;
     std::vector<uint32_t> alive;     // positions still feasible, ascending
     std::vector<uint32_t> feasible;  // nodes found feasible (parallel path)
@@ -254,7 +258,8 @@ class CpuBackend final : public Backend {
   // fn(0..n-1) on the pool when `threads` > 1, else inline.
   template <class Fn>
   void run_tasks(int threads, uint32_t n, Fn&& fn) {
-    if (threads > 1) pool_.run(n, fn);
+    if (threads > 1)
+      pool_.run(n, fn);
     else
       for (uint32_t i = 0; i < n; ++i) fn(i);
   }
@@ -282,8 +287,10 @@ class CpuBackend final : public Backend {
           for (size_t a = 0; a < alive; ++a) {
             const uint32_t pos = ch.alive[a];
             const FilterOutcome o = P::filter(s, st, q.arena, ch.nodes[pos]);
-            if (o.ok()) ch.alive[kept++] = pos;
-            else ch.verdicts[pos] = NodeVerdict{id, o.code, o.reasons};
+            if (o.ok())
+              ch.alive[kept++] = pos;
+            else
+              ch.verdicts[pos] = NodeVerdict{id, o.code, o.reasons};
           }
           alive = kept;
         }

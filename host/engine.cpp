@@ -62,9 +62,10 @@ void Engine::load(const Cluster& cluster) {
     return std::find(p.not_evaluated.begin(), p.not_evaluated.end(), "InterPodAffinity") != p.not_evaluated.end();
   });
   if (with_anti_affinity && ipa_in_profiles)
-    spdlog::warn("{} running pod(s) carry required pod anti-affinity; InterPodAffinity is not implemented yet, so "
-                 "it is not enforced against the pods being scheduled",
-                 with_anti_affinity);
+    spdlog::warn(
+        "{} running pod(s) carry required pod anti-affinity; InterPodAffinity is not implemented yet, so "
+        "it is not enforced against the pods being scheduled",
+        with_anti_affinity);
 }
 
 std::vector<std::string> Engine::scheduler_names() const {
@@ -76,13 +77,12 @@ std::vector<std::string> Engine::scheduler_names() const {
 const ProfilePlan& Engine::plan_for(const Pod& pod) const {
   for (const auto& p : plans_)
     if (p.config.scheduler_name == pod.scheduler_name) return p;
-  throw InputError(pod.origin + ": pod \"" + pod.key() + "\": no profile for schedulerName \"" +
-                   pod.scheduler_name + "\"");
+  throw InputError(pod.origin + ": pod \"" + pod.key() + "\": no profile for schedulerName \"" + pod.scheduler_name +
+                   "\"");
 }
 
 uint32_t Engine::num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates) const {
-  return num_feasible_nodes_to_find(plan.config.percentage_of_nodes_to_score, candidates,
-                                    !plan.config.score.empty());
+  return num_feasible_nodes_to_find(plan.config.percentage_of_nodes_to_score, candidates, !plan.config.score.empty());
 }
 
 void Engine::evaluate(const PodQuery& q, const EvalRequest& req, EvalResult& out) {
@@ -112,9 +112,9 @@ std::string Engine::fit_error(const PodQuery& q, const EvalResult& r) const {
       if (!c) continue;
       reasons.clear();
       switch (plugin) {
-#define BULKSCORE_X(P)                                                                                \
-  case static_cast<uint8_t>(PluginId::P):                                                             \
-    plugins::P::reasons(uint64_t(1) << bit, snapshot_, v.states.P##_state, v.arena, 0, reasons);      \
+#define BULKSCORE_X(P)                                                                           \
+  case static_cast<uint8_t>(PluginId::P):                                                        \
+    plugins::P::reasons(uint64_t(1) << bit, snapshot_, v.states.P##_state, v.arena, 0, reasons); \
     break;
         BULKSCORE_PLUGINS(BULKSCORE_X)
 #undef BULKSCORE_X
@@ -228,8 +228,10 @@ Explanation Engine::explain(const Pod& pod) {
   EvalResult r;
   evaluate(q, req, r);
   ex.feasible_nodes = r.num_feasible;
-  if (r.chosen >= 0) ex.chosen = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
-  else ex.message = fit_error(q, r);
+  if (r.chosen >= 0)
+    ex.chosen = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
+  else
+    ex.message = fit_error(q, r);
 
   std::vector<int32_t> scored_pos(n, -1);
   for (size_t i = 0; i < r.scored_nodes.size(); ++i) scored_pos[r.scored_nodes[i]] = static_cast<int32_t>(i);
@@ -248,9 +250,9 @@ Explanation Engine::explain(const Pod& pod) {
       ne.filter_plugin = plugin_name(verdict.plugin);
       ne.filter_code = verdict.code;
       switch (verdict.plugin) {
-#define BULKSCORE_X(P)                                                                                    \
-  case static_cast<uint8_t>(PluginId::P):                                                                 \
-    plugins::P::reasons(verdict.reasons, snapshot_, v.states.P##_state, v.arena, i, ne.filter_reasons);   \
+#define BULKSCORE_X(P)                                                                                  \
+  case static_cast<uint8_t>(PluginId::P):                                                               \
+    plugins::P::reasons(verdict.reasons, snapshot_, v.states.P##_state, v.arena, i, ne.filter_reasons); \
     break;
         BULKSCORE_PLUGINS(BULKSCORE_X)
 #undef BULKSCORE_X

@@ -24,10 +24,10 @@ struct EngineOptions {
 };
 
 struct ScheduleResult {
-  std::string pod;          // namespace/name
-  int32_t node = -1;        // node index, -1 when unschedulable
+  std::string pod;    // namespace/name
+  int32_t node = -1;  // node index, -1 when unschedulable
   std::string node_name;
-  int64_t score = 0;        // the chosen node's total (0 if it was the only feasible node)
+  int64_t score = 0;  // the chosen node's total (0 if it was the only feasible node)
   uint32_t feasible_nodes = 0;
   Code code = Code::Success;  // Unschedulable / UnschedulableAndUnresolvable / Error when not placed
   std::string message;        // FitError text when not placed

@@ -130,8 +130,8 @@ std::string name_suffix(uint64_t ordinal, uint64_t salt) {
 }
 
 std::string dotted_ip(uint32_t v) {
-  return std::to_string(v >> 24) + '.' + std::to_string((v >> 16) & 255) + '.' +
-         std::to_string((v >> 8) & 255) + '.' + std::to_string(v & 255);
+  return std::to_string(v >> 24) + '.' + std::to_string((v >> 16) & 255) + '.' + std::to_string((v >> 8) & 255) + '.' +
+         std::to_string(v & 255);
 }
 
 std::string fmt_cpu(int64_t milli) {
@@ -185,10 +185,9 @@ const ImageDef kImageDefs[] = {
     {"quay.io/prometheus/node-exporter:v1.8.2", 12015302, ImageKind::System, 0},
     {"cr.fluentbit.io/fluent/fluent-bit:3.1.9", 35432211, ImageKind::System, 0},
     {"public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.35.0", 80345117, ImageKind::System, 0},
-    {"public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.11.1-eks-1-31-5", 9876543,
-     ImageKind::System, 0},
-    {"public.ecr.aws/eks-distro/kubernetes-csi/livenessprobe:v2.13.1-eks-1-31-5", 8912345, ImageKind::System,
+    {"public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.11.1-eks-1-31-5", 9876543, ImageKind::System,
      0},
+    {"public.ecr.aws/eks-distro/kubernetes-csi/livenessprobe:v2.13.1-eks-1-31-5", 8912345, ImageKind::System, 0},
     {"registry.k8s.io/coredns/coredns:v1.11.3", 18562039, ImageKind::System, 4},
     {"quay.io/brancz/kube-rbac-proxy:v0.18.1", 23456789, ImageKind::System, 2},
     {"nvcr.io/nvidia/k8s-device-plugin:v0.16.2", 148765432, ImageKind::System, 0},
@@ -338,10 +337,8 @@ const InstanceType kTypes[] = {
     {"m5.4xlarge", Pool::Infra, 16, 64, 0, nullptr, nullptr, nullptr, "5", false, 110, 200, 40},
     {"g5.2xlarge", Pool::Gpu, 8, 32, 1, "NVIDIA-A10G", "1", "23028", "5", false, 110, 450, 30},
     {"g5.12xlarge", Pool::Gpu, 48, 192, 4, "NVIDIA-A10G", "4", "23028", "5", false, 110, 500, 35},
-    {"p4d.24xlarge", Pool::Gpu, 96, 1152, 8, "NVIDIA-A100-SXM4-40GB", "8", "40960", "4", false, 250, 1000,
-     25},
-    {"p5.48xlarge", Pool::Gpu, 192, 2048, 8, "NVIDIA-H100-80GB-HBM3", "8", "81559", "5", false, 250, 1000,
-     10},
+    {"p4d.24xlarge", Pool::Gpu, 96, 1152, 8, "NVIDIA-A100-SXM4-40GB", "8", "40960", "4", false, 250, 1000, 25},
+    {"p5.48xlarge", Pool::Gpu, 192, 2048, 8, "NVIDIA-H100-80GB-HBM3", "8", "81559", "5", false, 250, 1000, 10},
 };
 constexpr size_t kTypeCount = sizeof kTypes / sizeof kTypes[0];
 
@@ -656,8 +653,8 @@ struct PodRec {
 
 // ---------------------------------------------------------------- matching
 
-bool label_of(const std::vector<std::string>& zone_names, const std::string& region, const NodeRec& n,
-              int key, std::string_view& out) {
+bool label_of(const std::vector<std::string>& zone_names, const std::string& region, const NodeRec& n, int key,
+              std::string_view& out) {
   const InstanceType& t = type_of(n);
   switch (key) {
     case kLBetaArch:
@@ -835,17 +832,15 @@ int class_of(int64_t cpu) {
 const int kGpuClasses[] = {1, 2, 4, 8};
 
 const char* const kWords[] = {
-    "api",           "web",       "checkout",  "payments",    "search",        "cart",        "auth",
-    "orders",        "inventory", "catalog",   "recommender", "notifications", "billing",     "gateway",
-    "frontend",      "profile",   "reviews",   "shipping",    "pricing",       "ledger",      "analytics",
-    "ingest",        "indexer",   "reporting", "session",     "media",         "thumbnailer", "mailer",
-    "feature-store", "ranking",   "fraud",     "quotes"};
+    "api",       "web",      "checkout",    "payments",      "search",        "cart",    "auth",     "orders",
+    "inventory", "catalog",  "recommender", "notifications", "billing",       "gateway", "frontend", "profile",
+    "reviews",   "shipping", "pricing",     "ledger",        "analytics",     "ingest",  "indexer",  "reporting",
+    "session",   "media",    "thumbnailer", "mailer",        "feature-store", "ranking", "fraud",    "quotes"};
 constexpr size_t kWordCount = sizeof kWords / sizeof kWords[0];
 
 class Generator {
  public:
-  explicit Generator(const GeneratorOptions& o)
-      : opt_(o), images_(build_images()), match_{zone_names_, opt_.region} {}
+  explicit Generator(const GeneratorOptions& o) : opt_(o), images_(build_images()), match_{zone_names_, opt_.region} {}
 
   GeneratedCluster run() {
     validate();
@@ -866,8 +861,7 @@ class Generator {
     auto bad_fraction = [](double f) { return !(f >= 0.0 && f <= 1.0); };
     if (opt_.zones == 0) throw InputError("generator: zones must be at least 1");
     if (opt_.region.empty()) throw InputError("generator: region must not be empty");
-    if (bad_fraction(opt_.gpu_node_fraction))
-      throw InputError("generator: gpu_node_fraction must be in [0, 1]");
+    if (bad_fraction(opt_.gpu_node_fraction)) throw InputError("generator: gpu_node_fraction must be in [0, 1]");
     if (bad_fraction(opt_.tainted_node_fraction))
       throw InputError("generator: tainted_node_fraction must be in [0, 1]");
     if (opt_.gpu_node_fraction + opt_.tainted_node_fraction > 1.0 + 1e-12)
@@ -1032,38 +1026,33 @@ class Generator {
         t.priority_class = "";
         t.priority = 0;
       } else if (name == "kube-proxy") {
-        t.containers.push_back(
-            container("kube-proxy", image_id("registry.k8s.io/kube-proxy:v1.35.4"), 100, kAbsent));
+        t.containers.push_back(container("kube-proxy", image_id("registry.k8s.io/kube-proxy:v1.35.4"), 100, kAbsent));
         t.host_network = true;
       } else if (name == "fluent-bit") {
-        ContainerSpec c =
-            container("fluent-bit", image_id("cr.fluentbit.io/fluent/fluent-bit:3.1.9"), 100, 128 * kMi);
+        ContainerSpec c = container("fluent-bit", image_id("cr.fluentbit.io/fluent/fluent-bit:3.1.9"), 100, 128 * kMi);
         c.mem_limit = 256 * kMi;
         c.ports.push_back({2020, 0, false, "http"});
         t.containers.push_back(std::move(c));
         t.priority_class = "";
         t.priority = 0;
       } else if (name == "ebs-csi-node") {
-        t.containers.push_back(container("ebs-plugin",
-                                         image_id("public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.35.0"),
-                                         10, 40 * kMi));
         t.containers.push_back(container(
-            "node-driver-registrar",
-            image_id("public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.11.1-eks-1-31-5"), 10,
-            40 * kMi));
+            "ebs-plugin", image_id("public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.35.0"), 10, 40 * kMi));
         t.containers.push_back(
-            container("liveness-probe",
-                      image_id("public.ecr.aws/eks-distro/kubernetes-csi/livenessprobe:v2.13.1-eks-1-31-5"),
-                      10, 40 * kMi));
+            container("node-driver-registrar",
+                      image_id("public.ecr.aws/eks-distro/kubernetes-csi/node-driver-registrar:v2.11.1-eks-1-31-5"), 10,
+                      40 * kMi));
+        t.containers.push_back(container(
+            "liveness-probe", image_id("public.ecr.aws/eks-distro/kubernetes-csi/livenessprobe:v2.13.1-eks-1-31-5"), 10,
+            40 * kMi));
       } else if (name == "nvidia-device-plugin-daemonset") {
         // BestEffort, as the upstream manifest ships it.
         t.containers.push_back(container("nvidia-device-plugin-ctr",
-                                         image_id("nvcr.io/nvidia/k8s-device-plugin:v0.16.2"), kAbsent,
-                                         kAbsent));
+                                         image_id("nvcr.io/nvidia/k8s-device-plugin:v0.16.2"), kAbsent, kAbsent));
       } else {
         ContainerSpec c =
-            container("nvidia-dcgm-exporter",
-                      image_id("nvcr.io/nvidia/k8s/dcgm-exporter:3.3.8-3.6.0-ubuntu22.04"), 100, 128 * kMi);
+            container("nvidia-dcgm-exporter", image_id("nvcr.io/nvidia/k8s/dcgm-exporter:3.3.8-3.6.0-ubuntu22.04"), 100,
+                      128 * kMi);
         c.mem_limit = 512 * kMi;
         c.ports.push_back({9400, 0, false, "metrics"});
         t.containers.push_back(std::move(c));
@@ -1082,8 +1071,7 @@ class Generator {
   // A general-purpose workload whose pods ask about `cpu` millicores in all
   // (0: BestEffort).
   void make_general_workload(SplitMix64& rng, int64_t cpu) {
-    static const char* const kNamespaces[] = {"team-a", "team-b",  "team-c", "team-d",
-                                              "team-e", "default", "batch"};
+    static const char* const kNamespaces[] = {"team-a", "team-b", "team-c", "team-d", "team-e", "default", "batch"};
     const size_t nsi = pick_weighted(rng, std::array<int, 7>{16, 16, 16, 16, 16, 10, 10});
     const std::string ns = kNamespaces[nsi];
     OwnerKind kind = OwnerKind::ReplicaSet;
@@ -1097,15 +1085,14 @@ class Generator {
     int64_t mem_per_cpu_mi = 0;
     int32_t port = 8080;
     if (kind == OwnerKind::StatefulSet) {
-      static const char* const kDb[][3] = {
-          {"-db", "docker.io/library/postgres:16.4", "5432"},
-          {"-cache", "docker.io/library/redis:7.4.1", "6379"},
-          {"-mysql", "docker.io/library/mysql:8.4.3", "3306"},
-          {"-mongo", "docker.io/library/mongo:7.0.15", "27017"},
-          {"-kafka", "docker.io/bitnami/kafka:3.8.1", "9092"},
-          {"-es", "docker.elastic.co/elasticsearch/elasticsearch:8.15.3", "9200"},
-          {"-memcached", "docker.io/library/memcached:1.6.31", "11211"},
-          {"-mq", "docker.io/library/rabbitmq:3.13.7-management", "5672"}};
+      static const char* const kDb[][3] = {{"-db", "docker.io/library/postgres:16.4", "5432"},
+                                           {"-cache", "docker.io/library/redis:7.4.1", "6379"},
+                                           {"-mysql", "docker.io/library/mysql:8.4.3", "3306"},
+                                           {"-mongo", "docker.io/library/mongo:7.0.15", "27017"},
+                                           {"-kafka", "docker.io/bitnami/kafka:3.8.1", "9092"},
+                                           {"-es", "docker.elastic.co/elasticsearch/elasticsearch:8.15.3", "9200"},
+                                           {"-memcached", "docker.io/library/memcached:1.6.31", "11211"},
+                                           {"-mq", "docker.io/library/rabbitmq:3.13.7-management", "5672"}};
       const auto& db = kDb[rng.below(8)];
       base += db[0];
       image = image_id(db[1]);
@@ -1114,8 +1101,7 @@ class Generator {
     } else if (kind == OwnerKind::Job) {
       base += std::array<const char*, 4>{"-etl", "-report", "-backfill", "-export"}[rng.below(4)];
       base += '-' + std::to_string(28900000 + rng.below(100000));  // CronJob-style
-      static const char* const kJobImages[] = {"docker.io/library/python:3.12-slim",
-                                               "docker.io/apache/spark:3.5.3",
+      static const char* const kJobImages[] = {"docker.io/library/python:3.12-slim", "docker.io/apache/spark:3.5.3",
                                                "docker.io/library/eclipse-temurin:21-jre"};
       image = image_id(kJobImages[rng.below(3)]);
       mem_per_cpu_mi = std::array<int64_t, 3>{1024, 2048, 4096}[rng.below(3)];
@@ -1125,10 +1111,8 @@ class Generator {
           {"registry.example.com/team-a/orders-api:2.14.1", "registry.example.com/team-a/checkout:1.9.0"},
           {"registry.example.com/team-b/frontend:3.40.2", "registry.example.com/team-b/search-indexer:5.2.3"},
           {"registry.example.com/team-c/payments:7.1.0", "registry.example.com/team-c/ledger:0.33.4"},
-          {"registry.example.com/team-d/recommender:4.0.1",
-           "registry.example.com/team-d/feature-store:1.2.8"},
-          {"registry.example.com/team-e/notifications:1.17.5",
-           "registry.example.com/team-e/media-transcoder:2.3.0"}};
+          {"registry.example.com/team-d/recommender:4.0.1", "registry.example.com/team-d/feature-store:1.2.8"},
+          {"registry.example.com/team-e/notifications:1.17.5", "registry.example.com/team-e/media-transcoder:2.3.0"}};
       static const char* const kCommon[] = {"docker.io/library/nginx:1.27.2",
                                             "docker.io/library/python:3.12-slim",
                                             "docker.io/library/eclipse-temurin:21-jre",
@@ -1137,14 +1121,12 @@ class Generator {
                                             "docker.io/envoyproxy/envoy:v1.31.2",
                                             "docker.io/library/nginx:1.27.2-alpine",
                                             "docker.io/otel/opentelemetry-collector-contrib:0.111.0"};
-      base +=
-          std::array<const char*, 6>{"", "-api", "-worker", "-service", "-consumer", "-grpc"}[rng.below(6)];
+      base += std::array<const char*, 6>{"", "-api", "-worker", "-service", "-consumer", "-grpc"}[rng.below(6)];
       if (nsi < 5 && rng.chance(0.6))
         image = image_id(kTeamImages[nsi][rng.below(2)]);
       else
         image = image_id(kCommon[rng.below(8)]);
-      mem_per_cpu_mi =
-          std::array<int64_t, 3>{1024, 2048, 4096}[pick_weighted(rng, std::array<int, 3>{3, 4, 2})];
+      mem_per_cpu_mi = std::array<int64_t, 3>{1024, 2048, 4096}[pick_weighted(rng, std::array<int, 3>{3, 4, 2})];
     }
 
     Workload& w = new_workload(rng, ns, base, kind, Target::General);
@@ -1173,8 +1155,8 @@ class Generator {
     const int64_t sidecar_cpu = (mesh_classic || mesh_native) && cpu >= 250 ? 100 : 0;
     const int64_t main_cpu = cpu - sidecar_cpu;
     const int64_t main_mem = std::min(round_mem_mi(main_cpu * mem_per_cpu_mi / 1000), 64 * kGi);
-    ContainerSpec main = container(w.name.substr(0, 63), image, best_effort ? kAbsent : main_cpu,
-                                   best_effort ? kAbsent : main_mem);
+    ContainerSpec main =
+        container(w.name.substr(0, 63), image, best_effort ? kAbsent : main_cpu, best_effort ? kAbsent : main_mem);
     if (port > 0) main.ports.push_back({port, 0, false, kind == OwnerKind::StatefulSet ? "server" : "http"});
     const bool guaranteed = !best_effort && rng.chance(0.15);
     if (!best_effort) {
@@ -1215,8 +1197,7 @@ class Generator {
       }
       proxy.sidecar = true;
       proxy.ports.push_back({15090, 0, false, "http-envoy-prom"});
-      t.init.insert(t.init.begin(),
-                    small("istio-validation", "docker.io/istio/proxyv2:1.23.2", 10, 40 * kMi));
+      t.init.insert(t.init.begin(), small("istio-validation", "docker.io/istio/proxyv2:1.23.2", 10, 40 * kMi));
       t.init.push_back(std::move(proxy));
     }
     if (rng.chance(0.2)) {
@@ -1250,30 +1231,27 @@ class Generator {
       bool critical;
     };
     const InfraDef defs[] = {
-        {"kube-system", "coredns", OwnerKind::ReplicaSet, "registry.k8s.io/coredns/coredns:v1.11.3", 100, 70,
-         true},
-        {"kube-system", "metrics-server", OwnerKind::ReplicaSet,
-         "registry.k8s.io/metrics-server/metrics-server:v0.7.2", 100, 200, true},
+        {"kube-system", "coredns", OwnerKind::ReplicaSet, "registry.k8s.io/coredns/coredns:v1.11.3", 100, 70, true},
+        {"kube-system", "metrics-server", OwnerKind::ReplicaSet, "registry.k8s.io/metrics-server/metrics-server:v0.7.2",
+         100, 200, true},
         {"kube-system", "cluster-autoscaler", OwnerKind::ReplicaSet,
          "registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0", 100, 600, true},
-        {"monitoring", "prometheus-k8s", OwnerKind::StatefulSet, "quay.io/prometheus/prometheus:v2.54.1",
-         2000, 8192, false},
-        {"monitoring", "alertmanager-main", OwnerKind::StatefulSet, "quay.io/prometheus/alertmanager:v0.27.0",
-         100, 256, false},
+        {"monitoring", "prometheus-k8s", OwnerKind::StatefulSet, "quay.io/prometheus/prometheus:v2.54.1", 2000, 8192,
+         false},
+        {"monitoring", "alertmanager-main", OwnerKind::StatefulSet, "quay.io/prometheus/alertmanager:v0.27.0", 100, 256,
+         false},
         {"monitoring", "grafana", OwnerKind::ReplicaSet, "docker.io/grafana/grafana:11.2.2", 250, 512, false},
         {"monitoring", "otel-collector", OwnerKind::ReplicaSet,
          "docker.io/otel/opentelemetry-collector-contrib:0.111.0", 500, 1024, false},
-        {"monitoring", "jaeger", OwnerKind::ReplicaSet, "docker.io/jaegertracing/all-in-one:1.62.0", 250, 512,
-         false},
+        {"monitoring", "jaeger", OwnerKind::ReplicaSet, "docker.io/jaegertracing/all-in-one:1.62.0", 250, 512, false},
         {"logging", "loki", OwnerKind::StatefulSet, "docker.io/grafana/loki:3.2.0", 1000, 2048, false},
         {"ingress-nginx", "ingress-nginx-controller", OwnerKind::ReplicaSet,
          "registry.k8s.io/ingress-nginx/controller:v1.11.3", 500, 512, false},
-        {"cert-manager", "cert-manager", OwnerKind::ReplicaSet,
-         "quay.io/jetstack/cert-manager-controller:v1.16.1", 50, 128, false},
-        {"argocd", "argocd-repo-server", OwnerKind::ReplicaSet, "quay.io/argoproj/argocd:v2.12.6", 500, 1024,
-         false},
-        {"argocd", "argocd-application-controller", OwnerKind::StatefulSet, "quay.io/argoproj/argocd:v2.12.6",
-         1000, 2048, false},
+        {"cert-manager", "cert-manager", OwnerKind::ReplicaSet, "quay.io/jetstack/cert-manager-controller:v1.16.1", 50,
+         128, false},
+        {"argocd", "argocd-repo-server", OwnerKind::ReplicaSet, "quay.io/argoproj/argocd:v2.12.6", 500, 1024, false},
+        {"argocd", "argocd-application-controller", OwnerKind::StatefulSet, "quay.io/argoproj/argocd:v2.12.6", 1000,
+         2048, false},
         {"kube-system", "vault", OwnerKind::StatefulSet, "docker.io/hashicorp/vault:1.18.0", 250, 256, false},
     };
     // Without infra nodes these run on general nodes, unpinned.
@@ -1297,14 +1275,14 @@ class Generator {
       } else if (name == "prometheus-k8s" || name == "alertmanager-main") {
         c.name = name == "prometheus-k8s" ? "prometheus" : "alertmanager";
         t.init.push_back(container("init-config-reloader",
-                                   image_id("quay.io/prometheus-operator/prometheus-config-reloader:v0.77.1"),
-                                   10, 50 * kMi));
+                                   image_id("quay.io/prometheus-operator/prometheus-config-reloader:v0.77.1"), 10,
+                                   50 * kMi));
       }
       t.containers.push_back(std::move(c));
       if (name == "prometheus-k8s" || name == "alertmanager-main") {
-        ContainerSpec r = container(
-            "config-reloader", image_id("quay.io/prometheus-operator/prometheus-config-reloader:v0.77.1"), 10,
-            50 * kMi);
+        ContainerSpec r =
+            container("config-reloader", image_id("quay.io/prometheus-operator/prometheus-config-reloader:v0.77.1"), 10,
+                      50 * kMi);
         r.cpu_limit = 10;
         r.mem_limit = 50 * kMi;
         t.containers.push_back(std::move(r));
@@ -1324,17 +1302,15 @@ class Generator {
 
   void make_gpu_workloads(SplitMix64& rng, uint32_t count) {
     for (uint32_t i = 0; i < count; ++i) {
-      const int gpus =
-          i < 4 ? kGpuClasses[i] : kGpuClasses[pick_weighted(rng, std::array<int, 4>{40, 20, 20, 20})];
+      const int gpus = i < 4 ? kGpuClasses[i] : kGpuClasses[pick_weighted(rng, std::array<int, 4>{40, 20, 20, 20})];
       const bool serving = gpus <= 2 && rng.chance(0.6);
       const std::string word = kWords[rng.below(kWordCount)];
       Workload* w;
       int image;
       if (serving) {
-        static const char* const kServe[][2] = {
-            {"-vllm", "docker.io/vllm/vllm-openai:v0.6.3"},
-            {"-triton", "nvcr.io/nvidia/tritonserver:24.08-py3"},
-            {"-tgi", "ghcr.io/huggingface/text-generation-inference:2.3.1"}};
+        static const char* const kServe[][2] = {{"-vllm", "docker.io/vllm/vllm-openai:v0.6.3"},
+                                                {"-triton", "nvcr.io/nvidia/tritonserver:24.08-py3"},
+                                                {"-tgi", "ghcr.io/huggingface/text-generation-inference:2.3.1"}};
         const auto& s = kServe[rng.below(3)];
         w = &new_workload(rng, "ml-serving", "llm-" + word + s[0], OwnerKind::ReplicaSet, Target::Gpu);
         image = image_id(s[1]);
@@ -1342,15 +1318,14 @@ class Generator {
         static const char* const kTrain[] = {"nvcr.io/nvidia/pytorch:24.08-py3",
                                              "docker.io/rayproject/ray-ml:2.37.0-gpu",
                                              "docker.io/tensorflow/tensorflow:2.17.0-gpu"};
-        w = &new_workload(rng, "ml-training", "train-" + word + "-" + name_token(rng, 5), OwnerKind::Job,
-                          Target::Gpu);
+        w = &new_workload(rng, "ml-training", "train-" + word + "-" + name_token(rng, 5), OwnerKind::Job, Target::Gpu);
         image = image_id(kTrain[rng.below(3)]);
       }
       PodTemplate& t = w->tmpl;
       const int64_t cpu_per_gpu = std::array<int64_t, 3>{4000, 6000, 8000}[rng.below(3)];
       const int64_t mem_per_gpu = std::array<int64_t, 3>{16, 20, 24}[rng.below(3)] * kGi;
-      ContainerSpec c = container(serving ? "server" : "trainer", image,
-                                  cpu_per_gpu * gpus / (gpus == 1 ? 2 : 1), mem_per_gpu * gpus);
+      ContainerSpec c = container(serving ? "server" : "trainer", image, cpu_per_gpu * gpus / (gpus == 1 ? 2 : 1),
+                                  mem_per_gpu * gpus);
       c.gpu = gpus;
       c.mem_limit = c.mem;
       if (serving) c.ports.push_back({8000, 0, false, "http"});
@@ -1367,17 +1342,15 @@ class Generator {
     const uint32_t cpu_only = std::max<uint32_t>(2, count / 3);
     for (uint32_t i = 0; i < cpu_only; ++i) {
       const bool notebook = i % 2 == 1;
-      Workload& w =
-          new_workload(rng, notebook ? "notebooks" : "ml-training",
-                       notebook ? "jupyter-" + std::string(kWords[rng.below(kWordCount)]) : "ray-head",
-                       notebook ? OwnerKind::StatefulSet : OwnerKind::ReplicaSet, Target::GpuCpuOnly);
+      Workload& w = new_workload(rng, notebook ? "notebooks" : "ml-training",
+                                 notebook ? "jupyter-" + std::string(kWords[rng.below(kWordCount)]) : "ray-head",
+                                 notebook ? OwnerKind::StatefulSet : OwnerKind::ReplicaSet, Target::GpuCpuOnly);
       PodTemplate& t = w.tmpl;
       const int64_t cpu = std::array<int64_t, 3>{1000, 2000, 4000}[rng.below(3)];
-      t.containers.push_back(
-          container(notebook ? "notebook" : "ray-head",
-                    image_id(notebook ? "quay.io/jupyter/pytorch-notebook:cuda12-python-3.11"
-                                      : "docker.io/rayproject/ray-ml:2.37.0-gpu"),
-                    cpu, cpu * 4 * kMi * 1024 / 1000));
+      t.containers.push_back(container(notebook ? "notebook" : "ray-head",
+                                       image_id(notebook ? "quay.io/jupyter/pytorch-notebook:cuda12-python-3.11"
+                                                         : "docker.io/rayproject/ray-ml:2.37.0-gpu"),
+                                       cpu, cpu * 4 * kMi * 1024 / 1000));
       t.node_selector.push_back({"pool", "gpu"});
       tolerate(t, kTaintGpu, "Exists");
       finish_template(t);
@@ -1388,8 +1361,7 @@ class Generator {
   void make_debug_workload(SplitMix64& rng) {
     Workload& w = new_workload(rng, "default", "debug-shell", OwnerKind::ReplicaSet, Target::General);
     w.target = Target::Pending;  // never drawn from the class lists
-    w.tmpl.containers.push_back(
-        container("shell", image_id("docker.io/library/busybox:1.36.1"), kAbsent, kAbsent));
+    w.tmpl.containers.push_back(container("shell", image_id("docker.io/library/busybox:1.36.1"), kAbsent, kAbsent));
     TolerationSpec all;
     all.op = "Exists";
     w.tmpl.tolerations.push_back(all);
@@ -1464,10 +1436,10 @@ class Generator {
     // The workload catalogue, sized to the pods to place.
     const uint32_t n_general = static_cast<uint32_t>(std::clamp<uint64_t>(rest / 20, 24, 20000));
     for (uint32_t i = 0; i < n_general; ++i) {
-      const int cls = i < static_cast<uint32_t>(kClassCount)
-                          ? static_cast<int>(i)
-                          : static_cast<int>(pick_weighted(
-                                rng, std::array<int, kClassCount>{5, 15, 20, 20, 18, 12, 7, 3, 1}));
+      const int cls =
+          i < static_cast<uint32_t>(kClassCount)
+              ? static_cast<int>(i)
+              : static_cast<int>(pick_weighted(rng, std::array<int, kClassCount>{5, 15, 20, 20, 18, 12, 7, 3, 1}));
       make_general_workload(rng, kClassCpu[cls]);
     }
     make_infra_workloads(rng);
@@ -1630,9 +1602,8 @@ class Generator {
                                            "registry.example.com/team-a/orders-api:2.14.1",
                                            "registry.example.com/team-d/recommender:4.0.1",
                                            "docker.io/library/nginx:1.27.2-alpine"};
-    ContainerSpec c =
-        container(name.substr(0, 63), image_id(kPopular[rng.below(10)]), cpu,
-                  round_mem_mi(cpu * std::array<int64_t, 3>{1024, 2048, 4096}[rng.below(3)] / 1000));
+    ContainerSpec c = container(name.substr(0, 63), image_id(kPopular[rng.below(10)]), cpu,
+                                round_mem_mi(cpu * std::array<int64_t, 3>{1024, 2048, 4096}[rng.below(3)] / 1000));
     c.mem_limit = c.mem;
     c.ports.push_back({8080, 0, false, "http"});
     return c;
@@ -1651,8 +1622,7 @@ class Generator {
       std::vector<uint32_t> candidates;
       for (size_t wi = 0; wi < workloads_.size(); ++wi) {
         const Workload& w = workloads_[wi];
-        if (w.target == Target::General && w.kind == OwnerKind::ReplicaSet && w.running > 0 &&
-            w.tmpl.eff.cpu > 0)
+        if (w.target == Target::General && w.kind == OwnerKind::ReplicaSet && w.running > 0 && w.tmpl.eff.cpu > 0)
           candidates.push_back(static_cast<uint32_t>(wi));
       }
       if (candidates.empty()) return -1;
@@ -1724,21 +1694,20 @@ class Generator {
         // Ask for a GPU count some node still has free.
         int64_t most_free = 0;
         for (size_t i = 0; i < nodes_.size(); ++i)
-          if (nodes_[i].gpus > 0 && !nodes_[i].cordoned)
-            most_free = std::max(most_free, nodes_[i].gpus - dry_[i].gpu);
+          if (nodes_[i].gpus > 0 && !nodes_[i].cordoned) most_free = std::max(most_free, nodes_[i].gpus - dry_[i].gpu);
         int g = static_cast<int>(pick_weighted(rng, std::array<int, 4>{50, 25, 15, 10}));
         while (g > 0 && kGpuClasses[g] > most_free) --g;
         const int gpus = kGpuClasses[g];
-        main.image = image_id(rng.chance(0.5) ? "docker.io/vllm/vllm-openai:v0.6.3"
-                                              : "nvcr.io/nvidia/pytorch:24.08-py3");
+        main.image =
+            image_id(rng.chance(0.5) ? "docker.io/vllm/vllm-openai:v0.6.3" : "nvcr.io/nvidia/pytorch:24.08-py3");
         main.cpu = 3000 * gpus;
         main.mem = 16 * kGi * gpus;
         main.mem_limit = main.mem;
         main.gpu = gpus;
         tolerate(t, kTaintGpu, "Exists");
         if (rng.chance(0.4))
-          t.node_selector.push_back({kLabelKeys[kLGpuProduct],
-                                     gpus <= 4 && rng.chance(0.5) ? "NVIDIA-A10G" : "NVIDIA-A100-SXM4-40GB"});
+          t.node_selector.push_back(
+              {kLabelKeys[kLGpuProduct], gpus <= 4 && rng.chance(0.5) ? "NVIDIA-A10G" : "NVIDIA-A100-SXM4-40GB"});
         break;
       }
       case kInfraToleration: {
@@ -1766,16 +1735,13 @@ class Generator {
         break;
       }
       case kSidecarOverhead: {
-        ContainerSpec init =
-            container("migrate", image_id("docker.io/library/busybox:1.36.1"), 500, 256 * kMi);
+        ContainerSpec init = container("migrate", image_id("docker.io/library/busybox:1.36.1"), 500, 256 * kMi);
         t.init.push_back(std::move(init));
-        ContainerSpec side =
-            container("envoy", image_id("docker.io/envoyproxy/envoy:v1.31.2"), 200, 128 * kMi);
+        ContainerSpec side = container("envoy", image_id("docker.io/envoyproxy/envoy:v1.31.2"), 200, 128 * kMi);
         side.sidecar = true;
         side.ports.push_back({9901, 0, false, "admin"});
         t.init.push_back(std::move(side));
-        ContainerSpec init2 =
-            container("seed-data", image_id("docker.io/library/alpine:3.20.3"), 1000, 64 * kMi);
+        ContainerSpec init2 = container("seed-data", image_id("docker.io/library/alpine:3.20.3"), 1000, 64 * kMi);
         t.init.push_back(std::move(init2));
         t.runtime_class = "kata";
         t.overhead_cpu = 250;
@@ -1795,8 +1761,7 @@ class Generator {
         break;
       case kPodLevel:
         main.cpu = main.mem = main.mem_limit = kAbsent;
-        t.containers.push_back(
-            container("helper", image_id("docker.io/library/python:3.12-slim"), kAbsent, kAbsent));
+        t.containers.push_back(container("helper", image_id("docker.io/library/python:3.12-slim"), kAbsent, kAbsent));
         t.pod_cpu = cpu;
         t.pod_mem = round_mem_mi(cpu * 2);
         break;
@@ -1853,8 +1818,7 @@ class Generator {
       default:
         break;
     }
-    if (opt_.with_inter_pod_constraints && !inter_pod_scenario(s) && !impossible_scenario(s) &&
-        rng.chance(0.15)) {
+    if (opt_.with_inter_pod_constraints && !inter_pod_scenario(s) && !impossible_scenario(s) && rng.chance(0.15)) {
       PodAffinitySpec a;
       a.anti = true;
       a.weight = 100;
@@ -1862,8 +1826,7 @@ class Generator {
       a.topology_key = "kubernetes.io/hostname";
       t.pod_affinity.push_back(a);
     }
-    if (s != kAffinityGt && s != kGpu && rng.chance(0.08))
-      t.node_selector.push_back({kLabelKeys[kLArch], "amd64"});
+    if (s != kAffinityGt && s != kGpu && rng.chance(0.08)) t.node_selector.push_back({kLabelKeys[kLArch], "amd64"});
     std::sort(t.node_selector.begin(), t.node_selector.end());
     finish_template(t);
     return wi;
@@ -1901,8 +1864,7 @@ class Generator {
     rng.shuffle(order);
     // Weights for the groups after the first round (the impossible ones come once).
     std::array<int, kScenarioCount> weights{};
-    const int base_weights[kScenarioCount] = {30, 12, 8, 8, 6, 5, 5, 6, 6, 4, 5,
-                                              3,  4,  3, 3, 2, 3, 4, 4, 3, 0, 0};
+    const int base_weights[kScenarioCount] = {30, 12, 8, 8, 6, 5, 5, 6, 6, 4, 5, 3, 4, 3, 3, 2, 3, 4, 4, 3, 0, 0};
     for (int s = 0; s < kScenarioCount; ++s)
       weights[s] = opt_.with_inter_pod_constraints || !inter_pod_scenario(s) ? base_weights[s] : 0;
     std::array<int, kScenarioCount> failures{};
@@ -2230,13 +2192,7 @@ class Generator {
   }
 
   static void write_app_selector(JsonWriter& j, const std::string& app) {
-    j.key("labelSelector")
-        .begin_object()
-        .key("matchLabels")
-        .begin_object()
-        .field("app", app)
-        .end_object()
-        .end_object();
+    j.key("labelSelector").begin_object().key("matchLabels").begin_object().field("app", app).end_object().end_object();
   }
 
   static void write_pod_affinity_term(JsonWriter& j, const PodAffinitySpec& a) {
@@ -2289,8 +2245,7 @@ class Generator {
     int64_t created;
     if (node) {
       const int64_t from = std::max(w.created, node->created);
-      created = from + static_cast<int64_t>(
-                           rng.below(static_cast<uint64_t>(std::max<int64_t>(1, kNow - 60 - from))));
+      created = from + static_cast<int64_t>(rng.below(static_cast<uint64_t>(std::max<int64_t>(1, kNow - 60 - from))));
     } else {
       created = kNow - rng.between(1, 900);
     }
@@ -2375,10 +2330,7 @@ class Generator {
           j.end_array();
         }
         if (!t.required_terms.empty()) {
-          j.key("requiredDuringSchedulingIgnoredDuringExecution")
-              .begin_object()
-              .key("nodeSelectorTerms")
-              .begin_array();
+          j.key("requiredDuringSchedulingIgnoredDuringExecution").begin_object().key("nodeSelectorTerms").begin_array();
           for (const auto& term : t.required_terms) {
             j.begin_object();
             write_requirements(j, term);
@@ -2434,12 +2386,10 @@ class Generator {
     for (const TolerationSpec& tol : t.tolerations)
       write_toleration(j, tol.effect, tol.key, tol.op, tol.seconds, tol.value);
     if (t.daemonset_tolerations) {
-      static const char* const kDsKeys[][2] = {{"NoExecute", "node.kubernetes.io/not-ready"},
-                                               {"NoExecute", "node.kubernetes.io/unreachable"},
-                                               {"NoSchedule", "node.kubernetes.io/disk-pressure"},
-                                               {"NoSchedule", "node.kubernetes.io/memory-pressure"},
-                                               {"NoSchedule", "node.kubernetes.io/pid-pressure"},
-                                               {"NoSchedule", "node.kubernetes.io/unschedulable"}};
+      static const char* const kDsKeys[][2] = {
+          {"NoExecute", "node.kubernetes.io/not-ready"},      {"NoExecute", "node.kubernetes.io/unreachable"},
+          {"NoSchedule", "node.kubernetes.io/disk-pressure"}, {"NoSchedule", "node.kubernetes.io/memory-pressure"},
+          {"NoSchedule", "node.kubernetes.io/pid-pressure"},  {"NoSchedule", "node.kubernetes.io/unschedulable"}};
       write_toleration(j, "", "", "Exists", kAbsent, "");
       for (const auto& kv : kDsKeys) write_toleration(j, kv[0], kv[1], "Exists", kAbsent, "");
       if (t.host_network)

@@ -83,9 +83,9 @@
 #include <cstdint>
 #include <string>
 
-#include "host/common.hpp"
 #include <utility>
 #include <vector>
+#include "host/common.hpp"
 
 namespace bulkscore {
 

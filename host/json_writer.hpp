@@ -15,10 +15,28 @@ class JsonWriter {
  public:
   explicit JsonWriter(std::string& out) : out_(out) {}
 
-  JsonWriter& begin_object() { value_prefix(); out_ += '{'; stack_.push_back(true); return *this; }
-  JsonWriter& end_object() { out_ += '}'; stack_.pop_back(); return *this; }
-  JsonWriter& begin_array() { value_prefix(); out_ += '['; stack_.push_back(true); return *this; }
-  JsonWriter& end_array() { out_ += ']'; stack_.pop_back(); return *this; }
+  JsonWriter& begin_object() {
+    value_prefix();
+    out_ += '{';
+    stack_.push_back(true);
+    return *this;
+  }
+  JsonWriter& end_object() {
+    out_ += '}';
+    stack_.pop_back();
+    return *this;
+  }
+  JsonWriter& begin_array() {
+    value_prefix();
+    out_ += '[';
+    stack_.push_back(true);
+    return *this;
+  }
+  JsonWriter& end_array() {
+    out_ += ']';
+    stack_.pop_back();
+    return *this;
+  }
 
   // Emits `"name":`; the next call writes its value.
   JsonWriter& key(std::string_view name) {
@@ -29,21 +47,47 @@ class JsonWriter {
     return *this;
   }
 
-  JsonWriter& value(std::string_view s) { value_prefix(); append_string(s); return *this; }
+  JsonWriter& value(std::string_view s) {
+    value_prefix();
+    append_string(s);
+    return *this;
+  }
   JsonWriter& value(const char* s) { return value(std::string_view(s)); }
   JsonWriter& value(const std::string& s) { return value(std::string_view(s)); }
-  JsonWriter& value(int64_t v) { value_prefix(); out_ += std::to_string(v); return *this; }
+  JsonWriter& value(int64_t v) {
+    value_prefix();
+    out_ += std::to_string(v);
+    return *this;
+  }
   JsonWriter& value(int32_t v) { return value(static_cast<int64_t>(v)); }
   JsonWriter& value(uint32_t v) { return value(static_cast<int64_t>(v)); }
-  JsonWriter& value(uint64_t v) { value_prefix(); out_ += std::to_string(v); return *this; }
+  JsonWriter& value(uint64_t v) {
+    value_prefix();
+    out_ += std::to_string(v);
+    return *this;
+  }
   JsonWriter& value(double v);
-  JsonWriter& value(bool b) { value_prefix(); out_ += b ? "true" : "false"; return *this; }
-  JsonWriter& null() { value_prefix(); out_ += "null"; return *this; }
+  JsonWriter& value(bool b) {
+    value_prefix();
+    out_ += b ? "true" : "false";
+    return *this;
+  }
+  JsonWriter& null() {
+    value_prefix();
+    out_ += "null";
+    return *this;
+  }
 
   // Shorthands for `key(k).value(v)`.
   template <class T>
-  JsonWriter& field(std::string_view k, const T& v) { key(k); return value(v); }
-  JsonWriter& field_null(std::string_view k) { key(k); return null(); }
+  JsonWriter& field(std::string_view k, const T& v) {
+    key(k);
+    return value(v);
+  }
+  JsonWriter& field_null(std::string_view k) {
+    key(k);
+    return null();
+  }
 
   // Writes `s` as a quoted, escaped JSON string into `out`.
   static void escape(std::string& out, std::string_view s);
@@ -56,7 +100,10 @@ class JsonWriter {
     }
   }
   void value_prefix() {
-    if (after_key_) { after_key_ = false; return; }
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
     comma();
   }
   void append_string(std::string_view s) { escape(out_, s); }
@@ -76,11 +123,21 @@ inline void JsonWriter::escape(std::string& out, std::string_view s) {
     out.append(s.data() + run, i - run);
     run = i + 1;
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         out += "\\u00";
         out += hex[c >> 4];
@@ -98,6 +155,5 @@ inline JsonWriter& JsonWriter::value(double v) {
   out_ += buf;
   return *this;
 }
-
 
 }  // namespace bulkscore

@@ -52,14 +52,21 @@ struct Path {
 
 const char* type_name(element_type t) {
   switch (t) {
-    case element_type::ARRAY: return "an array";
-    case element_type::OBJECT: return "an object";
+    case element_type::ARRAY:
+      return "an array";
+    case element_type::OBJECT:
+      return "an object";
     case element_type::INT64:
-    case element_type::UINT64: return "an integer";
-    case element_type::DOUBLE: return "a number";
-    case element_type::STRING: return "a string";
-    case element_type::BOOL: return "a boolean";
-    case element_type::NULL_VALUE: return "null";
+    case element_type::UINT64:
+      return "an integer";
+    case element_type::DOUBLE:
+      return "a number";
+    case element_type::STRING:
+      return "a string";
+    case element_type::BOOL:
+      return "a boolean";
+    case element_type::NULL_VALUE:
+      return "null";
   }
   return "an unknown value";
 }
@@ -162,7 +169,8 @@ class Reader {
 
   int32_t as_int32(element v, const Path& path) const {
     const int64_t i = as_int64(v, path);
-    if (i < std::numeric_limits<int32_t>::min() || i > std::numeric_limits<int32_t>::max()) fail(path, "integer out of range: " + std::to_string(i));
+    if (i < std::numeric_limits<int32_t>::min() || i > std::numeric_limits<int32_t>::max())
+      fail(path, "integer out of range: " + std::to_string(i));
     return static_cast<int32_t>(i);
   }
 
@@ -206,16 +214,23 @@ class Reader {
     for_each_field(v, path, [&](std::string_view name, element value, const Path& p) {
       std::string text;
       switch (value.type()) {
-        case element_type::STRING: text = std::string(value.get_string().value_unsafe()); break;
-        case element_type::INT64: text = std::to_string(value.get_int64().value_unsafe()); break;
-        case element_type::UINT64: text = std::to_string(value.get_uint64().value_unsafe()); break;
+        case element_type::STRING:
+          text = std::string(value.get_string().value_unsafe());
+          break;
+        case element_type::INT64:
+          text = std::to_string(value.get_int64().value_unsafe());
+          break;
+        case element_type::UINT64:
+          text = std::to_string(value.get_uint64().value_unsafe());
+          break;
         case element_type::DOUBLE: {
           char buf[64];
           const auto res = std::to_chars(buf, buf + sizeof buf, value.get_double().value_unsafe());
           text.assign(buf, res.ptr);
           break;
         }
-        default: wrong_type(value, p, "a quantity string");
+        default:
+          wrong_type(value, p, "a quantity string");
       }
       int64_t amount = 0;
       try {
@@ -238,9 +253,12 @@ class Reader {
       Requirement r;
       if (!item.is_null()) {
         for_each_field(item, p, [&](std::string_view k, element fv, const Path& fp) {
-          if (k == "key") r.key = as_string(fv, fp);
-          else if (k == "operator") r.op = as_string(fv, fp);
-          else if (k == "values") r.values = as_string_list(fv, fp);
+          if (k == "key")
+            r.key = as_string(fv, fp);
+          else if (k == "operator")
+            r.op = as_string(fv, fp);
+          else if (k == "values")
+            r.values = as_string_list(fv, fp);
         });
       }
       out.push_back(std::move(r));
@@ -251,8 +269,10 @@ class Reader {
   LabelSelector as_label_selector(element v, const Path& path) const {
     LabelSelector sel;
     for_each_field(v, path, [&](std::string_view k, element fv, const Path& fp) {
-      if (k == "matchLabels") sel.match_labels = as_string_map(fv, fp);
-      else if (k == "matchExpressions") sel.match_expressions = as_requirements<LabelSelectorRequirement>(fv, fp);
+      if (k == "matchLabels")
+        sel.match_labels = as_string_map(fv, fp);
+      else if (k == "matchExpressions")
+        sel.match_expressions = as_requirements<LabelSelectorRequirement>(fv, fp);
     });
     return sel;
   }
@@ -261,8 +281,10 @@ class Reader {
     NodeSelectorTerm term;
     if (v.is_null()) return term;
     for_each_field(v, path, [&](std::string_view k, element fv, const Path& fp) {
-      if (k == "matchExpressions") term.match_expressions = as_requirements<NodeSelectorRequirement>(fv, fp);
-      else if (k == "matchFields") term.match_fields = as_requirements<NodeSelectorRequirement>(fv, fp);
+      if (k == "matchExpressions")
+        term.match_expressions = as_requirements<NodeSelectorRequirement>(fv, fp);
+      else if (k == "matchFields")
+        term.match_fields = as_requirements<NodeSelectorRequirement>(fv, fp);
     });
     return term;
   }
@@ -285,8 +307,10 @@ class Reader {
           PreferredSchedulingTerm pt;
           if (!item.is_null()) {
             for_each_field(item, ip, [&](std::string_view k2, element v2, const Path& p2) {
-              if (k2 == "weight") pt.weight = as_int32(v2, p2);
-              else if (k2 == "preference") pt.preference = as_node_selector_term(v2, p2);
+              if (k2 == "weight")
+                pt.weight = as_int32(v2, p2);
+              else if (k2 == "preference")
+                pt.preference = as_node_selector_term(v2, p2);
             });
           }
           na.preferred.push_back(std::move(pt));
@@ -300,12 +324,18 @@ class Reader {
     PodAffinityTerm term;
     if (v.is_null()) return term;
     for_each_field(v, path, [&](std::string_view k, element fv, const Path& fp) {
-      if (k == "labelSelector") term.label_selector = as_label_selector(fv, fp);
-      else if (k == "namespaces") term.namespaces = as_string_list(fv, fp);
-      else if (k == "topologyKey") term.topology_key = as_string(fv, fp);
-      else if (k == "namespaceSelector") term.namespace_selector = as_label_selector(fv, fp);
-      else if (k == "matchLabelKeys") term.match_label_keys = as_string_list(fv, fp);
-      else if (k == "mismatchLabelKeys") term.mismatch_label_keys = as_string_list(fv, fp);
+      if (k == "labelSelector")
+        term.label_selector = as_label_selector(fv, fp);
+      else if (k == "namespaces")
+        term.namespaces = as_string_list(fv, fp);
+      else if (k == "topologyKey")
+        term.topology_key = as_string(fv, fp);
+      else if (k == "namespaceSelector")
+        term.namespace_selector = as_label_selector(fv, fp);
+      else if (k == "matchLabelKeys")
+        term.match_label_keys = as_string_list(fv, fp);
+      else if (k == "mismatchLabelKeys")
+        term.mismatch_label_keys = as_string_list(fv, fp);
     });
     return term;
   }
@@ -315,15 +345,18 @@ class Reader {
     for_each_field(v, path, [&](std::string_view k, element fv, const Path& fp) {
       if (k == "requiredDuringSchedulingIgnoredDuringExecution") {
         pa.required.clear();
-        for_each_item(fv, fp, [&](element item, const Path& ip) { pa.required.push_back(as_pod_affinity_term(item, ip)); });
+        for_each_item(fv, fp,
+                      [&](element item, const Path& ip) { pa.required.push_back(as_pod_affinity_term(item, ip)); });
       } else if (k == "preferredDuringSchedulingIgnoredDuringExecution") {
         pa.preferred.clear();
         for_each_item(fv, fp, [&](element item, const Path& ip) {
           WeightedPodAffinityTerm wt;
           if (!item.is_null()) {
             for_each_field(item, ip, [&](std::string_view k2, element v2, const Path& p2) {
-              if (k2 == "weight") wt.weight = as_int32(v2, p2);
-              else if (k2 == "podAffinityTerm") wt.term = as_pod_affinity_term(v2, p2);
+              if (k2 == "weight")
+                wt.weight = as_int32(v2, p2);
+              else if (k2 == "podAffinityTerm")
+                wt.term = as_pod_affinity_term(v2, p2);
             });
           }
           pa.preferred.push_back(std::move(wt));
@@ -336,9 +369,12 @@ class Reader {
   Affinity as_affinity(element v, const Path& path) const {
     Affinity a;
     for_each_field(v, path, [&](std::string_view k, element fv, const Path& fp) {
-      if (k == "nodeAffinity") a.node_affinity = as_node_affinity(fv, fp);
-      else if (k == "podAffinity") a.pod_affinity = as_pod_affinity(fv, fp);
-      else if (k == "podAntiAffinity") a.pod_anti_affinity = as_pod_affinity(fv, fp);
+      if (k == "nodeAffinity")
+        a.node_affinity = as_node_affinity(fv, fp);
+      else if (k == "podAffinity")
+        a.pod_affinity = as_pod_affinity(fv, fp);
+      else if (k == "podAntiAffinity")
+        a.pod_anti_affinity = as_pod_affinity(fv, fp);
     });
     return a;
   }
@@ -349,10 +385,14 @@ class Reader {
       Toleration t;
       if (!item.is_null()) {
         for_each_field(item, ip, [&](std::string_view k, element fv, const Path& fp) {
-          if (k == "key") t.key = as_string(fv, fp);
-          else if (k == "operator") t.op = as_string(fv, fp);
-          else if (k == "value") t.value = as_string(fv, fp);
-          else if (k == "effect") t.effect = as_string(fv, fp);
+          if (k == "key")
+            t.key = as_string(fv, fp);
+          else if (k == "operator")
+            t.op = as_string(fv, fp);
+          else if (k == "value")
+            t.value = as_string(fv, fp);
+          else if (k == "effect")
+            t.effect = as_string(fv, fp);
         });
       }
       out.push_back(std::move(t));
@@ -366,14 +406,22 @@ class Reader {
       TopologySpreadConstraint c;
       if (!item.is_null()) {
         for_each_field(item, ip, [&](std::string_view k, element fv, const Path& fp) {
-          if (k == "maxSkew") c.max_skew = as_int32(fv, fp);
-          else if (k == "topologyKey") c.topology_key = as_string(fv, fp);
-          else if (k == "whenUnsatisfiable") c.when_unsatisfiable = as_string(fv, fp);
-          else if (k == "labelSelector") c.label_selector = as_label_selector(fv, fp);
-          else if (k == "minDomains") c.min_domains = as_int32(fv, fp);
-          else if (k == "nodeAffinityPolicy") c.node_affinity_policy = as_string(fv, fp);
-          else if (k == "nodeTaintsPolicy") c.node_taints_policy = as_string(fv, fp);
-          else if (k == "matchLabelKeys") c.match_label_keys = as_string_list(fv, fp);
+          if (k == "maxSkew")
+            c.max_skew = as_int32(fv, fp);
+          else if (k == "topologyKey")
+            c.topology_key = as_string(fv, fp);
+          else if (k == "whenUnsatisfiable")
+            c.when_unsatisfiable = as_string(fv, fp);
+          else if (k == "labelSelector")
+            c.label_selector = as_label_selector(fv, fp);
+          else if (k == "minDomains")
+            c.min_domains = as_int32(fv, fp);
+          else if (k == "nodeAffinityPolicy")
+            c.node_affinity_policy = as_string(fv, fp);
+          else if (k == "nodeTaintsPolicy")
+            c.node_taints_policy = as_string(fv, fp);
+          else if (k == "matchLabelKeys")
+            c.match_label_keys = as_string_list(fv, fp);
         });
       }
       out.push_back(std::move(c));
@@ -403,10 +451,14 @@ class Reader {
               ContainerPort cp;
               if (!port.is_null()) {
                 for_each_field(port, pp, [&](std::string_view k2, element v2, const Path& p2) {
-                  if (k2 == "containerPort") cp.container_port = as_int32(v2, p2);
-                  else if (k2 == "hostPort") cp.host_port = as_int32(v2, p2);
-                  else if (k2 == "protocol") cp.protocol = as_string(v2, p2);
-                  else if (k2 == "hostIP") cp.host_ip = as_string(v2, p2);
+                  if (k2 == "containerPort")
+                    cp.container_port = as_int32(v2, p2);
+                  else if (k2 == "hostPort")
+                    cp.host_port = as_int32(v2, p2);
+                  else if (k2 == "protocol")
+                    cp.protocol = as_string(v2, p2);
+                  else if (k2 == "hostIP")
+                    cp.host_ip = as_string(v2, p2);
                 });
               }
               c.ports.push_back(std::move(cp));
@@ -472,9 +524,12 @@ Node convert_node(element item, Reader& r) {
             Taint taint;
             if (!t.is_null()) {
               r.for_each_field(t, tp, [&](std::string_view k3, element v3, const Path& p3) {
-                if (k3 == "key") taint.key = r.as_string(v3, p3);
-                else if (k3 == "value") taint.value = r.as_string(v3, p3);
-                else if (k3 == "effect") taint.effect = r.as_string(v3, p3);
+                if (k3 == "key")
+                  taint.key = r.as_string(v3, p3);
+                else if (k3 == "value")
+                  taint.value = r.as_string(v3, p3);
+                else if (k3 == "effect")
+                  taint.effect = r.as_string(v3, p3);
               });
             }
             if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" && taint.effect != "NoExecute") {
@@ -498,8 +553,10 @@ Node convert_node(element item, Reader& r) {
             ContainerImage ci;
             if (!img.is_null()) {
               r.for_each_field(img, ip, [&](std::string_view k3, element v3, const Path& p3) {
-                if (k3 == "names") ci.names = r.as_string_list(v3, p3);
-                else if (k3 == "sizeBytes") ci.size_bytes = r.as_int64(v3, p3);
+                if (k3 == "names")
+                  ci.names = r.as_string_list(v3, p3);
+                else if (k3 == "sizeBytes")
+                  ci.size_bytes = r.as_int64(v3, p3);
               });
             }
             node.images.push_back(std::move(ci));
@@ -545,11 +602,16 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
             OwnerReference o;
             if (!ref.is_null()) {
               r.for_each_field(ref, rp, [&](std::string_view k3, element v3, const Path& p3) {
-                if (k3 == "apiVersion") o.api_version = r.as_string(v3, p3);
-                else if (k3 == "kind") o.kind = r.as_string(v3, p3);
-                else if (k3 == "name") o.name = r.as_string(v3, p3);
-                else if (k3 == "uid") o.uid = r.as_string(v3, p3);
-                else if (k3 == "controller") o.controller = r.as_bool(v3, p3);
+                if (k3 == "apiVersion")
+                  o.api_version = r.as_string(v3, p3);
+                else if (k3 == "kind")
+                  o.kind = r.as_string(v3, p3);
+                else if (k3 == "name")
+                  o.name = r.as_string(v3, p3);
+                else if (k3 == "uid")
+                  o.uid = r.as_string(v3, p3);
+                else if (k3 == "controller")
+                  o.controller = r.as_bool(v3, p3);
               });
             }
             pod.owner_references.push_back(std::move(o));
@@ -558,18 +620,27 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
       });
     } else if (k == "spec") {
       r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
-        if (k2 == "nodeName") pod.node_name = r.as_string(v2, p2);
-        else if (k2 == "schedulerName") pod.scheduler_name = r.as_string(v2, p2);
-        else if (k2 == "priority") pod.priority = r.as_int32(v2, p2);
+        if (k2 == "nodeName")
+          pod.node_name = r.as_string(v2, p2);
+        else if (k2 == "schedulerName")
+          pod.scheduler_name = r.as_string(v2, p2);
+        else if (k2 == "priority")
+          pod.priority = r.as_int32(v2, p2);
         else if (k2 == "nodeSelector") {
           pod.node_selector = r.as_string_map(v2, p2);
           pod.has_node_selector = true;
-        } else if (k2 == "affinity") pod.affinity = r.as_affinity(v2, p2);
-        else if (k2 == "tolerations") pod.tolerations = r.as_tolerations(v2, p2);
-        else if (k2 == "topologySpreadConstraints") pod.topology_spread_constraints = r.as_spread_constraints(v2, p2);
-        else if (k2 == "containers") pod.containers = r.as_containers(v2, p2);
-        else if (k2 == "initContainers") pod.init_containers = r.as_containers(v2, p2);
-        else if (k2 == "overhead") pod.overhead = r.as_resources(v2, p2);
+        } else if (k2 == "affinity")
+          pod.affinity = r.as_affinity(v2, p2);
+        else if (k2 == "tolerations")
+          pod.tolerations = r.as_tolerations(v2, p2);
+        else if (k2 == "topologySpreadConstraints")
+          pod.topology_spread_constraints = r.as_spread_constraints(v2, p2);
+        else if (k2 == "containers")
+          pod.containers = r.as_containers(v2, p2);
+        else if (k2 == "initContainers")
+          pod.init_containers = r.as_containers(v2, p2);
+        else if (k2 == "overhead")
+          pod.overhead = r.as_resources(v2, p2);
         else if (k2 == "resources") {
           r.for_each_field(v2, p2, [&](std::string_view k3, element v3, const Path& p3) {
             if (k3 == "requests") pod.pod_level_requests = r.as_resources(v3, p3);
@@ -578,8 +649,10 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
       });
     } else if (k == "status") {
       r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
-        if (k2 == "phase") pod.phase = r.as_string(v2, p2);
-        else if (k2 == "nominatedNodeName") pod.nominated_node_name = r.as_string(v2, p2);
+        if (k2 == "phase")
+          pod.phase = r.as_string(v2, p2);
+        else if (k2 == "nominatedNodeName")
+          pod.nominated_node_name = r.as_string(v2, p2);
       });
     }
   });
@@ -588,7 +661,6 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
   if (pod.scheduler_name.empty()) pod.scheduler_name = "default-scheduler";
   return pod;
 }
-
 
 // Walks a NodeList / PodList / List or a single object, calling
 // convert(item, index) for each Node or Pod (index empty for a single object).
@@ -679,10 +751,14 @@ simdjson::error_code walk(simdjson::ondemand::value v, int depth) {
       }
       return simdjson::SUCCESS;
     }
-    case json_type::number: return v.get_number().error();
-    case json_type::string: return v.get_string().error();
-    case json_type::boolean: return v.get_bool().error();
-    case json_type::null: return v.is_null().error();
+    case json_type::number:
+      return v.get_number().error();
+    case json_type::string:
+      return v.get_string().error();
+    case json_type::boolean:
+      return v.get_bool().error();
+    case json_type::null:
+      return v.is_null().error();
   }
   return simdjson::TAPE_ERROR;
 }
@@ -710,8 +786,8 @@ std::string error_location(const simdjson::padded_string_view json) {
       line_start = c + 1;
     }
   }
-  return " at line " + std::to_string(line) + ", column " + std::to_string(where - line_start + 1) +
-         " (byte " + std::to_string(where - json.data()) + ")";
+  return " at line " + std::to_string(line) + ", column " + std::to_string(where - line_start + 1) + " (byte " +
+         std::to_string(where - json.data()) + ")";
 }
 
 [[noreturn]] void throw_json_error(const std::string& origin, simdjson::error_code err,

@@ -25,7 +25,7 @@ std::vector<Pod> parse_pods_json(const std::string& text, const std::string& ori
 // calls are not one atomic snapshot). Terminal pods and pods for other
 // schedulers are ignored. Duplicate node or pod names are an InputError.
 Cluster assemble_cluster(std::vector<Node> nodes, std::vector<Pod> pods,
-                         const std::vector<std::string>& scheduler_names,
-                         const std::string& nodes_origin, const std::string& pods_origin);
+                         const std::vector<std::string>& scheduler_names, const std::string& nodes_origin,
+                         const std::string& pods_origin);
 
 }  // namespace bulkscore

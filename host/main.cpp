@@ -38,10 +38,14 @@ void setup_logging(int verbosity) {
   auto logger = spdlog::stderr_color_mt("bulkscore");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%^%L%$ %H:%M:%S.%f] %v");
-  if (verbosity >= 5) spdlog::set_level(spdlog::level::trace);
-  else if (verbosity >= 3) spdlog::set_level(spdlog::level::debug);
-  else if (verbosity >= 1) spdlog::set_level(spdlog::level::info);
-  else spdlog::set_level(spdlog::level::warn);
+  if (verbosity >= 5)
+    spdlog::set_level(spdlog::level::trace);
+  else if (verbosity >= 3)
+    spdlog::set_level(spdlog::level::debug);
+  else if (verbosity >= 1)
+    spdlog::set_level(spdlog::level::info);
+  else
+    spdlog::set_level(spdlog::level::warn);
 }
 
 bs::SchedulerConfig load_config(const std::string& path) {
@@ -151,8 +155,10 @@ void write_explanation(const bs::Explanation& ex, std::string& text) {
   }
   w.end_array();
   w.field("feasibleNodes", ex.feasible_nodes);
-  if (ex.chosen.empty()) w.field_null("chosen");
-  else w.field("chosen", ex.chosen);
+  if (ex.chosen.empty())
+    w.field_null("chosen");
+  else
+    w.field("chosen", ex.chosen);
   w.key("nodes").begin_array();
   for (const auto& n : ex.nodes) {
     w.begin_object().field("name", n.name).field("evaluated", n.evaluated).field("feasible", n.feasible);
@@ -173,8 +179,10 @@ void write_explanation(const bs::Explanation& ex, std::string& text) {
     w.end_object();
   }
   w.end_array();
-  if (ex.message.empty()) w.field_null("message");
-  else w.field("message", ex.message);
+  if (ex.message.empty())
+    w.field_null("message");
+  else
+    w.field("message", ex.message);
   if (!ex.warnings.empty()) {
     w.key("warnings").begin_array();
     for (const auto& s : ex.warnings) w.value(s);
@@ -219,17 +227,17 @@ int cmd_generate(const bs::GeneratorOptions& g, const std::string& nodes_out, co
   const auto t0 = std::chrono::steady_clock::now();
   bs::write_generated_cluster(g, nodes_out, pods_out);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr, "generated %u nodes, %u running pods, %u pending pods (seed %llu) in %.2f s: %s %s\n",
-               g.nodes, g.running_pods, g.pending_pods, static_cast<unsigned long long>(g.seed), secs,
-               nodes_out.c_str(), pods_out.c_str());
+  std::fprintf(stderr, "generated %u nodes, %u running pods, %u pending pods (seed %llu) in %.2f s: %s %s\n", g.nodes,
+               g.running_pods, g.pending_pods, static_cast<unsigned long long>(g.seed), secs, nodes_out.c_str(),
+               pods_out.c_str());
   return kExitOk;
 }
 
 std::string version_text() {
   std::string backends;
   for (const auto& b : bs::compiled_backends()) backends += (backends.empty() ? "" : ", ") + b;
-  return std::string("bulkscore ") + BULKSCORE_VERSION + " (kube-scheduler v1.35.4 semantics; backends: " +
-         backends + ")";
+  return std::string("bulkscore ") + BULKSCORE_VERSION + " (kube-scheduler v1.35.4 semantics; backends: " + backends +
+         ")";
 }
 
 }  // namespace
@@ -280,12 +288,12 @@ int main(int argc, char** argv) {
   perf_cmd->add_option("--workload", perf.workload_filter, "TestCase/Workload to run (default: all)");
   perf_cmd->add_option("--label", perf.label_filter, "run only workloads carrying this label (e.g. performance)");
   perf_cmd->add_option("--backend", perf.backend, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  perf_cmd->add_option("--percentage-of-nodes-to-score", perf.percentage_of_nodes_to_score,
-                       "override the profile's percentageOfNodesToScore (0-100)")
+  perf_cmd
+      ->add_option("--percentage-of-nodes-to-score", perf.percentage_of_nodes_to_score,
+                   "override the profile's percentageOfNodesToScore (0-100)")
       ->check(CLI::Range(0, 100));
   perf_cmd->add_option("-o,--output", perf.output_path, "results JSON (BenchmarkPerfScheduling shape)");
-  perf_cmd->add_option("--compare", perf.compare_files, "print a table comparing results JSON files")
-      ->expected(1, -1);
+  perf_cmd->add_option("--compare", perf.compare_files, "print a table comparing results JSON files")->expected(1, -1);
   perf_cmd->add_flag("--list", perf.list_only, "list the selected workloads and exit");
 
   // -v is accepted before or after the subcommand.

@@ -49,9 +49,9 @@ struct Node {
 
 struct ContainerPort {
   int32_t container_port = 0;
-  int32_t host_port = 0;   // 0 = none
-  std::string protocol;    // "" means TCP
-  std::string host_ip;     // "" means 0.0.0.0
+  int32_t host_port = 0;  // 0 = none
+  std::string protocol;   // "" means TCP
+  std::string host_ip;    // "" means 0.0.0.0
 };
 
 struct Container {

@@ -7,6 +7,7 @@
 #include <fnmatch.h>
 #include <yaml-cpp/yaml.h>
 
+#include <simdjson.h>
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -17,7 +18,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <simdjson.h>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -137,8 +137,7 @@ bool all_of_class(std::string_view s, const char* cls) {
 
 PlainKind classify_plain(std::string_view s) {
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return PlainKind::Null;
-  if (s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE")
-    return PlainKind::Bool;
+  if (s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE") return PlainKind::Bool;
   std::string_view body = s;
   if (body[0] == '+' || body[0] == '-') body.remove_prefix(1);
   if (all_of_class(body, "0123456789")) return PlainKind::Int;
@@ -204,8 +203,7 @@ std::string float_json_text(std::string_view s) {
   if (body[0] == '.') out += '0';
   for (size_t i = 0; i < body.size(); ++i) {
     out += body[i];
-    if (body[i] == '.' && (i + 1 == body.size() || !std::isdigit(static_cast<unsigned char>(body[i + 1]))))
-      out += '0';
+    if (body[i] == '.' && (i + 1 == body.size() || !std::isdigit(static_cast<unsigned char>(body[i + 1])))) out += '0';
   }
   return out;
 }
@@ -240,8 +238,12 @@ void emit_json(const YAML::Node& n, std::string& out, const std::string& origin,
         return;
       }
       switch (classify_plain(s)) {
-        case PlainKind::Null: out += "null"; return;
-        case PlainKind::Bool: out += (s[0] == 't' || s[0] == 'T') ? "true" : "false"; return;
+        case PlainKind::Null:
+          out += "null";
+          return;
+        case PlainKind::Bool:
+          out += (s[0] == 't' || s[0] == 'T') ? "true" : "false";
+          return;
         case PlainKind::Int: {
           const std::string t = int_json_text(s);
           if (t.empty()) throw InputError(at_line(origin, n) + ": integer " + s + " does not fit 64 bits");
@@ -250,11 +252,15 @@ void emit_json(const YAML::Node& n, std::string& out, const std::string& origin,
         }
         case PlainKind::Float: {
           const std::string t = float_json_text(s);
-          if (t.empty()) JsonWriter::escape(out, s);  // .inf / .nan have no JSON form
-          else out += t;
+          if (t.empty())
+            JsonWriter::escape(out, s);  // .inf / .nan have no JSON form
+          else
+            out += t;
           return;
         }
-        case PlainKind::String: JsonWriter::escape(out, s); return;
+        case PlainKind::String:
+          JsonWriter::escape(out, s);
+          return;
       }
       return;
     }
@@ -273,8 +279,7 @@ void emit_json(const YAML::Node& n, std::string& out, const std::string& origin,
       out += '{';
       bool first = true;
       for (auto it = n.begin(); it != n.end(); ++it) {
-        if (!it->first.IsScalar())
-          throw InputError(at_line(origin, it->first) + ": a mapping key must be a scalar");
+        if (!it->first.IsScalar()) throw InputError(at_line(origin, it->first) + ": a mapping key must be a scalar");
         if (!first) out += ',';
         first = false;
         JsonWriter::escape(out, it->first.Scalar());
@@ -295,8 +300,7 @@ YAML::Node load_one_document(const std::string& text, const std::string& origin)
     const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
     throw InputError(origin + (line ? ":" + std::to_string(line) : "") + ": invalid YAML: " + e.msg);
   }
-  if (docs.size() != 1)
-    throw InputError(origin + ": expected one YAML document, found " + std::to_string(docs.size()));
+  if (docs.size() != 1) throw InputError(origin + ": expected one YAML document, found " + std::to_string(docs.size()));
   return docs[0];
 }
 
@@ -314,10 +318,14 @@ struct TValue {
 
 std::string tvalue_print(const TValue& v) {
   switch (v.kind) {
-    case TValue::Kind::Int: return std::to_string(v.i);
-    case TValue::Kind::Float: return go_float_string(v.f);
-    case TValue::Kind::String: return v.s;
-    case TValue::Kind::Bool: return v.b ? "true" : "false";
+    case TValue::Kind::Int:
+      return std::to_string(v.i);
+    case TValue::Kind::Float:
+      return go_float_string(v.f);
+    case TValue::Kind::String:
+      return v.s;
+    case TValue::Kind::Bool:
+      return v.b ? "true" : "false";
   }
   return "";
 }
@@ -338,7 +346,8 @@ class TemplateEval {
       out.append(text, pos, open - pos);
       size_t body_start = open + 2;
       // "{{- " trims the whitespace before the action.
-      if (body_start + 1 < text.size() && text[body_start] == '-' && std::isspace(static_cast<unsigned char>(text[body_start + 1]))) {
+      if (body_start + 1 < text.size() && text[body_start] == '-' &&
+          std::isspace(static_cast<unsigned char>(text[body_start + 1]))) {
         while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
         body_start += 1;
       }
@@ -361,7 +370,9 @@ class TemplateEval {
 
  private:
   [[noreturn]] void fail(const std::string& text, size_t at, const std::string& msg) const {
-    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(at, text.size())), '\n'));
+    const int line =
+        1 + static_cast<int>(
+                std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(at, text.size())), '\n'));
     throw InputError(origin_ + ":" + std::to_string(line) + ": template: " + msg);
   }
   [[noreturn]] void fail(const std::string& msg) const {
@@ -390,10 +401,13 @@ class TemplateEval {
         if (j < body.size() && body[j] == '.') fail("nested fields (" + body.substr(i) + ") are not supported");
         toks.push_back({Token::Kind::Field, body.substr(i + 1, j - i - 1)});
         i = j;
-      } else if (std::isdigit(static_cast<unsigned char>(c)) || ((c == '-' || c == '+') && i + 1 < body.size() && std::isdigit(static_cast<unsigned char>(body[i + 1])))) {
+      } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+                 ((c == '-' || c == '+') && i + 1 < body.size() &&
+                  std::isdigit(static_cast<unsigned char>(body[i + 1])))) {
         size_t j = i + 1;
-        while (j < body.size() && (std::isalnum(static_cast<unsigned char>(body[j])) || body[j] == '.' || body[j] == '_' ||
-                                   ((body[j] == '+' || body[j] == '-') && (body[j - 1] == 'e' || body[j - 1] == 'E'))))
+        while (j < body.size() &&
+               (std::isalnum(static_cast<unsigned char>(body[j])) || body[j] == '.' || body[j] == '_' ||
+                ((body[j] == '+' || body[j] == '-') && (body[j - 1] == 'e' || body[j - 1] == 'E'))))
           ++j;
         toks.push_back({Token::Kind::Number, body.substr(i, j - i)});
         i = j;
@@ -440,7 +454,8 @@ class TemplateEval {
     k_ = 0;
     if (toks_[0].kind == Token::Kind::End) fail("empty action");
     if (toks_[0].kind == Token::Kind::Ident) {
-      static const std::set<std::string> keywords = {"if", "else", "end", "range", "with", "define", "template", "block", "break", "continue", "nil"};
+      static const std::set<std::string> keywords = {"if",       "else",  "end",   "range",    "with", "define",
+                                                     "template", "block", "break", "continue", "nil"};
       if (keywords.count(toks_[0].text)) fail("the \"" + toks_[0].text + "\" action is not supported");
     }
     TValue v = eval_command(Token::Kind::End);
@@ -474,7 +489,8 @@ class TemplateEval {
         ++k_;  // ")"
         return v;
       }
-      case Token::Kind::Field: return lookup(t.text);
+      case Token::Kind::Field:
+        return lookup(t.text);
       case Token::Kind::String: {
         TValue v;
         v.kind = TValue::Kind::String;
@@ -506,7 +522,8 @@ class TemplateEval {
         }
         fail("function \"" + t.text + "\" used as an argument; wrap the call in parentheses");
       }
-      default: fail("unexpected \"" + t.text + "\"");
+      default:
+        fail("unexpected \"" + t.text + "\"");
     }
   }
 
@@ -530,30 +547,41 @@ class TemplateEval {
           v.f = p.number;
         }
         return v;
-      case PerfValue::Kind::String: v.kind = TValue::Kind::String; v.s = p.text; return v;
-      case PerfValue::Kind::Bool: v.kind = TValue::Kind::Bool; v.b = p.boolean; return v;
-      default: fail("." + name + " is not a number, string or bool");
+      case PerfValue::Kind::String:
+        v.kind = TValue::Kind::String;
+        v.s = p.text;
+        return v;
+      case PerfValue::Kind::Bool:
+        v.kind = TValue::Kind::Bool;
+        v.b = p.boolean;
+        return v;
+      default:
+        fail("." + name + " is not a number, string or bool");
     }
   }
 
   double to_float(const TValue& v, const std::string& fn) const {
     switch (v.kind) {
-      case TValue::Kind::Int: return static_cast<double>(v.i);
-      case TValue::Kind::Float: return v.f;
+      case TValue::Kind::Int:
+        return static_cast<double>(v.i);
+      case TValue::Kind::Float:
+        return v.f;
       case TValue::Kind::String: {
         char* end = nullptr;
         const double f = std::strtod(v.s.c_str(), &end);
         if (!v.s.empty() && *end == '\0') return f;
         break;
       }
-      case TValue::Kind::Bool: break;
+      case TValue::Kind::Bool:
+        break;
     }
     fail(fn + ": cannot use " + tvalue_print(v) + " as a number");
   }
 
   TValue call(const std::string& fn, const std::vector<TValue>& args) {
     auto need = [&](size_t n) {
-      if (args.size() != n) fail(fn + ": wants " + std::to_string(n) + " arguments, got " + std::to_string(args.size()));
+      if (args.size() != n)
+        fail(fn + ": wants " + std::to_string(n) + " arguments, got " + std::to_string(args.size()));
     };
     auto as_int = [](double d) {
       TValue v;
@@ -595,7 +623,8 @@ class TemplateEval {
       v.i = a % m;
       return v;
     }
-    fail("function \"" + fn + "\" is not supported (supported: AddInt, SubtractInt, MultiplyInt, DivideInt, Mod, "
+    fail("function \"" + fn +
+         "\" is not supported (supported: AddInt, SubtractInt, MultiplyInt, DivideInt, Mod, "
          "AddFloat, SubtractFloat, MultiplyFloat, DivideFloat)");
   }
 
@@ -637,11 +666,16 @@ struct ParseCtx {
 
 std::string describe(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Null: return "null";
-    case YAML::NodeType::Scalar: return "\"" + n.Scalar() + "\"";
-    default: return "nothing";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Null:
+      return "null";
+    case YAML::NodeType::Scalar:
+      return "\"" + n.Scalar() + "\"";
+    default:
+      return "nothing";
   }
 }
 
@@ -774,15 +808,19 @@ PerfValue read_value(const YAML::Node& n) {
     const std::string& s = n.Scalar();
     if (is_str_tagged(n) || !is_plain(n)) return PerfValue::of_string(s);
     switch (classify_plain(s)) {
-      case PlainKind::Null: return PerfValue{};
-      case PlainKind::Bool: return PerfValue::of_bool(s[0] == 't' || s[0] == 'T');
-      case PlainKind::Int: return PerfValue::of_number(std::strtod(int_json_text(s).c_str(), nullptr));
+      case PlainKind::Null:
+        return PerfValue{};
+      case PlainKind::Bool:
+        return PerfValue::of_bool(s[0] == 't' || s[0] == 'T');
+      case PlainKind::Int:
+        return PerfValue::of_number(std::strtod(int_json_text(s).c_str(), nullptr));
       case PlainKind::Float: {
         const std::string t = float_json_text(s);
         if (!t.empty()) return PerfValue::of_number(std::strtod(t.c_str(), nullptr));
         return PerfValue::of_string(s);
       }
-      case PlainKind::String: return PerfValue::of_string(s);
+      case PlainKind::String:
+        return PerfValue::of_string(s);
     }
   }
   PerfValue v;
@@ -815,7 +853,8 @@ void check_count(const ParseCtx& ctx, const YAML::Node& at, const std::string& w
                  const std::string& param, const char* count_field, const char* param_field) {
   if (!param.empty()) {
     if (!starts_with(param, "$") || param.size() < 2)
-      fail_at(ctx, at, where + "." + param_field, "\"" + param + "\" must name a workload parameter, like \"$" + param + "\"");
+      fail_at(ctx, at, where + "." + param_field,
+              "\"" + param + "\" must name a workload parameter, like \"$" + param + "\"");
     return;
   }
   if (count < 0) fail_at(ctx, at, where + "." + count_field, "must not be negative");
@@ -823,8 +862,8 @@ void check_count(const ParseCtx& ctx, const YAML::Node& at, const std::string& w
 
 const std::set<std::string>& unsupported_upstream_opcodes() {
   static const std::set<std::string> ops = {
-      "allocResourceClaims", "createAny", "createResourceClaims", "createResourceDriver", "churn",
-      "updateAny", "deletePods", "startCollectingProfile", "stopCollectingProfile", "createPodGroups",
+      "allocResourceClaims", "createAny",  "createResourceClaims",   "createResourceDriver",  "churn",
+      "updateAny",           "deletePods", "startCollectingProfile", "stopCollectingProfile", "createPodGroups",
       "waitForPodGroups"};
   return ops;
 }
@@ -842,14 +881,16 @@ PerfOp parse_create_pods(const ParseCtx& ctx, YamlObject& o, PerfOp op) {
   const YAML::Node ns = o.take("namespace");
   if (present(ns)) op.namespace_name = read_string(ctx, ns, o.field("namespace"));
   const YAML::Node tpl = o.take("podTemplatePath");
-  if (present(tpl)) op.pod_template_path = resolve_path(ctx.base_dir, read_string(ctx, tpl, o.field("podTemplatePath")));
+  if (present(tpl))
+    op.pod_template_path = resolve_path(ctx.base_dir, read_string(ctx, tpl, o.field("podTemplatePath")));
   op.skip_wait_to_completion = read_bool(ctx, o.take("skipWaitToCompletion"), o.field("skipWaitToCompletion"));
   const bool pv = present(o.take("persistentVolumeTemplatePath"));
   const bool pvc = present(o.take("persistentVolumeClaimTemplatePath"));
   op.has_volume_templates = pv || pvc;
   op.template_params = read_value_map(ctx, o.take("templateParams"), o.field("templateParams"));
   op.signature_batch_size = read_int(ctx, o.take("signatureBatchSize"), o.field("signatureBatchSize"));
-  op.signature_batch_size_param = read_string(ctx, o.take("signatureBatchSizeParam"), o.field("signatureBatchSizeParam"));
+  op.signature_batch_size_param =
+      read_string(ctx, o.take("signatureBatchSizeParam"), o.field("signatureBatchSizeParam"));
   o.reject_unknown();
 
   check_count(ctx, o.node(), o.where(), op.count, op.count_param, "count", "countParam");
@@ -884,7 +925,8 @@ PerfOp parse_op(const ParseCtx& ctx, const YAML::Node& node, const std::string& 
     op.count = read_int(ctx, ob.take("count"), ob.field("count"));
     op.count_param = read_string(ctx, ob.take("countParam"), ob.field("countParam"));
     const YAML::Node tpl = ob.take("nodeTemplatePath");
-    if (present(tpl)) op.node_template_path = resolve_path(ctx.base_dir, read_string(ctx, tpl, ob.field("nodeTemplatePath")));
+    if (present(tpl))
+      op.node_template_path = resolve_path(ctx.base_dir, read_string(ctx, tpl, ob.field("nodeTemplatePath")));
     const YAML::Node alloc = ob.take("nodeAllocatableStrategy");
     if (present(alloc)) {
       YamlObject a(ctx, alloc, ob.field("nodeAllocatableStrategy"));
@@ -950,7 +992,8 @@ PerfOp parse_op(const ParseCtx& ctx, const YAML::Node& node, const std::string& 
     op.stage_requirement = read_string(ctx, ob.take("stageRequirement"), ob.field("stageRequirement"));
     ob.reject_unknown();
     if (!op.stage_requirement.empty() && op.stage_requirement != "Scheduled" && op.stage_requirement != "Attempted")
-      fail_at(ctx, node, ob.field("stageRequirement"), "must be Scheduled or Attempted, got \"" + op.stage_requirement + "\"");
+      fail_at(ctx, node, ob.field("stageRequirement"),
+              "must be Scheduled or Attempted, got \"" + op.stage_requirement + "\"");
   } else if (op.opcode == "sleep") {
     op.kind = PerfOpKind::Sleep;
     op.duration = read_string(ctx, ob.take("duration"), ob.field("duration"));
@@ -1023,12 +1066,14 @@ PerfTestCase parse_test_case(const ParseCtx& ctx, const YAML::Node& node, size_t
   const std::string sched = read_string(ctx, o.take("schedulerConfigPath"), o.field("schedulerConfigPath"));
   tc.scheduler_config_path = resolve_path(ctx.base_dir, sched);
   const YAML::Node dpt = o.take("defaultPodTemplatePath");
-  if (present(dpt)) tc.default_pod_template_path = resolve_path(ctx.base_dir, read_string(ctx, dpt, o.field("defaultPodTemplatePath")));
+  if (present(dpt))
+    tc.default_pod_template_path = resolve_path(ctx.base_dir, read_string(ctx, dpt, o.field("defaultPodTemplatePath")));
   tc.labels = read_string_list(ctx, o.take("labels"), o.field("labels"));
 
   const YAML::Node tmpl = o.take("workloadTemplate");
   if (present(tmpl)) {
-    if (!tmpl.IsSequence()) fail_at(ctx, tmpl, o.field("workloadTemplate"), "expected a list of ops, got " + describe(tmpl));
+    if (!tmpl.IsSequence())
+      fail_at(ctx, tmpl, o.field("workloadTemplate"), "expected a list of ops, got " + describe(tmpl));
     size_t i = 0;
     for (const auto& op : tmpl) {
       tc.ops.push_back(parse_op(ctx, op, where + ".workloadTemplate[" + std::to_string(i) + "]", false));
@@ -1043,7 +1088,8 @@ PerfTestCase parse_test_case(const ParseCtx& ctx, const YAML::Node& node, size_t
     for (const auto& wn : wls) {
       PerfWorkload w = parse_workload(ctx, wn, where + ".workloads[" + std::to_string(i) + "]");
       if (!names.insert(w.name).second)
-        fail_at(ctx, wn, where + ".workloads[" + std::to_string(i) + "].name", "workload name " + w.name + " is not unique");
+        fail_at(ctx, wn, where + ".workloads[" + std::to_string(i) + "].name",
+                "workload name " + w.name + " is not unique");
       tc.workloads.push_back(std::move(w));
       ++i;
     }
@@ -1064,13 +1110,15 @@ PerfConfig parse_perf_config(const std::string& yaml_text, const std::string& or
   PerfConfig cfg;
   cfg.path = origin;
   cfg.base_dir = base_dir;
-  if (!doc.IsSequence()) throw InputError(at_line(origin, doc) + ": expected a list of test cases, got " + describe(doc));
+  if (!doc.IsSequence())
+    throw InputError(at_line(origin, doc) + ": expected a list of test cases, got " + describe(doc));
   std::set<std::string> names;
   size_t i = 0;
   for (const auto& tcn : doc) {
     PerfTestCase tc = parse_test_case(ctx, tcn, i);
     if (!names.insert(tc.name).second)
-      throw InputError(at_line(origin, tcn) + ": [" + std::to_string(i) + "].name: " + tc.name + ": name is not unique");
+      throw InputError(at_line(origin, tcn) + ": [" + std::to_string(i) + "].name: " + tc.name +
+                       ": name is not unique");
     cfg.test_cases.push_back(std::move(tc));
     ++i;
   }
@@ -1193,7 +1241,8 @@ void ThroughputCollector::pod_done(int64_t now_ns, bool scheduled) {
 PerfThroughput ThroughputCollector::finish(int64_t end_ns) {
   close_windows_before(end_ns);
   if (samples_.empty() && scheduled_ > 0 && end_ns > start_ns_) {
-    PerfThroughput t = summarize_throughput({static_cast<double>(scheduled_) * 1e9 / static_cast<double>(end_ns - start_ns_)});
+    PerfThroughput t =
+        summarize_throughput({static_cast<double>(scheduled_) * 1e9 / static_cast<double>(end_ns - start_ns_)});
     t.whole_op_fallback = true;
     return t;
   }
@@ -1249,9 +1298,9 @@ std::string name_suffix(uint64_t n) {
 template <class T>
 struct ParsedObject {
   T object;
-  bool has_name = false;         // metadata.name was given
-  std::string generate_name;     // metadata.generateName
-  bool gated = false;            // pods: spec.schedulingGates is not empty
+  bool has_name = false;      // metadata.name was given
+  std::string generate_name;  // metadata.generateName
+  bool gated = false;         // pods: spec.schedulingGates is not empty
 };
 
 // Prepares a template's YAML tree for the object parser: the name (a
@@ -1308,7 +1357,9 @@ template <class T>
 class ObjectTemplate {
  public:
   ObjectTemplate(std::string text, std::string origin, const char* kind)
-      : text_(std::move(text)), origin_(std::move(origin)), kind_(kind),
+      : text_(std::move(text)),
+        origin_(std::move(origin)),
+        kind_(kind),
         templated_(text_.find("{{") != std::string::npos) {}
 
   const ParsedObject<T>& get(const PerfValueMap& env) {
@@ -1336,7 +1387,8 @@ class ObjectTemplate {
 };
 
 int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string read_first_line_value(const std::string& path, const std::string& key) {
@@ -1400,11 +1452,13 @@ class WorkloadRunner {
     res_.workload = w_.name;
     res_.feature_gates = tc_.feature_gates;
     for (const auto& [g, v] : w_.feature_gates) res_.feature_gates[g] = v;
-    for (const auto& f : tc_.ignored_fields) res_.notes.push_back(f + " is ignored: bulkscore reports SchedulingThroughput only");
+    for (const auto& f : tc_.ignored_fields)
+      res_.notes.push_back(f + " is ignored: bulkscore reports SchedulingThroughput only");
     if (w_.threshold_by_topic) res_.notes.push_back("threshold given per topic: not applied");
     for (const auto& [g, v] : res_.feature_gates)
       if (!gate_matches_bulkscore(g, v))
-        res_.notes.push_back("feature gate " + g + "=" + (v ? "true" : "false") + " is recorded but not modelled by bulkscore");
+        res_.notes.push_back("feature gate " + g + "=" + (v ? "true" : "false") +
+                             " is recorded but not modelled by bulkscore");
 
     std::vector<PerfOp> ops = unroll_and_patch();
 
@@ -1412,7 +1466,8 @@ class WorkloadRunner {
                                                             : load_scheduler_config(tc_.scheduler_config_path);
     if (opt_.percentage_of_nodes_to_score >= 0) {
       if (opt_.percentage_of_nodes_to_score > 100)
-        throw InputError("percentageOfNodesToScore override must be in 0..100, got " + std::to_string(opt_.percentage_of_nodes_to_score));
+        throw InputError("percentageOfNodesToScore override must be in 0..100, got " +
+                         std::to_string(opt_.percentage_of_nodes_to_score));
       for (auto& p : cfg.profiles) p.percentage_of_nodes_to_score = opt_.percentage_of_nodes_to_score;
     }
     profile_ = cfg.profiles.front();
@@ -1433,7 +1488,8 @@ class WorkloadRunner {
     for (size_t i = 0; i < ops.size() && !res_.interrupted; ++i) run_op(ops[i], i);
 
     if (active_ && !res_.interrupted)
-      res_.notes.push_back("startCollectingMetrics \"" + active_->name + "\" was never stopped: no result for it (as upstream)");
+      res_.notes.push_back("startCollectingMetrics \"" + active_->name +
+                           "\" was never stopped: no result for it (as upstream)");
     if (active_ && res_.interrupted) finish_measurement(*active_, true);
     res_.nodes = static_cast<uint32_t>(cluster_.nodes.size());
     res_.wall_seconds = static_cast<double>(steady_ns() - wall_start) / 1e9;
@@ -1466,13 +1522,15 @@ class WorkloadRunner {
   int64_t int_param(const std::string& ref, const PerfOp& op, const char* field) {
     const PerfValue& v = param(ref, op, field);
     if (v.kind != PerfValue::Kind::Number)
-      throw InputError(w_.origin + ": parameter " + ref.substr(1) + " must be a number (used by " + op.origin + "." + field + ")");
+      throw InputError(w_.origin + ": parameter " + ref.substr(1) + " must be a number (used by " + op.origin + "." +
+                       field + ")");
     return static_cast<int64_t>(v.number);
   }
 
   void patch(PerfOp& op) {
     if (!op.count_param.empty()) op.count = int_param(op.count_param, op, "countParam");
-    if (!op.count_multiplier_param.empty()) op.count *= int_param(op.count_multiplier_param, op, "countMultiplierParam");
+    if (!op.count_multiplier_param.empty())
+      op.count *= int_param(op.count_multiplier_param, op, "countMultiplierParam");
     if (!op.signature_batch_size_param.empty())
       op.signature_batch_size = int_param(op.signature_batch_size_param, op, "signatureBatchSizeParam");
     if (!op.duration_param.empty()) {
@@ -1491,7 +1549,8 @@ class WorkloadRunner {
       if (v.kind == PerfValue::Kind::String && starts_with(v.text, "$")) v = param(v.text, op, "templateParams");
     }
     for (const auto& r : op.param_refs) used_params_.insert(r);
-    if (op.count < 0) throw InputError(op.origin + ": count resolves to " + std::to_string(op.count) + "; must not be negative");
+    if (op.count < 0)
+      throw InputError(op.origin + ": count resolves to " + std::to_string(op.count) + "; must not be negative");
   }
 
   std::vector<PerfOp> unroll_and_patch() {
@@ -1527,7 +1586,9 @@ class WorkloadRunner {
   void run_op(const PerfOp& op, size_t index) {
     const std::string tag = op.opcode + " (op " + std::to_string(index) + ")";
     switch (op.kind) {
-      case PerfOpKind::CreateNodes: create_nodes(op, index); break;
+      case PerfOpKind::CreateNodes:
+        create_nodes(op, index);
+        break;
       case PerfOpKind::CreateNamespaces:
         for (int64_t i = 0; i < op.count; ++i) namespaces_.insert(op.prefix + "-" + std::to_string(i));
         if (op.has_namespace_template)
@@ -1541,13 +1602,15 @@ class WorkloadRunner {
         }
         create_pods(op, index);
         break;
-      case PerfOpKind::Barrier: break;  // every pod was attempted synchronously by its createPods op
+      case PerfOpKind::Barrier:
+        break;  // every pod was attempted synchronously by its createPods op
       case PerfOpKind::Sleep:
         res_.notes.push_back(tag + ": sleep " + (op.duration.empty() ? "0s" : op.duration) +
                              " skipped: no time passes in bulkscore");
         break;
       case PerfOpKind::StartCollectingMetrics: {
-        if (active_) throw InputError(op.origin + ": metrics collection is overlapping (a collection is already running)");
+        if (active_)
+          throw InputError(op.origin + ": metrics collection is overlapping (a collection is already running)");
         active_ = std::make_unique<Active>();
         active_->name = op.name;
         active_->namespaces.insert(op.namespaces.begin(), op.namespaces.end());
@@ -1592,8 +1655,10 @@ class WorkloadRunner {
     ObjectTemplate<Node> tmpl(text, origin, "Node");
     const int n = static_cast<int>(op.count);
     if (op.has_node_allocatable_strategy && op.csi_node_allocatable_ignored)
-      add_note_once("nodeAllocatableStrategy: csiNodeAllocatable/migratedPlugins ignored (bulkscore has no volume plugins)");
-    const int strategies = int(op.has_node_allocatable_strategy) + int(op.has_label_strategy) + int(op.has_unique_label_strategy);
+      add_note_once(
+          "nodeAllocatableStrategy: csiNodeAllocatable/migratedPlugins ignored (bulkscore has no volume plugins)");
+    const int strategies =
+        int(op.has_node_allocatable_strategy) + int(op.has_label_strategy) + int(op.has_unique_label_strategy);
     if (strategies > 1)
       res_.notes.push_back("createNodes (op " + std::to_string(index) +
                            "): several prepare strategies; only the first of nodeAllocatable, labelNodePrepare, "
@@ -1610,7 +1675,8 @@ class WorkloadRunner {
       if (!parsed.has_name) node.name = parsed.generate_name + name_suffix(node_seq_++);
       if (!node_names_.insert(node.name).second)
         throw InputError(origin + ": node name \"" + node.name + "\" is used twice (createNodes op " +
-                         std::to_string(index) + ", node " + std::to_string(i) + "); use generateName or {{.Index}} in the name");
+                         std::to_string(index) + ", node " + std::to_string(i) +
+                         "); use generateName or {{.Index}} in the name");
       // Nodes are created with the usual hostname label, as upstream's preparer does.
       node.labels["kubernetes.io/hostname"] = node.name;
       if (op.has_node_allocatable_strategy) {
@@ -1660,7 +1726,9 @@ class WorkloadRunner {
       origin = "built-in pod";
     }
     if (op.has_volume_templates)
-      add_note_once("createPods: persistentVolume(Claim)TemplatePath ignored: bulkscore has no volume plugins; pods are scheduled without volumes");
+      add_note_once(
+          "createPods: persistentVolume(Claim)TemplatePath ignored: bulkscore has no volume plugins; pods are "
+          "scheduled without volumes");
 
     const int n = static_cast<int>(op.count);
     progress_.phase = "preparing pods";
@@ -1680,8 +1748,10 @@ class WorkloadRunner {
       Pod pod = make_pod(tmpl, origin, env, i, n, ns, op, is_gated);
       // A pod with scheduling gates never leaves the queue's PreEnqueue
       // check, upstream as here: it stays pending and is not attempted.
-      if (is_gated) ++gated;
-      else pods.push_back(std::move(pod));
+      if (is_gated)
+        ++gated;
+      else
+        pods.push_back(std::move(pod));
     }
     if (gated) {
       res_.gated_pods += gated;
@@ -1698,7 +1768,8 @@ class WorkloadRunner {
 
     std::unique_ptr<Active> own;
     if (op.collect_metrics) {
-      if (active_) throw InputError(op.origin + ": metrics collection is overlapping (a startCollectingMetrics is running)");
+      if (active_)
+        throw InputError(op.origin + ": metrics collection is overlapping (a startCollectingMetrics is running)");
       own = std::make_unique<Active>();
       own->name = ns;
       own->namespaces.insert(ns);
@@ -1718,12 +1789,16 @@ class WorkloadRunner {
       const ScheduleResult r = engine_->schedule(pods[static_cast<size_t>(i)]);
       const int64_t now = steady_ns();
       const bool placed = r.node >= 0;
-      const bool counted = m && m->namespaces.count(ns) && labels_match(pods[static_cast<size_t>(i)].labels, m->selector);
+      const bool counted =
+          m && m->namespaces.count(ns) && labels_match(pods[static_cast<size_t>(i)].labels, m->selector);
       if (counted) {
         ++m->attempted;
-        if (placed) ++m->scheduled;
-        else if (r.code == Code::Error) ++m->errors;
-        else ++m->unschedulable;
+        if (placed)
+          ++m->scheduled;
+        else if (r.code == Code::Error)
+          ++m->errors;
+        else
+          ++m->unschedulable;
         m->collector.pod_done(base + (now - loop_start), placed);
       } else {
         ++res_.setup_pods;
@@ -1735,7 +1810,8 @@ class WorkloadRunner {
         cluster_.running_pods.push_back(std::move(p));
       }
       progress_.done = static_cast<uint64_t>(i) + 1;
-      progress_.pods_per_second = static_cast<double>(i + 1) * 1e9 / static_cast<double>(std::max<int64_t>(1, now - loop_start));
+      progress_.pods_per_second =
+          static_cast<double>(i + 1) * 1e9 / static_cast<double>(std::max<int64_t>(1, now - loop_start));
       if (opt_.on_progress) opt_.on_progress(progress_);
     }
     if (m) m->active_ns = base + (steady_ns() - loop_start);
@@ -1752,17 +1828,20 @@ class WorkloadRunner {
     pm.errors = a.errors;
     pm.elapsed_seconds = static_cast<double>(a.active_ns) / 1e9;
     pm.throughput = a.collector.finish(a.active_ns);
-    pm.overall_pods_per_second = a.active_ns > 0 ? static_cast<double>(a.scheduled) * 1e9 / static_cast<double>(a.active_ns) : 0;
+    pm.overall_pods_per_second =
+        a.active_ns > 0 ? static_cast<double>(a.scheduled) * 1e9 / static_cast<double>(a.active_ns) : 0;
     const double work = static_cast<double>(a.attempted) * static_cast<double>(pm.nodes);
     pm.ns_per_node_per_pod = work > 0 ? static_cast<double>(a.active_ns) / work : 0;
     if (pm.nodes > 0) {
-      const uint32_t k = num_feasible_nodes_to_find(profile_.percentage_of_nodes_to_score, pm.nodes, !profile_.score.empty());
+      const uint32_t k =
+          num_feasible_nodes_to_find(profile_.percentage_of_nodes_to_score, pm.nodes, !profile_.score.empty());
       pm.nodes_scored_percent = std::min(100.0, 100.0 * k / pm.nodes);
     }
     pm.threshold = w_.threshold_by_topic ? 0 : w_.threshold;
     pm.interrupted = interrupted;
     if (pm.throughput.whole_op_fallback)
-      add_note_once(pm.name + ": the measured op took less than one 1-second window; SchedulingThroughput is its overall rate");
+      add_note_once(pm.name +
+                    ": the measured op took less than one 1-second window; SchedulingThroughput is its overall rate");
     if (pm.unschedulable + pm.errors > 0)
       res_.notes.push_back(pm.name + ": " + std::to_string(pm.unschedulable + pm.errors) +
                            " measured pods could not be placed (one attempt each; upstream would retry them)");
@@ -1822,10 +1901,22 @@ namespace {
 class PrettyJson {
  public:
   explicit PrettyJson(std::string& out) : out_(out) {}
-  PrettyJson& begin_object() { open('{'); return *this; }
-  PrettyJson& end_object() { close('}'); return *this; }
-  PrettyJson& begin_array() { open('['); return *this; }
-  PrettyJson& end_array() { close(']'); return *this; }
+  PrettyJson& begin_object() {
+    open('{');
+    return *this;
+  }
+  PrettyJson& end_object() {
+    close('}');
+    return *this;
+  }
+  PrettyJson& begin_array() {
+    open('[');
+    return *this;
+  }
+  PrettyJson& end_array() {
+    close(']');
+    return *this;
+  }
   PrettyJson& key(std::string_view k) {
     item();
     JsonWriter::escape(out_, k);
@@ -1833,10 +1924,26 @@ class PrettyJson {
     after_key_ = true;
     return *this;
   }
-  PrettyJson& str(std::string_view s) { item(); JsonWriter::escape(out_, s); return *this; }
-  PrettyJson& num(double v) { item(); out_ += json_number(v); return *this; }
-  PrettyJson& integer(uint64_t v) { item(); out_ += std::to_string(v); return *this; }
-  PrettyJson& boolean(bool b) { item(); out_ += b ? "true" : "false"; return *this; }
+  PrettyJson& str(std::string_view s) {
+    item();
+    JsonWriter::escape(out_, s);
+    return *this;
+  }
+  PrettyJson& num(double v) {
+    item();
+    out_ += json_number(v);
+    return *this;
+  }
+  PrettyJson& integer(uint64_t v) {
+    item();
+    out_ += std::to_string(v);
+    return *this;
+  }
+  PrettyJson& boolean(bool b) {
+    item();
+    out_ += b ? "true" : "false";
+    return *this;
+  }
 
  private:
   void item() {
@@ -1900,8 +2007,11 @@ std::string perf_results_json(const PerfRunResult& result) {
   for (const auto& w : result.workloads) {
     for (const auto& m : w.measurements) {
       const PerfThroughput& t = m.throughput;
-      std::vector<std::pair<std::string, double>> tp = {
-          {"Average", t.average}, {"Perc50", t.perc50}, {"Perc90", t.perc90}, {"Perc95", t.perc95}, {"Perc99", t.perc99}};
+      std::vector<std::pair<std::string, double>> tp = {{"Average", t.average},
+                                                        {"Perc50", t.perc50},
+                                                        {"Perc90", t.perc90},
+                                                        {"Perc95", t.perc95},
+                                                        {"Perc99", t.perc99}};
       if (m.threshold > 0) tp.insert(tp.begin() + 1, {"AverageThreshold", m.threshold});
       write_item(j, tp, "pods/s", "SchedulingThroughput", m, w);
       write_item(j, {{"Duration", m.elapsed_seconds}}, "s", "SchedulingDuration", m, w);
@@ -1909,7 +2019,9 @@ std::string perf_results_json(const PerfRunResult& result) {
       write_item(j, {{"Value", m.ns_per_node_per_pod}}, "ns", "bulkscore_ns_per_node_per_pod", m, w);
       write_item(j, {{"Percent", m.nodes_scored_percent}}, "%", "bulkscore_nodes_scored", m, w);
       write_item(j,
-                 {{"Attempted", double(m.attempted)}, {"Errors", double(m.errors)}, {"Scheduled", double(m.scheduled)},
+                 {{"Attempted", double(m.attempted)},
+                  {"Errors", double(m.errors)},
+                  {"Scheduled", double(m.scheduled)},
                   {"Unschedulable", double(m.unschedulable)}},
                  "pods", "bulkscore_pods", m, w);
     }
@@ -2033,8 +2145,13 @@ std::string format_perf_table(const std::vector<PerfCompareRow>& rows) {
     return std::string(buf);
   };
   for (const auto& r : rows) {
-    std::vector<std::string> c = {r.workload, r.backend.empty() ? "-" : r.backend, r.nodes.empty() ? "-" : r.nodes,
-                                  fmt(r.average, 1), fmt(r.perc50, 1), fmt(r.perc90, 1), fmt(r.perc99, 1),
+    std::vector<std::string> c = {r.workload,
+                                  r.backend.empty() ? "-" : r.backend,
+                                  r.nodes.empty() ? "-" : r.nodes,
+                                  fmt(r.average, 1),
+                                  fmt(r.perc50, 1),
+                                  fmt(r.perc90, 1),
+                                  fmt(r.perc99, 1),
                                   r.ns_per_node_per_pod ? fmt(*r.ns_per_node_per_pod, 3) : "-"};
     if (with_file) c.push_back(std::filesystem::path(r.file).filename().string());
     cells.push_back(std::move(c));

@@ -43,9 +43,24 @@ struct PerfValue {
   std::string text;  // String: the value; Other: a short description
   bool boolean = false;
 
-  static PerfValue of_number(double v) { PerfValue p; p.kind = Kind::Number; p.number = v; return p; }
-  static PerfValue of_string(std::string s) { PerfValue p; p.kind = Kind::String; p.text = std::move(s); return p; }
-  static PerfValue of_bool(bool b) { PerfValue p; p.kind = Kind::Bool; p.boolean = b; return p; }
+  static PerfValue of_number(double v) {
+    PerfValue p;
+    p.kind = Kind::Number;
+    p.number = v;
+    return p;
+  }
+  static PerfValue of_string(std::string s) {
+    PerfValue p;
+    p.kind = Kind::String;
+    p.text = std::move(s);
+    return p;
+  }
+  static PerfValue of_bool(bool b) {
+    PerfValue p;
+    p.kind = Kind::Bool;
+    p.boolean = b;
+    return p;
+  }
 };
 using PerfValueMap = std::map<std::string, PerfValue>;
 
@@ -76,9 +91,9 @@ struct PerfOp {
   // createNodes. Template paths are resolved against the config's folder.
   std::optional<std::string> node_template_path;
   bool has_node_allocatable_strategy = false;
-  StringMap node_allocatable;          // resource -> quantity text
+  StringMap node_allocatable;                 // resource -> quantity text
   bool csi_node_allocatable_ignored = false;  // csiNodeAllocatable / migratedPlugins present
-  bool has_label_strategy = false;     // labelNodePrepareStrategy
+  bool has_label_strategy = false;            // labelNodePrepareStrategy
   std::string label_key;
   std::vector<std::string> label_values;
   bool has_unique_label_strategy = false;  // uniqueNodeLabelStrategy
@@ -132,7 +147,7 @@ struct PerfTestCase {
   std::map<std::string, bool> feature_gates;
   std::vector<PerfOp> ops;  // workloadTemplate
   std::vector<PerfWorkload> workloads;
-  std::string scheduler_config_path;  // resolved; "" = default configuration
+  std::string scheduler_config_path;                     // resolved; "" = default configuration
   std::optional<std::string> default_pod_template_path;  // resolved
   std::vector<std::string> labels;
   std::vector<std::string> ignored_fields;  // e.g. metricsCollectorConfig: recorded, not used
@@ -207,10 +222,10 @@ class ThroughputCollector {
 // ---- running ----
 
 struct PerfProgress {
-  std::string workload;    // "TestCase/Workload"
-  std::string phase;       // "nodes", "setup pods", "measured pods", "done"
-  uint64_t done = 0;       // pods attempted in the current op
-  uint64_t total = 0;      // pods of the current op
+  std::string workload;        // "TestCase/Workload"
+  std::string phase;           // "nodes", "setup pods", "measured pods", "done"
+  uint64_t done = 0;           // pods attempted in the current op
+  uint64_t total = 0;          // pods of the current op
   double pods_per_second = 0;  // over the current op so far
   bool measured = false;
 };
@@ -249,11 +264,11 @@ struct PerfWorkloadResult {
   std::string backend;
   std::string backend_note;
   std::string device;
-  uint32_t nodes = 0;           // at the end of the workload
-  uint64_t setup_pods = 0;      // attempted outside measurements
+  uint32_t nodes = 0;       // at the end of the workload
+  uint64_t setup_pods = 0;  // attempted outside measurements
   uint64_t setup_unschedulable = 0;
-  uint64_t gated_pods = 0;      // pods with schedulingGates: created, never attempted
-  int32_t percentage_of_nodes_to_score = 0;  // effective, first profile
+  uint64_t gated_pods = 0;                    // pods with schedulingGates: created, never attempted
+  int32_t percentage_of_nodes_to_score = 0;   // effective, first profile
   std::map<std::string, bool> feature_gates;  // test case's merged with workload's
   std::vector<PerfMeasurement> measurements;
   std::vector<std::string> not_honoured;  // "churn (op 3)"
@@ -315,7 +330,7 @@ std::string render_perf_template(const std::string& text, const PerfValueMap& en
 // ---- the CLI (host/perf_cli.cpp) ----
 
 struct PerfCliOptions {
-  std::string config_path;   // performance-config.yaml (run mode)
+  std::string config_path;      // performance-config.yaml (run mode)
   std::string workload_filter;  // see select_perf_workloads
   std::string label_filter;     // see select_perf_workloads
   std::string backend = "auto";

@@ -46,7 +46,8 @@ class SigintGuard {
 };
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 // A single redrawn line on a terminal; plain lines every ~5 s otherwise.
@@ -128,12 +129,14 @@ std::string default_output_path(const std::string& backend) {
 void print_workload_summary(const PerfWorkloadResult& w, int verbosity) {
   if (verbosity <= 0) return;
   for (const auto& m : w.measurements) {
-    std::fprintf(stderr, "%s: %llu/%llu pods scheduled on %u nodes in %.3f s; SchedulingThroughput avg %.1f pods/s "
+    std::fprintf(stderr,
+                 "%s: %llu/%llu pods scheduled on %u nodes in %.3f s; SchedulingThroughput avg %.1f pods/s "
                  "(p50 %.1f, p90 %.1f, p99 %.1f; %zu windows), overall %.1f pods/s, %.3f ns/node/pod [%s]%s\n",
-                 m.name.c_str(), static_cast<unsigned long long>(m.scheduled), static_cast<unsigned long long>(m.attempted),
-                 m.nodes, m.elapsed_seconds, m.throughput.average, m.throughput.perc50, m.throughput.perc90,
-                 m.throughput.perc99, m.throughput.samples.size(), m.overall_pods_per_second, m.ns_per_node_per_pod,
-                 w.backend.c_str(), m.interrupted ? " (interrupted)" : "");
+                 m.name.c_str(), static_cast<unsigned long long>(m.scheduled),
+                 static_cast<unsigned long long>(m.attempted), m.nodes, m.elapsed_seconds, m.throughput.average,
+                 m.throughput.perc50, m.throughput.perc90, m.throughput.perc99, m.throughput.samples.size(),
+                 m.overall_pods_per_second, m.ns_per_node_per_pod, w.backend.c_str(),
+                 m.interrupted ? " (interrupted)" : "");
     if (m.threshold > 0 && !m.interrupted)
       std::fprintf(stderr, "  threshold %.1f pods/s: %s\n", m.threshold,
                    m.throughput.average > m.threshold ? "above" : "BELOW");
@@ -150,7 +153,8 @@ int perf_main(const PerfCliOptions& o) {
       std::cout << perf_compare(o.compare_files);
       return 0;
     }
-    if (o.config_path.empty()) throw InputError("perf: no workload file given (a scheduler_perf performance-config.yaml)");
+    if (o.config_path.empty())
+      throw InputError("perf: no workload file given (a scheduler_perf performance-config.yaml)");
     const PerfConfig config = load_perf_config(o.config_path);
     const std::vector<PerfSelected> selected = select_perf_workloads(config, o.workload_filter, o.label_filter);
     if (selected.empty())
@@ -206,7 +210,8 @@ int perf_main(const PerfCliOptions& o) {
           o.output_path.empty() ? default_output_path(result.workloads.front().backend) : o.output_path;
       write_file_atomically(path, perf_results_json(result));
       std::cout << format_perf_table(perf_rows(result));
-      std::fprintf(stderr, "results written to %s%s\n", path.c_str(), result.interrupted ? " (partial: interrupted)" : "");
+      std::fprintf(stderr, "results written to %s%s\n", path.c_str(),
+                   result.interrupted ? " (partial: interrupted)" : "");
     }
     if (error_rc) {
       std::fprintf(stderr, "bulkscore perf: %s\n", error.c_str());

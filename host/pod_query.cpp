@@ -11,7 +11,7 @@ namespace {
 // Upstream plugins without a bulkscore rule. For pods that do not use the
 // feature they contribute nothing upstream either (PreFilter/PreScore Skip,
 // or Score 0 everywhere); for pods that do, the engine warns.
-const char* const kNoRulePlugins[] = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",  "VolumeZone",
+const char* const kNoRulePlugins[] = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",   "VolumeZone",
                                       "PodTopologySpread",  "InterPodAffinity", "DynamicResources"};
 
 bool is_no_rule_plugin(const std::string& name) {
@@ -30,9 +30,12 @@ ProfilePlan make_profile_plan(const ProfileConfig& profile) {
   auto resolve = [&](const std::vector<std::string>& names, std::vector<uint8_t>& out) {
     for (const auto& n : names) {
       const int id = plugin_id_by_name(n);
-      if (id >= 0) out.push_back(static_cast<uint8_t>(id));
-      else if (is_no_rule_plugin(n)) note(n);
-      else throw InputError("profile \"" + profile.scheduler_name + "\": plugin \"" + n + "\" is not supported");
+      if (id >= 0)
+        out.push_back(static_cast<uint8_t>(id));
+      else if (is_no_rule_plugin(n))
+        note(n);
+      else
+        throw InputError("profile \"" + profile.scheduler_name + "\": plugin \"" + n + "\" is not supported");
     }
   };
   resolve(profile.pre_filter, plan.pre_filter);
@@ -79,9 +82,9 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
     if (prepared[id]) return;
     prepared[id] = true;
     switch (id) {
-#define BULKSCORE_X(P)                                                                       \
-  case static_cast<uint8_t>(PluginId::P):                                                   \
-    results[id] = plugins::P::prepare(ctx, q.header.states.P##_state, q.arena);              \
+#define BULKSCORE_X(P)                                                          \
+  case static_cast<uint8_t>(PluginId::P):                                       \
+    results[id] = plugins::P::prepare(ctx, q.header.states.P##_state, q.arena); \
     break;
       BULKSCORE_PLUGINS(BULKSCORE_X)
 #undef BULKSCORE_X
@@ -172,8 +175,7 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
   };
   if (!pod.topology_spread_constraints.empty() && in_profile("PodTopologySpread"))
     q.warnings.push_back("topologySpreadConstraints not enforced (PodTopologySpread is not implemented yet)");
-  if (pod.affinity && (pod.affinity->pod_affinity || pod.affinity->pod_anti_affinity) &&
-      in_profile("InterPodAffinity"))
+  if (pod.affinity && (pod.affinity->pod_affinity || pod.affinity->pod_anti_affinity) && in_profile("InterPodAffinity"))
     q.warnings.push_back("pod affinity/anti-affinity not enforced (InterPodAffinity is not implemented yet)");
   return q;
 }

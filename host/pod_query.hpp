@@ -19,8 +19,8 @@ struct ProfilePlan {
   ProfileConfig config;
   std::vector<uint8_t> pre_filter;  // plugins with a rule, in PreFilter order
   std::vector<uint8_t> filter;
-  std::vector<uint8_t> score;       // in Score order
-  std::vector<int64_t> weights;     // parallel to score
+  std::vector<uint8_t> score;    // in Score order
+  std::vector<int64_t> weights;  // parallel to score
   // Upstream plugins in the profile that bulkscore does not evaluate, and why
   // a pod may care (for warnings), e.g. PodTopologySpread.
   std::vector<std::string> not_evaluated;

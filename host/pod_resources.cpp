@@ -27,8 +27,10 @@ void add_into(ResourceList& acc, const ResourceList& x) {
 void max_into(ResourceList& acc, const ResourceList& x) {
   for (const auto& [k, v] : x) {
     auto it = acc.find(k);
-    if (it == acc.end()) acc.emplace(k, v);
-    else it->second = std::max(it->second, v);
+    if (it == acc.end())
+      acc.emplace(k, v);
+    else
+      it->second = std::max(it->second, v);
   }
 }
 

@@ -91,28 +91,62 @@ bool interpret_suffix(std::string_view s, SuffixValue* out) {
   if (s.size() <= 1) {
     const char c = s.empty() ? '\0' : s[0];
     switch (c) {
-      case '\0': out->decimal_exp = 0; return true;
-      case 'n': out->decimal_exp = -9; return true;
-      case 'u': out->decimal_exp = -6; return true;
-      case 'm': out->decimal_exp = -3; return true;
-      case 'k': out->decimal_exp = 3; return true;
-      case 'M': out->decimal_exp = 6; return true;
-      case 'G': out->decimal_exp = 9; return true;
-      case 'T': out->decimal_exp = 12; return true;
-      case 'P': out->decimal_exp = 15; return true;
-      case 'E': out->decimal_exp = 18; return true;
-      default: return false;
+      case '\0':
+        out->decimal_exp = 0;
+        return true;
+      case 'n':
+        out->decimal_exp = -9;
+        return true;
+      case 'u':
+        out->decimal_exp = -6;
+        return true;
+      case 'm':
+        out->decimal_exp = -3;
+        return true;
+      case 'k':
+        out->decimal_exp = 3;
+        return true;
+      case 'M':
+        out->decimal_exp = 6;
+        return true;
+      case 'G':
+        out->decimal_exp = 9;
+        return true;
+      case 'T':
+        out->decimal_exp = 12;
+        return true;
+      case 'P':
+        out->decimal_exp = 15;
+        return true;
+      case 'E':
+        out->decimal_exp = 18;
+        return true;
+      default:
+        return false;
     }
   }
   if (s.size() == 2 && s[1] == 'i') {
     switch (s[0]) {
-      case 'K': out->binary_exp = 10; return true;
-      case 'M': out->binary_exp = 20; return true;
-      case 'G': out->binary_exp = 30; return true;
-      case 'T': out->binary_exp = 40; return true;
-      case 'P': out->binary_exp = 50; return true;
-      case 'E': out->binary_exp = 60; return true;
-      default: break;
+      case 'K':
+        out->binary_exp = 10;
+        return true;
+      case 'M':
+        out->binary_exp = 20;
+        return true;
+      case 'G':
+        out->binary_exp = 30;
+        return true;
+      case 'T':
+        out->binary_exp = 40;
+        return true;
+      case 'P':
+        out->binary_exp = 50;
+        return true;
+      case 'E':
+        out->binary_exp = 60;
+        return true;
+      default:
+        break;
     }
   }
   if (s[0] != 'e' && s[0] != 'E') return false;

@@ -165,9 +165,8 @@ void Snapshot::build_dense_labels() {
   std::vector<std::pair<uint32_t, int32_t>> keys;
   for (const auto& [k, c] : count)
     if (2 * static_cast<uint64_t>(c) >= num_nodes_) keys.emplace_back(c, k);
-  std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
+  std::sort(keys.begin(), keys.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   if (keys.size() > kMaxDenseLabels) keys.resize(kMaxDenseLabels);
   dense_label_keys_.clear();
   for (const auto& kc : keys) dense_label_keys_.push_back(kc.second);
@@ -308,8 +307,9 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, const std::vector<Pod>&
   std::vector<int32_t> pod_node(running_pods.size(), -1);
   for (size_t p = 0; p < running_pods.size(); ++p) {
     const int32_t node = s.node_index(running_pods[p].node_name);
-    if (node < 0) throw InputError(running_pods[p].origin + ": pod \"" + running_pods[p].key() +
-                                   "\" is bound to unknown node \"" + running_pods[p].node_name + "\"");
+    if (node < 0)
+      throw InputError(running_pods[p].origin + ": pod \"" + running_pods[p].key() + "\" is bound to unknown node \"" +
+                       running_pods[p].node_name + "\"");
     pod_node[p] = node;
     wanted[p] = pod_host_ports(running_pods[p], s.strings_);
     port_need[static_cast<uint32_t>(node)] += static_cast<uint32_t>(wanted[p].size());
@@ -455,7 +455,8 @@ SnapshotView counts_only(uint32_t nodes, uint32_t resources, int32_t any_ip, uin
 }  // namespace
 
 SnapshotView Snapshot::view() const {
-  SnapshotView v = counts_only(num_nodes_, num_resources(), any_ip_id_, static_cast<uint32_t>(dense_label_keys_.size()));
+  SnapshotView v =
+      counts_only(num_nodes_, num_resources(), any_ip_id_, static_cast<uint32_t>(dense_label_keys_.size()));
   bind_columns(v, [](const char*, const auto& col, auto& field) { field = col.data(); });
   return v;
 }
@@ -470,7 +471,8 @@ std::vector<Snapshot::Column> Snapshot::columns() const {
 }
 
 SnapshotView Snapshot::view_over(const std::vector<const void*>& copies) const {
-  SnapshotView v = counts_only(num_nodes_, num_resources(), any_ip_id_, static_cast<uint32_t>(dense_label_keys_.size()));
+  SnapshotView v =
+      counts_only(num_nodes_, num_resources(), any_ip_id_, static_cast<uint32_t>(dense_label_keys_.size()));
   size_t i = 0;
   bind_columns(v, [&](const char* name, const auto&, auto& field) {
     if (i >= copies.size()) throw Error(std::string("view_over: no copy of column ") + name);

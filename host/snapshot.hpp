@@ -63,21 +63,21 @@ struct SnapshotView {
   const uint8_t* unschedulable = nullptr;      // [num_nodes], 0/1
   const int32_t* node_name_id = nullptr;       // [num_nodes]
 
-  const uint32_t* label_offsets = nullptr;     // [num_nodes + 1]
-  const int32_t* label_keys = nullptr;         // sorted by id within a node
+  const uint32_t* label_offsets = nullptr;  // [num_nodes + 1]
+  const int32_t* label_keys = nullptr;      // sorted by id within a node
   const int32_t* label_values = nullptr;
 
-  const uint32_t* taint_offsets = nullptr;     // [num_nodes + 1]
+  const uint32_t* taint_offsets = nullptr;  // [num_nodes + 1]
   const int32_t* taint_keys = nullptr;
   const int32_t* taint_values = nullptr;
-  const uint8_t* taint_effects = nullptr;      // TaintEffect
+  const uint8_t* taint_effects = nullptr;  // TaintEffect
 
-  const uint32_t* image_offsets = nullptr;     // [num_nodes + 1]
-  const int32_t* image_ids = nullptr;          // sorted within a node
-  const uint64_t* image_masks = nullptr;       // [num_nodes]: bit i = has image id i (< 64)
+  const uint32_t* image_offsets = nullptr;  // [num_nodes + 1]
+  const int32_t* image_ids = nullptr;       // sorted within a node
+  const uint64_t* image_masks = nullptr;    // [num_nodes]: bit i = has image id i (< 64)
 
-  const uint32_t* port_offsets = nullptr;      // [num_nodes + 1]; capacity = next - this
-  const uint32_t* port_counts = nullptr;       // [num_nodes]
+  const uint32_t* port_offsets = nullptr;  // [num_nodes + 1]; capacity = next - this
+  const uint32_t* port_counts = nullptr;   // [num_nodes]
   const HostPortEntry* ports = nullptr;
 
   // Per string id: the value parsed as a base-10 int64 (Go's ParseInt rules),
@@ -118,8 +118,10 @@ struct SnapshotView {
     uint32_t lo = image_offsets[node], hi = image_offsets[node + 1];
     while (lo < hi) {
       const uint32_t mid = lo + (hi - lo) / 2;
-      if (image_ids[mid] < image) lo = mid + 1;
-      else hi = mid;
+      if (image_ids[mid] < image)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     return lo < image_offsets[node + 1] && image_ids[lo] == image;
   }

@@ -26,16 +26,16 @@ using namespace cuda_detail;
 
 [[noreturn]] void throw_cuda(cudaError_t e, const char* what) {
   (void)cudaGetLastError();  // clear a non-sticky error so the next call starts clean
-  std::string msg = std::string("CUDA backend: ") + what + " failed: " + cudaGetErrorName(e) + " (" +
-                    cudaGetErrorString(e) + ")";
+  std::string msg =
+      std::string("CUDA backend: ") + what + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
   if (e == cudaErrorMemoryAllocation) throw DeviceOutOfMemory(msg);
   throw CudaError(msg);
 }
 
-#define BULKSCORE_CUDA_TRY(call)                          \
-  do {                                                    \
-    const cudaError_t e_ = (call);                        \
-    if (e_ != cudaSuccess) throw_cuda(e_, #call);         \
+#define BULKSCORE_CUDA_TRY(call)                  \
+  do {                                            \
+    const cudaError_t e_ = (call);                \
+    if (e_ != cudaSuccess) throw_cuda(e_, #call); \
   } while (0)
 
 constexpr size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
@@ -153,8 +153,8 @@ class SnapshotMirror {
     for (size_t i = 0; i < cols.size(); ++i) {
       columns_[i].reserve(cols[i].bytes, false);
       if (cols[i].bytes)
-        BULKSCORE_CUDA_TRY(cudaMemcpyAsync(columns_[i].get(), cols[i].data, cols[i].bytes, cudaMemcpyHostToDevice,
-                                           stream));
+        BULKSCORE_CUDA_TRY(
+            cudaMemcpyAsync(columns_[i].get(), cols[i].data, cols[i].bytes, cudaMemcpyHostToDevice, stream));
       host_cols_.emplace_back(cols[i].data, cols[i].bytes);
     }
     const std::vector<uint32_t>& order = snap.tree_order();
@@ -239,8 +239,8 @@ class SnapshotMirror {
     m.ports = const_cast<HostPortEntry*>(view_.ports);
     m.num_nodes = n;
     m.num_resources = r_count;
-    BULKSCORE_CUDA_TRY(enqueue_node_updates(m, d_staging_.as<const uint8_t>(),
-                                            static_cast<uint32_t>(touched_.size()), stream));
+    BULKSCORE_CUDA_TRY(
+        enqueue_node_updates(m, d_staging_.as<const uint8_t>(), static_cast<uint32_t>(touched_.size()), stream));
     log_size_ = log.size();
     num_pods_ = snap.num_pods();
   }
@@ -367,8 +367,10 @@ class CudaBackend final : public Backend {
     p.visit.count = count;
     p.visit.start = req.start;
     p.visit.rotate = sampling;
-    if (req.candidates) p.visit.order = d_pod_.as<const uint32_t>() + cand_at / sizeof(uint32_t);
-    else if (sampling) p.visit.order = mirror_.tree_order();
+    if (req.candidates)
+      p.visit.order = d_pod_.as<const uint32_t>() + cand_at / sizeof(uint32_t);
+    else if (sampling)
+      p.visit.order = mirror_.tree_order();
     p.cap = (sampling && req.num_to_find > 0) ? req.num_to_find : UINT32_MAX;
     p.sampling = sampling;
     p.score_single = req.score_single;
@@ -395,8 +397,9 @@ class CudaBackend final : public Backend {
 
     // The answer and the histogram: one small copy back, one sync.
     constexpr size_t kBackBytes = sizeof(Control) - offsetof(Control, answer);
-    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(back_.get(), reinterpret_cast<const uint8_t*>(w.ctrl) + offsetof(Control, answer),
-                                       kBackBytes, cudaMemcpyDeviceToHost, stream_));
+    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(back_.get(),
+                                       reinterpret_cast<const uint8_t*>(w.ctrl) + offsetof(Control, answer), kBackBytes,
+                                       cudaMemcpyDeviceToHost, stream_));
     BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
     in_flight_ = false;
     Answer a;
@@ -495,8 +498,10 @@ class CudaBackend final : public Backend {
 
     if (req.want_verdicts) {
       Visit host_visit = p.visit;  // same order, host arrays
-      if (req.candidates) host_visit.order = req.candidates->data();
-      else host_visit.order = tree_order;
+      if (req.candidates)
+        host_visit.order = req.candidates->data();
+      else
+        host_visit.order = tree_order;
       const auto* v = reinterpret_cast<const NodeVerdict*>(host + verdicts_at);
       for (uint32_t k = 0; k < a.processed; ++k) out.verdicts[host_visit.node_at(k)] = v[k];
     }
@@ -522,8 +527,9 @@ class CudaBackend final : public Backend {
       for (size_t i = 0; i < f;) {
         size_t j = i + 1;
         while (j < f && out.sorted_keys[j] == out.sorted_keys[i]) ++j;
-        if (j - i > 1) std::sort(out.sorted_nodes.begin() + static_cast<std::ptrdiff_t>(i),
-                                 out.sorted_nodes.begin() + static_cast<std::ptrdiff_t>(j));
+        if (j - i > 1)
+          std::sort(out.sorted_nodes.begin() + static_cast<std::ptrdiff_t>(i),
+                    out.sorted_nodes.begin() + static_cast<std::ptrdiff_t>(j));
         i = j;
       }
     }

@@ -19,10 +19,10 @@
 //      and writes the Answer.
 // Counts that only the device knows (feasible nodes, the cut) are read from
 // device memory by the kernels, so nothing waits on the host in between.
+#include <thrust/iterator/counting_iterator.h>
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
 
 #include <climits>
 
@@ -39,10 +39,10 @@ using PositionIterator = thrust::counting_iterator<uint32_t>;
 
 #ifndef NDEBUG
 // Debug builds: surface a faulting kernel at its launch, not at the next sync.
-#define BULKSCORE_DEBUG_SYNC(stream)                          \
-  do {                                                        \
-    const cudaError_t e_ = cudaStreamSynchronize(stream);     \
-    if (e_ != cudaSuccess) return e_;                         \
+#define BULKSCORE_DEBUG_SYNC(stream)                      \
+  do {                                                    \
+    const cudaError_t e_ = cudaStreamSynchronize(stream); \
+    if (e_ != cudaSuccess) return e_;                     \
   } while (0)
 #else
 #define BULKSCORE_DEBUG_SYNC(stream) \
@@ -50,10 +50,10 @@ using PositionIterator = thrust::counting_iterator<uint32_t>;
   } while (0)
 #endif
 
-#define BULKSCORE_RETURN_IF_ERROR(call)  \
-  do {                                   \
-    const cudaError_t e_ = (call);       \
-    if (e_ != cudaSuccess) return e_;    \
+#define BULKSCORE_RETURN_IF_ERROR(call) \
+  do {                                  \
+    const cudaError_t e_ = (call);      \
+    if (e_ != cudaSuccess) return e_;   \
   } while (0)
 
 // How many positions are kept and how many were visited: all of them, or
@@ -196,7 +196,8 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ typename BestReduce::TempStorage reduce_storage;
   __shared__ bool is_last;
   __shared__ NormStats stats[kMaxProfilePlugins];
-  if (threadIdx.x < q.num_scores) stats[threadIdx.x] = NormStats{ctrl->stat_min[threadIdx.x], ctrl->stat_max[threadIdx.x]};
+  if (threadIdx.x < q.num_scores)
+    stats[threadIdx.x] = NormStats{ctrl->stat_min[threadIdx.x], ctrl->stat_max[threadIdx.x]};
   __syncthreads();
   const Counts c = read_counts(ctrl, feasible_pos, cap, visit.count);
   const uint32_t kept = c.kept;
@@ -264,8 +265,7 @@ __global__ void apply_node_updates(MutableColumns cols, const uint8_t* records) 
   const HostPortEntry* ports =
       reinterpret_cast<const HostPortEntry*>(rec + sizeof(NodeUpdateHeader) + (cols.num_resources + 2) * 8);
   const size_t n = cols.num_nodes;
-  for (uint32_t r = threadIdx.x; r < cols.num_resources; r += blockDim.x)
-    cols.requested[r * n + h.node] = values[r];
+  for (uint32_t r = threadIdx.x; r < cols.num_resources; r += blockDim.x) cols.requested[r * n + h.node] = values[r];
   for (uint32_t j = threadIdx.x; j < h.port_count; j += blockDim.x) cols.ports[h.port_begin + j] = ports[j];
   if (threadIdx.x == 0) {
     cols.nonzero_requested[h.node] = values[cols.num_resources];
@@ -293,10 +293,9 @@ cudaError_t select_temp_bytes(uint32_t num_items, size_t& bytes) {
 
 cudaError_t sort_temp_bytes(uint32_t num_items, size_t& bytes) {
   bytes = 0;
-  return cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, static_cast<const uint64_t*>(nullptr),
-                                                   static_cast<uint64_t*>(nullptr),
-                                                   static_cast<const uint32_t*>(nullptr),
-                                                   static_cast<uint32_t*>(nullptr), static_cast<int64_t>(num_items));
+  return cub::DeviceRadixSort::SortPairsDescending(
+      nullptr, bytes, static_cast<const uint64_t*>(nullptr), static_cast<uint64_t*>(nullptr),
+      static_cast<const uint32_t*>(nullptr), static_cast<uint32_t*>(nullptr), static_cast<int64_t>(num_items));
 }
 
 cudaError_t enqueue_evaluation(const PodLaunch& p, const WorkBuffers& w, cudaStream_t stream) {
@@ -304,8 +303,8 @@ cudaError_t enqueue_evaluation(const PodLaunch& p, const WorkBuffers& w, cudaStr
   if (count == 0) return cudaSuccess;
   const uint32_t grid = blocks_for(count);
 
-  evaluate_positions<<<grid, kBlock, 0, stream>>>(p.snap, p.query, p.visit, w.flags, w.pos_verdicts, w.raw_pos,
-                                                  w.ctrl, !p.sampling);
+  evaluate_positions<<<grid, kBlock, 0, stream>>>(p.snap, p.query, p.visit, w.flags, w.pos_verdicts, w.raw_pos, w.ctrl,
+                                                  !p.sampling);
   BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
   BULKSCORE_DEBUG_SYNC(stream);
 
@@ -323,16 +322,16 @@ cudaError_t enqueue_evaluation(const PodLaunch& p, const WorkBuffers& w, cudaStr
   }
 
   score_and_select<<<p.select_blocks, kBlock, 0, stream>>>(p.query, p.visit, p.cap, p.score_single, w.raw_pos,
-                                                           w.feasible_pos, w.keys, w.nodes, w.totals, w.raw_c,
-                                                           w.norm_c, w.partials, w.ctrl);
+                                                           w.feasible_pos, w.keys, w.nodes, w.totals, w.raw_c, w.norm_c,
+                                                           w.partials, w.ctrl);
   BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
   BULKSCORE_DEBUG_SYNC(stream);
   return cudaSuccess;
 }
 
 cudaError_t enqueue_sort_descending(const uint64_t* keys_in, const uint32_t* nodes_in, uint64_t* keys_out,
-                                    uint32_t* nodes_out, uint32_t num_items, int end_bit, void* temp,
-                                    size_t temp_bytes, cudaStream_t stream) {
+                                    uint32_t* nodes_out, uint32_t num_items, int end_bit, void* temp, size_t temp_bytes,
+                                    cudaStream_t stream) {
   BULKSCORE_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairsDescending(
       temp, temp_bytes, keys_in, keys_out, nodes_in, nodes_out, static_cast<int64_t>(num_items), 0, end_bit, stream));
   BULKSCORE_DEBUG_SYNC(stream);

@@ -67,9 +67,9 @@ struct BestItem {
 
 // One pod's evaluation, as the kernels see it.
 struct PodLaunch {
-  SnapshotView snap;   // device pointers
-  PodQueryView query;  // arena: device pointer
-  Visit visit;         // order: device pointer
+  SnapshotView snap;          // device pointers
+  PodQueryView query;         // arena: device pointer
+  Visit visit;                // order: device pointer
   uint32_t cap = UINT32_MAX;  // feasible positions to find; UINT32_MAX: all
   bool sampling = false;      // cut the visit after `cap` feasible positions
   bool score_single = false;
@@ -81,17 +81,17 @@ struct PodLaunch {
 // arrays: num_scores * count). Optional ones are nullptr when not wanted.
 struct WorkBuffers {
   Control* ctrl = nullptr;
-  uint8_t* flags = nullptr;            // [count] feasible per position
+  uint8_t* flags = nullptr;             // [count] feasible per position
   NodeVerdict* pos_verdicts = nullptr;  // [count] verdict per position (sampling or want_verdicts)
-  int64_t* raw_pos = nullptr;          // [slot * count + k] raw scores of feasible positions
-  uint32_t* feasible_pos = nullptr;    // [count] feasible positions in visiting order
-  uint64_t* keys = nullptr;            // [F] selection keys, compacted
-  uint32_t* nodes = nullptr;           // [F] node indices, compacted
-  int64_t* totals = nullptr;           // [F] (want_scores)
-  int64_t* raw_c = nullptr;            // [slot * F + i] (want_scores)
-  int64_t* norm_c = nullptr;           // [slot * F + i] (want_scores)
-  BestItem* partials = nullptr;        // [select_blocks]
-  void* temp = nullptr;                // CUB temporary storage
+  int64_t* raw_pos = nullptr;           // [slot * count + k] raw scores of feasible positions
+  uint32_t* feasible_pos = nullptr;     // [count] feasible positions in visiting order
+  uint64_t* keys = nullptr;             // [F] selection keys, compacted
+  uint32_t* nodes = nullptr;            // [F] node indices, compacted
+  int64_t* totals = nullptr;            // [F] (want_scores)
+  int64_t* raw_c = nullptr;             // [slot * F + i] (want_scores)
+  int64_t* norm_c = nullptr;            // [slot * F + i] (want_scores)
+  BestItem* partials = nullptr;         // [select_blocks]
+  void* temp = nullptr;                 // CUB temporary storage
   size_t temp_bytes = 0;
 };
 
@@ -133,8 +133,8 @@ cudaError_t enqueue_evaluation(const PodLaunch& p, const WorkBuffers& w, cudaStr
 // Sorts `num_items` (key, node) pairs by descending key, stably, looking at
 // key bits [0, end_bit).
 cudaError_t enqueue_sort_descending(const uint64_t* keys_in, const uint32_t* nodes_in, uint64_t* keys_out,
-                                    uint32_t* nodes_out, uint32_t num_items, int end_bit, void* temp,
-                                    size_t temp_bytes, cudaStream_t stream);
+                                    uint32_t* nodes_out, uint32_t num_items, int end_bit, void* temp, size_t temp_bytes,
+                                    cudaStream_t stream);
 
 // Applies `num_records` packed node updates (see NodeUpdateHeader) from the
 // device staging buffer `records`.

@@ -45,20 +45,24 @@ template <class P>
 BULKSCORE_HD FilterOutcome call_filter(const SnapshotView& s, const PluginStates& st, const uint8_t* arena,
                                        uint32_t node, const typename P::State& ps) {
   (void)st;
-  if constexpr (P::kHasFilter) return P::filter(s, ps, arena, node);
-  else return filter_pass();
+  if constexpr (P::kHasFilter)
+    return P::filter(s, ps, arena, node);
+  else
+    return filter_pass();
 }
 template <class P>
 BULKSCORE_HD int64_t call_score(const SnapshotView& s, const uint8_t* arena, uint32_t node,
                                 const typename P::State& ps) {
-  if constexpr (P::kHasScore) return P::score(s, ps, arena, node);
-  else return 0;
+  if constexpr (P::kHasScore)
+    return P::score(s, ps, arena, node);
+  else
+    return 0;
 }
 }  // namespace detail
 
 BULKSCORE_HD FilterOutcome run_filter(uint8_t plugin, const SnapshotView& s, const PodQueryView& q, uint32_t node) {
   switch (plugin) {
-#define BULKSCORE_X(P)                   \
+#define BULKSCORE_X(P)                    \
   case static_cast<uint8_t>(PluginId::P): \
     return detail::call_filter<plugins::P>(s, q.states, q.arena, node, q.states.P##_state);
     BULKSCORE_PLUGINS(BULKSCORE_X)
@@ -70,7 +74,7 @@ BULKSCORE_HD FilterOutcome run_filter(uint8_t plugin, const SnapshotView& s, con
 
 BULKSCORE_HD int64_t run_score(uint8_t plugin, const SnapshotView& s, const PodQueryView& q, uint32_t node) {
   switch (plugin) {
-#define BULKSCORE_X(P)                   \
+#define BULKSCORE_X(P)                    \
   case static_cast<uint8_t>(PluginId::P): \
     return detail::call_score<plugins::P>(s, q.arena, node, q.states.P##_state);
     BULKSCORE_PLUGINS(BULKSCORE_X)
@@ -82,7 +86,7 @@ BULKSCORE_HD int64_t run_score(uint8_t plugin, const SnapshotView& s, const PodQ
 
 BULKSCORE_HD NormalizeKind normalize_kind(uint8_t plugin) {
   switch (plugin) {
-#define BULKSCORE_X(P)                   \
+#define BULKSCORE_X(P)                    \
   case static_cast<uint8_t>(PluginId::P): \
     return plugins::P::kNormalize;
     BULKSCORE_PLUGINS(BULKSCORE_X)
@@ -97,9 +101,9 @@ BULKSCORE_HD NormalizeKind normalize_kind(uint8_t plugin) {
 template <class Fn>
 void visit_plugin(uint8_t plugin, Fn&& fn) {
   switch (plugin) {
-#define BULKSCORE_X(P)                   \
+#define BULKSCORE_X(P)                    \
   case static_cast<uint8_t>(PluginId::P): \
-    fn(plugins::P{});                    \
+    fn(plugins::P{});                     \
     break;
     BULKSCORE_PLUGINS(BULKSCORE_X)
 #undef BULKSCORE_X
@@ -111,10 +115,10 @@ void visit_plugin(uint8_t plugin, Fn&& fn) {
 // The state of plugin P inside a query.
 template <class P>
 BULKSCORE_HD const typename P::State& plugin_state(const PodQueryView& q);
-#define BULKSCORE_X(P)                                                                         \
-  template <>                                                                                  \
-  BULKSCORE_HD const plugins::P::State& plugin_state<plugins::P>(const PodQueryView& q) {      \
-    return q.states.P##_state;                                                                 \
+#define BULKSCORE_X(P)                                                                    \
+  template <>                                                                             \
+  BULKSCORE_HD const plugins::P::State& plugin_state<plugins::P>(const PodQueryView& q) { \
+    return q.states.P##_state;                                                            \
   }
 BULKSCORE_PLUGINS(BULKSCORE_X)
 #undef BULKSCORE_X

@@ -27,8 +27,8 @@ struct ImageLocality {
   };
 
   struct State {
-    Span<ImageTerm> images;   // init containers first, duplicates kept
-    int64_t max_threshold;    // 1000 MiB x number of containers
+    Span<ImageTerm> images;  // init containers first, duplicates kept
+    int64_t max_threshold;   // 1000 MiB x number of containers
   };
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
@@ -42,8 +42,10 @@ struct ImageLocality {
     const ImageTerm* img = st.images.data(arena);
     for (uint32_t i = 0; i < st.images.count; ++i)
       if (s.has_image(node, img[i].image)) sum += img[i].scaled_size;
-    if (sum < kMinThreshold) sum = kMinThreshold;
-    else if (sum > st.max_threshold) sum = st.max_threshold;
+    if (sum < kMinThreshold)
+      sum = kMinThreshold;
+    else if (sum > st.max_threshold)
+      sum = st.max_threshold;
     return div_trunc(100 * (sum - kMinThreshold), st.max_threshold - kMinThreshold);
   }
 

@@ -137,8 +137,10 @@ PrepareResult NodeAffinity::prepare(const PrepareContext& ctx, State& st, Arena&
     const int32_t value = ctx.snapshot.string_id(v);
     const int32_t key = ctx.snapshot.string_id(k);
     AffinityRequirement req{key, ctx.snapshot.dense_label_slot(key), AffinityRequirement::kIn, {}, 0};
-    if (value == kNoId) req.op = AffinityRequirement::kNever;
-    else req.values = arena.push(&value, 1);
+    if (value == kNoId)
+      req.op = AffinityRequirement::kNever;
+    else
+      req.values = arena.push(&value, 1);
     selector.push_back(req);
   }
   st.node_selector = arena.push(selector);

@@ -12,11 +12,11 @@ namespace bulkscore {
 // One compiled NodeSelectorRequirement (label expression or metadata.name field).
 struct AffinityRequirement {
   enum Op : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt, kFieldIn, kFieldNotIn, kAlways, kNever };
-  int32_t key;            // label key id (kNoId: no node has it)
-  int32_t dense = -1;     // the key's dense label column, -1 if none
+  int32_t key;         // label key id (kNoId: no node has it)
+  int32_t dense = -1;  // the key's dense label column, -1 if none
   uint8_t op;
-  Span<int32_t> values;   // ids of the values the dictionary knows, sorted
-  int64_t bound;          // Gt/Lt
+  Span<int32_t> values;  // ids of the values the dictionary knows, sorted
+  int64_t bound;         // Gt/Lt
 
   BULKSCORE_HD bool matches(const SnapshotView& s, const uint8_t* arena, uint32_t node) const {
     if (op == kAlways || op == kNever) return op == kAlways;  // decided at prepare time
@@ -26,11 +26,16 @@ struct AffinityRequirement {
     }
     const int32_t v = s.label_value(node, key, dense);
     switch (op) {
-      case kExists: return v != kNoId;
-      case kDoesNotExist: return v == kNoId;
-      case kGt: return v != kNoId && s.string_int_ok[v] && s.string_int[v] > bound;
-      case kLt: return v != kNoId && s.string_int_ok[v] && s.string_int[v] < bound;
-      default: break;
+      case kExists:
+        return v != kNoId;
+      case kDoesNotExist:
+        return v == kNoId;
+      case kGt:
+        return v != kNoId && s.string_int_ok[v] && s.string_int[v] > bound;
+      case kLt:
+        return v != kNoId && s.string_int_ok[v] && s.string_int[v] < bound;
+      default:
+        break;
     }
     bool in = false;
     if (v != kNoId) {
@@ -73,7 +78,7 @@ struct NodeAffinity {
     Span<AffinityTerm> required;              // ORed; empty + has_required = matches nothing
     bool has_added_required;
     Span<AffinityTerm> added_required;
-    Span<AffinityTerm> preferred;             // the pod's and the profile's
+    Span<AffinityTerm> preferred;  // the pod's and the profile's
   };
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);

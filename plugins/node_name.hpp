@@ -1,8 +1,8 @@
 // NodeName (Filter): a pod with spec.nodeName fits only the node of that name.
 #pragma once
 
-#include "plugins/plugin_api.hpp"
 #include "host/snapshot.hpp"
+#include "plugins/plugin_api.hpp"
 
 namespace bulkscore {
 
@@ -18,15 +18,14 @@ struct NodeName {
   static constexpr int32_t kUnknownNode = -2;
 
   struct State {
-    bool wants_node;     // spec.nodeName is set
-    int32_t node_name;   // string id, or kUnknownNode
+    bool wants_node;    // spec.nodeName is set
+    int32_t node_name;  // string id, or kUnknownNode
   };
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
 
   static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t*, uint32_t node) {
-    if (st.wants_node && s.node_name_id[node] != st.node_name)
-      return filter_fail(Code::UnschedulableAndUnresolvable);
+    if (st.wants_node && s.node_name_id[node] != st.node_name) return filter_fail(Code::UnschedulableAndUnresolvable);
     return filter_pass();
   }
   static BULKSCORE_HD int64_t score(const SnapshotView&, const State&, const uint8_t*, uint32_t) { return 0; }

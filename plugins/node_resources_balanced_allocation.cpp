@@ -5,8 +5,7 @@
 namespace bulkscore::plugins {
 
 PrepareResult NodeResourcesBalancedAllocation::prepare(const PrepareContext& ctx, State& st, Arena& arena) {
-  const auto scored =
-      resolve_scored_resources(ctx.snapshot, ctx.profile.balanced_args.resources, ctx.requests, false);
+  const auto scored = resolve_scored_resources(ctx.snapshot, ctx.profile.balanced_args.resources, ctx.requests, false);
   st.scored = arena.push(scored);
   PrepareResult r;
   // Best-effort pods (nothing requested of the configured resources) skip,

@@ -41,9 +41,15 @@ PrepareResult NodeResourcesFit::prepare(const PrepareContext& ctx, State& st, Ar
   st.scalar_requests = arena.push(scalar_amounts);
 
   switch (args.strategy) {
-    case ScoringStrategyType::MostAllocated: st.strategy = kMostAllocated; break;
-    case ScoringStrategyType::RequestedToCapacityRatio: st.strategy = kRequestedToCapacityRatio; break;
-    default: st.strategy = kLeastAllocated; break;
+    case ScoringStrategyType::MostAllocated:
+      st.strategy = kMostAllocated;
+      break;
+    case ScoringStrategyType::RequestedToCapacityRatio:
+      st.strategy = kRequestedToCapacityRatio;
+      break;
+    default:
+      st.strategy = kLeastAllocated;
+      break;
   }
   st.scored = arena.push(
       resolve_scored_resources(ctx.snapshot, args.resources, pod_requests_nonzero_for_scoring(ctx.pod), true));

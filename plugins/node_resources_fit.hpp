@@ -25,9 +25,9 @@ struct NodeResourcesFit {
 
   struct State {
     // Filter.
-    int64_t cpu, memory, ephemeral;       // the pod's Filter request
-    bool only_pod_count;                  // nothing requested: only the pod count is checked
-    Span<uint32_t> scalar_resources;      // requested (> 0), not ignored
+    int64_t cpu, memory, ephemeral;   // the pod's Filter request
+    bool only_pod_count;              // nothing requested: only the pod count is checked
+    Span<uint32_t> scalar_resources;  // requested (> 0), not ignored
     Span<int64_t> scalar_requests;
     // Score.
     uint8_t strategy;
@@ -66,11 +66,12 @@ struct NodeResourcesFit {
   static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
     const ScoredResource* res = st.scored.data(arena);
     switch (st.strategy) {
-      case kMostAllocated: return most_allocated_score(s, res, st.scored.count, node);
+      case kMostAllocated:
+        return most_allocated_score(s, res, st.scored.count, node);
       case kRequestedToCapacityRatio:
-        return requested_to_capacity_ratio_score(s, res, st.scored.count, st.shape.data(arena), st.shape.count,
-                                                 node);
-      default: return least_allocated_score(s, res, st.scored.count, node);
+        return requested_to_capacity_ratio_score(s, res, st.scored.count, st.shape.data(arena), st.shape.count, node);
+      default:
+        return least_allocated_score(s, res, st.scored.count, node);
     }
   }
 

@@ -2,8 +2,8 @@
 // pods tolerating node.kubernetes.io/unschedulable:NoSchedule.
 #pragma once
 
-#include "plugins/plugin_api.hpp"
 #include "host/snapshot.hpp"
+#include "plugins/plugin_api.hpp"
 
 namespace bulkscore {
 
@@ -22,8 +22,7 @@ struct NodeUnschedulable {
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
 
   static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t*, uint32_t node) {
-    if (s.unschedulable[node] && !st.tolerates_unschedulable)
-      return filter_fail(Code::UnschedulableAndUnresolvable);
+    if (s.unschedulable[node] && !st.tolerates_unschedulable) return filter_fail(Code::UnschedulableAndUnresolvable);
     return filter_pass();
   }
   static BULKSCORE_HD int64_t score(const SnapshotView&, const State&, const uint8_t*, uint32_t) { return 0; }

@@ -11,7 +11,8 @@
 //     static BULKSCORE_HD FilterOutcome filter(const SnapshotView&, const State&, const uint8_t* arena, uint32_t node);
 //     static BULKSCORE_HD int64_t score(const SnapshotView&, const State&, const uint8_t* arena, uint32_t node);
 //     // Host: the reason strings for a filter outcome's reason bits.
-//     static void reasons(uint64_t bits, const Snapshot&, const State&, const uint8_t* arena, std::vector<std::string>& out);
+//     static void reasons(uint64_t bits, const Snapshot&, const State&, const uint8_t* arena, std::vector<std::string>&
+//     out);
 //   };
 //
 // and one line in plugins/registry.hpp. Backends never name a plugin.
@@ -122,7 +123,9 @@ class Arena {
     return Span<T>{static_cast<uint32_t>(off), static_cast<uint32_t>(n)};
   }
   template <class T>
-  Span<T> push(const std::vector<T>& v) { return push(v.data(), v.size()); }
+  Span<T> push(const std::vector<T>& v) {
+    return push(v.data(), v.size());
+  }
   void clear() { bytes_.clear(); }
   const uint8_t* data() const { return bytes_.data(); }
   size_t size() const { return bytes_.size(); }

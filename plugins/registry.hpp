@@ -12,13 +12,13 @@
 #include "plugins/node_unschedulable.hpp"
 #include "plugins/taint_toleration.hpp"
 
-#define BULKSCORE_PLUGINS(X)       \
-  X(NodeUnschedulable)             \
-  X(NodeName)                      \
-  X(TaintToleration)               \
-  X(NodeAffinity)                  \
-  X(NodePorts)                     \
-  X(NodeResourcesFit)              \
+#define BULKSCORE_PLUGINS(X)         \
+  X(NodeUnschedulable)               \
+  X(NodeName)                        \
+  X(TaintToleration)                 \
+  X(NodeAffinity)                    \
+  X(NodePorts)                       \
+  X(NodeResourcesFit)                \
   X(NodeResourcesBalancedAllocation) \
   X(ImageLocality)
 
@@ -28,7 +28,7 @@ enum class PluginId : uint8_t {
 #define BULKSCORE_X(P) P,
   BULKSCORE_PLUGINS(BULKSCORE_X)
 #undef BULKSCORE_X
-  kCount
+      kCount
 };
 constexpr uint32_t kNumPlugins = static_cast<uint32_t>(PluginId::kCount);
 constexpr uint8_t kNoPlugin = 0xFF;

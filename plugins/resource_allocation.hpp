@@ -13,13 +13,13 @@ namespace bulkscore {
 // One configured resource, resolved for one pod.
 struct ScoredResource {
   enum Source : uint8_t {
-    kSkip,             // contributes (0, 0): pod does not request this scalar, or no node offers it
-    kNonZeroCpu,       // node NonZeroRequested cpu + pod (non-zero) request
+    kSkip,        // contributes (0, 0): pod does not request this scalar, or no node offers it
+    kNonZeroCpu,  // node NonZeroRequested cpu + pod (non-zero) request
     kNonZeroMemory,
-    kRequested,        // node Requested[r] + pod request
+    kRequested,  // node Requested[r] + pod request
   };
   uint8_t source;
-  uint32_t resource;   // column index
+  uint32_t resource;  // column index
   int64_t weight;
   int64_t pod_request;
 };
@@ -38,9 +38,15 @@ BULKSCORE_HD void resource_pair(const SnapshotView& s, const ScoredResource& e, 
   alloc = s.alloc(e.resource, node);
   if (alloc == 0) return;
   switch (e.source) {
-    case ScoredResource::kNonZeroCpu: req = s.nonzero_requested[node] + e.pod_request; break;
-    case ScoredResource::kNonZeroMemory: req = s.nonzero_requested[s.num_nodes + node] + e.pod_request; break;
-    default: req = s.req(e.resource, node) + e.pod_request; break;
+    case ScoredResource::kNonZeroCpu:
+      req = s.nonzero_requested[node] + e.pod_request;
+      break;
+    case ScoredResource::kNonZeroMemory:
+      req = s.nonzero_requested[s.num_nodes + node] + e.pod_request;
+      break;
+    default:
+      req = s.req(e.resource, node) + e.pod_request;
+      break;
   }
 }
 
@@ -58,8 +64,7 @@ BULKSCORE_HD int64_t least_allocated_score(const SnapshotView& s, const ScoredRe
   return weights == 0 ? 0 : div_trunc(sum, weights);
 }
 
-BULKSCORE_HD int64_t most_allocated_score(const SnapshotView& s, const ScoredResource* res, uint32_t n,
-                                          uint32_t node) {
+BULKSCORE_HD int64_t most_allocated_score(const SnapshotView& s, const ScoredResource* res, uint32_t n, uint32_t node) {
   int64_t sum = 0, weights = 0;
   for (uint32_t i = 0; i < n; ++i) {
     int64_t req, alloc;

@@ -17,8 +17,8 @@ struct TaintToleration {
   static constexpr NormalizeKind kNormalize = NormalizeKind::DefaultReverse;
 
   struct State {
-    Span<TolerationRule> all;      // for Filter
-    Span<TolerationRule> prefer;   // effect "" or PreferNoSchedule, for Score
+    Span<TolerationRule> all;     // for Filter
+    Span<TolerationRule> prefer;  // effect "" or PreferNoSchedule, for Score
   };
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);

@@ -10,14 +10,22 @@ TolerationRule compile_toleration(const Toleration& t, const StringDict& dict) {
   };
   r.key = t.key.empty() ? kNoId : id_or_nomatch(t.key);
   r.value = id_or_nomatch(t.value);
-  if (t.effect.empty()) r.effect = -1;
-  else if (t.effect == "NoSchedule") r.effect = static_cast<int32_t>(TaintEffect::NoSchedule);
-  else if (t.effect == "PreferNoSchedule") r.effect = static_cast<int32_t>(TaintEffect::PreferNoSchedule);
-  else if (t.effect == "NoExecute") r.effect = static_cast<int32_t>(TaintEffect::NoExecute);
-  else r.effect = TolerationRule::kNoMatch;
-  if (t.op.empty() || t.op == "Equal") r.op = TolerationRule::kEqual;
-  else if (t.op == "Exists") r.op = TolerationRule::kExists;
-  else r.op = TolerationRule::kNever;
+  if (t.effect.empty())
+    r.effect = -1;
+  else if (t.effect == "NoSchedule")
+    r.effect = static_cast<int32_t>(TaintEffect::NoSchedule);
+  else if (t.effect == "PreferNoSchedule")
+    r.effect = static_cast<int32_t>(TaintEffect::PreferNoSchedule);
+  else if (t.effect == "NoExecute")
+    r.effect = static_cast<int32_t>(TaintEffect::NoExecute);
+  else
+    r.effect = TolerationRule::kNoMatch;
+  if (t.op.empty() || t.op == "Equal")
+    r.op = TolerationRule::kEqual;
+  else if (t.op == "Exists")
+    r.op = TolerationRule::kExists;
+  else
+    r.op = TolerationRule::kNever;
   return r;
 }
 

@@ -24,9 +24,12 @@ struct TolerationRule {
     if (effect != -1 && effect != static_cast<int32_t>(taint_effect)) return false;
     if (key != kNoId && key != taint_key) return false;
     switch (op) {
-      case kExists: return true;
-      case kEqual: return value == taint_value;
-      default: return false;  // Gt/Lt: the TaintTolerationComparisonOperators gate is off in v1.35
+      case kExists:
+        return true;
+      case kEqual:
+        return value == taint_value;
+      default:
+        return false;  // Gt/Lt: the TaintTolerationComparisonOperators gate is off in v1.35
     }
   }
 };

@@ -58,9 +58,8 @@ std::string pod_json(const std::string& name, const std::string& cpu, const std:
                      R"(","memory":"100Mi"}}}])";
   if (!node_name.empty()) spec += R"(,"nodeName":")" + node_name + R"(")";
   if (!extra_spec.empty()) spec += "," + extra_spec;
-  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
-         R"(","namespace":"default"},"spec":{)" + spec + R"(},"status":{"phase":")" +
-         (node_name.empty() ? "Pending" : "Running") + R"("}})";
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"(","namespace":"default"},"spec":{)" +
+         spec + R"(},"status":{"phase":")" + (node_name.empty() ? "Pending" : "Running") + R"("}})";
 }
 
 std::string list(const std::string& kind, const std::vector<std::string>& items) {
@@ -73,9 +72,11 @@ std::string list(const std::string& kind, const std::vector<std::string>& items)
 struct Fixture {
   std::string nodes, pods;
   Fixture() {
-    nodes = write("cli-nodes.json",
-                  list("NodeList", {node_json("n1", "4"), node_json("n2", "1"),
-                                    node_json("n3", "8", R"("taints":[{"key":"dedicated","value":"infra","effect":"NoSchedule"}])")}));
+    nodes =
+        write("cli-nodes.json",
+              list("NodeList",
+                   {node_json("n1", "4"), node_json("n2", "1"),
+                    node_json("n3", "8", R"("taints":[{"key":"dedicated","value":"infra","effect":"NoSchedule"}])")}));
     pods = write("cli-pods.json", list("PodList", {pod_json("running", "500m", "n1"), pod_json("small", "200m"),
                                                    pod_json("huge", "16"), pod_json("medium", "3")}));
   }
@@ -99,8 +100,8 @@ TEST(Cli, ScheduleWritesOneLinePerPendingPodAndAssumes) {
   Fixture f;
   const std::string out = dir() + "/cli-out.jsonl";
   std::remove(out.c_str());
-  const CliRun r = run_cli("schedule --backend cpu --tie-break first --nodes " + f.nodes + " --pods " + f.pods +
-                        " -o " + out);
+  const CliRun r =
+      run_cli("schedule --backend cpu --tie-break first --nodes " + f.nodes + " --pods " + f.pods + " -o " + out);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("pods: 3  scheduled: 2  unschedulable: 1"), std::string::npos) << r.out;
   const std::string text = slurp(out);
@@ -112,8 +113,9 @@ TEST(Cli, ScheduleWritesOneLinePerPendingPodAndAssumes) {
   // small: n1 (3.5 cpu free) and n2 (1 cpu) fit; LeastAllocated prefers n1.
   EXPECT_NE(small.find(R"("pod":"default/small","node":"n1")"), std::string::npos) << small;
   EXPECT_NE(small.find(R"("feasibleNodes":2)"), std::string::npos) << small;
-  EXPECT_EQ(huge,
-            R"js({"pod":"default/huge","node":null,"feasibleNodes":0,"code":"Unschedulable","message":"0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."})js");
+  EXPECT_EQ(
+      huge,
+      R"js({"pod":"default/huge","node":null,"feasibleNodes":0,"code":"Unschedulable","message":"0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."})js");
   // medium: 3 cpu fits only n1 after small was assumed there (4 - 0.5 - 0.2 = 3.3).
   EXPECT_NE(medium.find(R"("node":"n1","score":)"), std::string::npos) << medium;
   EXPECT_NE(medium.find(R"("feasibleNodes":1)"), std::string::npos) << medium;
@@ -124,8 +126,10 @@ TEST(Cli, ExplainShowsFilterAndScores) {
   const CliRun r = run_cli("explain --backend cpu --nodes " + f.nodes + " --pods " + f.pods + " --pod default/small");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find(R"("pod":"default/small")"), std::string::npos);
-  EXPECT_NE(r.out.find(R"js({"name":"n3","evaluated":true,"feasible":false,"filter":{"plugin":"TaintToleration","code":"UnschedulableAndUnresolvable","reasons":["node(s) had untolerated taint(s)"]}})js"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(
+          R"js({"name":"n3","evaluated":true,"feasible":false,"filter":{"plugin":"TaintToleration","code":"UnschedulableAndUnresolvable","reasons":["node(s) had untolerated taint(s)"]}})js"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find(R"("scores":{"TaintToleration":{"raw":0,"normalized":100,"weighted":300})"), std::string::npos)
       << r.out;
@@ -199,8 +203,11 @@ TEST(Cli, PendingPodWithConstraintsNotEnforcedGetsWarning) {
   const std::string nodes = write("w-nodes.json", list("NodeList", {node_json("n1", "4")}));
   const std::string pods = write(
       "w-pods.json",
-      list("PodList", {pod_json("spread", "100m", "",
-                                R"("topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"a":"b"}}}])")}));
+      list(
+          "PodList",
+          {pod_json(
+              "spread", "100m", "",
+              R"("topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"a":"b"}}}])")}));
   const CliRun r = run_cli("schedule --backend cpu --nodes " + nodes + " --pods " + pods);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("topologySpreadConstraints not enforced"), std::string::npos) << r.out;
@@ -209,7 +216,7 @@ TEST(Cli, PendingPodWithConstraintsNotEnforcedGetsWarning) {
 TEST(Cli, GenerateIsDeterministic) {
   const std::string a = dir() + "/gen-a", b = dir() + "/gen-b";
   CliRun r = run_cli("generate --nodes 50 --running 40 --pending 10 --seed 3 --nodes-out " + a + "-n.json --pods-out " +
-                  a + "-p.json");
+                     a + "-p.json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   r = run_cli("generate --nodes 50 --running 40 --pending 10 --seed 3 --nodes-out " + b + "-n.json --pods-out " + b +
               "-p.json");
@@ -229,8 +236,7 @@ namespace {
 // scheduled. Every pod the engine leaves unschedulable must carry a message
 // that accounts for all 5,000 nodes.
 TEST(Cli, DefaultClusterSchedulesWithConsistentMessages) {
-  const std::string n = dir() + "/default-nodes.json", p = dir() + "/default-pods.json",
-                    out = dir() + "/default.jsonl";
+  const std::string n = dir() + "/default-nodes.json", p = dir() + "/default-pods.json", out = dir() + "/default.jsonl";
   CliRun r = run_cli("generate --nodes-out " + n + " --pods-out " + p);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   r = run_cli("schedule --backend cpu --tie-break first --nodes " + n + " --pods " + p + " -o " + out);

@@ -32,9 +32,7 @@ std::string with_header(const std::string& body) {
          body;
 }
 
-SchedulerConfig parse(const std::string& body) {
-  return parse_scheduler_config(with_header(body), kOrigin);
-}
+SchedulerConfig parse(const std::string& body) { return parse_scheduler_config(with_header(body), kOrigin); }
 
 ProfileConfig parse_profile(const std::string& profile_body) {
   SchedulerConfig c = parse("profiles:\n- schedulerName: s\n" + profile_body);
@@ -87,11 +85,10 @@ const std::vector<std::string> kDefaultPreScore = {"TaintToleration",
                                                    "PodTopologySpread",
                                                    "InterPodAffinity",
                                                    "NodeResourcesBalancedAllocation"};
-const W kDefaultScore = {{"TaintToleration", 3},   {"NodeAffinity", 2},
-                         {"NodeResourcesFit", 1},  {"VolumeBinding", 1},
-                         {"PodTopologySpread", 2}, {"InterPodAffinity", 2},
-                         {"DynamicResources", 2},  {"NodeResourcesBalancedAllocation", 1},
-                         {"ImageLocality", 1}};
+const W kDefaultScore = {
+    {"TaintToleration", 3},   {"NodeAffinity", 2},     {"NodeResourcesFit", 1}, {"VolumeBinding", 1},
+    {"PodTopologySpread", 2}, {"InterPodAffinity", 2}, {"DynamicResources", 2}, {"NodeResourcesBalancedAllocation", 1},
+    {"ImageLocality", 1}};
 
 // ---------------------------------------------------------------------------
 // Defaults
@@ -149,17 +146,15 @@ TEST(DefaultConfig, HeaderOnlyYamlResolvesToTheDefaultProfile) {
 // ---------------------------------------------------------------------------
 
 TEST(ConfigDocument, RejectsOtherApiVersions) {
-  const std::string e = error_of_text(
-      "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n");
+  const std::string e =
+      error_of_text("apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n");
   EXPECT_THAT(e, HasSubstr("sched.yaml: apiVersion:"));
   EXPECT_THAT(e, HasSubstr("v1beta3"));
 }
 
 TEST(ConfigDocument, RequiresApiVersionAndKind) {
-  EXPECT_THAT(error_of_text("kind: KubeSchedulerConfiguration\n"),
-              HasSubstr("sched.yaml: apiVersion: required"));
-  EXPECT_THAT(error_of_text("apiVersion: kubescheduler.config.k8s.io/v1\n"),
-              HasSubstr("sched.yaml: kind: required"));
+  EXPECT_THAT(error_of_text("kind: KubeSchedulerConfiguration\n"), HasSubstr("sched.yaml: apiVersion: required"));
+  EXPECT_THAT(error_of_text("apiVersion: kubescheduler.config.k8s.io/v1\n"), HasSubstr("sched.yaml: kind: required"));
   EXPECT_THAT(error_of_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: Pod\n"),
               HasSubstr("sched.yaml: kind: unsupported \"Pod\""));
 }
@@ -189,8 +184,7 @@ TEST(ConfigDocument, RejectsEmptyAndMultiDocumentInput) {
 }
 
 TEST(ConfigDocument, RejectsUnknownFields) {
-  EXPECT_THAT(error_of("percentOfNodes: 5\n"),
-              HasSubstr("sched.yaml: percentOfNodes: unknown field"));
+  EXPECT_THAT(error_of("percentOfNodes: 5\n"), HasSubstr("sched.yaml: percentOfNodes: unknown field"));
   EXPECT_THAT(error_of("profiles:\n- schedulerName: a\n  plugin: {}\n"),
               HasSubstr("profiles[0].plugin: unknown field"));
   EXPECT_THAT(error_of("profiles:\n- plugins:\n    filters: {}\n"),
@@ -198,8 +192,7 @@ TEST(ConfigDocument, RejectsUnknownFields) {
 }
 
 TEST(ConfigDocument, RejectsRepeatedFields) {
-  EXPECT_THAT(error_of("parallelism: 4\nparallelism: 5\n"),
-              HasSubstr("parallelism: field given more than once"));
+  EXPECT_THAT(error_of("parallelism: 4\nparallelism: 5\n"), HasSubstr("parallelism: field given more than once"));
 }
 
 TEST(ConfigDocument, RejectsQuotedNumbersAndWrongTypes) {
@@ -222,11 +215,9 @@ TEST(ConfigDocument, AcceptsUpstreamFieldsBulkscoreDoesNotUse) {
 }
 
 TEST(ConfigDocument, ValidatesParallelismAndBackoff) {
-  EXPECT_THAT(error_of("parallelism: 0\n"),
-              HasSubstr("sched.yaml: parallelism: must be greater than zero"));
+  EXPECT_THAT(error_of("parallelism: 0\n"), HasSubstr("sched.yaml: parallelism: must be greater than zero"));
   EXPECT_THAT(error_of("podInitialBackoffSeconds: 0\n"), HasSubstr("podInitialBackoffSeconds"));
-  EXPECT_THAT(error_of("podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 4\n"),
-              HasSubstr("podMaxBackoffSeconds"));
+  EXPECT_THAT(error_of("podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 4\n"), HasSubstr("podMaxBackoffSeconds"));
 }
 
 TEST(ConfigDocument, RejectsExtenders) {
@@ -261,12 +252,10 @@ TEST(Percentage, ProfileZeroMeansAdaptiveAndOverridesGlobal) {
 }
 
 TEST(Percentage, OutOfRangeIsRejectedAtBothLevels) {
-  EXPECT_THAT(
-      error_of("percentageOfNodesToScore: 101\n"),
-      HasSubstr("sched.yaml: percentageOfNodesToScore: must be in the range [0, 100], got 101"));
-  EXPECT_THAT(
-      error_of("profiles:\n- schedulerName: a\n  percentageOfNodesToScore: -1\n"),
-      HasSubstr("profiles[0].percentageOfNodesToScore: must be in the range [0, 100], got -1"));
+  EXPECT_THAT(error_of("percentageOfNodesToScore: 101\n"),
+              HasSubstr("sched.yaml: percentageOfNodesToScore: must be in the range [0, 100], got 101"));
+  EXPECT_THAT(error_of("profiles:\n- schedulerName: a\n  percentageOfNodesToScore: -1\n"),
+              HasSubstr("profiles[0].percentageOfNodesToScore: must be in the range [0, 100], got -1"));
 }
 
 TEST(Profiles, LoneUnnamedProfileIsTheDefaultScheduler) {
@@ -300,8 +289,7 @@ TEST(Profiles, NameIsRequiredWhenThereAreSeveral) {
 
 TEST(Profiles, ExplicitEmptyNameIsNotDefaulted) {
   // Upstream defaults only an absent name; "" reaches validation.
-  EXPECT_THAT(error_of("profiles:\n- schedulerName: \"\"\n"),
-              HasSubstr("profiles[0].schedulerName: required"));
+  EXPECT_THAT(error_of("profiles:\n- schedulerName: \"\"\n"), HasSubstr("profiles[0].schedulerName: required"));
 }
 
 TEST(Profiles, QueueSortMustMatchAcrossProfiles) {
@@ -347,21 +335,18 @@ TEST(UnknownPlugin, EnabledAtAPointIsRejectedWithFileAndProfile) {
 }
 
 TEST(UnknownPlugin, EnabledInMultiPointIsRejected) {
-  EXPECT_THAT(
-      error_of("profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: Foo\n"),
-      HasSubstr("profiles[0].plugins.multiPoint.enabled[0]: unknown plugin \"Foo\""));
+  EXPECT_THAT(error_of("profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: Foo\n"),
+              HasSubstr("profiles[0].plugins.multiPoint.enabled[0]: unknown plugin \"Foo\""));
 }
 
 TEST(UnknownPlugin, RemovedInTreePluginsSaySo) {
-  EXPECT_THAT(
-      error_of("profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: EBSLimits\n"),
-      HasSubstr("unknown plugin \"EBSLimits\" (removed"));
+  EXPECT_THAT(error_of("profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: EBSLimits\n"),
+              HasSubstr("unknown plugin \"EBSLimits\" (removed"));
 }
 
 TEST(UnknownPlugin, DisablingAnUnknownNameIsHarmless) {
   // Upstream never looks disabled names up.
-  const ProfileConfig p =
-      parse_profile("  plugins:\n    filter:\n      disabled:\n      - name: NotAPlugin\n");
+  const ProfileConfig p = parse_profile("  plugins:\n    filter:\n      disabled:\n      - name: NotAPlugin\n");
   EXPECT_EQ(p.filter, kDefaultFilter);
 }
 
@@ -391,8 +376,7 @@ TEST(PluginMerge, DisablingAtOnePointKeepsThePluginElsewhere) {
 
 TEST(PluginMerge, StarAtOnePointEmptiesOnlyThatPoint) {
   // framework_test "disable MultiPoint extension".
-  const ProfileConfig p =
-      parse_profile("  plugins:\n    preScore:\n      disabled:\n      - name: \"*\"\n");
+  const ProfileConfig p = parse_profile("  plugins:\n    preScore:\n      disabled:\n      - name: \"*\"\n");
   EXPECT_TRUE(p.pre_score.empty());
   EXPECT_EQ(p.pre_filter, kDefaultPreFilter);
   EXPECT_EQ(p.filter, kDefaultFilter);
@@ -458,8 +442,7 @@ TEST(PluginMerge, PointOnlyPluginsFollowTheMultiPointOnes) {
 }
 
 TEST(PluginMerge, OverrideAtFilterMovesThePluginToTheFront) {
-  const ProfileConfig p =
-      parse_profile("  plugins:\n    filter:\n      enabled:\n      - name: NodeResourcesFit\n");
+  const ProfileConfig p = parse_profile("  plugins:\n    filter:\n      enabled:\n      - name: NodeResourcesFit\n");
   std::vector<std::string> expected = {"NodeResourcesFit"};
   for (const std::string& n : kDefaultFilter) {
     if (n != "NodeResourcesFit") expected.push_back(n);
@@ -558,8 +541,8 @@ TEST(PluginMerge, ScorePointWeightOverridesMultiPointWeight) {
 
 TEST(PluginMerge, MultiPointOnlyDisabledRemovesThePluginEverywhere) {
   // default_plugins_test "multipoint with only disabled gets merged".
-  const ProfileConfig p = parse_profile(
-      "  plugins:\n    multiPoint:\n      disabled:\n      - name: NodeResourcesFit\n");
+  const ProfileConfig p =
+      parse_profile("  plugins:\n    multiPoint:\n      disabled:\n      - name: NodeResourcesFit\n");
   for (const auto* list : {&p.pre_filter, &p.filter, &p.pre_score}) {
     for (const std::string& n : *list) EXPECT_NE(n, "NodeResourcesFit");
   }
@@ -601,10 +584,9 @@ TEST(PluginErrors, PluginAtAPointItDoesNotImplementIsRejected) {
 }
 
 TEST(PluginErrors, ProfileWithoutQueueSortOrBinderIsRejected) {
-  EXPECT_THAT(
-      error_of("profiles:\n- plugins:\n    multiPoint:\n      disabled:\n"
-               "      - name: PrioritySort\n"),
-      HasSubstr("profiles[0].plugins: exactly one queueSort plugin must be enabled, got 0"));
+  EXPECT_THAT(error_of("profiles:\n- plugins:\n    multiPoint:\n      disabled:\n"
+                       "      - name: PrioritySort\n"),
+              HasSubstr("profiles[0].plugins: exactly one queueSort plugin must be enabled, got 0"));
   EXPECT_THAT(error_of("profiles:\n- plugins:\n    multiPoint:\n      disabled:\n"
                        "      - name: \"*\"\n"),
               HasSubstr("exactly one queueSort plugin"));
@@ -631,8 +613,7 @@ TEST(ScoreWeights, TotalUpToTheThirtyTwoBitLimitIsAccepted) {
 
 TEST(ScoreWeights, TotalPastTheThirtyTwoBitLimitIsRejected) {
   const std::string e = error_of(image_locality_weight(21474836 - 13));
-  EXPECT_THAT(
-      e, HasSubstr("sched.yaml: profiles[0].plugins.score: the Score weights sum to 21474837"));
+  EXPECT_THAT(e, HasSubstr("sched.yaml: profiles[0].plugins.score: the Score weights sum to 21474837"));
   EXPECT_THAT(e, HasSubstr("32 bits"));
 }
 
@@ -665,8 +646,7 @@ TEST(PluginConfig, DuplicateEntriesAreRejected) {
 }
 
 TEST(PluginConfig, ArgsForPluginsWithoutArgsAreIgnored) {
-  const ProfileConfig p =
-      parse_profile("  pluginConfig:\n  - name: TaintToleration\n    args: {x: 1}\n");
+  const ProfileConfig p = parse_profile("  pluginConfig:\n  - name: TaintToleration\n    args: {x: 1}\n");
   EXPECT_EQ(p.filter, kDefaultFilter);
 }
 
@@ -760,9 +740,8 @@ TEST(FitArgs, StrategyWithoutTypeIsRejected) {
                                    "      scoringStrategy:\n        resources:\n"
                                    "        - {name: cpu, weight: 1}\n")),
               HasSubstr("scoringStrategy.type: unsupported value \"\""));
-  EXPECT_THAT(
-      error_of(plugin_args("NodeResourcesFit", "      scoringStrategy: {type: Balanced}\n")),
-      HasSubstr("scoringStrategy.type: unsupported value \"Balanced\""));
+  EXPECT_THAT(error_of(plugin_args("NodeResourcesFit", "      scoringStrategy: {type: Balanced}\n")),
+              HasSubstr("scoringStrategy.type: unsupported value \"Balanced\""));
 }
 
 TEST(FitArgs, ShapeIsValidated) {
@@ -772,34 +751,29 @@ TEST(FitArgs, ShapeIsValidated) {
       "        requestedToCapacityRatio:\n";
   EXPECT_THAT(error_of(plugin_args("NodeResourcesFit", head + "          shape: []\n")),
               HasSubstr("scoringStrategy.requestedToCapacityRatio.shape: at least one point"));
-  EXPECT_THAT(
-      error_of(plugin_args("NodeResourcesFit", head + "          shape:\n"
-                                                      "          - {utilization: 50, score: 1}\n"
-                                                      "          - {utilization: 50, score: 2}\n")),
-      HasSubstr("shape[1].utilization: values must be sorted in strictly increasing order"));
-  EXPECT_THAT(error_of(plugin_args("NodeResourcesFit",
-                                   head + "          shape:\n"
-                                          "          - {utilization: 101, score: 1}\n")),
+  EXPECT_THAT(error_of(plugin_args("NodeResourcesFit", head + "          shape:\n"
+                                                              "          - {utilization: 50, score: 1}\n"
+                                                              "          - {utilization: 50, score: 2}\n")),
+              HasSubstr("shape[1].utilization: values must be sorted in strictly increasing order"));
+  EXPECT_THAT(error_of(plugin_args("NodeResourcesFit", head + "          shape:\n"
+                                                              "          - {utilization: 101, score: 1}\n")),
               HasSubstr("shape[0].utilization: must be in the range [0, 100], got 101"));
-  EXPECT_THAT(error_of(plugin_args("NodeResourcesFit",
-                                   head + "          shape:\n"
-                                          "          - {utilization: 10, score: 11}\n")),
+  EXPECT_THAT(error_of(plugin_args("NodeResourcesFit", head + "          shape:\n"
+                                                              "          - {utilization: 10, score: 11}\n")),
               HasSubstr("shape[0].score: must be in the range [0, 10], got 11"));
 }
 
 TEST(FitArgs, RequestedToCapacityRatioNeedsItsParameters) {
-  EXPECT_THAT(error_of(plugin_args("NodeResourcesFit",
-                                   "      scoringStrategy: {type: RequestedToCapacityRatio}\n")),
+  EXPECT_THAT(error_of(plugin_args("NodeResourcesFit", "      scoringStrategy: {type: RequestedToCapacityRatio}\n")),
               HasSubstr("scoringStrategy.requestedToCapacityRatio: required"));
 }
 
 TEST(FitArgs, IgnoredResourceNamesAreValidated) {
   EXPECT_THAT(error_of(plugin_args("NodeResourcesFit", "      ignoredResources: [a/b/c]\n")),
               HasSubstr("ignoredResources[0]: \"a/b/c\""));
-  EXPECT_THAT(
-      error_of(plugin_args("NodeResourcesFit", "      ignoredResourceGroups: [example.com/gpu]\n")),
-      HasSubstr("ignoredResourceGroups[0]: \"example.com/gpu\": a resource group name "
-                "can't contain '/'"));
+  EXPECT_THAT(error_of(plugin_args("NodeResourcesFit", "      ignoredResourceGroups: [example.com/gpu]\n")),
+              HasSubstr("ignoredResourceGroups[0]: \"example.com/gpu\": a resource group name "
+                        "can't contain '/'"));
   EXPECT_THAT(error_of(plugin_args("NodeResourcesFit", "      ignoredResources: [-bad]\n")),
               HasSubstr("ignoredResources[0]"));
 }
@@ -830,8 +804,7 @@ TEST(BalancedArgs, ResourcesWithWeightOneOrAbsent) {
 
 TEST(BalancedArgs, WeightOtherThanOneIsRejected) {
   EXPECT_THAT(
-      error_of(plugin_args("NodeResourcesBalancedAllocation",
-                           "      resources:\n      - {name: cpu, weight: 2}\n")),
+      error_of(plugin_args("NodeResourcesBalancedAllocation", "      resources:\n      - {name: cpu, weight: 2}\n")),
       HasSubstr("(NodeResourcesBalancedAllocation): resources[0].weight: must be 1, got 2"));
 }
 
@@ -888,27 +861,18 @@ TEST(NodeAffinityArgsTest, RequirementsAreValidated) {
   const std::string path =
       "(NodeAffinity): addedAffinity.requiredDuringSchedulingIgnoredDuringExecution."
       "nodeSelectorTerms[0].matchExpressions[0].";
-  EXPECT_THAT(
-      error_of(plugin_args("NodeAffinity", head + "            - {key: a, operator: In}\n")),
-      HasSubstr(path + "values: must not be empty"));
-  EXPECT_THAT(
-      error_of(plugin_args("NodeAffinity",
-                           head + "            - {key: a, operator: Exists, values: [x]}\n")),
-      HasSubstr(path + "values: must be empty"));
-  EXPECT_THAT(error_of(plugin_args("NodeAffinity",
-                                   head + "            - {key: a, operator: Gt, values: [x]}\n")),
+  EXPECT_THAT(error_of(plugin_args("NodeAffinity", head + "            - {key: a, operator: In}\n")),
+              HasSubstr(path + "values: must not be empty"));
+  EXPECT_THAT(error_of(plugin_args("NodeAffinity", head + "            - {key: a, operator: Exists, values: [x]}\n")),
+              HasSubstr(path + "values: must be empty"));
+  EXPECT_THAT(error_of(plugin_args("NodeAffinity", head + "            - {key: a, operator: Gt, values: [x]}\n")),
               HasSubstr(path + "values[0]: \"x\": must be an integer"));
-  EXPECT_THAT(
-      error_of(plugin_args("NodeAffinity",
-                           head + "            - {key: a, operator: Equals, values: [x]}\n")),
-      HasSubstr(path + "operator: unsupported value \"Equals\""));
-  EXPECT_THAT(error_of(plugin_args("NodeAffinity",
-                                   head + "            - {key: \"a b\", operator: Exists}\n")),
+  EXPECT_THAT(error_of(plugin_args("NodeAffinity", head + "            - {key: a, operator: Equals, values: [x]}\n")),
+              HasSubstr(path + "operator: unsupported value \"Equals\""));
+  EXPECT_THAT(error_of(plugin_args("NodeAffinity", head + "            - {key: \"a b\", operator: Exists}\n")),
               HasSubstr(path + "key: \"a b\""));
-  EXPECT_THAT(
-      error_of(plugin_args("NodeAffinity",
-                           head + "            - {key: a, operator: In, values: [\"x y\"]}\n")),
-      HasSubstr(path + "values[0]: \"x y\""));
+  EXPECT_THAT(error_of(plugin_args("NodeAffinity", head + "            - {key: a, operator: In, values: [\"x y\"]}\n")),
+              HasSubstr(path + "values[0]: \"x y\""));
 }
 
 TEST(NodeAffinityArgsTest, MatchFieldsAllowOnlyInAndNotInWithOneValue) {
@@ -917,12 +881,10 @@ TEST(NodeAffinityArgsTest, MatchFieldsAllowOnlyInAndNotInWithOneValue) {
       "        requiredDuringSchedulingIgnoredDuringExecution:\n"
       "          nodeSelectorTerms:\n"
       "          - matchFields:\n";
-  EXPECT_THAT(error_of(plugin_args(
-                  "NodeAffinity", head + "            - {key: metadata.name, operator: Exists}\n")),
+  EXPECT_THAT(error_of(plugin_args("NodeAffinity", head + "            - {key: metadata.name, operator: Exists}\n")),
               HasSubstr("matchFields[0].operator: unsupported value \"Exists\""));
-  EXPECT_THAT(error_of(plugin_args("NodeAffinity",
-                                   head + "            - {key: metadata.name, operator: In, "
-                                          "values: [a, b]}\n")),
+  EXPECT_THAT(error_of(plugin_args("NodeAffinity", head + "            - {key: metadata.name, operator: In, "
+                                                          "values: [a, b]}\n")),
               HasSubstr("matchFields[0].values: must have exactly one element"));
 }
 
@@ -979,8 +941,8 @@ TEST(PodTopologySpreadArgsTest, ListDefaultingKeepsConstraints) {
 }
 
 TEST(PodTopologySpreadArgsTest, ListWithoutConstraintsIsValid) {
-  const ProfileConfig p = parse_profile(
-      "  pluginConfig:\n  - name: PodTopologySpread\n    args: {defaultingType: List}\n");
+  const ProfileConfig p =
+      parse_profile("  pluginConfig:\n  - name: PodTopologySpread\n    args: {defaultingType: List}\n");
   EXPECT_EQ(p.pod_topology_spread_args.defaulting_type, "List");
   EXPECT_TRUE(p.pod_topology_spread_args.default_constraints.empty());
 }
@@ -994,32 +956,26 @@ TEST(PodTopologySpreadArgsTest, ConstraintsAreValidated) {
               HasSubstr("(PodTopologySpread): defaultingType: must be \"List\""));
   EXPECT_THAT(error_of(plugin_args("PodTopologySpread", "      defaultingType: Auto\n")),
               HasSubstr("defaultingType: unsupported value \"Auto\""));
+  EXPECT_THAT(error_of(plugin_args("PodTopologySpread", list + "      - {maxSkew: 0, topologyKey: k, "
+                                                               "whenUnsatisfiable: DoNotSchedule}\n")),
+              HasSubstr(prefix + "maxSkew: must be greater than 0, got 0"));
   EXPECT_THAT(
-      error_of(plugin_args("PodTopologySpread", list + "      - {maxSkew: 0, topologyKey: k, "
-                                                       "whenUnsatisfiable: DoNotSchedule}\n")),
-      HasSubstr(prefix + "maxSkew: must be greater than 0, got 0"));
-  EXPECT_THAT(
-      error_of(plugin_args("PodTopologySpread",
-                           list + "      - {maxSkew: 1, whenUnsatisfiable: DoNotSchedule}\n")),
+      error_of(plugin_args("PodTopologySpread", list + "      - {maxSkew: 1, whenUnsatisfiable: DoNotSchedule}\n")),
       HasSubstr(prefix + "topologyKey: required"));
-  EXPECT_THAT(
-      error_of(plugin_args("PodTopologySpread", list + "      - {maxSkew: 1, topologyKey: k}\n")),
-      HasSubstr(prefix + "whenUnsatisfiable: required"));
+  EXPECT_THAT(error_of(plugin_args("PodTopologySpread", list + "      - {maxSkew: 1, topologyKey: k}\n")),
+              HasSubstr(prefix + "whenUnsatisfiable: required"));
+  EXPECT_THAT(error_of(plugin_args("PodTopologySpread", list + "      - {maxSkew: 1, topologyKey: k, "
+                                                               "whenUnsatisfiable: Never}\n")),
+              HasSubstr(prefix + "whenUnsatisfiable: unsupported value \"Never\""));
   EXPECT_THAT(
       error_of(plugin_args("PodTopologySpread", list + "      - {maxSkew: 1, topologyKey: k, "
-                                                       "whenUnsatisfiable: Never}\n")),
-      HasSubstr(prefix + "whenUnsatisfiable: unsupported value \"Never\""));
-  EXPECT_THAT(
-      error_of(plugin_args("PodTopologySpread",
-                           list + "      - {maxSkew: 1, topologyKey: k, "
-                                  "whenUnsatisfiable: DoNotSchedule, labelSelector: {}}\n")),
+                                                       "whenUnsatisfiable: DoNotSchedule, labelSelector: {}}\n")),
       HasSubstr(prefix + "labelSelector: must not be set"));
-  EXPECT_THAT(
-      error_of(plugin_args("PodTopologySpread", list + "      - {maxSkew: 1, topologyKey: k, "
-                                                       "whenUnsatisfiable: DoNotSchedule}\n"
-                                                       "      - {maxSkew: 2, topologyKey: k, "
-                                                       "whenUnsatisfiable: DoNotSchedule}\n")),
-      HasSubstr("defaultConstraints[1]: duplicate constraint {k, DoNotSchedule}"));
+  EXPECT_THAT(error_of(plugin_args("PodTopologySpread", list + "      - {maxSkew: 1, topologyKey: k, "
+                                                               "whenUnsatisfiable: DoNotSchedule}\n"
+                                                               "      - {maxSkew: 2, topologyKey: k, "
+                                                               "whenUnsatisfiable: DoNotSchedule}\n")),
+              HasSubstr("defaultConstraints[1]: duplicate constraint {k, DoNotSchedule}"));
 }
 
 // ---------------------------------------------------------------------------
@@ -1027,11 +983,9 @@ TEST(PodTopologySpreadArgsTest, ConstraintsAreValidated) {
 // ---------------------------------------------------------------------------
 
 TEST(DefaultPreemptionArgsTest, RangesAreValidated) {
-  parse(plugin_args("DefaultPreemption",
-                    "      minCandidateNodesPercentage: 0\n      minCandidateNodesAbsolute: 5\n"));
-  EXPECT_THAT(
-      error_of(plugin_args("DefaultPreemption", "      minCandidateNodesPercentage: 101\n")),
-      HasSubstr("minCandidateNodesPercentage: must be in the range [0, 100], got 101"));
+  parse(plugin_args("DefaultPreemption", "      minCandidateNodesPercentage: 0\n      minCandidateNodesAbsolute: 5\n"));
+  EXPECT_THAT(error_of(plugin_args("DefaultPreemption", "      minCandidateNodesPercentage: 101\n")),
+              HasSubstr("minCandidateNodesPercentage: must be in the range [0, 100], got 101"));
   EXPECT_THAT(error_of(plugin_args("DefaultPreemption", "      minCandidateNodesAbsolute: -1\n")),
               HasSubstr("minCandidateNodesAbsolute: must be >= 0"));
   EXPECT_THAT(error_of(plugin_args("DefaultPreemption",
@@ -1044,9 +998,8 @@ TEST(VolumeBindingArgsTest, TimeoutAndShapeAreValidated) {
   parse(plugin_args("VolumeBinding", "      bindTimeoutSeconds: 0\n"));
   EXPECT_THAT(error_of(plugin_args("VolumeBinding", "      bindTimeoutSeconds: -1\n")),
               HasSubstr("(VolumeBinding): bindTimeoutSeconds: must not be negative"));
-  EXPECT_THAT(
-      error_of(plugin_args("VolumeBinding", "      shape:\n      - {utilization: 0, score: 10}\n")),
-      HasSubstr("(VolumeBinding): shape: unexpected field"));
+  EXPECT_THAT(error_of(plugin_args("VolumeBinding", "      shape:\n      - {utilization: 0, score: 10}\n")),
+              HasSubstr("(VolumeBinding): shape: unexpected field"));
 }
 
 TEST(DynamicResourcesArgsTest, TimeoutsFollowTheDefaultFeatureGates) {
@@ -1065,8 +1018,7 @@ TEST(DynamicResourcesArgsTest, TimeoutsFollowTheDefaultFeatureGates) {
 // ---------------------------------------------------------------------------
 
 TEST(LoadSchedulerConfig, ReadsABinPackingFixture) {
-  const std::string path =
-      std::string(BULKSCORE_SOURCE_DIR) + "/tests/data/config/bin_packing.yaml";
+  const std::string path = std::string(BULKSCORE_SOURCE_DIR) + "/tests/data/config/bin_packing.yaml";
   const SchedulerConfig c = load_scheduler_config(path);
   ASSERT_EQ(c.profiles.size(), 2u);
   const ProfileConfig& packing = c.profiles[1];

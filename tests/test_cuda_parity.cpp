@@ -63,10 +63,10 @@ std::string why_no_backend_under_test() {
 std::unique_ptr<Backend> backend_under_test() { return dry_run_on_cpu() ? make_cpu_backend() : make_cuda_backend(); }
 const char* engine_backend_under_test() { return dry_run_on_cpu() ? "cpu" : "cuda"; }
 
-#define REQUIRE_BACKEND_UNDER_TEST()                     \
-  do {                                                   \
+#define REQUIRE_BACKEND_UNDER_TEST()                      \
+  do {                                                    \
     const std::string why_ = why_no_backend_under_test(); \
-    if (!why_.empty()) GTEST_SKIP() << why_;             \
+    if (!why_.empty()) GTEST_SKIP() << why_;              \
   } while (0)
 
 // ---- random clusters ------------------------------------------------------------
@@ -82,7 +82,8 @@ constexpr int64_t kGi = 1024 * kMi;
 const char* const kPools[] = {"general", "general", "compute", "memory", "gpu", "infra"};
 const char* const kGenerations[] = {"3", "4", "5", "6", "7", "10", "007", "-1", "x7", ""};
 const char* const kLabelKeys[] = {"pool", "gen", "ssd", "team", "topology.kubernetes.io/zone", "missing"};
-const char* const kLabelValues[] = {"general", "compute", "gpu", "infra", "true", "a", "b", "zone-a", "zone-b", "5", ""};
+const char* const kLabelValues[] = {"general", "compute", "gpu",    "infra", "true", "a",
+                                    "b",       "zone-a",  "zone-b", "5",     ""};
 const char* const kHostIps[] = {"", "", "0.0.0.0", "10.0.0.1", "10.0.0.2"};
 const char* const kProtocols[] = {"", "TCP", "UDP"};
 const int32_t kHostPorts[] = {80, 8080, 9100, 53};
@@ -150,7 +151,7 @@ Container random_container(SplitMix64& rng, const std::string& name, bool allow_
     if (rng.chance(0.2)) c.requests["ephemeral-storage"] = rng.between(1, 30) * kGi;
     if (rng.chance(0.1)) c.requests["example.com/gpu"] = rng.between(1, 4);
     if (rng.chance(0.05)) c.requests["hugepages-2Mi"] = rng.between(1, 16) * 2 * kMi;
-    if (rng.chance(0.02)) c.requests["cpu"] = 200000;  // fits nowhere
+    if (rng.chance(0.02)) c.requests["cpu"] = 200000;                                  // fits nowhere
     if (allow_rare_resources && rng.chance(0.01)) c.requests["example.com/fpga"] = 1;  // a new column
   }
   return c;
@@ -229,11 +230,14 @@ Pod random_pending_pod(SplitMix64& rng, uint32_t i, uint32_t num_nodes, const st
     p.affinity = a;
   }
   if (rng.chance(0.35)) {
-    static const Toleration kTolerations[] = {
-        {"gpu", "Exists", "", "NoSchedule"},      {"dedicated", "Equal", "infra", "NoSchedule"},
-        {"spot", "Equal", "true", "PreferNoSchedule"}, {"noisy", "Exists", "", "PreferNoSchedule"},
-        {"noisy", "", "x", ""},                   {"", "Exists", "", ""},
-        {"maintenance", "Exists", "", "NoExecute"}, {"dedicated", "Equal", "other", ""}};
+    static const Toleration kTolerations[] = {{"gpu", "Exists", "", "NoSchedule"},
+                                              {"dedicated", "Equal", "infra", "NoSchedule"},
+                                              {"spot", "Equal", "true", "PreferNoSchedule"},
+                                              {"noisy", "Exists", "", "PreferNoSchedule"},
+                                              {"noisy", "", "x", ""},
+                                              {"", "Exists", "", ""},
+                                              {"maintenance", "Exists", "", "NoExecute"},
+                                              {"dedicated", "Equal", "other", ""}};
     const uint32_t n = 1 + static_cast<uint32_t>(rng.below(3));
     for (uint32_t t = 0; t < n; ++t) p.tolerations.push_back(pick(rng, kTolerations));
   }
@@ -248,7 +252,8 @@ struct ClusterShape {
 
 Cluster random_cluster(SplitMix64& rng, const ClusterShape& shape, const std::vector<std::string>& schedulers) {
   Cluster c;
-  for (uint32_t i = 0; i < shape.nodes; ++i) c.nodes.push_back(random_node(rng, i, rng.chance(shape.degenerate_fraction)));
+  for (uint32_t i = 0; i < shape.nodes; ++i)
+    c.nodes.push_back(random_node(rng, i, rng.chance(shape.degenerate_fraction)));
   for (uint32_t i = 0; i < shape.nodes; ++i) {
     const uint32_t pods = static_cast<uint32_t>(rng.below(4));
     for (uint32_t j = 0; j < pods; ++j) {
@@ -340,7 +345,8 @@ std::vector<std::string> scheduler_names() {
 // ---- comparison ------------------------------------------------------------------
 
 template <class T>
-void expect_same_list(const std::vector<T>& want, const std::vector<T>& got, const char* what, const std::string& where) {
+void expect_same_list(const std::vector<T>& want, const std::vector<T>& got, const char* what,
+                      const std::string& where) {
   ASSERT_EQ(want.size(), got.size()) << what << " size, " << where;
   for (size_t i = 0; i < want.size(); ++i)
     if (!(want[i] == got[i])) {
@@ -393,8 +399,8 @@ struct Coverage {
   uint32_t scored = 0;         // two or more feasible nodes, scored
   uint32_t lone_feasible = 0;  // exactly one feasible node
   uint32_t none_feasible = 0;
-  uint32_t cut = 0;            // sampling stopped before the last candidate
-  uint32_t assumed = 0;        // pods assumed (mutation log entries)
+  uint32_t cut = 0;      // sampling stopped before the last candidate
+  uint32_t assumed = 0;  // pods assumed (mutation log entries)
   uint32_t structure_changes = 0;
 };
 
@@ -425,8 +431,8 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
     const uint64_t version = snap.structure_version();
     intern_pod_resources(snap, pod);
     const TieBreak tie = (i % 2) ? TieBreak::First : TieBreak::Random;
-    const PodQuery q = prepare_pod_query(pod, snap, plan_named(plans, pod.scheduler_name), tie,
-                                         parity_seed() ^ stream, i);
+    const PodQuery q =
+        prepare_pod_query(pod, snap, plan_named(plans, pod.scheduler_name), tie, parity_seed() ^ stream, i);
     const std::vector<uint32_t>* candidates = q.candidates ? &*q.candidates : nullptr;
     const uint32_t m = candidates ? static_cast<uint32_t>(candidates->size()) : n;
 
@@ -466,11 +472,10 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
     requests.push_back(subset);
 
     for (size_t r = 0; r < requests.size(); ++r) {
-      const std::string where = "nodes " + std::to_string(n) + ", pod " + std::to_string(i) + " (" +
-                                pod.scheduler_name + ", tie " + (tie == TieBreak::First ? "First" : "Random") +
-                                "), request " + std::to_string(r) + ", num_to_find " +
-                                std::to_string(requests[r].num_to_find) + ", start " +
-                                std::to_string(requests[r].start);
+      const std::string where =
+          "nodes " + std::to_string(n) + ", pod " + std::to_string(i) + " (" + pod.scheduler_name + ", tie " +
+          (tie == TieBreak::First ? "First" : "Random") + "), request " + std::to_string(r) + ", num_to_find " +
+          std::to_string(requests[r].num_to_find) + ", start " + std::to_string(requests[r].start);
       reference.evaluate(snap, q, requests[r], want);
       under_test.evaluate(snap, q, requests[r], got);
       expect_same(want, got, where);
@@ -528,10 +533,9 @@ TEST_P(CudaParity, EveryEvalResultFieldMatchesTheCpuBackend) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, CudaParity,
                          ::testing::Values(ParityCase{0, 4, 0.05}, ParityCase{1, 40, 0.05}, ParityCase{31, 30, 0.05},
-                                           ParityCase{32, 30, 0.05}, ParityCase{33, 30, 0.05},
-                                           ParityCase{64, 30, 0.05}, ParityCase{300, 20, 1.0},
-                                           ParityCase{1000, 24, 0.05}, ParityCase{10000, 8, 0.05},
-                                           ParityCase{100000, 3, 0.05}),
+                                           ParityCase{32, 30, 0.05}, ParityCase{33, 30, 0.05}, ParityCase{64, 30, 0.05},
+                                           ParityCase{300, 20, 1.0}, ParityCase{1000, 24, 0.05},
+                                           ParityCase{10000, 8, 0.05}, ParityCase{100000, 3, 0.05}),
                          case_name);
 
 // Always runs, GPU or not: the CPU backend (plugin-major, threaded) against
@@ -637,7 +641,8 @@ TEST(CudaParityHarness, ReusedCpuBackendAgreesWithFreshOnes) {
   };
   auto reused = make_cpu_backend();
   FreshCpu fresh;
-  for (const uint32_t nodes : {0u, 1u, 33u}) run_backend_parity(*reused, fresh, ClusterShape{nodes, 16, 0.05}, 77 + nodes);
+  for (const uint32_t nodes : {0u, 1u, 33u})
+    run_backend_parity(*reused, fresh, ClusterShape{nodes, 16, 0.05}, 77 + nodes);
   // The clusters exercise every path the parity tests are meant to cover.
   const Coverage cov = run_backend_parity(*reused, fresh, ClusterShape{400, 40, 0.05}, 477);
   EXPECT_GT(cov.scored, 20u) << cov;

@@ -96,15 +96,16 @@ TEST(FitErrorMessage, FirstRejectingPluginWins) {
   Node n = tainted("n");
   n.allocatable["cpu"] = 100;
   auto e = engine_for({n});
-  EXPECT_EQ(e->schedule(wants("p", 1000, kGiB)).message, "0/1 nodes are available: 1 node(s) had untolerated taint(s).");
+  EXPECT_EQ(e->schedule(wants("p", 1000, kGiB)).message,
+            "0/1 nodes are available: 1 node(s) had untolerated taint(s).");
 }
 
 TEST(FitErrorMessage, PreFilterRejectionPrintsOnlyItsMessage) {
   // TestNodeAffinity "Pod with two conflicting mach field requirements",
   // through the framework: the PreFilter message, no histogram.
   Pod p = wants("p", 100, kMiB);
-  require_node_affinity(p, {fields_term({requirement("metadata.name", "In", {"a"}),
-                                         requirement("metadata.name", "In", {"b"})})});
+  require_node_affinity(
+      p, {fields_term({requirement("metadata.name", "In", {"a"}), requirement("metadata.name", "In", {"b"})})});
   auto e = engine_for({plain("a"), plain("b"), plain("c")});
   const ScheduleResult r = e->schedule(p);
   EXPECT_EQ(r.node, -1);
@@ -234,18 +235,24 @@ TEST(TieBreak, RandomDependsOnTheSeed) { EXPECT_NE(random_picks(1, 64), random_p
 
 TEST(NumFeasibleNodesToFind, UpstreamTestNumFeasibleNodesToFind) {
   // TestNumFeasibleNodesToFind: percentage unset (0 = adaptive) or 40.
-  EXPECT_EQ(num_feasible_nodes_to_find(0, 10, true), 10u) << "not set percentageOfNodesToScore and nodes number not more than 50";
-  EXPECT_EQ(num_feasible_nodes_to_find(40, 10, true), 10u) << "set profile percentageOfNodesToScore and nodes number not more than 50";
-  EXPECT_EQ(num_feasible_nodes_to_find(0, 1000, true), 420u) << "not set percentageOfNodesToScore and nodes number more than 50";
-  EXPECT_EQ(num_feasible_nodes_to_find(40, 1000, true), 400u) << "set profile percentageOfNodesToScore and nodes number more than 50";
-  EXPECT_EQ(num_feasible_nodes_to_find(0, 6000, true), 300u) << "not set percentageOfNodesToScore and nodes number more than 50*125";
-  EXPECT_EQ(num_feasible_nodes_to_find(40, 6000, true), 2400u) << "set profile percentageOfNodesToScore and nodes number more than 50*125";
+  EXPECT_EQ(num_feasible_nodes_to_find(0, 10, true), 10u)
+      << "not set percentageOfNodesToScore and nodes number not more than 50";
+  EXPECT_EQ(num_feasible_nodes_to_find(40, 10, true), 10u)
+      << "set profile percentageOfNodesToScore and nodes number not more than 50";
+  EXPECT_EQ(num_feasible_nodes_to_find(0, 1000, true), 420u)
+      << "not set percentageOfNodesToScore and nodes number more than 50";
+  EXPECT_EQ(num_feasible_nodes_to_find(40, 1000, true), 400u)
+      << "set profile percentageOfNodesToScore and nodes number more than 50";
+  EXPECT_EQ(num_feasible_nodes_to_find(0, 6000, true), 300u)
+      << "not set percentageOfNodesToScore and nodes number more than 50*125";
+  EXPECT_EQ(num_feasible_nodes_to_find(40, 6000, true), 2400u)
+      << "set profile percentageOfNodesToScore and nodes number more than 50*125";
 }
 
 TEST(NumFeasibleNodesToFind, AdaptiveValuesOfTheSemanticsTable) {
   // k8s-semantics.md §2.2 worked values.
-  const std::vector<std::pair<uint32_t, uint32_t>> table = {{100, 100},   {500, 230},   {1000, 420}, {5000, 500},
-                                                            {6000, 300},  {15000, 750}, {20000, 1000}};
+  const std::vector<std::pair<uint32_t, uint32_t>> table = {{100, 100},  {500, 230},   {1000, 420},  {5000, 500},
+                                                            {6000, 300}, {15000, 750}, {20000, 1000}};
   for (const auto& [n, want] : table) EXPECT_EQ(num_feasible_nodes_to_find(0, n, true), want) << "n=" << n;
 }
 
@@ -287,7 +294,8 @@ TEST(Rotation, RejectedNodesCountAsProcessed) {
   // (50..149) -> start 150. Pod 2 visits 150..199, 0..49 (rejected), 50..99
   // -> start (150 + 150) % 200 = 100. Pod 3 visits 100..199.
   std::vector<Node> nodes;
-  for (int i = 0; i < 200; ++i) nodes.push_back(i < 50 ? tainted("n" + std::to_string(i)) : plain("n" + std::to_string(i)));
+  for (int i = 0; i < 200; ++i)
+    nodes.push_back(i < 50 ? tainted("n" + std::to_string(i)) : plain("n" + std::to_string(i)));
   auto e = engine_for(nodes, {}, adaptive_profile());
   std::vector<int32_t> picks;
   for (int i = 0; i < 3; ++i) {
@@ -300,7 +308,8 @@ TEST(Rotation, RejectedNodesCountAsProcessed) {
 
 TEST(Rotation, FullPercentageEvaluatesEveryNode) {
   std::vector<Node> nodes;
-  for (int i = 0; i < 200; ++i) nodes.push_back(i < 50 ? tainted("n" + std::to_string(i)) : plain("n" + std::to_string(i)));
+  for (int i = 0; i < 200; ++i)
+    nodes.push_back(i < 50 ? tainted("n" + std::to_string(i)) : plain("n" + std::to_string(i)));
   auto e = engine_for(nodes);  // the default profile: percentageOfNodesToScore 100
   for (int i = 0; i < 2; ++i) {
     const ScheduleResult r = e->schedule(make_pod("p" + std::to_string(i)));

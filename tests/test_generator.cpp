@@ -34,9 +34,8 @@ GeneratorOptions small_options(uint64_t seed = 7) {
 }
 
 Cluster load(const GeneratedCluster& g) {
-  return assemble_cluster(parse_nodes_json(g.nodes_json, "nodes.json"),
-                          parse_pods_json(g.pods_json, "pods.json"), {"default-scheduler"}, "nodes.json",
-                          "pods.json");
+  return assemble_cluster(parse_nodes_json(g.nodes_json, "nodes.json"), parse_pods_json(g.pods_json, "pods.json"),
+                          {"default-scheduler"}, "nodes.json", "pods.json");
 }
 
 int64_t get(const ResourceList& r, const std::string& name) {
@@ -72,8 +71,7 @@ bool has_pod_affinity(const Pod& p) {
 std::vector<std::pair<std::string, size_t>> pending_runs(const Cluster& c) {
   std::vector<std::pair<std::string, size_t>> runs;
   for (const Pod& p : c.pending_pods) {
-    const std::string owner =
-        p.namespace_name + "/" + (p.owner_references.empty() ? "" : p.owner_references[0].name);
+    const std::string owner = p.namespace_name + "/" + (p.owner_references.empty() ? "" : p.owner_references[0].name);
     if (runs.empty() || runs.back().first != owner) runs.emplace_back(owner, 0);
     ++runs.back().second;
   }
@@ -157,8 +155,8 @@ TEST(Generator, NodeListDoesNotDependOnPodCounts) {
 }
 
 TEST(Generator, CountsMatchTheOptions) {
-  for (const auto& [nodes, running, pending] : std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>{
-           {400, 1600, 300}, {50, 20, 7}, {1, 3, 2}, {120, 0, 0}}) {
+  for (const auto& [nodes, running, pending] :
+       std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>{{400, 1600, 300}, {50, 20, 7}, {1, 3, 2}, {120, 0, 0}}) {
     GeneratorOptions o;
     o.nodes = nodes;
     o.running_pods = running;
@@ -225,9 +223,9 @@ TEST(Generator, NodesLookLikeKubeletReports) {
   std::set<std::string> zones, pools, types;
   for (const Node& n : c.nodes) {
     const auto& l = n.labels;
-    for (const char* key : {"kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch",
-                            "topology.kubernetes.io/region", "topology.kubernetes.io/zone",
-                            "node.kubernetes.io/instance-type", "pool", "node.bulkscore.io/generation"})
+    for (const char* key :
+         {"kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch", "topology.kubernetes.io/region",
+          "topology.kubernetes.io/zone", "node.kubernetes.io/instance-type", "pool", "node.bulkscore.io/generation"})
       ASSERT_EQ(l.count(key), 1u) << n.name << " lacks " << key;
     EXPECT_EQ(l.at("kubernetes.io/hostname"), n.name);
     EXPECT_EQ(l.at("topology.kubernetes.io/region"), "region-1");
@@ -452,8 +450,8 @@ TEST(Generator, PendingPodsCoverTheConstraintKinds) {
   }
   for (const char* kind :
        {"zone selector", "pool selector", "missing pool", "preferred", "required In", "required NotIn",
-        "required Exists", "required Gt", "gpu", "infra toleration", "spot toleration", "host port",
-        "sidecar", "overhead", "best effort", "pod-level", "ephemeral", "hugepages", "too big"})
+        "required Exists", "required Gt", "gpu", "infra toleration", "spot toleration", "host port", "sidecar",
+        "overhead", "best effort", "pod-level", "ephemeral", "hugepages", "too big"})
     EXPECT_GT(seen[kind], 0u) << "no pending pod with " << kind;
   // "A few" pods no node can take.
   EXPECT_LE(seen["missing pool"] + seen["too big"], 20u);

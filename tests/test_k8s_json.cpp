@@ -20,8 +20,7 @@ namespace bulkscore {
 namespace {
 
 // gmock is not linked; a plain substring check keeps the message in the output.
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "message: " << (text)
+#define EXPECT_CONTAINS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << "message: " << (text)
 
 // The InputError message `parse` throws, or a failure if it does not throw.
 template <typename F>
@@ -151,12 +150,8 @@ TEST(NodeJson, ReadsKubectlNodeListIgnoringUnknownFields) {
   EXPECT_EQ(cp.taints[1].value, "infra");
   EXPECT_EQ(cp.taints[1].effect, "NoExecute");
 
-  const ResourceList expected{{"cpu", 3920},
-                              {"ephemeral-storage", 47093746742},
-                              {"hugepages-1Gi", 0},
-                              {"hugepages-2Mi", 0},
-                              {"memory", 15952092LL * 1024},
-                              {"nvidia.com/gpu", 2},
+  const ResourceList expected{{"cpu", 3920},        {"ephemeral-storage", 47093746742}, {"hugepages-1Gi", 0},
+                              {"hugepages-2Mi", 0}, {"memory", 15952092LL * 1024},      {"nvidia.com/gpu", 2},
                               {"pods", 110}};
   EXPECT_EQ(cp.allocatable, expected);  // allocatable, not capacity
 
@@ -193,8 +188,8 @@ TEST(NodeJson, FallsBackToCapacityOnlyWhenAllocatableIsAbsentOrNull) {
 }
 
 TEST(NodeJson, AcceptsNodeListWithoutItemKindsAndSingleNode) {
-  const std::vector<Node> from_list =
-      parse_nodes_json(R"({"kind":"NodeList","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})", "l.json");
+  const std::vector<Node> from_list = parse_nodes_json(
+      R"({"kind":"NodeList","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})", "l.json");
   ASSERT_EQ(from_list.size(), 2u);
   EXPECT_EQ(from_list[1].name, "b");
 
@@ -211,7 +206,8 @@ TEST(NodeJson, AcceptsNodeListWithoutItemKindsAndSingleNode) {
 
 TEST(NodeJson, QuantitiesWrittenAsJsonNumbersAreAccepted) {
   const Node node = parse_nodes_json(
-      R"({"kind":"Node","metadata":{"name":"n"},"status":{"allocatable":{"cpu":2,"memory":1.5,"pods":110}}})", "n.json")[0];
+      R"({"kind":"Node","metadata":{"name":"n"},"status":{"allocatable":{"cpu":2,"memory":1.5,"pods":110}}})",
+      "n.json")[0];
   EXPECT_EQ(node.allocatable.at("cpu"), 2000);
   EXPECT_EQ(node.allocatable.at("memory"), 2);  // Value() rounds 1.5 up
   EXPECT_EQ(node.allocatable.at("pods"), 110);
@@ -219,7 +215,8 @@ TEST(NodeJson, QuantitiesWrittenAsJsonNumbersAreAccepted) {
 
 TEST(NodeJson, UnknownTaintEffectIsRefused) {
   const std::string msg = node_error(list_of(
-      "NodeList", R"({"metadata":{"name":"n1"},"spec":{"taints":[{"key":"a","effect":"NoSchedule"},{"key":"b","effect":"Sometimes"}]}})"));
+      "NodeList",
+      R"({"metadata":{"name":"n1"},"spec":{"taints":[{"key":"a","effect":"NoSchedule"},{"key":"b","effect":"Sometimes"}]}})"));
   EXPECT_EQ(msg,
             "nodes.json: items[0] (Node \"n1\"): spec.taints[1].effect: unknown taint effect \"Sometimes\" "
             "(expected NoSchedule, PreferNoSchedule or NoExecute)");
@@ -237,7 +234,6 @@ TEST(NodeJson, BadCapacityIsReportedWhenItIsUsed) {
   EXPECT_CONTAINS(msg, "status.capacity.memory: bad quantity \"1 Gi\"");
 }
 
-
 TEST(NodeJson, NegativeAllocatableIsRefused) {
   const std::string msg =
       node_error(list_of("NodeList", R"({"metadata":{"name":"n1"},"status":{"allocatable":{"memory":"-1Gi"}}})"));
@@ -254,7 +250,8 @@ TEST(NodeJson, MissingOrEmptyNameIsRefused) {
   EXPECT_EQ(node_error(list_of("NodeList", R"({"metadata":{"name":"a"}},{"metadata":{"labels":{}}})")),
             "nodes.json: items[1]: metadata.name: missing");
   EXPECT_EQ(node_error(list_of("NodeList", R"({"spec":{}})")), "nodes.json: items[0]: metadata.name: missing");
-  EXPECT_EQ(node_error(list_of("NodeList", R"({"metadata":{"name":""}})")), "nodes.json: items[0]: metadata.name: empty");
+  EXPECT_EQ(node_error(list_of("NodeList", R"({"metadata":{"name":""}})")),
+            "nodes.json: items[0]: metadata.name: empty");
   EXPECT_EQ(node_error(list_of("NodeList", R"({"metadata":{"name":null}})")),
             "nodes.json: items[0]: metadata.name: missing");
   EXPECT_EQ(node_error(list_of("NodeList", R"({"metadata":{"name":7}})")),
@@ -275,13 +272,15 @@ TEST(NodeJson, WrongTypesAreRefusedWithFieldPath) {
             "nodes.json: items[0] (Node \"n1\"): status.images[0].sizeBytes: expected an integer, got a string");
   EXPECT_EQ(node_error(list_of("NodeList", R"({"metadata":{"name":"n1"},"status":{"allocatable":{"cpu":{"v":1}}}})")),
             "nodes.json: items[0] (Node \"n1\"): status.allocatable.cpu: expected a quantity string, got an object");
-  EXPECT_EQ(node_error(list_of("NodeList", R"("n1")")), "nodes.json: items[0]: expected an object (a Node), got a string");
+  EXPECT_EQ(node_error(list_of("NodeList", R"("n1")")),
+            "nodes.json: items[0]: expected an object (a Node), got a string");
   EXPECT_EQ(node_error(R"({"kind":"Node","metadata":{"name":"solo"},"spec":[]})"),
             "nodes.json: Node \"solo\": spec: expected an object, got an array");
 }
 
 TEST(NodeJson, MalformedJsonNamesFileAndPosition) {
-  const std::string msg = node_error("{\n  \"kind\": \"NodeList\",\n  \"items\": [ {\"metadata\": {\"name\": \"a\"}} ,, ]\n}");
+  const std::string msg =
+      node_error("{\n  \"kind\": \"NodeList\",\n  \"items\": [ {\"metadata\": {\"name\": \"a\"}} ,, ]\n}");
   EXPECT_CONTAINS(msg, "nodes.json: invalid JSON: ");
   EXPECT_CONTAINS(msg, "line 3");
 
@@ -299,8 +298,9 @@ TEST(NodeJson, WrongKindIsRefusedNamingFileAndKind) {
   EXPECT_EQ(node_error(R"({"items":[]})"), "nodes.json: kind: missing (expected Node, NodeList or List)");
   EXPECT_EQ(node_error(R"([{"kind":"Node"}])"),
             "nodes.json: expected a JSON object (Node, NodeList or List), got an array");
-  EXPECT_EQ(node_error(list_of("List", R"({"kind":"Node","metadata":{"name":"a"}},{"kind":"Pod","metadata":{"name":"p"}})")),
-            "nodes.json: items[1]: kind \"Pod\": expected Node");
+  EXPECT_EQ(
+      node_error(list_of("List", R"({"kind":"Node","metadata":{"name":"a"}},{"kind":"Pod","metadata":{"name":"p"}})")),
+      "nodes.json: items[1]: kind \"Pod\": expected Node");
   EXPECT_EQ(node_error(list_of("NodeList", R"({"kind":"Pod","metadata":{"name":"p"}})")),
             "nodes.json: items[0]: kind \"Pod\": expected Node");
   // A generic List says nothing about its items, so each one must.
@@ -325,7 +325,6 @@ TEST(NodeJson, LoadsFromFileAndReportsUnreadableFile) {
   const std::string missing = ::testing::TempDir() + "bulkscore_no_such_file.json";
   EXPECT_CONTAINS(error_of([&] { load_nodes_json(missing); }), missing + ": cannot read: ");
 }
-
 
 const char* const kKubectlPods = R"json({
   "apiVersion": "v1",
@@ -602,10 +601,9 @@ TEST(PodJson, ReadsEverySchedulingFieldOfPendingPod) {
   EXPECT_EQ(pod.init_containers[1].requests, (ResourceList{{"cpu", 100}, {"memory", 32LL << 20}}));
 
   ASSERT_EQ(pod.containers.size(), 2u);
-  EXPECT_EQ(pod.containers[0].requests, (ResourceList{{"cpu", 1500},
-                                                      {"memory", 2LL << 30},
-                                                      {"nvidia.com/gpu", 1},
-                                                      {"ephemeral-storage", 10000000000}}));
+  EXPECT_EQ(
+      pod.containers[0].requests,
+      (ResourceList{{"cpu", 1500}, {"memory", 2LL << 30}, {"nvidia.com/gpu", 1}, {"ephemeral-storage", 10000000000}}));
   ASSERT_EQ(pod.containers[0].ports.size(), 2u);
   EXPECT_EQ(pod.containers[0].ports[0].container_port, 9000);
   EXPECT_EQ(pod.containers[0].ports[0].host_port, 9000);
@@ -642,9 +640,9 @@ TEST(PodJson, MissingOptionalFieldsTakeKubernetesDefaults) {
 
 TEST(PodJson, NullMeansAbsentAndEmptyMeansPresent) {
   const auto pod_with_spec = [](const std::string& spec) {
-    return parse_pods_json(R"({"kind":"Pod","metadata":{"name":"p","namespace":"","deletionTimestamp":null},"spec":)" +
-                               spec + "}",
-                           "p.json")
+    return parse_pods_json(
+               R"({"kind":"Pod","metadata":{"name":"p","namespace":"","deletionTimestamp":null},"spec":)" + spec + "}",
+               "p.json")
         .at(0);
   };
   const Pod nulls = pod_with_spec(R"({"nodeSelector":null,"affinity":null,"schedulerName":"","priority":null})");
@@ -688,55 +686,70 @@ TEST(PodJson, BadQuantityNamesContainerField) {
   const std::string msg = pod_error(list_of("PodList", R"({"metadata":{"name":"p1","namespace":"ns"},
       "spec":{"containers":[{"name":"a","resources":{"requests":{"memory":"1Gi"}}},
                             {"name":"b","resources":{"requests":{"memory":"1.2.3"}}}]}})"));
-  EXPECT_EQ(msg, "pods.json: items[0] (Pod \"p1\"): spec.containers[1].resources.requests.memory: bad quantity \"1.2.3\"");
-  EXPECT_EQ(pod_error(list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"initContainers":[{"resources":{"requests":{"cpu":"Mi"}}}]}})")),
-            "pods.json: items[0] (Pod \"p1\"): spec.initContainers[0].resources.requests.cpu: bad quantity \"Mi\": no digits");
+  EXPECT_EQ(msg,
+            "pods.json: items[0] (Pod \"p1\"): spec.containers[1].resources.requests.memory: bad quantity \"1.2.3\"");
+  EXPECT_EQ(pod_error(list_of(
+                "PodList",
+                R"({"metadata":{"name":"p1"},"spec":{"initContainers":[{"resources":{"requests":{"cpu":"Mi"}}}]}})")),
+            "pods.json: items[0] (Pod \"p1\"): spec.initContainers[0].resources.requests.cpu: bad quantity \"Mi\": no "
+            "digits");
   EXPECT_EQ(pod_error(list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"overhead":{"cpu":"x"}}})")),
             "pods.json: items[0] (Pod \"p1\"): spec.overhead.cpu: bad quantity \"x\": no digits");
 }
 
 TEST(PodJson, NegativeRequestsAreRefused) {
-  EXPECT_EQ(pod_error(list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"containers":[{"resources":{"requests":{"cpu":"-100m"}}}]}})")),
+  EXPECT_EQ(pod_error(list_of(
+                "PodList",
+                R"({"metadata":{"name":"p1"},"spec":{"containers":[{"resources":{"requests":{"cpu":"-100m"}}}]}})")),
             "pods.json: items[0] (Pod \"p1\"): spec.containers[0].resources.requests.cpu: negative quantity \"-100m\"");
-  EXPECT_EQ(pod_error(list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"resources":{"requests":{"memory":"-1"}}}})")),
-            "pods.json: items[0] (Pod \"p1\"): spec.resources.requests.memory: negative quantity \"-1\"");
+  EXPECT_EQ(
+      pod_error(list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"resources":{"requests":{"memory":"-1"}}}})")),
+      "pods.json: items[0] (Pod \"p1\"): spec.resources.requests.memory: negative quantity \"-1\"");
 }
 
 TEST(PodJson, WrongTypesAreRefusedWithFieldPath) {
   const auto err = [](const std::string& spec) {
     return pod_error(list_of("PodList", R"({"metadata":{"name":"p1"},"spec":)" + spec + "}"));
   };
-  EXPECT_EQ(err(R"({"priority":"high"})"), "pods.json: items[0] (Pod \"p1\"): spec.priority: expected an integer, got a string");
-  EXPECT_EQ(err(R"({"priority":1.5})"), "pods.json: items[0] (Pod \"p1\"): spec.priority: expected an integer, got a number");
+  EXPECT_EQ(err(R"({"priority":"high"})"),
+            "pods.json: items[0] (Pod \"p1\"): spec.priority: expected an integer, got a string");
+  EXPECT_EQ(err(R"({"priority":1.5})"),
+            "pods.json: items[0] (Pod \"p1\"): spec.priority: expected an integer, got a number");
   EXPECT_EQ(err(R"({"priority":3000000000})"),
             "pods.json: items[0] (Pod \"p1\"): spec.priority: integer out of range: 3000000000");
   EXPECT_EQ(err(R"({"containers":{"name":"a"}})"),
             "pods.json: items[0] (Pod \"p1\"): spec.containers: expected an array, got an object");
-  EXPECT_EQ(err(R"({"containers":[{"ports":[{"containerPort":"80"}]}]})"),
-            "pods.json: items[0] (Pod \"p1\"): spec.containers[0].ports[0].containerPort: expected an integer, got a string");
-  EXPECT_EQ(err(R"({"affinity":"yes"})"), "pods.json: items[0] (Pod \"p1\"): spec.affinity: expected an object, got a string");
-  EXPECT_EQ(err(R"({"affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":"w"}]}}})"),
-            "pods.json: items[0] (Pod \"p1\"): "
-            "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
-            "expected an integer, got a string");
+  EXPECT_EQ(
+      err(R"({"containers":[{"ports":[{"containerPort":"80"}]}]})"),
+      "pods.json: items[0] (Pod \"p1\"): spec.containers[0].ports[0].containerPort: expected an integer, got a string");
+  EXPECT_EQ(err(R"({"affinity":"yes"})"),
+            "pods.json: items[0] (Pod \"p1\"): spec.affinity: expected an object, got a string");
+  EXPECT_EQ(
+      err(R"({"affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":"w"}]}}})"),
+      "pods.json: items[0] (Pod \"p1\"): "
+      "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+      "expected an integer, got a string");
   EXPECT_EQ(err(R"({"tolerations":[{"key":1}]})"),
             "pods.json: items[0] (Pod \"p1\"): spec.tolerations[0].key: expected a string, got an integer");
-  EXPECT_EQ(err(R"({"topologySpreadConstraints":[{"labelSelector":{"matchExpressions":[{"values":"a"}]}}]})"),
-            "pods.json: items[0] (Pod \"p1\"): spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].values: "
-            "expected an array, got a string");
-  EXPECT_EQ(pod_error(list_of("PodList", R"({"metadata":{"name":"p1","ownerReferences":[{"controller":"true"}]}})")),
-            "pods.json: items[0] (Pod \"p1\"): metadata.ownerReferences[0].controller: expected a boolean, got a string");
+  EXPECT_EQ(
+      err(R"({"topologySpreadConstraints":[{"labelSelector":{"matchExpressions":[{"values":"a"}]}}]})"),
+      "pods.json: items[0] (Pod \"p1\"): spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].values: "
+      "expected an array, got a string");
+  EXPECT_EQ(
+      pod_error(list_of("PodList", R"({"metadata":{"name":"p1","ownerReferences":[{"controller":"true"}]}})")),
+      "pods.json: items[0] (Pod \"p1\"): metadata.ownerReferences[0].controller: expected a boolean, got a string");
 }
 
 TEST(PodJson, MissingNameAndWrongKindAreRefused) {
-  EXPECT_EQ(pod_error(list_of("PodList", R"({"metadata":{"namespace":"ns"}})")), "pods.json: items[0]: metadata.name: missing");
+  EXPECT_EQ(pod_error(list_of("PodList", R"({"metadata":{"namespace":"ns"}})")),
+            "pods.json: items[0]: metadata.name: missing");
   EXPECT_EQ(pod_error(R"({"kind":"Pod","metadata":{"name":""}})"), "pods.json: Pod: metadata.name: empty");
-  EXPECT_EQ(pod_error(R"({"kind":"NodeList","items":[]})"), "pods.json: kind \"NodeList\": expected Pod, PodList or List");
+  EXPECT_EQ(pod_error(R"({"kind":"NodeList","items":[]})"),
+            "pods.json: kind \"NodeList\": expected Pod, PodList or List");
   EXPECT_EQ(pod_error(R"({"kind":7})"), "pods.json: kind: expected a string, got an integer");
   EXPECT_EQ(pod_error(R"({"kind":"PodList","items":{}})"), "pods.json: items: expected an array, got an object");
   EXPECT_CONTAINS(pod_error(R"({"kind":"PodList","items":[{"metadata":{"name":"a"}}]]})"), "pods.json: invalid JSON: ");
 }
-
 
 // ---- assemble_cluster ----
 
@@ -766,8 +779,7 @@ std::vector<std::string> keys(const std::vector<Pod>& pods) {
 // Routes spdlog's default logger into a buffer for one test.
 class CapturedLog {
  public:
-  CapturedLog()
-      : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64)), previous_(spdlog::default_logger()) {
+  CapturedLog() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64)), previous_(spdlog::default_logger()) {
     auto logger = std::make_shared<spdlog::logger>("captured", sink_);
     logger->set_pattern("%l: %v");
     logger->set_level(spdlog::level::debug);
@@ -783,8 +795,8 @@ class CapturedLog {
 
 TEST(AssembleCluster, SplitsRunningAndPendingKeepingFileOrder) {
   std::vector<Pod> pods = {
-      make_pod("a", "pending-2", "", "Pending"),  make_pod("a", "running-1", "n1", "Running"),
-      make_pod("a", "pending-1", "", ""),         make_pod("a", "running-2", "n2", "Pending"),
+      make_pod("a", "pending-2", "", "Pending"),   make_pod("a", "running-1", "n1", "Running"),
+      make_pod("a", "pending-1", "", ""),          make_pod("a", "running-2", "n2", "Pending"),
       make_pod("a", "running-3", "n1", "Unknown"),
   };
   const Cluster c = assemble_cluster({make_node("n1"), make_node("n2")}, std::move(pods), {"default-scheduler"},
@@ -829,8 +841,8 @@ TEST(AssembleCluster, IgnoresTerminalPodsAndOtherSchedulersPendingPods) {
   EXPECT_EQ(keys(c.running_pods), std::vector<std::string>{"a/theirs-running"});
   EXPECT_EQ(keys(c.pending_pods), (std::vector<std::string>{"a/ours-pending", "a/default-pending"}));
 
-  const Cluster only_bulk = assemble_cluster({make_node("n1")}, {make_pod("a", "p", "", "Pending")}, {"bulk"},
-                                             "nodes.json", "pods.json");
+  const Cluster only_bulk =
+      assemble_cluster({make_node("n1")}, {make_pod("a", "p", "", "Pending")}, {"bulk"}, "nodes.json", "pods.json");
   EXPECT_TRUE(only_bulk.pending_pods.empty());
 }
 
@@ -847,9 +859,8 @@ TEST(AssembleCluster, DuplicatePodNamesAreRefusedButSameNameInOtherNamespaceIsFi
       {"metadata":{"name":"p","namespace":"y"}},{"metadata":{"name":"q","namespace":"x"}},
       {"metadata":{"name":"p","namespace":"x"},"status":{"phase":"Succeeded"}})"),
                                           "pods.json");
-  const std::string msg = error_of([&] {
-    assemble_cluster({}, pods, {"default-scheduler"}, "nodes.json", "pods.json");
-  });
+  const std::string msg =
+      error_of([&] { assemble_cluster({}, pods, {"default-scheduler"}, "nodes.json", "pods.json"); });
   EXPECT_EQ(msg, "pods.json: items[0] and pods.json: items[3] are both Pod \"x/p\"");
 
   pods.pop_back();
@@ -859,9 +870,9 @@ TEST(AssembleCluster, DuplicatePodNamesAreRefusedButSameNameInOtherNamespaceIsFi
 
 TEST(AssembleCluster, WorksOnParsedKubectlFiles) {
   CapturedLog log;
-  const Cluster c = assemble_cluster(parse_nodes_json(kKubectlNodes, "nodes.json"),
-                                     parse_pods_json(kKubectlPods, "pods.json"), {"bulk-scheduler"}, "nodes.json",
-                                     "pods.json");
+  const Cluster c =
+      assemble_cluster(parse_nodes_json(kKubectlNodes, "nodes.json"), parse_pods_json(kKubectlPods, "pods.json"),
+                       {"bulk-scheduler"}, "nodes.json", "pods.json");
   EXPECT_EQ(c.nodes.size(), 2u);
   EXPECT_EQ(keys(c.running_pods), std::vector<std::string>{"shop/web-7d4b9c8f6d-x2x9k"});
   // "bare" belongs to default-scheduler, which is not in the list, and

@@ -235,26 +235,32 @@ TEST_F(PerfTest, CountParamMustNameAParameter) {
 }
 
 TEST_F(PerfTest, WrongTypesAndInvalidCombinationsAreErrors) {
-  EXPECT_NE(load_error("- name: Bad\n  workloadTemplate:\n  - opcode: createPods\n    count: many\n    collectMetrics: true\n"
-                       "  workloads:\n  - name: w\n")
-                .find("count: expected an integer"),
+  EXPECT_NE(
+      load_error("- name: Bad\n  workloadTemplate:\n  - opcode: createPods\n    count: many\n    collectMetrics: true\n"
+                 "  workloads:\n  - name: w\n")
+          .find("count: expected an integer"),
+      std::string::npos);
+  EXPECT_NE(
+      load_error("- name: Bad\n  workloadTemplate:\n  - opcode: createPods\n    count: 1\n    collectMetrics: true\n"
+                 "    skipWaitToCompletion: true\n  workloads:\n  - name: w\n")
+          .find("cannot be true at the same time"),
+      std::string::npos);
+  EXPECT_NE(
+      load_error("- name: Bad\n  workloadTemplate:\n  - opcode: createPods\n    count: 1\n  workloads:\n  - name: w\n")
+          .find("no op in the workload template collects metrics"),
+      std::string::npos);
+  EXPECT_NE(
+      load_error("- name: Bad\n" + kMinimalOps.substr(0, kMinimalOps.find("  workloads"))).find("no workloads defined"),
+      std::string::npos);
+  EXPECT_NE(load_error("- name: A" + kMinimalOps + "- name: A" + kMinimalOps).find("name is not unique"),
             std::string::npos);
-  EXPECT_NE(load_error("- name: Bad\n  workloadTemplate:\n  - opcode: createPods\n    count: 1\n    collectMetrics: true\n"
-                       "    skipWaitToCompletion: true\n  workloads:\n  - name: w\n")
-                .find("cannot be true at the same time"),
-            std::string::npos);
-  EXPECT_NE(load_error("- name: Bad\n  workloadTemplate:\n  - opcode: createPods\n    count: 1\n  workloads:\n  - name: w\n")
-                .find("no op in the workload template collects metrics"),
-            std::string::npos);
-  EXPECT_NE(load_error("- name: Bad\n" + kMinimalOps.substr(0, kMinimalOps.find("  workloads"))).find("no workloads defined"),
-            std::string::npos);
-  EXPECT_NE(load_error("- name: A" + kMinimalOps + "- name: A" + kMinimalOps).find("name is not unique"), std::string::npos);
   EXPECT_NE(load_error("- name: Bad\n  workloadTemplate: [{opcode: createPods, count: 1, collectMetrics: true}]\n"
                        "  workloads:\n  - name: w\n  - name: w\n")
                 .find("workload name w is not unique"),
             std::string::npos);
-  EXPECT_NE(load_error("- name: Bad\n  workloadTemplate:\n  - count: 1\n  workloads:\n  - name: w\n").find("opcode: missing"),
-            std::string::npos);
+  EXPECT_NE(
+      load_error("- name: Bad\n  workloadTemplate:\n  - count: 1\n  workloads:\n  - name: w\n").find("opcode: missing"),
+      std::string::npos);
 }
 
 TEST_F(PerfTest, YamlSyntaxErrorNamesFileAndLine) {
@@ -297,7 +303,8 @@ TEST_F(PerfTest, UndefinedAndUnusedParamsAreErrorsNamingTheParam) {
 }
 
 TEST_F(PerfTest, BadTemplateIsAnErrorNamingTheTemplate) {
-  write("templates/pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: p-\n  labels:\n    a: \"{{ if .Index }}\"\n");
+  write("templates/pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: p-\n  labels:\n    a: \"{{ if .Index }}\"\n");
   const std::string path = write("config.yaml", R"(
 - name: T
   workloadTemplate:
@@ -366,8 +373,8 @@ TEST(PerfThroughput, CountsPodsPerOneSecondWindowAndDropsThePartialTail) {
 TEST(PerfThroughput, EmptyWindowsMergeIntoTheNextAsUpstreamDoes) {
   const int64_t s = 1000000000;
   ThroughputCollector c(0);
-  c.pod_done(s / 2, true);      // window 1: 1 pod
-  c.pod_done(5 * s / 2, true);  // window 2 empty, window 3: 1 pod -> 0.5/s twice
+  c.pod_done(s / 2, true);           // window 1: 1 pod
+  c.pod_done(5 * s / 2, true);       // window 2 empty, window 3: 1 pod -> 0.5/s twice
   c.pod_done(5 * s / 2 + 1, false);  // unschedulable pods are not counted
   const PerfThroughput t = c.finish(3 * s + s / 5);
   ASSERT_EQ(t.samples.size(), 3u);
@@ -405,8 +412,10 @@ TEST(PerfTemplate, ExpandsFieldsFunctionsAndTrimMarkers) {
   env["half"] = PerfValue::of_number(0.5);
   env["name"] = PerfValue::of_string("x");
   EXPECT_EQ(render_perf_template("n-{{.Index}}/{{ .Count }}", env, "t"), "n-7/10");
-  EXPECT_EQ(render_perf_template("{{ AddInt .Index 1 }} {{ Mod .Index 3 }} {{ DivideInt .Count 3 }}", env, "t"), "8 1 3");
-  EXPECT_EQ(render_perf_template("{{ MultiplyFloat .half 3 }} {{ SubtractInt (AddInt .Index 3) 1 }}", env, "t"), "1.5 9");
+  EXPECT_EQ(render_perf_template("{{ AddInt .Index 1 }} {{ Mod .Index 3 }} {{ DivideInt .Count 3 }}", env, "t"),
+            "8 1 3");
+  EXPECT_EQ(render_perf_template("{{ MultiplyFloat .half 3 }} {{ SubtractInt (AddInt .Index 3) 1 }}", env, "t"),
+            "1.5 9");
   // Parameters are float64 in Go: a million prints in exponent form.
   EXPECT_EQ(render_perf_template("{{.big}} {{.name}}", env, "t"), "1e+06 x");
   EXPECT_EQ(render_perf_template("a  {{- .Index -}}  b{{/* gone */}}", env, "t"), "a7b");

@@ -15,10 +15,21 @@ namespace {
 // a float64 shortcut for non-negative operands below 2^53.
 TEST(DivTrunc, EqualsIntegerDivisionNearMultiplesAndLimits) {
   const int64_t big = (int64_t(1) << 53) - 1;
-  const int64_t cases[][2] = {{0, 1},        {99, 100},       {100, 100},     {101, 100},   {big, 1},
-                              {big, 3},      {big - 1, big},  {big, big},     {big + 1, 7}, {-7, 2},
-                              {-1, 3},       {5, 1},          {3400000000000, 34359738368},
-                              {std::numeric_limits<int64_t>::max(), 10}, {std::numeric_limits<int64_t>::min(), 10}};
+  const int64_t cases[][2] = {{0, 1},
+                              {99, 100},
+                              {100, 100},
+                              {101, 100},
+                              {big, 1},
+                              {big, 3},
+                              {big - 1, big},
+                              {big, big},
+                              {big + 1, 7},
+                              {-7, 2},
+                              {-1, 3},
+                              {5, 1},
+                              {3400000000000, 34359738368},
+                              {std::numeric_limits<int64_t>::max(), 10},
+                              {std::numeric_limits<int64_t>::min(), 10}};
   for (const auto& c : cases) EXPECT_EQ(div_trunc(c[0], c[1]), c[0] / c[1]) << c[0] << " / " << c[1];
   SplitMix64 rng(2024);
   for (int i = 0; i < 2000000; ++i) {

@@ -57,8 +57,8 @@ Scores score(const Pod& pod, const std::vector<Node>& nodes, const std::vector<P
 
 TEST(BalancedAllocationScore, NothingRequestedSkipsPreScore) {
   // "nothing scheduled, nothing requested, skip in PreScore"
-  const ScoreRun r = run_score(kPlugin, {make_node("node1", 4000, 10000), make_node("node2", 4000, 10000)}, {},
-                               incoming({}));
+  const ScoreRun r =
+      run_score(kPlugin, {make_node("node1", 4000, 10000), make_node("node2", 4000, 10000)}, {}, incoming({}));
   EXPECT_TRUE(r.skipped);
 }
 
@@ -79,17 +79,17 @@ TEST(BalancedAllocationScore, DifferentlySizedNodes) {
 TEST(BalancedAllocationScore, PodsScheduledWithResources) {
   // "resources requested, pods scheduled with resources"
   const std::vector<Pod> pods = {placed("a", "node1", cpu_only()), placed("b", "node2", cpu_and_memory())};
-  EXPECT_EQ(score(incoming(cpu_and_memory()), {make_node("node1", 10000, 20000), make_node("node2", 10000, 20000)},
-                  pods),
-            (Scores{82, 95}));
+  EXPECT_EQ(
+      score(incoming(cpu_and_memory()), {make_node("node1", 10000, 20000), make_node("node2", 10000, 20000)}, pods),
+      (Scores{82, 95}));
 }
 
 TEST(BalancedAllocationScore, PodsScheduledOnDifferentlySizedNodes) {
   // "resources requested, pods scheduled with resources, differently sized nodes"
   const std::vector<Pod> pods = {placed("a", "node1", cpu_only()), placed("b", "node2", cpu_and_memory())};
-  EXPECT_EQ(score(incoming(cpu_and_memory()), {make_node("node1", 10000, 20000), make_node("node2", 10000, 50000)},
-                  pods),
-            (Scores{82, 80}));
+  EXPECT_EQ(
+      score(incoming(cpu_and_memory()), {make_node("node1", 10000, 20000), make_node("node2", 10000, 50000)}, pods),
+      (Scores{82, 80}));
 }
 
 TEST(BalancedAllocationScore, RequestsAtNodeCapacity) {

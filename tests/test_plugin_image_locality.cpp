@@ -13,7 +13,9 @@ using namespace testutil;
 const char* const kPlugin = "ImageLocality";
 using Scores = std::vector<int64_t>;
 
-ContainerImage image(std::vector<std::string> names, int64_t mib) { return ContainerImage{std::move(names), mib * kMiB}; }
+ContainerImage image(std::vector<std::string> names, int64_t mib) {
+  return ContainerImage{std::move(names), mib * kMiB};
+}
 
 // The node image lists of the upstream test, by the name it gives them.
 Node with_images(const std::string& name, std::vector<ContainerImage> images) {
@@ -27,19 +29,19 @@ Node node25010(const std::string& name) {
   return with_images(name, {image({"gcr.io/250:latest"}, 250), image({"gcr.io/10:latest", "gcr.io/10:v1"}, 10)});
 }
 Node node60040900(const std::string& name) {
-  return with_images(name, {image({"gcr.io/600:latest"}, 600), image({"gcr.io/40:latest"}, 40),
-                            image({"gcr.io/900:latest"}, 900)});
+  return with_images(
+      name, {image({"gcr.io/600:latest"}, 600), image({"gcr.io/40:latest"}, 40), image({"gcr.io/900:latest"}, 900)});
 }
 Node node300600900(const std::string& name) {
-  return with_images(name, {image({"gcr.io/300:latest"}, 300), image({"gcr.io/600:latest"}, 600),
-                            image({"gcr.io/900:latest"}, 900)});
+  return with_images(
+      name, {image({"gcr.io/300:latest"}, 300), image({"gcr.io/600:latest"}, 600), image({"gcr.io/900:latest"}, 900)});
 }
 Node node400030(const std::string& name) {
   return with_images(name, {image({"gcr.io/4000:latest"}, 4000), image({"gcr.io/30:latest"}, 30)});
 }
 Node node203040(const std::string& name) {
-  return with_images(name, {image({"gcr.io/20:latest"}, 20), image({"gcr.io/30:latest"}, 30),
-                            image({"gcr.io/40:latest"}, 40)});
+  return with_images(
+      name, {image({"gcr.io/20:latest"}, 20), image({"gcr.io/30:latest"}, 30), image({"gcr.io/40:latest"}, 40)});
 }
 Node no_images(const std::string& name) { return with_images(name, {}); }
 

@@ -66,7 +66,7 @@ struct FilterCase {
   std::string node_name;
   StringMap labels;
   NodeAffinityArgs args;
-  Code want_prefilter;  // Success, Skip or UnschedulableAndUnresolvable
+  Code want_prefilter;                                  // Success, Skip or UnschedulableAndUnresolvable
   std::optional<std::vector<std::string>> want_result;  // PreFilterResult names
   NodeFilterResult want_filter;
 };
@@ -95,13 +95,12 @@ std::vector<FilterCase> filter_cases() {
       with_required({term({requirement("kernel-version", "Gt", {"0204"})})}), "", {{"kernel-version", "0206"}}, ok,
       none, fits());
   add("Pod with matchExpressions using NotIn operator that matches the existing node",
-      with_required({term({requirement("mem-type", "NotIn", {"DDR", "DDR2"})})}), "", {{"mem-type", "DDR3"}}, ok,
-      none, fits());
+      with_required({term({requirement("mem-type", "NotIn", {"DDR", "DDR2"})})}), "", {{"mem-type", "DDR3"}}, ok, none,
+      fits());
   add("Pod with matchExpressions using Exists operator that matches the existing node",
       with_required({term({requirement("GPU", "Exists")})}), "", {{"GPU", "NVIDIA-GRID-K1"}}, ok, none, fits());
   add("Pod with affinity that don't match node's labels won't schedule onto the node",
-      with_required({term({requirement("foo", "In", {"value1", "value2"})})}), "", {{"foo", "bar"}}, ok, none,
-      kPodUR);
+      with_required({term({requirement("foo", "In", {"value1", "value2"})})}), "", {{"foo", "bar"}}, ok, none, kPodUR);
   add("Pod with empty MatchExpressions is not a valid value will match no objects and won't schedule onto the node",
       with_required({term({})}), "", {{"foo", "bar"}}, ok, none, kPodUR);
   add("Pod with no Affinity will schedule onto a node", make_pod("pod", {container()}), "", {{"foo", "bar"}},
@@ -134,8 +133,8 @@ std::vector<FilterCase> filter_cases() {
         p, "", {{"foo", "barrrrrr"}}, ok, none, kPodUR);
   }
   add("Pod with an invalid value in Affinity term won't be scheduled onto the node",
-      with_required({term({requirement("foo", "NotIn", {"invalid value: ___@#$%^"})})}), "", {{"foo", "bar"}}, ok,
-      none, kPodUR);
+      with_required({term({requirement("foo", "NotIn", {"invalid value: ___@#$%^"})})}), "", {{"foo", "bar"}}, ok, none,
+      kPodUR);
   add("Pod with matchFields using In operator that matches the existing node",
       with_required({term({}, {name_in("node1")})}), "node1", {}, ok, std::vector<std::string>{"node1"}, fits());
   add("Pod with matchFields using In operator that does not match the existing node",
@@ -158,12 +157,10 @@ std::vector<FilterCase> filter_cases() {
   add("Pod with two conflicting mach field requirements",
       with_required({term({}, {name_in("node1"), name_in("node2")})}), "node2", {{"foo", "bar"}},
       Code::UnschedulableAndUnresolvable, none, kPodUR);
-  add("Matches added affinity and Pod's node affinity",
-      with_required({term({requirement("zone", "In", {"foo"})})}), "node2", {{"zone", "foo"}}, ok, none, fits(),
-      added_required({term({}, {name_in("node2")})}));
-  add("Matches added affinity but not Pod's node affinity",
-      with_required({term({requirement("zone", "In", {"bar"})})}), "node2", {{"zone", "foo"}}, ok, none, kPodUR,
-      added_required({term({}, {name_in("node2")})}));
+  add("Matches added affinity and Pod's node affinity", with_required({term({requirement("zone", "In", {"foo"})})}),
+      "node2", {{"zone", "foo"}}, ok, none, fits(), added_required({term({}, {name_in("node2")})}));
+  add("Matches added affinity but not Pod's node affinity", with_required({term({requirement("zone", "In", {"bar"})})}),
+      "node2", {{"zone", "foo"}}, ok, none, kPodUR, added_required({term({}, {name_in("node2")})}));
   add("Doesn't match added affinity", make_pod("pod", {container()}), "node2", {{"zone", "foo"}}, ok, none,
       NodeFilterResult{Code::UnschedulableAndUnresolvable, {kAddedMismatch}},
       added_required({term({requirement("zone", "In", {"bar"})})}));
@@ -188,8 +185,10 @@ TEST(NodeAffinityFilter, UpstreamTestNodeAffinityTable) {
 
     const FilterRun run = run_filter(kPlugin, nodes, {}, tc.pod, profile);
     EXPECT_EQ(run.prefilter, tc.want_prefilter);
-    if (tc.want_prefilter != Code::Skip) EXPECT_EQ(run.nodes.at(0), tc.want_filter);
-    else EXPECT_EQ(run.nodes.at(0), fits());  // Skip: the Filter does not run
+    if (tc.want_prefilter != Code::Skip)
+      EXPECT_EQ(run.nodes.at(0), tc.want_filter);
+    else
+      EXPECT_EQ(run.nodes.at(0), fits());  // Skip: the Filter does not run
   }
 }
 
@@ -206,8 +205,7 @@ TEST(NodeAffinityFilter, PreFilterResultKeepsOnlyNodesOfTheSnapshot) {
   // TestNodeAffinity "Pod with two terms of node.Name affinity", seen through
   // the framework: names outside the snapshot are dropped.
   const Pod pod = with_required({term({}, {name_in("node1")}), term({}, {name_in("node2")})});
-  const FilterRun run =
-      run_filter(kPlugin, {labelled_node("node2", {}), labelled_node("node3", {})}, {}, pod);
+  const FilterRun run = run_filter(kPlugin, {labelled_node("node2", {}), labelled_node("node3", {})}, {}, pod);
   EXPECT_EQ(run.prefilter, Code::Success);
   EXPECT_EQ(run.candidates, (std::vector<std::string>{"node2"}));
   EXPECT_EQ(run.nodes.at(0), fits());
@@ -249,8 +247,8 @@ TEST(NodeAffinityFilter, GtValueThatIsNotALabelValueMakesTheTermUnmatchable) {
 }
 
 TEST(NodeAffinityFilter, NotInMatchesANodeWithoutTheLabel) {
-  const FilterRun r = run_filter(kPlugin, {labelled_node("a", {})}, {},
-                                 with_required({term({requirement("foo", "NotIn", {"bar"})})}));
+  const FilterRun r =
+      run_filter(kPlugin, {labelled_node("a", {})}, {}, with_required({term({requirement("foo", "NotIn", {"bar"})})}));
   EXPECT_EQ(r.nodes.at(0), fits());
 }
 
@@ -330,8 +328,9 @@ TEST(NodeAffinityScore, WeightsOfMatchingTermsAddUpAndNormalize) {
 
 TEST(NodeAffinityScore, AddedAffinityAlone) {
   // "added affinity"
-  const ScoreRun r = run_score(kPlugin, nodes_with({{"node1", kL1}, {"node2", kL2}}), {}, make_pod("pod", {container()}),
-                               with_added_preferred({pref(2, {requirement("foo", "In", {"bar"})})}));
+  const ScoreRun r =
+      run_score(kPlugin, nodes_with({{"node1", kL1}, {"node2", kL2}}), {}, make_pod("pod", {container()}),
+                with_added_preferred({pref(2, {requirement("foo", "In", {"bar"})})}));
   EXPECT_FALSE(r.skipped);
   EXPECT_EQ(r.normalized, (std::vector<int64_t>{100, 0}));
 }

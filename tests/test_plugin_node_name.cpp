@@ -35,9 +35,8 @@ TEST(NodeNameFilter, HostDoesNotMatch) {
 }
 
 TEST(NodeNameFilter, OnlyTheNamedNodePassesAmongMany) {
-  const FilterRun r = run_filter(kPlugin, {make_node("a", 1000, 1000), make_node("b", 1000, 1000),
-                                           make_node("c", 1000, 1000)},
-                                 {}, pod_for("b"));
+  const FilterRun r = run_filter(
+      kPlugin, {make_node("a", 1000, 1000), make_node("b", 1000, 1000), make_node("c", 1000, 1000)}, {}, pod_for("b"));
   EXPECT_EQ(r.nodes.at(0), kOtherNode);
   EXPECT_EQ(r.nodes.at(1), fits());
   EXPECT_EQ(r.nodes.at(2), kOtherNode);

@@ -12,8 +12,7 @@ namespace {
 using namespace testutil;
 
 const char* const kPlugin = "NodePorts";
-const NodeFilterResult kPortsTaken{Code::Unschedulable,
-                                   {"node(s) didn't have free ports for the requested pod ports"}};
+const NodeFilterResult kPortsTaken{Code::Unschedulable, {"node(s) didn't have free ports for the requested pod ports"}};
 
 using Ports = std::vector<ContainerPort>;
 
@@ -113,12 +112,16 @@ TEST(NodePortsFilter, UpstreamTestFitsTable) {
   const Ports many = {tcp("127.0.0.1", 80), tcp("127.0.1.1", 80), tcp("127.0.1.1", 90), tcp("127.0.1.1", 100)};
   const std::vector<PortCase> cases = {
       {"no conflicting ports", {tcp("127.0.0.1", 80)}, {tcp("127.0.0.1", 9090)}, true},
-      {"multiple no conflicting ports", many,
-       {tcp("127.0.0.1", 9090), tcp("127.0.0.1", 9191), tcp("127.0.1.1", 8080)}, true},
+      {"multiple no conflicting ports",
+       many,
+       {tcp("127.0.0.1", 9090), tcp("127.0.0.1", 9191), tcp("127.0.1.1", 8080)},
+       true},
       {"same ports but different protocols", {tcp("127.0.0.1", 80)}, {udp("127.0.0.1", 80)}, true},
       {"conflicting ports", {tcp("127.0.0.1", 80)}, {tcp("127.0.0.1", 80)}, false},
-      {"multiple ports, some conflicting", many,
-       {tcp("127.0.0.1", 9090), tcp("127.0.1.1", 90), tcp("127.0.1.1", 8080)}, false},
+      {"multiple ports, some conflicting",
+       many,
+       {tcp("127.0.0.1", 9090), tcp("127.0.1.1", 90), tcp("127.0.1.1", 8080)},
+       false},
   };
   for (const PortCase& tc : cases) {
     SCOPED_TRACE(tc.upstream);
@@ -134,7 +137,9 @@ TEST(NodePortsFilter, UpstreamHostPortInfoCheckTable) {
       {"empty protocol and IP check every IP over TCP", {host_port("", "", 80)}, {tcp("127.0.0.1", 80)}, false},
       {"TCP on 0.0.0.0 conflicts with a specific IP", {tcp("0.0.0.0", 80)}, {tcp("127.0.0.1", 80)}, false},
       {"UDP used, TCP wanted", {tcp("0.0.0.0", 80)}, {udp("127.0.0.1", 80)}, true},
-      {"neighbouring ports", {tcp("0.0.0.0", 80)}, {tcp("127.0.0.1", 79), tcp("127.0.0.1", 81), tcp("127.0.0.1", 82)},
+      {"neighbouring ports",
+       {tcp("0.0.0.0", 80)},
+       {tcp("127.0.0.1", 79), tcp("127.0.0.1", 81), tcp("127.0.0.1", 82)},
        true},
       {"0.0.0.0 used blocks a specific IP", {tcp("127.0.0.1", 80)}, {tcp("0.0.0.0", 80)}, false},
       {"0.0.0.0 used, other ports and protocol",

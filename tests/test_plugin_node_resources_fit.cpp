@@ -38,12 +38,8 @@ ResourceList req(int64_t cpu, int64_t memory, ResourceList extra = {}) {
 // TestEnoughRequests' node: cpu 10m, memory 20, pods 32, example.com/aaa 5,
 // ephemeral-storage 20, hugepages-2Mi 5.
 Node enough_node() {
-  return make_node_with("machine1", {{"cpu", 10},
-                                     {"memory", 20},
-                                     {"pods", 32},
-                                     {kAaa, 5},
-                                     {"ephemeral-storage", 20},
-                                     {kHugePages, 5}});
+  return make_node_with(
+      "machine1", {{"cpu", 10}, {"memory", 20}, {"pods", 32}, {kAaa, 5}, {"ephemeral-storage", 20}, {kHugePages, 5}});
 }
 
 Pod regular(std::vector<ResourceList> containers) {
@@ -85,8 +81,7 @@ Pod with_pod_level(Pod p, ResourceList pod_level) {
 TEST(NodeResourcesFitFilter, UpstreamTestEnoughRequests) {
   // TestEnoughRequests, case by case (upstream names abridged).
   EXPECT_EQ(fit(make_pod("incoming"), req(10, 20)), fits()) << "no resources requested always fits";
-  EXPECT_EQ(fit(regular({req(1, 1)}), req(10, 20)), insufficient(U, {"cpu", "memory"}))
-      << "too many resources fails";
+  EXPECT_EQ(fit(regular({req(1, 1)}), req(10, 20)), insufficient(U, {"cpu", "memory"})) << "too many resources fails";
   EXPECT_EQ(fit(with_init({req(1, 1)}, {req(3, 1)}), req(8, 19)), insufficient(U, {"cpu"}))
       << "too many resources fails due to init container cpu";
   EXPECT_EQ(fit(with_init({req(1, 1)}, {req(3, 1), req(2, 1)}), req(8, 19)), insufficient(U, {"cpu"}))
@@ -131,8 +126,7 @@ TEST(NodeResourcesFitFilter, UpstreamTestEnoughRequests) {
       << "kubernetes.io resource capacity enforced";
   EXPECT_EQ(fit(with_init({}, {req(1, 1, {{kK8sB, 10}})}), req(0, 0)), insufficient(UR, {kK8sB}))
       << "kubernetes.io resource capacity enforced for init container";
-  EXPECT_EQ(fit(regular({req(1, 1, {{kHugePages, 10}})}), req(0, 0, {{kHugePages, 0}})),
-            insufficient(UR, {kHugePages}))
+  EXPECT_EQ(fit(regular({req(1, 1, {{kHugePages, 10}})}), req(0, 0, {{kHugePages, 0}})), insufficient(UR, {kHugePages}))
       << "hugepages resource capacity enforced";
   EXPECT_EQ(fit(with_init({}, {req(1, 1, {{kHugePages, 10}})}), req(0, 0, {{kHugePages, 0}})),
             insufficient(UR, {kHugePages}))
@@ -169,8 +163,7 @@ TEST(NodeResourcesFitFilter, UpstreamTestEnoughRequestsPodLevelResources) {
   // TestEnoughRequests, PodLevelResources cases (the gate is beta and on).
   EXPECT_EQ(fit(with_pod_level(regular({req(1, 1)}), {{"cpu", 1}, {"memory", 2}}), req(5, 5)), fits())
       << "both pod-level and container-level resources fit";
-  EXPECT_EQ(fit(with_pod_level(regular({req(1, 1)}), {{"cpu", 7}, {"memory", 2}}), req(5, 5)),
-            insufficient(U, {"cpu"}))
+  EXPECT_EQ(fit(with_pod_level(regular({req(1, 1)}), {{"cpu", 7}, {"memory", 2}}), req(5, 5)), insufficient(U, {"cpu"}))
       << "pod-level cpu resource not fit";
   EXPECT_EQ(fit(with_pod_level(regular({req(1, 1)}), {{"cpu", 3}, {"memory", 2}}), req(5, 19)),
             insufficient(U, {"memory"}))
@@ -211,8 +204,10 @@ TEST(NodeResourcesFitFilter, TooManyPodsComesFirstAndStaysResolvable) {
   // Every failing check is reported, pods first; the code is UR because cpu
   // exceeds allocatable, not because of the pod count.
   const Node node = make_node_with("machine1", {{"cpu", 10}, {"memory", 20}, {"pods", 1}});
-  EXPECT_EQ(fit_on(node, regular({req(11, 1)}), req(0, 0)), (NodeFilterResult{UR, {"Too many pods", "Insufficient cpu"}}));
-  EXPECT_EQ(fit_on(node, regular({req(1, 1)}), req(10, 0)), (NodeFilterResult{U, {"Too many pods", "Insufficient cpu"}}));
+  EXPECT_EQ(fit_on(node, regular({req(11, 1)}), req(0, 0)),
+            (NodeFilterResult{UR, {"Too many pods", "Insufficient cpu"}}));
+  EXPECT_EQ(fit_on(node, regular({req(1, 1)}), req(10, 0)),
+            (NodeFilterResult{U, {"Too many pods", "Insufficient cpu"}}));
 }
 
 TEST(NodeResourcesFitFilter, UpstreamTestStorageRequests) {
@@ -236,7 +231,8 @@ TEST(NodeResourcesFitFilter, UpstreamTestRestartableInitContainers) {
     if (sidecar_req) p.init_containers.push_back(sidecar(*sidecar_req));
     return p;
   };
-  EXPECT_EQ(fit_on(node, pod({}, std::nullopt), std::nullopt), fits()) << "allow a pod without restartable init containers";
+  EXPECT_EQ(fit_on(node, pod({}, std::nullopt), std::nullopt), fits())
+      << "allow a pod without restartable init containers";
   EXPECT_EQ(fit_on(node, pod({}, ResourceList{}), std::nullopt), fits())
       << "allow a pod with restartable init containers";
   EXPECT_EQ(fit_on(node, pod({{"cpu", 1}}, ResourceList{{"cpu", 1}}), std::nullopt), fits())
@@ -310,16 +306,17 @@ using Scores = std::vector<int64_t>;
 
 TEST(NodeResourcesFitScore, UpstreamTestFitScore) {
   const std::vector<Node> nodes = {make_node("node1", 4000, 10000), make_node("node2", 6000, 10000)};
-  const std::vector<Pod> pods = {cpu_mem_running("p1", "node1", 2000, 4000), cpu_mem_running("p2", "node2", 1000, 2000)};
-  EXPECT_EQ(scores(cpu_mem(3000, 5000), nodes, pods,
-                   strategy(ScoringStrategyType::RequestedToCapacityRatio, {{"cpu", 1}, {"memory", 1}},
-                            {{0, 10}, {100, 0}})),
-            (Scores{10, 32}))
+  const std::vector<Pod> pods = {cpu_mem_running("p1", "node1", 2000, 4000),
+                                 cpu_mem_running("p2", "node2", 1000, 2000)};
+  EXPECT_EQ(
+      scores(cpu_mem(3000, 5000), nodes, pods,
+             strategy(ScoringStrategyType::RequestedToCapacityRatio, {{"cpu", 1}, {"memory", 1}}, {{0, 10}, {100, 0}})),
+      (Scores{10, 32}))
       << "test case for ScoringStrategy RequestedToCapacityRatio case1";
-  EXPECT_EQ(scores(cpu_mem(3000, 5000), nodes, pods,
-                   strategy(ScoringStrategyType::RequestedToCapacityRatio, {{"cpu", 1}, {"memory", 1}},
-                            {{0, 0}, {100, 10}})),
-            (Scores{95, 68}))
+  EXPECT_EQ(
+      scores(cpu_mem(3000, 5000), nodes, pods,
+             strategy(ScoringStrategyType::RequestedToCapacityRatio, {{"cpu", 1}, {"memory", 1}}, {{0, 0}, {100, 10}})),
+      (Scores{95, 68}))
       << "test case for ScoringStrategy RequestedToCapacityRatio case2";
   EXPECT_EQ(scores(cpu_mem(1000, 2000), nodes, pods, kMost), (Scores{67, 36}))
       << "test case for ScoringStrategy MostAllocated";
@@ -366,9 +363,9 @@ TEST(NodeResourcesFitScore, UpstreamTestLeastAllocatedScoringStrategy) {
   EXPECT_EQ(scores(make_pod("p"), {make_node_with("node1", {}), make_node_with("node2", {})}, two, kLeast),
             (Scores{0, 0}))
       << "zero node resources, pods scheduled with resources";
-  EXPECT_EQ(scores(two_containers(), sized, {},
-                   strategy(ScoringStrategyType::LeastAllocated, {{"memory", 2}, {"cpu", 1}})),
-            (Scores{41, 50}))
+  EXPECT_EQ(
+      scores(two_containers(), sized, {}, strategy(ScoringStrategyType::LeastAllocated, {{"memory", 2}, {"cpu", 1}})),
+      (Scores{41, 50}))
       << "nothing scheduled, resources requested, differently sized nodes (different weight on CPU and memory)";
   const ProfileConfig xyz = strategy(ScoringStrategyType::LeastAllocated, kWithXyz);
   EXPECT_EQ(scores(two_containers(), {node_xyz("node1", 6000, 10000, 0), node_xyz("node2", 6000, 10000, 4)}, {}, xyz),
@@ -403,8 +400,9 @@ TEST(NodeResourcesFitScore, UpstreamTestMostAllocatedScoringStrategy) {
                    {make_node("node1", 5000, 10000), make_node("node2", 10000, 9000)}, {}, kMost),
             (Scores{95, 75}))
       << "resources requested with more than the node, pods scheduled with resources";
-  EXPECT_EQ(scores(two_containers(), sized, {}, strategy(ScoringStrategyType::MostAllocated, {{"memory", 2}, {"cpu", 1}})),
-            (Scores{58, 50}))
+  EXPECT_EQ(
+      scores(two_containers(), sized, {}, strategy(ScoringStrategyType::MostAllocated, {{"memory", 2}, {"cpu", 1}})),
+      (Scores{58, 50}))
       << "nothing scheduled, resources requested, differently sized nodes (different weight on CPU and memory)";
   {
     // Containers without requests count 100m and 200Mi: the one case where

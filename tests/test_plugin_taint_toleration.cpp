@@ -39,42 +39,43 @@ TEST(TaintTolerationScore, TolerationMatchingNodeTaintScoresHigher) {
 }
 
 TEST(TaintTolerationScore, AllTaintsToleratedScoreTheSameWhateverTheirNumber) {
-  // "the nodes that all of their taints are tolerated by the pod, get the same score, no matter how many tolerable taints a node has"
+  // "the nodes that all of their taints are tolerated by the pod, get the same score, no matter how many tolerable
+  // taints a node has"
   const Pod pod = tolerating({toleration("cpu-type", "Equal", "arm64", "PreferNoSchedule"),
                               toleration("disk-type", "Equal", "ssd", "PreferNoSchedule")});
-  const ScoreRun r =
-      score(pod, {tainted("nodeA", {}), tainted("nodeB", {taint("cpu-type", "arm64", "PreferNoSchedule")}),
-                  tainted("nodeC", {taint("cpu-type", "arm64", "PreferNoSchedule"),
-                                    taint("disk-type", "ssd", "PreferNoSchedule")})});
+  const ScoreRun r = score(
+      pod, {tainted("nodeA", {}), tainted("nodeB", {taint("cpu-type", "arm64", "PreferNoSchedule")}),
+            tainted("nodeC",
+                    {taint("cpu-type", "arm64", "PreferNoSchedule"), taint("disk-type", "ssd", "PreferNoSchedule")})});
   EXPECT_EQ(r.normalized, (std::vector<int64_t>{100, 100, 100}));
 }
 
 TEST(TaintTolerationScore, MoreIntolerableTaintsScoreLower) {
   // "the more intolerable taints a node has, the lower score it gets."
   const Pod pod = tolerating({toleration("foo", "Equal", "bar", "PreferNoSchedule")});
-  const ScoreRun r =
-      score(pod, {tainted("nodeA", {}), tainted("nodeB", {taint("cpu-type", "arm64", "PreferNoSchedule")}),
-                  tainted("nodeC", {taint("cpu-type", "arm64", "PreferNoSchedule"),
-                                    taint("disk-type", "ssd", "PreferNoSchedule")})});
+  const ScoreRun r = score(
+      pod, {tainted("nodeA", {}), tainted("nodeB", {taint("cpu-type", "arm64", "PreferNoSchedule")}),
+            tainted("nodeC",
+                    {taint("cpu-type", "arm64", "PreferNoSchedule"), taint("disk-type", "ssd", "PreferNoSchedule")})});
   EXPECT_EQ(r.raw, (std::vector<int64_t>{0, 1, 2}));
   EXPECT_EQ(r.normalized, (std::vector<int64_t>{100, 50, 0}));
 }
 
 TEST(TaintTolerationScore, OnlyPreferNoScheduleTaintsAndTolerationsCount) {
   // "only taints and tolerations that have effect PreferNoSchedule are checked by prioritizer function"
-  const Pod pod = tolerating({toleration("cpu-type", "Equal", "arm64", "NoSchedule"),
-                              toleration("disk-type", "Equal", "ssd", "NoSchedule")});
-  const ScoreRun r =
-      score(pod, {tainted("nodeA", {}), tainted("nodeB", {taint("cpu-type", "arm64", "NoSchedule")}),
-                  tainted("nodeC", {taint("cpu-type", "arm64", "PreferNoSchedule"),
-                                    taint("disk-type", "ssd", "PreferNoSchedule")})});
+  const Pod pod = tolerating(
+      {toleration("cpu-type", "Equal", "arm64", "NoSchedule"), toleration("disk-type", "Equal", "ssd", "NoSchedule")});
+  const ScoreRun r = score(pod, {tainted("nodeA", {}), tainted("nodeB", {taint("cpu-type", "arm64", "NoSchedule")}),
+                                 tainted("nodeC", {taint("cpu-type", "arm64", "PreferNoSchedule"),
+                                                   taint("disk-type", "ssd", "PreferNoSchedule")})});
   EXPECT_EQ(r.normalized, (std::vector<int64_t>{100, 100, 0}));
 }
 
 TEST(TaintTolerationScore, NoTaintsNoTolerations) {
   // "Default behaviour No taints and tolerations"
   const Pod pod = tolerating({});
-  const ScoreRun r = score(pod, {tainted("nodeA", {}), tainted("nodeB", {taint("cpu-type", "arm64", "PreferNoSchedule")})});
+  const ScoreRun r =
+      score(pod, {tainted("nodeA", {}), tainted("nodeB", {taint("cpu-type", "arm64", "PreferNoSchedule")})});
   EXPECT_EQ(r.normalized, (std::vector<int64_t>{100, 0}));
 }
 
@@ -100,8 +101,8 @@ TEST(TaintTolerationScore, NumericGtToleratesNothingWithTheGateOff) {
 TEST(TaintTolerationScore, UnparsableTaintValueIsIntolerable) {
   // "Score ignores parse errors": {100, 0}, the same with the gate off.
   const Pod pod = tolerating({toleration("node.kubernetes.io/sla", "Gt", "950", "PreferNoSchedule")});
-  const ScoreRun r = score(pod, {tainted("nodeA", {}),
-                                 tainted("nodeB", {taint("node.kubernetes.io/sla", "high", "PreferNoSchedule")})});
+  const ScoreRun r = score(
+      pod, {tainted("nodeA", {}), tainted("nodeB", {taint("node.kubernetes.io/sla", "high", "PreferNoSchedule")})});
   EXPECT_EQ(r.normalized, (std::vector<int64_t>{100, 0}));
 }
 
@@ -135,13 +136,16 @@ TEST(TaintTolerationFilter, DifferentValueIsNotTolerated) {
 }
 
 TEST(TaintTolerationFilter, ExistsToleratesAnyValue) {
-  // "A pod can be scheduled onto the node, with a toleration uses operator Exists that tolerates the taints on the node"
-  EXPECT_EQ(filter_one(tolerating({toleration("foo", "Exists", "", "NoSchedule")}), {taint("foo", "bar", "NoSchedule")}),
-            fits());
+  // "A pod can be scheduled onto the node, with a toleration uses operator Exists that tolerates the taints on the
+  // node"
+  EXPECT_EQ(
+      filter_one(tolerating({toleration("foo", "Exists", "", "NoSchedule")}), {taint("foo", "bar", "NoSchedule")}),
+      fits());
 }
 
 TEST(TaintTolerationFilter, EveryTaintTolerated) {
-  // "A pod has multiple tolerations, node has multiple taints, all the taints are tolerated, pod can be scheduled onto the node"
+  // "A pod has multiple tolerations, node has multiple taints, all the taints are tolerated, pod can be scheduled onto
+  // the node"
   EXPECT_EQ(filter_one(tolerating({toleration("dedicated", "Equal", "user2", "NoSchedule"),
                                    toleration("foo", "Exists", "", "NoSchedule")}),
                        {taint("dedicated", "user2", "NoSchedule"), taint("foo", "bar", "NoSchedule")}),
@@ -149,27 +153,31 @@ TEST(TaintTolerationFilter, EveryTaintTolerated) {
 }
 
 TEST(TaintTolerationFilter, EffectMismatchIsNotTolerated) {
-  // "A pod has a toleration that keys and values match the taint on the node, but (non-empty) effect doesn't match, can't be scheduled onto the node"
+  // "A pod has a toleration that keys and values match the taint on the node, but (non-empty) effect doesn't match,
+  // can't be scheduled onto the node"
   EXPECT_EQ(filter_one(tolerating({toleration("foo", "Equal", "bar", "PreferNoSchedule")}),
                        {taint("foo", "bar", "NoSchedule")}),
             kUntoleratedUR);
 }
 
 TEST(TaintTolerationFilter, EmptyEffectMatchesEveryEffect) {
-  // "The pod has a toleration that keys and values match the taint on the node, the effect of toleration is empty, and the effect of taint is NoSchedule. Pod can be scheduled onto the node"
+  // "The pod has a toleration that keys and values match the taint on the node, the effect of toleration is empty, and
+  // the effect of taint is NoSchedule. Pod can be scheduled onto the node"
   EXPECT_EQ(filter_one(tolerating({toleration("foo", "Equal", "bar", "")}), {taint("foo", "bar", "NoSchedule")}),
             fits());
 }
 
 TEST(TaintTolerationFilter, PreferNoScheduleTaintIsIgnored) {
-  // "The pod has a toleration that key and value don't match the taint on the node, but the effect of taint on node is PreferNoSchedule. Pod can be scheduled onto the node"
+  // "The pod has a toleration that key and value don't match the taint on the node, but the effect of taint on node is
+  // PreferNoSchedule. Pod can be scheduled onto the node"
   EXPECT_EQ(filter_one(tolerating({toleration("dedicated", "Equal", "user2", "NoSchedule")}),
                        {taint("dedicated", "user1", "PreferNoSchedule")}),
             fits());
 }
 
 TEST(TaintTolerationFilter, NoTolerationsAndOnlyPreferNoScheduleTaint) {
-  // "The pod has no toleration, but the effect of taint on node is PreferNoSchedule. Pod can be scheduled onto the node"
+  // "The pod has no toleration, but the effect of taint on node is PreferNoSchedule. Pod can be scheduled onto the
+  // node"
   EXPECT_EQ(filter_one(tolerating({}), {taint("dedicated", "user1", "PreferNoSchedule")}), fits());
 }
 
@@ -212,7 +220,8 @@ TEST(TaintTolerationFilter, EqualTolerationStillWorksBesideAGtToleration) {
   const Pod pod = tolerating({toleration("dedicated", "Equal", "user1", "NoSchedule"),
                               toleration("node.kubernetes.io/sla", "Gt", "750", "NoSchedule")});
   EXPECT_EQ(filter_one(pod, {taint("dedicated", "user1", "NoSchedule")}), fits());
-  EXPECT_EQ(filter_one(pod, {taint("dedicated", "user1", "NoSchedule"), taint("node.kubernetes.io/sla", "950", "NoSchedule")}),
+  EXPECT_EQ(filter_one(
+                pod, {taint("dedicated", "user1", "NoSchedule"), taint("node.kubernetes.io/sla", "950", "NoSchedule")}),
             kUntoleratedUR);
 }
 

@@ -31,7 +31,8 @@ TEST(PodRequests, LargerInitContainerWins) {
 
 TEST(PodRequests, LargerContainerSumWins) {
   // TestPodResourceRequests "nil options, larger containers"
-  const Pod p = make_pod("p", {container({{"cpu", 2000}}), container({{"cpu", 3000}})}, {init_container({{"cpu", 2000}})});
+  const Pod p =
+      make_pod("p", {container({{"cpu", 2000}}), container({{"cpu", 3000}})}, {init_container({{"cpu", 2000}})});
   EXPECT_EQ(pod_requests(p), (ResourceList{{"cpu", 5000}}));
 }
 
@@ -70,9 +71,9 @@ TEST(PodRequests, SidecarAddsToRegularContainers) {
 TEST(PodRequests, MultipleSidecars) {
   // TestPodResourceRequests "multiple restartable init containers":
   // max(5, 1 + 2 + 3 + 1) = 7.
-  const Pod p = make_pod("p", {container({{"cpu", 1000}})},
-                         {init_container({{"cpu", 5000}}), sidecar({{"cpu", 1000}}), sidecar({{"cpu", 2000}}),
-                          sidecar({{"cpu", 3000}})});
+  const Pod p = make_pod(
+      "p", {container({{"cpu", 1000}})},
+      {init_container({{"cpu", 5000}}), sidecar({{"cpu", 1000}}), sidecar({{"cpu", 2000}}), sidecar({{"cpu", 3000}})});
   EXPECT_EQ(pod_requests(p), (ResourceList{{"cpu", 7000}}));
 }
 
@@ -87,14 +88,16 @@ TEST(PodRequests, InitContainerCountsOnlySidecarsDeclaredBeforeIt) {
 
 TEST(PodRequests, SidecarThenInitThenRegular) {
   // TestPodResourceRequests "restartable-init, init and regular": 10 + 200.
-  const Pod p = make_pod("p", {container({{"cpu", 100000}})}, {sidecar({{"cpu", 10000}}), init_container({{"cpu", 200000}})});
+  const Pod p =
+      make_pod("p", {container({{"cpu", 100000}})}, {sidecar({{"cpu", 10000}}), init_container({{"cpu", 200000}})});
   EXPECT_EQ(pod_requests(p), (ResourceList{{"cpu", 210000}}));
 }
 
 TEST(PodRequests, ResourcesAreIndependent) {
   // The max is taken per resource: cpu from the init container, memory from
   // the regular ones.
-  const Pod p = make_pod("p", {container({{"cpu", 100}, {"memory", 300}})}, {init_container({{"cpu", 500}, {"memory", 10}})});
+  const Pod p =
+      make_pod("p", {container({{"cpu", 100}, {"memory", 300}})}, {init_container({{"cpu", 500}, {"memory", 10}})});
   EXPECT_EQ(pod_requests(p), (ResourceList{{"cpu", 500}, {"memory", 300}}));
 }
 
@@ -111,8 +114,7 @@ TEST(PodRequests, PodLevelReplacesTheContainerAggregate) {
   Pod p = make_pod("p", {container({{"cpu", 100}, {"memory", 50}, {"example.com/x", 2}, {"hugepages-2Mi", 4}})});
   p.pod_level_requests = {{"cpu", 700}, {"hugepages-2Mi", 6}, {"ephemeral-storage", 99}};
   p.overhead = {{"cpu", 10}};
-  EXPECT_EQ(pod_requests(p),
-            (ResourceList{{"cpu", 710}, {"memory", 50}, {"example.com/x", 2}, {"hugepages-2Mi", 6}}));
+  EXPECT_EQ(pod_requests(p), (ResourceList{{"cpu", 710}, {"memory", 50}, {"example.com/x", 2}, {"hugepages-2Mi", 6}}));
 }
 
 TEST(PodRequests, PodLevelWithOnlyUnsupportedNamesIsNotSet) {
@@ -201,9 +203,9 @@ TEST(SnapshotTotals, RequestedAndNonZeroRequestedPerNode) {
   const SnapshotView v = s.view();
   EXPECT_EQ(v.req(kCpu, 0), 300);
   EXPECT_EQ(v.req(kMemory, 0), 0);
-  EXPECT_EQ(v.nonzero_requested[0], 300 + kDefCpu);          // cpu, node a
-  EXPECT_EQ(v.nonzero_requested[2 + 0], kDefMem * 2);        // memory, node a
-  EXPECT_EQ(v.nonzero_requested[1], 0);                      // a pod without containers counts nothing
+  EXPECT_EQ(v.nonzero_requested[0], 300 + kDefCpu);    // cpu, node a
+  EXPECT_EQ(v.nonzero_requested[2 + 0], kDefMem * 2);  // memory, node a
+  EXPECT_EQ(v.nonzero_requested[1], 0);                // a pod without containers counts nothing
   EXPECT_EQ(v.nonzero_requested[2 + 1], 0);
   EXPECT_EQ(v.pod_count[0], 2);
   EXPECT_EQ(v.pod_count[1], 1);

@@ -22,8 +22,8 @@ Cluster generated(uint32_t nodes, uint32_t running, uint64_t seed) {
   g.pending_pods = 10;
   g.seed = seed;
   const GeneratedCluster c = generate_cluster(g);
-  return assemble_cluster(parse_nodes_json(c.nodes_json, "n"), parse_pods_json(c.pods_json, "p"),
-                          {"default-scheduler"}, "n", "p");
+  return assemble_cluster(parse_nodes_json(c.nodes_json, "n"), parse_pods_json(c.pods_json, "p"), {"default-scheduler"},
+                          "n", "p");
 }
 
 TEST(Snapshot, DenseLabelColumnsAgreeWithTheLabelLists) {
@@ -54,8 +54,7 @@ TEST(Snapshot, DenseLabelColumnsAgreeWithTheLabelLists) {
 
 TEST(Snapshot, LabelsOnFewNodesHaveNoDenseColumn) {
   std::vector<Node> nodes;
-  for (int i = 0; i < 10; ++i)
-    nodes.push_back(make_node("n" + std::to_string(i), 1000, 1000, 10, {{"common", "x"}}));
+  for (int i = 0; i < 10; ++i) nodes.push_back(make_node("n" + std::to_string(i), 1000, 1000, 10, {{"common", "x"}}));
   nodes[3].labels["rare"] = "y";
   const Snapshot snap = Snapshot::build(nodes, {});
   EXPECT_GE(snap.dense_label_slot(snap.string_id("common")), 0);
@@ -79,8 +78,8 @@ TEST(Snapshot, AssumingAPodChangesOnlyThatNodeAndLogsIt) {
   const uint32_t N = snap.num_nodes();
   for (uint32_t r = 0; r < snap.num_resources(); ++r)
     for (uint32_t n = 0; n < N; ++n) {
-      const int64_t want = before_req[r * N + n] + (n == 7 && r == kCpu ? 250 : 0) +
-                           (n == 7 && r == kMemory ? (1 << 20) : 0);
+      const int64_t want =
+          before_req[r * N + n] + (n == 7 && r == kCpu ? 250 : 0) + (n == 7 && r == kMemory ? (1 << 20) : 0);
       EXPECT_EQ(snap.requested()[r * N + n], want) << "resource " << r << " node " << n;
     }
   for (uint32_t n = 0; n < N; ++n) {

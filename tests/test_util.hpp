@@ -35,8 +35,7 @@ constexpr int64_t kMiB = 1024 * 1024;
 // A node whose allocatable is cpu (millicores), memory (bytes) and pods. Extra
 // resources go into `allocatable` directly.
 inline Node make_node(const std::string& name, int64_t cpu_milli, int64_t memory, int64_t pods = 32,
-                      StringMap labels = {}, std::vector<Taint> taints = {},
-                      std::vector<ContainerImage> images = {}) {
+                      StringMap labels = {}, std::vector<Taint> taints = {}, std::vector<ContainerImage> images = {}) {
   Node n;
   n.name = name;
   n.allocatable = {{"cpu", cpu_milli}, {"memory", memory}, {"pods", pods}};
@@ -184,21 +183,21 @@ struct FilterRun {
 };
 
 struct ScoreRun {
-  bool skipped = false;     // PreScore returned Skip: the plugin's Score did not run
-  std::string error;        // PreScore error
+  bool skipped = false;             // PreScore returned Skip: the plugin's Score did not run
+  std::string error;                // PreScore error
   std::vector<int64_t> raw;         // per node
   std::vector<int64_t> normalized;  // per node
 };
 
 // The reason strings of a filter outcome, from the plugin's own reasons().
-inline std::vector<std::string> reason_strings(uint8_t plugin, uint64_t bits, const Snapshot& snap,
-                                               const PodQuery& q, uint32_t node) {
+inline std::vector<std::string> reason_strings(uint8_t plugin, uint64_t bits, const Snapshot& snap, const PodQuery& q,
+                                               uint32_t node) {
   std::vector<std::string> out;
   const PodQueryView v = q.view();
   switch (plugin) {
-#define BULKSCORE_X(P)                                                             \
-  case static_cast<uint8_t>(PluginId::P):                                          \
-    plugins::P::reasons(bits, snap, v.states.P##_state, v.arena, node, out);       \
+#define BULKSCORE_X(P)                                                       \
+  case static_cast<uint8_t>(PluginId::P):                                    \
+    plugins::P::reasons(bits, snap, v.states.P##_state, v.arena, node, out); \
     break;
     BULKSCORE_PLUGINS(BULKSCORE_X)
 #undef BULKSCORE_X
