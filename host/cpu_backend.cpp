@@ -125,17 +125,15 @@ class CpuBackend final : public Backend {
       return;
     }
 
-    // Raw scores, plugin-major (raw_[slot * F + i]); then each plugin's
-    // normalization over the scored nodes, weighted into the totals.
+    // Pass 1, per block of nodes on all threads: every plugin's raw scores
+    // (plugin-major, raw_[slot * F + i]) and the block's min/max per plugin.
     raw_.resize(static_cast<size_t>(S) * F);
     if (req.want_scores) norm_.resize(static_cast<size_t>(S) * F);
-    totals_.assign(F, 0);
-    Eigen::Map<ScoreVector> totals(totals_.data(), F);
-    // One parallel region for all plugins: blocks of nodes, each scored by
-    // every plugin in turn (plugin-major inside the block).
+    totals_.resize(F);
     const int threads = F >= kParallelMinNodes ? threads_ : 1;
     const uint32_t block = balanced_chunk(F, threads);
     const uint32_t blocks = (F + block - 1) / block;
+    block_stats_.resize(static_cast<size_t>(blocks) * S);
     run_tasks(threads, blocks, [&](uint32_t b) {
       const uint32_t lo = b * block, hi = std::min(F, lo + block);
       for (uint32_t slot = 0; slot < S; ++slot) {
@@ -147,42 +145,61 @@ class CpuBackend final : public Backend {
             for (uint32_t i = lo; i < hi; ++i) raw[i] = P::score(s, st, q.arena, feasible_[i]);
           }
         });
+        const Eigen::Map<const ScoreVector> col(raw + lo, hi - lo);
+        block_stats_[static_cast<size_t>(b) * S + slot] = NormStats{col.minCoeff(), col.maxCoeff()};
       }
     });
+    // Each plugin's min/max over all scored nodes.
+    NormStats stats[kMaxProfilePlugins];
     for (uint32_t slot = 0; slot < S; ++slot) {
-      int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
-      const Eigen::Map<const ScoreVector> raw_col(raw, F);
-      const NormStats st{raw_col.minCoeff(), raw_col.maxCoeff()};
-      const int64_t w = q.weights[slot];
-      const NormalizeKind kind = normalize_kind(q.scores[slot]);
-      if (kind == NormalizeKind::None) {
-        totals.array() += w * raw_col.array();  // already 0..100
-        if (req.want_scores) std::copy(raw, raw + F, norm_.data() + static_cast<size_t>(slot) * F);
-      } else {
+      stats[slot] = NormStats{INT64_MAX, INT64_MIN};
+      for (uint32_t b = 0; b < blocks; ++b) {
+        const NormStats& bs = block_stats_[static_cast<size_t>(b) * S + slot];
+        stats[slot].min = std::min(stats[slot].min, bs.min);
+        stats[slot].max = std::max(stats[slot].max, bs.max);
+      }
+    }
+    // Pass 2, per block: normalize, weight and total, and the block's best
+    // node by (total, selection key, lower node). Keys are computed only for
+    // nodes that tie the block's best total so far.
+    block_best_.resize(blocks);
+    run_tasks(threads, blocks, [&](uint32_t b) {
+      const uint32_t lo = b * block, hi = std::min(F, lo + block);
+      Eigen::Map<ScoreVector> totals(totals_.data() + lo, hi - lo);
+      totals.setZero();
+      for (uint32_t slot = 0; slot < S; ++slot) {
+        const int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
         int64_t* norm = req.want_scores ? norm_.data() + static_cast<size_t>(slot) * F : nullptr;
-        for (uint32_t i = 0; i < F; ++i) {
-          const int64_t v = normalize_score(kind, raw[i], st);
-          totals_[i] += w * v;
-          if (norm) norm[i] = v;
+        const int64_t w = q.weights[slot];
+        const NormalizeKind kind = normalize_kind(q.scores[slot]);
+        if (kind == NormalizeKind::None) {  // already 0..100
+          totals.array() += w * Eigen::Map<const ScoreVector>(raw + lo, hi - lo).array();
+          if (norm) std::copy(raw + lo, raw + hi, norm + lo);
+        } else {
+          for (uint32_t i = lo; i < hi; ++i) {
+            const int64_t v = normalize_score(kind, raw[i], stats[slot]);
+            totals_[i] += w * v;
+            if (norm) norm[i] = v;
+          }
         }
       }
-    }
-
-    // Select: the highest total, ties broken by the selection key. Only the
-    // tied nodes need their key; the order is the same as comparing every key.
-    const int64_t best_total = F ? totals.maxCoeff() : 0;
-    uint64_t best_key = 0;
-    int32_t best = -1;
-    for (uint32_t i = 0; i < F; ++i) {
-      if (totals_[i] != best_total) continue;
-      const uint64_t key = selection_key(best_total, feasible_[i], q);
-      if (best < 0 || key > best_key || (key == best_key && feasible_[i] < feasible_[best])) {
-        best_key = key;
-        best = static_cast<int32_t>(i);
+      Best best{INT64_MIN, 0, 0};
+      bool any = false;
+      for (uint32_t i = lo; i < hi; ++i) {
+        if (any && totals_[i] < best.total) continue;
+        const Best cand{totals_[i], selection_key(totals_[i], feasible_[i], q), i};
+        if (!any || better(cand, best)) best = cand;
+        any = true;
       }
-    }
+      block_best_[b] = best;
+    });
+    Best best = block_best_[0];
+    for (uint32_t b = 1; b < blocks; ++b)
+      if (better(block_best_[b], best)) best = block_best_[b];
+    const int64_t best_total = best.total;
+
     out.scored = true;
-    out.chosen = static_cast<int32_t>(feasible_[best]);
+    out.chosen = static_cast<int32_t>(feasible_[best.index]);
     out.chosen_total = best_total;
 
     if (req.want_scores) {
@@ -255,6 +272,20 @@ class CpuBackend final : public Backend {
     RejectionHistogram rejections;   // of this chunk (parallel path)
   };
 
+  // A candidate for selection: higher total, then higher key, then lower
+  // node (feasible_ is in ascending node order except when sampling or
+  // restricted, so compare nodes, not positions).
+  struct Best {
+    int64_t total;
+    uint64_t key;
+    uint32_t index;  // into feasible_
+  };
+  bool better(const Best& a, const Best& b) const {
+    if (a.total != b.total) return a.total > b.total;
+    if (a.key != b.key) return a.key > b.key;
+    return feasible_[a.index] < feasible_[b.index];
+  }
+
   // fn(0..n-1) on the pool when `threads` > 1, else inline.
   template <class Fn>
   void run_tasks(int threads, uint32_t n, Fn&& fn) {
@@ -311,6 +342,8 @@ class CpuBackend final : public Backend {
   std::vector<uint32_t> feasible_;
   std::vector<int64_t> raw_, norm_, totals_;  // [slot * F + i] for raw_ and norm_
   std::vector<std::pair<uint64_t, uint32_t>> sorted_, sort_tmp_;
+  std::vector<NormStats> block_stats_;  // [block * S + slot]
+  std::vector<Best> block_best_;
 };
 
 }  // namespace
