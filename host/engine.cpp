@@ -50,14 +50,24 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
 Engine::~Engine() = default;
 
 void Engine::load(const Cluster& cluster) {
-  snapshot_ = Snapshot::build(cluster.nodes, cluster.running_pods);
-  next_start_node_index_ = 0;
+  Cluster copy;
+  copy.nodes = cluster.nodes;
+  copy.running_pods = cluster.running_pods;
+  load(std::move(copy));
+}
+
+void Engine::load(Cluster&& cluster) {
   // Existing pods' required anti-affinity binds every incoming pod it matches
   // (InterPodAffinity's symmetry rule), which bulkscore does not enforce yet.
   size_t with_anti_affinity = 0;
   for (const auto& p : cluster.running_pods)
     if (p.affinity && p.affinity->pod_anti_affinity && !p.affinity->pod_anti_affinity->required.empty())
       ++with_anti_affinity;
+  snapshot_ = Snapshot::build(cluster.nodes, std::move(cluster.running_pods));
+  // The snapshot holds what it needs; free the parsed objects now.
+  std::vector<Node>().swap(cluster.nodes);
+  std::vector<Pod>().swap(cluster.running_pods);
+  next_start_node_index_ = 0;
   const bool ipa_in_profiles = std::any_of(plans_.begin(), plans_.end(), [](const ProfilePlan& p) {
     return std::find(p.not_evaluated.begin(), p.not_evaluated.end(), "InterPodAffinity") != p.not_evaluated.end();
   });

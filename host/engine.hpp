@@ -71,6 +71,9 @@ class Engine {
 
   // Replaces the snapshot with these nodes and running pods.
   void load(const Cluster& cluster);
+  // The same, taking the cluster's nodes and running pods over; its pending
+  // pods are left alone (move them out first to keep them).
+  void load(Cluster&& cluster);
 
   // Filter, score, select; assumes the pod on the chosen node.
   ScheduleResult schedule(const Pod& pod);

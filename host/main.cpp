@@ -95,14 +95,16 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   opts.threads = threads;
   bs::Engine engine(std::move(in.config), opts);
   spdlog::info("backend: {}", engine.backend_note());
-  engine.load(in.cluster);
+  // The engine takes the nodes and running pods over: no second copy.
+  const std::vector<bs::Pod> pending = std::move(in.cluster.pending_pods);
+  engine.load(std::move(in.cluster));
 
   std::string text;
-  text.reserve(in.cluster.pending_pods.size() * 96);
+  text.reserve(pending.size() * 96);
   size_t scheduled = 0, unschedulable = 0;
   std::map<std::string, size_t> warnings;
   const auto t0 = std::chrono::steady_clock::now();
-  for (const auto& pod : in.cluster.pending_pods) {
+  for (const auto& pod : pending) {
     const bs::ScheduleResult r = engine.schedule(pod);
     bs::JsonWriter w(text);
     w.begin_object().field("pod", r.pod);
@@ -134,7 +136,7 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   } else {
     bs::write_file_atomically(out, text);
   }
-  const size_t total = in.cluster.pending_pods.size();
+  const size_t total = pending.size();
   std::fprintf(stderr,
                "pods: %zu  scheduled: %zu  unschedulable: %zu  nodes: %u  time: %.3f s  pods/s: %.0f  "
                "backend: %s\n",
@@ -211,10 +213,11 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
   if (!target) throw bs::InputError(pods + ": no pod \"" + pod_key + "\" (expected namespace/name)");
   bs::EngineOptions opts;
   opts.backend = backend;
+  const bs::Pod pod = *target;
   bs::Engine engine(std::move(in.config), opts);
-  engine.load(in.cluster);
+  engine.load(std::move(in.cluster));
   std::string text;
-  write_explanation(engine.explain(*target), text);
+  write_explanation(engine.explain(pod), text);
   if (out.empty() || out == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {

@@ -221,6 +221,10 @@ int32_t Snapshot::node_index(std::string_view name) const {
 }
 
 Snapshot Snapshot::build(const std::vector<Node>& nodes, const std::vector<Pod>& running_pods) {
+  return build(nodes, std::vector<Pod>(running_pods));
+}
+
+Snapshot Snapshot::build(const std::vector<Node>& nodes, std::vector<Pod>&& running_pods) {
   Snapshot s;
   s.structure_version_ = fresh_structure_version();
   const auto n = static_cast<uint32_t>(nodes.size());
@@ -327,7 +331,7 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, const std::vector<Pod>&
   s.pods_.reserve(running_pods.size());
   for (size_t p = 0; p < running_pods.size(); ++p) {
     const auto node = static_cast<uint32_t>(pod_node[p]);
-    s.account_pod(running_pods[p], node);
+    s.account_pod(std::move(running_pods[p]), node);
     for (const auto& e : wanted[p]) s.ports_[s.port_offsets_[node] + s.port_counts_[node]++] = e;
   }
 
@@ -359,7 +363,7 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, const std::vector<Pod>&
   return s;
 }
 
-void Snapshot::account_pod(const Pod& pod, uint32_t node) {
+void Snapshot::account_pod(Pod pod, uint32_t node) {
   for (const auto& [name, amount] : pod_requests(pod)) {
     if (name == "pods") continue;
     const int32_t r = intern_resource(name);
@@ -375,8 +379,8 @@ void Snapshot::account_pod(const Pod& pod, uint32_t node) {
   nonzero_requested_[static_cast<size_t>(num_nodes_) + node] += amount("memory");
   pod_count_[node] += 1;
   pods_on_node_[node].push_back(static_cast<uint32_t>(pods_.size()));
-  pods_.push_back(pod);
-  pods_.back().node_name = node_names_[node];
+  pod.node_name = node_names_[node];
+  pods_.push_back(std::move(pod));
 }
 
 void Snapshot::add_pod(const Pod& pod, uint32_t node) {

@@ -164,6 +164,8 @@ class Snapshot {
   // Builds the columns from nodes and the pods running on them. Running pods
   // must name a node of `nodes` (assemble_cluster guarantees it).
   static Snapshot build(const std::vector<Node>& nodes, const std::vector<Pod>& running_pods);
+  // The same, taking the running pods over (no copy of every pod).
+  static Snapshot build(const std::vector<Node>& nodes, std::vector<Pod>&& running_pods);
 
   SnapshotView view() const;
   uint32_t num_nodes() const { return num_nodes_; }
@@ -233,7 +235,7 @@ class Snapshot {
   static uint64_t fresh_structure_version();
   void build_dense_labels();
   void rank_images_by_popularity();
-  void account_pod(const Pod& pod, uint32_t node);
+  void account_pod(Pod pod, uint32_t node);
   void add_ports(uint32_t node, const std::vector<HostPortEntry>& wanted);
   void relayout_ports(uint32_t extra_for_node, uint32_t node);
 
