@@ -1,6 +1,9 @@
-// The CPU backend: plain loops over the node columns calling the shared
-// per-node rules, Eigen for the weighted totals. Always built; the reference
-// the CUDA backend is compared against.
+// The CPU backend: plugin-major loops over chunks of the node columns,
+// calling the shared per-node rules (plugins/evaluate.hpp), on a pool of
+// threads; Eigen for the column reductions and weighted totals. Always
+// built; the backend the CUDA backend is compared against. Results never
+// depend on the number of threads: work is split into chunks of the visiting
+// order and merged in that order.
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdlib>
