@@ -121,14 +121,7 @@ std::string Engine::fit_error(const PodQuery& q, const EvalResult& r) const {
       const uint32_t c = r.rejections.at(plugin, bit);
       if (!c) continue;
       reasons.clear();
-      switch (plugin) {
-#define BULKSCORE_X(P)                                                                           \
-  case static_cast<uint8_t>(PluginId::P):                                                        \
-    plugins::P::reasons(uint64_t(1) << bit, snapshot_, v.states.P##_state, v.arena, 0, reasons); \
-    break;
-        BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
-      }
+      filter_reasons(plugin, uint64_t(1) << bit, snapshot_, v, 0, reasons);
       for (const auto& s : reasons) counts[s] += c;
     }
   }
@@ -259,14 +252,7 @@ Explanation Engine::explain(const Pod& pod) {
     if (candidate[i] && !verdict.feasible()) {
       ne.filter_plugin = plugin_name(verdict.plugin);
       ne.filter_code = verdict.code;
-      switch (verdict.plugin) {
-#define BULKSCORE_X(P)                                                                                  \
-  case static_cast<uint8_t>(PluginId::P):                                                               \
-    plugins::P::reasons(verdict.reasons, snapshot_, v.states.P##_state, v.arena, i, ne.filter_reasons); \
-    break;
-        BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
-      }
+      filter_reasons(verdict.plugin, verdict.reasons, snapshot_, v, i, ne.filter_reasons);
     }
     if (ne.feasible && scored_pos[i] >= 0 && !r.raw_scores.empty()) {
       const auto pos = static_cast<size_t>(scored_pos[i]);

@@ -60,6 +60,18 @@ ProfilePlan make_profile_plan(const ProfileConfig& profile) {
   return plan;
 }
 
+void filter_reasons(uint8_t plugin, uint64_t bits, const Snapshot& snap, const PodQueryView& q, uint32_t node,
+                    std::vector<std::string>& out) {
+  switch (plugin) {
+#define BULKSCORE_X(P)                                                       \
+  case static_cast<uint8_t>(PluginId::P):                                    \
+    plugins::P::reasons(bits, snap, q.states.P##_state, q.arena, node, out); \
+    break;
+    BULKSCORE_PLUGINS(BULKSCORE_X)
+#undef BULKSCORE_X
+  }
+}
+
 void intern_pod_resources(Snapshot& snap, const Pod& pod) {
   for (const auto& kv : pod_requests(pod))
     if (kv.first != "pods") snap.intern_resource(kv.first);

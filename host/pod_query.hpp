@@ -68,6 +68,10 @@ struct PodQuery {
 // plugins can address it. Call before prepare_pod_query.
 void intern_pod_resources(Snapshot& snap, const Pod& pod);
 
+// Upstream's reason strings for `plugin`'s filter outcome `bits` on `node`.
+void filter_reasons(uint8_t plugin, uint64_t bits, const Snapshot& snap, const PodQueryView& q, uint32_t node,
+                    std::vector<std::string>& out);
+
 PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePlan& plan, TieBreak tie_break,
                            uint64_t seed, uint64_t pod_seq);
 
