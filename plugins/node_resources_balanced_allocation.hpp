@@ -27,9 +27,6 @@ struct NodeResourcesBalancedAllocation {
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
 
-  static BULKSCORE_HD FilterOutcome filter(const SnapshotView&, const State&, const uint8_t*, uint32_t) {
-    return filter_pass();
-  }
 
   static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
     const ScoredResource* res = st.scored.data(arena);

@@ -25,7 +25,6 @@ struct NodeUnschedulable {
     if (s.unschedulable[node] && !st.tolerates_unschedulable) return filter_fail(Code::UnschedulableAndUnresolvable);
     return filter_pass();
   }
-  static BULKSCORE_HD int64_t score(const SnapshotView&, const State&, const uint8_t*, uint32_t) { return 0; }
 
   static void reasons(uint64_t bits, const Snapshot& snap, const State& st, const uint8_t* arena, uint32_t node,
                       std::vector<std::string>& out);

@@ -7,7 +7,8 @@
 //     struct State { ... };   // trivially copyable; variable data as Span<T>
 //     // Host: PreFilter + PreScore for one pod. Fills State (and the arena).
 //     static PrepareResult prepare(const PrepareContext&, State&, Arena&);
-//     // Host and device: the per-node rules, the only copy of the logic.
+//     // Host and device: the per-node rules, the only copy of the logic
+//     // (filter() only when kHasFilter, score() only when kHasScore).
 //     static BULKSCORE_HD FilterOutcome filter(const SnapshotView&, const State&, const uint8_t* arena, uint32_t node);
 //     static BULKSCORE_HD int64_t score(const SnapshotView&, const State&, const uint8_t* arena, uint32_t node);
 //     // Host: the reason strings for a filter outcome's reason bits.
