@@ -266,3 +266,53 @@ TEST(Cli, DefaultClusterSchedulesWithConsistentMessages) {
 }
 
 }  // namespace
+
+namespace {
+
+// Mangled input never crashes the CLI: every mutation of a valid node list
+// (truncation, a flipped byte, a deleted or doubled run, a broken number)
+// either still parses (exit 0) or is refused (exit 2), and a refusal leaves
+// no output file. Deterministic mutations; the seed is in the message.
+TEST(Cli, MutatedInputIsRefusedCleanlyOrAccepted) {
+  Fixture f;
+  const std::string base = slurp(f.nodes);
+  ASSERT_FALSE(base.empty());
+  uint64_t state = 2026;
+  auto next = [&]() {
+    state += 0x9E3779B97F4A7C15ULL;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  const char* numbers[] = {"-", "99999999999999999999", "1e400", "0x1", ".", "\""};
+  int accepted = 0, refused = 0;
+  for (int i = 0; i < 60; ++i) {
+    std::string m = base;
+    const size_t pos = next() % m.size();
+    switch (next() % 5) {
+      case 0: m.resize(pos); break;
+      case 1: m[pos] = static_cast<char>(32 + next() % 95); break;
+      case 2: m.erase(pos, 1 + next() % 40); break;
+      case 3: m.insert(pos, m.substr(pos, 1 + next() % 40)); break;
+      default: {
+        const size_t digit = m.find_first_of("0123456789", pos);
+        if (digit != std::string::npos) m.replace(digit, 1, numbers[next() % 6]);
+      }
+    }
+    const std::string nodes = write("mutated-nodes.json", m), out = dir() + "/mutated-out.jsonl";
+    std::remove(out.c_str());
+    const CliRun r = run_cli("schedule --backend cpu --nodes " + nodes + " --pods " + f.pods + " -o " + out);
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 2) << "mutation " << i << ": exit " << r.exit_code << "\n" << r.out;
+    if (r.exit_code == 2) {
+      ++refused;
+      EXPECT_FALSE(exists(out)) << "mutation " << i;
+      EXPECT_NE(r.out.find("mutated-nodes.json"), std::string::npos) << "mutation " << i << ": " << r.out;
+    } else {
+      ++accepted;
+    }
+  }
+  EXPECT_GT(refused, 10);
+}
+
+}  // namespace
