@@ -442,9 +442,15 @@ class Reader {
           } else if (k == "restartPolicy") {
             c.restart_policy_always = as_string_view(fv, fp) == "Always";
           } else if (k == "resources") {
+            ResourceList limits;
             for_each_field(fv, fp, [&](std::string_view k2, element v2, const Path& p2) {
               if (k2 == "requests") c.requests = as_resources(v2, p2);
+              else if (k2 == "limits") limits = as_resources(v2, p2);
             });
+            // The API server's Pod defaulting: a limit without a request
+            // becomes the request (extended resources such as GPUs are
+            // usually written as limits only).
+            for (const auto& [name, amount] : limits) c.requests.emplace(name, amount);
           } else if (k == "ports") {
             c.ports.clear();
             for_each_item(fv, fp, [&](element port, const Path& pp) {

@@ -890,3 +890,34 @@ TEST(AssembleCluster, PendingPodBeingDeletedIsNotScheduled) {
 
 }  // namespace
 }  // namespace bulkscore
+
+namespace bulkscore {
+namespace {
+
+// The API server defaults a container's missing requests to its limits;
+// bulkscore does the same for files that were not round-tripped through it.
+TEST(PodJson, LimitsWithoutRequestsBecomeRequests) {
+  const auto pods = parse_pods_json(
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"gpu","namespace":"ml"},"spec":{
+        "initContainers":[{"name":"init","image":"busybox","resources":{"limits":{"cpu":"2"}}}],
+        "containers":[{"name":"train","image":"trainer","resources":{
+          "requests":{"cpu":"500m"},
+          "limits":{"cpu":"4","memory":"8Gi","nvidia.com/gpu":"2"}}}]}})",
+      "pods.json");
+  ASSERT_EQ(pods.size(), 1u);
+  const Container& c = pods[0].containers[0];
+  EXPECT_EQ(c.requests.at("cpu"), 500);  // an explicit request wins
+  EXPECT_EQ(c.requests.at("memory"), 8LL << 30);
+  EXPECT_EQ(c.requests.at("nvidia.com/gpu"), 2);
+  EXPECT_EQ(pods[0].init_containers[0].requests.at("cpu"), 2000);
+}
+
+TEST(PodJson, NegativeLimitIsRefused) {
+  EXPECT_THROW(parse_pods_json(R"({"kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[
+                 {"name":"c","resources":{"limits":{"cpu":"-1"}}}]}})",
+                               "pods.json"),
+               InputError);
+}
+
+}  // namespace
+}  // namespace bulkscore
