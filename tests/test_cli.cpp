@@ -1,7 +1,9 @@
 // End-to-end tests of the bulkscore CLI: real files in, real process, exit
 // codes, output files (whole or absent), upstream message texts.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -28,7 +30,15 @@ CliRun run_cli(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-std::string dir() { return ::testing::TempDir(); }
+// A folder of this test's own: ctest runs the tests of this file in parallel
+// processes, which must not share file names.
+std::string dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string d = ::testing::TempDir() + "bulkscore-cli-" + info->test_suite_name() + "-" + info->name() + "-" +
+                        std::to_string(getpid());
+  mkdir(d.c_str(), 0755);
+  return d;
+}
 
 std::string write(const std::string& name, const std::string& text) {
   const std::string path = dir() + "/" + name;
@@ -263,6 +273,7 @@ TEST(Cli, DefaultClusterSchedulesWithConsistentMessages) {
   }
   EXPECT_EQ(placed + unplaced, 2000u);
   EXPECT_GT(placed, 1900u);
+  for (const auto& f : {n, p, out}) std::remove(f.c_str());  // about 60 MB
 }
 
 }  // namespace
