@@ -124,14 +124,10 @@ class SnapshotMirror {
   void sync(const Snapshot& snap, cudaStream_t stream) {
     const std::vector<Snapshot::Column> cols = snap.columns();
     const std::vector<uint32_t>& log = snap.mutation_log();
-    // Every assume that keeps the structure adds one pod and one log entry,
-    // and the dictionary only grows with a structure change. A snapshot
-    // destroyed and rebuilt (or reloaded twice between evaluations) can reuse
-    // the old address, version and, from the allocator, column addresses; the
-    // counts below catch most such cases (a version unique per build would
-    // catch all of them).
-    if (!same_structure(snap, cols) || log.size() < log_size_ ||
-        snap.num_pods() - num_pods_ != log.size() - log_size_ || snap.strings().size() != num_strings_) {
+    // Structure versions are unique in the process (every build and every
+    // structural change takes a new one), so a snapshot rebuilt at the same
+    // address is never mistaken for the one mirrored.
+    if (!same_structure(snap, cols) || log.size() < log_size_) {
       upload_all(snap, cols, stream);
       return;
     }
@@ -166,8 +162,6 @@ class SnapshotMirror {
     snap_ = &snap;
     version_ = snap.structure_version();
     log_size_ = snap.mutation_log().size();
-    num_pods_ = snap.num_pods();
-    num_strings_ = snap.strings().size();
     host_tree_order_ = order.data();
     tree_order_size_ = order.size();
   }
@@ -242,7 +236,6 @@ class SnapshotMirror {
     BULKSCORE_CUDA_TRY(
         enqueue_node_updates(m, d_staging_.as<const uint8_t>(), static_cast<uint32_t>(touched_.size()), stream));
     log_size_ = log.size();
-    num_pods_ = snap.num_pods();
   }
 
   static size_t record_bytes(uint32_t r_count, uint32_t ports) {
@@ -258,8 +251,6 @@ class SnapshotMirror {
   const Snapshot* snap_ = nullptr;
   uint64_t version_ = 0;
   size_t log_size_ = 0;
-  size_t num_pods_ = 0;     // snap.num_pods() at the last sync
-  size_t num_strings_ = 0;  // snap.strings().size() at the last sync
   SnapshotView view_;
 
   // Incremental updates: dedup marks per node, and the staging buffers.
