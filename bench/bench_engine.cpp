@@ -1,5 +1,5 @@
 // Per-pod Filter + Score + select latency, CPU and CUDA side by side, on
-// generated clusters (host/generator.hpp) with the default profile
+// generated clusters (bench/generator/generator.hpp) with the default profile
 // (default_scheduler_config()). One iteration evaluates one pending pod
 // against every node; the snapshot is not changed between iterations.
 //
@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
-#include "host/backend.hpp"
-#include "host/config.hpp"
-#include "host/generator.hpp"
-#include "host/k8s_json.hpp"
-#include "host/pod_query.hpp"
-#include "host/snapshot.hpp"
+#include "bench/generator/generator.hpp"
+#include "host/engine/backend.hpp"
+#include "host/engine/pod_query.hpp"
+#include "host/input/config.hpp"
+#include "host/input/k8s_json.hpp"
+#include "host/snapshot/snapshot.hpp"
 
 #ifdef BULKSCORE_WITH_CUDA
 #include <cuda_runtime_api.h>

@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "host/backend.hpp"
 #include "host/common.hpp"
+#include "host/engine/backend.hpp"
 #include "kernels/launch.hpp"
 
 namespace bulkscore {

@@ -2,7 +2,7 @@
 // the pod's images, each image counted as size x (nodes having it / all nodes).
 #pragma once
 
-#include "host/snapshot.hpp"
+#include "host/snapshot/snapshot.hpp"
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {
@@ -32,7 +32,6 @@ struct ImageLocality {
   };
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
-
 
   static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
     int64_t sum = 0;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "host/labels.hpp"
+#include "host/input/labels.hpp"
 #include "plugins/prepare.hpp"
 
 namespace bulkscore::plugins {

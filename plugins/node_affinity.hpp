@@ -4,7 +4,7 @@
 // matching preferred terms, normalized by the maximum.
 #pragma once
 
-#include "host/snapshot.hpp"
+#include "host/snapshot/snapshot.hpp"
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {

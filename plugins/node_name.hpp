@@ -1,7 +1,7 @@
 // NodeName (Filter): a pod with spec.nodeName fits only the node of that name.
 #pragma once
 
-#include "host/snapshot.hpp"
+#include "host/snapshot/snapshot.hpp"
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {

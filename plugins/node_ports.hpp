@@ -3,7 +3,7 @@
 // and port when either IP is 0.0.0.0 or both are equal.
 #pragma once
 
-#include "host/snapshot.hpp"
+#include "host/snapshot/snapshot.hpp"
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {

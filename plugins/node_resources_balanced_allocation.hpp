@@ -27,7 +27,6 @@ struct NodeResourcesBalancedAllocation {
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
 
-
   static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
     const ScoredResource* res = st.scored.data(arena);
     double fractions[kMaxResources];

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "host/pod_resources.hpp"
+#include "host/input/pod_resources.hpp"
 #include "plugins/prepare.hpp"
 
 namespace bulkscore::plugins {

@@ -2,7 +2,7 @@
 // pods tolerating node.kubernetes.io/unschedulable:NoSchedule.
 #pragma once
 
-#include "host/snapshot.hpp"
+#include "host/snapshot/snapshot.hpp"
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {

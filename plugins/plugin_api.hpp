@@ -30,7 +30,7 @@
 namespace bulkscore {
 
 // Host-side types a plugin's prepare() and reasons() take (plugins/prepare.hpp,
-// host/snapshot.hpp); declared here so rule headers stay light for nvcc.
+// host/snapshot/snapshot.hpp); declared here so rule headers stay light for nvcc.
 struct PrepareContext;
 struct PrepareResult;
 class Snapshot;

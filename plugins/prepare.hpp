@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "host/config.hpp"
-#include "host/model.hpp"
-#include "host/snapshot.hpp"
+#include "host/input/config.hpp"
+#include "host/input/model.hpp"
+#include "host/snapshot/snapshot.hpp"
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {

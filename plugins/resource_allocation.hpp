@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "host/snapshot.hpp"
+#include "host/snapshot/snapshot.hpp"
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {
@@ -111,7 +111,7 @@ BULKSCORE_HD int64_t requested_to_capacity_ratio_score(const SnapshotView& s, co
 
 #include <vector>
 
-#include "host/config.hpp"
+#include "host/input/config.hpp"
 
 namespace bulkscore {
 std::vector<ScoredResource> resolve_scored_resources(const Snapshot& snap, const std::vector<ResourceSpec>& specs,

@@ -9,7 +9,7 @@
 #include <numeric>
 #include <vector>
 
-#include "host/backend.hpp"
+#include "host/engine/backend.hpp"
 
 namespace bulkscore::testutil {
 

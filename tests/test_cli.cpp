@@ -302,10 +302,18 @@ TEST(Cli, MutatedInputIsRefusedCleanlyOrAccepted) {
     std::string m = base;
     const size_t pos = next() % m.size();
     switch (next() % 5) {
-      case 0: m.resize(pos); break;
-      case 1: m[pos] = static_cast<char>(32 + next() % 95); break;
-      case 2: m.erase(pos, 1 + next() % 40); break;
-      case 3: m.insert(pos, m.substr(pos, 1 + next() % 40)); break;
+      case 0:
+        m.resize(pos);
+        break;
+      case 1:
+        m[pos] = static_cast<char>(32 + next() % 95);
+        break;
+      case 2:
+        m.erase(pos, 1 + next() % 40);
+        break;
+      case 3:
+        m.insert(pos, m.substr(pos, 1 + next() % 40));
+        break;
       default: {
         const size_t digit = m.find_first_of("0123456789", pos);
         if (digit != std::string::npos) m.replace(digit, 1, numbers[next() % 6]);

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "host/common.hpp"
-#include "host/config.hpp"
+#include "host/input/config.hpp"
 
 namespace bulkscore {
 namespace {

@@ -19,14 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "host/backend.hpp"
+#include "bench/generator/generator.hpp"
 #include "host/common.hpp"
-#include "host/config.hpp"
-#include "host/engine.hpp"
-#include "host/generator.hpp"
-#include "host/model.hpp"
-#include "host/pod_query.hpp"
-#include "host/snapshot.hpp"
+#include "host/engine/backend.hpp"
+#include "host/engine/engine.hpp"
+#include "host/engine/pod_query.hpp"
+#include "host/input/config.hpp"
+#include "host/input/model.hpp"
+#include "host/snapshot/snapshot.hpp"
 #include "tests/reference_backend.hpp"
 
 namespace bulkscore {

@@ -9,7 +9,7 @@
 
 #include <set>
 
-#include "host/engine.hpp"
+#include "host/engine/engine.hpp"
 #include "tests/test_util.hpp"
 
 namespace bulkscore {

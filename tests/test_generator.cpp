@@ -14,12 +14,12 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/generator/generator.hpp"
 #include "host/common.hpp"
-#include "host/generator.hpp"
-#include "host/io.hpp"
-#include "host/k8s_json.hpp"
-#include "host/labels.hpp"
-#include "host/pod_resources.hpp"
+#include "host/input/k8s_json.hpp"
+#include "host/input/labels.hpp"
+#include "host/input/pod_resources.hpp"
+#include "host/io/io.hpp"
 
 namespace bulkscore {
 namespace {

@@ -1,4 +1,4 @@
-#include "host/json_writer.hpp"
+#include "host/io/json_writer.hpp"
 
 #include <gtest/gtest.h>
 

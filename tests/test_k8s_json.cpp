@@ -2,7 +2,7 @@
 // pending. The fixtures are trimmed copies of what `kubectl get -o json`
 // prints, keeping the noise (managedFields, conditions, nodeInfo, ...) that
 // the loader must skip.
-#include "host/k8s_json.hpp"
+#include "host/input/k8s_json.hpp"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ringbuffer_sink.h>

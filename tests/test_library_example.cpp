@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <string>
 
-#include "host/config.hpp"
-#include "host/engine.hpp"
-#include "host/generator.hpp"
-#include "host/k8s_json.hpp"
+#include "bench/generator/generator.hpp"
+#include "host/engine/engine.hpp"
+#include "host/input/config.hpp"
+#include "host/input/k8s_json.hpp"
 
 using namespace bulkscore;
 

@@ -11,9 +11,9 @@
 #include <fstream>
 #include <string>
 
+#include "bench/perf/perf.hpp"
 #include "host/common.hpp"
-#include "host/io.hpp"
-#include "host/perf.hpp"
+#include "host/io/io.hpp"
 
 namespace bulkscore {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "host/generator.hpp"
+#include "bench/generator/generator.hpp"
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {

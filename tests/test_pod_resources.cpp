@@ -7,8 +7,8 @@
 // for the node-side non-zero totals (k8s-semantics.md §2.5).
 #include <gtest/gtest.h>
 
-#include "host/pod_resources.hpp"
-#include "host/snapshot.hpp"
+#include "host/input/pod_resources.hpp"
+#include "host/snapshot/snapshot.hpp"
 #include "tests/test_util.hpp"
 
 namespace bulkscore {

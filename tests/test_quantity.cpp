@@ -1,6 +1,6 @@
 // resource.Quantity parsing against values worked out from apimachinery's
 // rules (quantity.go, suffix.go, scale_int.go).
-#include "host/quantity.hpp"
+#include "host/input/quantity.hpp"
 
 #include <gtest/gtest.h>
 

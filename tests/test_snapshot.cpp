@@ -1,12 +1,12 @@
 // The structure-of-arrays snapshot: layout, dictionary lookups, dense label
 // columns, and what assuming a pod changes.
-#include "host/snapshot.hpp"
+#include "host/snapshot/snapshot.hpp"
 
 #include <gtest/gtest.h>
 
-#include "host/generator.hpp"
-#include "host/k8s_json.hpp"
-#include "host/pod_resources.hpp"
+#include "bench/generator/generator.hpp"
+#include "host/input/k8s_json.hpp"
+#include "host/input/pod_resources.hpp"
 #include "tests/test_util.hpp"
 
 namespace bulkscore {

@@ -1,4 +1,4 @@
-#include "host/worker_pool.hpp"
+#include "host/cpu/worker_pool.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "host/backend.hpp"
-#include "host/config.hpp"
-#include "host/model.hpp"
-#include "host/pod_query.hpp"
-#include "host/snapshot.hpp"
+#include "host/engine/backend.hpp"
+#include "host/engine/pod_query.hpp"
+#include "host/input/config.hpp"
+#include "host/input/model.hpp"
+#include "host/snapshot/snapshot.hpp"
 
 namespace bulkscore {
 

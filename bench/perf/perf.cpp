@@ -2,7 +2,7 @@
 // throughput collector, the results file and the comparison table.
 // Semantics are restated from upstream's test/integration/scheduler_perf; see
 // docs/perf.md for what is honoured and how the numbers compare.
-#include "host/perf.hpp"
+#include "bench/perf/perf.hpp"
 
 #include <fnmatch.h>
 #include <yaml-cpp/yaml.h>
@@ -23,12 +23,12 @@
 #include <unordered_map>
 
 #include "host/common.hpp"
-#include "host/config.hpp"
-#include "host/engine.hpp"
-#include "host/io.hpp"
-#include "host/json_writer.hpp"
-#include "host/k8s_json.hpp"
-#include "host/quantity.hpp"
+#include "host/engine/engine.hpp"
+#include "host/input/config.hpp"
+#include "host/input/k8s_json.hpp"
+#include "host/input/quantity.hpp"
+#include "host/io/io.hpp"
+#include "host/io/json_writer.hpp"
 
 namespace bulkscore {
 namespace {

@@ -1,4 +1,4 @@
-#include "host/io.hpp"
+#include "host/io/io.hpp"
 
 #include <cerrno>
 #include <cstdio>

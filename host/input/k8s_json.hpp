@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "host/model.hpp"
+#include "host/input/model.hpp"
 
 namespace bulkscore {
 

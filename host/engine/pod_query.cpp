@@ -1,8 +1,8 @@
-#include "host/pod_query.hpp"
+#include "host/engine/pod_query.hpp"
 
 #include <algorithm>
 
-#include "host/pod_resources.hpp"
+#include "host/input/pod_resources.hpp"
 #include "plugins/prepare.hpp"
 
 namespace bulkscore {

@@ -1,4 +1,4 @@
-#include "host/engine.hpp"
+#include "host/engine/engine.hpp"
 
 #include <algorithm>
 #include <map>

@@ -6,7 +6,7 @@
 // container aggregate for the resources they name; overhead is added.
 #pragma once
 
-#include "host/model.hpp"
+#include "host/input/model.hpp"
 
 namespace bulkscore {
 

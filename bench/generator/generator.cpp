@@ -6,7 +6,7 @@
 // node image lists (which depend on the pods placed), then the two documents.
 // Each phase draws from its own SplitMix64 stream of the seed, so e.g. the
 // node list does not change when only the pod counts do.
-#include "host/generator.hpp"
+#include "bench/generator/generator.hpp"
 
 #include <algorithm>
 #include <array>
@@ -17,8 +17,8 @@
 #include <utility>
 
 #include "host/common.hpp"
-#include "host/io.hpp"
-#include "host/json_writer.hpp"
+#include "host/io/io.hpp"
+#include "host/io/json_writer.hpp"
 
 namespace bulkscore {
 namespace {

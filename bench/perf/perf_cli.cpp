@@ -1,5 +1,5 @@
 // `bulkscore perf` front end: progress on stderr, Ctrl-C handling, the results
-// file and the summary table. The work itself is in host/perf.cpp.
+// file and the summary table. The work itself is in bench/perf/perf.cpp.
 #include <unistd.h>
 
 #include <atomic>
@@ -10,9 +10,9 @@
 #include <iostream>
 #include <string>
 
+#include "bench/perf/perf.hpp"
 #include "host/common.hpp"
-#include "host/io.hpp"
-#include "host/perf.hpp"
+#include "host/io/io.hpp"
 
 namespace bulkscore {
 namespace {

@@ -16,14 +16,14 @@
 #include <iostream>
 #include <map>
 
-#include "host/backend.hpp"
-#include "host/config.hpp"
-#include "host/engine.hpp"
-#include "host/generator.hpp"
-#include "host/io.hpp"
-#include "host/json_writer.hpp"
-#include "host/k8s_json.hpp"
-#include "host/perf.hpp"
+#include "bench/generator/generator.hpp"
+#include "bench/perf/perf.hpp"
+#include "host/engine/backend.hpp"
+#include "host/engine/engine.hpp"
+#include "host/input/config.hpp"
+#include "host/input/k8s_json.hpp"
+#include "host/io/io.hpp"
+#include "host/io/json_writer.hpp"
 
 namespace bs = bulkscore;
 

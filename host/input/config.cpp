@@ -12,7 +12,7 @@
 //   4. what the framework does when it builds a profile
 //      (framework/runtime/framework.go): per-point lists, MultiPoint
 //      expansion, duplicate detection and Score weights.
-#include "host/config.hpp"
+#include "host/input/config.hpp"
 
 // yaml-cpp 0.7's node headers trip a known false positive of GCC >= 12.
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "host/common.hpp"
-#include "host/io.hpp"
+#include "host/io/io.hpp"
 
 namespace bulkscore {
 namespace {

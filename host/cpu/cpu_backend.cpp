@@ -10,8 +10,8 @@
 #include <numeric>
 #include <thread>
 
-#include "host/backend.hpp"
-#include "host/worker_pool.hpp"
+#include "host/cpu/worker_pool.hpp"
+#include "host/engine/backend.hpp"
 
 namespace bulkscore {
 namespace {

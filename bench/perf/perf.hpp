@@ -15,7 +15,7 @@
 //    text/template subset upstream's templates use ({{.Index}}, {{.Count}},
 //    template params, AddInt/SubtractInt/MultiplyInt/DivideInt/Mod and the
 //    Float variants). They become JSON and go through the one Kubernetes
-//    object parser (host/k8s_json.hpp).
+//    object parser (host/input/k8s_json.hpp).
 //  * Throughput: pods scheduled per 1-second wall-clock window of each measured
 //    op, Average and Perc50/90/95/99 over the windows, as upstream computes them.
 //
@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "host/model.hpp"
+#include "host/input/model.hpp"
 
 namespace bulkscore {
 
@@ -327,7 +327,7 @@ std::string yaml_to_json(const std::string& yaml_text, const std::string& origin
 // actions (if, range, pipes, ...) and unknown fields are InputError.
 std::string render_perf_template(const std::string& text, const PerfValueMap& env, const std::string& origin);
 
-// ---- the CLI (host/perf_cli.cpp) ----
+// ---- the CLI (bench/perf/perf_cli.cpp) ----
 
 struct PerfCliOptions {
   std::string config_path;      // performance-config.yaml (run mode)

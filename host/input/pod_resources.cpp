@@ -1,4 +1,4 @@
-#include "host/pod_resources.hpp"
+#include "host/input/pod_resources.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "host/labels.hpp"
+#include "host/input/labels.hpp"
 
 #include <cctype>
 

@@ -1,4 +1,4 @@
-#include "host/snapshot.hpp"
+#include "host/snapshot/snapshot.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -6,7 +6,7 @@
 #include <numeric>
 #include <type_traits>
 
-#include "host/pod_resources.hpp"
+#include "host/input/pod_resources.hpp"
 
 namespace bulkscore {
 

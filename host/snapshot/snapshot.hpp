@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "host/common.hpp"
-#include "host/model.hpp"
+#include "host/input/model.hpp"
 
 namespace bulkscore {
 

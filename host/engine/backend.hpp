@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "host/pod_query.hpp"
-#include "host/snapshot.hpp"
+#include "host/engine/pod_query.hpp"
+#include "host/snapshot/snapshot.hpp"
 
 namespace bulkscore {
 

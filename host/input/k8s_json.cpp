@@ -1,4 +1,4 @@
-#include "host/k8s_json.hpp"
+#include "host/input/k8s_json.hpp"
 
 #include <simdjson.h>
 #include <spdlog/spdlog.h>
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "host/common.hpp"
-#include "host/quantity.hpp"
+#include "host/input/quantity.hpp"
 
 namespace bulkscore {
 namespace {
@@ -444,8 +444,10 @@ class Reader {
           } else if (k == "resources") {
             ResourceList limits;
             for_each_field(fv, fp, [&](std::string_view k2, element v2, const Path& p2) {
-              if (k2 == "requests") c.requests = as_resources(v2, p2);
-              else if (k2 == "limits") limits = as_resources(v2, p2);
+              if (k2 == "requests")
+                c.requests = as_resources(v2, p2);
+              else if (k2 == "limits")
+                limits = as_resources(v2, p2);
             });
             // The API server's Pod defaulting: a limit without a request
             // becomes the request (extended resources such as GPUs are

@@ -1,4 +1,4 @@
-#include "host/quantity.hpp"
+#include "host/input/quantity.hpp"
 
 #include <cstddef>
 #include <limits>
