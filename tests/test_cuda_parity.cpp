@@ -548,6 +548,59 @@ TEST_P(CudaParity, CpuBackendMatchesTheNodeMajorReference) {
   run_backend_parity(reference, *cpu, ClusterShape{c.nodes, c.pods, c.degenerate}, c.nodes * 7919ull + c.pods);
 }
 
+// Sampling cut exactly at a chunk edge: every node fits, so the k-th visited
+// node is the k-th feasible one, and num_to_find at each multiple of the CPU
+// backend's 2,048-node chunk (and one either side) puts the cut on the last
+// or first position of a chunk. A regression test for the CPU backend
+// visiting one node past a sample completed at a chunk's last position.
+TEST(SamplingParity, CutAtEveryChunkEdge) {
+  constexpr uint32_t kChunk = 2048;
+  const uint32_t n = 3 * kChunk + 5;
+  std::vector<Node> nodes;
+  for (uint32_t i = 0; i < n; ++i) {
+    Node node;
+    node.name = "node-" + std::to_string(i);
+    node.labels["topology.kubernetes.io/zone"] = std::string("zone-") + static_cast<char>('a' + i % 3);
+    node.allocatable = {{"cpu", 4000}, {"memory", 16 * kGi}, {"pods", 110}};
+    nodes.push_back(node);
+  }
+  Snapshot snap = Snapshot::build(nodes, {});
+  Pod pod;
+  pod.name = "p";
+  pod.scheduler_name = "default-scheduler";
+  pod.containers.push_back(Container{});
+  pod.containers[0].requests = {{"cpu", 100}};
+  const ProfilePlan plan = make_profile_plan(parity_config().profiles[0]);
+  intern_pod_resources(snap, pod);
+  const PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 1, 0);
+  auto cpu = make_cpu_backend(2);
+  testutil::ReferenceBackend reference;
+  std::unique_ptr<Backend> dev;
+  if (why_no_backend_under_test().empty()) dev = backend_under_test();
+  EvalResult want, got;
+  for (uint32_t edge = 1; edge <= 3; ++edge) {
+    for (int delta = -1; delta <= 1; ++delta) {
+      for (uint32_t start : {0u, 1u, kChunk - 1, n - 1}) {
+        EvalRequest req;
+        req.num_to_find = edge * kChunk + static_cast<uint32_t>(delta);
+        req.start = start;
+        req.want_verdicts = true;
+        const std::string where = "num_to_find " + std::to_string(req.num_to_find) + ", start " + std::to_string(start);
+        reference.evaluate(snap, q, req, want);
+        ASSERT_EQ(want.processed, req.num_to_find) << where;
+        ASSERT_EQ(want.num_feasible, req.num_to_find) << where;
+        cpu->evaluate(snap, q, req, got);
+        expect_same(want, got, "cpu, " + where);
+        if (dev) {
+          dev->evaluate(snap, q, req, got);
+          expect_same(want, got, "device, " + where);
+        }
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+}
+
 // One backend instance carried across clusters of the same shape: the device
 // mirror must notice that the snapshot was replaced.
 TEST(CudaParityReuse, OneBackendFollowsSnapshotsReplacedInPlace) {

@@ -98,6 +98,8 @@ class CpuBackend final : public Backend {
         filter_chunk(s, q, ch);
         uint32_t cut = n;
         // num_to_find 0 is no limit (every candidate, still in rotated order).
+        // The sample is never complete here: the loop stops at the chunk
+        // that completes it, so `wanted` >= 1.
         const size_t wanted = req.num_to_find == 0 ? SIZE_MAX : req.num_to_find - feasible_.size();
         if (ch.alive.size() >= wanted) cut = ch.alive[wanted - 1] + 1;
         for (uint32_t pos = 0; pos < cut; ++pos) {
@@ -108,7 +110,10 @@ class CpuBackend final : public Backend {
           else
             count_rejection(out.rejections, v);
         }
-        if (cut < n) {
+        // Stop at the node that completes the sample, even when it is the
+        // chunk's last position (then cut == n and the next chunk must not
+        // be visited).
+        if (cut < n || (req.num_to_find != 0 && feasible_.size() == req.num_to_find)) {
           out.processed = base + cut;
           break;
         }
