@@ -43,7 +43,7 @@ struct Workload {
   std::vector<PodQuery> queries;
 };
 
-const Workload& workload(uint32_t nodes) {
+Workload& workload(uint32_t nodes) {
   static std::map<uint32_t, std::unique_ptr<Workload>> cache;
   auto& slot = cache[nodes];
   if (slot) return *slot;
@@ -108,7 +108,7 @@ void filter_score(benchmark::State& state, bool cuda, uint32_t nodes, bool sorte
   } else {
     backend = make_cpu_backend();
   }
-  const Workload& w = workload(nodes);
+  Workload& w = workload(nodes);
   if (w.queries.empty()) {
     state.SkipWithError("the generated cluster has no schedulable pending pod");
     return;
@@ -117,7 +117,7 @@ void filter_score(benchmark::State& state, bool cuda, uint32_t nodes, bool sorte
   req.want_sorted = sorted;
   EvalResult out;
   // Warm-up: the device mirror upload and scratch growth stay out of the timing.
-  for (const PodQuery& q : w.queries) {
+  for (PodQuery& q : w.queries) {
     req.candidates = q.candidates ? &*q.candidates : nullptr;
     backend->evaluate(w.snap, q, req, out);
   }
@@ -137,7 +137,7 @@ void filter_score(benchmark::State& state, bool cuda, uint32_t nodes, bool sorte
       state.ResumeTiming();
     }
 #endif
-    const PodQuery& q = w.queries[i++ % w.queries.size()];
+    PodQuery& q = w.queries[i++ % w.queries.size()];
     req.candidates = q.candidates ? &*q.candidates : nullptr;
     backend->evaluate(w.snap, q, req, out);
     benchmark::DoNotOptimize(out.chosen);

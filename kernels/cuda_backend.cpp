@@ -288,7 +288,7 @@ class CudaBackend final : public Backend {
 
   const char* name() const override { return "cuda"; }
 
-  void evaluate(const Snapshot& snap, const PodQuery& query, const EvalRequest& req, EvalResult& out) override {
+  void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) override {
     BULKSCORE_CUDA_TRY(cudaSetDevice(device_));
     // A previous call that threw may have left copies from the pinned buffers
     // in flight; the host is about to overwrite them.
@@ -299,8 +299,9 @@ class CudaBackend final : public Backend {
     reset(out);
     const SnapshotView hs = snap.view();
     const PodQueryView hq = query.view();
-    const uint32_t count = req.candidates ? static_cast<uint32_t>(req.candidates->size()) : hs.num_nodes;
-    const bool sampling = req.num_to_find < count;
+    const VisitOrder host_visit = visit_order(snap, req);
+    const uint32_t count = host_visit.count;
+    const bool sampling = host_visit.rotate;
     if (req.want_verdicts) out.verdicts.assign(hs.num_nodes, NodeVerdict{kNoPlugin, Code::Skip, 0});
     if (count == 0) return;
 
@@ -355,15 +356,14 @@ class CudaBackend final : public Backend {
     p.snap = mirror_.view();
     p.query = hq;
     p.query.arena = d_pod_.as<const uint8_t>() + arena_at;
-    p.visit.count = count;
-    p.visit.start = req.start;
-    p.visit.rotate = sampling;
+    p.visit = host_visit;  // same order, device arrays
     if (req.candidates)
       p.visit.order = d_pod_.as<const uint32_t>() + cand_at / sizeof(uint32_t);
     else if (sampling)
       p.visit.order = mirror_.tree_order();
     p.cap = (sampling && req.num_to_find > 0) ? req.num_to_find : UINT32_MAX;
     p.sampling = sampling;
+    p.fused = !hq.prescore_feasible;
     p.score_single = req.score_single;
     p.want_scores = req.want_scores;
     p.select_blocks = select_blocks;
@@ -384,7 +384,9 @@ class CudaBackend final : public Backend {
     w.partials = partials_.as<BestItem>();
     w.temp = temp_.get();
     w.temp_bytes = temp_bytes;
-    BULKSCORE_CUDA_TRY(enqueue_evaluation(p, w, stream_));
+    BULKSCORE_CUDA_TRY(enqueue_filter(p, w, stream_));
+    const uint32_t to_score = p.fused ? 0 : run_prescore(snap, query, req, host_visit, p, w);
+    BULKSCORE_CUDA_TRY(enqueue_scoring(p, w, to_score, stream_));
 
     // The answer and the histogram: one small copy back, one sync.
     constexpr size_t kBackBytes = sizeof(Control) - offsetof(Control, answer);
@@ -403,10 +405,51 @@ class CudaBackend final : public Backend {
     out.scored = a.scored != 0;
 
     if (req.want_verdicts || ((req.want_scores || req.want_sorted) && a.num_feasible > 0))
-      copy_lists(req, hq, p, w, a, sampling && !req.candidates ? snap.tree_order().data() : nullptr, out);
+      copy_lists(req, p.query, w, a, host_visit, out);
   }
 
  private:
+  // The feasible-set PreScore, between Filter and Score: waits for the
+  // compaction, reads the kept feasible positions back, runs the host
+  // PreScore over their nodes (exactly as the CPU backend does) and uploads
+  // the completed arena, pointing p.query at it. Returns the number of kept
+  // nodes to score: 0 when nothing will be scored (no feasible node, or a
+  // lone one, which upstream picks without PreScore and Score).
+  uint32_t run_prescore(const Snapshot& snap, PodQuery& query, const EvalRequest& req, const VisitOrder& host_visit,
+                        PodLaunch& p, const WorkBuffers& w) {
+    back_.reserve(sizeof(uint32_t));
+    BULKSCORE_CUDA_TRY(
+        cudaMemcpyAsync(back_.get(), &w.ctrl->num_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream_));
+    BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
+    uint32_t found = 0;
+    std::memcpy(&found, back_.get(), sizeof found);
+    const uint32_t kept = std::min(found, p.cap);
+    if (kept == 0 || (kept == 1 && !req.score_single)) return 0;
+
+    prescore_pos_.reserve(kept * sizeof(uint32_t));
+    BULKSCORE_CUDA_TRY(
+        cudaMemcpyAsync(prescore_pos_.get(), w.feasible_pos, kept * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream_));
+    BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
+    const auto* pos = reinterpret_cast<const uint32_t*>(prescore_pos_.get());
+    prescore_nodes_.resize(kept);
+    for (uint32_t i = 0; i < kept; ++i) prescore_nodes_[i] = host_visit.node_at(pos[i]);
+    run_feasible_prescore(snap, query, prescore_nodes_.data(), kept);
+
+    const PodQueryView hq = query.view();
+    const size_t bytes = query.arena.size();
+    prescore_arena_.reserve(std::max<size_t>(bytes, 1));
+    d_prescore_arena_.reserve(std::max<size_t>(bytes, 1));
+    if (bytes) {
+      std::memcpy(prescore_arena_.get(), query.arena.data(), bytes);
+      in_flight_ = true;
+      BULKSCORE_CUDA_TRY(
+          cudaMemcpyAsync(d_prescore_arena_.get(), prescore_arena_.get(), bytes, cudaMemcpyHostToDevice, stream_));
+    }
+    p.query = hq;
+    p.query.arena = d_prescore_arena_.as<const uint8_t>();
+    return kept;
+  }
+
   static void reset(EvalResult& out) {
     out.num_feasible = 0;
     out.processed = 0;
@@ -425,8 +468,8 @@ class CudaBackend final : public Backend {
 
   // The per-node lists that were asked for, after the answer told their sizes.
   // `tree_order`: the host node-tree order when the visit walks it.
-  void copy_lists(const EvalRequest& req, const PodQueryView& hq, const PodLaunch& p, const WorkBuffers& w,
-                  const Answer& a, const uint32_t* tree_order, EvalResult& out) {
+  void copy_lists(const EvalRequest& req, const PodQueryView& hq, const WorkBuffers& w, const Answer& a,
+                  const VisitOrder& host_visit, EvalResult& out) {
     const size_t f = a.num_feasible;
     const size_t slots = hq.num_scores;
     const bool scores = req.want_scores && f > 0;
@@ -488,11 +531,6 @@ class CudaBackend final : public Backend {
     in_flight_ = false;
 
     if (req.want_verdicts) {
-      Visit host_visit = p.visit;  // same order, host arrays
-      if (req.candidates)
-        host_visit.order = req.candidates->data();
-      else
-        host_visit.order = tree_order;
       const auto* v = reinterpret_cast<const NodeVerdict*>(host + verdicts_at);
       for (uint32_t k = 0; k < a.processed; ++k) out.verdicts[host_visit.node_at(k)] = v[k];
     }
@@ -515,14 +553,7 @@ class CudaBackend final : public Backend {
       out.sorted_nodes.assign(nodes, nodes + f);
       // The radix sort is stable over the visiting order; equal keys (a
       // tie-break hash collision) must list the lower node first.
-      for (size_t i = 0; i < f;) {
-        size_t j = i + 1;
-        while (j < f && out.sorted_keys[j] == out.sorted_keys[i]) ++j;
-        if (j - i > 1)
-          std::sort(out.sorted_nodes.begin() + static_cast<std::ptrdiff_t>(i),
-                    out.sorted_nodes.begin() + static_cast<std::ptrdiff_t>(j));
-        i = j;
-      }
+      order_equal_keys_by_node(out.sorted_keys.data(), out.sorted_nodes.data(), f);
     }
   }
 
@@ -537,7 +568,9 @@ class CudaBackend final : public Backend {
   size_t temp_bytes_ = 0;
 
   // Per-pod scratch, grown to the high-water mark.
-  PinnedBuffer upload_, back_, result_;
+  PinnedBuffer upload_, back_, result_, prescore_pos_, prescore_arena_;
+  std::vector<uint32_t> prescore_nodes_;
+  DeviceBuffer d_prescore_arena_;
   DeviceBuffer d_pod_, flags_, pos_verdicts_, raw_pos_, feasible_pos_, keys_, nodes_, totals_, raw_c_, norm_c_,
       partials_, temp_, sorted_keys_, sorted_nodes_;
 };

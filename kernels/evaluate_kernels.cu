@@ -1,24 +1,28 @@
-// The CUDA backend's kernels. Every per-node rule comes from
-// plugins/evaluate.hpp (filter_node, run_score, normalize_score,
-// selection_key): nothing here knows a plugin. Built with -fmad=false so the
+// The CUDA backend's kernels. Every per-node rule and every piece of cycle
+// logic comes from plugins/evaluate.hpp (filter_node, run_score,
+// for_each_rejection_bin, add_to_stats, weighted_total, selection_key,
+// ranks_before): nothing here knows a plugin. Built with -fmad=false so the
 // float64 rules round exactly as on the CPU.
 //
-// One pod, in stream order:
-//   1. evaluate_positions: per visiting position, the filter verdict and, for
-//      feasible nodes, the raw score of every slot. Without sampling every
-//      visited node is scored, so the rejection histogram and the per-slot
-//      min/max are reduced here too (warp shuffles, shared atomics, then one
-//      global atomic per block and bin).
+// One pod, in stream order (enqueue_filter, then enqueue_scoring):
+//   1. evaluate_positions: per visiting position, the filter verdict and,
+//      when fused, for feasible nodes the raw score of every slot. Without
+//      sampling every visited node counts, so the rejection histogram (and,
+//      fused, the per-slot min/max) are reduced here too (warp shuffles,
+//      shared atomics, then one global atomic per block and bin).
 //   2. cub::DeviceSelect::Flagged: feasible positions, in visiting order.
 //   3. (sampling only) tally_sampled: the cut after `cap` feasible positions,
-//      then the histogram over the visited positions and min/max over the
-//      kept ones.
-//   4. score_and_select: normalization, weighted totals and selection keys of
-//      the kept nodes, compacted; the argmax (ties to the lower node index)
-//      by block reduction; the last block to finish reduces the block results
-//      and writes the Answer.
+//      then the histogram over the visited positions and (fused) min/max
+//      over the kept ones.
+//   -- not fused (a feasible-set PreScore): the host reads the kept
+//      positions back, runs the PreScore and uploads the completed arena;
+//   4. (not fused) score_kept: raw scores and min/max of the kept positions.
+//   5. score_and_select: normalization, weighted totals and selection keys of
+//      the kept nodes, compacted; the best node by block reduction; the last
+//      block to finish reduces the block results and writes the Answer.
 // Counts that only the device knows (feasible nodes, the cut) are read from
-// device memory by the kernels, so nothing waits on the host in between.
+// device memory by the kernels, so nothing waits on the host in between
+// (except around the PreScore, which is host code).
 #include <thrust/iterator/counting_iterator.h>
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>
@@ -87,13 +91,13 @@ __device__ __forceinline__ void tally_init(BlockTally& t) {
 }
 
 __device__ __forceinline__ void tally_rejection(BlockTally& t, const NodeVerdict& v) {
-  if (v.plugin >= kNumPlugins) return;  // no plugin id beyond the registry reaches here
-  for (uint64_t bits = v.reasons; bits; bits &= bits - 1)
-    atomicAdd(&t.hist[v.plugin * 64u + static_cast<uint32_t>(__ffsll(static_cast<long long>(bits)) - 1)], 1u);
+  for_each_rejection_bin(v, [&](uint32_t bin) { atomicAdd(&t.hist[bin], 1u); });
 }
 
 // Every lane of the warp must call this (no early returns before it).
+// Ignored nodes (kIgnoredScore) stay out, as add_to_stats leaves them.
 __device__ __forceinline__ void tally_score(BlockTally& t, uint32_t slot, bool has, int64_t raw) {
+  has = has && raw != kIgnoredScore;
   long long mn = has ? static_cast<long long>(raw) : LLONG_MAX;
   long long mx = has ? static_cast<long long>(raw) : LLONG_MIN;
 #pragma unroll
@@ -124,8 +128,9 @@ __device__ __forceinline__ void tally_flush(const BlockTally& t, Control* ctrl, 
 constexpr int kEvaluateMinBlocks = 3;
 
 __global__ void __launch_bounds__(kBlock, kEvaluateMinBlocks)
-    evaluate_positions(const __grid_constant__ SnapshotView s, const __grid_constant__ PodQueryView q, Visit visit,
-                       uint8_t* flags, NodeVerdict* pos_verdicts, int64_t* raw_pos, Control* ctrl, bool tally) {
+    evaluate_positions(const __grid_constant__ SnapshotView s, const __grid_constant__ PodQueryView q, VisitOrder visit,
+                       uint8_t* flags, NodeVerdict* pos_verdicts, int64_t* raw_pos, Control* ctrl, bool tally,
+                       bool with_scores) {
   __shared__ BlockTally t;
   if (tally) tally_init(t);
   const uint32_t k = blockIdx.x * kBlock + threadIdx.x;
@@ -141,26 +146,28 @@ __global__ void __launch_bounds__(kBlock, kEvaluateMinBlocks)
     if (pos_verdicts) pos_verdicts[k] = v;
     if (tally && !feasible) tally_rejection(t, v);
   }
-  for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
-    int64_t raw = 0;
-    if (feasible) {
-      raw = run_score(q.scores[slot], s, q, node);
-      raw_pos[static_cast<size_t>(slot) * visit.count + k] = raw;
+  if (with_scores) {
+    for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
+      int64_t raw = 0;
+      if (feasible) {
+        raw = run_score(q.scores[slot], s, q, node);
+        raw_pos[static_cast<size_t>(slot) * visit.count + k] = raw;
+      }
+      if (tally && needs_stats(q.normalize[slot])) tally_score(t, slot, feasible, raw);
     }
-    if (tally && normalize_kind(q.scores[slot]) != NormalizeKind::None) tally_score(t, slot, feasible, raw);
   }
   if (tally) {
     __syncthreads();
-    tally_flush(t, ctrl, q.num_scores);
+    tally_flush(t, ctrl, with_scores ? q.num_scores : 0);
   }
 }
 
-// Sampling: the histogram over the visited positions and min/max over the
-// kept ones, once the compaction has located the cut.
+// Sampling: the histogram over the visited positions and (with_stats)
+// min/max over the kept ones, once the compaction has located the cut.
 __global__ void __launch_bounds__(kBlock)
     tally_sampled(const __grid_constant__ PodQueryView q, uint32_t count, uint32_t cap, const uint8_t* flags,
-                  const NodeVerdict* pos_verdicts, const int64_t* raw_pos, const uint32_t* feasible_pos,
-                  Control* ctrl) {
+                  const NodeVerdict* pos_verdicts, const int64_t* raw_pos, const uint32_t* feasible_pos, Control* ctrl,
+                  bool with_stats) {
   __shared__ BlockTally t;
   tally_init(t);
   __syncthreads();
@@ -169,19 +176,46 @@ __global__ void __launch_bounds__(kBlock)
   if (k < c.processed && !flags[k]) tally_rejection(t, pos_verdicts[k]);
   const bool kept = k < c.kept;  // k doubles as an index into the kept list
   const uint32_t pos = kept ? feasible_pos[k] : 0;
+  if (with_stats) {
+    for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
+      if (!needs_stats(q.normalize[slot])) continue;
+      const int64_t raw = kept ? raw_pos[static_cast<size_t>(slot) * count + pos] : 0;
+      tally_score(t, slot, kept, raw);
+    }
+  }
+  __syncthreads();
+  tally_flush(t, ctrl, with_stats ? q.num_scores : 0);
+}
+
+// After a feasible-set PreScore: the raw scores of the `kept` first feasible
+// positions (known to the host), and their per-slot min/max.
+__global__ void __launch_bounds__(kBlock, kEvaluateMinBlocks)
+    score_kept(const __grid_constant__ SnapshotView s, const __grid_constant__ PodQueryView q, VisitOrder visit,
+               uint32_t kept, const uint32_t* feasible_pos, int64_t* raw_pos, Control* ctrl) {
+  __shared__ BlockTally t;
+  tally_init(t);
+  __syncthreads();
+  const uint32_t i = blockIdx.x * kBlock + threadIdx.x;
+  const bool valid = i < kept;
+  const uint32_t pos = valid ? feasible_pos[i] : 0;
+  const uint32_t node = valid ? visit.node_at(pos) : 0;
   for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
-    if (normalize_kind(q.scores[slot]) == NormalizeKind::None) continue;
-    const int64_t raw = kept ? raw_pos[static_cast<size_t>(slot) * count + pos] : 0;
-    tally_score(t, slot, kept, raw);
+    int64_t raw = 0;
+    if (valid) {
+      raw = run_score(q.scores[slot], s, q, node);
+      raw_pos[static_cast<size_t>(slot) * visit.count + pos] = raw;
+    }
+    if (needs_stats(q.normalize[slot])) tally_score(t, slot, valid, raw);
   }
   __syncthreads();
   tally_flush(t, ctrl, q.num_scores);
 }
 
+// ranks_before as a reduction operator (no item: node UINT32_MAX, key 0,
+// ranks after every real item since real nodes are lower).
 struct Better {
   __device__ __forceinline__ BestItem operator()(const BestItem& a, const BestItem& b) const {
-    if (a.key != b.key) return a.key > b.key ? a : b;
-    return a.node <= b.node ? a : b;
+    return ranks_before(b.key, b.node, a.key, a.node) ? b : a;
   }
 };
 
@@ -190,7 +224,7 @@ using BestReduce = cub::BlockReduce<BestItem, kBlock>;
 __device__ __forceinline__ BestItem no_item() { return BestItem{0, 0, UINT32_MAX, 0}; }
 
 __global__ void __launch_bounds__(kBlock)
-    score_and_select(const __grid_constant__ PodQueryView q, Visit visit, uint32_t cap, bool score_single,
+    score_and_select(const __grid_constant__ PodQueryView q, VisitOrder visit, uint32_t cap, bool score_single,
                      const int64_t* raw_pos, const uint32_t* feasible_pos, uint64_t* keys, uint32_t* nodes,
                      int64_t* totals, int64_t* raw_c, int64_t* norm_c, BestItem* partials, Control* ctrl) {
   __shared__ typename BestReduce::TempStorage reduce_storage;
@@ -209,15 +243,13 @@ __global__ void __launch_bounds__(kBlock)
     const uint32_t node = visit.node_at(pos);
     int64_t total = 0;
     if (scored) {
-      for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
-        const int64_t raw = raw_pos[static_cast<size_t>(slot) * visit.count + pos];
-        const int64_t norm = normalize_score(normalize_kind(q.scores[slot]), raw, stats[slot]);
-        total += norm * q.weights[slot];
+      const auto raw = [&](uint32_t slot) { return raw_pos[static_cast<size_t>(slot) * visit.count + pos]; };
+      total = weighted_total(q, stats, raw, [&](uint32_t slot, int64_t norm) {
         if (raw_c) {
-          raw_c[static_cast<size_t>(slot) * kept + i] = raw;
+          raw_c[static_cast<size_t>(slot) * kept + i] = raw(slot);
           norm_c[static_cast<size_t>(slot) * kept + i] = norm;
         }
-      }
+      });
       if (totals) totals[i] = total;
     }
     const uint64_t key = selection_key(total, node, q);
@@ -298,13 +330,13 @@ cudaError_t sort_temp_bytes(uint32_t num_items, size_t& bytes) {
       static_cast<const uint32_t*>(nullptr), static_cast<uint32_t*>(nullptr), static_cast<int64_t>(num_items));
 }
 
-cudaError_t enqueue_evaluation(const PodLaunch& p, const WorkBuffers& w, cudaStream_t stream) {
+cudaError_t enqueue_filter(const PodLaunch& p, const WorkBuffers& w, cudaStream_t stream) {
   const uint32_t count = p.visit.count;
   if (count == 0) return cudaSuccess;
   const uint32_t grid = blocks_for(count);
 
   evaluate_positions<<<grid, kBlock, 0, stream>>>(p.snap, p.query, p.visit, w.flags, w.pos_verdicts, w.raw_pos, w.ctrl,
-                                                  !p.sampling);
+                                                  !p.sampling, p.fused);
   BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
   BULKSCORE_DEBUG_SYNC(stream);
 
@@ -316,11 +348,21 @@ cudaError_t enqueue_evaluation(const PodLaunch& p, const WorkBuffers& w, cudaStr
 
   if (p.sampling) {
     tally_sampled<<<grid, kBlock, 0, stream>>>(p.query, count, p.cap, w.flags, w.pos_verdicts, w.raw_pos,
-                                               w.feasible_pos, w.ctrl);
+                                               w.feasible_pos, w.ctrl, p.fused);
     BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
     BULKSCORE_DEBUG_SYNC(stream);
   }
+  return cudaSuccess;
+}
 
+cudaError_t enqueue_scoring(const PodLaunch& p, const WorkBuffers& w, uint32_t to_score, cudaStream_t stream) {
+  if (p.visit.count == 0) return cudaSuccess;
+  if (!p.fused && to_score > 0 && p.query.num_scores > 0) {
+    score_kept<<<blocks_for(to_score), kBlock, 0, stream>>>(p.snap, p.query, p.visit, to_score, w.feasible_pos,
+                                                            w.raw_pos, w.ctrl);
+    BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
+    BULKSCORE_DEBUG_SYNC(stream);
+  }
   score_and_select<<<p.select_blocks, kBlock, 0, stream>>>(p.query, p.visit, p.cap, p.score_single, w.raw_pos,
                                                            w.feasible_pos, w.keys, w.nodes, w.totals, w.raw_c, w.norm_c,
                                                            w.partials, w.ctrl);

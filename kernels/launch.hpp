@@ -15,24 +15,7 @@
 namespace bulkscore {
 namespace cuda_detail {
 
-constexpr uint32_t kHistBins = kNumPlugins * 64;  // RejectionHistogram layout: [plugin * 64 + bit]
-
-// The visiting order of candidate positions k = 0..count-1, exactly as the
-// CPU backend walks them: identity (every node, no sampling), order[k]
-// (a candidate list), or order[(start + k) % count] when sampling (the
-// candidate list or the node-tree order, rotated). `order` is a device
-// pointer in kernels and a host pointer in host code.
-struct Visit {
-  const uint32_t* order = nullptr;  // nullptr: position k is node k
-  uint32_t count = 0;
-  uint32_t start = 0;
-  bool rotate = false;
-
-  BULKSCORE_HD uint32_t node_at(uint32_t k) const {
-    if (!order) return k;
-    return rotate ? order[(start + k) % count] : order[k];
-  }
-};
+constexpr uint32_t kHistBins = kRejectionBins;  // RejectionHistogram layout: [plugin * 64 + bit]
 
 // The per-pod answer, computed on the device and copied back in one piece
 // together with the rejection histogram that follows it in Control.
@@ -57,7 +40,7 @@ struct Control {
   uint32_t hist[kHistBins];
 };
 
-// One block's best node: the highest key, ties to the lower node index.
+// One block's best node by ranks_before.
 struct BestItem {
   uint64_t key;
   int64_t total;
@@ -69,9 +52,13 @@ struct BestItem {
 struct PodLaunch {
   SnapshotView snap;          // device pointers
   PodQueryView query;         // arena: device pointer
-  Visit visit;                // order: device pointer
+  VisitOrder visit;           // order: device pointer
   uint32_t cap = UINT32_MAX;  // feasible positions to find; UINT32_MAX: all
   bool sampling = false;      // cut the visit after `cap` feasible positions
+  // Raw scores are computed in the filter pass (fused). False when a
+  // feasible-set PreScore must run first: enqueue_filter stops after the
+  // compaction, the host runs the PreScore, enqueue_scoring scores.
+  bool fused = true;
   bool score_single = false;
   bool want_scores = false;
   uint32_t select_blocks = 1;  // grid of the selection kernel (grid-stride)
@@ -126,9 +113,18 @@ cudaError_t probe_kernel_image();
 cudaError_t select_temp_bytes(uint32_t num_items, size_t& bytes);
 cudaError_t sort_temp_bytes(uint32_t num_items, size_t& bytes);
 
-// Filter, score, compact, normalize, total, select: everything up to the
-// Answer and histogram in `w.ctrl`. `w.ctrl` must hold a fresh Control.
-cudaError_t enqueue_evaluation(const PodLaunch& p, const WorkBuffers& w, cudaStream_t stream);
+// Filter (and, when p.fused, raw scores), compaction of the feasible
+// positions into w.feasible_pos (count in w.ctrl->num_selected) and, when
+// sampling, the histogram over the visited positions. `w.ctrl` must hold a
+// fresh Control.
+cudaError_t enqueue_filter(const PodLaunch& p, const WorkBuffers& w, cudaStream_t stream);
+
+// After enqueue_filter: (unless p.fused) the raw scores of the first
+// `to_score` feasible positions and their statistics, then normalization,
+// totals and the selection into the Answer. `to_score` is only read when
+// !p.fused: the host knows it then (it ran the PreScore over those nodes),
+// and it is 0 when nothing is scored.
+cudaError_t enqueue_scoring(const PodLaunch& p, const WorkBuffers& w, uint32_t to_score, cudaStream_t stream);
 
 // Sorts `num_items` (key, node) pairs by descending key, stably, looking at
 // key bits [0, end_bit).

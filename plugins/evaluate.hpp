@@ -1,9 +1,16 @@
-// The fused per-node pass both backends run: filter plugins in profile order
-// (stopping at the first rejection, as upstream), each score plugin's raw
-// score, normalization and the total order used to pick a node. The CPU
-// backend loops over nodes calling these; the CUDA backend calls them from
-// its kernels. No backend names a plugin: dispatch is generated from
-// BULKSCORE_PLUGINS.
+// The scheduling cycle's per-node logic, written once for every backend: the
+// visiting order, Filter (plugins in profile order, stopping at the first
+// rejection, as upstream), each score plugin's raw score, the rejection
+// histogram's bins, normalization statistics, the weighted total and the one
+// total order that picks a node. The CPU backend loops over nodes calling
+// these, the CUDA kernels call them per thread, the reference backend in the
+// tests calls them node by node. No backend names a plugin: dispatch goes
+// through visit_plugin (plugins/registry.hpp).
+//
+// The cycle, as upstream runs it: PreFilter (host, per pod) -> Filter (every
+// candidate node) -> PreScore over the feasible nodes (host, only for the
+// plugins that need the feasible set; see PodQueryView::prescore_feasible)
+// -> Score -> NormalizeScore -> weights -> select.
 #pragma once
 
 #include "plugins/registry.hpp"
@@ -24,7 +31,13 @@ struct PodQueryView {
   uint8_t filters[kMaxProfilePlugins] = {};
   uint32_t num_scores = 0;
   uint8_t scores[kMaxProfilePlugins] = {};
+  NormalizeKind normalize[kMaxProfilePlugins] = {};  // per score slot
   int64_t weights[kMaxProfilePlugins] = {};
+  // Some score plugin builds tables over the feasible nodes: a backend runs
+  // run_feasible_prescore (host/engine/pod_query.hpp) between Filter and
+  // Score. False for the default node-local plugins, which then cost no
+  // second pass.
+  bool prescore_feasible = false;
   // Selection: the tie-break rule, its seed and this pod's sequence number.
   TieBreak tie_break = TieBreak::Random;
   uint64_t tie_seed = 0;
@@ -40,88 +53,52 @@ struct NodeVerdict {
   BULKSCORE_HD bool feasible() const { return plugin == kNoPlugin; }
 };
 
-namespace detail {
+// ---- visiting order ----------------------------------------------------------
+
+// The order in which candidate positions k = 0..count-1 are visited: identity
+// (every node, no sampling), order[k] (a PreFilterResult's candidate list),
+// or order[(start + k) % count] when sampling (the candidate list or the
+// node-tree order, rotated from upstream's round-robin start). `order` is a
+// host or a device pointer.
+struct VisitOrder {
+  const uint32_t* order = nullptr;  // nullptr: position k is node k
+  uint32_t count = 0;
+  uint32_t start = 0;
+  bool rotate = false;
+
+  BULKSCORE_HD uint32_t node_at(uint32_t k) const {
+    if (!order) return k;
+    return rotate ? order[(start + k) % count] : order[k];
+  }
+};
+
+// ---- Filter and Score ------------------------------------------------------------
+
 template <class P>
-BULKSCORE_HD FilterOutcome call_filter(const SnapshotView& s, const PluginStates& st, const uint8_t* arena,
-                                       uint32_t node, const typename P::State& ps) {
-  (void)st;
-  if constexpr (P::kHasFilter)
-    return P::filter(s, ps, arena, node);
-  else
-    return filter_pass();
+BULKSCORE_HD const typename P::State& plugin_state(const PodQueryView& q) {
+  return state_of<P>(q.states);
 }
-template <class P>
-BULKSCORE_HD int64_t call_score(const SnapshotView& s, const uint8_t* arena, uint32_t node,
-                                const typename P::State& ps) {
-  if constexpr (P::kHasScore)
-    return P::score(s, ps, arena, node);
-  else
-    return 0;
-}
-}  // namespace detail
 
 BULKSCORE_HD FilterOutcome run_filter(uint8_t plugin, const SnapshotView& s, const PodQueryView& q, uint32_t node) {
-  switch (plugin) {
-#define BULKSCORE_X(P)                    \
-  case static_cast<uint8_t>(PluginId::P): \
-    return detail::call_filter<plugins::P>(s, q.states, q.arena, node, q.states.P##_state);
-    BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
-    default:
-      return filter_fail(Code::Error);
-  }
+  FilterOutcome out = filter_fail(Code::Error);
+  visit_plugin(plugin, [&](auto p) {
+    using P = decltype(p);
+    if constexpr (P::kHasFilter)
+      out = P::filter(s, plugin_state<P>(q), q.arena, node);
+    else
+      out = filter_pass();
+  });
+  return out;
 }
 
 BULKSCORE_HD int64_t run_score(uint8_t plugin, const SnapshotView& s, const PodQueryView& q, uint32_t node) {
-  switch (plugin) {
-#define BULKSCORE_X(P)                    \
-  case static_cast<uint8_t>(PluginId::P): \
-    return detail::call_score<plugins::P>(s, q.arena, node, q.states.P##_state);
-    BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
-    default:
-      return 0;
-  }
+  int64_t out = 0;
+  visit_plugin(plugin, [&](auto p) {
+    using P = decltype(p);
+    if constexpr (P::kHasScore) out = P::score(s, plugin_state<P>(q), q.arena, node);
+  });
+  return out;
 }
-
-BULKSCORE_HD NormalizeKind normalize_kind(uint8_t plugin) {
-  switch (plugin) {
-#define BULKSCORE_X(P)                    \
-  case static_cast<uint8_t>(PluginId::P): \
-    return plugins::P::kNormalize;
-    BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
-    default:
-      return NormalizeKind::None;
-  }
-}
-
-// Calls fn(plugins::P{}) for the plugin with id `plugin`: lets a backend
-// dispatch once per plugin and loop over nodes inside (plugin-major loops).
-template <class Fn>
-void visit_plugin(uint8_t plugin, Fn&& fn) {
-  switch (plugin) {
-#define BULKSCORE_X(P)                    \
-  case static_cast<uint8_t>(PluginId::P): \
-    fn(plugins::P{});                     \
-    break;
-    BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
-    default:
-      break;
-  }
-}
-
-// The state of plugin P inside a query.
-template <class P>
-BULKSCORE_HD const typename P::State& plugin_state(const PodQueryView& q);
-#define BULKSCORE_X(P)                                                                    \
-  template <>                                                                             \
-  BULKSCORE_HD const plugins::P::State& plugin_state<plugins::P>(const PodQueryView& q) { \
-    return q.states.P##_state;                                                            \
-  }
-BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
 
 // Filter plugins in profile order; the first rejection wins.
 BULKSCORE_HD NodeVerdict filter_node(const SnapshotView& s, const PodQueryView& q, uint32_t node) {
@@ -132,9 +109,51 @@ BULKSCORE_HD NodeVerdict filter_node(const SnapshotView& s, const PodQueryView& 
   return NodeVerdict{};
 }
 
-// The total order both backends agree on: higher total first, then the
-// tie-break key. Random: a seeded hash of (pod, node), uniform over tied
-// nodes; First: the lowest node index. Totals are < 2^31 (config validation).
+// ---- rejections --------------------------------------------------------------
+
+// The rejection histogram is [plugin * 64 + reason bit]; a rejected node
+// counts once in every bin of its verdict's reasons (NodeResourcesFit can
+// give several: "Insufficient cpu" and "Insufficient memory").
+constexpr uint32_t kRejectionBins = kNumPlugins * 64;
+
+// Calls add(bin) for every bin `v` counts in.
+template <class Add>
+BULKSCORE_HD void for_each_rejection_bin(const NodeVerdict& v, Add&& add) {
+  if (v.plugin >= kNumPlugins) return;
+  for (uint64_t bits = v.reasons; bits; bits &= bits - 1) {
+    uint32_t bit = 0;
+    while (!((bits >> bit) & 1)) ++bit;  // lowest set bit; compilers emit ctz
+    add(v.plugin * 64u + bit);
+  }
+}
+
+// ---- normalize, weight, total ----------------------------------------------------
+
+// The weighted total of one node: every score slot's raw score normalized
+// with that slot's statistics, times its weight. `raw(slot)` reads the node's
+// raw score; `normalized(slot, value)` receives each normalized score (for
+// explain; a no-op otherwise).
+template <class Raw, class Sink>
+BULKSCORE_HD int64_t weighted_total(const PodQueryView& q, const NormStats* stats, Raw&& raw, Sink&& normalized) {
+  int64_t total = 0;
+  for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
+    const int64_t v = normalize_score(q.normalize[slot], raw(slot), stats[slot]);
+    normalized(slot, v);
+    total += v * q.weights[slot];
+  }
+  return total;
+}
+
+// Whether slot statistics are needed at all (kind None uses none).
+BULKSCORE_HD bool needs_stats(NormalizeKind kind) { return kind != NormalizeKind::None; }
+
+// ---- selection -----------------------------------------------------------------
+
+// A node's selection key: higher ranks first. The high 32 bits are the total
+// offset by 2^31, so negative totals order correctly below positive ones
+// (totals lie in [-2^31, 2^31): config validation bounds the weights); the
+// low 32 bits are the tie-break. Random: a seeded hash of (pod, node),
+// uniform over tied nodes; First: the lowest node index.
 BULKSCORE_HD uint64_t selection_key(int64_t total, uint32_t node, const PodQueryView& q) {
   uint32_t tie;
   if (q.tie_break == TieBreak::First) {
@@ -142,7 +161,15 @@ BULKSCORE_HD uint64_t selection_key(int64_t total, uint32_t node, const PodQuery
   } else {
     tie = static_cast<uint32_t>(mix64(q.tie_seed ^ mix64(q.pod_seq * 0x9E3779B97F4A7C15ULL + node)) >> 32);
   }
-  return (static_cast<uint64_t>(total) << 32) | tie;
+  const uint64_t biased = static_cast<uint64_t>(total + (int64_t(1) << 31)) & 0xFFFFFFFFu;
+  return (biased << 32) | tie;
+}
+
+// The one total order on scored nodes: the higher key first, then (equal
+// keys: a tie-break hash collision) the lower node index. Every backend's
+// best-node search and sorted list use exactly this.
+BULKSCORE_HD bool ranks_before(uint64_t key_a, uint32_t node_a, uint64_t key_b, uint32_t node_b) {
+  return key_a != key_b ? key_a > key_b : node_a < node_b;
 }
 
 }  // namespace bulkscore

@@ -14,6 +14,7 @@ struct ImageLocality {
   static constexpr bool kHasFilter = false;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
+  static constexpr bool kPreScoreFeasible = false;
 
   static constexpr int64_t kMiB = 1024 * 1024;
   static constexpr int64_t kMinThreshold = 23 * kMiB;

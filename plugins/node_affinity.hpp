@@ -69,6 +69,7 @@ struct NodeAffinity {
   static constexpr bool kHasFilter = true;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::Default;
+  static constexpr bool kPreScoreFeasible = false;
 
   enum Reason : uint64_t { kAddedAffinity = 1, kPodAffinity = 2 };
 

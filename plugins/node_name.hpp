@@ -13,6 +13,7 @@ struct NodeName {
   static constexpr bool kHasFilter = true;
   static constexpr bool kHasScore = false;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
+  static constexpr bool kPreScoreFeasible = false;
 
   // Sentinel for "the pod names a node the snapshot does not have".
   static constexpr int32_t kUnknownNode = -2;

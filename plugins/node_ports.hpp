@@ -15,6 +15,7 @@ struct NodePorts {
   static constexpr bool kHasFilter = true;
   static constexpr bool kHasScore = false;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
+  static constexpr bool kPreScoreFeasible = false;
 
   struct State {
     Span<HostPortEntry> wanted;

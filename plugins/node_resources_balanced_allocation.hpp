@@ -19,6 +19,7 @@ struct NodeResourcesBalancedAllocation {
   static constexpr bool kHasFilter = false;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
+  static constexpr bool kPreScoreFeasible = false;
   static constexpr uint32_t kMaxResources = 16;
 
   struct State {

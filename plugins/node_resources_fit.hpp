@@ -16,6 +16,7 @@ struct NodeResourcesFit {
   static constexpr bool kHasFilter = true;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
+  static constexpr bool kPreScoreFeasible = false;
 
   // Reason bits: bit r = "Insufficient <resource r>", kTooManyPods = bit 63.
   static constexpr uint64_t kTooManyPods = uint64_t(1) << 63;

@@ -14,6 +14,7 @@ struct NodeUnschedulable {
   static constexpr bool kHasFilter = true;
   static constexpr bool kHasScore = false;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
+  static constexpr bool kPreScoreFeasible = false;
 
   struct State {
     bool tolerates_unschedulable;  // decided once per pod: the taint is fixed

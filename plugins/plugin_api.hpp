@@ -1,9 +1,9 @@
 // What a plugin is made of. Every plugin is one struct in plugins/<name>.hpp:
 //
 //   struct Foo {
-//     static constexpr PluginId kId = PluginId::Foo;
 //     static constexpr bool kHasFilter = ..., kHasScore = ...;
 //     static constexpr NormalizeKind kNormalize = NormalizeKind::...;
+//     static constexpr bool kPreScoreFeasible = ...;  // PreScore over the feasible nodes
 //     struct State { ... };   // trivially copyable; variable data as Span<T>
 //     // Host: PreFilter + PreScore for one pod. Fills State (and the arena).
 //     static PrepareResult prepare(const PrepareContext&, State&, Arena&);
@@ -14,9 +14,13 @@
 //     // Host: the reason strings for a filter outcome's reason bits.
 //     static void reasons(uint64_t bits, const Snapshot&, const State&, const uint8_t* arena, std::vector<std::string>&
 //     out);
+//     // Host, only when kPreScoreFeasible: PreScore's work that needs the
+//     // feasible nodes (tables over their topology domains, say), after
+//     // Filter and before Score, appending its tables to the arena.
+//     static void prescore_feasible(const Snapshot&, State&, Arena&, const uint32_t* feasible, uint32_t count);
 //   };
 //
-// and one line in plugins/registry.hpp. Backends never name a plugin.
+// and its type in plugins/registry.hpp. Backends never name a plugin.
 #pragma once
 
 #include <cstdint>
@@ -77,25 +81,58 @@ enum class NormalizeKind : uint8_t {
   None,            // raw is final (already 0..100)
   Default,         // 100*raw/max over the scored nodes; all zero stays zero
   DefaultReverse,  // 100 - 100*raw/max; max == 0 gives 100 everywhere
+  // PodTopologySpread: 100*(max+min-raw)/max over the nodes not ignored
+  // (min starts at +inf, max at 0); ignored nodes get 0; max == 0 gives 100.
+  Spread,
+  // InterPodAffinity: int64(100 * (float64(raw-min) / float64(max-min)))
+  // over every scored node (raw may be negative); max == min gives 0.
+  MinMax,
 };
 
-// Min and max of one plugin's raw scores over the nodes being scored.
+// A raw score a plugin returns for a node it ignores (PodTopologySpread's
+// nodes without the constraints' topology keys): left out of the min/max and
+// normalized to 0, as upstream's IgnoredNodes set does. It is the per-node
+// ignore mask, carried in the score itself so that no backend keeps a second
+// array for it.
+constexpr int64_t kIgnoredScore = INT64_MIN;
+
+// Min and max of one plugin's raw scores over the nodes being scored
+// (ignored nodes left out). Starts empty: {INT64_MAX, INT64_MIN}.
 struct NormStats {
   int64_t min;
   int64_t max;
 };
 
+BULKSCORE_HD NormStats empty_norm_stats() { return NormStats{INT64_MAX, INT64_MIN}; }
+
+BULKSCORE_HD void add_to_stats(NormStats& st, int64_t raw) {
+  if (raw == kIgnoredScore) return;
+  if (raw < st.min) st.min = raw;
+  if (raw > st.max) st.max = raw;
+}
+
+BULKSCORE_HD NormStats merge_stats(NormStats a, NormStats b) {
+  return NormStats{a.min < b.min ? a.min : b.min, a.max > b.max ? a.max : b.max};
+}
+
 BULKSCORE_HD int64_t normalize_score(NormalizeKind kind, int64_t raw, NormStats st) {
+  if (raw == kIgnoredScore) return 0;
+  // Upstream's loops start max at 0 for these kinds (a negative max reads 0).
+  const int64_t max0 = st.max > 0 ? st.max : 0;
   switch (kind) {
     case NormalizeKind::None:
       return raw;
-    case NormalizeKind::Default: {
-      const int64_t m = st.max > 0 ? st.max : 0;  // upstream's max starts at 0
-      return m == 0 ? raw : div_trunc(100 * raw, m);
-    }
-    case NormalizeKind::DefaultReverse: {
-      const int64_t m = st.max > 0 ? st.max : 0;
-      return m == 0 ? 100 : 100 - div_trunc(100 * raw, m);
+    case NormalizeKind::Default:
+      return max0 == 0 ? raw : div_trunc(100 * raw, max0);
+    case NormalizeKind::DefaultReverse:
+      return max0 == 0 ? 100 : 100 - div_trunc(100 * raw, max0);
+    case NormalizeKind::Spread:
+      return max0 == 0 ? 100 : div_trunc(100 * (max0 + st.min - raw), max0);
+    case NormalizeKind::MinMax: {
+      const int64_t diff = st.max - st.min;
+      if (diff <= 0) return 0;
+      // Division first, then the product, as upstream computes it.
+      return static_cast<int64_t>(100.0 * (static_cast<double>(raw - st.min) / static_cast<double>(diff)));
     }
   }
   return raw;
@@ -128,6 +165,10 @@ class Arena {
     return push(v.data(), v.size());
   }
   void clear() { bytes_.clear(); }
+  // Drops everything pushed after the arena was `size` bytes long.
+  void truncate(size_t size) {
+    if (size < bytes_.size()) bytes_.resize(size);
+  }
   const uint8_t* data() const { return bytes_.data(); }
   size_t size() const { return bytes_.size(); }
 

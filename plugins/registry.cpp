@@ -24,48 +24,16 @@ const char* code_name(Code c) {
   return "Unknown";
 }
 
-const char* plugin_name(uint8_t id) {
-  switch (id) {
-#define BULKSCORE_X(P)                    \
-  case static_cast<uint8_t>(PluginId::P): \
-    return plugins::P::kName;
-    BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
-    default:
-      return "?";
-  }
-}
+const char* plugin_name(uint8_t id) { return id < kNumPlugins ? kPluginInfo[id].name : "?"; }
 
 int plugin_id_by_name(const std::string& name) {
-#define BULKSCORE_X(P) \
-  if (name == plugins::P::kName) return static_cast<int>(PluginId::P);
-  BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
+  for (uint32_t id = 0; id < kNumPlugins; ++id)
+    if (name == kPluginInfo[id].name) return static_cast<int>(id);
   return -1;
 }
 
-bool plugin_has_filter(uint8_t id) {
-  switch (id) {
-#define BULKSCORE_X(P)                    \
-  case static_cast<uint8_t>(PluginId::P): \
-    return plugins::P::kHasFilter;
-    BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
-    default:
-      return false;
-  }
-}
+bool plugin_has_filter(uint8_t id) { return id < kNumPlugins && kPluginInfo[id].has_filter; }
 
-bool plugin_has_score(uint8_t id) {
-  switch (id) {
-#define BULKSCORE_X(P)                    \
-  case static_cast<uint8_t>(PluginId::P): \
-    return plugins::P::kHasScore;
-    BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
-    default:
-      return false;
-  }
-}
+bool plugin_has_score(uint8_t id) { return id < kNumPlugins && kPluginInfo[id].has_score; }
 
 }  // namespace bulkscore

@@ -15,6 +15,7 @@ struct TaintToleration {
   static constexpr bool kHasFilter = true;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::DefaultReverse;
+  static constexpr bool kPreScoreFeasible = false;
 
   struct State {
     Span<TolerationRule> all;     // for Filter

@@ -95,7 +95,9 @@ Node random_node(SplitMix64& rng, uint32_t i, bool degenerate) {
   n.name = "node-" + std::to_string(i);
   n.labels["kubernetes.io/hostname"] = n.name;
   n.labels["topology.kubernetes.io/region"] = "r1";
-  n.labels["topology.kubernetes.io/zone"] = std::string("zone-") + static_cast<char>('a' + rng.below(3));
+  // A few nodes without a zone: the SeamProbe ignores them (as PodTopologySpread ignores nodes without its keys).
+  if (rng.chance(0.93))
+    n.labels["topology.kubernetes.io/zone"] = std::string("zone-") + static_cast<char>('a' + rng.below(3));
   const std::string pool = pick(rng, kPools);
   n.labels["pool"] = pool;
   if (rng.chance(0.8)) n.labels["gen"] = pick(rng, kGenerations);
@@ -203,6 +205,11 @@ Pod random_pending_pod(SplitMix64& rng, uint32_t i, uint32_t num_nodes, const st
     p.init_containers.push_back(init);
   }
   if (rng.chance(0.05)) p.overhead["cpu"] = 100;
+  if (rng.chance(0.6)) {
+    static const char* const kProbeModes[] = {"spread", "minmax", "raw"};
+    p.annotations[plugins::SeamProbe::kAnnotation] = pick(rng, kProbeModes);
+    if (rng.chance(0.5)) p.scheduler_name = rng.chance(0.5) ? "seam-probe" : "seam-probe-sampled";
+  }
   if (rng.chance(0.12)) {
     const uint32_t ports = 1 + static_cast<uint32_t>(rng.below(2));
     for (uint32_t j = 0; j < ports; ++j) p.containers[0].ports.push_back(random_host_port(rng));
@@ -331,8 +338,25 @@ profiles:
       - name: '*'
 )";
 
+// The parity config, plus a profile no configuration file can name: the
+// default profile with the SeamProbe plugin (plugins/seam_probe.hpp), which
+// exercises the feasible-set PreScore, the arena tables it builds, the
+// ignore mask, the Spread and MinMax normalizations and negative totals on
+// every backend. Pods opt in with its annotation.
 const SchedulerConfig& parity_config() {
-  static const SchedulerConfig config = parse_scheduler_config(kParityConfig, "parity config");
+  static const SchedulerConfig config = [] {
+    SchedulerConfig c = parse_scheduler_config(kParityConfig, "parity config");
+    ProfileConfig probe = c.profiles[0];
+    probe.scheduler_name = "seam-probe";
+    probe.pre_score.push_back("SeamProbe");
+    probe.score.push_back(PluginEntry{"SeamProbe", 3});
+    c.profiles.push_back(probe);
+    // A sampling one too: the PreScore then sees only the sampled feasible nodes.
+    probe.scheduler_name = "seam-probe-sampled";
+    probe.percentage_of_nodes_to_score = 0;
+    c.profiles.push_back(probe);
+    return c;
+  }();
   return config;
 }
 
@@ -402,12 +426,16 @@ struct Coverage {
   uint32_t cut = 0;      // sampling stopped before the last candidate
   uint32_t assumed = 0;  // pods assumed (mutation log entries)
   uint32_t structure_changes = 0;
+  uint32_t prescored = 0;        // scored with a feasible-set PreScore (SeamProbe)
+  uint32_t negative_totals = 0;  // chosen total below zero
+  uint32_t ignored_nodes = 0;    // scored nodes some plugin ignored (kIgnoredScore)
 };
 
 std::ostream& operator<<(std::ostream& os, const Coverage& c) {
   return os << c.evaluations << " evaluations: " << c.scored << " scored, " << c.lone_feasible << " lone feasible, "
             << c.none_feasible << " none feasible, " << c.cut << " sampling cuts; " << c.assumed << " pods assumed, "
-            << c.structure_changes << " structure changes";
+            << c.structure_changes << " structure changes; " << c.prescored << " prescored, " << c.negative_totals
+            << " negative totals, " << c.ignored_nodes << " ignored scores";
 }
 
 // Evaluates every pending pod of a random cluster with both backends under a
@@ -431,8 +459,7 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
     const uint64_t version = snap.structure_version();
     intern_pod_resources(snap, pod);
     const TieBreak tie = (i % 2) ? TieBreak::First : TieBreak::Random;
-    const PodQuery q =
-        prepare_pod_query(pod, snap, plan_named(plans, pod.scheduler_name), tie, parity_seed() ^ stream, i);
+    PodQuery q = prepare_pod_query(pod, snap, plan_named(plans, pod.scheduler_name), tie, parity_seed() ^ stream, i);
     const std::vector<uint32_t>* candidates = q.candidates ? &*q.candidates : nullptr;
     const uint32_t m = candidates ? static_cast<uint32_t>(candidates->size()) : n;
 
@@ -486,6 +513,10 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
       cov.none_feasible += want.num_feasible == 0 ? 1 : 0;
       const uint32_t visited = requests[r].candidates ? static_cast<uint32_t>(requests[r].candidates->size()) : n;
       cov.cut += want.processed < visited ? 1 : 0;
+      cov.prescored += want.scored && q.header.prescore_feasible ? 1 : 0;
+      cov.negative_totals += want.scored && want.chosen_total < 0 ? 1 : 0;
+      cov.ignored_nodes +=
+          static_cast<uint32_t>(std::count(want.raw_scores.begin(), want.raw_scores.end(), kIgnoredScore));
     }
 
     // Assume the pod where the plain request put it, most of the time.
@@ -572,7 +603,7 @@ TEST(SamplingParity, CutAtEveryChunkEdge) {
   pod.containers[0].requests = {{"cpu", 100}};
   const ProfilePlan plan = make_profile_plan(parity_config().profiles[0]);
   intern_pod_resources(snap, pod);
-  const PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 1, 0);
+  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 1, 0);
   auto cpu = make_cpu_backend(2);
   testutil::ReferenceBackend reference;
   std::unique_ptr<Backend> dev;
@@ -688,7 +719,7 @@ TEST(CudaParityHarness, ReusedCpuBackendAgreesWithFreshOnes) {
   class FreshCpu final : public Backend {
    public:
     const char* name() const override { return "fresh-cpu"; }
-    void evaluate(const Snapshot& s, const PodQuery& q, const EvalRequest& r, EvalResult& out) override {
+    void evaluate(const Snapshot& s, PodQuery& q, const EvalRequest& r, EvalResult& out) override {
       make_cpu_backend()->evaluate(s, q, r, out);
     }
   };
@@ -702,6 +733,9 @@ TEST(CudaParityHarness, ReusedCpuBackendAgreesWithFreshOnes) {
   EXPECT_GT(cov.lone_feasible + cov.none_feasible, 0u) << cov;
   EXPECT_GT(cov.cut, 10u) << cov;
   EXPECT_GT(cov.assumed, 10u) << cov;
+  EXPECT_GT(cov.prescored, 10u) << cov;
+  EXPECT_GT(cov.negative_totals, 0u) << cov;
+  EXPECT_GT(cov.ignored_nodes, 0u) << cov;
 }
 
 TEST(CudaBackendAvailability, MakeCudaBackendThrowsTheReasonWhenUnavailable) {

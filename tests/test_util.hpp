@@ -194,16 +194,7 @@ inline std::vector<std::string> reason_strings(uint8_t plugin, uint64_t bits, co
                                                uint32_t node) {
   std::vector<std::string> out;
   const PodQueryView v = q.view();
-  switch (plugin) {
-#define BULKSCORE_X(P)                                                       \
-  case static_cast<uint8_t>(PluginId::P):                                    \
-    plugins::P::reasons(bits, snap, v.states.P##_state, v.arena, node, out); \
-    break;
-    BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
-    default:
-      break;
-  }
+  filter_reasons(plugin, bits, snap, v, node, out);
   return out;
 }
 
@@ -231,7 +222,7 @@ inline FilterRun run_filter(const std::string& plugin, const std::vector<Node>& 
   Snapshot snap = Snapshot::build(nodes, running_pods);
   intern_pod_resources(snap, pod);
   const ProfilePlan plan = make_profile_plan(filter_only_profile(plugin, std::move(base)));
-  const PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0);
+  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0);
 
   FilterRun run;
   for (const auto& s : q.prefilter) {
@@ -269,7 +260,7 @@ inline ScoreRun run_score(const std::string& plugin, const std::vector<Node>& no
   Snapshot snap = Snapshot::build(nodes, running_pods);
   intern_pod_resources(snap, pod);
   const ProfilePlan plan = make_profile_plan(score_only_profile(plugin, std::move(base)));
-  const PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0);
+  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0);
 
   ScoreRun run;
   run.error = q.score_error;

@@ -1,10 +1,8 @@
 // The CPU backend: plugin-major loops over chunks of the node columns,
-// calling the shared per-node rules (plugins/evaluate.hpp), on a pool of
-// threads; Eigen for the column reductions and weighted totals. Always
-// built; the backend the CUDA backend is compared against. Results never
-// depend on the number of threads: work is split into chunks of the visiting
-// order and merged in that order.
-#include <Eigen/Core>
+// calling the shared rules and cycle logic (plugins/evaluate.hpp), on a pool
+// of threads. Always built; the backend the CUDA backend is compared
+// against. Results never depend on the number of threads: work is split into
+// chunks of the visiting order and merged in that order.
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
@@ -15,8 +13,6 @@
 
 namespace bulkscore {
 namespace {
-
-using ScoreVector = Eigen::Matrix<int64_t, Eigen::Dynamic, 1>;
 
 class CpuBackend final : public Backend {
  public:
@@ -34,21 +30,12 @@ class CpuBackend final : public Backend {
 
   const char* name() const override { return "cpu"; }
 
-  void evaluate(const Snapshot& snap, const PodQuery& query, const EvalRequest& req, EvalResult& out) override {
+  void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) override {
     const SnapshotView s = snap.view();
-    const PodQueryView q = query.view();
+    PodQueryView q = query.view();
     out = EvalResult{};
-    const uint32_t S = q.num_scores;
-
-    // Visiting order: the PreFilterResult, else every node (index order, or
-    // node-tree order rotated from `start` when sampling).
-    const uint32_t M = req.candidates ? static_cast<uint32_t>(req.candidates->size()) : s.num_nodes;
-    const bool sampling = req.num_to_find < M;
-    const std::vector<uint32_t>& order = req.candidates ? *req.candidates : snap.tree_order();
-    auto node_at = [&](uint32_t k) -> uint32_t {
-      if (!sampling) return req.candidates ? order[k] : k;
-      return order[(req.start + k) % M];
-    };
+    const VisitOrder visit = visit_order(snap, req);
+    const uint32_t M = visit.count;
     if (req.want_verdicts) out.verdicts.assign(s.num_nodes, NodeVerdict{kNoPlugin, Code::Skip, 0});
 
     // Filter, plugin-major within chunks of the visiting order: one dispatch
@@ -58,7 +45,7 @@ class CpuBackend final : public Backend {
     // merged in visiting order, so the outcome does not depend on threads.
     feasible_.clear();
     out.processed = M;
-    if (!sampling) {
+    if (!visit.rotate) {
       const int threads = M >= kParallelMinNodes ? threads_ : 1;
       const uint32_t chunk = balanced_chunk(M, threads);
       const uint32_t num_chunks = (M + chunk - 1) / chunk;
@@ -66,7 +53,7 @@ class CpuBackend final : public Backend {
       run_tasks(threads, num_chunks, [&](uint32_t c) {
         Chunk& ch = chunks_[c];
         const uint32_t base = c * chunk;
-        fill_chunk(ch, base, std::min(chunk, M - base), node_at);
+        fill_chunk(ch, base, std::min(chunk, M - base), visit);
         filter_chunk(s, q, ch);
         RejectionHistogram& hist = ch.rejections;
         hist = RejectionHistogram{};
@@ -94,7 +81,7 @@ class CpuBackend final : public Backend {
         Chunk& ch = chunks_[c];
         const uint32_t base = c * kChunk;
         const uint32_t n = std::min(kChunk, M - base);
-        fill_chunk(ch, base, n, node_at);
+        fill_chunk(ch, base, n, visit);
         filter_chunk(s, q, ch);
         uint32_t cut = n;
         // num_to_find 0 is no limit (every candidate, still in rotated order).
@@ -133,8 +120,15 @@ class CpuBackend final : public Backend {
       return;
     }
 
+    // PreScore over the feasible set, for the plugins that need it.
+    if (q.prescore_feasible) {
+      run_feasible_prescore(snap, query, feasible_.data(), F);
+      q = query.view();
+    }
+
     // Pass 1, per block of nodes on all threads: every plugin's raw scores
     // (plugin-major, raw_[slot * F + i]) and the block's min/max per plugin.
+    const uint32_t S = q.num_scores;
     raw_.resize(static_cast<size_t>(S) * F);
     if (req.want_scores) norm_.resize(static_cast<size_t>(S) * F);
     totals_.resize(F);
@@ -153,62 +147,47 @@ class CpuBackend final : public Backend {
             for (uint32_t i = lo; i < hi; ++i) raw[i] = P::score(s, st, q.arena, feasible_[i]);
           }
         });
-        const Eigen::Map<const ScoreVector> col(raw + lo, hi - lo);
-        block_stats_[static_cast<size_t>(b) * S + slot] = NormStats{col.minCoeff(), col.maxCoeff()};
+        NormStats& bs = block_stats_[static_cast<size_t>(b) * S + slot];
+        bs = empty_norm_stats();
+        if (needs_stats(q.normalize[slot]))
+          for (uint32_t i = lo; i < hi; ++i) add_to_stats(bs, raw[i]);
       }
     });
     // Each plugin's min/max over all scored nodes.
     NormStats stats[kMaxProfilePlugins];
     for (uint32_t slot = 0; slot < S; ++slot) {
-      stats[slot] = NormStats{INT64_MAX, INT64_MIN};
-      for (uint32_t b = 0; b < blocks; ++b) {
-        const NormStats& bs = block_stats_[static_cast<size_t>(b) * S + slot];
-        stats[slot].min = std::min(stats[slot].min, bs.min);
-        stats[slot].max = std::max(stats[slot].max, bs.max);
-      }
+      stats[slot] = empty_norm_stats();
+      for (uint32_t b = 0; b < blocks; ++b) stats[slot] = merge_stats(stats[slot], block_stats_[size_t(b) * S + slot]);
     }
     // Pass 2, per block: normalize, weight and total, and the block's best
-    // node by (total, selection key, lower node). Keys are computed only for
-    // nodes that tie the block's best total so far.
+    // node. Keys are computed only for nodes that reach the block's best
+    // total so far (a key orders by total first).
     block_best_.resize(blocks);
     run_tasks(threads, blocks, [&](uint32_t b) {
       const uint32_t lo = b * block, hi = std::min(F, lo + block);
-      Eigen::Map<ScoreVector> totals(totals_.data() + lo, hi - lo);
-      totals.setZero();
-      for (uint32_t slot = 0; slot < S; ++slot) {
-        const int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
-        int64_t* norm = req.want_scores ? norm_.data() + static_cast<size_t>(slot) * F : nullptr;
-        const int64_t w = q.weights[slot];
-        const NormalizeKind kind = normalize_kind(q.scores[slot]);
-        if (kind == NormalizeKind::None) {  // already 0..100
-          totals.array() += w * Eigen::Map<const ScoreVector>(raw + lo, hi - lo).array();
-          if (norm) std::copy(raw + lo, raw + hi, norm + lo);
-        } else {
-          for (uint32_t i = lo; i < hi; ++i) {
-            const int64_t v = normalize_score(kind, raw[i], stats[slot]);
-            totals_[i] += w * v;
-            if (norm) norm[i] = v;
-          }
-        }
-      }
-      Best best{INT64_MIN, 0, 0};
-      bool any = false;
+      Best best{0, INT64_MIN, UINT32_MAX};
       for (uint32_t i = lo; i < hi; ++i) {
-        if (any && totals_[i] < best.total) continue;
-        const Best cand{totals_[i], selection_key(totals_[i], feasible_[i], q), i};
-        if (!any || better(cand, best)) best = cand;
-        any = true;
+        const auto raw = [&](uint32_t slot) { return raw_[static_cast<size_t>(slot) * F + i]; };
+        int64_t total;
+        if (req.want_scores)
+          total = weighted_total(q, stats, raw, [&](uint32_t slot, int64_t v) { norm_[size_t(slot) * F + i] = v; });
+        else
+          total = weighted_total(q, stats, raw, [](uint32_t, int64_t) {});
+        totals_[i] = total;
+        if (total < best.total) continue;
+        const uint64_t key = selection_key(total, feasible_[i], q);
+        if (best.node == UINT32_MAX || ranks_before(key, feasible_[i], best.key, best.node))
+          best = Best{key, total, feasible_[i]};
       }
       block_best_[b] = best;
     });
     Best best = block_best_[0];
     for (uint32_t b = 1; b < blocks; ++b)
-      if (better(block_best_[b], best)) best = block_best_[b];
-    const int64_t best_total = best.total;
+      if (ranks_before(block_best_[b].key, block_best_[b].node, best.key, best.node)) best = block_best_[b];
 
     out.scored = true;
-    out.chosen = static_cast<int32_t>(feasible_[best.index]);
-    out.chosen_total = best_total;
+    out.chosen = static_cast<int32_t>(best.node);
+    out.chosen_total = best.total;
 
     if (req.want_scores) {
       out.scored_nodes = feasible_;
@@ -219,21 +198,21 @@ class CpuBackend final : public Backend {
     if (req.want_sorted) {
       sorted_.resize(F);
       for (uint32_t i = 0; i < F; ++i) sorted_[i] = {selection_key(totals_[i], feasible_[i], q), feasible_[i]};
-      sort_by_key_descending(sorted_, sort_tmp_);
+      radix_sort_by_key_descending(sorted_, sort_tmp_);
       out.sorted_nodes.resize(F);
       out.sorted_keys.resize(F);
       for (uint32_t i = 0; i < F; ++i) {
         out.sorted_keys[i] = sorted_[i].first;
         out.sorted_nodes[i] = sorted_[i].second;
       }
+      order_equal_keys_by_node(out.sorted_keys.data(), out.sorted_nodes.data(), F);
     }
   }
 
-  // Descending key, ascending node on equal keys: a stable LSD radix sort on
-  // the complemented key over the bytes where keys differ (as CUB's
-  // begin/end bits skip passes), then equal-key runs put in node order.
-  static void sort_by_key_descending(std::vector<std::pair<uint64_t, uint32_t>>& v,
-                                     std::vector<std::pair<uint64_t, uint32_t>>& tmp) {
+  // Descending key, stable: an LSD radix sort on the complemented key over
+  // the bytes where keys differ (as CUB's begin/end bits skip passes).
+  static void radix_sort_by_key_descending(std::vector<std::pair<uint64_t, uint32_t>>& v,
+                                           std::vector<std::pair<uint64_t, uint32_t>>& tmp) {
     uint64_t any = 0, all = ~uint64_t(0);
     for (const auto& e : v) {
       any |= ~e.first;
@@ -248,14 +227,6 @@ class CpuBackend final : public Backend {
       for (int d = 0; d < 256; ++d) count[d + 1] += count[d];
       for (const auto& e : v) tmp[count[(~e.first >> shift) & 0xFF]++] = e;
       v.swap(tmp);
-    }
-    for (size_t i = 0; i < v.size();) {
-      size_t j = i + 1;
-      while (j < v.size() && v[j].first == v[i].first) ++j;
-      if (j - i > 1)
-        std::sort(v.begin() + static_cast<std::ptrdiff_t>(i), v.begin() + static_cast<std::ptrdiff_t>(j),
-                  [](const auto& a, const auto& b) { return a.second < b.second; });
-      i = j;
     }
   }
 
@@ -280,19 +251,12 @@ class CpuBackend final : public Backend {
     RejectionHistogram rejections;   // of this chunk (parallel path)
   };
 
-  // A candidate for selection: higher total, then higher key, then lower
-  // node (feasible_ is in ascending node order except when sampling or
-  // restricted, so compare nodes, not positions).
+  // A block's best node so far (node UINT32_MAX: none yet).
   struct Best {
-    int64_t total;
     uint64_t key;
-    uint32_t index;  // into feasible_
+    int64_t total;
+    uint32_t node;
   };
-  bool better(const Best& a, const Best& b) const {
-    if (a.total != b.total) return a.total > b.total;
-    if (a.key != b.key) return a.key > b.key;
-    return feasible_[a.index] < feasible_[b.index];
-  }
 
   // fn(0..n-1) on the pool when `threads` > 1, else inline.
   template <class Fn>
@@ -303,13 +267,12 @@ class CpuBackend final : public Backend {
       for (uint32_t i = 0; i < n; ++i) fn(i);
   }
 
-  template <class NodeAt>
-  static void fill_chunk(Chunk& ch, uint32_t base, uint32_t n, const NodeAt& node_at) {
+  static void fill_chunk(Chunk& ch, uint32_t base, uint32_t n, const VisitOrder& visit) {
     ch.nodes.resize(n);
     ch.alive.resize(n);
     ch.verdicts.assign(n, NodeVerdict{});
     for (uint32_t i = 0; i < n; ++i) {
-      ch.nodes[i] = node_at(base + i);
+      ch.nodes[i] = visit.node_at(base + i);
       ch.alive[i] = i;
     }
   }
@@ -339,8 +302,7 @@ class CpuBackend final : public Backend {
   }
 
   static void count_rejection(RejectionHistogram& hist, const NodeVerdict& v) {
-    for (uint64_t bits = v.reasons; bits; bits &= bits - 1)
-      ++hist.at(v.plugin, static_cast<uint32_t>(__builtin_ctzll(bits)));
+    for_each_rejection_bin(v, [&](uint32_t bin) { ++hist.counts[bin]; });
   }
 
   int threads_ = 1;

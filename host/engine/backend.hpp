@@ -34,7 +34,7 @@ struct EvalRequest {
 
 // Rejections per (plugin, reason bit), for the FitError message.
 struct RejectionHistogram {
-  std::array<uint32_t, kNumPlugins * 64> counts{};
+  std::array<uint32_t, kRejectionBins> counts{};
   uint32_t& at(uint8_t plugin, uint32_t bit) { return counts[plugin * 64u + bit]; }
   uint32_t at(uint8_t plugin, uint32_t bit) const { return counts[plugin * 64u + bit]; }
 };
@@ -57,18 +57,32 @@ struct EvalResult {
   std::vector<int64_t> raw_scores;
   std::vector<int64_t> normalized_scores;
   std::vector<int64_t> totals;  // parallel to scored_nodes
-  // want_sorted: scored nodes by descending selection key (ties: lower index).
+  // want_sorted: scored nodes in ranks_before order (descending selection
+  // key, equal keys by ascending node).
   std::vector<uint32_t> sorted_nodes;
   std::vector<uint64_t> sorted_keys;
 };
+
+// The visiting order of a request over `snap` (host pointers): the
+// candidate list or every node, rotated from `start` in node-tree order when
+// sampling (num_to_find below the candidate count).
+VisitOrder visit_order(const Snapshot& snap, const EvalRequest& req);
+
+// Puts each run of equal keys in a list sorted by descending key into
+// ascending node order, completing ranks_before's order after a radix sort
+// that is stable over some other order (the visiting order).
+void order_equal_keys_by_node(const uint64_t* keys, uint32_t* nodes, size_t count);
 
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
-  // Evaluates `query` against `snap`. Mirrors of `snap` (device copies) are
-  // brought up to date here, from its structure version and mutation log.
-  virtual void evaluate(const Snapshot& snap, const PodQuery& query, const EvalRequest& req, EvalResult& out) = 0;
+  // Evaluates `query` against `snap`: Filter, then (when the query asks for
+  // it, and only when scoring) run_feasible_prescore over the feasible nodes,
+  // which completes the query's tables, then Score and select. Mirrors of
+  // `snap` (device copies) are brought up to date here, from its structure
+  // version and mutation log.
+  virtual void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) = 0;
 };
 
 // `threads`: threads for large snapshots, the caller included (0 = one per

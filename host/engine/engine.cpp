@@ -95,7 +95,7 @@ uint32_t Engine::num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates)
   return num_feasible_nodes_to_find(plan.config.percentage_of_nodes_to_score, candidates, !plan.config.score.empty());
 }
 
-void Engine::evaluate(const PodQuery& q, const EvalRequest& req, EvalResult& out) {
+void Engine::evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out) {
   try {
     backend_->evaluate(snapshot_, q, req, out);
   } catch (const DeviceOutOfMemory& e) {
@@ -158,7 +158,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
     return res;
   }
   intern_pod_resources(snapshot_, pod);
-  const PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, seq);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, seq);
   res.warnings = q.warnings;
   if (q.rejected) {
     res.code = Code::Unschedulable;  // a FitError, whatever the PreFilter code
@@ -205,7 +205,7 @@ Explanation Engine::explain(const Pod& pod) {
   ex.pod = pod.key();
   const ProfilePlan& plan = plan_for(pod);
   intern_pod_resources(snapshot_, pod);
-  const PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, pod_seq_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, pod_seq_);
   ex.prefilter = q.prefilter;
   ex.warnings = q.warnings;
   const uint32_t n = snapshot_.num_nodes();
@@ -260,6 +260,7 @@ Explanation Engine::explain(const Pod& pod) {
         PluginScoreExplanation ps;
         ps.plugin = plugin_name(v.scores[slot]);
         ps.raw = r.raw_scores[slot * F + pos];
+        if (ps.raw == kIgnoredScore) ps.raw = 0;  // upstream's Score gives 0 to the nodes it ignores
         ps.normalized = r.normalized_scores[slot * F + pos];
         ps.weighted = ps.normalized * v.weights[slot];
         ne.scores.push_back(ps);

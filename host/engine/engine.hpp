@@ -94,7 +94,7 @@ class Engine {
   const ProfilePlan& plan_for(const Pod& pod) const;
   uint32_t num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates) const;
   std::string fit_error(const PodQuery& q, const EvalResult& r) const;
-  void evaluate(const PodQuery& q, const EvalRequest& req, EvalResult& out);
+  void evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out);
 
   SchedulerConfig config_;
   EngineOptions options_;

@@ -1,6 +1,8 @@
 #include "host/engine/pod_query.hpp"
 
 #include <algorithm>
+#include <type_traits>
+#include <utility>
 
 #include "host/input/pod_resources.hpp"
 #include "plugins/prepare.hpp"
@@ -62,13 +64,48 @@ ProfilePlan make_profile_plan(const ProfileConfig& profile) {
 
 void filter_reasons(uint8_t plugin, uint64_t bits, const Snapshot& snap, const PodQueryView& q, uint32_t node,
                     std::vector<std::string>& out) {
-  switch (plugin) {
-#define BULKSCORE_X(P)                                                       \
-  case static_cast<uint8_t>(PluginId::P):                                    \
-    plugins::P::reasons(bits, snap, q.states.P##_state, q.arena, node, out); \
-    break;
-    BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
+  visit_plugin(plugin, [&](auto p) {
+    using P = decltype(p);
+    P::reasons(bits, snap, plugin_state<P>(q), q.arena, node, out);
+  });
+}
+
+namespace {
+
+// A plugin may choose its normalization per pod (normalize_for(State));
+// most have one kind (kNormalize).
+template <class P, class = void>
+struct HasNormalizeFor : std::false_type {};
+template <class P>
+struct HasNormalizeFor<P, std::void_t<decltype(P::normalize_for(std::declval<const typename P::State&>()))>>
+    : std::true_type {};
+
+NormalizeKind normalize_kind_for(uint8_t id, const PluginStates& states) {
+  NormalizeKind kind = NormalizeKind::None;
+  visit_plugin(id, [&](auto p) {
+    using P = decltype(p);
+    if constexpr (HasNormalizeFor<P>::value)
+      kind = P::normalize_for(state_of<P>(states));
+    else
+      kind = P::kNormalize;
+  });
+  return kind;
+}
+
+}  // namespace
+
+void run_feasible_prescore(const Snapshot& snap, PodQuery& query, const uint32_t* feasible, uint32_t count) {
+  PodQueryView& h = query.header;
+  if (!h.prescore_feasible) return;
+  // A query may be evaluated more than once (explain, tests): each PreScore
+  // starts from the arena as prepare left it.
+  query.arena.truncate(query.prepared_arena_bytes);
+  for (uint32_t slot = 0; slot < h.num_scores; ++slot) {
+    visit_plugin(h.scores[slot], [&](auto p) {
+      using P = decltype(p);
+      if constexpr (P::kPreScoreFeasible)
+        P::prescore_feasible(snap, state_of<P>(h.states), query.arena, feasible, count);
+    });
   }
 }
 
@@ -93,14 +130,10 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
   auto prepare = [&](uint8_t id) {
     if (prepared[id]) return;
     prepared[id] = true;
-    switch (id) {
-#define BULKSCORE_X(P)                                                          \
-  case static_cast<uint8_t>(PluginId::P):                                       \
-    results[id] = plugins::P::prepare(ctx, q.header.states.P##_state, q.arena); \
-    break;
-      BULKSCORE_PLUGINS(BULKSCORE_X)
-#undef BULKSCORE_X
-    }
+    visit_plugin(id, [&](auto p) {
+      using P = decltype(p);
+      results[id] = P::prepare(ctx, state_of<P>(q.header.states), q.arena);
+    });
   };
   for (uint8_t id : plan.filter) prepare(id);
   for (uint8_t id : plan.score) prepare(id);
@@ -174,9 +207,12 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
     if (!results[id].score_error.empty() && q.score_error.empty()) q.score_error = results[id].score_error;
     if (results[id].skip_score || !plugin_has_score(id)) continue;
     q.header.scores[q.header.num_scores] = id;
+    q.header.normalize[q.header.num_scores] = normalize_kind_for(id, q.header.states);
     q.header.weights[q.header.num_scores] = plan.weights[i];
+    q.header.prescore_feasible |= kPluginInfo[id].prescore_feasible;
     ++q.header.num_scores;
   }
+  q.prepared_arena_bytes = q.arena.size();
   q.header.tie_break = tie_break;
   q.header.tie_seed = seed;
   q.header.pod_seq = pod_seq;

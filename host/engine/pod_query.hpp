@@ -41,6 +41,7 @@ struct PreFilterStatus {
 struct PodQuery {
   PodQueryView header;  // arena pointer unset: use view()
   Arena arena;
+  size_t prepared_arena_bytes = 0;  // the arena after prepare, before any feasible-set PreScore
 
   // PreFilter rejected the pod (Unschedulable / UnschedulableAndUnresolvable):
   // no node is evaluated; `prefilter_message` is the FitError text part.
@@ -71,6 +72,13 @@ void intern_pod_resources(Snapshot& snap, const Pod& pod);
 // Upstream's reason strings for `plugin`'s filter outcome `bits` on `node`.
 void filter_reasons(uint8_t plugin, uint64_t bits, const Snapshot& snap, const PodQueryView& q, uint32_t node,
                     std::vector<std::string>& out);
+
+// PreScore's part that needs the feasible nodes (Filter's survivors, in
+// visiting order): runs prescore_feasible of every score plugin of the query
+// that has one, appending their tables to the arena. Backends call it
+// between Filter and Score when query.header.prescore_feasible is set, and
+// only when they score (two or more feasible nodes, or explain).
+void run_feasible_prescore(const Snapshot& snap, PodQuery& query, const uint32_t* feasible, uint32_t count);
 
 PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePlan& plan, TieBreak tie_break,
                            uint64_t seed, uint64_t pod_seq);
