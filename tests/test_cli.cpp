@@ -18,8 +18,10 @@ struct CliRun {
   std::string out;  // stdout and stderr together
 };
 
-CliRun run_cli(const std::string& args) {
-  const std::string cmd = std::string(BULKSCORE_CLI) + " " + args + " 2>&1";
+// `redirect`: the shell redirections of the process's output; by default
+// stdout and stderr both come back.
+CliRun run_cli(const std::string& args, const std::string& redirect = "2>&1") {
+  const std::string cmd = std::string(BULKSCORE_CLI) + " " + args + " " + redirect;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return {-1, "popen failed"};
   std::string out;
@@ -335,3 +337,103 @@ TEST(Cli, MutatedInputIsRefusedCleanlyOrAccepted) {
 }
 
 }  // namespace
+
+// ---- output files and streams (docs/reliability.md) ------------------------------
+
+std::string schedule_args(const Fixture& f) {
+  return "schedule --backend cpu --tie-break first --nodes " + f.nodes + " --pods " + f.pods;
+}
+
+// The temporary output file has a random name created exclusively: a symlink
+// planted where the old predictable temporary name was does not redirect the
+// placements into another file.
+TEST(CliOutput, PlantedSymlinkDoesNotRedirectTheOutput) {
+  Fixture f;
+  const std::string out = dir() + "/out.jsonl";
+  const std::string victim = write("victim.txt", "precious\n");
+  ASSERT_EQ(symlink(victim.c_str(), (out + ".tmp-bulkscore").c_str()), 0);
+  const CliRun r = run_cli(schedule_args(f) + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(slurp(victim), "precious\n");
+  EXPECT_NE(slurp(out).find("default/small"), std::string::npos);
+}
+
+// A FIFO (or a device) is written in place, never replaced by a regular file;
+// a symlink is followed and stays a symlink; a replaced file keeps its mode.
+TEST(CliOutput, NonRegularTargetsAreWrittenInPlace) {
+  Fixture f;
+  const std::string fifo = dir() + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string copy = dir() + "/from-fifo.jsonl";
+  const std::string reader = "cat " + fifo + " > " + copy + " &";
+  ASSERT_EQ(std::system(reader.c_str()), 0);
+  CliRun r = run_cli(schedule_args(f) + " -o " + fifo);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  struct stat st;
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  for (int i = 0; i < 100 && slurp(copy).find("default/medium") == std::string::npos; ++i) usleep(20000);
+  EXPECT_NE(slurp(copy).find("default/medium"), std::string::npos);
+
+  r = run_cli(schedule_args(f) + " -o /dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_EQ(stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+
+  const std::string target = write("target.jsonl", "old\n");
+  ASSERT_EQ(chmod(target.c_str(), 0640), 0);
+  const std::string link = dir() + "/link.jsonl";
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  r = run_cli(schedule_args(f) + " -o " + link);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_NE(slurp(target).find("default/small"), std::string::npos);
+  ASSERT_EQ(stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+}
+
+// Write errors on standard output are reported (exit 1), never ignored.
+TEST(CliOutput, StdoutWriteErrorsExitOne) {
+  Fixture f;
+  // stderr comes back through the pipe, stdout goes to the failing target.
+  CliRun r = run_cli(schedule_args(f), "2>&1 >/dev/full");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("standard output: write failed"), std::string::npos) << r.out;
+  r = run_cli(schedule_args(f), "2>&1 >&-");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  r = run_cli("explain --backend cpu --nodes " + f.nodes + " --pods " + f.pods + " --pod default/small",
+              "2>&1 >/dev/full");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+}
+
+// Inputs that cannot seek: standard input ("-") and a FIFO.
+TEST(CliOutput, InputsFromPipesAndStdin) {
+  Fixture f;
+  CliRun r = run_cli("schedule --backend cpu --tie-break first --nodes - --pods " + f.pods + " < " + f.nodes);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("scheduled: 2"), std::string::npos) << r.out;
+  const std::string fifo = dir() + "/pods-fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string writer = "cat " + f.pods + " > " + fifo + " &";
+  ASSERT_EQ(std::system(writer.c_str()), 0);
+  r = run_cli("schedule --backend cpu --tie-break first --nodes " + f.nodes + " --pods " + fifo);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("scheduled: 2"), std::string::npos) << r.out;
+  r = run_cli("schedule --backend cpu --nodes - --pods - < " + f.nodes);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+}
+
+// An output may not replace an input; generate's two outputs must differ.
+TEST(CliOutput, OutputOverAnInputIsRefused) {
+  Fixture f;
+  const std::string before = slurp(f.pods);
+  CliRun r = run_cli(schedule_args(f) + " -o " + f.pods);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("would replace the --pods input"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(f.pods), before);
+  const std::string same = dir() + "/same.json";
+  r = run_cli("generate --nodes 10 --running 5 --pending 5 --nodes-out " + same + " --pods-out " + same);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_FALSE(exists(same));
+}

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -53,6 +54,19 @@ bs::SchedulerConfig load_config(const std::string& path) {
   return bs::load_scheduler_config(path);
 }
 
+// An output must not replace one of the inputs (same path, or the same file
+// through another name), and standard input can be read only once.
+void check_paths(const std::string& out, const std::vector<std::pair<const char*, std::string>>& inputs) {
+  size_t stdin_uses = 0;
+  for (const auto& [flag, in] : inputs) {
+    if (in.empty()) continue;
+    if (in == "-") ++stdin_uses;
+    if (!out.empty() && out != "-" && (out == in || bs::same_file(out, in)))
+      throw bs::InputError(out + ": the output would replace the " + flag + " input");
+  }
+  if (stdin_uses > 1) throw bs::InputError("-: standard input can feed only one of the inputs");
+}
+
 struct LoadedInput {
   bs::SchedulerConfig config;
   bs::Cluster cluster;
@@ -87,6 +101,7 @@ void report_warnings(const std::map<std::string, size_t>& warnings) {
 int cmd_schedule(const std::string& nodes, const std::string& pods, const std::string& config,
                  const std::string& backend, const std::string& tie_break, uint64_t seed, int threads,
                  const std::string& out) {
+  check_paths(out, {{"--nodes", nodes}, {"--pods", pods}, {"--config", config}});
   LoadedInput in = load_input(nodes, pods, config);
   bs::EngineOptions opts;
   opts.backend = backend;
@@ -130,12 +145,7 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report_warnings(warnings);
-  if (out.empty() || out == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-  } else {
-    bs::write_file_atomically(out, text);
-  }
+  bs::write_file_atomically(out.empty() ? "-" : out, text);
   const size_t total = pending.size();
   std::fprintf(stderr,
                "pods: %zu  scheduled: %zu  unschedulable: %zu  nodes: %u  time: %.3f s  pods/s: %.0f  "
@@ -196,6 +206,7 @@ void write_explanation(const bs::Explanation& ex, std::string& text) {
 
 int cmd_explain(const std::string& nodes, const std::string& pods, const std::string& config,
                 const std::string& backend, const std::string& pod_key, const std::string& out) {
+  check_paths(out, {{"--nodes", nodes}, {"--pods", pods}, {"--config", config}});
   LoadedInput in = load_input(nodes, pods, config);
   const bs::Pod* target = nullptr;
   for (const auto& p : in.cluster.pending_pods)
@@ -218,15 +229,13 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
   engine.load(std::move(in.cluster));
   std::string text;
   write_explanation(engine.explain(pod), text);
-  if (out.empty() || out == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  } else {
-    bs::write_file_atomically(out, text);
-  }
+  bs::write_file_atomically(out.empty() ? "-" : out, text);
   return kExitOk;
 }
 
 int cmd_generate(const bs::GeneratorOptions& g, const std::string& nodes_out, const std::string& pods_out) {
+  if (nodes_out == pods_out || bs::same_file(nodes_out, pods_out))
+    throw bs::InputError(pods_out + ": --nodes-out and --pods-out name the same file");
   const auto t0 = std::chrono::steady_clock::now();
   bs::write_generated_cluster(g, nodes_out, pods_out);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -246,6 +255,9 @@ std::string version_text() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A closed pipe on standard output is a write error to report (exit 1),
+  // not a silent death by SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"bulkscore: kube-scheduler's Filter/Score cycle in bulk, on the CPU or the GPU"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text());

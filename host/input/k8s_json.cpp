@@ -18,6 +18,7 @@
 
 #include "host/common.hpp"
 #include "host/input/quantity.hpp"
+#include "host/io/io.hpp"
 
 namespace bulkscore {
 namespace {
@@ -830,6 +831,9 @@ std::vector<Pod> pods_from(simdjson::dom::parser& parser, const simdjson::padded
 }
 
 simdjson::padded_string load_padded(const std::string& path) {
+  // Pipes, FIFOs and standard input cannot be sized up front: read them to
+  // the end first (one extra copy, of a stream).
+  if (!is_regular_file(path)) return simdjson::padded_string(read_file(path));
   simdjson::padded_string data;
   errno = 0;
   if (const auto err = simdjson::padded_string::load(path).get(data)) {

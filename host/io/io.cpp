@@ -1,39 +1,243 @@
 #include "host/io/io.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "host/common.hpp"
 
 namespace bulkscore {
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Reads everything from `fd` until end of file (no seeking: pipes work).
+bool read_all(int fd, std::string& out) {
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      return true;
+    } else if (errno != EINTR) {
+      return false;
+    }
+  }
+}
+
+// Writes all of `data` to `fd`, retrying short writes and EINTR.
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+std::string dir_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// The path an output really goes to: a symlink followed to its final target
+// (which need not exist yet when the link dangles into an existing folder).
+std::string resolve_output(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf)) return buf;
+  // A dangling link: resolve its folder, keep the last component it names.
+  std::string target(PATH_MAX, '\0');
+  const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
+  if (n <= 0) throw Error(path + ": cannot resolve the symlink: " + errno_text());
+  target.resize(static_cast<size_t>(n));
+  if (target[0] != '/') target = dir_of(path) + "/" + target;
+  return target;
+}
+
+// One output in preparation: a temporary next to the target, or the target
+// itself opened in place (devices, FIFOs).
+struct PendingOutput {
+  std::string path;       // as given, for messages
+  std::string target;     // after following symlinks
+  std::string temp;       // the temporary, until renamed over the target
+  bool in_place = false;  // a device or FIFO, written directly
+  int fd = -1;
+
+  ~PendingOutput() {
+    if (fd >= 0) ::close(fd);
+    if (!temp.empty()) ::unlink(temp.c_str());
+  }
+};
+
+void open_output(PendingOutput& out) {
+  out.target = resolve_output(out.path);
+  struct stat st;
+  const bool exists = ::stat(out.target.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) throw Error(out.path + ": is a directory");
+    // Character device, FIFO, socket: write in place, never replace it.
+    out.fd = ::open(out.target.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (out.fd < 0) throw Error(out.path + ": cannot write: " + errno_text());
+    out.in_place = true;
+    return;
+  }
+  // mkstemp: a random name, created with O_EXCL (a planted file or symlink
+  // makes it pick another name, never write through it).
+  std::string temp = dir_of(out.target) + "/.bulkscore-XXXXXX";
+  out.fd = ::mkstemp(temp.data());
+  if (out.fd < 0) throw Error(out.path + ": cannot create a temporary file next to it: " + errno_text());
+  out.temp = temp;
+  mode_t mode;
+  if (exists) {
+    mode = st.st_mode & 07777;
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  if (::fchmod(out.fd, mode) != 0) throw Error(out.path + ": cannot set the file mode: " + errno_text());
+}
+
+void write_and_flush(PendingOutput& out, std::string_view content) {
+  if (!write_all(out.fd, content)) throw Error(out.path + ": write failed: " + errno_text());
+  // Durable before it becomes visible under the final name.
+  if (!out.in_place && ::fsync(out.fd) != 0) throw Error(out.path + ": write failed (fsync): " + errno_text());
+  const int fd = out.fd;
+  out.fd = -1;
+  if (::close(fd) != 0) throw Error(out.path + ": write failed (close): " + errno_text());
+}
+
+void sync_dir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // best effort: the rename itself already happened
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot read: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError(path + ": read error");
-  return std::move(ss).str();
+  std::string out;
+  if (path == "-") {
+    if (!read_all(STDIN_FILENO, out)) throw InputError("-: cannot read standard input: " + errno_text());
+    return out;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path + ": cannot read: " + errno_text());
+  struct stat st;
+  if (::fstat(fd, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      throw InputError(path + ": cannot read: is a directory");
+    }
+    if (S_ISREG(st.st_mode)) out.reserve(static_cast<size_t>(st.st_size));
+  }
+  const bool ok = read_all(fd, out);
+  const std::string why = ok ? "" : errno_text();
+  ::close(fd);
+  if (!ok) throw InputError(path + ": cannot read: " + why);
+  return out;
+}
+
+bool is_regular_file(const std::string& path) {
+  struct stat st;
+  return path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void write_stdout(std::string_view content) {
+  if (std::fflush(stdout) != 0 || !write_all(STDOUT_FILENO, content))
+    throw Error("standard output: write failed: " + errno_text());
 }
 
 void write_file_atomically(const std::string& path, std::string_view content) {
-  const std::string tmp = path + ".tmp-bulkscore";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error(path + ": cannot write: " + std::strerror(errno));
-  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) {
-    std::remove(tmp.c_str());
-    throw Error(path + ": write failed");
+  if (path == "-") {
+    write_stdout(content);
+    return;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw Error(path + ": cannot rename into place: " + why);
+  PendingOutput out;
+  out.path = path;
+  open_output(out);
+  write_and_flush(out, content);
+  if (out.in_place) return;
+  if (::rename(out.temp.c_str(), out.target.c_str()) != 0)
+    throw Error(path + ": cannot rename into place: " + errno_text());
+  out.temp.clear();
+  sync_dir(dir_of(out.target));
+}
+
+void write_files_atomically(const std::vector<std::pair<std::string, std::string_view>>& files) {
+  for (size_t i = 0; i < files.size(); ++i)
+    for (size_t j = i + 1; j < files.size(); ++j)
+      if (files[i].first == files[j].first || same_file(files[i].first, files[j].first))
+        throw InputError(files[i].first + ": the same file is given for two outputs");
+  std::vector<PendingOutput> outs(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    outs[i].path = files[i].first;
+    open_output(outs[i]);
+    write_and_flush(outs[i], files[i].second);
   }
+  // Keep each replaced file under a second name until every rename worked.
+  std::vector<std::string> kept(files.size());
+  auto roll_back = [&](size_t renamed) {
+    for (size_t i = 0; i < renamed; ++i) {
+      if (outs[i].in_place) continue;
+      if (!kept[i].empty())
+        ::rename(kept[i].c_str(), outs[i].target.c_str());
+      else
+        ::unlink(outs[i].target.c_str());
+    }
+    for (size_t i = renamed; i < kept.size(); ++i)
+      if (!kept[i].empty()) ::unlink(kept[i].c_str());
+  };
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (outs[i].in_place) continue;
+    struct stat st;
+    if (::lstat(outs[i].target.c_str(), &st) == 0) {
+      std::string backup = dir_of(outs[i].target) + "/.bulkscore-old-XXXXXX";
+      const int fd = ::mkstemp(backup.data());
+      if (fd < 0 || ::close(fd) != 0 || ::unlink(backup.c_str()) != 0 ||
+          ::link(outs[i].target.c_str(), backup.c_str()) != 0) {
+        const std::string why = errno_text();
+        roll_back(0);
+        throw Error(outs[i].path + ": cannot keep the old file aside: " + why);
+      }
+      kept[i] = backup;
+    }
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (outs[i].in_place) continue;
+    if (::rename(outs[i].temp.c_str(), outs[i].target.c_str()) != 0) {
+      const std::string why = errno_text();
+      roll_back(i);
+      throw Error(outs[i].path + ": cannot rename into place: " + why);
+    }
+    outs[i].temp.clear();
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!kept[i].empty()) ::unlink(kept[i].c_str());
+    sync_dir(dir_of(outs[i].target));
+  }
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  if (a == "-" || b == "-") return false;
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 }  // namespace bulkscore
