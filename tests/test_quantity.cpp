@@ -108,12 +108,51 @@ TEST_P(QuantityInvalid, IsRefusedWithMessageQuotingTheText) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Malformed, QuantityInvalid,
-                         ::testing::Values("", "1.2.3", "12x", "Mi", "1 Gi", " 1", "1 ", "--1", "+-1", "-", "+", ".",
+                         ::testing::Values("", "1.2.3", "12x", "Mi", "1 Gi", " ", "1 m", "--1", "+-1", "-", "+", ".",
                                            "1.1.M", "1+1.0M", "0.1mi", "0.1am", "aoeu", ".5i", "1i", "-3.01i",
                                            "-3.01e-", "1e", "1e+", "1ee3", "1e3.5", "1K", "1k3", "1Mi3", "1Gib", "1gi",
                                            "0x10", "1_000", "1,5",
                                            "\xe2\x88\x92"
                                            "1"));
+
+// Quantity's JSON decoding trims surrounding white space (strings.TrimSpace)
+// before parsing; inner spaces stay errors.
+TEST(QuantitySyntax, SurroundingWhiteSpaceIsTrimmedAsTheApiServerDoes) {
+  EXPECT_EQ(parse_quantity_scaled(" 100m ", kMilli), 100);
+  EXPECT_EQ(parse_quantity_scaled("\t1Gi\n", kValue), 1073741824);
+  EXPECT_THROW(parse_quantity_scaled("1 Gi", kValue), InputError);
+}
+
+// Millions of digits parse in linear time (a quadratic parser takes minutes
+// here, past the test's timeout) and still round exactly.
+TEST(QuantitySyntax, LongQuantitiesRoundExactly) {
+  const std::string tiny = "0." + std::string(2000000, '0') + "1";
+  EXPECT_EQ(parse_quantity_scaled(tiny, kMilli), 1);  // rounded up to a nano, then to a milli
+  EXPECT_EQ(parse_quantity_scaled(tiny, kValue), 1);
+  const std::string zero = "0." + std::string(2000000, '0');
+  EXPECT_EQ(parse_quantity_scaled(zero, kMilli), 0);
+  // 1.5 followed by two million digits, times 10^-2000000 ... rounds up once.
+  const std::string long_mantissa = "1" + std::string(2000000, '7') + "e-2000000";
+  EXPECT_EQ(parse_quantity_scaled(long_mantissa, kMilli), 1778);  // 1.777... -> 1777.77... m -> 1778
+  const std::string big = std::string(2000000, '9');
+  EXPECT_THROW(parse_quantity_scaled(big, kValue), InputError);
+  const std::string binary = "0." + std::string(100000, '0') + "5Ki";
+  EXPECT_EQ(parse_quantity_scaled(binary, kValue), 1);
+}
+
+// Messages quote the text shortened and with control characters escaped.
+TEST(QuantitySyntax, MessagesQuoteTheTextSafely) {
+  try {
+    parse_quantity_scaled("1\x1b[2J\n" + std::string(5000, 'x'), kValue);
+    FAIL() << "parsed";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("\\x1b[2J\\n"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\x1b'), std::string::npos) << m;
+    EXPECT_NE(m.find("(5006 bytes)"), std::string::npos) << m;
+    EXPECT_LT(m.size(), 200u) << m;
+  }
+}
 
 TEST(ParseResourceQuantity, CpuUsesMilliValueEverythingElseValue) {
   EXPECT_EQ(parse_resource_quantity("cpu", "1500m"), 1500);

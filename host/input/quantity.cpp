@@ -5,74 +5,90 @@
 #include <vector>
 
 #include "host/common.hpp"
+#include "host/input/quote.hpp"
 
 namespace bulkscore {
 namespace {
 
-// A non-negative integer of any size, little-endian base-2^32 limbs. Quantity
-// strings may carry more digits than 64 or 128 bits hold ("0.000000000001Ki"
-// written with 40 zeros is still valid), and the rounding must be exact.
-class BigNat {
+// A non-negative integer as decimal digits, most significant first. Every
+// step the parser needs is one pass over the digits: multiplying by 1024,
+// dividing by a power of ten (dropping digits, rounding up) and multiplying
+// by one (appending zeros). Quantity strings may carry far more digits than
+// 64 or 128 bits hold ("0.000000000001Ki" written with 40 zeros is still
+// valid), the rounding must be exact, and a long string must cost linear
+// time, not quadratic.
+class Decimal {
  public:
-  bool is_zero() const { return limbs_.empty(); }
+  void push_digit(char c) { digits_.push_back(static_cast<uint8_t>(c - '0')); }
 
-  // *this = *this * mul + add
-  void mul_add(uint32_t mul, uint32_t add) {
-    uint64_t carry = add;
-    for (uint32_t& limb : limbs_) {
-      const uint64_t v = static_cast<uint64_t>(limb) * mul + carry;
-      limb = static_cast<uint32_t>(v);
-      carry = v >> 32;
-    }
-    if (carry != 0) limbs_.push_back(static_cast<uint32_t>(carry));
-    trim();
+  bool is_zero() const {
+    for (uint8_t d : digits_)
+      if (d) return false;
+    return true;
   }
 
-  // *this = *this / div, returns the remainder.
-  uint32_t div_small(uint32_t div) {
-    uint64_t rem = 0;
-    for (size_t i = limbs_.size(); i-- > 0;) {
-      const uint64_t cur = (rem << 32) | limbs_[i];
-      limbs_[i] = static_cast<uint32_t>(cur / div);
-      rem = cur % div;
+  void mul_1024() {
+    uint32_t carry = 0;
+    for (size_t i = digits_.size(); i-- > 0;) {
+      const uint32_t v = digits_[i] * 1024u + carry;
+      digits_[i] = static_cast<uint8_t>(v % 10);
+      carry = v / 10;
     }
-    trim();
-    return static_cast<uint32_t>(rem);
+    std::vector<uint8_t> head;
+    for (; carry; carry /= 10) head.push_back(static_cast<uint8_t>(carry % 10));
+    digits_.insert(digits_.begin(), head.rbegin(), head.rend());
   }
+
+  // *this = ceil(*this / 10^count).
+  void ceil_div_pow10(int64_t count) {
+    if (count <= 0) return;
+    const bool nonzero = !is_zero();
+    if (static_cast<uint64_t>(count) >= digits_.size()) {
+      digits_.assign(1, nonzero ? 1 : 0);  // a positive fraction below one rounds up to one
+      return;
+    }
+    const size_t keep = digits_.size() - static_cast<size_t>(count);
+    bool inexact = false;
+    for (size_t i = keep; i < digits_.size(); ++i) inexact |= digits_[i] != 0;
+    digits_.resize(keep);
+    if (inexact) increment();
+  }
+
+  void mul_pow10(int64_t count) { digits_.insert(digits_.end(), static_cast<size_t>(count), 0); }
 
   // The value if it is at most `limit`.
   bool to_u64_at_most(uint64_t limit, uint64_t* out) const {
-    if (limbs_.size() > 2) return false;
+    size_t i = 0;
+    while (i < digits_.size() && digits_[i] == 0) ++i;
+    if (digits_.size() - i > 19) return false;
     uint64_t v = 0;
-    for (size_t i = limbs_.size(); i-- > 0;) v = (v << 32) | limbs_[i];
+    for (; i < digits_.size(); ++i) v = v * 10 + digits_[i];  // < 10^19 < 2^64
     if (v > limit) return false;
     *out = v;
     return true;
   }
 
  private:
-  void trim() {
-    while (!limbs_.empty() && limbs_.back() == 0) limbs_.pop_back();
+  void increment() {
+    for (size_t i = digits_.size(); i-- > 0;) {
+      if (digits_[i] < 9) {
+        ++digits_[i];
+        return;
+      }
+      digits_[i] = 0;
+    }
+    digits_.insert(digits_.begin(), 1);
   }
-  std::vector<uint32_t> limbs_;
+  std::vector<uint8_t> digits_;
 };
-
-// n = ceil(n / 10^count); terminates early once n is 0, so a huge count
-// (from an exponent like e-2000000000) costs only as much as n has digits.
-void ceil_div_pow10(BigNat& n, int64_t count) {
-  bool inexact = false;
-  for (int64_t i = 0; i < count && !n.is_zero(); ++i) {
-    if (n.div_small(10) != 0) inexact = true;
-  }
-  if (inexact) n.mul_add(1, 1);
-}
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// The message quotes the text as given, shortened and with control
+// characters escaped, so that a hostile value cannot flood or garble a
+// terminal.
 [[noreturn]] void bad_quantity(std::string_view text, const char* why = nullptr) {
-  std::string msg = "bad quantity \"";
-  msg.append(text.data(), text.size());
-  msg += '"';
+  std::string msg = "bad quantity " + quote_for_message(text);
   if (why != nullptr) {
     msg += ": ";
     msg += why;
@@ -173,11 +189,16 @@ bool interpret_suffix(std::string_view s, SuffixValue* out) {
 
 }  // namespace
 
-int64_t parse_quantity_scaled(std::string_view text, int scale) {
+int64_t parse_quantity_scaled(const std::string_view original, int scale) {
+  // Quantity's JSON decoding trims surrounding white space before parsing.
+  std::string_view text = original;
+  constexpr std::string_view kSpace = " \t\n\v\f\r";
+  while (!text.empty() && kSpace.find(text.front()) != std::string_view::npos) text.remove_prefix(1);
+  while (!text.empty() && kSpace.find(text.back()) != std::string_view::npos) text.remove_suffix(1);
   // The scanner follows parseQuantityString in apimachinery's quantity.go:
   // [+-] digits [. digits] suffix-letters [+-] digits, the whole string.
   const size_t end = text.size();
-  if (end == 0) bad_quantity(text, "empty");
+  if (end == 0) bad_quantity(original, "empty");
   size_t pos = 0;
   bool negative = false;
   if (text[pos] == '+' || text[pos] == '-') {
@@ -196,45 +217,44 @@ int64_t parse_quantity_scaled(std::string_view text, int scale) {
   }
   // Upstream reads a number with no digit at all ("Mi", ".", "-") as 0; such
   // a string is a typo, never a real amount, so bulkscore refuses it.
-  if (num.empty() && denom.empty()) bad_quantity(text, "no digits");
+  if (num.empty() && denom.empty()) bad_quantity(original, "no digits");
 
   const size_t suffix_begin = pos;
   constexpr std::string_view kSuffixLetters = "eEinumkKMGTP";
   while (pos < end && kSuffixLetters.find(text[pos]) != std::string_view::npos) ++pos;
   if (pos < end && (text[pos] == '+' || text[pos] == '-')) ++pos;
   while (pos < end && is_digit(text[pos])) ++pos;
-  if (pos != end) bad_quantity(text);
+  if (pos != end) bad_quantity(original);
 
   SuffixValue suffix;
-  if (!interpret_suffix(text.substr(suffix_begin), &suffix)) bad_quantity(text, "unknown suffix");
+  if (!interpret_suffix(text.substr(suffix_begin), &suffix)) bad_quantity(original, "unknown suffix");
 
   // magnitude = digits * 2^binary_exp * 10^exp10
-  BigNat magnitude;
-  for (const std::string_view part : {num, denom}) {
-    for (const char c : part) magnitude.mul_add(10, static_cast<uint32_t>(c - '0'));
-  }
-  for (int i = 0; i < suffix.binary_exp; i += 10) magnitude.mul_add(1024, 0);
+  Decimal magnitude;
+  for (const std::string_view part : {num, denom})
+    for (const char c : part) magnitude.push_digit(c);
+  for (int i = 0; i < suffix.binary_exp; i += 10) magnitude.mul_1024();
   int64_t exp10 = suffix.decimal_exp - static_cast<int64_t>(denom.size());
 
   // ParseQuantity keeps at most nano precision, rounding the magnitude up, and
   // ScaledValue then rounds up again to the requested scale.
   constexpr int64_t kNanoExp = -9;
   if (exp10 < kNanoExp) {
-    ceil_div_pow10(magnitude, kNanoExp - exp10);
+    magnitude.ceil_div_pow10(kNanoExp - exp10);
     exp10 = kNanoExp;
   }
   const int64_t shift = exp10 + scale;
   if (shift < 0) {
-    ceil_div_pow10(magnitude, -shift);
+    magnitude.ceil_div_pow10(-shift);
   } else if (!magnitude.is_zero()) {
     // 10^19 > int64 max: a non-zero value shifted that far cannot fit.
-    if (shift > 19) bad_quantity(text, "out of range");
-    for (int64_t i = 0; i < shift; ++i) magnitude.mul_add(10, 0);
+    if (shift > 19) bad_quantity(original, "out of range");
+    magnitude.mul_pow10(shift);
   }
 
   uint64_t value = 0;
   if (!magnitude.to_u64_at_most(static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), &value)) {
-    bad_quantity(text, "out of range");
+    bad_quantity(original, "out of range");
   }
   // Negative amounts round away from zero, as upstream's int64 path does.
   return negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
