@@ -16,6 +16,7 @@
 #include "bench/perf/perf.hpp"
 #include "bench/perf/text.hpp"
 #include "host/common.hpp"
+#include "host/io/json_writer.hpp"
 
 namespace bulkscore {
 namespace perf_detail {
@@ -27,20 +28,17 @@ std::string go_float_string(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   if (v == 0) return std::signbit(v) ? "-0" : "0";
   std::string digits;
-  int e;
-  shortest_digits(v, digits, e);
-  std::string out = v < 0 ? "-" : "";
+  int e = 0;
+  shortest_decimal_digits(v, digits, e);
+  const std::string sign = v < 0 ? "-" : "";
   if (e < -4 || e >= 6) {
-    out += digits[0];
+    std::string out = sign + digits[0];
     if (digits.size() > 1) out += "." + digits.substr(1);
     char eb[8];
     std::snprintf(eb, sizeof eb, "e%+03d", e);
     return out + eb;
   }
-  if (e < 0) return out + "0." + std::string(static_cast<size_t>(-e - 1), '0') + digits;
-  if (static_cast<size_t>(e) + 1 >= digits.size())
-    return out + digits + std::string(static_cast<size_t>(e) + 1 - digits.size(), '0');
-  return out + digits.substr(0, static_cast<size_t>(e) + 1) + "." + digits.substr(static_cast<size_t>(e) + 1);
+  return sign + plain_decimal(digits, e);
 }
 
 }  // namespace perf_detail

@@ -75,130 +75,21 @@ PerfThroughput ThroughputCollector::finish(int64_t end_ns) {
 
 namespace {
 
-using perf_detail::shortest_digits;
-
-// A number as JSON text, shortest round-trip form, plain notation unless the
-// exponent is below -6 or at least 21 (as Go's encoding/json writes float64).
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "0";
-  if (v == 0) return "0";
-  std::string digits;
-  int e;
-  shortest_digits(v, digits, e);
-  std::string out = v < 0 ? "-" : "";
-  if (e < -6 || e >= 21) {
-    out += digits[0];
-    if (digits.size() > 1) out += "." + digits.substr(1);
-    char eb[8];
-    std::snprintf(eb, sizeof eb, "e%+03d", e);
-    out += eb;
-    return out;
-  }
-  if (e < 0) {
-    out += "0." + std::string(static_cast<size_t>(-e - 1), '0') + digits;
-  } else if (static_cast<size_t>(e) + 1 >= digits.size()) {
-    out += digits + std::string(static_cast<size_t>(e) + 1 - digits.size(), '0');
-  } else {
-    out += digits.substr(0, static_cast<size_t>(e) + 1) + "." + digits.substr(static_cast<size_t>(e) + 1);
-  }
-  return out;
-}
-
-// A JSON emitter that indents with two spaces, as upstream's results files are.
-class PrettyJson {
- public:
-  explicit PrettyJson(std::string& out) : out_(out) {}
-  PrettyJson& begin_object() {
-    open('{');
-    return *this;
-  }
-  PrettyJson& end_object() {
-    close('}');
-    return *this;
-  }
-  PrettyJson& begin_array() {
-    open('[');
-    return *this;
-  }
-  PrettyJson& end_array() {
-    close(']');
-    return *this;
-  }
-  PrettyJson& key(std::string_view k) {
-    item();
-    JsonWriter::escape(out_, k);
-    out_ += ": ";
-    after_key_ = true;
-    return *this;
-  }
-  PrettyJson& str(std::string_view s) {
-    item();
-    JsonWriter::escape(out_, s);
-    return *this;
-  }
-  PrettyJson& num(double v) {
-    item();
-    out_ += json_number(v);
-    return *this;
-  }
-  PrettyJson& integer(uint64_t v) {
-    item();
-    out_ += std::to_string(v);
-    return *this;
-  }
-  PrettyJson& boolean(bool b) {
-    item();
-    out_ += b ? "true" : "false";
-    return *this;
-  }
-
- private:
-  void item() {
-    if (after_key_) {
-      after_key_ = false;
-      return;
-    }
-    if (!first_.empty()) {
-      if (!first_.back()) out_ += ',';
-      first_.back() = false;
-      newline();
-    }
-  }
-  void open(char c) {
-    item();
-    out_ += c;
-    first_.push_back(true);
-  }
-  void close(char c) {
-    const bool empty = first_.back();
-    first_.pop_back();
-    if (!empty) newline();
-    out_ += c;
-  }
-  void newline() {
-    out_ += '\n';
-    out_.append(first_.size() * 2, ' ');
-  }
-  std::string& out_;
-  std::vector<bool> first_;
-  bool after_key_ = false;
-};
-
-void write_item(PrettyJson& j, const std::vector<std::pair<std::string, double>>& data, const std::string& unit,
+void write_item(JsonWriter& j, const std::vector<std::pair<std::string, double>>& data, const std::string& unit,
                 const std::string& metric, const PerfMeasurement& m, const PerfWorkloadResult& w) {
   j.begin_object();
   j.key("data").begin_object();
-  for (const auto& [k, v] : data) j.key(k).num(v);
+  for (const auto& [k, v] : data) j.key(k).value(v);
   j.end_object();
-  j.key("unit").str(unit);
+  j.key("unit").value(unit);
   // Every item carries the same label set: perfdash shows only items that have
   // the selected value of every label.
   j.key("labels").begin_object();
-  j.key("Backend").str(w.backend);
-  j.key("Device").str(w.device);
-  j.key("Metric").str(metric);
-  j.key("Name").str(m.name);
-  j.key("Nodes").str(std::to_string(m.nodes));
+  j.key("Backend").value(w.backend);
+  j.key("Device").value(w.device);
+  j.key("Metric").value(metric);
+  j.key("Name").value(m.name);
+  j.key("Nodes").value(std::to_string(m.nodes));
   j.end_object();
   j.end_object();
 }
@@ -207,9 +98,9 @@ void write_item(PrettyJson& j, const std::vector<std::pair<std::string, double>>
 
 std::string perf_results_json(const PerfRunResult& result) {
   std::string out;
-  PrettyJson j(out);
+  JsonWriter j(out, 2);  // indented like upstream's results files
   j.begin_object();
-  j.key("version").str("v1");
+  j.key("version").value("v1");
   j.key("dataItems").begin_array();
   for (const auto& w : result.workloads) {
     for (const auto& m : w.measurements) {
@@ -235,40 +126,40 @@ std::string perf_results_json(const PerfRunResult& result) {
   }
   j.end_array();
   j.key("bulkscore").begin_object();
-  j.key("version").str(BULKSCORE_VERSION);
-  j.key("config").str(result.config_path);
-  j.key("interrupted").boolean(result.interrupted);
+  j.key("version").value(BULKSCORE_VERSION);
+  j.key("config").value(result.config_path);
+  j.key("interrupted").value(result.interrupted);
   j.key("workloads").begin_array();
   for (const auto& w : result.workloads) {
     j.begin_object();
-    j.key("name").str(w.full_name());
-    j.key("backend").str(w.backend);
-    j.key("backendNote").str(w.backend_note);
-    j.key("device").str(w.device);
-    j.key("nodes").integer(w.nodes);
-    j.key("percentageOfNodesToScore").num(w.percentage_of_nodes_to_score);
-    j.key("setupPods").integer(w.setup_pods);
-    j.key("setupUnschedulable").integer(w.setup_unschedulable);
-    j.key("gatedPods").integer(w.gated_pods);
-    j.key("wallSeconds").num(w.wall_seconds);
-    j.key("interrupted").boolean(w.interrupted);
+    j.key("name").value(w.full_name());
+    j.key("backend").value(w.backend);
+    j.key("backendNote").value(w.backend_note);
+    j.key("device").value(w.device);
+    j.key("nodes").value(w.nodes);
+    j.key("percentageOfNodesToScore").value(w.percentage_of_nodes_to_score);
+    j.key("setupPods").value(w.setup_pods);
+    j.key("setupUnschedulable").value(w.setup_unschedulable);
+    j.key("gatedPods").value(w.gated_pods);
+    j.key("wallSeconds").value(w.wall_seconds);
+    j.key("interrupted").value(w.interrupted);
     j.key("featureGates").begin_object();
-    for (const auto& [g, v] : w.feature_gates) j.key(g).boolean(v);
+    for (const auto& [g, v] : w.feature_gates) j.key(g).value(v);
     j.end_object();
     j.key("notHonoured").begin_array();
-    for (const auto& s : w.not_honoured) j.str(s);
+    for (const auto& s : w.not_honoured) j.value(s);
     j.end_array();
     j.key("notes").begin_array();
-    for (const auto& s : w.notes) j.str(s);
+    for (const auto& s : w.notes) j.value(s);
     j.end_array();
     j.key("measurements").begin_array();
     for (const auto& m : w.measurements) {
       j.begin_object();
-      j.key("name").str(m.name);
-      j.key("interrupted").boolean(m.interrupted);
-      j.key("wholeOpFallback").boolean(m.throughput.whole_op_fallback);
+      j.key("name").value(m.name);
+      j.key("interrupted").value(m.interrupted);
+      j.key("wholeOpFallback").value(m.throughput.whole_op_fallback);
       j.key("windows").begin_array();
-      for (double s : m.throughput.samples) j.num(s);
+      for (double s : m.throughput.samples) j.value(s);
       j.end_array();
       j.end_object();
     }

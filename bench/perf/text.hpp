@@ -3,8 +3,6 @@
 #pragma once
 
 #include <cctype>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -28,24 +26,6 @@ inline std::string resolve_path(const std::string& base_dir, const std::string& 
   std::filesystem::path path(p);
   if (path.is_absolute() || base_dir.empty()) return path.lexically_normal().string();
   return (std::filesystem::path(base_dir) / path).lexically_normal().string();
-}
-
-// Shortest decimal digits that read back as `v` (finite, non-zero), and the
-// decimal exponent of the first digit: v = 0.d1d2d3... * 10^(exp10+1).
-inline void shortest_digits(double v, std::string& digits, int& exp10) {
-  char buf[40];
-  for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*e", prec - 1, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  // buf is "-d.ddde+XX"
-  const char* p = buf;
-  if (*p == '-') ++p;
-  digits.clear();
-  for (; *p && *p != 'e'; ++p)
-    if (*p != '.') digits += *p;
-  exp10 = *p == 'e' ? std::atoi(p + 1) : 0;
-  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
 }
 
 }  // namespace bulkscore::perf_detail
