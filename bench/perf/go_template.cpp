@@ -5,12 +5,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "bench/perf/perf.hpp"
@@ -41,11 +46,238 @@ std::string go_float_string(double v) {
   return sign + plain_decimal(digits, e);
 }
 
+namespace {
+
+char lower_ascii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool has_base_prefix(std::string_view s) {
+  return s.size() >= 2 && s[0] == '0' &&
+         (lower_ascii(s[1]) == 'b' || lower_ascii(s[1]) == 'o' || lower_ascii(s[1]) == 'x');
+}
+
+// strconv's underscoreOK: '_' only between digits, or between a base prefix
+// and a digit.
+bool underscore_ok(std::string_view s) {
+  char saw = '^';  // ^ start, 0 digit or prefix, _ underscore, ! other
+  size_t i = 0;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  bool hex = false;
+  if (has_base_prefix(s)) {
+    i = 2;
+    saw = '0';
+    hex = lower_ascii(s[1]) == 'x';
+  }
+  for (; i < s.size(); ++i) {
+    const char c = lower_ascii(s[i]);
+    if ((c >= '0' && c <= '9') || (hex && c >= 'a' && c <= 'f')) {
+      saw = '0';
+      continue;
+    }
+    if (c == '_') {
+      if (saw != '0') return false;
+      saw = '_';
+      continue;
+    }
+    if (saw == '_') return false;
+    saw = '!';
+  }
+  return saw != '_';
+}
+
+// `s` without its underscores; `had` says whether there were any.
+std::string without_underscores(std::string_view s, bool& had) {
+  std::string out;
+  out.reserve(s.size());
+  had = false;
+  for (char c : s) {
+    if (c == '_')
+      had = true;
+    else
+      out += c;
+  }
+  return out;
+}
+
+bool equals_ignore_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (lower_ascii(a[i]) != lower_ascii(b[i])) return false;
+  return true;
+}
+
+// Whether a syntactically valid decimal or hex float text (no sign, no
+// underscores) is below 1 in magnitude by its digits and exponent alone:
+// from_chars reports both overflow and underflow as out of range, and only
+// overflow is an error in Go.
+bool underflows(std::string_view s, bool hex) {
+  if (hex) s.remove_prefix(2);
+  long long exp = 0;
+  const size_t e = s.find_first_of(hex ? "pP" : "eE");
+  if (e != std::string_view::npos) {
+    std::string_view t = s.substr(e + 1);
+    const bool neg = !t.empty() && t[0] == '-';
+    if (!t.empty() && (t[0] == '-' || t[0] == '+')) t.remove_prefix(1);
+    long long v = 0;
+    for (char c : t) v = std::min<long long>(v * 10 + (c - '0'), 1LL << 40);
+    exp = neg ? -v : v;
+    s = s.substr(0, e);
+  }
+  // Position of the first non-zero digit relative to the point, in digits.
+  const size_t point = s.find('.');
+  const std::string_view int_part = s.substr(0, point);
+  const std::string_view frac = point == std::string_view::npos ? std::string_view() : s.substr(point + 1);
+  long long magnitude;
+  const size_t nz = int_part.find_first_not_of('0');
+  if (nz != std::string_view::npos) {
+    magnitude = static_cast<long long>(int_part.size() - nz);
+  } else {
+    const size_t fz = frac.find_first_not_of('0');
+    if (fz == std::string_view::npos) return true;  // zero
+    magnitude = -static_cast<long long>(fz);
+  }
+  return (hex ? magnitude * 4 : magnitude) + exp < 0;
+}
+
+}  // namespace
+
+std::optional<uint64_t> parse_go_uint(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  std::string_view s = text;
+  int base = 10;
+  if (s[0] == '0') {
+    if (s.size() >= 3 && has_base_prefix(s)) {
+      const char p = lower_ascii(s[1]);
+      base = p == 'b' ? 2 : p == 'o' ? 8 : 16;
+      s.remove_prefix(2);
+    } else {
+      base = 8;  // a leading 0: octal
+      s.remove_prefix(1);
+    }
+  }
+  bool had_underscores = false;
+  const std::string digits = without_underscores(s, had_underscores);
+  if (had_underscores && !underscore_ok(text)) return std::nullopt;
+  if (digits.empty()) {
+    // "0" alone is octal zero; a prefix needs digits.
+    if (base == 8 && s.size() == text.size() - 1) return 0;
+    return std::nullopt;
+  }
+  uint64_t v = 0;
+  const char* end = digits.data() + digits.size();
+  const std::from_chars_result r = std::from_chars(digits.data(), end, v, base);
+  if (r.ec != std::errc() || r.ptr != end) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> parse_go_int(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  bool negative = false;
+  std::string_view s = text;
+  if (s[0] == '+' || s[0] == '-') {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  const std::optional<uint64_t> u = parse_go_uint(s);
+  if (!u) return std::nullopt;
+  constexpr uint64_t kMinMagnitude = uint64_t{1} << 63;
+  if (!negative) {
+    if (*u >= kMinMagnitude) return std::nullopt;
+    return static_cast<int64_t>(*u);
+  }
+  if (*u > kMinMagnitude) return std::nullopt;
+  if (*u == kMinMagnitude) return std::numeric_limits<int64_t>::min();
+  return -static_cast<int64_t>(*u);
+}
+
+std::optional<double> parse_go_float(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  std::string_view s = text;
+  bool negative = false;
+  const bool signed_text = s[0] == '+' || s[0] == '-';
+  if (signed_text) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (equals_ignore_case(s, "inf") || equals_ignore_case(s, "infinity"))
+    return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  if (!signed_text && equals_ignore_case(s, "nan")) return std::numeric_limits<double>::quiet_NaN();
+
+  const bool hex = s.size() > 2 && s[0] == '0' && lower_ascii(s[1]) == 'x';
+  // The syntax, as strconv's readFloat: digits with at most one point, at
+  // least one digit, then the exponent (required for hex).
+  size_t i = hex ? 2 : 0;
+  bool saw_digit = false, saw_point = false;
+  for (; i < s.size(); ++i) {
+    const char c = lower_ascii(s[i]);
+    if (c == '_') continue;
+    if (c == '.') {
+      if (saw_point) return std::nullopt;
+      saw_point = true;
+      continue;
+    }
+    if ((c >= '0' && c <= '9') || (hex && c >= 'a' && c <= 'f')) {
+      saw_digit = true;
+      continue;
+    }
+    break;
+  }
+  if (!saw_digit) return std::nullopt;
+  const std::string_view mantissa = s.substr(0, i);
+  bool had_underscores = false;
+  std::string clean = without_underscores(mantissa, had_underscores);
+  if (had_underscores && !underscore_ok(mantissa)) return std::nullopt;
+  if (i < s.size()) {
+    const char c = lower_ascii(s[i]);
+    if (c != (hex ? 'p' : 'e')) return std::nullopt;
+    clean += c;
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) clean += s[i++];
+    const size_t digits_at = i;
+    for (; i < s.size(); ++i) {
+      if (s[i] == '_') continue;
+      if (s[i] < '0' || s[i] > '9') return std::nullopt;
+      clean += s[i];
+    }
+    if (i == digits_at) return std::nullopt;
+    if (s.substr(digits_at).find('_') != std::string_view::npos) {
+      // Go checks underscores over the whole number: they must sit between
+      // digits of the exponent too.
+      if (!underscore_ok(s.substr(digits_at))) return std::nullopt;
+    }
+  } else if (hex) {
+    return std::nullopt;  // "hexadecimal mantissa requires a 'p' exponent"
+  }
+  double v = 0;
+  const char* first = clean.data() + (hex ? 2 : 0);
+  const char* end = clean.data() + clean.size();
+  const std::from_chars_result r =
+      std::from_chars(first, end, v, hex ? std::chars_format::hex : std::chars_format::general);
+  if (r.ec == std::errc::result_out_of_range) {
+    if (!underflows(clean, hex)) return std::nullopt;  // Go: ±Inf with ErrRange
+    v = 0;
+  } else if (r.ec != std::errc() || r.ptr != end) {
+    return std::nullopt;
+  }
+  return negative ? -v : v;
+}
+
+std::optional<int64_t> go_int_of_float(double f) {
+  // [-2^63, 2^63): both bounds are exact doubles; NaN fails both tests.
+  if (!(f >= -0x1p63 && f < 0x1p63)) return std::nullopt;
+  return static_cast<int64_t>(f);  // truncation toward zero, as Go
+}
+
+std::optional<int64_t> go_int_rem(int64_t a, int64_t b) {
+  if (b == 0) return std::nullopt;
+  if (b == -1) return 0;  // also MinInt64 % -1, which overflows in C++
+  return a % b;
+}
+
 }  // namespace perf_detail
 
 namespace {
 
-using perf_detail::go_float_string;
+using namespace perf_detail;
 
 struct TValue {
   enum class Kind { Int, Float, String, Bool } kind = Kind::Int;
@@ -67,6 +299,17 @@ std::string tvalue_print(const TValue& v) {
       return v.b ? "true" : "false";
   }
   return "";
+}
+
+// Where Go's lexer starts a number: a digit, a sign, or a point followed by a
+// digit (".5"; otherwise a point starts a field).
+bool starts_number(const std::string& body, size_t i) {
+  auto digit = [&](size_t k) { return k < body.size() && std::isdigit(static_cast<unsigned char>(body[k])); };
+  const char c = body[i];
+  if (digit(i)) return true;
+  if (c == '.') return digit(i + 1);
+  if (c == '+' || c == '-') return digit(i + 1) || (i + 1 < body.size() && body[i + 1] == '.' && digit(i + 2));
+  return false;
 }
 
 class TemplateEval {
@@ -133,22 +376,25 @@ class TemplateEval {
       } else if (c == '(' || c == ')') {
         toks.push_back({c == '(' ? Token::Kind::LParen : Token::Kind::RParen, std::string(1, c)});
         ++i;
+      } else if (starts_number(body, i)) {
+        // As Go's lexer: a sign, digits, '_', one point, an exponent with
+        // its sign (e for decimal, p for hex); the parse decides validity.
+        size_t j = i + 1;
+        const bool hex = body.compare(i + (c == '-' || c == '+' ? 1 : 0), 2, "0x") == 0 ||
+                         body.compare(i + (c == '-' || c == '+' ? 1 : 0), 2, "0X") == 0;
+        auto exponent_mark = [hex](char e) { return hex ? (e == 'p' || e == 'P') : (e == 'e' || e == 'E'); };
+        while (j < body.size() &&
+               (std::isalnum(static_cast<unsigned char>(body[j])) || body[j] == '.' || body[j] == '_' ||
+                ((body[j] == '+' || body[j] == '-') && exponent_mark(body[j - 1]))))
+          ++j;
+        toks.push_back({Token::Kind::Number, body.substr(i, j - i)});
+        i = j;
       } else if (c == '.') {
         size_t j = i + 1;
         while (j < body.size() && (std::isalnum(static_cast<unsigned char>(body[j])) || body[j] == '_')) ++j;
         if (j == i + 1) fail("\".\" alone (the whole environment) is not supported");
         if (j < body.size() && body[j] == '.') fail("nested fields (" + body.substr(i) + ") are not supported");
         toks.push_back({Token::Kind::Field, body.substr(i + 1, j - i - 1)});
-        i = j;
-      } else if (std::isdigit(static_cast<unsigned char>(c)) ||
-                 ((c == '-' || c == '+') && i + 1 < body.size() &&
-                  std::isdigit(static_cast<unsigned char>(body[i + 1])))) {
-        size_t j = i + 1;
-        while (j < body.size() &&
-               (std::isalnum(static_cast<unsigned char>(body[j])) || body[j] == '.' || body[j] == '_' ||
-                ((body[j] == '+' || body[j] == '-') && (body[j - 1] == 'e' || body[j - 1] == 'E'))))
-          ++j;
-        toks.push_back({Token::Kind::Number, body.substr(i, j - i)});
         i = j;
       } else if (c == '"' || c == '`') {
         std::string s;
@@ -236,22 +482,8 @@ class TemplateEval {
         v.s = t.text;
         return v;
       }
-      case Token::Kind::Number: {
-        TValue v;
-        char* end = nullptr;
-        errno = 0;
-        const long long i = std::strtoll(t.text.c_str(), &end, 0);
-        if (*end == '\0' && errno == 0) {
-          v.kind = TValue::Kind::Int;
-          v.i = i;
-          return v;
-        }
-        const double f = std::strtod(t.text.c_str(), &end);
-        if (*end != '\0') fail("bad number " + t.text);
-        v.kind = TValue::Kind::Float;
-        v.f = f;
-        return v;
-      }
+      case Token::Kind::Number:
+        return number(t.text);
       case Token::Kind::Ident: {
         if (t.text == "true" || t.text == "false") {
           TValue v;
@@ -299,33 +531,70 @@ class TemplateEval {
     }
   }
 
+  // A number literal as text/template's parser and its idealConstant make
+  // it: an int when strconv.ParseInt(text, 0, 64) takes it, a float64 when
+  // the text is a float (a point, an exponent; hex ints with e digits stay
+  // ints); an integer that fits only uint64 overflows int; an integer-looking
+  // text that fits neither is an integer overflow.
+  TValue number(const std::string& text) const {
+    TValue v;
+    const bool float_syntax = text.find_first_of(".eEpP") != std::string::npos;
+    const bool hex_int = (text.find("0x") != std::string::npos || text.find("0X") != std::string::npos) &&
+                         text.find_first_of("pP") == std::string::npos;
+    if (const std::optional<int64_t> i = parse_go_int(text); i && !(float_syntax && !hex_int)) {
+      v.kind = TValue::Kind::Int;
+      v.i = *i;
+      return v;
+    }
+    if (!float_syntax && parse_go_uint(text)) fail(text + " overflows int");
+    const std::optional<double> f = parse_go_float(text);
+    if (!f) fail("illegal number syntax: " + text);
+    if (!float_syntax) fail("integer overflow: " + text);
+    v.kind = TValue::Kind::Float;
+    v.f = *f;
+    return v;
+  }
+
+  // Upstream's toFloat64: every numeric argument as a float64, strings
+  // through strconv.ParseFloat; anything else panics ("cannot cast").
   double to_float(const TValue& v, const std::string& fn) const {
     switch (v.kind) {
       case TValue::Kind::Int:
         return static_cast<double>(v.i);
       case TValue::Kind::Float:
         return v.f;
-      case TValue::Kind::String: {
-        char* end = nullptr;
-        const double f = std::strtod(v.s.c_str(), &end);
-        if (!v.s.empty() && *end == '\0') return f;
+      case TValue::Kind::String:
+        if (const std::optional<double> f = parse_go_float(v.s)) return *f;
         break;
-      }
       case TValue::Kind::Bool:
         break;
     }
-    fail(fn + ": cannot use " + tvalue_print(v) + " as a number");
+    fail("error calling " + fn + ": cannot cast " + tvalue_print(v) + " to float64");
   }
 
+  // Go's int(f) on an upstream helper's float64 result: where Go leaves an
+  // out-of-range value to the platform (amd64 gives MinInt64), this is an
+  // error.
+  int64_t to_int(double f, const std::string& fn) const {
+    const std::optional<int64_t> i = go_int_of_float(f);
+    if (!i) fail("error calling " + fn + ": " + go_float_string(f) + " does not fit Go's int (int64)");
+    return *i;
+  }
+
+  // Upstream's getTemplateFuncs (test/integration/scheduler_perf): the Int
+  // helpers compute in float64 and convert the result with int(); Mod
+  // converts both arguments and takes Go's integer remainder. Division and
+  // remainder by zero panic upstream (text/template reports the panic as an
+  // error); here they are errors too.
   TValue call(const std::string& fn, const std::vector<TValue>& args) {
     auto need = [&](size_t n) {
       if (args.size() != n)
-        fail(fn + ": wants " + std::to_string(n) + " arguments, got " + std::to_string(args.size()));
+        fail("wrong number of args for " + fn + ": want " + std::to_string(n) + " got " + std::to_string(args.size()));
     };
-    auto as_int = [](double d) {
+    auto as_int = [](int64_t i) {
       TValue v;
       v.kind = TValue::Kind::Int;
-      v.i = static_cast<int64_t>(d);  // Go's int(float64) truncates
+      v.i = i;
       return v;
     };
     auto as_flt = [](double d) {
@@ -334,33 +603,33 @@ class TemplateEval {
       v.f = d;
       return v;
     };
+    const bool int_result = fn.size() > 3 && fn.compare(fn.size() - 3, 3, "Int") == 0;
     if (fn == "AddInt" || fn == "AddFloat" || fn == "MultiplyInt" || fn == "MultiplyFloat") {
       const bool add = fn[0] == 'A';
       double acc = add ? 0.0 : 1.0;
       for (const auto& a : args) acc = add ? acc + to_float(a, fn) : acc * to_float(a, fn);
-      return fn.size() > 3 && fn.compare(fn.size() - 3, 3, "Int") == 0 ? as_int(acc) : as_flt(acc);
+      return int_result ? as_int(to_int(acc, fn)) : as_flt(acc);
     }
     if (fn == "SubtractInt" || fn == "SubtractFloat") {
       need(2);
       const double d = to_float(args[0], fn) - to_float(args[1], fn);
-      return fn == "SubtractInt" ? as_int(d) : as_flt(d);
+      return int_result ? as_int(to_int(d, fn)) : as_flt(d);
     }
     if (fn == "DivideInt" || fn == "DivideFloat") {
       need(2);
-      const double den = to_float(args[1], fn);
-      if (den == 0) fail(fn + ": division by zero");
-      const double d = to_float(args[0], fn) / den;
-      return fn == "DivideInt" ? as_int(d) : as_flt(d);
+      const double numerator = to_float(args[0], fn);
+      const double denominator = to_float(args[1], fn);
+      if (denominator == 0) fail("error calling " + fn + ": division by zero");
+      const double d = numerator / denominator;
+      return int_result ? as_int(to_int(d, fn)) : as_flt(d);
     }
     if (fn == "Mod") {
       need(2);
-      const int64_t a = static_cast<int64_t>(to_float(args[0], fn));
-      const int64_t m = static_cast<int64_t>(to_float(args[1], fn));
-      if (m == 0) fail("Mod: division by zero");
-      TValue v;
-      v.kind = TValue::Kind::Int;
-      v.i = a % m;
-      return v;
+      const int64_t a = to_int(to_float(args[0], fn), fn);
+      const int64_t b = to_int(to_float(args[1], fn), fn);
+      const std::optional<int64_t> r = go_int_rem(a, b);
+      if (!r) fail("error calling Mod: runtime error: integer divide by zero");
+      return as_int(*r);
     }
     fail("function \"" + fn +
          "\" is not supported (supported: AddInt, SubtractInt, MultiplyInt, DivideInt, Mod, "
