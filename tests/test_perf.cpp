@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 
+#include "bench/perf/go_template.hpp"
 #include "bench/perf/perf.hpp"
 #include "host/common.hpp"
 #include "host/io/io.hpp"
@@ -422,6 +425,95 @@ TEST(PerfTemplate, ExpandsFieldsFunctionsAndTrimMarkers) {
   EXPECT_THROW(render_perf_template("{{ range .Index }}", env, "t"), InputError);
   EXPECT_THROW(render_perf_template("{{ .Missing }}", env, "t"), InputError);
   EXPECT_THROW(render_perf_template("{{ Mod .Index 0 }}", env, "t"), InputError);
+}
+
+// The InputError message of rendering `text`, or "(no error)".
+std::string render_error(const std::string& text) {
+  try {
+    render_perf_template(text, {}, "t.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(PerfTemplate, IntegerLiteralsFollowGosParseIntWithBaseZero) {
+  using perf_detail::parse_go_int;
+  using perf_detail::parse_go_uint;
+  EXPECT_EQ(parse_go_int("42"), 42);
+  EXPECT_EQ(parse_go_int("+5"), 5);
+  EXPECT_EQ(parse_go_int("-0x10"), -16);
+  EXPECT_EQ(parse_go_int("0x1F"), 31);
+  EXPECT_EQ(parse_go_int("0X1f"), 31);
+  EXPECT_EQ(parse_go_int("0o17"), 15);
+  EXPECT_EQ(parse_go_int("0O17"), 15);
+  EXPECT_EQ(parse_go_int("017"), 15);  // a leading 0 alone: octal
+  EXPECT_EQ(parse_go_int("0"), 0);
+  EXPECT_EQ(parse_go_int("0b101"), 5);
+  EXPECT_EQ(parse_go_int("1_000_000"), 1000000);
+  EXPECT_EQ(parse_go_int("0x_ff"), 255);  // '_' may follow the prefix
+  EXPECT_EQ(parse_go_int("9223372036854775807"), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(parse_go_int("-9223372036854775808"), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(parse_go_uint("18446744073709551615"), std::numeric_limits<uint64_t>::max());
+  for (const char* bad : {"", "-", "9223372036854775808", "-9223372036854775809", "_1", "1_", "1__0", "08", "0x", "0b2",
+                          "1e3", "1.0", " 1", "0x1p4", "1_0x"})
+    EXPECT_FALSE(parse_go_int(bad).has_value()) << bad;
+  EXPECT_FALSE(parse_go_uint("-1").has_value());
+  EXPECT_FALSE(parse_go_uint("18446744073709551616").has_value());
+}
+
+TEST(PerfTemplate, FloatTextFollowsGosParseFloat) {
+  using perf_detail::parse_go_float;
+  EXPECT_EQ(parse_go_float("1.5"), 1.5);
+  EXPECT_EQ(parse_go_float(".5"), 0.5);
+  EXPECT_EQ(parse_go_float("-2e3"), -2000);
+  EXPECT_EQ(parse_go_float("1_000.5"), 1000.5);
+  EXPECT_EQ(parse_go_float("0x1p-2"), 0.25);
+  EXPECT_EQ(parse_go_float("0x1.8P1"), 3);
+  EXPECT_EQ(parse_go_float("1e-400"), 0);  // underflow is zero in Go, not an error
+  EXPECT_EQ(parse_go_float("+Inf"), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(parse_go_float("-infinity"), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(*parse_go_float("NaN")));
+  for (const char* bad : {"", "1e", "1e+", "0x1", "0x1.8", "1e400", "1..2", "_1.5", "1_.5", "abc", "+nan", "1.5x"})
+    EXPECT_FALSE(parse_go_float(bad).has_value()) << bad;
+}
+
+TEST(PerfTemplate, NumberLiteralsPrintAsTextTemplatePrintsThem) {
+  EXPECT_EQ(render_perf_template("{{ 0x10 }} {{ 0o17 }} {{ 0b11 }} {{ 1_000 }} {{ 017 }} {{ -0 }} {{ 0x1E }}", {}, "t"),
+            "16 15 3 1000 15 0 30");
+  EXPECT_EQ(render_perf_template("{{ 1e3 }} {{ 1.5 }} {{ .5 }} {{ 0x1p4 }} {{ 1e6 }}", {}, "t"),
+            "1000 1.5 0.5 16 1e+06");
+  EXPECT_NE(render_error("{{ 18446744073709551615 }}").find("overflows int"), std::string::npos);
+  EXPECT_NE(render_error("{{ 99999999999999999999 }}").find("integer overflow"), std::string::npos);
+  EXPECT_NE(render_error("{{ 08 }}").find("integer overflow"), std::string::npos);  // as Go's parser says
+  EXPECT_NE(render_error("{{ 1e400 }}").find("illegal number syntax"), std::string::npos);
+  EXPECT_NE(render_error("{{ 12abc }}").find("illegal number syntax"), std::string::npos);
+}
+
+// Regression (issue 10): Mod of the minimum int by -1 raised SIGFPE, and
+// out-of-range float-to-int conversions were undefined behaviour.
+TEST(PerfTemplate, ArithmeticHasGosSemanticsWithoutUndefinedBehaviour) {
+  EXPECT_EQ(render_perf_template("{{ Mod -9223372036854775808 -1 }}", {}, "t"), "0");
+  EXPECT_EQ(render_perf_template("{{ Mod 7 -1 }} {{ Mod -7 3 }} {{ Mod 7.9 2 }}", {}, "t"), "0 -1 1");
+  EXPECT_EQ(render_perf_template("{{ SubtractInt -9223372036854775808 0 }}", {}, "t"), "-9223372036854775808");
+  EXPECT_EQ(render_perf_template("{{ DivideInt -7 2 }} {{ DivideFloat -7 2 }}", {}, "t"), "-3 -3.5");
+  EXPECT_EQ(render_perf_template("{{ AddInt }} {{ MultiplyInt }} {{ AddInt \"2\" 3 }}", {}, "t"), "0 1 5");
+  EXPECT_EQ(render_perf_template("{{ MultiplyFloat 1e300 1e300 }} {{ AddFloat \"-inf\" 1 }}", {}, "t"), "+Inf -Inf");
+
+  // Upstream's Int helpers compute in float64: 2^63 does not fit Go's int.
+  EXPECT_NE(render_error("{{ AddInt 9223372036854775807 1 }}").find("does not fit Go's int"), std::string::npos);
+  EXPECT_NE(render_error("{{ MultiplyInt 1e300 1e300 }}").find("does not fit Go's int"), std::string::npos);
+  EXPECT_NE(render_error("{{ Mod 1e19 3 }}").find("does not fit Go's int"), std::string::npos);
+  EXPECT_NE(render_error("{{ AddInt \"nan\" 0 }}").find("NaN does not fit"), std::string::npos);
+  // Division and remainder by zero: errors naming the template and the call.
+  const std::string div = render_error("x\n{{ DivideInt 1 0 }}");
+  EXPECT_NE(div.find("t.yaml:2"), std::string::npos) << div;
+  EXPECT_NE(div.find("DivideInt: division by zero"), std::string::npos) << div;
+  EXPECT_NE(render_error("{{ DivideFloat 1 -0.0 }}").find("division by zero"), std::string::npos);
+  EXPECT_NE(render_error("{{ Mod 1 0 }}").find("integer divide by zero"), std::string::npos);
+  EXPECT_NE(render_error("{{ Mod 1 0.5 }}").find("integer divide by zero"), std::string::npos);  // int(0.5) is 0
+  EXPECT_NE(render_error("{{ AddInt true 1 }}").find("cannot cast true to float64"), std::string::npos);
+  EXPECT_NE(render_error("{{ SubtractInt 1 }}").find("wrong number of args for SubtractInt"), std::string::npos);
 }
 
 // ---------------------------------------------------------------- end to end

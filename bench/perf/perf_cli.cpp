@@ -1,5 +1,6 @@
 // `bulkscore perf` front end: progress on stderr, Ctrl-C handling, the results
-// file and the summary table. The work itself is in bench/perf/perf.cpp.
+// file and the summary table. The work itself is in the other files of
+// bench/perf/ (see docs/perf.md).
 #include <unistd.h>
 
 #include <atomic>
