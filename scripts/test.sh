@@ -11,6 +11,17 @@ cmake -S . -B build-test-cpu -DCMAKE_BUILD_TYPE=Release -DBULKSCORE_CUDA=OFF
 cmake --build build-test-cpu -j"$JOBS"
 (cd build-test-cpu && ctest --output-on-failure -j"$JOBS")
 
+# The sanitizer build (clang, AddressSanitizer + UndefinedBehaviorSanitizer)
+# of the whole test suite, the fuzz targets replaying their corpora in it,
+# then a short time-boxed fuzz run of every target.
+CLANGXX="${CLANGXX:-clang++-14}"
+cmake -S . -B build-test-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBULKSCORE_CUDA=OFF -DBULKSCORE_BUILD_BENCH=OFF \
+  -DCMAKE_CXX_COMPILER="$CLANGXX" -DBULKSCORE_SANITIZE=address,undefined -DBULKSCORE_FUZZ=ON
+cmake --build build-test-asan -j"$JOBS"
+(cd build-test-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --output-on-failure -j"$JOBS")
+scripts/fuzz.sh build-test-asan "${FUZZ_SECONDS:-15}"
+
 if command -v nvcc >/dev/null 2>&1; then
   cmake -S . -B build-test-cuda -DCMAKE_BUILD_TYPE=Release -DBULKSCORE_CUDA=ON -DBULKSCORE_BUILD_BENCH=ON
   cmake --build build-test-cuda -j"$JOBS"
