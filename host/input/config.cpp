@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "host/common.hpp"
+#include "host/input/go_int.hpp"
 #include "host/io/io.hpp"
 
 namespace bulkscore {
@@ -123,23 +124,9 @@ void check_map(const Reporter& r, const YAML::Node& n, const std::string& path,
 bool plain_scalar(const YAML::Node& n) { return n.IsScalar() && n.Tag() == "?"; }
 
 std::optional<int64_t> parse_decimal(std::string_view s) {
-  size_t i = 0;
-  bool negative = false;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
-  if (i == s.size()) return std::nullopt;
-  // Accumulate negatively so that INT64_MIN parses too.
-  int64_t value = 0;
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return std::nullopt;
-    const int digit = s[i] - '0';
-    if (value < (std::numeric_limits<int64_t>::min() + digit) / 10) return std::nullopt;
-    value = value * 10 - digit;
-  }
-  if (!negative) {
-    if (value == std::numeric_limits<int64_t>::min()) return std::nullopt;
-    value = -value;
-  }
-  return value;
+  int64_t v = 0;
+  if (!parse_go_int64(s, v)) return std::nullopt;
+  return v;
 }
 
 int64_t read_int(const Reporter& r, const YAML::Node& n, const std::string& path, int64_t lo, int64_t hi,
@@ -266,7 +253,10 @@ std::string label_value_problem(std::string_view v) {
 }
 
 // Go's strconv.ParseInt(s, 10, 64), which the Gt/Lt operators use.
-bool is_go_int64(std::string_view s) { return parse_decimal(s).has_value(); }
+bool is_go_int64(std::string_view s) {
+  int64_t v = 0;
+  return parse_go_int64(s, v);
+}
 
 // Go's time.ParseDuration, reduced to what validation needs: is the text a
 // duration, and is it negative.
