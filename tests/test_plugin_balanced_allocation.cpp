@@ -6,6 +6,9 @@
 // its numbers are not v1.35.4 and are not used here.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+
 #include "tests/test_util.hpp"
 
 namespace bulkscore {
@@ -128,6 +131,78 @@ TEST(BalancedAllocationScore, UsesActualRequestsNotNonZeroDefaults) {
   const std::vector<Pod> pods = {placed("a", "node1", {container()}), placed("b", "node1", {container()})};
   const Pod pod = incoming({container({{"cpu", 1000}, {"memory", 0}})});
   EXPECT_EQ(score(pod, {make_node("node1", 4000, 10000)}, pods), (Scores{87}));
+}
+
+// ---- no FMA contraction ---------------------------------------------------
+//
+// Four fractions 1, 1, 0.3, 0.3: the exact standard deviation is 0.35 and the
+// score (1 - 0.35) * 100 = 65. Computed as upstream does (each d * d rounded,
+// then added), float64 gives 65; with the multiply-add fused (one rounding)
+// the sum comes out one ulp lower and the score truncates to 64. Found by
+// searching small fractions with std::fma; see FusedArithmeticGivesAnotherScore.
+
+Node quarter_fraction_node() {
+  return make_node_with("node1", {{"cpu", 1000}, {"memory", 1000}, {"ephemeral-storage", 10}, {kGpu, 10}});
+}
+Pod quarter_fraction_pod() {
+  return incoming({container({{"cpu", 1000}, {"memory", 1000}, {"ephemeral-storage", 3}, {kGpu, 3}})});
+}
+ProfileConfig four_resources() {
+  ProfileConfig p;
+  p.balanced_args.resources = {{"cpu", 1}, {"memory", 1}, {"ephemeral-storage", 1}, {kGpu, 1}};
+  return p;
+}
+
+// The score formula with the variance sum fused, as a compiler that
+// contracts would evaluate it.
+int64_t fused_score(const double (&f)[4]) {
+  const double mean = (f[0] + f[1] + f[2] + f[3]) / 4;
+  double sum = 0;
+  for (double x : f) sum = std::fma(x - mean, x - mean, sum);
+  return static_cast<int64_t>((1 - std::sqrt(sum / 4)) * 100.0);
+}
+
+TEST(BalancedAllocationNoFma, FusedArithmeticGivesAnotherScore) {
+  // Guards the example itself: if fusing did not change the answer, the
+  // tests below would prove nothing.
+  EXPECT_EQ(fused_score({1.0, 1.0, 3.0 / 10, 3.0 / 10}), 64);
+}
+
+TEST(BalancedAllocationNoFma, ScoreIsTheUnfusedValue) {
+  // Through the CPU backend as compiled in the library.
+  EXPECT_EQ(score(quarter_fraction_pod(), {quarter_fraction_node()}, {}, four_resources()), (Scores{65}));
+}
+
+// The plugin's rule compiled here with FMA instructions available (GCC on
+// x86-64 only emits them when told the target has them): with
+// -ffp-contract=off (root CMakeLists) it must still round each product.
+// `flatten` inlines the rule, so this copy, not the library's, is the one
+// compiled for FMA; vectorizing is off because it splits the products from
+// the sum in this loop, which hides the contraction this test looks for
+// (without the flag this test gets 64).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define BULKSCORE_TEST_FMA_TARGET 1
+__attribute__((target("fma"), optimize("no-tree-vectorize"), flatten)) int64_t balanced_score_with_fma(
+    const SnapshotView& s, const plugins::NodeResourcesBalancedAllocation::State& st, const uint8_t* arena,
+    uint32_t node) {
+  return plugins::NodeResourcesBalancedAllocation::score(s, st, arena, node);
+}
+#endif
+
+TEST(BalancedAllocationNoFma, RuleCompiledForAnFmaTargetDoesNotContract) {
+#ifndef BULKSCORE_TEST_FMA_TARGET
+  GTEST_SKIP() << "needs GCC on x86-64 (elsewhere ScoreIsTheUnfusedValue covers the build's own target)";
+#else
+  if (!__builtin_cpu_supports("fma")) GTEST_SKIP() << "this CPU has no FMA instructions";
+  Snapshot snap = Snapshot::build({quarter_fraction_node()}, {});
+  const Pod pod = quarter_fraction_pod();
+  intern_pod_resources(snap, pod);
+  const ProfilePlan plan = make_profile_plan(score_only_profile(kPlugin, four_resources()));
+  const PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0);
+  const PodQueryView v = q.view();
+  ASSERT_EQ(v.num_scores, 1u);
+  EXPECT_EQ(balanced_score_with_fma(snap.view(), v.states.NodeResourcesBalancedAllocation_state, v.arena, 0), 65);
+#endif
 }
 
 }  // namespace

@@ -37,6 +37,8 @@
 #include <vector>
 
 #include "host/common.hpp"
+#include "host/input/go_int.hpp"
+#include "host/input/labels.hpp"
 #include "host/io/io.hpp"
 
 namespace bulkscore {
@@ -123,23 +125,9 @@ void check_map(const Reporter& r, const YAML::Node& n, const std::string& path,
 bool plain_scalar(const YAML::Node& n) { return n.IsScalar() && n.Tag() == "?"; }
 
 std::optional<int64_t> parse_decimal(std::string_view s) {
-  size_t i = 0;
-  bool negative = false;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
-  if (i == s.size()) return std::nullopt;
-  // Accumulate negatively so that INT64_MIN parses too.
-  int64_t value = 0;
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return std::nullopt;
-    const int digit = s[i] - '0';
-    if (value < (std::numeric_limits<int64_t>::min() + digit) / 10) return std::nullopt;
-    value = value * 10 - digit;
-  }
-  if (!negative) {
-    if (value == std::numeric_limits<int64_t>::min()) return std::nullopt;
-    value = -value;
-  }
-  return value;
+  int64_t v = 0;
+  if (!parse_go_int64(s, v)) return std::nullopt;
+  return v;
 }
 
 int64_t read_int(const Reporter& r, const YAML::Node& n, const std::string& path, int64_t lo, int64_t hi,
@@ -199,74 +187,11 @@ std::vector<std::string> read_string_list(const Reporter& r, const YAML::Node& n
   return out;
 }
 
-// ---------------------------------------------------------------------------
-// Kubernetes name rules (apimachinery util/validation), restated.
-// ---------------------------------------------------------------------------
-
-bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
-
-// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
-bool is_name_token(std::string_view s) {
-  if (s.empty() || !is_alnum(s.front()) || !is_alnum(s.back())) return false;
-  for (char c : s) {
-    if (!is_alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
-}
-
-bool is_dns1123_subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = s.find('.', start);
-    const std::string_view label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
-    if (label.empty()) return false;
-    auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-    if (!lower_alnum(label.front()) || !lower_alnum(label.back())) return false;
-    for (char c : label) {
-      if (!lower_alnum(c) && c != '-') return false;
-    }
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-// Label keys and the label-name fields of plugin args use the same rule:
-// an optional DNS subdomain prefix and '/', then a name of at most 63.
-std::string qualified_name_problem(std::string_view v) {
-  std::string_view name = v;
-  const size_t slash = v.find('/');
-  if (slash != std::string_view::npos) {
-    if (v.find('/', slash + 1) != std::string_view::npos) {
-      return "must be a qualified name: an optional DNS subdomain prefix and '/', then a name";
-    }
-    const std::string_view prefix = v.substr(0, slash);
-    if (prefix.empty()) return "the prefix before '/' must be non-empty";
-    if (!is_dns1123_subdomain(prefix)) {
-      return "the prefix before '/' must be a lowercase RFC 1123 subdomain";
-    }
-    name = v.substr(slash + 1);
-  }
-  if (name.empty()) return "the name part must be non-empty";
-  if (name.size() > 63) return "the name part must be no more than 63 characters";
-  if (!is_name_token(name)) {
-    return "the name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-           "start and end with an alphanumeric character";
-  }
-  return {};
-}
-
-std::string label_value_problem(std::string_view v) {
-  if (v.size() > 63) return "must be no more than 63 characters";
-  if (!v.empty() && !is_name_token(v)) {
-    return "must be empty or consist of alphanumeric characters, '-', '_' or '.', and must "
-           "start and end with an alphanumeric character";
-  }
-  return {};
-}
-
 // Go's strconv.ParseInt(s, 10, 64), which the Gt/Lt operators use.
-bool is_go_int64(std::string_view s) { return parse_decimal(s).has_value(); }
+bool is_go_int64(std::string_view s) {
+  int64_t v = 0;
+  return parse_go_int64(s, v);
+}
 
 // Go's time.ParseDuration, reduced to what validation needs: is the text a
 // duration, and is it negative.

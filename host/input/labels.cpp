@@ -1,46 +1,91 @@
 #include "host/input/labels.hpp"
 
-#include <cctype>
-
 namespace bulkscore {
 namespace {
 
-bool alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+// ASCII only, whatever the locale (std::isalnum is not).
+bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
-// [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, at most 63 characters.
-bool is_name_part(std::string_view s) {
-  if (s.empty() || s.size() > 63) return false;
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  for (char c : s)
-    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+constexpr size_t kMaxNameLength = 63;
+constexpr size_t kMaxSubdomainLength = 253;
+
+// What a name part and a non-empty label value may hold.
+constexpr const char* kNameFormat =
+    "may hold only letters, digits, '-', '_' and '.', and must begin and end with a letter or digit "
+    "(pattern ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])";
+
+// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
+bool matches_name_format(std::string_view s) {
+  if (s.empty() || !is_alnum(s.front()) || !is_alnum(s.back())) return false;
+  for (char c : s) {
+    if (!is_alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
   return true;
 }
 
-// RFC 1123 subdomain: lower-case labels of [a-z0-9-] joined by '.'.
-bool is_dns_subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
+// [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*
+bool matches_subdomain_format(std::string_view s) {
   size_t start = 0;
   while (true) {
     const size_t dot = s.find('.', start);
-    const std::string_view label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
-    if (label.empty() || label.size() > 63) return false;
-    for (char c : label)
-      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
-    if (label.front() == '-' || label.back() == '-') return false;
+    const std::string_view part = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
+    if (part.empty() || !is_lower_alnum(part.front()) || !is_lower_alnum(part.back())) return false;
+    for (char c : part) {
+      if (!is_lower_alnum(c) && c != '-') return false;
+    }
     if (dot == std::string_view::npos) return true;
     start = dot + 1;
   }
 }
 
+std::string max_length(size_t n) { return "must be at most " + std::to_string(n) + " characters long"; }
+
 }  // namespace
 
-bool is_valid_label_value(std::string_view v) { return v.empty() || is_name_part(v); }
+std::string dns1123_subdomain_problem(std::string_view s) {
+  if (s.size() > kMaxSubdomainLength) return max_length(kMaxSubdomainLength);
+  if (!matches_subdomain_format(s)) {
+    return "must be a lower-case RFC 1123 subdomain: '.'-separated parts of lower-case letters, digits and '-', "
+           "each beginning and ending with a letter or digit (like example.com)";
+  }
+  return {};
+}
 
-bool is_qualified_name(std::string_view k) {
+bool is_dns1123_subdomain(std::string_view s) { return s.size() <= kMaxSubdomainLength && matches_subdomain_format(s); }
+
+std::string qualified_name_problem(std::string_view k) {
+  std::string_view name = k;
   const size_t slash = k.find('/');
-  if (slash == std::string_view::npos) return is_name_part(k);
-  if (k.find('/', slash + 1) != std::string_view::npos) return false;
-  return is_dns_subdomain(k.substr(0, slash)) && is_name_part(k.substr(slash + 1));
+  if (slash != std::string_view::npos) {
+    if (k.find('/', slash + 1) != std::string_view::npos) {
+      return "must be a qualified name: an optional DNS subdomain prefix and one '/', then a name (like "
+             "example.com/MyName)";
+    }
+    const std::string_view prefix = k.substr(0, slash);
+    if (prefix.empty()) return "the prefix before '/' must not be empty";
+    const std::string problem = dns1123_subdomain_problem(prefix);
+    if (!problem.empty()) return "the prefix before '/' " + problem;
+    name = k.substr(slash + 1);
+  }
+  if (name.empty()) return "the name part must not be empty";
+  if (name.size() > kMaxNameLength) return "the name part " + max_length(kMaxNameLength);
+  if (!matches_name_format(name)) return std::string("the name part ") + kNameFormat;
+  return {};
+}
+
+bool is_qualified_name(std::string_view k) { return qualified_name_problem(k).empty(); }
+
+std::string label_value_problem(std::string_view v) {
+  if (v.size() > kMaxNameLength) return max_length(kMaxNameLength);
+  if (!v.empty() && !matches_name_format(v)) {
+    return std::string("a non-empty label value ") + kNameFormat;
+  }
+  return {};
+}
+
+bool is_valid_label_value(std::string_view v) {
+  return v.size() <= kMaxNameLength && (v.empty() || matches_name_format(v));
 }
 
 }  // namespace bulkscore

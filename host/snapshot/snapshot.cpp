@@ -30,32 +30,6 @@ int32_t StringDict::find(std::string_view s) const {
   return it == ids_.end() ? kNoId : it->second;
 }
 
-bool parse_go_int64(std::string_view s, int64_t& out) {
-  if (s.empty()) return false;
-  size_t i = 0;
-  bool neg = false;
-  if (s[0] == '+' || s[0] == '-') {
-    neg = s[0] == '-';
-    i = 1;
-  }
-  if (i == s.size()) return false;
-  // Accumulate as a negative number so INT64_MIN parses.
-  int64_t acc = 0;
-  for (; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c < '0' || c > '9') return false;
-    const int d = c - '0';
-    if (acc < (std::numeric_limits<int64_t>::min() + d) / 10) return false;
-    acc = acc * 10 - d;
-  }
-  if (!neg) {
-    if (acc == std::numeric_limits<int64_t>::min()) return false;
-    acc = -acc;
-  }
-  out = acc;
-  return true;
-}
-
 std::string normalize_image_name(std::string_view name) {
   const auto colon = name.rfind(':');
   const auto slash = name.rfind('/');

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "host/common.hpp"
+#include "host/input/go_int.hpp"
 #include "host/input/model.hpp"
 
 namespace bulkscore {
@@ -143,10 +144,6 @@ class StringDict {
   std::vector<int64_t> int_values_;
   std::vector<uint8_t> int_ok_;
 };
-
-// Go's strconv.ParseInt(s, 10, 64): optional sign, digits (leading zeros
-// allowed), no spaces; false on overflow or anything else.
-bool parse_go_int64(std::string_view s, int64_t& out);
 
 // Normalizes an image name as ImageLocality does: appends ":latest" when the
 // name has no tag (the last ':' does not come after the last '/').
