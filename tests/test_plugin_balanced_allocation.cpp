@@ -201,7 +201,7 @@ TEST(BalancedAllocationNoFma, RuleCompiledForAnFmaTargetDoesNotContract) {
   const PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0);
   const PodQueryView v = q.view();
   ASSERT_EQ(v.num_scores, 1u);
-  EXPECT_EQ(balanced_score_with_fma(snap.view(), v.states.NodeResourcesBalancedAllocation_state, v.arena, 0), 65);
+  EXPECT_EQ(balanced_score_with_fma(snap.view(), plugin_state<plugins::NodeResourcesBalancedAllocation>(v), v.arena, 0), 65);
 #endif
 }
 
