@@ -264,12 +264,58 @@ class SnapshotMirror {
 static_assert(offsetof(Control, hist) == offsetof(Control, answer) + sizeof(Answer),
               "the answer and the histogram are copied back as one block");
 
+// The backend's stream. Declared after every buffer in CudaBackend, so it
+// is destroyed first: queued work (a call that threw) finishes before the
+// buffers it uses are freed, and a constructor that throws after creating it
+// does not leak it.
+class Stream {
+ public:
+  Stream() = default;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream() {
+    if (s_) {
+      cudaStreamSynchronize(s_);
+      cudaStreamDestroy(s_);
+    }
+  }
+  void create() { BULKSCORE_CUDA_TRY(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+// Makes `device` current for a scope and gives the caller's current device
+// back afterwards: an embedding program's own CUDA work keeps its device.
+class ScopedDevice {
+ public:
+  explicit ScopedDevice(int device) {
+    BULKSCORE_CUDA_TRY(cudaGetDevice(&previous_));
+    if (previous_ != device) {
+      BULKSCORE_CUDA_TRY(cudaSetDevice(device));
+      changed_ = true;
+    }
+  }
+  ScopedDevice(const ScopedDevice&) = delete;
+  ScopedDevice& operator=(const ScopedDevice&) = delete;
+  ~ScopedDevice() {
+    if (changed_) cudaSetDevice(previous_);
+  }
+
+ private:
+  int previous_ = 0;
+  bool changed_ = false;
+};
+
 class CudaBackend final : public Backend {
  public:
+  // Uses the caller's current device, and leaves it current.
   CudaBackend() {
     BULKSCORE_CUDA_TRY(cudaGetDevice(&device_));
     BULKSCORE_CUDA_TRY(cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, device_));
-    BULKSCORE_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    stream_holder_.create();
+    stream_ = stream_holder_.get();
     std::memset(&control_init_, 0, sizeof control_init_);
     for (uint32_t i = 0; i < kMaxProfilePlugins; ++i) {
       control_init_.stat_min[i] = INT64_MAX;
@@ -277,19 +323,11 @@ class CudaBackend final : public Backend {
     }
     back_.reserve(sizeof(Control));
   }
-  ~CudaBackend() override {
-    // The engine drops a backend that threw (DeviceOutOfMemory) with work
-    // possibly still queued on the buffers about to be freed.
-    if (stream_) {
-      cudaStreamSynchronize(stream_);
-      cudaStreamDestroy(stream_);
-    }
-  }
 
   const char* name() const override { return "cuda"; }
 
   void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) override {
-    BULKSCORE_CUDA_TRY(cudaSetDevice(device_));
+    const ScopedDevice on_our_device(device_);
     // A previous call that threw may have left copies from the pinned buffers
     // in flight; the host is about to overwrite them.
     if (in_flight_) {
@@ -571,6 +609,7 @@ class CudaBackend final : public Backend {
   PinnedBuffer upload_, back_, result_, prescore_pos_, prescore_arena_;
   std::vector<uint32_t> prescore_nodes_;
   DeviceBuffer d_prescore_arena_;
+  Stream stream_holder_;  // last: destroyed first (see Stream)
   DeviceBuffer d_pod_, flags_, pos_verdicts_, raw_pos_, feasible_pos_, keys_, nodes_, totals_, raw_c_, norm_c_,
       partials_, temp_, sorted_keys_, sorted_nodes_;
 };
