@@ -175,12 +175,42 @@ struct Pod {
   std::string key() const { return namespace_name + "/" + name; }
 };
 
+// The other objects the topology plugins read (`--objects`, what
+// `kubectl get svc,rc,rs,sts,ns -A -o json` prints): the Services,
+// ReplicationControllers, ReplicaSets and StatefulSets whose selectors give a
+// pod its default spreading selector (upstream's DefaultSelector), and the
+// Namespaces whose labels a namespaceSelector reads.
+struct Namespace {
+  std::string name;
+  StringMap labels;
+};
+
+// A workload object reduced to what DefaultSelector reads: its namespace and
+// its pod selector. Services and ReplicationControllers select with a plain
+// label map (`spec.selector`); ReplicaSets and StatefulSets with a
+// LabelSelector.
+struct SelectingObject {
+  enum class Kind { Service, ReplicationController, ReplicaSet, StatefulSet };
+  Kind kind = Kind::Service;
+  std::string namespace_name;
+  std::string name;
+  StringMap selector_map;                       // Service, ReplicationController
+  std::optional<LabelSelector> label_selector;  // ReplicaSet, StatefulSet
+  std::string origin;                           // "objects.json: items[3]"
+};
+
+struct ClusterObjects {
+  std::vector<Namespace> namespaces;
+  std::vector<SelectingObject> selecting;  // file order
+};
+
 // What the CLI and the engine load: nodes, and pods either running on a node
 // (spec.nodeName set, not Succeeded/Failed) or pending (no nodeName).
 struct Cluster {
   std::vector<Node> nodes;
   std::vector<Pod> running_pods;  // bound to a node present in `nodes`
   std::vector<Pod> pending_pods;  // file order
+  ClusterObjects objects;         // --objects (may be empty)
 };
 
 }  // namespace bulkscore
