@@ -17,6 +17,7 @@
 
 #include "host/common.hpp"
 #include "host/engine/backend.hpp"
+#include "host/snapshot/mirror_sync.hpp"
 #include "kernels/launch.hpp"
 
 namespace bulkscore {
@@ -63,6 +64,7 @@ class DeviceBuffer {
     cap_ = want;
   }
   void* get() const { return ptr_; }
+  size_t capacity() const { return cap_; }
   template <class T>
   T* as() const {
     return static_cast<T*>(ptr_);
@@ -111,11 +113,13 @@ class PinnedBuffer {
 // The snapshot's columns in device memory, one cudaMalloc per column, and
 // the node-tree order (used when sampling visits every node rotated).
 //
-// Up to date means: same snapshot object, same structure version, same host
-// column addresses and sizes, and every mutation-log entry applied. Any
-// difference but new log entries re-uploads everything; new log entries
-// re-send only the touched nodes' mutable entries (one pinned staging copy
-// and one scatter kernel).
+// What to copy is MirrorSync's plan (host/snapshot/mirror_sync.hpp): the
+// whole snapshot when its structure version differs from the one mirrored
+// (versions are unique in the process, a copy takes a new one); else the
+// columns laid out anew, the dictionary columns' new tails, and the element
+// ranges of the nodes logged since the last sync, packed by the column table
+// (element size, row stride, slot range) into one pinned staging buffer,
+// one copy, one generic scatter kernel. No column is named here.
 class SnapshotMirror {
  public:
   const SnapshotView& view() const { return view_; }
@@ -123,47 +127,78 @@ class SnapshotMirror {
 
   void sync(const Snapshot& snap, cudaStream_t stream) {
     const std::vector<Snapshot::Column> cols = snap.columns();
-    const std::vector<uint32_t>& log = snap.mutation_log();
-    // Structure versions are unique in the process (every build and every
-    // structural change takes a new one), so a snapshot rebuilt at the same
-    // address is never mistaken for the one mirrored.
-    if (!same_structure(snap, cols) || log.size() < log_size_) {
+    const MirrorSync::Plan plan = tracker_.plan(snap, cols);
+    // Unknown contents until every copy below is enqueued: if one throws,
+    // the next sync sends everything.
+    tracker_.forget();
+    if (plan.everything) {
       upload_all(snap, cols, stream);
-      return;
+    } else {
+      for (uint32_t c : plan.whole) upload_column(c, cols[c], stream);
+      for (const auto& t : plan.tails) append_tail(t.column, t.from, cols[t.column], stream);
+      if (!plan.ranges.empty()) scatter(cols, plan, stream);
     }
-    if (log.size() > log_size_) apply_log(snap, log, stream);
+    tracker_.synced(snap, cols);
+    view_ = device_view(snap);
   }
 
  private:
-  bool same_structure(const Snapshot& snap, const std::vector<Snapshot::Column>& cols) const {
-    if (snap_ != &snap || version_ != snap.structure_version() || cols.size() != host_cols_.size()) return false;
-    for (size_t i = 0; i < cols.size(); ++i)
-      if (cols[i].data != host_cols_[i].first || cols[i].bytes != host_cols_[i].second) return false;
-    return host_tree_order_ == snap.tree_order().data() && tree_order_size_ == snap.tree_order().size();
-  }
-
   void upload_all(const Snapshot& snap, const std::vector<Snapshot::Column>& cols, cudaStream_t stream) {
-    snap_ = nullptr;  // not valid until the upload is complete
     columns_.resize(cols.size());
-    host_cols_.clear();
-    for (size_t i = 0; i < cols.size(); ++i) {
-      columns_[i].reserve(cols[i].bytes, false);
-      if (cols[i].bytes)
-        BULKSCORE_CUDA_TRY(
-            cudaMemcpyAsync(columns_[i].get(), cols[i].data, cols[i].bytes, cudaMemcpyHostToDevice, stream));
-      host_cols_.emplace_back(cols[i].data, cols[i].bytes);
-    }
+    for (uint32_t c = 0; c < cols.size(); ++c) upload_column(c, cols[c], stream);
     const std::vector<uint32_t>& order = snap.tree_order();
     tree_order_.reserve(order.size() * sizeof(uint32_t), false);
     if (!order.empty())
       BULKSCORE_CUDA_TRY(cudaMemcpyAsync(tree_order_.get(), order.data(), order.size() * sizeof(uint32_t),
                                          cudaMemcpyHostToDevice, stream));
-    view_ = device_view(snap);
-    snap_ = &snap;
-    version_ = snap.structure_version();
-    log_size_ = snap.mutation_log().size();
-    host_tree_order_ = order.data();
-    tree_order_size_ = order.size();
+  }
+
+  // Columns that only grow (the dictionary's) get slack so their tails land
+  // in place; the others are allocated to size.
+  void upload_column(uint32_t c, const Snapshot::Column& col, cudaStream_t stream) {
+    columns_[c].reserve(col.bytes, col.kind == Snapshot::ColumnKind::kAppend);
+    if (col.bytes)
+      BULKSCORE_CUDA_TRY(cudaMemcpyAsync(columns_[c].get(), col.data, col.bytes, cudaMemcpyHostToDevice, stream));
+  }
+
+  void append_tail(uint32_t c, size_t from, const Snapshot::Column& col, cudaStream_t stream) {
+    if (col.bytes > columns_[c].capacity()) {  // a regrow loses the contents: send it whole
+      upload_column(c, col, stream);
+      return;
+    }
+    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(columns_[c].as<uint8_t>() + from, static_cast<const uint8_t*>(col.data) + from,
+                                       col.bytes - from, cudaMemcpyHostToDevice, stream));
+  }
+
+  // The plan's ranges: segments first, then each range's elements gathered
+  // from the host column, 8-byte aligned.
+  void scatter(const std::vector<Snapshot::Column>& cols, const MirrorSync::Plan& plan, cudaStream_t stream) {
+    const size_t table = align_up(plan.ranges.size() * sizeof(ScatterSegment), 8);
+    size_t bytes = table;
+    for (const auto& r : plan.ranges) bytes += align_up(static_cast<size_t>(r.count) * cols[r.column].element_bytes, 8);
+    staging_.reserve(bytes);
+    d_staging_.reserve(bytes);
+    uint8_t* base = staging_.get();
+    auto* segments = reinterpret_cast<ScatterSegment*>(base);
+    size_t at = table;
+    for (size_t i = 0; i < plan.ranges.size(); ++i) {
+      const MirrorSync::Range& r = plan.ranges[i];
+      const Snapshot::Column& col = cols[r.column];
+      const size_t eb = col.element_bytes;
+      const auto* host = static_cast<const uint8_t*>(col.data);
+      if (r.stride == 1) {
+        std::memcpy(base + at, host + r.first * eb, r.count * eb);
+      } else {
+        for (uint32_t k = 0; k < r.count; ++k)
+          std::memcpy(base + at + k * eb, host + (r.first + k * r.stride) * eb, eb);
+      }
+      segments[i] = ScatterSegment{reinterpret_cast<uint64_t>(columns_[r.column].as<uint8_t>() + r.first * eb),
+                                   r.stride * eb, at, r.count, col.element_bytes};
+      at += align_up(r.count * eb, 8);
+    }
+    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(d_staging_.get(), base, at, cudaMemcpyHostToDevice, stream));
+    BULKSCORE_CUDA_TRY(
+        enqueue_node_updates(d_staging_.as<const uint8_t>(), static_cast<uint32_t>(plan.ranges.size()), stream));
   }
 
   // The snapshot's view with every column pointer replaced by its device copy.
@@ -174,89 +209,10 @@ class SnapshotMirror {
     return snap.view_over(copies);
   }
 
-  void apply_log(const Snapshot& snap, const std::vector<uint32_t>& log, cudaStream_t stream) {
-    const uint32_t n = snap.num_nodes();
-    const uint32_t r_count = snap.num_resources();
-    if (stamp_.size() != n) {
-      stamp_.assign(n, 0);
-      epoch_ = 0;
-    }
-    if (++epoch_ == 0) {  // wrapped: forget old marks
-      std::fill(stamp_.begin(), stamp_.end(), 0);
-      epoch_ = 1;
-    }
-    const std::vector<uint32_t>& port_offsets = snap.port_offsets();
-    const std::vector<uint32_t>& port_counts = snap.port_counts();
-    touched_.clear();
-    size_t bytes = 0;
-    for (size_t i = log_size_; i < log.size(); ++i) {
-      const uint32_t node = log[i];
-      if (stamp_[node] == epoch_) continue;
-      stamp_[node] = epoch_;
-      touched_.push_back(node);
-      bytes += record_bytes(r_count, port_counts[node]);
-    }
-    const size_t table = align_up(touched_.size() * sizeof(uint64_t), 8);
-    // Past the size of the mutable columns themselves, a plain re-upload is cheaper.
-    const size_t mutable_bytes = snap.requested().size() * 8 + snap.nonzero_requested().size() * 8 +
-                                 snap.pod_count().size() * 4 + port_counts.size() * 4 +
-                                 snap.ports().size() * sizeof(HostPortEntry);
-    if (table + bytes > mutable_bytes) {
-      upload_all(snap, snap.columns(), stream);
-      return;
-    }
-    staging_.reserve(table + bytes);
-    d_staging_.reserve(table + bytes);
-    uint8_t* base = staging_.get();
-    const auto* requested = snap.requested().data();
-    const auto* nonzero = snap.nonzero_requested().data();
-    size_t at = table;
-    for (size_t j = 0; j < touched_.size(); ++j) {
-      const uint32_t node = touched_[j];
-      reinterpret_cast<uint64_t*>(base)[j] = at;
-      NodeUpdateHeader h{node, port_offsets[node], port_counts[node], snap.pod_count()[node]};
-      std::memcpy(base + at, &h, sizeof h);
-      auto* values = reinterpret_cast<int64_t*>(base + at + sizeof h);
-      for (uint32_t r = 0; r < r_count; ++r) values[r] = requested[static_cast<size_t>(r) * n + node];
-      values[r_count] = nonzero[node];
-      values[r_count + 1] = nonzero[static_cast<size_t>(n) + node];
-      std::memcpy(values + r_count + 2, snap.ports().data() + port_offsets[node],
-                  port_counts[node] * sizeof(HostPortEntry));
-      at += record_bytes(r_count, port_counts[node]);
-    }
-    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(d_staging_.get(), base, at, cudaMemcpyHostToDevice, stream));
-    MutableColumns m;
-    m.requested = const_cast<int64_t*>(view_.requested);
-    m.nonzero_requested = const_cast<int64_t*>(view_.nonzero_requested);
-    m.pod_count = const_cast<int32_t*>(view_.pod_count);
-    m.port_counts = const_cast<uint32_t*>(view_.port_counts);
-    m.ports = const_cast<HostPortEntry*>(view_.ports);
-    m.num_nodes = n;
-    m.num_resources = r_count;
-    BULKSCORE_CUDA_TRY(
-        enqueue_node_updates(m, d_staging_.as<const uint8_t>(), static_cast<uint32_t>(touched_.size()), stream));
-    log_size_ = log.size();
-  }
-
-  static size_t record_bytes(uint32_t r_count, uint32_t ports) {
-    return align_up(sizeof(NodeUpdateHeader) + (static_cast<size_t>(r_count) + 2) * 8 + ports * sizeof(HostPortEntry),
-                    8);
-  }
-
   std::vector<DeviceBuffer> columns_;  // in Snapshot::columns() order
-  std::vector<std::pair<const void*, size_t>> host_cols_;
   DeviceBuffer tree_order_;
-  const uint32_t* host_tree_order_ = nullptr;
-  size_t tree_order_size_ = 0;
-  const Snapshot* snap_ = nullptr;
-  uint64_t version_ = 0;
-  size_t log_size_ = 0;
+  MirrorSync tracker_;
   SnapshotView view_;
-
-  // Incremental updates: dedup marks per node, and the staging buffers.
-  std::vector<uint32_t> stamp_;
-  uint32_t epoch_ = 0;
-  std::vector<uint32_t> touched_;
   PinnedBuffer staging_;
   DeviceBuffer d_staging_;
 };

@@ -287,23 +287,26 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// One block per touched node: its requested column entries, non-zero
-// requests, pod count and used host-port slots.
-__global__ void apply_node_updates(MutableColumns cols, const uint8_t* records) {
-  const uint64_t offset = reinterpret_cast<const uint64_t*>(records)[blockIdx.x];
-  const uint8_t* rec = records + offset;
-  const NodeUpdateHeader h = *reinterpret_cast<const NodeUpdateHeader*>(rec);
-  const int64_t* values = reinterpret_cast<const int64_t*>(rec + sizeof(NodeUpdateHeader));
-  const HostPortEntry* ports =
-      reinterpret_cast<const HostPortEntry*>(rec + sizeof(NodeUpdateHeader) + (cols.num_resources + 2) * 8);
-  const size_t n = cols.num_nodes;
-  for (uint32_t r = threadIdx.x; r < cols.num_resources; r += blockDim.x) cols.requested[r * n + h.node] = values[r];
-  for (uint32_t j = threadIdx.x; j < h.port_count; j += blockDim.x) cols.ports[h.port_begin + j] = ports[j];
-  if (threadIdx.x == 0) {
-    cols.nonzero_requested[h.node] = values[cols.num_resources];
-    cols.nonzero_requested[n + h.node] = values[cols.num_resources + 1];
-    cols.pod_count[h.node] = h.pod_count;
-    cols.port_counts[h.node] = h.port_count;
+// The mirror's scatter: one block per segment, whatever the column. Elements
+// whose size is a multiple of 4 move as 32-bit words (the destination and
+// the staging runs are 4-byte aligned then), others byte by byte.
+__global__ void apply_node_updates(const uint8_t* staging) {
+  const ScatterSegment seg = reinterpret_cast<const ScatterSegment*>(staging)[blockIdx.x];
+  const uint8_t* src = staging + seg.src;
+  uint8_t* dst = reinterpret_cast<uint8_t*>(seg.dst);
+  if (seg.element_bytes % 4 == 0) {
+    const uint32_t words = seg.element_bytes / 4;
+    const uint64_t total = static_cast<uint64_t>(seg.count) * words;
+    for (uint64_t i = threadIdx.x; i < total; i += blockDim.x) {
+      const uint64_t e = i / words, w = i % words;
+      reinterpret_cast<uint32_t*>(dst + e * seg.dst_stride)[w] = reinterpret_cast<const uint32_t*>(src)[i];
+    }
+  } else {
+    const uint64_t total = static_cast<uint64_t>(seg.count) * seg.element_bytes;
+    for (uint64_t i = threadIdx.x; i < total; i += blockDim.x) {
+      const uint64_t e = i / seg.element_bytes, b = i % seg.element_bytes;
+      dst[e * seg.dst_stride + b] = src[i];
+    }
   }
 }
 
@@ -380,10 +383,9 @@ cudaError_t enqueue_sort_descending(const uint64_t* keys_in, const uint32_t* nod
   return cudaSuccess;
 }
 
-cudaError_t enqueue_node_updates(const MutableColumns& cols, const uint8_t* records, uint32_t num_records,
-                                 cudaStream_t stream) {
-  if (num_records == 0) return cudaSuccess;
-  apply_node_updates<<<num_records, 64, 0, stream>>>(cols, records);
+cudaError_t enqueue_node_updates(const uint8_t* staging, uint32_t num_segments, cudaStream_t stream) {
+  if (num_segments == 0) return cudaSuccess;
+  apply_node_updates<<<num_segments, 64, 0, stream>>>(staging);
   BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
   BULKSCORE_DEBUG_SYNC(stream);
   return cudaSuccess;

@@ -82,26 +82,17 @@ struct WorkBuffers {
   size_t temp_bytes = 0;
 };
 
-// The snapshot columns an assumed pod changes, on the device.
-struct MutableColumns {
-  int64_t* requested = nullptr;          // [num_resources * num_nodes]
-  int64_t* nonzero_requested = nullptr;  // [2 * num_nodes]
-  int32_t* pod_count = nullptr;
-  uint32_t* port_counts = nullptr;
-  HostPortEntry* ports = nullptr;
-  uint32_t num_nodes = 0;
-  uint32_t num_resources = 0;
-};
-
-// One touched node's new values, as packed in the staging buffer: this
-// header, then int64 requested[num_resources], int64 nonzero[2], then
-// HostPortEntry ports[port_count], the record padded to 8 bytes. The buffer
-// starts with uint64 record offsets (bytes from the buffer start).
-struct NodeUpdateHeader {
-  uint32_t node;
-  uint32_t port_begin;
-  uint32_t port_count;
-  int32_t pod_count;
+// One run of elements the device mirror re-sends (MirrorSync::Range, placed):
+// `count` elements of `element_bytes` each, packed at byte `src` of the
+// staging buffer, written to device address `dst`, `dst_stride` bytes apart.
+// The staging buffer starts with the segments, the packed elements follow
+// (each run 8-byte aligned). Element sizes are 1, 4, 8 or 12 bytes.
+struct ScatterSegment {
+  uint64_t dst;
+  uint64_t dst_stride;
+  uint64_t src;
+  uint32_t count;
+  uint32_t element_bytes;
 };
 
 // cudaSuccess when this build's kernels can run on the current device (the
@@ -132,10 +123,9 @@ cudaError_t enqueue_sort_descending(const uint64_t* keys_in, const uint32_t* nod
                                     uint32_t* nodes_out, uint32_t num_items, int end_bit, void* temp, size_t temp_bytes,
                                     cudaStream_t stream);
 
-// Applies `num_records` packed node updates (see NodeUpdateHeader) from the
-// device staging buffer `records`.
-cudaError_t enqueue_node_updates(const MutableColumns& cols, const uint8_t* records, uint32_t num_records,
-                                 cudaStream_t stream);
+// Applies `num_segments` segments (see ScatterSegment) from the device
+// staging buffer `staging`, which starts with them.
+cudaError_t enqueue_node_updates(const uint8_t* staging, uint32_t num_segments, cudaStream_t stream);
 
 }  // namespace cuda_detail
 }  // namespace bulkscore

@@ -1,12 +1,23 @@
 // The structure-of-arrays snapshot: layout, dictionary lookups, dense label
-// columns, and what assuming a pod changes.
+// columns, the pods as data, and the mutations (pods and nodes) with what
+// they log for device mirrors.
 #include "host/snapshot/snapshot.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "bench/generator/generator.hpp"
 #include "host/input/k8s_json.hpp"
 #include "host/input/pod_resources.hpp"
+#include "host/snapshot/mirror_sync.hpp"
 #include "tests/test_util.hpp"
 
 namespace bulkscore {
@@ -88,7 +99,7 @@ TEST(Snapshot, AssumingAPodChangesOnlyThatNodeAndLogsIt) {
   }
 }
 
-TEST(Snapshot, NewResourceOrFullPortSlotsChangeTheStructure) {
+TEST(Snapshot, ANewResourceChangesTheStructureFullPortSlotsOnlyTheirLayout) {
   Snapshot snap = Snapshot::build({make_node("a", 1000, 1000), make_node("b", 1000, 1000)}, {});
   const uint64_t v0 = snap.structure_version();
   EXPECT_EQ(snap.resource_index("example.com/fpga"), -1);
@@ -97,15 +108,24 @@ TEST(Snapshot, NewResourceOrFullPortSlotsChangeTheStructure) {
   EXPECT_GT(snap.structure_version(), v0);
   EXPECT_TRUE(snap.mutation_log().empty());
 
-  // Host ports: slots have slack; filling them relays the columns out.
+  // Host ports: slots have slack; filling them lays the port columns out
+  // again (their layout version), the rest of the snapshot stays.
   const uint64_t v1 = snap.structure_version();
+  auto port_layout = [&] {
+    for (const auto& c : snap.columns())
+      if (std::string(c.name) == "ports") return c.layout_version;
+    return uint64_t(0);
+  };
+  const uint64_t ports_before = port_layout();
   Pod pod;
   pod.name = "ports";
   Container c = container();
   for (int p = 0; p < 12; ++p) c.ports.push_back(testutil::host_port("TCP", "", 8000 + p));
   pod.containers.push_back(c);
   snap.add_pod(pod, 1);
-  EXPECT_GT(snap.structure_version(), v1);
+  EXPECT_EQ(snap.structure_version(), v1);
+  EXPECT_NE(port_layout(), ports_before);
+  EXPECT_EQ(snap.mutation_log(), std::vector<uint32_t>{1});
   EXPECT_EQ(snap.port_counts()[1], 12u);
   EXPECT_EQ(snap.port_counts()[0], 0u);
   const SnapshotView v = snap.view();
@@ -149,6 +169,997 @@ TEST(Snapshot, StructureVersionsAreUniqueAcrossSnapshots) {
   EXPECT_NE(first.structure_version(), v1);
   const Snapshot other = Snapshot::build(nodes, {});
   EXPECT_NE(other.structure_version(), first.structure_version());
+}
+
+}  // namespace
+}  // namespace bulkscore
+
+// ---- pods as data, mutations ---------------------------------------------------
+
+namespace bulkscore {
+namespace {
+
+using testutil::container;
+using testutil::make_node;
+using testutil::make_pod;
+
+// ---- decoding: a snapshot as strings, column by column ----
+//
+// Two snapshots of the same nodes and pods may number strings, images and
+// resources differently and keep different slack, so "equal to a fresh
+// build" compares what the columns mean: each column of columns() decoded
+// per node (entry n is node n), ids turned back into strings. Derived columns
+// (image masks, parsed integers, offsets of slotted ranges) decode as "ok"
+// when they agree with what they are derived from. Every column must have a
+// decoder: a new column fails these tests until it gets one.
+
+using Decoded = std::map<std::string, std::vector<std::string>>;
+
+std::string upstream_zone_key(const StringMap& labels) {
+  auto get = [&](const char* beta, const char* ga) {
+    auto it = labels.find(beta);
+    if (it == labels.end()) it = labels.find(ga);
+    return it == labels.end() ? std::string() : it->second;
+  };
+  const std::string region = get("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region");
+  const std::string zone = get("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone");
+  return region.empty() && zone.empty() ? std::string() : region + "|" + zone;
+}
+
+std::string join(std::vector<std::string> parts, bool sorted) {
+  if (sorted) std::sort(parts.begin(), parts.end());
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ",") + p;
+  return "[" + out + "]";
+}
+
+Decoded decode(const Snapshot& s) {
+  Decoded d;
+  const SnapshotView v = s.view();
+  const uint32_t N = s.num_nodes();
+  auto str = [&](int32_t id) { return id == kNoId ? std::string("<none>") : s.strings().str(id); };
+  auto per_node = [&](const char* name, auto fn) {
+    auto& out = d[name];
+    for (uint32_t n = 0; n < N; ++n) out.push_back(fn(n));
+  };
+  auto resources = [&](const int64_t* col) {
+    return [&, col](uint32_t n) {
+      std::vector<std::string> parts;
+      for (uint32_t r = 0; r < s.num_resources(); ++r)
+        if (col[static_cast<size_t>(r) * N + n] != 0)
+          parts.push_back(s.resource_name(r) + "=" + std::to_string(col[static_cast<size_t>(r) * N + n]));
+      return join(parts, true);
+    };
+  };
+  per_node("allocatable", resources(v.allocatable));
+  per_node("requested", resources(v.requested));
+  per_node("nonzero_requested", [&](uint32_t n) {
+    return std::to_string(v.nonzero_requested[n]) + "," + std::to_string(v.nonzero_requested[N + n]);
+  });
+  per_node("allowed_pods", [&](uint32_t n) { return std::to_string(v.allowed_pods[n]); });
+  per_node("pod_count", [&](uint32_t n) { return std::to_string(v.pod_count[n]); });
+  per_node("unschedulable", [&](uint32_t n) { return std::to_string(v.unschedulable[n]); });
+  per_node("node_name_id", [&](uint32_t n) { return str(v.node_name_id[n]); });
+
+  auto sorted_pairs = [&](const int32_t* keys, const int32_t* values, uint32_t first, uint32_t last) {
+    std::vector<std::string> parts;
+    for (uint32_t i = first; i < last; ++i) {
+      parts.push_back(str(keys[i]) + "=" + str(values[i]));
+      if (i > first && keys[i - 1] >= keys[i]) parts.push_back("<keys not sorted by id>");
+    }
+    return join(parts, true);
+  };
+  per_node("label_offsets", [&](uint32_t n) { return std::to_string(v.label_offsets[n + 1] - v.label_offsets[n]); });
+  per_node("label_keys", [&](uint32_t n) {
+    return sorted_pairs(v.label_keys, v.label_values, v.label_offsets[n], v.label_offsets[n + 1]);
+  });
+  d["label_values"] = d["label_keys"];
+  per_node("taint_offsets", [&](uint32_t n) { return std::to_string(v.taint_offsets[n + 1] - v.taint_offsets[n]); });
+  per_node("taint_keys", [&](uint32_t n) {
+    std::vector<std::string> parts;
+    for (uint32_t i = v.taint_offsets[n]; i < v.taint_offsets[n + 1]; ++i)
+      parts.push_back(str(v.taint_keys[i]) + "=" + str(v.taint_values[i]) + ":" + std::to_string(v.taint_effects[i]));
+    return join(parts, false);
+  });
+  d["taint_values"] = d["taint_effects"] = d["taint_keys"];
+  per_node("image_offsets", [&](uint32_t n) { return std::to_string(v.image_offsets[n + 1] - v.image_offsets[n]); });
+  per_node("image_ids", [&](uint32_t n) {
+    std::vector<std::string> parts;
+    for (uint32_t i = v.image_offsets[n]; i < v.image_offsets[n + 1]; ++i) {
+      parts.push_back(s.image_name(v.image_ids[i]));
+      if (i > v.image_offsets[n] && v.image_ids[i - 1] >= v.image_ids[i]) parts.push_back("<ids not sorted>");
+    }
+    return join(parts, true);
+  });
+  per_node("image_masks", [&](uint32_t n) {
+    uint64_t want = 0;
+    for (uint32_t i = v.image_offsets[n]; i < v.image_offsets[n + 1]; ++i)
+      if (v.image_ids[i] < 64) want |= uint64_t(1) << v.image_ids[i];
+    return std::string(want == v.image_masks[n] ? "ok" : "mask disagrees with image_ids");
+  });
+
+  auto slotted_ok = [&](const uint32_t* offsets, uint32_t n, uint32_t used) {
+    return std::string(offsets[n] <= offsets[n + 1] && used <= offsets[n + 1] - offsets[n] ? "ok" : "overfull");
+  };
+  per_node("port_offsets", [&](uint32_t n) { return slotted_ok(v.port_offsets, n, v.port_counts[n]); });
+  per_node("port_counts", [&](uint32_t n) { return std::to_string(v.port_counts[n]); });
+  per_node("ports", [&](uint32_t n) {
+    std::vector<std::string> parts;
+    for (uint32_t i = v.port_offsets[n]; i < v.port_offsets[n + 1]; ++i) {
+      const HostPortEntry& e = v.ports[i];
+      if (i < v.port_offsets[n] + v.port_counts[n])
+        parts.push_back(str(e.ip) + "/" + str(e.protocol) + "/" + std::to_string(e.port));
+      else if (e.ip != kNoId || e.protocol != kNoId || e.port != 0)
+        parts.push_back("<free slot not cleared>");
+    }
+    return join(parts, false);
+  });
+
+  {
+    std::string ok = "ok";
+    if (s.strings().int_values().size() != s.strings().size() || s.strings().int_ok().size() != s.strings().size())
+      ok = "size differs from the dictionary";
+    for (int32_t id = 0; ok == "ok" && static_cast<size_t>(id) < s.strings().size(); ++id) {
+      int64_t want = 0;
+      const bool parses = parse_go_int64(s.strings().str(id), want);
+      if (v.string_int_ok[id] != (parses ? 1 : 0) || (parses && v.string_int[id] != want))
+        ok = "wrong for \"" + s.strings().str(id) + "\"";
+    }
+    d["string_int"] = d["string_int_ok"] = {ok};
+  }
+  per_node("dense_labels", [&](uint32_t n) {
+    std::vector<std::string> parts;
+    for (uint32_t slot = 0; slot < v.num_dense_labels; ++slot)
+      parts.push_back(str(s.dense_label_key(slot)) + "=" + str(v.dense_labels[static_cast<size_t>(slot) * N + n]));
+    return join(parts, true);
+  });
+
+  per_node("pod_offsets",
+           [&](uint32_t n) { return slotted_ok(v.pod_offsets, n, static_cast<uint32_t>(v.pod_count[n])); });
+  auto per_pod = [&](const char* name, auto fn) {
+    per_node(name, [&](uint32_t n) {
+      std::vector<std::string> parts;
+      for (uint32_t slot = v.pod_offsets[n]; slot < v.pod_offsets[n] + static_cast<uint32_t>(v.pod_count[n]); ++slot)
+        parts.push_back(fn(slot));
+      return join(parts, false);
+    });
+  };
+  per_pod("pod_namespace", [&](uint32_t slot) { return str(v.pod_namespace[slot]); });
+  per_pod("pod_flags", [&](uint32_t slot) { return std::to_string(v.pod_flags[slot]); });
+  per_pod("pod_label_counts", [&](uint32_t slot) { return std::to_string(v.pod_label_counts[slot]); });
+  per_pod("pod_label_keys", [&](uint32_t slot) {
+    return sorted_pairs(v.pod_label_keys, v.pod_label_values, v.pod_label_offsets[slot],
+                        v.pod_label_offsets[slot] + v.pod_label_counts[slot]);
+  });
+  d["pod_label_values"] = d["pod_label_keys"];
+  // Free slots are cleared; a node's pods' labels follow each other; label
+  // entries no pod owns are cleared.
+  per_node("pod_node", [&](uint32_t n) {
+    for (uint32_t slot = v.pod_offsets[n]; slot < v.pod_offsets[n + 1]; ++slot) {
+      const bool used = slot < v.pod_offsets[n] + static_cast<uint32_t>(v.pod_count[n]);
+      if (used && v.pod_node[slot] != static_cast<int32_t>(n)) return std::string("wrong node");
+      if (!used && (v.pod_node[slot] != kNoId || v.pod_namespace[slot] != kNoId || v.pod_flags[slot] != 0 ||
+                    v.pod_label_offsets[slot] != 0 || v.pod_label_counts[slot] != 0))
+        return std::string("free slot not cleared");
+    }
+    return std::string("ok");
+  });
+  per_node("pod_label_offsets", [&](uint32_t n) {
+    for (uint32_t slot = v.pod_offsets[n] + 1; slot < v.pod_offsets[n] + static_cast<uint32_t>(v.pod_count[n]); ++slot)
+      if (v.pod_label_offsets[slot] != v.pod_label_offsets[slot - 1] + v.pod_label_counts[slot - 1])
+        return std::string("labels not consecutive");
+    return std::string("ok");
+  });
+  {
+    const auto cols = s.columns();
+    size_t label_entries = 0;
+    for (const auto& c : cols)
+      if (std::string(c.name) == "pod_label_keys") label_entries = c.bytes / sizeof(int32_t);
+    std::vector<uint8_t> owned(label_entries, 0);
+    for (uint32_t slot = 0; slot < v.num_pod_slots; ++slot)
+      for (uint32_t i = 0; i < v.pod_label_counts[slot]; ++i) owned[v.pod_label_offsets[slot] + i] = 1;
+    std::string ok = "ok";
+    for (size_t i = 0; i < label_entries; ++i)
+      if (!owned[i] && (v.pod_label_keys[i] != kNoId || v.pod_label_values[i] != kNoId)) ok = "free label not cleared";
+    d["pod_label_keys"].push_back(ok);
+    d["pod_label_values"].push_back(ok);
+  }
+
+  // Host-side parts and the view's counts.
+  // (The node-tree order is compared on its own: after node changes it is
+  // upstream's node tree, which a fresh build does not always reproduce.)
+  per_node("host: node_name", [&](uint32_t n) { return s.node_name(n); });
+  per_node("host: pods_on_node", [&](uint32_t n) {
+    std::vector<std::string> parts;
+    for (uint32_t id : s.pods_on_node(n)) {
+      const Pod& pod = s.pod(id);
+      std::string ok = s.has_pod(id) && s.pod_node(id) == n && pod.node_name == s.node_name(n) &&
+                               s.find_pod(pod.namespace_name, pod.name) != Snapshot::kNoPod
+                           ? ""
+                           : " <pod index broken>";
+      parts.push_back(pod.key() + ok);
+    }
+    return join(parts, false);
+  });
+  d["host: num_pods"] = {std::to_string(s.num_pods())};
+  for (int32_t id = 0; static_cast<size_t>(id) < s.num_images(); ++id)
+    if (s.image_num_nodes(id) > 0)
+      d["host: images"].push_back(s.image_name(id) + " on " + std::to_string(s.image_num_nodes(id)) + ", " +
+                                  std::to_string(s.image_size(id)) + " bytes");
+  std::sort(d["host: images"].begin(), d["host: images"].end());
+  d["view: counts"] = {std::to_string(v.num_nodes), str(v.any_ip_id), std::to_string(v.num_dense_labels)};
+  {
+    // The view's pointers are the columns' data, in table order.
+    std::vector<const void*> data;
+    for (const auto& c : s.columns()) data.push_back(c.data);
+    const SnapshotView over = s.view_over(data);
+    const bool same = std::memcmp(&over, &v, sizeof v) == 0;
+    d["view: pointers"] = {same ? "ok" : "view() and columns() disagree"};
+  }
+  return d;
+}
+
+// The first difference between decoded snapshots, or "".
+std::string first_difference(const Decoded& want, const Decoded& got) {
+  for (const auto& [name, w] : want) {
+    const auto it = got.find(name);
+    if (it == got.end()) return "column " + name + " missing";
+    const auto& g = it->second;
+    for (size_t i = 0; i < std::max(w.size(), g.size()); ++i) {
+      const std::string a = i < w.size() ? w[i] : "<absent>", b = i < g.size() ? g[i] : "<absent>";
+      if (a != b) return "column " + name + " [" + std::to_string(i) + "]: want " + a + ", got " + b;
+    }
+  }
+  for (const auto& kv : got)
+    if (!want.count(kv.first)) return "column " + kv.first + " unexpected";
+  return "";
+}
+
+void expect_every_column_decoded(const Snapshot& s) {
+  const Decoded d = decode(s);
+  for (const auto& c : s.columns()) EXPECT_TRUE(d.count(c.name)) << "no decoder for column " << c.name;
+}
+
+// Bit-for-bit: every column's bytes; kAppend columns (the dictionary's) may
+// have grown, their old bytes a prefix.
+std::string first_byte_difference(const std::vector<std::vector<uint8_t>>& want, const Snapshot& got) {
+  const auto cols = got.columns();
+  if (cols.size() != want.size()) return "column count";
+  for (size_t c = 0; c < cols.size(); ++c) {
+    const bool append = cols[c].kind == Snapshot::ColumnKind::kAppend;
+    if (append ? cols[c].bytes < want[c].size() : cols[c].bytes != want[c].size())
+      return std::string("column ") + cols[c].name + ": " + std::to_string(cols[c].bytes) + " bytes, want " +
+             std::to_string(want[c].size());
+    const auto* bytes = static_cast<const uint8_t*>(cols[c].data);
+    for (size_t i = 0; i < want[c].size(); ++i)
+      if (bytes[i] != want[c][i])
+        return std::string("column ") + cols[c].name + " element " + std::to_string(i / cols[c].element_bytes);
+  }
+  return "";
+}
+
+std::vector<std::vector<uint8_t>> column_bytes(const Snapshot& s) {
+  std::vector<std::vector<uint8_t>> out;
+  for (const auto& c : s.columns()) {
+    const auto* p = static_cast<const uint8_t*>(c.data);
+    out.emplace_back(p, p + c.bytes);
+  }
+  return out;
+}
+
+// A mirror in host memory driven by MirrorSync exactly as the CUDA backend's
+// is: after each sync its bytes must equal the snapshot's.
+struct HostMirror {
+  MirrorSync sync;
+  std::vector<std::vector<uint8_t>> copies;
+  size_t everything = 0, whole = 0, tails = 0, ranges = 0;
+  std::string error;
+
+  void update(const Snapshot& s) {
+    const auto cols = s.columns();
+    const MirrorSync::Plan plan = sync.plan(s, cols);
+    auto copy_whole = [&](uint32_t c) {
+      const auto* p = static_cast<const uint8_t*>(cols[c].data);
+      copies[c].assign(p, p + cols[c].bytes);
+    };
+    if (plan.everything) {
+      copies.assign(cols.size(), {});
+      for (uint32_t c = 0; c < cols.size(); ++c) copy_whole(c);
+      ++everything;
+    } else {
+      for (uint32_t c : plan.whole) copy_whole(c);
+      whole += plan.whole.size();
+      for (const auto& t : plan.tails) {
+        if (copies[t.column].size() != t.from) error = std::string("tail of ") + cols[t.column].name + " misplaced";
+        copies[t.column].resize(cols[t.column].bytes);
+        std::memcpy(copies[t.column].data() + t.from, static_cast<const uint8_t*>(cols[t.column].data) + t.from,
+                    cols[t.column].bytes - t.from);
+      }
+      tails += plan.tails.size();
+      for (const auto& r : plan.ranges) {
+        const size_t eb = cols[r.column].element_bytes;
+        for (uint32_t i = 0; i < r.count; ++i) {
+          const size_t at = (r.first + i * r.stride) * eb;
+          if (at + eb > copies[r.column].size()) {
+            error = std::string("range outside column ") + cols[r.column].name;
+            return;
+          }
+          std::memcpy(copies[r.column].data() + at, static_cast<const uint8_t*>(cols[r.column].data) + at, eb);
+        }
+      }
+      ranges += plan.ranges.size();
+    }
+    sync.synced(s, cols);
+  }
+
+  std::string first_difference(const Snapshot& s) const {
+    if (!error.empty()) return error;
+    std::vector<std::vector<uint8_t>> exact = copies;
+    const auto cols = s.columns();
+    for (size_t c = 0; c < cols.size() && c < exact.size(); ++c)
+      if (cols[c].bytes != exact[c].size())
+        return std::string("mirror of ") + cols[c].name + " has " + std::to_string(exact[c].size()) + " bytes";
+    return first_byte_difference(exact, s);
+  }
+};
+
+// ---- random clusters ----
+
+struct Rng {
+  std::mt19937_64 gen;
+  explicit Rng(uint64_t seed) : gen(seed) {}
+  uint32_t below(uint32_t n) { return static_cast<uint32_t>(gen() % n); }
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(gen) < p; }
+};
+
+const char* const kImages[] = {"registry/app:1", "registry/db:2", "busybox", "nginx:1.27", "pause:3.9", "redis:7"};
+
+Node random_node(Rng& rng, const std::string& name) {
+  StringMap labels{{"kubernetes.io/hostname", name}};
+  if (rng.chance(0.9)) labels["topology.kubernetes.io/zone"] = "zone-" + std::to_string(rng.below(4));
+  if (rng.chance(0.5)) labels["topology.kubernetes.io/region"] = "region-" + std::to_string(rng.below(2));
+  if (rng.chance(0.4)) labels["tier"] = rng.chance(0.5) ? "web" : "batch";
+  if (rng.chance(0.1)) labels["rare-" + std::to_string(rng.below(100))] = "x";
+  std::vector<Taint> taints;
+  if (rng.chance(0.2)) taints.push_back(testutil::taint("dedicated", rng.chance(0.5) ? "gpu" : "infra", "NoSchedule"));
+  if (rng.chance(0.1)) taints.push_back(testutil::taint("spot", "", "PreferNoSchedule"));
+  std::vector<ContainerImage> images;
+  for (size_t i = 0; i < std::size(kImages); ++i)
+    if (rng.chance(0.4)) images.push_back(ContainerImage{{kImages[i]}, int64_t(100 + i) << 20});
+  Node n = make_node(name, 1000 * (1 + rng.below(16)), int64_t(1 + rng.below(64)) << 30, 20 + rng.below(100),
+                     std::move(labels), std::move(taints), std::move(images));
+  if (rng.chance(0.2)) n.allocatable["example.com/gpu"] = rng.below(8);
+  n.unschedulable = rng.chance(0.1);
+  return n;
+}
+
+// `extended`: some pods request example.com/gpu (a new column, structural,
+// on clusters without it).
+Pod random_pod(Rng& rng, const std::string& name, bool extended = true) {
+  const char* const namespaces[] = {"default", "kube-system", "team-a"};
+  Pod p = make_pod(name);
+  p.namespace_name = namespaces[rng.below(3)];
+  if (rng.chance(0.8)) p.labels["app"] = "app-" + std::to_string(rng.below(5));
+  if (rng.chance(0.5)) p.labels["pod-template-hash"] = std::to_string(1000 + rng.below(10));
+  if (rng.chance(0.2)) p.labels["statefulset.kubernetes.io/pod-name"] = name;  // a string no one else has
+  ResourceList req;
+  if (rng.chance(0.8)) req["cpu"] = 50 * (1 + rng.below(20));
+  if (rng.chance(0.7)) req["memory"] = int64_t(1 + rng.below(512)) << 20;
+  if (extended && rng.chance(0.05)) req["example.com/gpu"] = 1;
+  p.containers.push_back(container(req));
+  if (rng.chance(0.3)) {
+    Container c = container();
+    const char* const ips[] = {"", "10.0.0.1", "10.0.0.2"};
+    c.ports.push_back(testutil::host_port(rng.chance(0.7) ? "TCP" : "UDP", ips[rng.below(3)],
+                                          8000 + static_cast<int32_t>(rng.below(4))));
+    if (rng.chance(0.3)) c.ports.push_back(testutil::host_port("", "", 9000 + static_cast<int32_t>(rng.below(3))));
+    p.containers.push_back(c);
+  }
+  if (rng.chance(0.1)) p.init_containers.push_back(testutil::sidecar({{"cpu", 10}}));
+  p.deleting = rng.chance(0.1);
+  if (rng.chance(0.1)) {
+    p.affinity = Affinity{};
+    p.affinity->pod_anti_affinity = PodAffinity{};
+    PodAffinityTerm t;
+    t.topology_key = "kubernetes.io/hostname";
+    t.label_selector = LabelSelector{};
+    p.affinity->pod_anti_affinity->required.push_back(t);
+  }
+  return p;
+}
+
+// What the snapshot should hold, kept the plain way: nodes in index order,
+// each node's pods in the order they came, and upstream's node tree.
+struct Model {
+  std::vector<Node> nodes;
+  std::vector<std::vector<Pod>> pods;
+  std::vector<std::pair<std::string, std::vector<std::string>>> zones;
+
+  void tree_add(const Node& n) {
+    const std::string key = upstream_zone_key(n.labels);
+    for (auto& z : zones)
+      if (z.first == key) {
+        z.second.push_back(n.name);
+        return;
+      }
+    zones.push_back({key, {n.name}});
+  }
+  void tree_remove(const Node& n) {
+    const std::string key = upstream_zone_key(n.labels);
+    for (size_t i = 0; i < zones.size(); ++i)
+      if (zones[i].first == key) {
+        auto& v = zones[i].second;
+        v.erase(std::find(v.begin(), v.end(), n.name));
+        if (v.empty()) zones.erase(zones.begin() + static_cast<std::ptrdiff_t>(i));
+        return;
+      }
+  }
+  std::vector<std::string> tree() const {
+    std::vector<std::string> out;
+    for (size_t round = 0; out.size() < nodes.size(); ++round)
+      for (const auto& z : zones)
+        if (round < z.second.size()) out.push_back(z.second[round]);
+    return out;
+  }
+  std::vector<Pod> all_pods() const {
+    std::vector<Pod> out;
+    for (const auto& ps : pods) out.insert(out.end(), ps.begin(), ps.end());
+    return out;
+  }
+  Snapshot fresh() const { return Snapshot::build(nodes, all_pods()); }
+  int32_t index(const std::string& name) const {
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (nodes[i].name == name) return static_cast<int32_t>(i);
+    return -1;
+  }
+};
+
+Model random_model(Rng& rng, uint32_t num_nodes, uint32_t num_pods, uint32_t& pod_seq) {
+  Model m;
+  for (uint32_t i = 0; i < num_nodes; ++i) {
+    m.nodes.push_back(random_node(rng, "node-" + std::to_string(i)));
+    m.tree_add(m.nodes.back());
+  }
+  m.pods.resize(num_nodes);
+  for (uint32_t i = 0; i < num_pods && num_nodes; ++i) {
+    const uint32_t n = rng.below(num_nodes);
+    Pod p = random_pod(rng, "pod-" + std::to_string(pod_seq++));
+    p.node_name = m.nodes[n].name;
+    m.pods[n].push_back(p);
+  }
+  return m;
+}
+
+// ---- tests ----
+
+TEST(SnapshotPods, PodsAreDictionaryEncodedSlottedPerNode) {
+  Pod a = testutil::running("a", "n1", {{"cpu", 100}});
+  a.namespace_name = "team-a";
+  a.labels = {{"app", "web"}, {"tier", "front"}};
+  Pod b = testutil::running("b", "n1", {{"cpu", 200}});
+  b.labels = {{"app", "db"}};
+  b.deleting = true;
+  Pod c = testutil::running("c", "n0", {});
+  c.affinity = Affinity{};
+  c.affinity->pod_anti_affinity = PodAffinity{};
+  c.affinity->pod_anti_affinity->required.emplace_back();
+  const Snapshot snap = Snapshot::build({make_node("n0", 1000, 1000), make_node("n1", 1000, 1000)}, {a, b, c});
+  const SnapshotView v = snap.view();
+  expect_every_column_decoded(snap);
+
+  ASSERT_EQ(v.pod_count[1], 2);
+  const uint32_t s0 = v.pod_offsets[1], s1 = s0 + 1;
+  EXPECT_EQ(v.pod_namespace[s0], snap.string_id("team-a"));
+  EXPECT_EQ(v.pod_namespace[s1], snap.string_id("default"));
+  EXPECT_EQ(v.pod_node[s0], 1);
+  EXPECT_EQ(v.pod_flags[s0], 0);
+  EXPECT_EQ(v.pod_flags[s1], kPodTerminating);
+  EXPECT_EQ(v.pod_flags[v.pod_offsets[0]], kPodRequiredAntiAffinity);
+  EXPECT_EQ(v.pod_label_counts[s0], 2u);
+  EXPECT_EQ(v.pod_label_value(s0, snap.string_id("app")), snap.string_id("web"));
+  EXPECT_EQ(v.pod_label_value(s0, snap.string_id("tier")), snap.string_id("front"));
+  EXPECT_EQ(v.pod_label_value(s1, snap.string_id("app")), snap.string_id("db"));
+  EXPECT_EQ(v.pod_label_value(s1, snap.string_id("tier")), kNoId);
+  EXPECT_LT(v.pod_label_keys[v.pod_label_offsets[s0]], v.pod_label_keys[v.pod_label_offsets[s0] + 1]);
+  // Free slots (slack) after the node's pods.
+  EXPECT_GT(v.pod_offsets[2] - v.pod_offsets[1], 2u);
+  EXPECT_EQ(v.pod_node[s1 + 1], kNoId);
+
+  // Host side: ids are positions in the input, pods_on_node in slot order.
+  EXPECT_EQ(snap.num_pods(), 3u);
+  const auto on1 = snap.pods_on_node(1);
+  ASSERT_EQ(on1.size(), 2u);
+  EXPECT_EQ(on1.begin()[0], 0u);
+  EXPECT_EQ(on1.begin()[1], 1u);
+  EXPECT_EQ(snap.pod(0).key(), "team-a/a");
+  EXPECT_EQ(snap.find_pod("default", "b"), 1u);
+  EXPECT_EQ(snap.find_pod("default", "a"), Snapshot::kNoPod);
+  EXPECT_EQ(snap.pod_node(2), 0u);
+  EXPECT_EQ(snap.pod_slot(1), s1);
+}
+
+TEST(SnapshotPods, AddThenRemoveRestoresEveryColumnBitForBit) {
+  const Cluster c = generated(120, 300, 17);
+  Snapshot snap = Snapshot::build(c.nodes, c.running_pods);
+  const auto original = column_bytes(snap);
+  Rng rng(5);
+  for (int round = 0; round < 40; ++round) {
+    const uint32_t node = rng.below(snap.num_nodes());
+    Pod pod = random_pod(rng, "extra-" + std::to_string(round), false);
+    pod.labels["brand-new-key-" + std::to_string(round)] = "brand-new-value";  // new dictionary strings
+    const uint64_t version = snap.structure_version();
+    const size_t logged = snap.mutation_log().size();
+    const uint32_t id = snap.add_pod(pod, node);
+    ASSERT_EQ(snap.structure_version(), version) << "round " << round;
+    EXPECT_EQ(snap.pod(id).node_name, snap.node_name(node));
+    EXPECT_NE(first_byte_difference(original, snap), "");
+    if (round % 2)
+      snap.remove_pod(id);
+    else
+      EXPECT_TRUE(snap.remove_pod(pod.namespace_name, pod.name).has_value());
+    EXPECT_EQ(first_byte_difference(original, snap), "") << "round " << round;
+    ASSERT_EQ(snap.mutation_log().size(), logged + 2);
+    EXPECT_EQ(snap.mutation_log()[logged], node);
+    EXPECT_EQ(snap.mutation_log()[logged + 1], node);
+  }
+  // Two pods on a node, the first removed first: the second moves down and
+  // back; removing it too restores everything.
+  for (int round = 0; round < 20; ++round) {
+    const uint32_t node = rng.below(snap.num_nodes());
+    const uint32_t first = snap.add_pod(random_pod(rng, "x-" + std::to_string(round), false), node);
+    const uint32_t second = snap.add_pod(random_pod(rng, "y-" + std::to_string(round), false), node);
+    snap.remove_pod(first);
+    snap.remove_pod(second);
+    EXPECT_EQ(first_byte_difference(original, snap), "") << "round " << round;
+  }
+  EXPECT_EQ(snap.num_pods(), c.running_pods.size());
+}
+
+TEST(SnapshotPods, RemovingRunningPodsEqualsBuildingWithoutThem) {
+  uint32_t seq = 0;
+  Rng rng(11);
+  Model m = random_model(rng, 12, 60, seq);
+  Snapshot snap = m.fresh();
+  for (int round = 0; round < 40; ++round) {
+    std::vector<std::pair<uint32_t, uint32_t>> live;
+    for (uint32_t n = 0; n < m.pods.size(); ++n)
+      for (uint32_t j = 0; j < m.pods[n].size(); ++j) live.emplace_back(n, j);
+    if (live.empty()) break;
+    const auto [n, j] = live[rng.below(static_cast<uint32_t>(live.size()))];
+    const Pod gone = m.pods[n][j];
+    m.pods[n].erase(m.pods[n].begin() + j);
+    const auto removed = snap.remove_pod(gone.namespace_name, gone.name);
+    ASSERT_TRUE(removed.has_value());
+    EXPECT_EQ(removed->key(), gone.key());
+    ASSERT_EQ(first_difference(decode(m.fresh()), decode(snap)), "") << "round " << round << ", removed " << gone.key();
+  }
+  EXPECT_FALSE(snap.remove_pod("default", "no-such-pod").has_value());
+  EXPECT_THROW(snap.remove_pod(uint32_t(999999)), Error);
+}
+
+TEST(SnapshotPods, UpdateEqualsRemoveThenAdd) {
+  const Cluster c = generated(60, 150, 23);
+  Rng rng(3);
+  Snapshot updated = Snapshot::build(c.nodes, c.running_pods);
+  Snapshot replayed = Snapshot::build(c.nodes, c.running_pods);
+  for (int round = 0; round < 50; ++round) {
+    const uint32_t id = rng.below(updated.pod_id_bound());
+    if (!updated.has_pod(id)) continue;
+    Pod changed = random_pod(rng, updated.pod(id).name);
+    changed.namespace_name = updated.pod(id).namespace_name;
+    // Half stay on their node (node_name empty), half move.
+    const uint32_t node = rng.chance(0.5) ? updated.pod_node(id) : rng.below(updated.num_nodes());
+    if (rng.chance(0.5)) changed.node_name = updated.node_name(node);
+    const uint32_t target = changed.node_name.empty() ? updated.pod_node(id) : node;
+    const uint32_t kept = round % 2 ? updated.update_pod(id, changed) : updated.update_pod(changed);
+    EXPECT_EQ(kept, id) << "update_pod keeps the id";
+    replayed.remove_pod(id);
+    replayed.add_pod(changed, target);
+    ASSERT_EQ(first_byte_difference(column_bytes(replayed), updated), "") << "round " << round;
+    EXPECT_EQ(updated.pod(id).labels, changed.labels);
+  }
+  Pod unknown = random_pod(rng, "not-there");
+  EXPECT_THROW(updated.update_pod(unknown), InputError);
+  // update_pod with the snapshot's own pod object.
+  const uint32_t any = updated.pods_on_node(updated.pod_node(0)).begin()[0];
+  EXPECT_NO_THROW(updated.update_pod(any, updated.pod(any)));
+}
+
+TEST(SnapshotNodes, AddUpdateRemoveEqualAFreshBuild) {
+  uint32_t seq = 0;
+  Rng rng(7);
+  Model m;
+  const char* zones[] = {"a", "b", "a", "c", "b", "a"};
+  for (int i = 0; i < 6; ++i) {
+    Node n = random_node(rng, "n" + std::to_string(i));
+    n.labels["topology.kubernetes.io/zone"] = zones[i];
+    n.labels.erase("topology.kubernetes.io/region");
+    m.nodes.push_back(n);
+    m.tree_add(n);
+  }
+  m.pods.resize(m.nodes.size());
+  for (int i = 0; i < 30; ++i) {
+    const uint32_t n = rng.below(6);
+    Pod p = random_pod(rng, "p" + std::to_string(seq++));
+    p.node_name = m.nodes[n].name;
+    m.pods[n].push_back(p);
+  }
+  Snapshot snap = m.fresh();
+  auto check = [&](const std::string& what) {
+    const Snapshot fresh = m.fresh();
+    EXPECT_EQ(first_difference(decode(fresh), decode(snap)), "") << what;
+    EXPECT_EQ(snap.tree_order(), fresh.tree_order()) << what;
+  };
+
+  // A node in an existing zone, then one in a new zone: appended, in the tree.
+  uint64_t version = snap.structure_version();
+  for (const char* zone : {"b", "d"}) {
+    Node n = random_node(rng, std::string("new-") + zone);
+    n.labels["topology.kubernetes.io/zone"] = zone;
+    n.labels.erase("topology.kubernetes.io/region");
+    EXPECT_EQ(snap.add_node(n), m.nodes.size());
+    m.nodes.push_back(n);
+    m.pods.emplace_back();
+    m.tree_add(n);
+    EXPECT_NE(snap.structure_version(), version);
+    version = snap.structure_version();
+    EXPECT_TRUE(snap.mutation_log().empty());
+    check(std::string("add_node in zone ") + zone);
+  }
+  // Pods onto the new node.
+  for (int i = 0; i < 3; ++i) {
+    Pod p = random_pod(rng, "p" + std::to_string(seq++));
+    snap.add_pod(p, 7);
+    p.node_name = m.nodes[7].name;
+    m.pods[7].push_back(p);
+  }
+  check("pods on the new node");
+  EXPECT_THROW(snap.add_node(m.nodes[0]), InputError);
+
+  // Update in place: allocatable, pods capacity and unschedulable only.
+  {
+    Node n = m.nodes[2];
+    n.allocatable["cpu"] += 500;
+    n.allocatable["pods"] = 7;
+    n.unschedulable = !n.unschedulable;
+    version = snap.structure_version();
+    const size_t logged = snap.mutation_log().size();
+    snap.update_node(n);
+    m.nodes[2] = n;
+    EXPECT_EQ(snap.structure_version(), version) << "an update of numbers only is in place";
+    ASSERT_EQ(snap.mutation_log().size(), logged + 1);
+    EXPECT_EQ(snap.mutation_log().back(), 2u);
+    check("update_node in place");
+  }
+  // Structural updates: labels (zone kept), taints, images.
+  {
+    Node n = m.nodes[3];
+    n.labels["tier"] = "changed";
+    n.taints.push_back(testutil::taint("new-taint", "v", "NoExecute"));
+    n.images.push_back(ContainerImage{{"fresh/image:1"}, 12345});
+    snap.update_node(n);
+    m.nodes[3] = n;
+    EXPECT_NE(snap.structure_version(), version);
+    version = snap.structure_version();
+    EXPECT_TRUE(snap.mutation_log().empty());
+    check("update_node labels, taints, images");
+    n.images.clear();
+    snap.update_node(n);
+    m.nodes[3] = n;
+    check("update_node without images");
+  }
+  EXPECT_THROW(snap.update_node(random_node(rng, "nope")), InputError);
+
+  // Remove a node that is not the first of its zone, with its pods: they are
+  // dropped and handed back.
+  {
+    const std::vector<Pod> expected = m.pods[4];
+    const std::vector<Pod> dropped = snap.remove_node("n4");
+    ASSERT_EQ(dropped.size(), expected.size());
+    for (size_t i = 0; i < dropped.size(); ++i) EXPECT_EQ(dropped[i].key(), expected[i].key());
+    for (const Pod& p : dropped) EXPECT_EQ(snap.find_pod(p.namespace_name, p.name), Snapshot::kNoPod);
+    m.tree_remove(m.nodes[4]);
+    m.nodes.erase(m.nodes.begin() + 4);
+    m.pods.erase(m.pods.begin() + 4);
+    EXPECT_EQ(snap.node_index("n4"), -1);
+    EXPECT_EQ(snap.node_index("n5"), 4);
+    check("remove_node n4");
+  }
+  // The last node, alone in its zone.
+  snap.remove_node("new-d");
+  m.tree_remove(m.nodes.back());
+  m.nodes.pop_back();
+  m.pods.pop_back();
+  check("remove_node new-d");
+  EXPECT_THROW(snap.remove_node("new-d"), InputError);
+  // Pods still come and go on the shifted nodes.
+  {
+    Pod p = random_pod(rng, "p" + std::to_string(seq++));
+    snap.add_pod(p, 4);
+    p.node_name = m.nodes[4].name;
+    m.pods[4].push_back(p);
+    const Pod first = m.pods[0].front();
+    m.pods[0].erase(m.pods[0].begin());
+    ASSERT_TRUE(snap.remove_pod(first.namespace_name, first.name));
+    check("pods after node changes");
+  }
+}
+
+TEST(SnapshotNodes, TreeOrderFollowsUpstreamsNodeTree) {
+  auto zoned = [](const std::string& name, const std::string& zone) {
+    return make_node(name, 1000, 1000, 10, {{"topology.kubernetes.io/zone", zone}});
+  };
+  Snapshot snap = Snapshot::build({zoned("a1", "a"), zoned("b1", "b"), zoned("a2", "a")}, {});
+  auto names = [&] {
+    std::vector<std::string> out;
+    for (uint32_t n : snap.tree_order()) out.push_back(snap.node_name(n));
+    return out;
+  };
+  EXPECT_EQ(names(), (std::vector<std::string>{"a1", "b1", "a2"}));
+  // Zone a keeps its place when the node that created it goes (a fresh build
+  // of b1, a2 would put zone b first).
+  snap.remove_node("a1");
+  EXPECT_EQ(names(), (std::vector<std::string>{"a2", "b1"}));
+  // A zone change moves the node to the end of its new zone; an emptied zone goes.
+  snap.add_node(zoned("b2", "b"));
+  snap.update_node(zoned("a2", "b"));
+  EXPECT_EQ(names(), (std::vector<std::string>{"b1", "b2", "a2"}));
+  snap.add_node(zoned("c1", "c"));
+  snap.add_node(zoned("a3", "a"));
+  EXPECT_EQ(names(), (std::vector<std::string>{"b1", "c1", "a3", "b2", "a2"}));
+  // The beta zone label wins over the GA one, as upstream's zone key.
+  Node beta = zoned("c1", "a");
+  beta.labels["failure-domain.beta.kubernetes.io/zone"] = "c";
+  snap.update_node(beta);
+  EXPECT_EQ(names(), (std::vector<std::string>{"b1", "c1", "a3", "b2", "a2"}));
+}
+
+TEST(SnapshotIdentity, CopiesGetANewStructureVersionMovesKeepIt) {
+  const Cluster c = generated(20, 30, 2);
+  Snapshot original = Snapshot::build(c.nodes, c.running_pods);
+  original.add_pod(random_pod(*std::make_unique<Rng>(1), "logged"), 3);
+  const uint64_t version = original.structure_version();
+
+  Snapshot copy(original);
+  EXPECT_NE(copy.structure_version(), version);
+  EXPECT_NE(copy.structure_version(), 0u);
+  EXPECT_TRUE(copy.mutation_log().empty());
+  EXPECT_EQ(first_byte_difference(column_bytes(original), copy), "") << "same columns";
+  EXPECT_EQ(first_difference(decode(original), decode(copy)), "");
+  Snapshot assigned;
+  assigned = original;
+  EXPECT_NE(assigned.structure_version(), version);
+  EXPECT_NE(assigned.structure_version(), copy.structure_version());
+  EXPECT_EQ(original.structure_version(), version);
+
+  Snapshot moved(std::move(original));
+  EXPECT_EQ(moved.structure_version(), version);
+  EXPECT_EQ(moved.mutation_log(), std::vector<uint32_t>{3});
+  EXPECT_EQ(original.structure_version(), 0u);  // NOLINT(bugprone-use-after-move): a mirror never accepts it
+  Snapshot move_assigned;
+  move_assigned = std::move(moved);
+  EXPECT_EQ(move_assigned.structure_version(), version);
+
+  // A mirror of the original re-sends everything for the copy.
+  MirrorSync sync;
+  const auto cols = move_assigned.columns();
+  sync.synced(move_assigned, cols);
+  EXPECT_FALSE(sync.plan(move_assigned, cols).everything);
+  EXPECT_TRUE(sync.plan(copy, copy.columns()).everything);
+}
+
+TEST(SnapshotMirrorSync, TheLogListsExactlyTheTouchedNodesAndTheMirrorSendsThose) {
+  const Cluster c = generated(50, 80, 4);
+  Snapshot snap = Snapshot::build(c.nodes, c.running_pods);
+  HostMirror mirror;
+  mirror.update(snap);
+  ASSERT_EQ(mirror.everything, 1u);
+  EXPECT_TRUE(snap.mutation_log().empty());
+
+  Rng rng(9);
+  snap.add_pod(random_pod(rng, "one", false), 3);
+  const uint32_t victim = snap.pods_on_node(5).begin()[0];
+  snap.remove_pod(victim);
+  const uint32_t moved = snap.pods_on_node(7).begin()[0];
+  Pod changed = snap.pod(moved);
+  changed.labels["changed"] = "yes";
+  snap.update_pod(moved, changed);
+  EXPECT_EQ(snap.mutation_log(), (std::vector<uint32_t>{3, 5, 7, 7}));
+
+  const auto cols = snap.columns();
+  MirrorSync::Plan plan = mirror.sync.plan(snap, cols);
+  EXPECT_FALSE(plan.everything);
+  EXPECT_TRUE(plan.whole.empty());
+  std::set<uint64_t> nodes;
+  for (const auto& r : plan.ranges) {
+    const auto& col = cols[r.column];
+    if (col.kind == Snapshot::ColumnKind::kNodeSlots) {
+      // The range is one node's whole slot range.
+      uint32_t n = 0;
+      while (col.slot_offsets[n + 1] <= r.first) ++n;
+      EXPECT_EQ(col.slot_offsets[n], r.first);
+      EXPECT_EQ(col.slot_offsets[n + 1] - col.slot_offsets[n], r.count);
+      nodes.insert(n);
+    } else {
+      nodes.insert(r.first);
+    }
+  }
+  EXPECT_EQ(nodes, (std::set<uint64_t>{3, 5, 7}));
+  mirror.update(snap);
+  EXPECT_EQ(mirror.first_difference(snap), "");
+  EXPECT_EQ(mirror.everything, 1u);
+  EXPECT_GT(mirror.tails, 0u) << "new label strings grew the dictionary columns";
+
+  // A structural change re-sends everything.
+  snap.intern_resource("example.com/new");
+  EXPECT_TRUE(snap.mutation_log().empty());
+  mirror.update(snap);
+  EXPECT_EQ(mirror.everything, 2u);
+  EXPECT_EQ(mirror.first_difference(snap), "");
+}
+
+TEST(SnapshotMirrorSync, FullSlotsAreLaidOutAgainAndOnlyThoseColumnsResent) {
+  Snapshot snap = Snapshot::build({make_node("a", 100000, int64_t(1) << 40, 500), make_node("b", 1000, 1000)}, {});
+  HostMirror mirror;
+  mirror.update(snap);
+  const uint64_t version = snap.structure_version();
+  Rng rng(1);
+  std::vector<Pod> added;
+  for (int i = 0; i < 60; ++i) {
+    Pod p = random_pod(rng, "p" + std::to_string(i), false);
+    snap.add_pod(p, 0);
+    p.node_name = "a";
+    added.push_back(p);
+    mirror.update(snap);
+    ASSERT_EQ(mirror.first_difference(snap), "") << "pod " << i;
+  }
+  EXPECT_EQ(snap.structure_version(), version);
+  EXPECT_EQ(mirror.everything, 1u);
+  EXPECT_GT(mirror.whole, 0u) << "the pod columns were laid out again";
+  const Snapshot fresh =
+      Snapshot::build({make_node("a", 100000, int64_t(1) << 40, 500), make_node("b", 1000, 1000)}, added);
+  EXPECT_EQ(first_difference(decode(fresh), decode(snap)), "");
+}
+
+// Random sequences of pod and node changes on random clusters: after every
+// step the snapshot decodes as a fresh build of the same nodes and pods, its
+// node-tree order is upstream's, and a mirror synced by MirrorSync holds the
+// snapshot's exact bytes.
+TEST(SnapshotMutations, RandomSequencesEqualAFreshBuild) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Rng rng(seed * 7919);
+    uint32_t pod_seq = 0, node_seq = 1000;
+    Model m = random_model(rng, 3 + rng.below(30), rng.below(120), pod_seq);
+    Snapshot snap = m.fresh();
+    HostMirror mirror;
+    mirror.update(snap);
+    size_t counts[8] = {};
+    for (int step = 0; step < 250; ++step) {
+      const uint32_t op = rng.below(100);
+      std::string what;
+      if (op < 35 && !m.nodes.empty()) {  // add a pod
+        const uint32_t n = rng.below(static_cast<uint32_t>(m.nodes.size()));
+        Pod p = random_pod(rng, "pod-" + std::to_string(pod_seq++));
+        const uint32_t id = snap.add_pod(p, n);
+        EXPECT_EQ(snap.pod_node(id), n);
+        p.node_name = m.nodes[n].name;
+        m.pods[n].push_back(p);
+        what = "add_pod " + p.key() + " on " + m.nodes[n].name;
+        ++counts[0];
+      } else if (op < 60 && !m.all_pods().empty()) {  // remove a pod
+        std::vector<std::pair<uint32_t, uint32_t>> live;
+        for (uint32_t n = 0; n < m.pods.size(); ++n)
+          for (uint32_t j = 0; j < m.pods[n].size(); ++j) live.emplace_back(n, j);
+        const auto [n, j] = live[rng.below(static_cast<uint32_t>(live.size()))];
+        const Pod gone = m.pods[n][j];
+        m.pods[n].erase(m.pods[n].begin() + j);
+        if (rng.chance(0.5)) {
+          ASSERT_TRUE(snap.remove_pod(gone.namespace_name, gone.name).has_value());
+        } else {
+          snap.remove_pod(snap.find_pod(gone.namespace_name, gone.name));
+        }
+        what = "remove_pod " + gone.key();
+        ++counts[1];
+      } else if (op < 75 && !m.all_pods().empty()) {  // update a pod, maybe onto another node
+        std::vector<std::pair<uint32_t, uint32_t>> live;
+        for (uint32_t n = 0; n < m.pods.size(); ++n)
+          for (uint32_t j = 0; j < m.pods[n].size(); ++j) live.emplace_back(n, j);
+        const auto [n, j] = live[rng.below(static_cast<uint32_t>(live.size()))];
+        Pod changed = random_pod(rng, m.pods[n][j].name);
+        changed.namespace_name = m.pods[n][j].namespace_name;
+        uint32_t target = n;
+        if (rng.chance(0.3)) {
+          target = rng.below(static_cast<uint32_t>(m.nodes.size()));
+          changed.node_name = m.nodes[target].name;
+        }
+        snap.update_pod(changed);
+        m.pods[n].erase(m.pods[n].begin() + j);
+        changed.node_name = m.nodes[target].name;
+        m.pods[target].push_back(changed);
+        what = "update_pod " + changed.key();
+        ++counts[2];
+      } else if (op < 82) {  // add a node
+        const Node n = random_node(rng, "node-" + std::to_string(node_seq++));
+        snap.add_node(n);
+        m.nodes.push_back(n);
+        m.pods.emplace_back();
+        m.tree_add(n);
+        what = "add_node " + n.name;
+        ++counts[3];
+      } else if (op < 92 && !m.nodes.empty()) {  // update a node: numbers only, or everything
+        const uint32_t i = rng.below(static_cast<uint32_t>(m.nodes.size()));
+        Node n = m.nodes[i];
+        if (rng.chance(0.5)) {
+          n.allocatable["cpu"] = 1000 * (1 + rng.below(16));
+          n.unschedulable = rng.chance(0.5);
+          if (rng.chance(0.2)) n.allocatable["example.com/fpga"] = 2;  // a new resource
+        } else {
+          n = random_node(rng, n.name);
+        }
+        snap.update_node(n);
+        if (upstream_zone_key(n.labels) != upstream_zone_key(m.nodes[i].labels)) {
+          m.tree_remove(m.nodes[i]);
+          m.tree_add(n);
+        }
+        m.nodes[i] = n;
+        what = "update_node " + n.name;
+        ++counts[4];
+      } else if (!m.nodes.empty()) {  // remove a node and its pods
+        const uint32_t i = rng.below(static_cast<uint32_t>(m.nodes.size()));
+        const std::vector<Pod> dropped = snap.remove_node(m.nodes[i].name);
+        EXPECT_EQ(dropped.size(), m.pods[i].size());
+        m.tree_remove(m.nodes[i]);
+        what = "remove_node " + m.nodes[i].name;
+        m.nodes.erase(m.nodes.begin() + i);
+        m.pods.erase(m.pods.begin() + i);
+        ++counts[5];
+      } else {
+        continue;
+      }
+      const std::string diff = first_difference(decode(m.fresh()), decode(snap));
+      ASSERT_EQ(diff, "") << "step " << step << ": " << what;
+      std::vector<std::string> tree;
+      for (uint32_t n : snap.tree_order()) tree.push_back(snap.node_name(n));
+      ASSERT_EQ(tree, m.tree()) << "step " << step << ": " << what;
+      if (rng.chance(0.5)) {
+        mirror.update(snap);
+        ASSERT_EQ(mirror.first_difference(snap), "") << "step " << step << ": " << what;
+      }
+    }
+    mirror.update(snap);
+    EXPECT_EQ(mirror.first_difference(snap), "");
+    std::printf(
+        "[ mutations ] seed %llu: %zu add_pod, %zu remove_pod, %zu update_pod, %zu add_node, %zu update_node, "
+        "%zu remove_node; mirror: %zu full, %zu whole columns, %zu tails, %zu ranges\n",
+        static_cast<unsigned long long>(seed), counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
+        mirror.everything, mirror.whole, mirror.tails, mirror.ranges);
+  }
+}
+
+TEST(SnapshotMutations, AGeneratedClusterEmptiedAndRefilledEqualsTheBuild) {
+  const Cluster c = generated(200, 500, 31);
+  Snapshot snap = Snapshot::build(c.nodes, c.running_pods);
+  const Decoded original = decode(snap);
+  expect_every_column_decoded(snap);
+  HostMirror mirror;
+  mirror.update(snap);
+  // Remove every pod, most recently built first... in a shuffled order.
+  std::vector<uint32_t> ids(snap.pod_id_bound());
+  for (uint32_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  std::shuffle(ids.begin(), ids.end(), std::mt19937_64(3));
+  std::vector<Pod> removed;
+  for (uint32_t id : ids) removed.push_back(snap.remove_pod(id));
+  EXPECT_EQ(snap.num_pods(), 0u);
+  EXPECT_EQ(first_difference(decode(Snapshot::build(c.nodes, {})), decode(snap)), "");
+  mirror.update(snap);
+  EXPECT_EQ(mirror.first_difference(snap), "");
+  // Back in the original order: the build again.
+  std::vector<Pod> in_order = c.running_pods;
+  for (const Pod& p : in_order) snap.add_pod(p, static_cast<uint32_t>(snap.node_index(p.node_name)));
+  EXPECT_EQ(first_difference(original, decode(snap)), "");
+  mirror.update(snap);
+  EXPECT_EQ(mirror.first_difference(snap), "");
 }
 
 }  // namespace

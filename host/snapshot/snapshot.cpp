@@ -87,7 +87,7 @@ std::vector<HostPortEntry> pod_host_ports_lookup(const Pod& pod, const StringDic
   return collect_host_ports(pod, [&](const std::string& s) { return dict.find(s); });
 }
 
-// ---- Snapshot -------------------------------------------------------------
+// ---- Snapshot: helpers ----------------------------------------------------
 
 uint64_t Snapshot::fresh_structure_version() {
   // Process-wide, so two snapshots (or one rebuilt in place) never share a
@@ -96,15 +96,96 @@ uint64_t Snapshot::fresh_structure_version() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+void Snapshot::structural_change() {
+  identity_.version = fresh_structure_version();
+  identity_.log.clear();
+}
+
 namespace {
-constexpr uint32_t kPortSlack = 4;  // free host-port slots kept per node
+constexpr uint32_t kPortSlack = 4;          // free host-port slots kept per node
+constexpr uint32_t kMinPodSlack = 4;        // free pod slots kept per node, at least
+constexpr uint32_t kMinPodLabelSlack = 16;  // free pod-label entries kept per node, at least
+constexpr HostPortEntry kNoPort{kNoId, kNoId, 0};
+
+// Room for `need` entries and some more: a quarter more, at least
+// `min_slack`, so a node that keeps growing is laid out again rarely.
+uint32_t with_slack(uint32_t need, uint32_t min_slack) { return need + std::max(min_slack, need / 4); }
 
 uint8_t effect_code(const std::string& e) {
   if (e == "NoSchedule") return static_cast<uint8_t>(TaintEffect::NoSchedule);
   if (e == "PreferNoSchedule") return static_cast<uint8_t>(TaintEffect::PreferNoSchedule);
   return static_cast<uint8_t>(TaintEffect::NoExecute);
 }
+
+// Upstream's zone key of a node: region and zone joined by ":\x00:", empty
+// when both are; the deprecated beta labels win over the GA ones.
+std::string zone_key(const StringMap& labels) {
+  auto get = [&](const char* beta, const char* ga) {
+    auto it = labels.find(beta);
+    if (it == labels.end()) it = labels.find(ga);
+    return it == labels.end() ? std::string() : it->second;
+  };
+  const std::string region = get("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region");
+  const std::string zone = get("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone");
+  if (region.empty() && zone.empty()) return std::string();
+  return region + std::string(":\x00:", 3) + zone;
+}
+
+uint64_t pod_key_hash(std::string_view namespace_name, std::string_view name) {
+  const std::hash<std::string_view> h;
+  return mix64(h(namespace_name)) ^ h(name);
+}
+
+// Gives the range [first, first + old_count) of `v` the size `new_count`,
+// adding `fill` entries or dropping entries at its end.
+template <class T>
+void resize_range(std::vector<T>& v, size_t first, size_t old_count, size_t new_count, const T& fill) {
+  const auto end = v.begin() + static_cast<std::ptrdiff_t>(first + old_count);
+  if (new_count > old_count)
+    v.insert(end, new_count - old_count, fill);
+  else
+    v.erase(v.begin() + static_cast<std::ptrdiff_t>(first + new_count), end);
+}
+
+// Moves the ranges of the nodes after `node` by `delta` entries.
+void shift_offsets_after(std::vector<uint32_t>& offsets, uint32_t node, int64_t delta) {
+  for (size_t i = node + 1; i < offsets.size(); ++i) offsets[i] = static_cast<uint32_t>(offsets[i] + delta);
+}
+
+// Removes node `node`'s range from the compressed-row arrays and its entry
+// from `offsets`.
+template <class... Arrays>
+void erase_node_range(std::vector<uint32_t>& offsets, uint32_t node, Arrays&... arrays) {
+  const uint32_t first = offsets[node], count = offsets[node + 1] - first;
+  (resize_range(arrays, first, count, 0, typename Arrays::value_type{}), ...);
+  shift_offsets_after(offsets, node, -static_cast<int64_t>(count));
+  offsets.erase(offsets.begin() + node + 1);
+}
+
+// Column-major [row * n + node] arrays with `rows` rows: a node appended at
+// the end of every row, or one removed from every row.
+template <class T>
+void append_node_to_rows(std::vector<T>& v, size_t rows, size_t old_n, const T& fill) {
+  std::vector<T> out;
+  out.reserve(rows * (old_n + 1));
+  for (size_t r = 0; r < rows; ++r) {
+    out.insert(out.end(), v.begin() + static_cast<std::ptrdiff_t>(r * old_n),
+               v.begin() + static_cast<std::ptrdiff_t>((r + 1) * old_n));
+    out.push_back(fill);
+  }
+  v = std::move(out);
+}
+
+template <class T>
+void erase_node_from_rows(std::vector<T>& v, size_t rows, size_t old_n, size_t node) {
+  size_t kept = 0;
+  for (size_t i = 0; i < rows * old_n; ++i)
+    if (i % old_n != node) v[kept++] = v[i];
+  v.resize(kept);
+}
 }  // namespace
+
+// ---- Snapshot: dictionaries and derived columns ---------------------------
 
 int32_t Snapshot::resource_index(std::string_view name) const {
   auto it = resource_ids_.find(std::string(name));
@@ -119,8 +200,7 @@ int32_t Snapshot::intern_resource(std::string_view name) {
   resource_ids_.emplace(resource_names_.back(), id);
   allocatable_.resize(allocatable_.size() + num_nodes_, 0);
   requested_.resize(requested_.size() + num_nodes_, 0);
-  structure_version_ = fresh_structure_version();
-  mutation_log_.clear();
+  structural_change();
   return id;
 }
 
@@ -154,8 +234,9 @@ void Snapshot::build_dense_labels() {
 
 void Snapshot::rank_images_by_popularity() {
   // Renumber images by the number of nodes listing them (most first, ties in
-  // first-seen order), so the popular ones, the only ones that can reach
-  // ImageLocality's threshold, get ids below 64 and a bit in each node's mask.
+  // the current order: first seen at build), so the popular ones, the only
+  // ones that can reach ImageLocality's threshold, get ids below 64 and a bit
+  // in each node's mask.
   const size_t count = image_size_.size();
   std::vector<int32_t> by_rank(count);
   std::iota(by_rank.begin(), by_rank.end(), 0);
@@ -194,13 +275,127 @@ int32_t Snapshot::node_index(std::string_view name) const {
   return it == node_ids_.end() ? -1 : static_cast<int32_t>(it->second);
 }
 
+uint32_t Snapshot::find_pod(std::string_view namespace_name, std::string_view name) const {
+  const auto head = pod_key_heads_.find(pod_key_hash(namespace_name, name));
+  if (head == pod_key_heads_.end()) return kNoPod;
+  for (uint32_t id = head->second; id != kNoPod; id = pod_key_next_[id])
+    if (pods_[id].namespace_name == namespace_name && pods_[id].name == name) return id;
+  return kNoPod;
+}
+
+// ---- Snapshot: nodes --------------------------------------------------------
+
+// Writes node `n`'s own attributes (name id, unschedulable, allocatable,
+// labels, taints, images) over what the node had; its pods' accounting is
+// left alone. The compressed-row ranges of the nodes after `n` move when
+// the lengths change (at the end, as during the build, nothing moves).
+// Image node counts follow; ranking and dense columns are the caller's.
+void Snapshot::write_node(uint32_t n, const Node& node) {
+  node_name_id_[n] = strings_.intern(node.name);
+  unschedulable_[n] = node.unschedulable ? 1 : 0;
+  allowed_pods_[n] = 0;
+  for (uint32_t r = 0; r < num_resources(); ++r) allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = 0;
+  for (const auto& [name, amount] : node.allocatable) {
+    if (name == "pods") {
+      allowed_pods_[n] = amount;
+    } else {
+      const int32_t r = intern_resource(name);
+      allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = amount;
+    }
+  }
+
+  std::vector<std::pair<int32_t, int32_t>> labels;
+  labels.reserve(node.labels.size());
+  for (const auto& [k, v] : node.labels) labels.emplace_back(strings_.intern(k), strings_.intern(v));
+  std::sort(labels.begin(), labels.end());
+  {
+    const uint32_t first = label_offsets_[n], old = label_offsets_[n + 1] - first;
+    resize_range(label_keys_, first, old, labels.size(), kNoId);
+    resize_range(label_values_, first, old, labels.size(), kNoId);
+    for (size_t i = 0; i < labels.size(); ++i) {
+      label_keys_[first + i] = labels[i].first;
+      label_values_[first + i] = labels[i].second;
+    }
+    shift_offsets_after(label_offsets_, n, static_cast<int64_t>(labels.size()) - old);
+  }
+  {
+    const uint32_t first = taint_offsets_[n], old = taint_offsets_[n + 1] - first;
+    const size_t count = node.taints.size();
+    resize_range(taint_keys_, first, old, count, kNoId);
+    resize_range(taint_values_, first, old, count, kNoId);
+    resize_range(taint_effects_, first, old, count, uint8_t(0));
+    for (size_t i = 0; i < count; ++i) {
+      const Taint& t = node.taints[i];
+      taint_keys_[first + i] = strings_.intern(t.key);
+      taint_values_[first + i] = strings_.intern(t.value);
+      taint_effects_[first + i] = effect_code(t.effect);
+    }
+    shift_offsets_after(taint_offsets_, n, static_cast<int64_t>(count) - old);
+  }
+  {
+    // Every name of every image. An image's size is the one given by the
+    // first node to list it while no other node does (as upstream's image
+    // states: created with the first node, deleted with the last).
+    const uint32_t first = image_offsets_[n], old = image_offsets_[n + 1] - first;
+    for (uint32_t i = first; i < first + old; ++i) --image_num_nodes_[static_cast<size_t>(image_ids_[i])];
+    std::vector<std::pair<int32_t, int64_t>> named;  // (id, size) in listing order
+    for (const auto& img : node.images)
+      for (const auto& name : img.names) {
+        const int32_t id = images_.intern(name);
+        if (static_cast<size_t>(id) == image_size_.size()) {
+          image_size_.push_back(0);
+          image_num_nodes_.push_back(0);
+        }
+        named.emplace_back(id, img.size_bytes);
+      }
+    std::stable_sort(named.begin(), named.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    named.erase(
+        std::unique(named.begin(), named.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+        named.end());
+    resize_range(image_ids_, first, old, named.size(), kNoId);
+    for (size_t i = 0; i < named.size(); ++i) {
+      const auto id = static_cast<size_t>(named[i].first);
+      if (image_num_nodes_[id] == 0) image_size_[id] = named[i].second;
+      ++image_num_nodes_[id];
+      image_ids_[first + i] = named[i].first;
+    }
+    shift_offsets_after(image_offsets_, n, static_cast<int64_t>(named.size()) - old);
+  }
+}
+
+void Snapshot::tree_add(uint32_t n, const std::string& zone) {
+  for (auto& z : zones_)
+    if (z.key == zone) {
+      z.nodes.push_back(n);
+      return;
+    }
+  zones_.push_back(Zone{zone, {n}});
+}
+
+void Snapshot::tree_remove(uint32_t n, const std::string& zone) {
+  for (size_t i = 0; i < zones_.size(); ++i) {
+    if (zones_[i].key != zone) continue;
+    auto& nodes = zones_[i].nodes;
+    nodes.erase(std::find(nodes.begin(), nodes.end(), n));
+    if (nodes.empty()) zones_.erase(zones_.begin() + static_cast<std::ptrdiff_t>(i));
+    return;
+  }
+}
+
+void Snapshot::rebuild_tree_order() {
+  tree_order_.clear();
+  tree_order_.reserve(num_nodes_);
+  for (size_t round = 0; tree_order_.size() < num_nodes_; ++round)
+    for (const auto& z : zones_)
+      if (round < z.nodes.size()) tree_order_.push_back(z.nodes[round]);
+}
+
 Snapshot Snapshot::build(const std::vector<Node>& nodes, const std::vector<Pod>& running_pods) {
   return build(nodes, std::vector<Pod>(running_pods));
 }
 
 Snapshot Snapshot::build(const std::vector<Node>& nodes, std::vector<Pod>&& running_pods) {
   Snapshot s;
-  s.structure_version_ = fresh_structure_version();
   const auto n = static_cast<uint32_t>(nodes.size());
   s.num_nodes_ = n;
   for (const char* r : {"cpu", "memory", "ephemeral-storage"}) {
@@ -208,7 +403,7 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, std::vector<Pod>&& runn
     s.resource_names_.emplace_back(r);
   }
   s.strings_.intern("");
-  // Resources: every name any node offers or any running pod requests.
+  // Resources: every name any node offers, in first-seen order.
   for (const auto& node : nodes)
     for (const auto& kv : node.allocatable)
       if (kv.first != "pods" && s.resource_index(kv.first) < 0) {
@@ -226,122 +421,260 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, std::vector<Pod>&& runn
   s.label_offsets_.assign(1, 0);
   s.taint_offsets_.assign(1, 0);
   s.image_offsets_.assign(1, 0);
-  s.pods_on_node_.assign(n, {});
 
+  std::unordered_map<std::string, size_t> zone_ids;
   for (uint32_t i = 0; i < n; ++i) {
     const Node& node = nodes[i];
     s.node_names_.push_back(node.name);
     s.node_ids_.emplace(node.name, i);
-    s.node_name_id_[i] = s.strings_.intern(node.name);
-    s.unschedulable_[i] = node.unschedulable ? 1 : 0;
-    for (const auto& [name, amount] : node.allocatable) {
-      if (name == "pods") {
-        s.allowed_pods_[i] = amount;
-      } else {
-        s.allocatable_[static_cast<size_t>(s.resource_index(name)) * n + i] = amount;
-      }
-    }
-    std::vector<std::pair<int32_t, int32_t>> labels;
-    labels.reserve(node.labels.size());
-    for (const auto& [k, v] : node.labels) labels.emplace_back(s.strings_.intern(k), s.strings_.intern(v));
-    std::sort(labels.begin(), labels.end());
-    for (const auto& [k, v] : labels) {
-      s.label_keys_.push_back(k);
-      s.label_values_.push_back(v);
-    }
-    s.label_offsets_.push_back(static_cast<uint32_t>(s.label_keys_.size()));
-    for (const auto& t : node.taints) {
-      s.taint_keys_.push_back(s.strings_.intern(t.key));
-      s.taint_values_.push_back(s.strings_.intern(t.value));
-      s.taint_effects_.push_back(effect_code(t.effect));
-    }
-    s.taint_offsets_.push_back(static_cast<uint32_t>(s.taint_keys_.size()));
-    // Images: every name of every image; size and node count per name.
-    std::vector<int32_t> ids;
-    for (const auto& img : node.images) {
-      for (const auto& name : img.names) {
-        const int32_t id = s.images_.intern(name);
-        if (static_cast<size_t>(id) == s.image_size_.size()) {
-          s.image_size_.push_back(img.size_bytes);
-          s.image_num_nodes_.push_back(0);
-        }
-        ids.push_back(id);
-      }
-    }
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    for (int32_t id : ids) ++s.image_num_nodes_[static_cast<size_t>(id)];
-    s.image_ids_.insert(s.image_ids_.end(), ids.begin(), ids.end());
-    s.image_offsets_.push_back(static_cast<uint32_t>(s.image_ids_.size()));
+    // Node i's ranges start empty at the end: writing them moves nothing.
+    s.label_offsets_.push_back(s.label_offsets_.back());
+    s.taint_offsets_.push_back(s.taint_offsets_.back());
+    s.image_offsets_.push_back(s.image_offsets_.back());
+    s.write_node(i, node);
+    s.node_zone_keys_.push_back(zone_key(node.labels));
+    const auto [it, fresh] = zone_ids.emplace(s.node_zone_keys_.back(), s.zones_.size());
+    if (fresh) s.zones_.push_back(Zone{s.node_zone_keys_.back(), {}});
+    s.zones_[it->second].nodes.push_back(i);
   }
+  s.rebuild_tree_order();
   s.build_dense_labels();
   s.rank_images_by_popularity();
   s.any_ip_id_ = s.strings_.intern("0.0.0.0");
   s.strings_.intern("TCP");
 
-  // Host ports: count per node first so the slotted layout is built once.
-  std::vector<std::vector<HostPortEntry>> wanted(running_pods.size());
-  std::vector<uint32_t> port_need(n, 0);
-  std::vector<int32_t> pod_node(running_pods.size(), -1);
+  // Pods: encode and count per node first, so each slotted layout is built once.
+  std::vector<EncodedPod> encoded(running_pods.size());
+  std::vector<uint32_t> pod_node(running_pods.size());
+  std::vector<uint32_t> slots(n, 0), labels(n, 0), ports(n, 0);
   for (size_t p = 0; p < running_pods.size(); ++p) {
     const int32_t node = s.node_index(running_pods[p].node_name);
     if (node < 0)
       throw InputError(running_pods[p].origin + ": pod \"" + running_pods[p].key() + "\" is bound to unknown node \"" +
                        running_pods[p].node_name + "\"");
-    pod_node[p] = node;
-    wanted[p] = pod_host_ports(running_pods[p], s.strings_);
-    port_need[static_cast<uint32_t>(node)] += static_cast<uint32_t>(wanted[p].size());
+    pod_node[p] = static_cast<uint32_t>(node);
+    encoded[p] = s.encode_pod(running_pods[p]);
+    slots[pod_node[p]] += 1;
+    labels[pod_node[p]] += static_cast<uint32_t>(encoded[p].labels.size());
+    ports[pod_node[p]] += static_cast<uint32_t>(encoded[p].ports.size());
   }
   s.port_offsets_.assign(n + 1, 0);
-  for (uint32_t i = 0; i < n; ++i) s.port_offsets_[i + 1] = s.port_offsets_[i] + port_need[i] + kPortSlack;
+  for (uint32_t i = 0; i < n; ++i) s.port_offsets_[i + 1] = s.port_offsets_[i] + ports[i] + kPortSlack;
   s.port_counts_.assign(n, 0);
-  s.ports_.assign(s.port_offsets_[n], HostPortEntry{kNoId, kNoId, 0});
-
-  // Resources named by running pods but offered by no node still get a column.
-  for (const auto& pod : running_pods)
-    for (const auto& kv : pod_requests(pod))
-      if (kv.first != "pods") s.intern_resource(kv.first);
-
-  s.pods_.reserve(running_pods.size());
-  for (size_t p = 0; p < running_pods.size(); ++p) {
-    const auto node = static_cast<uint32_t>(pod_node[p]);
-    s.account_pod(std::move(running_pods[p]), node);
-    for (const auto& e : wanted[p]) s.ports_[s.port_offsets_[node] + s.port_counts_[node]++] = e;
-  }
-
-  // Node tree order: zones by first appearance, then round-robin over zones.
-  std::vector<std::vector<uint32_t>> zones;
-  std::unordered_map<std::string, size_t> zone_ids;
+  s.ports_.assign(s.port_offsets_[n], kNoPort);
+  s.pod_offsets_.assign(1, 0);
+  s.pod_label_regions_.assign(1, 0);
   for (uint32_t i = 0; i < n; ++i) {
-    const auto& labels = nodes[i].labels;
-    // The deprecated beta labels win over the GA ones, as in upstream's GetZoneKey.
-    auto get = [&](const char* beta, const char* ga) {
-      auto it = labels.find(beta);
-      if (it == labels.end()) it = labels.find(ga);
-      return it == labels.end() ? std::string() : it->second;
-    };
-    const std::string region = get("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region");
-    const std::string zone = get("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone");
-    // Upstream's zone key: region and zone joined by ":\x00:", empty if both are.
-    const std::string key = (region.empty() && zone.empty()) ? std::string() : region + ":\x00:" + zone;
-    auto [it, fresh] = zone_ids.emplace(key, zones.size());
-    if (fresh) zones.emplace_back();
-    zones[it->second].push_back(i);
+    s.pod_offsets_.push_back(s.pod_offsets_.back() + with_slack(slots[i], kMinPodSlack));
+    s.pod_label_regions_.push_back(s.pod_label_regions_.back() + with_slack(labels[i], kMinPodLabelSlack));
   }
-  s.tree_order_.reserve(n);
-  for (size_t round = 0; s.tree_order_.size() < n; ++round)
-    for (const auto& z : zones)
-      if (round < z.size()) s.tree_order_.push_back(z[round]);
+  const uint32_t num_slots = s.pod_offsets_.back();
+  s.pod_namespace_.assign(num_slots, kNoId);
+  s.pod_node_.assign(num_slots, kNoId);
+  s.pod_flags_.assign(num_slots, 0);
+  s.pod_label_offsets_.assign(num_slots, 0);
+  s.pod_label_counts_.assign(num_slots, 0);
+  s.slot_pod_id_.assign(num_slots, kNoPod);
+  s.pod_label_keys_.assign(s.pod_label_regions_.back(), kNoId);
+  s.pod_label_values_.assign(s.pod_label_regions_.back(), kNoId);
+  s.pods_.reserve(running_pods.size());
+  for (size_t p = 0; p < running_pods.size(); ++p)
+    s.place_pod(std::move(running_pods[p]), pod_node[p], encoded[p], s.take_pod_id());
 
-  s.mutation_log_.clear();
+  s.structural_change();
+  s.port_layout_version_ = s.pod_layout_version_ = s.identity_.version;
   return s;
 }
 
-void Snapshot::account_pod(Pod pod, uint32_t node) {
+uint32_t Snapshot::add_node(const Node& node) {
+  if (node_index(node.name) >= 0) throw InputError("add_node: node \"" + node.name + "\" is already in the snapshot");
+  const uint32_t n = num_nodes_;
+  append_node_to_rows(allocatable_, num_resources(), n, int64_t(0));
+  append_node_to_rows(requested_, num_resources(), n, int64_t(0));
+  append_node_to_rows(nonzero_requested_, 2, n, int64_t(0));
+  allowed_pods_.push_back(0);
+  pod_count_.push_back(0);
+  unschedulable_.push_back(0);
+  node_name_id_.push_back(kNoId);
+  image_masks_.push_back(0);
+  port_counts_.push_back(0);
+  num_nodes_ = n + 1;
+  label_offsets_.push_back(label_offsets_.back());
+  taint_offsets_.push_back(taint_offsets_.back());
+  image_offsets_.push_back(image_offsets_.back());
+  port_offsets_.push_back(port_offsets_.back() + kPortSlack);
+  ports_.resize(port_offsets_.back(), kNoPort);
+  pod_offsets_.push_back(pod_offsets_.back() + with_slack(0, kMinPodSlack));
+  const uint32_t num_slots = pod_offsets_.back();
+  pod_namespace_.resize(num_slots, kNoId);
+  pod_node_.resize(num_slots, kNoId);
+  pod_flags_.resize(num_slots, 0);
+  pod_label_offsets_.resize(num_slots, 0);
+  pod_label_counts_.resize(num_slots, 0);
+  slot_pod_id_.resize(num_slots, kNoPod);
+  pod_label_regions_.push_back(pod_label_regions_.back() + with_slack(0, kMinPodLabelSlack));
+  pod_label_keys_.resize(pod_label_regions_.back(), kNoId);
+  pod_label_values_.resize(pod_label_regions_.back(), kNoId);
+  node_names_.push_back(node.name);
+  node_ids_.emplace(node.name, n);
+  write_node(n, node);
+  node_zone_keys_.push_back(zone_key(node.labels));
+  tree_add(n, node_zone_keys_.back());
+  rebuild_tree_order();
+  build_dense_labels();
+  rank_images_by_popularity();
+  structural_change();
+  return n;
+}
+
+void Snapshot::update_node(const Node& node) {
+  const int32_t found = node_index(node.name);
+  if (found < 0) throw InputError("update_node: node \"" + node.name + "\" is not in the snapshot");
+  const auto n = static_cast<uint32_t>(found);
+
+  // Same labels, taints and images (compared as ids; a string the
+  // dictionary lacks differs): rewrite the per-node numbers in place.
+  bool same_lists = label_offsets_[n + 1] - label_offsets_[n] == node.labels.size() &&
+                    taint_offsets_[n + 1] - taint_offsets_[n] == node.taints.size();
+  if (same_lists) {
+    std::vector<std::pair<int32_t, int32_t>> labels;
+    for (const auto& [k, v] : node.labels) labels.emplace_back(strings_.find(k), strings_.find(v));
+    std::sort(labels.begin(), labels.end());
+    for (size_t i = 0; same_lists && i < labels.size(); ++i)
+      same_lists = labels[i].first != kNoId && labels[i].second != kNoId &&
+                   labels[i].first == label_keys_[label_offsets_[n] + i] &&
+                   labels[i].second == label_values_[label_offsets_[n] + i];
+    for (size_t i = 0; same_lists && i < node.taints.size(); ++i) {
+      const Taint& t = node.taints[i];
+      const uint32_t at = taint_offsets_[n] + static_cast<uint32_t>(i);
+      same_lists = strings_.find(t.key) == taint_keys_[at] && strings_.find(t.value) == taint_values_[at] &&
+                   taint_keys_[at] != kNoId && taint_values_[at] != kNoId &&
+                   effect_code(t.effect) == taint_effects_[at];
+    }
+    std::vector<int32_t> images;
+    for (const auto& img : node.images)
+      for (const auto& name : img.names) images.push_back(images_.find(name));
+    std::sort(images.begin(), images.end());
+    images.erase(std::unique(images.begin(), images.end()), images.end());
+    same_lists = same_lists && (images.empty() || images.front() != kNoId) &&
+                 std::equal(images.begin(), images.end(), image_ids_.begin() + image_offsets_[n],
+                            image_ids_.begin() + image_offsets_[n + 1]);
+  }
+  if (same_lists) {
+    const uint64_t version = structure_version();
+    unschedulable_[n] = node.unschedulable ? 1 : 0;
+    allowed_pods_[n] = 0;
+    for (uint32_t r = 0; r < num_resources(); ++r) allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = 0;
+    for (const auto& [name, amount] : node.allocatable) {
+      if (name == "pods") {
+        allowed_pods_[n] = amount;
+      } else {
+        const int32_t r = intern_resource(name);  // a new resource is structural
+        allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = amount;
+      }
+    }
+    if (structure_version() == version) identity_.log.push_back(n);
+    return;
+  }
+
+  const std::string old_zone = node_zone_keys_[n];
+  write_node(n, node);
+  node_zone_keys_[n] = zone_key(node.labels);
+  if (node_zone_keys_[n] != old_zone) {
+    // As upstream's node tree: out of the old zone, to the end of the new one.
+    tree_remove(n, old_zone);
+    tree_add(n, node_zone_keys_[n]);
+    rebuild_tree_order();
+  }
+  build_dense_labels();
+  rank_images_by_popularity();
+  structural_change();
+}
+
+std::vector<Pod> Snapshot::remove_node(std::string_view name) {
+  const int32_t found = node_index(name);
+  if (found < 0) throw InputError("remove_node: node \"" + std::string(name) + "\" is not in the snapshot");
+  const auto n = static_cast<uint32_t>(found);
+  const uint32_t old_n = num_nodes_;
+
+  // The node's pods go with it: their effects are the node's rows, dropped below.
+  std::vector<Pod> dropped;
+  dropped.reserve(static_cast<size_t>(pod_count_[n]));
+  for (uint32_t s = pod_offsets_[n], e = s + static_cast<uint32_t>(pod_count_[n]); s < e; ++s) {
+    const uint32_t id = slot_pod_id_[s];
+    unlink_pod_key(id);
+    dropped.push_back(std::move(pods_[id]));
+    release_pod_id(id);
+    --num_live_pods_;
+  }
+  for (uint32_t i = image_offsets_[n]; i < image_offsets_[n + 1]; ++i)
+    --image_num_nodes_[static_cast<size_t>(image_ids_[i])];
+  tree_remove(n, node_zone_keys_[n]);
+
+  erase_node_from_rows(allocatable_, num_resources(), old_n, n);
+  erase_node_from_rows(requested_, num_resources(), old_n, n);
+  erase_node_from_rows(nonzero_requested_, 2, old_n, n);
+  allowed_pods_.erase(allowed_pods_.begin() + n);
+  pod_count_.erase(pod_count_.begin() + n);
+  node_name_id_.erase(node_name_id_.begin() + n);
+  unschedulable_.erase(unschedulable_.begin() + n);
+  image_masks_.erase(image_masks_.begin() + n);
+  port_counts_.erase(port_counts_.begin() + n);
+  erase_node_range(label_offsets_, n, label_keys_, label_values_);
+  erase_node_range(taint_offsets_, n, taint_keys_, taint_values_, taint_effects_);
+  erase_node_range(image_offsets_, n, image_ids_);
+  erase_node_range(port_offsets_, n, ports_);
+  const uint32_t region = pod_label_regions_[n + 1] - pod_label_regions_[n];
+  erase_node_range(pod_label_regions_, n, pod_label_keys_, pod_label_values_);
+  const uint32_t first_slot = pod_offsets_[n];
+  erase_node_range(pod_offsets_, n, pod_namespace_, pod_node_, pod_flags_, pod_label_offsets_, pod_label_counts_,
+                   slot_pod_id_);
+  // The later nodes' slots and label regions moved down; their pods' node
+  // indices go down by one.
+  for (uint32_t s = first_slot; s < pod_namespace_.size(); ++s) {
+    if (pod_node_[s] == kNoId) continue;
+    pod_node_[s] -= 1;
+    pod_label_offsets_[s] -= region;
+    pod_slot_[slot_pod_id_[s]] = s;
+  }
+  num_nodes_ = old_n - 1;
+
+  node_ids_.erase(node_names_[n]);
+  node_names_.erase(node_names_.begin() + n);
+  for (uint32_t i = n; i < num_nodes_; ++i) node_ids_[node_names_[i]] = i;
+  node_zone_keys_.erase(node_zone_keys_.begin() + n);
+  for (auto& z : zones_)
+    for (auto& i : z.nodes)
+      if (i > n) --i;
+  rebuild_tree_order();
+  build_dense_labels();
+  rank_images_by_popularity();
+  structural_change();
+  return dropped;
+}
+
+// ---- Snapshot: pods -----------------------------------------------------------
+
+Snapshot::EncodedPod Snapshot::encode_pod(const Pod& pod) {
+  EncodedPod e;
+  e.namespace_id = strings_.intern(pod.namespace_name);
+  if (pod.deleting) e.flags |= kPodTerminating;
+  if (pod.affinity && pod.affinity->pod_anti_affinity && !pod.affinity->pod_anti_affinity->required.empty())
+    e.flags |= kPodRequiredAntiAffinity;
+  e.labels.reserve(pod.labels.size());
+  for (const auto& [k, v] : pod.labels) e.labels.emplace_back(strings_.intern(k), strings_.intern(v));
+  std::sort(e.labels.begin(), e.labels.end());
+  e.ports = pod_host_ports(pod, strings_);
+  return e;
+}
+
+void Snapshot::account_requests(const Pod& pod, uint32_t node, int64_t sign) {
   for (const auto& [name, amount] : pod_requests(pod)) {
     if (name == "pods") continue;
-    const int32_t r = intern_resource(name);
-    requested_[static_cast<size_t>(r) * num_nodes_ + node] += amount;
+    // Adding may need a new column (structural); removing finds the one
+    // the add used.
+    const int32_t r = sign > 0 ? intern_resource(name) : resource_index(name);
+    requested_[static_cast<size_t>(r) * num_nodes_ + node] += sign * amount;
   }
   // A pod without containers has no non-zero request at all (counts 0).
   const ResourceList nz = pod_requests_nonzero_for_node(pod);
@@ -349,33 +682,195 @@ void Snapshot::account_pod(Pod pod, uint32_t node) {
     const auto it = nz.find(name);
     return it == nz.end() ? int64_t(0) : it->second;
   };
-  nonzero_requested_[node] += amount("cpu");
-  nonzero_requested_[static_cast<size_t>(num_nodes_) + node] += amount("memory");
-  pod_count_[node] += 1;
-  pods_on_node_[node].push_back(static_cast<uint32_t>(pods_.size()));
-  pod.node_name = node_names_[node];
-  pods_.push_back(std::move(pod));
+  nonzero_requested_[node] += sign * amount("cpu");
+  nonzero_requested_[static_cast<size_t>(num_nodes_) + node] += sign * amount("memory");
 }
 
-void Snapshot::add_pod(const Pod& pod, uint32_t node) {
-  const uint64_t version_before = structure_version_;
-  account_pod(pod, node);
-  const size_t dict_size = strings_.size();
-  const auto wanted = pod_host_ports(pod, strings_);
-  if (!wanted.empty()) add_ports(node, wanted);
-  // A host IP never seen before grows the dictionary columns: re-upload.
-  if (strings_.size() != dict_size && structure_version_ == version_before) {
-    structure_version_ = fresh_structure_version();
-    mutation_log_.clear();
+uint32_t Snapshot::take_pod_id(uint32_t wanted) {
+  if (wanted != kNoPod && wanted < pods_.size()) {
+    // A just-freed id: the last one on the free list.
+    const auto it = std::find(free_pod_ids_.rbegin(), free_pod_ids_.rend(), wanted);
+    free_pod_ids_.erase(std::next(it).base());
+    return wanted;
   }
-  if (structure_version_ == version_before) mutation_log_.push_back(node);
+  if (wanted == kNoPod && !free_pod_ids_.empty()) {
+    const uint32_t id = free_pod_ids_.back();
+    free_pod_ids_.pop_back();
+    return id;
+  }
+  // A new id (or the freed last id again: it is the next one).
+  pods_.emplace_back();
+  pod_slot_.push_back(kNoPod);
+  pod_num_ports_.push_back(0);
+  pod_key_next_.push_back(kNoPod);
+  return static_cast<uint32_t>(pods_.size() - 1);
 }
+
+void Snapshot::release_pod_id(uint32_t id) {
+  pod_slot_[id] = kNoPod;
+  pod_num_ports_[id] = 0;
+  pod_key_next_[id] = kNoPod;
+  if (id + 1 == pods_.size()) {
+    pods_.pop_back();
+    pod_slot_.pop_back();
+    pod_num_ports_.pop_back();
+    pod_key_next_.pop_back();
+  } else {
+    pods_[id] = Pod();
+    free_pod_ids_.push_back(id);
+  }
+}
+
+void Snapshot::link_pod_key(uint32_t id) {
+  const auto [it, fresh] = pod_key_heads_.emplace(pod_key_hash(pods_[id].namespace_name, pods_[id].name), id);
+  pod_key_next_[id] = fresh ? kNoPod : it->second;
+  it->second = id;
+}
+
+void Snapshot::unlink_pod_key(uint32_t id) {
+  const auto it = pod_key_heads_.find(pod_key_hash(pods_[id].namespace_name, pods_[id].name));
+  if (it->second == id) {
+    if (pod_key_next_[id] == kNoPod)
+      pod_key_heads_.erase(it);
+    else
+      it->second = pod_key_next_[id];
+    return;
+  }
+  uint32_t at = it->second;
+  while (pod_key_next_[at] != id) at = pod_key_next_[at];
+  pod_key_next_[at] = pod_key_next_[id];
+}
+
+uint32_t Snapshot::pod_labels_end(uint32_t node) const {
+  const auto count = static_cast<uint32_t>(pod_count_[node]);
+  if (count == 0) return pod_label_regions_[node];
+  const uint32_t last = pod_offsets_[node] + count - 1;
+  return pod_label_offsets_[last] + pod_label_counts_[last];
+}
+
+uint32_t Snapshot::place_pod(Pod&& pod, uint32_t node, const EncodedPod& enc, uint32_t id) {
+  account_requests(pod, node, +1);
+  const auto count = static_cast<uint32_t>(pod_count_[node]);
+  const auto num_labels = static_cast<uint32_t>(enc.labels.size());
+  if (count + 1 > pod_offsets_[node + 1] - pod_offsets_[node] ||
+      pod_labels_end(node) + num_labels > pod_label_regions_[node + 1])
+    relayout_pods(node, 1, num_labels);
+  const uint32_t slot = pod_offsets_[node] + count;
+  const uint32_t label_at = pod_labels_end(node);
+  for (uint32_t i = 0; i < num_labels; ++i) {
+    pod_label_keys_[label_at + i] = enc.labels[i].first;
+    pod_label_values_[label_at + i] = enc.labels[i].second;
+  }
+  pod_namespace_[slot] = enc.namespace_id;
+  pod_node_[slot] = static_cast<int32_t>(node);
+  pod_flags_[slot] = enc.flags;
+  pod_label_offsets_[slot] = label_at;
+  pod_label_counts_[slot] = num_labels;
+  slot_pod_id_[slot] = id;
+  pod_count_[node] += 1;
+  if (!enc.ports.empty()) add_ports(node, enc.ports);
+
+  pod_slot_[id] = slot;
+  pod_num_ports_[id] = static_cast<uint32_t>(enc.ports.size());
+  pod.node_name = node_names_[node];
+  pods_[id] = std::move(pod);
+  link_pod_key(id);
+  ++num_live_pods_;
+  identity_.log.push_back(node);
+  return id;
+}
+
+uint32_t Snapshot::add_pod(Pod&& pod, uint32_t node) {
+  if (node >= num_nodes_) throw Error("add_pod: node index " + std::to_string(node) + " is out of range");
+  const EncodedPod enc = encode_pod(pod);
+  return place_pod(std::move(pod), node, enc, take_pod_id());
+}
+
+Pod Snapshot::remove_pod(uint32_t id) {
+  if (!has_pod(id)) throw Error("remove_pod: no pod with id " + std::to_string(id) + " in the snapshot");
+  const uint32_t slot = pod_slot_[id];
+  const auto node = static_cast<uint32_t>(pod_node_[slot]);
+  const uint32_t first = pod_offsets_[node];
+  const uint32_t last = first + static_cast<uint32_t>(pod_count_[node]) - 1;
+  account_requests(pods_[id], node, -1);
+
+  // Host ports: the node's entries are its pods' entries in slot order, so
+  // this pod's are one run; the later ones move down over it.
+  if (const uint32_t k = pod_num_ports_[id]) {
+    uint32_t at = port_offsets_[node];
+    for (uint32_t s = first; s < slot; ++s) at += pod_num_ports_[slot_pod_id_[s]];
+    const uint32_t end = port_offsets_[node] + port_counts_[node];
+    std::copy(ports_.begin() + at + k, ports_.begin() + end, ports_.begin() + at);
+    std::fill(ports_.begin() + end - k, ports_.begin() + end, kNoPort);
+    port_counts_[node] -= k;
+  }
+  // Labels: the later pods' labels move down over this pod's.
+  {
+    const uint32_t at = pod_label_offsets_[slot], k = pod_label_counts_[slot], end = pod_labels_end(node);
+    for (auto* v : {&pod_label_keys_, &pod_label_values_}) {
+      std::copy(v->begin() + at + k, v->begin() + end, v->begin() + at);
+      std::fill(v->begin() + end - k, v->begin() + end, kNoId);
+    }
+    for (uint32_t s = slot + 1; s <= last; ++s) pod_label_offsets_[s] -= k;
+  }
+  // Slots: the later pods move down one slot.
+  for (uint32_t s = slot; s < last; ++s) {
+    pod_namespace_[s] = pod_namespace_[s + 1];
+    pod_node_[s] = pod_node_[s + 1];
+    pod_flags_[s] = pod_flags_[s + 1];
+    pod_label_offsets_[s] = pod_label_offsets_[s + 1];
+    pod_label_counts_[s] = pod_label_counts_[s + 1];
+    slot_pod_id_[s] = slot_pod_id_[s + 1];
+    pod_slot_[slot_pod_id_[s]] = s;
+  }
+  pod_namespace_[last] = kNoId;
+  pod_node_[last] = kNoId;
+  pod_flags_[last] = 0;
+  pod_label_offsets_[last] = 0;
+  pod_label_counts_[last] = 0;
+  slot_pod_id_[last] = kNoPod;
+  pod_count_[node] -= 1;
+
+  unlink_pod_key(id);
+  Pod out = std::move(pods_[id]);
+  release_pod_id(id);
+  --num_live_pods_;
+  identity_.log.push_back(node);
+  return out;
+}
+
+std::optional<Pod> Snapshot::remove_pod(std::string_view namespace_name, std::string_view name) {
+  const uint32_t id = find_pod(namespace_name, name);
+  if (id == kNoPod) return std::nullopt;
+  return remove_pod(id);
+}
+
+uint32_t Snapshot::update_pod(uint32_t id, const Pod& updated) {
+  if (!has_pod(id)) throw Error("update_pod: no pod with id " + std::to_string(id) + " in the snapshot");
+  Pod pod = updated;  // a copy first: `updated` may be this snapshot's own pod(id)
+  uint32_t node = pod_node(id);
+  if (!pod.node_name.empty()) {
+    const int32_t named = node_index(pod.node_name);
+    if (named < 0)
+      throw InputError("update_pod: pod \"" + pod.key() + "\" names unknown node \"" + pod.node_name + "\"");
+    node = static_cast<uint32_t>(named);
+  }
+  remove_pod(id);
+  const EncodedPod enc = encode_pod(pod);
+  return place_pod(std::move(pod), node, enc, take_pod_id(id));
+}
+
+uint32_t Snapshot::update_pod(const Pod& updated) {
+  const uint32_t id = find_pod(updated.namespace_name, updated.name);
+  if (id == kNoPod) throw InputError("update_pod: pod \"" + updated.key() + "\" is not in the snapshot");
+  return update_pod(id, updated);
+}
+
+// ---- Snapshot: slotted layouts ------------------------------------------------
 
 void Snapshot::add_ports(uint32_t node, const std::vector<HostPortEntry>& wanted) {
   const uint32_t capacity = port_offsets_[node + 1] - port_offsets_[node];
-  if (port_counts_[node] + wanted.size() > capacity) {
-    relayout_ports(static_cast<uint32_t>(wanted.size()), node);
-  }
+  if (port_counts_[node] + wanted.size() > capacity) relayout_ports(static_cast<uint32_t>(wanted.size()), node);
   for (const auto& e : wanted) ports_[port_offsets_[node] + port_counts_[node]++] = e;
 }
 
@@ -385,77 +880,137 @@ void Snapshot::relayout_ports(uint32_t extra_for_node, uint32_t node) {
     const uint32_t need = port_counts_[i] + (i == node ? extra_for_node : 0);
     offsets[i + 1] = offsets[i] + need + kPortSlack;
   }
-  std::vector<HostPortEntry> ports(offsets[num_nodes_], HostPortEntry{kNoId, kNoId, 0});
+  std::vector<HostPortEntry> ports(offsets[num_nodes_], kNoPort);
   for (uint32_t i = 0; i < num_nodes_; ++i)
     std::copy_n(ports_.begin() + port_offsets_[i], port_counts_[i], ports.begin() + offsets[i]);
   port_offsets_ = std::move(offsets);
   ports_ = std::move(ports);
-  structure_version_ = fresh_structure_version();
-  mutation_log_.clear();
+  port_layout_version_ = fresh_structure_version();
 }
+
+void Snapshot::relayout_pods(uint32_t node, uint32_t extra_slots, uint32_t extra_labels) {
+  std::vector<uint32_t> offsets(1, 0), regions(1, 0);
+  for (uint32_t i = 0; i < num_nodes_; ++i) {
+    const auto slots = static_cast<uint32_t>(pod_count_[i]) + (i == node ? extra_slots : 0);
+    const uint32_t labels = pod_labels_end(i) - pod_label_regions_[i] + (i == node ? extra_labels : 0);
+    offsets.push_back(offsets.back() + with_slack(slots, kMinPodSlack));
+    regions.push_back(regions.back() + with_slack(labels, kMinPodLabelSlack));
+  }
+  const uint32_t num_slots = offsets.back();
+  std::vector<int32_t> ns(num_slots, kNoId), nodes(num_slots, kNoId);
+  std::vector<uint8_t> flags(num_slots, 0);
+  std::vector<uint32_t> label_offsets(num_slots, 0), label_counts(num_slots, 0), ids(num_slots, kNoPod);
+  std::vector<int32_t> keys(regions.back(), kNoId), values(regions.back(), kNoId);
+  for (uint32_t i = 0; i < num_nodes_; ++i) {
+    const uint32_t from = pod_offsets_[i], to = offsets[i], count = static_cast<uint32_t>(pod_count_[i]);
+    const uint32_t label_from = pod_label_regions_[i], label_to = regions[i], label_end = pod_labels_end(i);
+    std::copy(pod_label_keys_.begin() + label_from, pod_label_keys_.begin() + label_end, keys.begin() + label_to);
+    std::copy(pod_label_values_.begin() + label_from, pod_label_values_.begin() + label_end, values.begin() + label_to);
+    for (uint32_t j = 0; j < count; ++j) {
+      ns[to + j] = pod_namespace_[from + j];
+      nodes[to + j] = pod_node_[from + j];
+      flags[to + j] = pod_flags_[from + j];
+      label_offsets[to + j] = pod_label_offsets_[from + j] - label_from + label_to;
+      label_counts[to + j] = pod_label_counts_[from + j];
+      ids[to + j] = slot_pod_id_[from + j];
+      pod_slot_[ids[to + j]] = to + j;
+    }
+  }
+  pod_offsets_ = std::move(offsets);
+  pod_label_regions_ = std::move(regions);
+  pod_namespace_ = std::move(ns);
+  pod_node_ = std::move(nodes);
+  pod_flags_ = std::move(flags);
+  pod_label_offsets_ = std::move(label_offsets);
+  pod_label_counts_ = std::move(label_counts);
+  slot_pod_id_ = std::move(ids);
+  pod_label_keys_ = std::move(keys);
+  pod_label_values_ = std::move(values);
+  pod_layout_version_ = fresh_structure_version();
+}
+
+// ---- Snapshot: the column table ---------------------------------------------
 
 template <class Fn>
 void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
-  fn("allocatable", allocatable_, v.allocatable);
-  fn("requested", requested_, v.requested);
-  fn("nonzero_requested", nonzero_requested_, v.nonzero_requested);
-  fn("allowed_pods", allowed_pods_, v.allowed_pods);
-  fn("pod_count", pod_count_, v.pod_count);
-  fn("unschedulable", unschedulable_, v.unschedulable);
-  fn("node_name_id", node_name_id_, v.node_name_id);
-  fn("label_offsets", label_offsets_, v.label_offsets);
-  fn("label_keys", label_keys_, v.label_keys);
-  fn("label_values", label_values_, v.label_values);
-  fn("taint_offsets", taint_offsets_, v.taint_offsets);
-  fn("taint_keys", taint_keys_, v.taint_keys);
-  fn("taint_values", taint_values_, v.taint_values);
-  fn("taint_effects", taint_effects_, v.taint_effects);
-  fn("image_offsets", image_offsets_, v.image_offsets);
-  fn("image_ids", image_ids_, v.image_ids);
-  fn("image_masks", image_masks_, v.image_masks);
-  fn("port_offsets", port_offsets_, v.port_offsets);
-  fn("port_counts", port_counts_, v.port_counts);
-  fn("ports", ports_, v.ports);
-  fn("string_int", strings_.int_values(), v.string_int);
-  fn("string_int_ok", strings_.int_ok(), v.string_int_ok);
-  fn("dense_labels", dense_labels_, v.dense_labels);
+  using K = ColumnKind;
+  const uint64_t structure = identity_.version;
+  const Sync fixed{K::kFixed, structure, nullptr};
+  const Sync rows{K::kNodeRows, structure, nullptr};
+  const Sync scalar{K::kNodeScalar, structure, nullptr};
+  const Sync append{K::kAppend, structure, nullptr};
+  const Sync port_layout{K::kFixed, port_layout_version_, nullptr};
+  const Sync port_slots{K::kNodeSlots, port_layout_version_, &port_offsets_};
+  const Sync pod_layout{K::kFixed, pod_layout_version_, nullptr};
+  const Sync pod_slots{K::kNodeSlots, pod_layout_version_, &pod_offsets_};
+  const Sync pod_label_slots{K::kNodeSlots, pod_layout_version_, &pod_label_regions_};
+  fn("allocatable", allocatable_, v.allocatable, rows);
+  fn("requested", requested_, v.requested, rows);
+  fn("nonzero_requested", nonzero_requested_, v.nonzero_requested, rows);
+  fn("allowed_pods", allowed_pods_, v.allowed_pods, scalar);
+  fn("pod_count", pod_count_, v.pod_count, scalar);
+  fn("unschedulable", unschedulable_, v.unschedulable, scalar);
+  fn("node_name_id", node_name_id_, v.node_name_id, fixed);
+  fn("label_offsets", label_offsets_, v.label_offsets, fixed);
+  fn("label_keys", label_keys_, v.label_keys, fixed);
+  fn("label_values", label_values_, v.label_values, fixed);
+  fn("taint_offsets", taint_offsets_, v.taint_offsets, fixed);
+  fn("taint_keys", taint_keys_, v.taint_keys, fixed);
+  fn("taint_values", taint_values_, v.taint_values, fixed);
+  fn("taint_effects", taint_effects_, v.taint_effects, fixed);
+  fn("image_offsets", image_offsets_, v.image_offsets, fixed);
+  fn("image_ids", image_ids_, v.image_ids, fixed);
+  fn("image_masks", image_masks_, v.image_masks, fixed);
+  fn("port_offsets", port_offsets_, v.port_offsets, port_layout);
+  fn("port_counts", port_counts_, v.port_counts, scalar);
+  fn("ports", ports_, v.ports, port_slots);
+  fn("string_int", strings_.int_values(), v.string_int, append);
+  fn("string_int_ok", strings_.int_ok(), v.string_int_ok, append);
+  fn("dense_labels", dense_labels_, v.dense_labels, fixed);
+  fn("pod_offsets", pod_offsets_, v.pod_offsets, pod_layout);
+  fn("pod_namespace", pod_namespace_, v.pod_namespace, pod_slots);
+  fn("pod_node", pod_node_, v.pod_node, pod_slots);
+  fn("pod_flags", pod_flags_, v.pod_flags, pod_slots);
+  fn("pod_label_offsets", pod_label_offsets_, v.pod_label_offsets, pod_slots);
+  fn("pod_label_counts", pod_label_counts_, v.pod_label_counts, pod_slots);
+  fn("pod_label_keys", pod_label_keys_, v.pod_label_keys, pod_label_slots);
+  fn("pod_label_values", pod_label_values_, v.pod_label_values, pod_label_slots);
 }
-
-namespace {
-SnapshotView counts_only(uint32_t nodes, uint32_t resources, int32_t any_ip, uint32_t dense) {
-  SnapshotView v;
-  v.num_nodes = nodes;
-  v.num_resources = resources;
-  v.any_ip_id = any_ip;
-  v.num_dense_labels = dense;
-  return v;
-}
-}  // namespace
 
 SnapshotView Snapshot::view() const {
-  SnapshotView v =
-      counts_only(num_nodes_, num_resources(), any_ip_id_, static_cast<uint32_t>(dense_label_keys_.size()));
-  bind_columns(v, [](const char*, const auto& col, auto& field) { field = col.data(); });
+  SnapshotView v = counts_only();
+  bind_columns(v, [](const char*, const auto& col, auto& field, const Sync&) { field = col.data(); });
   return v;
 }
 
 std::vector<Snapshot::Column> Snapshot::columns() const {
   std::vector<Column> out;
   SnapshotView unused;
-  bind_columns(unused, [&](const char* name, const auto& col, auto&) {
-    out.push_back(Column{name, static_cast<const void*>(col.data()), col.size() * sizeof(col[0])});
+  bind_columns(unused, [&](const char* name, const auto& col, auto&, const Sync& sync) {
+    out.push_back(Column{name, static_cast<const void*>(col.data()), col.size() * sizeof(col[0]),
+                         static_cast<uint32_t>(sizeof(col[0])), sync.kind, sync.layout_version,
+                         sync.slot_offsets ? sync.slot_offsets->data() : nullptr});
   });
   return out;
 }
 
 SnapshotView Snapshot::view_over(const std::vector<const void*>& copies) const {
-  SnapshotView v =
-      counts_only(num_nodes_, num_resources(), any_ip_id_, static_cast<uint32_t>(dense_label_keys_.size()));
+  SnapshotView v = counts_only();
   size_t i = 0;
-  bind_columns(v, [&](const char* name, const auto&, auto& field) {
+  bind_columns(v, [&](const char* name, const auto&, auto& field, const Sync&) {
     if (i >= copies.size()) throw Error(std::string("view_over: no copy of column ") + name);
     field = static_cast<std::remove_reference_t<decltype(field)>>(copies[i++]);
   });
+  return v;
+}
+
+SnapshotView Snapshot::counts_only() const {
+  SnapshotView v;
+  v.num_nodes = num_nodes_;
+  v.num_resources = num_resources();
+  v.any_ip_id = any_ip_id_;
+  v.num_dense_labels = static_cast<uint32_t>(dense_label_keys_.size());
+  v.num_pod_slots = static_cast<uint32_t>(pod_namespace_.size());
   return v;
 }
 

@@ -12,21 +12,29 @@
 //    nonzero_requested[] (cpu, memory only) the scoring total with the
 //    per-container defaults (100m, 200Mi).
 //  * strings (label keys and values, taint keys and values, node names, host
-//    IPs and protocols) are dictionary-encoded in one dictionary; ids are
-//    int32, kNoId (-1) stands for "not in the dictionary" and equals nothing.
-//  * per-node lists (labels sorted by key id, taints, images, host ports) are
-//    in compressed-row form: offsets[n]..offsets[n+1]. Host ports keep slack
-//    per node (port_count[n] <= capacity) so assuming a pod writes in place.
-//  * existing pods per node are kept host-side (pods_on_node) for the plugins
-//    that need them (PodTopologySpread, InterPodAffinity).
+//    IPs and protocols, pod namespaces and labels) are dictionary-encoded in
+//    one dictionary; ids are int32, kNoId (-1) stands for "not in the
+//    dictionary" and equals nothing. The dictionary only grows.
+//  * per-node lists (labels sorted by key id, taints, images) are in
+//    compressed-row form: offsets[n]..offsets[n+1]. Host ports and the pods
+//    on each node are slotted: node n owns the range offsets[n]..offsets[n+1]
+//    and uses the first count[n] entries, the rest is slack, so assuming or
+//    removing a pod rewrites one node's range in place.
+//  * the pods on the nodes (running and assumed): per slot the namespace id,
+//    the node, flags (terminating, required anti-affinity) and the labels as
+//    a (key id, value id) range sorted by key, inside the node's label
+//    region. The full Pod objects stay host-side, by pod id.
 //
-// Mutation: add_pod() (assume) changes only the touched node's entries and
-// appends the node to the mutation log; structural changes (a new resource
-// column, port slack exhausted) bump structure_version() and the device
-// mirror re-uploads.
+// Mutation: pods are added, removed and updated in place (the touched node's
+// entries only) and the node is appended to the mutation log. Node changes
+// and new resource columns are structural: structure_version() changes, the
+// log is cleared and a device mirror re-uploads. A slotted range that runs
+// full is laid out again with fresh slack: that changes only the layout
+// version of its own columns (a mirror re-sends those columns).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -43,6 +51,12 @@ constexpr int32_t kNoId = -1;
 enum ResourceIndex : int32_t { kCpu = 0, kMemory = 1, kEphemeralStorage = 2, kFirstScalar = 3 };
 
 enum class TaintEffect : uint8_t { NoSchedule = 0, PreferNoSchedule = 1, NoExecute = 2 };
+
+// Per-pod flags (SnapshotView::pod_flags).
+enum PodFlags : uint8_t {
+  kPodTerminating = 1,           // metadata.deletionTimestamp is set
+  kPodRequiredAntiAffinity = 2,  // spec.affinity.podAntiAffinity has required terms
+};
 
 // One used host port on a node: (ip, protocol, port), strings as dictionary ids.
 struct HostPortEntry {
@@ -96,6 +110,21 @@ struct SnapshotView {
   uint32_t num_dense_labels = 0;
   const int32_t* dense_labels = nullptr;
 
+  // The pods on the nodes (running and assumed), slotted per node: node n's
+  // pods are the slots pod_offsets[n] .. pod_offsets[n] + pod_count[n]; the
+  // slots up to pod_offsets[n + 1] are free (pod_node kNoId). Slot order is
+  // the order the pods were added to the node. Topology counting walks a
+  // node's slots and compares integers only.
+  uint32_t num_pod_slots = 0;
+  const uint32_t* pod_offsets = nullptr;        // [num_nodes + 1]
+  const int32_t* pod_namespace = nullptr;       // [slot] namespace string id
+  const int32_t* pod_node = nullptr;            // [slot] node index, kNoId when free
+  const uint8_t* pod_flags = nullptr;           // [slot] PodFlags bits
+  const uint32_t* pod_label_offsets = nullptr;  // [slot] first label of the pod
+  const uint32_t* pod_label_counts = nullptr;   // [slot]
+  const int32_t* pod_label_keys = nullptr;      // sorted by id within a pod
+  const int32_t* pod_label_values = nullptr;
+
   BULKSCORE_HD int64_t alloc(uint32_t r, uint32_t node) const {
     return allocatable[static_cast<size_t>(r) * num_nodes + node];
   }
@@ -114,6 +143,14 @@ struct SnapshotView {
   // label_value through a dense column when `slot` >= 0 (see dense_label_slot).
   BULKSCORE_HD int32_t label_value(uint32_t node, int32_t key, int32_t slot) const {
     return slot >= 0 ? dense_labels[static_cast<size_t>(slot) * num_nodes + node] : label_value(node, key);
+  }
+  // Value id of label `key` on the pod in `slot`, or kNoId.
+  BULKSCORE_HD int32_t pod_label_value(uint32_t slot, int32_t key) const {
+    for (uint32_t i = pod_label_offsets[slot], e = i + pod_label_counts[slot]; i < e; ++i) {
+      if (pod_label_keys[i] == key) return pod_label_values[i];
+      if (pod_label_keys[i] > key) break;
+    }
+    return kNoId;
   }
   BULKSCORE_HD bool has_image(uint32_t node, int32_t image) const {
     uint32_t lo = image_offsets[node], hi = image_offsets[node + 1];
@@ -157,9 +194,19 @@ bool is_hugepages_resource_name(std::string_view name);
 class Snapshot {
  public:
   Snapshot() = default;
+  // A copy is a different snapshot for a device mirror: it takes a fresh
+  // structure version and starts with an empty mutation log, so a mirror of
+  // the original never takes the copy for it. A move carries the version
+  // and the log (the moved-from snapshot is left at version 0, which no
+  // mirror accepts, and must be assigned before it is used again).
+  Snapshot(const Snapshot&) = default;
+  Snapshot& operator=(const Snapshot&) = default;
+  Snapshot(Snapshot&&) noexcept = default;
+  Snapshot& operator=(Snapshot&&) noexcept = default;
 
   // Builds the columns from nodes and the pods running on them. Running pods
-  // must name a node of `nodes` (assemble_cluster guarantees it).
+  // must name a node of `nodes` (assemble_cluster guarantees it). Node index
+  // = position in `nodes`; pod id = position in `running_pods`.
   static Snapshot build(const std::vector<Node>& nodes, const std::vector<Pod>& running_pods);
   // The same, taking the running pods over (no copy of every pod).
   static Snapshot build(const std::vector<Node>& nodes, std::vector<Pod>&& running_pods);
@@ -172,36 +219,99 @@ class Snapshot {
   const StringDict& strings() const { return strings_; }
   int32_t string_id(std::string_view s) const { return strings_.find(s); }
   int32_t image_id(std::string_view normalized) const;
+  const std::string& image_name(int32_t id) const { return images_.str(id); }
+  size_t num_images() const { return images_.size(); }
   int32_t resource_index(std::string_view name) const;  // -1 if unknown
   // The dense column of label key `key` (a string id), or -1 if it has none.
   int32_t dense_label_slot(int32_t key) const;
+  uint32_t num_dense_labels() const { return static_cast<uint32_t>(dense_label_keys_.size()); }
+  int32_t dense_label_key(uint32_t slot) const { return dense_label_keys_[slot]; }
   static constexpr uint32_t kMaxDenseLabels = 16;
   const std::string& resource_name(uint32_t r) const { return resource_names_[r]; }
-  // Adds a zero column for a resource no node or pod has named yet.
+  // Adds a zero column for a resource no node or pod has named yet (structural).
   int32_t intern_resource(std::string_view name);
 
   // Host-side per-node information.
   const std::string& node_name(uint32_t n) const { return node_names_[n]; }
   int32_t node_index(std::string_view name) const;  // -1 if absent
-  const std::vector<uint32_t>& pods_on_node(uint32_t n) const { return pods_on_node_[n]; }
-  const Pod& pod(uint32_t i) const { return pods_[i]; }
-  size_t num_pods() const { return pods_.size(); }
-  // Nodes in upstream's node-tree order: zones (region + zone label) in
-  // first-seen order, interleaved one node per zone at a time.
+  // Nodes in upstream's node-tree order: zones (region + zone label) in the
+  // order they appeared, one node per zone at a time; within a zone, nodes in
+  // the order they joined it. add/update/remove_node keep it as upstream's
+  // node tree does (a zone left empty disappears; a node whose zone label
+  // changes moves to the end of its new zone).
   const std::vector<uint32_t>& tree_order() const { return tree_order_; }
 
   // Images: size first seen and the number of nodes listing each image id.
   int64_t image_size(int32_t id) const { return image_size_[static_cast<size_t>(id)]; }
   int32_t image_num_nodes(int32_t id) const { return image_num_nodes_[static_cast<size_t>(id)]; }
 
-  // Assumes `pod` on `node`: adds its requests, non-zero requests, pod count
-  // and host ports to that node only.
-  void add_pod(const Pod& pod, uint32_t node);
+  // ---- pods --------------------------------------------------------------
+  // A pod id is stable while the pod is in the snapshot; the id of a removed
+  // pod is given to the next pod added. The full Pod objects stay host-side
+  // (explain output, and the plugins' host-side preparation, e.g. existing
+  // pods' required anti-affinity terms); the device sees the slot columns.
+  static constexpr uint32_t kNoPod = UINT32_MAX;
+  struct IdRange {
+    const uint32_t* first;
+    const uint32_t* last;
+    const uint32_t* begin() const { return first; }
+    const uint32_t* end() const { return last; }
+    size_t size() const { return static_cast<size_t>(last - first); }
+  };
+  // The ids of the pods on node `n`, in slot order.
+  IdRange pods_on_node(uint32_t n) const {
+    const uint32_t* at = slot_pod_id_.data() + pod_offsets_[n];
+    return IdRange{at, at + pod_count_[n]};
+  }
+  size_t num_pods() const { return num_live_pods_; }
+  uint32_t pod_id_bound() const { return static_cast<uint32_t>(pods_.size()); }  // every id is below
+  bool has_pod(uint32_t id) const { return id < pod_slot_.size() && pod_slot_[id] != kNoPod; }
+  const Pod& pod(uint32_t id) const { return pods_[id]; }
+  uint32_t pod_slot(uint32_t id) const { return pod_slot_[id]; }
+  uint32_t pod_node(uint32_t id) const { return static_cast<uint32_t>(pod_node_[pod_slot_[id]]); }
+  // The pod with this namespace and name (the one added last if several
+  // share it), or kNoPod.
+  uint32_t find_pod(std::string_view namespace_name, std::string_view name) const;
 
-  // Change tracking for device mirrors. Versions are unique in the process:
-  // every build and every structural change takes a new one.
-  uint64_t structure_version() const { return structure_version_; }
-  const std::vector<uint32_t>& mutation_log() const { return mutation_log_; }
+  // ---- mutations -----------------------------------------------------------
+  // Assumes `pod` on `node`: adds its requests, non-zero requests, pod count,
+  // host ports and a pod slot (namespace, labels, flags) to that node only.
+  // Returns the pod id. pod.node_name is set to the node's name.
+  uint32_t add_pod(const Pod& pod, uint32_t node) { return add_pod(Pod(pod), node); }
+  uint32_t add_pod(Pod&& pod, uint32_t node);
+  // Removes the exact effects of add_pod (or of the build) for that pod and
+  // returns the Pod. remove_pod(id) throws Error for an id that is not in the
+  // snapshot; the by-name form returns nullopt when there is no such pod.
+  Pod remove_pod(uint32_t id);
+  std::optional<Pod> remove_pod(std::string_view namespace_name, std::string_view name);
+  // remove_pod then add_pod, on `updated.node_name` when it is set, else on
+  // the pod's node. The pod keeps its id. The by-pod form finds the pod by
+  // `updated`'s namespace and name and throws InputError when there is none.
+  uint32_t update_pod(uint32_t id, const Pod& updated);
+  uint32_t update_pod(const Pod& updated);
+
+  // Node changes. add_node appends the node (index num_nodes()) and throws
+  // InputError if its name is taken. update_node replaces the node of that
+  // name (InputError if absent); its pods and their accounting stay. Both are
+  // structural, except an update that leaves labels, taints and images as
+  // they are: allocatable, pods capacity and unschedulable are rewritten in
+  // place and the node is logged. remove_node drops the node and the pods on
+  // it, returning those pods (their ids become free); later nodes' indices
+  // shift down by one. InputError if there is no such node.
+  uint32_t add_node(const Node& node);
+  void update_node(const Node& node);
+  std::vector<Pod> remove_node(std::string_view name);
+
+  // ---- change tracking for device mirrors ------------------------------------
+  // Versions are unique in the process: every build, copy and structural
+  // change takes a new one, so a mirror keyed on it cannot confuse two
+  // snapshots. While it stays the same, the columns change only as the
+  // mutation log and the columns' layout versions (columns()) say.
+  uint64_t structure_version() const { return identity_.version; }
+  // The nodes touched since the last structural change, in mutation order,
+  // repeats included: their mutable entries (rows, scalars and slot ranges
+  // of the columns that are not kFixed) may differ.
+  const std::vector<uint32_t>& mutation_log() const { return identity_.log; }
 
   // Raw columns (for mirrors and tests).
   const std::vector<int64_t>& allocatable() const { return allocatable_; }
@@ -212,11 +322,27 @@ class Snapshot {
   const std::vector<uint32_t>& port_counts() const { return port_counts_; }
   const std::vector<HostPortEntry>& ports() const { return ports_; }
 
-  // Everything a device mirror copies, as (pointer, bytes) per column.
+  // How a column may change while structure_version() stays the same, which
+  // is how a device mirror keeps its copy current.
+  enum class ColumnKind : uint8_t {
+    kFixed,       // only when its layout version changes
+    kNodeRows,    // [row * N + n]: a logged node's entry in every row
+    kNodeScalar,  // [n]: a logged node's entry
+    kNodeSlots,   // a logged node's slot range [slot_offsets[n], slot_offsets[n + 1])
+    kAppend,      // per dictionary string: grows at the end, entries never change
+  };
+  // Everything a device mirror copies, one entry per column.
   struct Column {
     const char* name;
     const void* data;
     size_t bytes;
+    uint32_t element_bytes;
+    ColumnKind kind;
+    // The column is laid out anew (a mirror re-sends it whole) when this
+    // changes; it changes with structure_version() and, for slotted columns,
+    // when their slots are laid out again.
+    uint64_t layout_version;
+    const uint32_t* slot_offsets;  // kNodeSlots: host [N + 1]; else nullptr
   };
   std::vector<Column> columns() const;
   // The view over copies of the columns: `copies[i]` holds columns()[i]
@@ -224,17 +350,75 @@ class Snapshot {
   SnapshotView view_over(const std::vector<const void*>& copies) const;
 
  private:
-  // The one table binding each column to its SnapshotView field:
-  // fn(name, column vector, view field) for every column, in a fixed order.
+  // How a column syncs (see ColumnKind): the argument bind_columns passes.
+  struct Sync {
+    ColumnKind kind;
+    uint64_t layout_version;
+    const std::vector<uint32_t>* slot_offsets;
+  };
+  // The one table binding each column to its SnapshotView field and to how
+  // it changes: fn(name, column vector, view field, Sync), in a fixed order.
   template <class Fn>
   void bind_columns(SnapshotView& v, Fn&& fn) const;
 
+  // The structure version and the mutation log, with the copy/move rules
+  // above: copies take a fresh version and no log, moves carry both.
+  struct Identity {
+    uint64_t version = 0;
+    std::vector<uint32_t> log;
+    Identity() = default;
+    Identity(const Identity&) : version(fresh_structure_version()) {}
+    Identity& operator=(const Identity& other) {
+      if (this != &other) {
+        version = fresh_structure_version();
+        log.clear();
+      }
+      return *this;
+    }
+    Identity(Identity&& other) noexcept : version(other.version), log(std::move(other.log)) {
+      other.version = 0;
+      other.log.clear();
+    }
+    Identity& operator=(Identity&& other) noexcept {
+      if (this != &other) {
+        version = other.version;
+        log = std::move(other.log);
+        other.version = 0;
+        other.log.clear();
+      }
+      return *this;
+    }
+  };
+
+  // A pod's strings as dictionary ids, interned.
+  struct EncodedPod {
+    int32_t namespace_id = kNoId;
+    uint8_t flags = 0;
+    std::vector<std::pair<int32_t, int32_t>> labels;  // sorted by key id
+    std::vector<HostPortEntry> ports;
+  };
+
   static uint64_t fresh_structure_version();
+  void structural_change();
   void build_dense_labels();
   void rank_images_by_popularity();
-  void account_pod(Pod pod, uint32_t node);
+  EncodedPod encode_pod(const Pod& pod);
+  void account_requests(const Pod& pod, uint32_t node, int64_t sign);
+  // A free pod id: `wanted` when it was just freed (update_pod keeps ids).
+  uint32_t take_pod_id(uint32_t wanted = kNoPod);
+  void release_pod_id(uint32_t id);
+  void link_pod_key(uint32_t id);
+  void unlink_pod_key(uint32_t id);
+  uint32_t place_pod(Pod&& pod, uint32_t node, const EncodedPod& enc, uint32_t id);
+  uint32_t pod_labels_end(uint32_t node) const;
   void add_ports(uint32_t node, const std::vector<HostPortEntry>& wanted);
   void relayout_ports(uint32_t extra_for_node, uint32_t node);
+  void relayout_pods(uint32_t node, uint32_t extra_slots, uint32_t extra_labels);
+  void write_node(uint32_t n, const Node& node);
+  void tree_add(uint32_t n, const std::string& zone);
+  void tree_remove(uint32_t n, const std::string& zone);
+  void rebuild_tree_order();
+  SnapshotView counts_only() const;
 
   uint32_t num_nodes_ = 0;
   StringDict strings_;
@@ -259,13 +443,38 @@ class Snapshot {
   std::vector<int32_t> image_num_nodes_;
   std::vector<uint64_t> image_masks_;
 
+  // Pod slots (device columns), slotted per node by pod_offsets_; pod labels
+  // in per-node regions (pod_label_regions_, host-only: the mirror's ranges).
+  std::vector<uint32_t> pod_offsets_;
+  std::vector<int32_t> pod_namespace_, pod_node_;
+  std::vector<uint8_t> pod_flags_;
+  std::vector<uint32_t> pod_label_offsets_, pod_label_counts_;
+  std::vector<uint32_t> pod_label_regions_;
+  std::vector<int32_t> pod_label_keys_, pod_label_values_;
+  std::vector<uint32_t> slot_pod_id_;  // [slot] pod id, kNoPod when free (host-only)
+
+  // Pods by id (host-only).
   std::vector<Pod> pods_;
-  std::vector<std::vector<uint32_t>> pods_on_node_;
+  std::vector<uint32_t> pod_slot_;       // kNoPod: the id is free
+  std::vector<uint32_t> pod_num_ports_;  // host-port entries the pod holds
+  std::vector<uint32_t> pod_key_next_;   // next (older) pod in the same key-hash chain
+  std::vector<uint32_t> free_pod_ids_;
+  std::unordered_map<uint64_t, uint32_t> pod_key_heads_;  // key hash -> newest pod
+  size_t num_live_pods_ = 0;
+
+  // Upstream's node tree: zones in order, the nodes of each in join order.
+  struct Zone {
+    std::string key;
+    std::vector<uint32_t> nodes;
+  };
+  std::vector<Zone> zones_;
+  std::vector<std::string> node_zone_keys_;  // [node]
   std::vector<uint32_t> tree_order_;
 
   int32_t any_ip_id_ = kNoId;
-  uint64_t structure_version_ = 0;
-  std::vector<uint32_t> mutation_log_;
+  uint64_t port_layout_version_ = 0;
+  uint64_t pod_layout_version_ = 0;
+  Identity identity_;
 };
 
 // The host ports a pod wants (regular containers and sidecars, hostPort > 0),
