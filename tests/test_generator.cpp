@@ -16,10 +16,13 @@
 
 #include "bench/generator/generator.hpp"
 #include "host/common.hpp"
+#include "host/engine/pod_query.hpp"
+#include "host/input/config.hpp"
 #include "host/input/k8s_json.hpp"
 #include "host/input/labels.hpp"
 #include "host/input/pod_resources.hpp"
 #include "host/io/io.hpp"
+#include "host/snapshot/snapshot.hpp"
 
 namespace bulkscore {
 namespace {
@@ -332,6 +335,44 @@ TEST(Generator, RunningPodsNeverOvercommitTheirNode) {
     SCOPED_TRACE(std::to_string(per_node) + " pods per node");
     expect_no_overcommit(c);
   }
+}
+
+// The generator places pods with the engine's own Filter plugins (no private
+// copy of the rules): every running pod passes, on its node as it was before
+// the cordon, every filter of the default profile that says where a pod may
+// run (room is checked above, with the pod counted).
+TEST(Generator, RunningPodsSitWhereTheEnginesFiltersAllowThem) {
+  GeneratorOptions o = small_options(11);
+  o.gpu_node_fraction = 0.1;
+  o.tainted_node_fraction = 0.3;
+  const Cluster c = load(generate_cluster(o));
+  std::vector<Node> nodes = c.nodes;
+  for (Node& n : nodes) {
+    n.unschedulable = false;
+    n.taints.erase(std::remove_if(n.taints.begin(), n.taints.end(),
+                                  [](const Taint& t) { return t.key == "node.kubernetes.io/unschedulable"; }),
+                   n.taints.end());
+  }
+  const Snapshot snap = Snapshot::build(nodes, std::vector<Pod>{});
+  ProfileConfig profile = default_scheduler_config().profiles.front();
+  profile.filter.erase(std::remove_if(profile.filter.begin(), profile.filter.end(),
+                                      [](const std::string& f) { return f == "NodePorts" || f == "NodeResourcesFit"; }),
+                       profile.filter.end());
+  const ProfilePlan plan = make_profile_plan(profile);
+  size_t tainted = 0, with_selector = 0;
+  for (const Pod& p : c.running_pods) {
+    const PodQuery q = prepare_pod_query(p, snap, plan, TieBreak::First, 0, 0);
+    ASSERT_FALSE(q.rejected) << p.key();
+    const int32_t node = snap.node_index(p.node_name);
+    ASSERT_GE(node, 0) << p.key();
+    const NodeVerdict v = filter_node(snap.view(), q.view(), static_cast<uint32_t>(node));
+    EXPECT_TRUE(v.feasible()) << p.key() << " on " << p.node_name << " rejected by "
+                              << (v.feasible() ? "" : plugin_name(v.plugin));
+    tainted += !c.nodes[static_cast<size_t>(node)].taints.empty();
+    with_selector += !p.node_selector.empty() || (p.affinity && p.affinity->node_affinity);
+  }
+  EXPECT_GT(tainted, 100u);        // the rules were exercised: pods on tainted nodes,
+  EXPECT_GT(with_selector, 100u);  // and pods with node selectors or affinity
 }
 
 TEST(Generator, RunningPodsLoadNodesPartly) {

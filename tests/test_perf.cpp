@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -264,6 +265,141 @@ TEST_F(PerfTest, WrongTypesAndInvalidCombinationsAreErrors) {
   EXPECT_NE(
       load_error("- name: Bad\n  workloadTemplate:\n  - count: 1\n  workloads:\n  - name: w\n").find("opcode: missing"),
       std::string::npos);
+}
+
+TEST_F(PerfTest, UnknownOpcodeIsAnErrorAsUpstreams) {
+  const std::string msg = load_error(R"(
+- name: Bad
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: createPodz
+    count: 1
+    collectMetrics: true
+  workloads:
+  - name: w
+)");
+  EXPECT_NE(msg.find("config.yaml:6"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("workloadTemplate[1] (createPodz).opcode: unknown opcode \"createPodz\""), std::string::npos)
+      << msg;
+
+  // Ops upstream knows but bulkscore does not run are listed, not errors.
+  const std::string path = write("config.yaml", R"(
+- name: Known
+  workloadTemplate:
+  - opcode: createPodGroups
+    countParam: $groups
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+  workloads:
+  - name: w
+    params: {groups: 2}
+)");
+  const PerfConfig cfg = load_perf_config(path);
+  EXPECT_EQ(cfg.test_cases[0].ops[0].kind, PerfOpKind::Unsupported);
+
+  PerfCliOptions o;
+  o.config_path = write("bad.yaml", "- name: Bad\n  workloadTemplate:\n  - opcode: nope\n  workloads:\n  - name: w\n");
+  o.verbosity = 0;
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(perf_main(o), 2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("unknown opcode \"nope\""), std::string::npos);
+}
+
+TEST_F(PerfTest, CountsAreBoundedAndCheckedBeforeAllocation) {
+  auto run_error = [this](const std::string& yaml) -> std::string {
+    const PerfConfig cfg = load_perf_config(write("config.yaml", yaml));
+    PerfRunOptions opt;
+    opt.backend = "cpu";
+    try {
+      run_perf_workload(cfg, cfg.test_cases[0], cfg.test_cases[0].workloads[0], opt);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  const auto started = std::chrono::steady_clock::now();
+  const std::string tail =
+      "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n  workloads:\n  - name: w\n";
+  // A count parameter that does not fit an integer (Go's int() would be
+  // platform-defined).
+  EXPECT_NE(run_error("- name: T\n  workloadTemplate:\n  - opcode: createNodes\n    countParam: $n\n" + tail +
+                      "    params: {n: 1e30}\n")
+                .find("parameter n = 1e+30 does not fit an integer"),
+            std::string::npos);
+  // Above the limit, literal or parameter, one op or the sum of several.
+  const std::string big =
+      run_error("- name: T\n  workloadTemplate:\n  - opcode: createNodes\n    count: 2000000\n" + tail);
+  EXPECT_NE(big.find("count resolves to 2000000 nodes; bulkscore's limit is 1000000"), std::string::npos) << big;
+  EXPECT_NE(big.find("workloadTemplate[0] (createNodes)"), std::string::npos) << big;
+  EXPECT_NE(run_error("- name: T\n  workloadTemplate:\n  - opcode: createNodes\n    count: 600000\n"
+                      "  - opcode: createNodes\n    count: 600000\n" +
+                      tail)
+                .find("creates 1200000 nodes and 0 pods"),
+            std::string::npos);
+  // count x countMultiplierParam overflowing 64 bits.
+  EXPECT_NE(run_error("- name: T\n  workloadTemplate:\n  - opcode: createPods\n    count: 4611686018427387904\n"
+                      "    countMultiplierParam: $m\n    collectMetrics: true\n  workloads:\n  - name: w\n"
+                      "    params: {m: 4}\n")
+                .find("overflows a 64-bit integer"),
+            std::string::npos);
+  // Pod sets and namespaces: refused before a loop of 10^12 steps.
+  EXPECT_NE(run_error("- name: T\n  workloadTemplate:\n  - opcode: createPodSets\n    count: 1000000000000\n"
+                      "    namespacePrefix: ns\n    createPodsOp:\n      opcode: createPods\n      count: 1\n"
+                      "      collectMetrics: true\n  workloads:\n  - name: w\n")
+                .find("pod sets; bulkscore's limit"),
+            std::string::npos);
+  EXPECT_NE(run_error("- name: T\n  workloadTemplate:\n  - opcode: createPodSets\n    count: 1000\n"
+                      "    namespacePrefix: ns\n    createPodsOp:\n      opcode: createPods\n      count: 5000\n"
+                      "      collectMetrics: true\n  workloads:\n  - name: w\n")
+                .find("1000 pod sets of 5000 pods exceed"),
+            std::string::npos);
+  EXPECT_NE(run_error("- name: T\n  workloadTemplate:\n  - opcode: createNamespaces\n    prefix: ns\n"
+                      "    count: 1000000000000\n" +
+                      tail)
+                .find("namespaces; bulkscore's limit"),
+            std::string::npos);
+  EXPECT_NE(run_error("- name: T\n  workloadTemplate:\n  - opcode: createPods\n    count: 1\n"
+                      "    signatureBatchSizeParam: $s\n    collectMetrics: true\n  workloads:\n  - name: w\n"
+                      "    params: {s: -2}\n")
+                .find("signatureBatchSize resolves to -2"),
+            std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+}
+
+// "Billion laughs": nine levels of ten aliases are 10^9 nodes once expanded.
+TEST_F(PerfTest, AliasExpansionIsBoundedLikeGoYaml) {
+  std::string bomb = "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    const char p = static_cast<char>(c - 1);
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int k = 0; k < 10; ++k) bomb += std::string(k ? "," : "") + "*" + p;
+    bomb += "]\n";
+  }
+  ASSERT_LT(bomb.size(), 500u);
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    yaml_to_json(bomb, "bomb.yaml");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bomb.yaml:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("excessive aliasing"), std::string::npos) << e.what();
+  }
+  // The same in a workload file: refused when the file is read.
+  std::string params;
+  for (size_t at = 0, end; at < bomb.size(); at = end + 1) {
+    end = bomb.find('\n', at);
+    params += "      " + bomb.substr(at, end - at) + "\n";
+  }
+  EXPECT_NE(load_error("- name: T\n  workloads:\n  - name: w\n    params:\n" + params).find("excessive aliasing"),
+            std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+
+  // Ordinary anchors and aliases still work.
+  EXPECT_EQ(yaml_to_json("a: &x {b: 1}\nc: *x\nd: [*x, *x]\n", "t"),
+            R"({"a":{"b":1},"c":{"b":1},"d":[{"b":1},{"b":1}]})");
+  EXPECT_THROW(yaml_to_json("a: &x [1, *x]\n", "t"), InputError);
 }
 
 TEST_F(PerfTest, YamlSyntaxErrorNamesFileAndLine) {
@@ -594,6 +730,40 @@ TEST_F(PerfTest, CompareTabulatesOurAndUpstreamFiles) {
   EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3);  // header + 2 rows
 
   EXPECT_THROW(perf_compare({write("bad.json", "{\"version\": \"v1\"}")}), InputError);
+}
+
+TEST_F(PerfTest, CompareRefusesFilesThatAreNotResultsFiles) {
+  auto error = [this](const std::string& text) -> std::string {
+    try {
+      perf_compare({write("x.json", text)});
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_NE(error(R"({"apiVersion": "v1", "kind": "NodeList", "items": []})").find("x.json: version: missing"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"version": "v1", "items": []})").find("x.json: dataItems: missing"), std::string::npos);
+  EXPECT_NE(error("[1, 2]").find("expected a results object"), std::string::npos);
+  EXPECT_NE(error(R"({"version": 1, "dataItems": []})").find("version: expected a string"), std::string::npos);
+  EXPECT_NE(error(R"({"version": "v1", "dataItems": {}})").find("dataItems: expected an array"), std::string::npos);
+  EXPECT_NE(error(R"({"version": "v1", "dataItems": [1]})").find("x.json: dataItems[0]: expected an object"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"version": "v1", "dataItems": [{"unit": "s"}]})").find("dataItems[0].data: missing"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"version": "v1", "dataItems": [{"data": {"Average": "fast"}}]})")
+                .find("dataItems[0].data.Average: expected a number, got a string"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"version": "v1", "dataItems": [{"data": {}, "labels": {"Metric": 3}}]})")
+                .find("dataItems[0].labels.Metric: expected a string"),
+            std::string::npos);
+  EXPECT_EQ(error(R"({"version": "v1", "dataItems": []})"), "(no error)");
+
+  PerfCliOptions o;
+  o.compare_files = {write("nodes.json", R"({"kind": "NodeList", "items": []})")};
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(perf_main(o), 2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("nodes.json: version: missing"), std::string::npos);
 }
 
 TEST_F(PerfTest, PerfMainWritesResultsAndMapsErrorsToExitCodes) {

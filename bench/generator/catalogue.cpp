@@ -154,12 +154,6 @@ int64_t reserved_cpu_milli(int cores) {
   return m;
 }
 
-int label_key_id(std::string_view key) {
-  for (int i = 0; i < kLabelKeyCount; ++i)
-    if (key == kLabelKeys[i]) return i;
-  return -1;  // no node has it
-}
-
 int class_of(int64_t cpu) {
   int k = 0;
   while (k + 1 < kClassCount && kClassCpu[k + 1] <= cpu) ++k;

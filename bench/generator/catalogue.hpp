@@ -300,8 +300,6 @@ inline constexpr const char* kLabelKeys[kLabelKeyCount] = {"beta.kubernetes.io/a
                                                            "topology.kubernetes.io/region",
                                                            "topology.kubernetes.io/zone"};
 
-int label_key_id(std::string_view key);
-
 struct TaintDef {
   const char* key;
   const char* value;

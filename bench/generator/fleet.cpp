@@ -79,7 +79,6 @@ void Generator::make_nodes() {
     nd.max_pods = t.max_pods;
     nd.gpus = t.gpus;
   }
-  usage_.resize(n);
 }
 
 void Generator::make_node_images() {

@@ -55,9 +55,12 @@
 //  * Each node gets a share of the pods (one each when there are enough, the
 //    rest in proportion to node size) and aims at a cpu load drawn in 20-70%
 //    (GPU nodes: a GPU load of 0-100%), choosing pod sizes to match. A pod is
-//    placed only where it fits the node's allocatable cpu, memory (85%),
-//    ephemeral-storage, GPUs, hugepages, pod count and host ports, so no node
-//    is over-committed. With the defaults, non-GPU nodes come out at a median
+//    placed only where the engine's own Filter plugins allow it (a Snapshot of
+//    the generated nodes as they were before the cordon, evaluated by
+//    plugins/: taints, node selector and affinity, resources, pod count, host
+//    ports; the generator keeps no copy of these rules) and, by the
+//    generator's own policy, within 85% of the node's memory, so no node is
+//    over-committed. With the defaults, non-GPU nodes come out at a median
 //    ~45% cpu, ~10% of them empty (fewer workload pods than nodes).
 //
 // Pending pods (no nodeName, status.phase Pending, default-scheduler),
@@ -70,8 +73,9 @@
 // tolerating the infra or spot taints, host ports, init containers + native
 // sidecar + runtimeClass overhead, BestEffort, ephemeral-storage, hugepages,
 // pod-level resources, and a few pods no node can take (a 200-cpu request, a
-// nodeSelector on a pool that does not exist). Groups are sized against the
-// free capacity left by the running pods so that most pending pods fit.
+// nodeSelector on a pool that does not exist). Groups are sized by a first-fit
+// dry run with the engine's filters on the capacity left by the running pods,
+// so that most pending pods fit.
 // With `with_inter_pod_constraints`, some groups also carry podAffinity,
 // podAntiAffinity or topologySpreadConstraints (and some running deployments
 // a preferred podAntiAffinity); without it none do.

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -14,7 +16,10 @@
 
 #include "bench/generator/catalogue.hpp"
 #include "bench/generator/generator.hpp"
+#include "host/engine/pod_query.hpp"
+#include "host/input/model.hpp"
 #include "host/io/json_writer.hpp"
+#include "host/snapshot/snapshot.hpp"
 
 namespace bulkscore::gen {
 
@@ -70,11 +75,8 @@ struct ContainerSpec {
   std::vector<PortSpec> ports;
 };
 
-Res requests_of(const ContainerSpec& c);
-
 struct Requirement {
   std::string key;
-  int key_id = -1;
   const char* op = "In";
   std::vector<std::string> values;
 };
@@ -130,16 +132,11 @@ struct PodTemplate {
   std::vector<std::pair<std::string, std::string>> extra_labels;
   std::vector<std::pair<std::string, std::string>> annotations;
 
-  // Derived by finish_template().
-  Res eff;  // the pod's request as the scheduler computes it
-  std::vector<uint32_t> host_ports;
+  // Derived by Generator::finish_workload().
+  Res eff;  // the pod's request as the scheduler computes it (host/input/pod_resources)
   const char* qos = "BestEffort";
   ImageSet image_set;
 };
-
-// The scheduler's pod request (restated in k8s-semantics.md 2.5), so the
-// placement books exactly what bulkscore will count.
-void finish_template(PodTemplate& t);
 
 enum class OwnerKind : uint8_t { ReplicaSet, StatefulSet, DaemonSet, Job };
 
@@ -159,6 +156,9 @@ struct Workload {
   uint32_t next_ordinal = 0;
   uint32_t running = 0;  // pods of it placed on nodes
   PodTemplate tmpl;
+  // A pod of the workload as bulkscore reads it: the generator's own JSON
+  // through the one Kubernetes parser (set by Generator::finish_workload).
+  Pod model;
 };
 
 struct PodRec {
@@ -168,93 +168,55 @@ struct PodRec {
   std::string name;
 };
 
-// ---------------------------------------------------------------- matching
+// ---------------------------------------------------------------- placement
 
 // The value of label `key` (a LabelKey) on node `n`; false when the node does
 // not have the label.
 bool label_of(const std::vector<std::string>& zone_names, const std::string& region, const NodeRec& n, int key,
               std::string_view& out);
 
-bool parse_int(std::string_view s, int64_t& v);
+// The engine's view of the cluster being generated: a Snapshot of the nodes
+// and of the pods placed so far, judged by the engine's own Filter plugins, so
+// that the generator places pods exactly where bulkscore (and kube-scheduler)
+// would allow them; the generator keeps no copy of the rules. Per workload it
+// prepares two queries of the default profile's filters: where its pods may
+// run at all (node name, cordon, taints, node selector and affinity: every
+// filter but the two about room) and whether one more fits there (NodePorts,
+// NodeResourcesFit).
+class PlacementSnapshot {
+ public:
+  PlacementSnapshot(const std::vector<Node>& nodes, std::vector<Pod> running);
 
-struct Matcher {
-  const std::vector<std::string>& zone_names;
-  const std::string& region;
+  // May a pod of workload `wi` (`pod` is its model) run on `node` at all?
+  bool allowed(uint32_t wi, const Pod& pod, uint32_t node);
+  // Is there room on `node` for one more: resources, pod count, host ports?
+  bool has_room(uint32_t wi, const Pod& pod, uint32_t node);
+  // Assumes `pod` on `node`, as the engine does after a scheduling decision.
+  void place(const Pod& pod, uint32_t node) { snap_.add_pod(pod, node); }
 
-  bool requirement(const NodeRec& n, const Requirement& r) const {
-    std::string_view v;
-    const bool has = r.key_id >= 0 && label_of(zone_names, region, n, r.key_id, v);
-    const std::string_view op = r.op;
-    if (op == "Exists") return has;
-    if (op == "DoesNotExist") return !has;
-    const bool in = has && std::find(r.values.begin(), r.values.end(), v) != r.values.end();
-    if (op == "In") return in;
-    if (op == "NotIn") return !in;
-    int64_t a = 0, b = 0;
-    if (!has || r.values.size() != 1 || !parse_int(v, a) || !parse_int(r.values[0], b)) return false;
-    return op == "Gt" ? a > b : a < b;
-  }
+  // What the pods placed on `node` request of `resource` (0 when no node has
+  // that resource), and how many there are.
+  int64_t requested(std::string_view resource, uint32_t node) const;
+  int32_t pods_on(uint32_t node) const { return snap_.pod_count()[node]; }
 
-  static bool tolerates(const PodTemplate& t, const TaintDef& taint) {
-    if (t.daemonset_tolerations) return true;  // every daemonset here tolerates everything
-    for (const TolerationSpec& tol : t.tolerations) {
-      if (tol.effect[0] != '\0' && std::string_view(tol.effect) != taint.effect) continue;
-      if (std::string_view(tol.op) == "Exists") {
-        if (tol.key.empty() || tol.key == taint.key) return true;
-      } else if (tol.key == taint.key && tol.value == taint.value) {
-        return true;
-      }
-    }
-    return false;
-  }
+ private:
+  struct Queries {
+    size_t strings = 0;      // the snapshot's dictionary and resources when they
+    uint32_t resources = 0;  // were prepared: a change invalidates them
+    PodQuery where, room;
+  };
+  const Queries& queries(uint32_t wi, const Pod& pod);
+  bool passes(const PodQuery& q, uint32_t node) const;
 
-  // nodeSelector, required node affinity and NoSchedule taints. A running pod
-  // may sit on a cordoned node (it was there before the cordon).
-  bool compatible(const NodeRec& n, const PodTemplate& t, bool running) const {
-    for (const auto& kv : t.node_selector) {
-      std::string_view v;
-      const int id = label_key_id(kv.first);
-      if (id < 0 || !label_of(zone_names, region, n, id, v) || v != kv.second) return false;
-    }
-    if (!t.required_terms.empty()) {
-      bool any = false;
-      for (const auto& term : t.required_terms) {
-        bool all = !term.empty();
-        for (const Requirement& r : term)
-          if (!requirement(n, r)) {
-            all = false;
-            break;
-          }
-        if (all) {
-          any = true;
-          break;
-        }
-      }
-      if (!any) return false;
-    }
-    if (n.role == Role::Gpu && !tolerates(t, kTaintGpu)) return false;
-    if (n.role == Role::Infra && !tolerates(t, kTaintInfra)) return false;
-    if (!running && n.cordoned && !tolerates(t, kTaintCordon)) return false;
-    return true;
-  }
+  Snapshot snap_;
+  ProfilePlan where_, room_;
+  std::vector<std::optional<Queries>> cache_;  // per workload index
 };
-
-// Node usage, split from NodeRec so the pending dry run can work on a copy.
-struct Usage {
-  int64_t cpu = 0, mem = 0, eph = 0, gpu = 0, hp = 0;
-  int32_t pods = 0;
-  std::vector<uint32_t> host_ports;
-};
-
-// `mem_percent` < 100 keeps running pods off the last part of a node's memory.
-bool fits(const NodeRec& n, const Usage& u, const PodTemplate& t, int mem_percent = 100);
-
-void book(Usage& u, const PodTemplate& t);
 
 // The whole generation: one object per call, phases in order (see run()).
 class Generator {
  public:
-  explicit Generator(const GeneratorOptions& o) : opt_(o), images_(build_images()), match_{zone_names_, opt_.region} {}
+  explicit Generator(const GeneratorOptions& o) : opt_(o), images_(build_images()) {}
 
   GeneratedCluster run();
 
@@ -268,6 +230,10 @@ class Generator {
   void make_node_images();
 
   // ---- workloads.cpp: running workloads
+  // Derives what the generator needs from a finished template: the model pod
+  // (emitted and parsed back), its request by the library's rules, QoS class
+  // and images.
+  void finish_workload(Workload& w);
   Workload& new_workload(SplitMix64& rng, const std::string& ns, const std::string& base, OwnerKind kind,
                          Target target);
   std::string unique_name(const std::string& ns, const std::string& base);
@@ -325,10 +291,17 @@ class Generator {
   // Tries classes from `cls` down, a few draws each.
   bool place_from(SplitMix64& rng, const std::vector<std::vector<uint32_t>>& lists, int cls, uint32_t node);
   void place_running();
-  // First fit from a random start on a copy of the usage: how many of `want`
-  // pods of workload `wi` still fit, booking them.
+  // First fit from a random start on the pending snapshot (a copy of the
+  // running pods' usage): how many of `want` pods of workload `wi` still fit,
+  // booking them.
   uint32_t dry_run(SplitMix64& rng, uint32_t wi, uint32_t want);
   void make_pending();
+  // The nodes as the engine reads them: the generator's own JSON (without
+  // images, drawn after placement and not a filter's business) through the
+  // one Kubernetes parser. Before the cordon: as they were when the running
+  // pods were placed.
+  const std::vector<Node>& model_nodes();
+  std::vector<Node> model_nodes_before_cordon();
 
   // ---- emit.cpp: the two documents
   static void write_taint(JsonWriter& j, const TaintDef& t, int64_t added);
@@ -348,10 +321,10 @@ class Generator {
   const GeneratorOptions& opt_;
   std::vector<Image> images_;
   std::vector<std::string> zone_names_;
-  Matcher match_;
   std::vector<NodeRec> nodes_;
-  std::vector<Usage> usage_;  // running pods, per node
-  std::vector<Usage> dry_;    // running + the pending dry run
+  std::vector<Node> model_nodes_;               // see model_nodes()
+  std::unique_ptr<PlacementSnapshot> running_;  // nodes before the cordon + running pods
+  std::unique_ptr<PlacementSnapshot> pending_;  // nodes + running pods + the pending dry run
   std::vector<Workload> workloads_;
   std::vector<PodRec> pods_;
   std::set<std::string> used_names_;

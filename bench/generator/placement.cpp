@@ -1,6 +1,8 @@
 // Placement: running pods onto nodes (daemonsets everywhere they may run, then
 // a per-node share of workload pods that fit) and the pending groups, sized by
-// a first-fit dry run on the capacity left.
+// a first-fit dry run on the capacity left. Where a pod may run and whether it
+// fits is the engine's decision (PlacementSnapshot: a Snapshot and the
+// default profile's Filter plugins), never a rule restated here.
 #include "bench/generator/generator_internal.hpp"
 
 #include <algorithm>
@@ -11,6 +13,8 @@
 #include <utility>
 
 #include "host/common.hpp"
+#include "host/input/config.hpp"
+#include "host/input/k8s_json.hpp"
 
 namespace bulkscore::gen {
 
@@ -69,46 +73,94 @@ bool label_of(const std::vector<std::string>& zone_names, const std::string& reg
   }
 }
 
-bool parse_int(std::string_view s, int64_t& v) {
-  if (s.empty() || s.size() > 18) return false;
-  v = 0;
-  size_t i = 0;
-  bool neg = false;
-  if (s[0] == '-') {
-    neg = true;
-    i = 1;
-  }
-  if (i == s.size()) return false;
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    v = v * 10 + (s[i] - '0');
-  }
-  if (neg) v = -v;
-  return true;
+// ---------------------------------------------------------------- the engine's view
+
+namespace {
+
+// The default profile's Filter plugins, split into where a pod may run and
+// whether there is room for it (so that a daemonset pod that may run on a
+// node but finds no room there is an error, not a skipped node).
+bool is_room_plugin(const std::string& name) { return name == "NodePorts" || name == "NodeResourcesFit"; }
+
+ProfilePlan filter_plan(bool room) {
+  ProfileConfig profile = default_scheduler_config().profiles.front();
+  std::vector<std::string> filters;
+  for (const std::string& f : profile.filter)
+    if (is_room_plugin(f) == room) filters.push_back(f);
+  profile.filter = std::move(filters);
+  profile.score.clear();  // placement only filters
+  return make_profile_plan(profile);
 }
 
-// `mem_percent` < 100 keeps running pods off the last part of a node's memory.
-bool fits(const NodeRec& n, const Usage& u, const PodTemplate& t, int mem_percent) {
-  if (u.pods + 1 > n.max_pods) return false;
-  if (t.eff.cpu > n.alloc_cpu - u.cpu) return false;
-  if (t.eff.mem > n.alloc_mem / 100 * mem_percent - u.mem) return false;
-  if (t.eff.eph > n.alloc_eph - u.eph) return false;
-  if (t.eff.gpu > n.gpus - u.gpu) return false;
-  if (t.eff.hp > n.hugepages - u.hp) return false;
-  for (uint32_t p : t.host_ports)
-    if (std::find(u.host_ports.begin(), u.host_ports.end(), p) != u.host_ports.end()) return false;
-  return true;
+}  // namespace
+
+PlacementSnapshot::PlacementSnapshot(const std::vector<Node>& nodes, std::vector<Pod> running)
+    : snap_(Snapshot::build(nodes, std::move(running))), where_(filter_plan(false)), room_(filter_plan(true)) {}
+
+const PlacementSnapshot::Queries& PlacementSnapshot::queries(uint32_t wi, const Pod& pod) {
+  if (wi >= cache_.size()) cache_.resize(wi + 1);
+  std::optional<Queries>& q = cache_[wi];
+  // A query names strings and resources by their ids in the snapshot: one
+  // prepared before the dictionary grew (a pod's first UDP host port, say)
+  // would compare stale ids, so it is prepared again.
+  if (!q || q->strings != snap_.strings().size() || q->resources != snap_.num_resources()) {
+    intern_pod_resources(snap_, pod);
+    q.emplace();
+    q->strings = snap_.strings().size();
+    q->resources = snap_.num_resources();
+    q->where = prepare_pod_query(pod, snap_, where_, TieBreak::First, 0, 0);
+    q->room = prepare_pod_query(pod, snap_, room_, TieBreak::First, 0, 0);
+  }
+  return *q;
 }
 
-void book(Usage& u, const PodTemplate& t) {
-  u.cpu += t.eff.cpu;
-  u.mem += t.eff.mem;
-  u.eph += t.eff.eph;
-  u.gpu += t.eff.gpu;
-  u.hp += t.eff.hp;
-  u.pods += 1;
-  u.host_ports.insert(u.host_ports.end(), t.host_ports.begin(), t.host_ports.end());
+bool PlacementSnapshot::passes(const PodQuery& q, uint32_t node) const {
+  if (q.rejected) return false;  // PreFilter turned the pod away from every node
+  if (q.candidates && std::find(q.candidates->begin(), q.candidates->end(), node) == q.candidates->end()) return false;
+  return filter_node(snap_.view(), q.view(), node).feasible();
 }
+
+bool PlacementSnapshot::allowed(uint32_t wi, const Pod& pod, uint32_t node) {
+  return passes(queries(wi, pod).where, node);
+}
+
+bool PlacementSnapshot::has_room(uint32_t wi, const Pod& pod, uint32_t node) {
+  return passes(queries(wi, pod).room, node);
+}
+
+int64_t PlacementSnapshot::requested(std::string_view resource, uint32_t node) const {
+  const int32_t r = snap_.resource_index(resource);
+  return r < 0 ? 0 : snap_.view().req(static_cast<uint32_t>(r), node);
+}
+
+const std::vector<Node>& Generator::model_nodes() {
+  if (model_nodes_.size() != nodes_.size()) {
+    std::string json;
+    JsonWriter j(json);
+    j.begin_object().field("apiVersion", "v1").field("kind", "NodeList").key("items").begin_array();
+    for (const NodeRec& nd : nodes_) write_node(j, nd);
+    j.end_array().end_object();
+    model_nodes_ = parse_nodes_json(json, "generated nodes");
+  }
+  return model_nodes_;
+}
+
+std::vector<Node> Generator::model_nodes_before_cordon() {
+  std::vector<Node> nodes = model_nodes();
+  for (Node& n : nodes) {
+    // What `kubectl cordon` changed: the flag, and the taint the node
+    // lifecycle controller adds for it.
+    if (!n.unschedulable) continue;
+    n.unschedulable = false;
+    n.taints.erase(
+        std::remove_if(n.taints.begin(), n.taints.end(),
+                       [](const Taint& t) { return t.key == kTaintCordon.key && t.effect == kTaintCordon.effect; }),
+        n.taints.end());
+  }
+  return nodes;
+}
+
+// ---------------------------------------------------------------- placing pods
 
 std::string Generator::pod_name(Workload& w, uint32_t ordinal) const {
   switch (w.kind) {
@@ -129,7 +181,7 @@ void Generator::add_pod(uint32_t wi, int32_t node) {
   p.ordinal = w.next_ordinal++;
   p.name = pod_name(w, p.ordinal);
   if (node >= 0) {
-    book(usage_[static_cast<size_t>(node)], w.tmpl);
+    running_->place(w.model, static_cast<uint32_t>(node));
     nodes_[static_cast<size_t>(node)].image_set.merge(w.tmpl.image_set);
     ++w.running;
   }
@@ -138,8 +190,11 @@ void Generator::add_pod(uint32_t wi, int32_t node) {
 
 bool Generator::try_place(uint32_t wi, uint32_t node) {
   const Workload& w = workloads_[wi];
-  if (!match_.compatible(nodes_[node], w.tmpl, true)) return false;
-  if (!fits(nodes_[node], usage_[node], w.tmpl, 85)) return false;
+  if (!running_->allowed(wi, w.model, node) || !running_->has_room(wi, w.model, node)) return false;
+  // The generator's own policy on top of the scheduler's rules: running pods
+  // leave the last 15% of a node's memory free.
+  const NodeRec& nd = nodes_[node];
+  if (w.tmpl.eff.mem > nd.alloc_mem / 100 * 85 - running_->requested("memory", node)) return false;
   add_pod(wi, static_cast<int32_t>(node));
   return true;
 }
@@ -159,18 +214,23 @@ void Generator::place_running() {
   SplitMix64 rng = SplitMix64::derive(opt_.seed, kStreamRunning);
   const uint64_t total = opt_.running_pods;
   const size_t n = nodes_.size();
+  // Running pods were placed before any node was cordoned.
+  if (total > 0) running_ = std::make_unique<PlacementSnapshot>(model_nodes_before_cordon(), std::vector<Pod>{});
 
   make_daemonsets(rng, total * 55 / 100);
   const size_t first_non_ds = workloads_.size();
   uint64_t ds_pods = 0;
-  for (size_t wi = 0; wi < first_non_ds; ++wi)
-    for (size_t i = 0; i < n; ++i)
-      if (match_.compatible(nodes_[i], workloads_[wi].tmpl, true)) {
-        if (!fits(nodes_[i], usage_[i], workloads_[wi].tmpl))
-          throw Error("generator: a daemonset pod does not fit " + nodes_[i].name);
-        add_pod(static_cast<uint32_t>(wi), static_cast<int32_t>(i));
-        ++ds_pods;
-      }
+  for (size_t wi = 0; wi < first_non_ds; ++wi) {
+    const uint32_t w = static_cast<uint32_t>(wi);
+    const Pod& pod = workloads_[wi].model;
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t node = static_cast<uint32_t>(i);
+      if (!running_->allowed(w, pod, node)) continue;
+      if (!running_->has_room(w, pod, node)) throw Error("generator: a daemonset pod does not fit " + nodes_[i].name);
+      add_pod(w, static_cast<int32_t>(i));
+      ++ds_pods;
+    }
+  }
   const uint64_t rest = total - ds_pods;
 
   // The workload catalogue, sized to the pods to place.
@@ -185,6 +245,7 @@ void Generator::place_running() {
   make_infra_workloads(rng);
   make_gpu_workloads(rng, std::clamp<uint32_t>(gpu_nodes_ / 4, 6, 2000));
   make_debug_workload(rng);
+  if (total == 0) return;  // the catalogue is still made: pending groups scale some of it up
 
   std::vector<std::vector<uint32_t>> general(kClassCount), infra(kClassCount), gpu_cpu(kClassCount), gpu(4);
   for (size_t wi = first_non_ds; wi < workloads_.size(); ++wi) {
@@ -236,7 +297,8 @@ void Generator::place_running() {
     // spread < 2^32 and cum <= 192 per node: no overflow below 22 million nodes.
     const uint64_t upto = spread * cum / weight_sum;
     const uint64_t share = base + upto - prev;
-    const uint64_t slots = static_cast<uint64_t>(std::max(0, nodes_[i].max_pods - usage_[i].pods - 5));
+    const uint64_t slots =
+        static_cast<uint64_t>(std::max(0, nodes_[i].max_pods - running_->pods_on(static_cast<uint32_t>(i)) - 5));
     quota[i] = std::min(share, slots);
     overflow += share - quota[i];
     prev = upto;
@@ -244,7 +306,8 @@ void Generator::place_running() {
   for (size_t pass = 0; pass < 2 && overflow > 0; ++pass)
     for (size_t i = 0; i < n && overflow > 0; ++i) {
       const int32_t keep = pass == 0 ? 5 : 0;
-      const uint64_t slots = static_cast<uint64_t>(std::max(0, nodes_[i].max_pods - usage_[i].pods - keep));
+      const uint64_t slots =
+          static_cast<uint64_t>(std::max(0, nodes_[i].max_pods - running_->pods_on(static_cast<uint32_t>(i)) - keep));
       const uint64_t add = std::min(overflow, slots - std::min(slots, quota[i]));
       quota[i] += add;
       overflow -= add;
@@ -260,7 +323,7 @@ void Generator::place_running() {
     const int64_t target_gpu = nd.gpus * rng.between(0, 4) / 4;
     for (uint64_t k = 0; k < quota[i]; ++k) {
       const int64_t left = static_cast<int64_t>(quota[i] - k);
-      const int64_t want = std::max<int64_t>(0, target_cpu - usage_[i].cpu) / left;
+      const int64_t want = std::max<int64_t>(0, target_cpu - running_->requested("cpu", node)) / left;
       // The nearest class (classes double), then a little jitter.
       int cls = class_of(want * 3 / 2);
       const uint64_t jitter = rng.below(100);
@@ -272,7 +335,7 @@ void Generator::place_running() {
         cls = 0;
       bool placed = false;
       if (nd.role == Role::Gpu) {
-        const int64_t gpus_left = target_gpu - usage_[i].gpu;
+        const int64_t gpus_left = target_gpu - running_->requested("nvidia.com/gpu", node);
         if (gpus_left > 0) {
           int g = 0;
           while (g < 3 && kGpuClasses[g + 1] <= gpus_left) ++g;
@@ -290,19 +353,17 @@ void Generator::place_running() {
   }
 }
 
-// First fit from a random start on a copy of the usage: how many of `want`
-// pods of workload `wi` still fit, booking them.
 uint32_t Generator::dry_run(SplitMix64& rng, uint32_t wi, uint32_t want) {
-  const PodTemplate& t = workloads_[wi].tmpl;
+  const Pod& pod = workloads_[wi].model;
   const size_t n = nodes_.size();
   if (n == 0) return 0;
   size_t at = static_cast<size_t>(rng.below(n));
   uint32_t placed = 0;
   size_t misses = 0;
   while (placed < want && misses < n) {
-    const NodeRec& nd = nodes_[at];
-    if (match_.compatible(nd, t, false) && fits(nd, dry_[at], t)) {
-      book(dry_[at], t);
+    const uint32_t node = static_cast<uint32_t>(at);
+    if (pending_->allowed(wi, pod, node) && pending_->has_room(wi, pod, node)) {
+      pending_->place(pod, node);
       ++placed;
       misses = 0;
     } else {
@@ -315,7 +376,19 @@ uint32_t Generator::dry_run(SplitMix64& rng, uint32_t wi, uint32_t want) {
 
 void Generator::make_pending() {
   SplitMix64 rng = SplitMix64::derive(opt_.seed, kStreamPending);
-  dry_ = usage_;
+  if (opt_.pending_pods > 0) {
+    // The dry run books on its own snapshot: the real nodes (cordoned ones
+    // included) and the running pods.
+    std::vector<Pod> running;
+    for (const PodRec& p : pods_) {
+      if (p.node < 0) continue;
+      running.push_back(workloads_[p.workload].model);
+      running.back().name = p.name;
+      running.back().node_name = nodes_[static_cast<size_t>(p.node)].name;
+    }
+    pending_ = std::make_unique<PlacementSnapshot>(model_nodes(), std::move(running));
+  }
+  running_.reset();  // placed: the pending snapshot holds what is needed
   std::vector<int> order;
   for (int s = 0; s < kScenarioCount; ++s)
     if (opt_.with_inter_pod_constraints || !inter_pod_scenario(s)) order.push_back(s);

@@ -10,71 +10,47 @@
 #include <utility>
 
 #include "host/common.hpp"
+#include "host/input/k8s_json.hpp"
+#include "host/input/pod_resources.hpp"
 
 namespace bulkscore::gen {
 
-Res requests_of(const ContainerSpec& c) {
-  Res r;
-  r.cpu = std::max<int64_t>(c.cpu, 0);
-  r.mem = std::max<int64_t>(c.mem, 0);
-  r.eph = std::max<int64_t>(c.eph, 0);
-  r.gpu = c.gpu;
-  r.hp = c.hp;
-  return r;
-}
+void Generator::finish_workload(Workload& w) {
+  PodTemplate& t = w.tmpl;
+  // The pod as bulkscore reads it: one pod of the workload written as the
+  // PodList will hold it and read back by the one Kubernetes parser, so that
+  // placement judges exactly what the output says.
+  std::string json;
+  JsonWriter j(json);
+  SplitMix64 scratch(0);  // timestamps and uids: not what placement looks at
+  uint32_t pod_ip = 0;
+  PodRec rec;
+  rec.workload = static_cast<uint32_t>(&w - workloads_.data());
+  rec.name = w.name + "-model";
+  write_pod(j, scratch, rec, pod_ip);
+  std::vector<Pod> parsed = parse_pods_json(json, "generated pod of " + w.ns + "/" + w.name);
+  w.model = std::move(parsed.at(0));
 
-// The scheduler's pod request (restated in k8s-semantics.md 2.5), so the
-// placement books exactly what bulkscore will count.
-void finish_template(PodTemplate& t) {
-  Res regular, sidecars, init_max;
-  for (const ContainerSpec& c : t.containers) {
-    const Res r = requests_of(c);
-    regular.cpu += r.cpu;
-    regular.mem += r.mem;
-    regular.eph += r.eph;
-    regular.gpu += r.gpu;
-    regular.hp += r.hp;
-  }
-  for (const ContainerSpec& c : t.init) {
-    const Res r = requests_of(c);
-    if (c.sidecar) {
-      sidecars.cpu += r.cpu;
-      sidecars.mem += r.mem;
-      sidecars.eph += r.eph;
-      sidecars.gpu += r.gpu;
-      sidecars.hp += r.hp;
-    } else {
-      init_max.cpu = std::max(init_max.cpu, r.cpu + sidecars.cpu);
-      init_max.mem = std::max(init_max.mem, r.mem + sidecars.mem);
-      init_max.eph = std::max(init_max.eph, r.eph + sidecars.eph);
-      init_max.gpu = std::max(init_max.gpu, r.gpu + sidecars.gpu);
-      init_max.hp = std::max(init_max.hp, r.hp + sidecars.hp);
-    }
-  }
-  Res e;
-  e.cpu = std::max(regular.cpu + sidecars.cpu, init_max.cpu);
-  e.mem = std::max(regular.mem + sidecars.mem, init_max.mem);
-  e.eph = std::max(regular.eph + sidecars.eph, init_max.eph);
-  e.gpu = std::max(regular.gpu + sidecars.gpu, init_max.gpu);
-  e.hp = std::max(regular.hp + sidecars.hp, init_max.hp);
-  if (t.pod_cpu != kAbsent) e.cpu = t.pod_cpu;
-  if (t.pod_mem != kAbsent) e.mem = t.pod_mem;
-  if (t.overhead_cpu != kAbsent) e.cpu += t.overhead_cpu;
-  if (t.overhead_mem != kAbsent) e.mem += t.overhead_mem;
-  t.eff = e;
-
-  t.host_ports.clear();
-  t.image_set = ImageSet{};
-  auto take = [&](const ContainerSpec& c, bool counts_ports) {
-    t.image_set.add(c.image);
-    if (!counts_ports) return;
-    for (const PortSpec& p : c.ports)
-      if (p.host_port > 0) t.host_ports.push_back((p.udp ? 1u << 16 : 0u) | uint32_t(p.host_port));
+  // Its request by the scheduler's rules (host/input/pod_resources): what the
+  // placement books and sizes pods by.
+  const ResourceList requests = pod_requests(w.model);
+  auto request = [&](const char* resource) {
+    const auto it = requests.find(resource);
+    return it == requests.end() ? int64_t{0} : it->second;
   };
-  for (const ContainerSpec& c : t.init) take(c, c.sidecar);
-  for (const ContainerSpec& c : t.containers) take(c, true);
+  t.eff.cpu = request("cpu");
+  t.eff.mem = request("memory");
+  t.eff.eph = request("ephemeral-storage");
+  t.eff.gpu = request("nvidia.com/gpu");
+  t.eff.hp = request("hugepages-1Gi");
 
-  // QoS as the API server assigns it (cpu and memory only).
+  // The images a node running it pulls (init containers too).
+  t.image_set = ImageSet{};
+  for (const ContainerSpec& c : t.init) t.image_set.add(c.image);
+  for (const ContainerSpec& c : t.containers) t.image_set.add(c.image);
+
+  // QoS as the API server assigns it (cpu and memory only): status, not a
+  // scheduling rule.
   bool any = t.pod_cpu != kAbsent || t.pod_mem != kAbsent;
   bool guaranteed = t.pod_cpu == kAbsent && t.pod_mem == kAbsent;
   auto visit = [&](const ContainerSpec& c) {
@@ -194,11 +170,10 @@ void Generator::make_daemonsets(SplitMix64& rng, uint64_t budget) {
     if (d.gpu_only) {
       Requirement r;
       r.key = kLabelKeys[kLGpuProduct];
-      r.key_id = kLGpuProduct;
       r.op = "Exists";
       t.required_terms.push_back({r});
     }
-    finish_template(t);
+    finish_workload(w);
   }
 }
 
@@ -351,7 +326,7 @@ void Generator::make_general_workload(SplitMix64& rng, int64_t cpu) {
     a.topology_key = "kubernetes.io/hostname";
     t.pod_affinity.push_back(a);
   }
-  finish_template(t);
+  finish_workload(w);
 }
 
 void Generator::make_infra_workloads(SplitMix64& rng) {
@@ -429,7 +404,7 @@ void Generator::make_infra_workloads(SplitMix64& rng) {
       t.node_selector.push_back({"pool", "infra"});
       tolerate(t, kTaintInfra, "Equal");
     }
-    finish_template(t);
+    finish_workload(w);
   }
 }
 
@@ -468,7 +443,7 @@ void Generator::make_gpu_workloads(SplitMix64& rng, uint32_t count) {
     t.service_account = serving ? "model-server" : "trainer";
     t.priority_class = serving ? "high-priority" : "";
     t.priority = serving ? 1000000 : 0;
-    finish_template(t);
+    finish_workload(*w);
   }
   // Pods on GPU nodes that need no GPU.
   const uint32_t cpu_only = std::max<uint32_t>(2, count / 3);
@@ -485,7 +460,7 @@ void Generator::make_gpu_workloads(SplitMix64& rng, uint32_t count) {
                                      cpu, cpu * 4 * kMi * 1024 / 1000));
     t.node_selector.push_back({"pool", "gpu"});
     tolerate(t, kTaintGpu, "Exists");
-    finish_template(t);
+    finish_workload(w);
   }
 }
 
@@ -497,14 +472,13 @@ void Generator::make_debug_workload(SplitMix64& rng) {
   TolerationSpec all;
   all.op = "Exists";
   w.tmpl.tolerations.push_back(all);
-  finish_template(w.tmpl);
+  finish_workload(w);
   debug_workload_ = static_cast<uint32_t>(workloads_.size() - 1);
 }
 
 Requirement Generator::req(int key, const char* op, std::vector<std::string> values) {
   Requirement r;
   r.key = kLabelKeys[key];
-  r.key_id = key;
   r.op = op;
   r.values = std::move(values);
   return r;
@@ -614,7 +588,9 @@ int64_t Generator::build_pending(SplitMix64& rng, int s) {
       // Ask for a GPU count some node still has free.
       int64_t most_free = 0;
       for (size_t i = 0; i < nodes_.size(); ++i)
-        if (nodes_[i].gpus > 0 && !nodes_[i].cordoned) most_free = std::max(most_free, nodes_[i].gpus - dry_[i].gpu);
+        if (nodes_[i].gpus > 0 && !nodes_[i].cordoned)
+          most_free =
+              std::max(most_free, nodes_[i].gpus - pending_->requested("nvidia.com/gpu", static_cast<uint32_t>(i)));
       int g = static_cast<int>(pick_weighted(rng, std::array<int, 4>{50, 25, 15, 10}));
       while (g > 0 && kGpuClasses[g] > most_free) --g;
       const int gpus = kGpuClasses[g];
@@ -747,7 +723,7 @@ int64_t Generator::build_pending(SplitMix64& rng, int s) {
   }
   if (s != kAffinityGt && s != kGpu && rng.chance(0.08)) t.node_selector.push_back({kLabelKeys[kLArch], "amd64"});
   std::sort(t.node_selector.begin(), t.node_selector.end());
-  finish_template(t);
+  finish_workload(w);
   return wi;
 }
 

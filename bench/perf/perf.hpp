@@ -7,8 +7,9 @@
 //  * Ops honoured: createNodes, createNamespaces, createPods, createPodSets,
 //    barrier (a no-op: bulkscore schedules synchronously), sleep (skipped: no
 //    time passes in bulkscore), startCollectingMetrics / stopCollectingMetrics.
-//    Every other op (churn, deletePods, createAny, ...) is listed by name in the
-//    result as not honoured; none is skipped silently.
+//    The other ops upstream knows (churn, deletePods, createAny, ...) are listed
+//    by name in the result as not honoured; none is skipped silently. An
+//    opcode upstream does not know is an error, as upstream.
 //  * Paths in the file (templates, schedulerConfigPath) are relative to the
 //    directory of the file, as upstream runs each config from its own folder.
 //  * Templates are Kubernetes YAML objects, optionally with the Go
@@ -33,6 +34,14 @@
 #include "host/input/model.hpp"
 
 namespace bulkscore {
+
+// Limits on what a workload may create. Counts come from a few bytes of the
+// file (or a parameter) and are checked before anything is allocated; a count
+// above these is an InputError naming the op and field. They are well above
+// upstream's and bulkscore's own workloads (100,000 nodes, 30,000 pods).
+constexpr int64_t kPerfMaxNodes = 1'000'000;     // per workload, all createNodes ops
+constexpr int64_t kPerfMaxPods = 1'000'000;      // per workload, all createPods ops and pod sets
+constexpr int64_t kPerfMaxNamespaces = 100'000;  // per createNamespaces op, and pod sets per op
 
 // A workload parameter or template parameter value, typed as JSON types are
 // (upstream unmarshals params into Go `any`: float64, string, bool).
@@ -73,7 +82,7 @@ enum class PerfOpKind {
   Sleep,
   StartCollectingMetrics,
   StopCollectingMetrics,
-  Unsupported,  // a known upstream op bulkscore does not run, or an unknown opcode
+  Unsupported,  // an upstream op bulkscore does not run (an unknown opcode is a parse error)
 };
 
 // One op of a workloadTemplate, as written (parameters not yet substituted).

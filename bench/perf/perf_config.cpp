@@ -212,6 +212,22 @@ void check_count(const ParseCtx& ctx, const YAML::Node& at, const std::string& w
   if (count < 0) fail_at(ctx, at, where + "." + count_field, "must not be negative");
 }
 
+// The ops bulkscore runs (docs/perf.md), in upstream's names.
+const char* const kOpsRun[] = {
+    "createNodes", "createNamespaces",       "createPods",           "createPodSets", "barrier",
+    "sleep",       "startCollectingMetrics", "stopCollectingMetrics"};
+
+// The other ops upstream's runner decodes (the opcode table of v1.35's
+// test/integration/scheduler_perf/scheduler_perf.go), plus the pod-group ops
+// of newer upstream workload files (gang scheduling): listed as not honoured
+// when a file uses them. Any other opcode is an error, as upstream.
+const std::set<std::string>& upstream_ops_not_run() {
+  static const std::set<std::string> ops = {"allocResourceClaims",  "createAny",       "createResourceClaims",
+                                            "createResourceDriver", "churn",           "updateAny",
+                                            "deletePods",           "createPodGroups", "waitForPodGroups"};
+  return ops;
+}
+
 PerfOp parse_create_pods(const ParseCtx& ctx, YamlObject& o, PerfOp op) {
   op.kind = PerfOpKind::CreatePods;
   op.count = read_int(ctx, o.take("count"), o.field("count"));
@@ -353,11 +369,17 @@ PerfOp parse_op(const ParseCtx& ctx, const YAML::Node& node, const std::string& 
   } else if (op.opcode == "stopCollectingMetrics") {
     op.kind = PerfOpKind::StopCollectingMetrics;
     ob.reject_unknown();
-  } else {
+  } else if (upstream_ops_not_run().count(op.opcode)) {
     // Not run by bulkscore: keep its parameter references so that they do not
-    // count as unused.
+    // count as unused. Its fields are not checked (bulkscore does not know them).
     op.kind = PerfOpKind::Unsupported;
     collect_param_refs(node, op.param_refs);
+  } else {
+    // Upstream's op decoder fails on an opcode it does not know.
+    std::string known;
+    for (const char* k : kOpsRun) known += std::string(known.empty() ? "" : ", ") + k;
+    for (const auto& k : upstream_ops_not_run()) known += ", " + k;
+    fail_at(ctx, node, ob.field("opcode"), "unknown opcode \"" + op.opcode + "\" (known: " + known + ")");
   }
   return op;
 }
@@ -447,18 +469,6 @@ PerfTestCase parse_test_case(const ParseCtx& ctx, const YAML::Node& node, size_t
 }
 
 }  // namespace
-
-namespace perf_detail {
-
-const std::set<std::string>& unsupported_upstream_opcodes() {
-  static const std::set<std::string> ops = {
-      "allocResourceClaims", "createAny",  "createResourceClaims",   "createResourceDriver",  "churn",
-      "updateAny",           "deletePods", "startCollectingProfile", "stopCollectingProfile", "createPodGroups",
-      "waitForPodGroups"};
-  return ops;
-}
-
-}  // namespace perf_detail
 
 PerfConfig parse_perf_config(const std::string& yaml_text, const std::string& origin, const std::string& base_dir) {
   const ParseCtx ctx{origin, base_dir};

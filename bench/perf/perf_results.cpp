@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 
 #include "bench/perf/perf.hpp"
 #include "bench/perf/text.hpp"
@@ -177,29 +180,108 @@ std::string perf_results_json(const PerfRunResult& result) {
 // Comparing results files
 // ============================================================================
 
+namespace {
+
+const char* json_type_name(simdjson::dom::element_type t) {
+  switch (t) {
+    case simdjson::dom::element_type::ARRAY:
+      return "an array";
+    case simdjson::dom::element_type::OBJECT:
+      return "an object";
+    case simdjson::dom::element_type::STRING:
+      return "a string";
+    case simdjson::dom::element_type::BOOL:
+      return "a boolean";
+    case simdjson::dom::element_type::NULL_VALUE:
+      return "null";
+    default:
+      return "a number";
+  }
+}
+
+// One data item of upstream's DataItems, checked field by field.
+struct ResultItem {
+  std::map<std::string, double> data;
+  std::map<std::string, std::string> labels;
+};
+
+ResultItem read_result_item(simdjson::dom::element item, const std::string& where) {
+  ResultItem out;
+  simdjson::dom::object obj;
+  if (item.get_object().get(obj)) throw InputError(where + ": expected an object, got " + json_type_name(item.type()));
+  simdjson::dom::element data;
+  if (obj["data"].get(data)) throw InputError(where + ".data: missing");
+  simdjson::dom::object data_obj;
+  if (data.get_object().get(data_obj))
+    throw InputError(where + ".data: expected an object of numbers, got " + json_type_name(data.type()));
+  for (const auto field : data_obj) {
+    double v = 0;
+    if (!field.value.is_number() || field.value.get_double().get(v))
+      throw InputError(where + ".data." + std::string(field.key) + ": expected a number, got " +
+                       json_type_name(field.value.type()));
+    out.data[std::string(field.key)] = v;
+  }
+  simdjson::dom::element unit;
+  if (!obj["unit"].get(unit) && !unit.is_string())
+    throw InputError(where + ".unit: expected a string, got " + json_type_name(unit.type()));
+  simdjson::dom::element labels;
+  if (!obj["labels"].get(labels) && !labels.is_null()) {
+    simdjson::dom::object labels_obj;
+    if (labels.get_object().get(labels_obj))
+      throw InputError(where + ".labels: expected an object of strings, got " + json_type_name(labels.type()));
+    for (const auto field : labels_obj) {
+      std::string_view v;
+      if (field.value.get_string().get(v))
+        throw InputError(where + ".labels." + std::string(field.key) + ": expected a string, got " +
+                         json_type_name(field.value.type()));
+      out.labels[std::string(field.key)] = std::string(v);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// A results file is upstream's DataItems: {"version": "...", "dataItems":
+// [{"data": {name: number}, "unit": "...", "labels": {name: "..."}}]}.
+// Anything else is an InputError naming the file and the field: a table
+// built from some other JSON would be empty or wrong without saying so.
 std::vector<PerfCompareRow> parse_perf_results(const std::string& json_text, const std::string& origin) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (auto err = parser.parse(json_text).get(doc))
     throw InputError(origin + ": invalid JSON: " + simdjson::error_message(err));
+  const std::string not_results = " (not a scheduler_perf results file)";
+  simdjson::dom::object top;
+  if (doc.get_object().get(top))
+    throw InputError(origin + ": expected a results object {\"version\", \"dataItems\"}, got " +
+                     json_type_name(doc.type()) + not_results);
+  simdjson::dom::element version;
+  if (top["version"].get(version)) throw InputError(origin + ": version: missing" + not_results);
+  if (!version.is_string())
+    throw InputError(origin + ": version: expected a string, got " + json_type_name(version.type()) + not_results);
+  simdjson::dom::element items_el;
+  if (top["dataItems"].get(items_el)) throw InputError(origin + ": dataItems: missing" + not_results);
   simdjson::dom::array items;
-  if (doc["dataItems"].get_array().get(items))
-    throw InputError(origin + ": dataItems: missing (not a scheduler_perf results file)");
-  auto label = [](simdjson::dom::element item, const char* k) -> std::string {
-    std::string_view v;
-    if (item["labels"][k].get_string().get(v)) return "";
-    if (v == "not applicable") return "";
-    return std::string(v);
+  if (items_el.get_array().get(items))
+    throw InputError(origin + ": dataItems: expected an array, got " + json_type_name(items_el.type()) + not_results);
+
+  auto label = [](const ResultItem& item, const char* k) -> std::string {
+    const auto it = item.labels.find(k);
+    if (it == item.labels.end() || it->second == "not applicable") return "";
+    return it->second;
   };
-  auto data = [](simdjson::dom::element item, const char* k) -> std::optional<double> {
-    double v;
-    if (item["data"][k].get_double().get(v)) return std::nullopt;
-    return v;
+  auto data = [](const ResultItem& item, const char* k) -> std::optional<double> {
+    const auto it = item.data.find(k);
+    if (it == item.data.end()) return std::nullopt;
+    return it->second;
   };
   std::vector<PerfCompareRow> rows;
   std::map<std::pair<std::string, std::string>, double> ns_per;
   size_t index = 0;
-  for (simdjson::dom::element item : items) {
+  for (simdjson::dom::element element : items) {
+    const std::string where = origin + ": dataItems[" + std::to_string(index) + "]";
+    const ResultItem item = read_result_item(element, where);
     const std::string metric = label(item, "Metric");
     if (metric == "SchedulingThroughput") {
       PerfCompareRow r;
@@ -208,7 +290,7 @@ std::vector<PerfCompareRow> parse_perf_results(const std::string& json_text, con
       r.backend = label(item, "Backend");
       r.nodes = label(item, "Nodes");
       const auto avg = data(item, "Average");
-      if (!avg) throw InputError(origin + ": dataItems[" + std::to_string(index) + "].data.Average: missing");
+      if (!avg) throw InputError(where + ".data.Average: missing");
       r.average = *avg;
       r.perc50 = data(item, "Perc50").value_or(0);
       r.perc90 = data(item, "Perc90").value_or(0);

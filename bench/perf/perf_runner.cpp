@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "bench/perf/go_template.hpp"
 #include "bench/perf/perf.hpp"
 #include "bench/perf/text.hpp"
 #include "bench/perf/yaml_json.hpp"
@@ -26,10 +27,6 @@
 #include "host/io/io.hpp"
 
 namespace bulkscore {
-namespace perf_detail {
-const std::set<std::string>& unsupported_upstream_opcodes();
-}  // namespace perf_detail
-
 namespace {
 
 using namespace perf_detail;
@@ -298,20 +295,44 @@ class WorkloadRunner {
     return it->second;
   }
 
+  // A parameter used as an int: upstream's params.get, int(float64) of the
+  // JSON number (truncation), which must fit Go's int.
   int64_t int_param(const std::string& ref, const PerfOp& op, const char* field) {
     const PerfValue& v = param(ref, op, field);
+    const std::string used_by = " (used by " + op.origin + "." + field + ")";
     if (v.kind != PerfValue::Kind::Number)
-      throw InputError(w_.origin + ": parameter " + ref.substr(1) + " must be a number (used by " + op.origin + "." +
-                       field + ")");
-    return static_cast<int64_t>(v.number);
+      throw InputError(w_.origin + ": parameter " + ref.substr(1) + " must be a number" + used_by);
+    const std::optional<int64_t> i = go_int_of_float(v.number);
+    if (!i)
+      throw InputError(w_.origin + ": parameter " + ref.substr(1) + " = " + go_float_string(v.number) +
+                       " does not fit an integer" + used_by);
+    return *i;
+  }
+
+  // Counts are checked here, after parameters and before any op runs, so
+  // that nothing is allocated for a count that is refused.
+  void check_count_limit(const PerfOp& op, int64_t limit, const char* what) const {
+    if (op.count > limit)
+      throw InputError(op.origin + ": count resolves to " + std::to_string(op.count) + " " + what +
+                       "; bulkscore's limit is " + std::to_string(limit));
   }
 
   void patch(PerfOp& op) {
     if (!op.count_param.empty()) op.count = int_param(op.count_param, op, "countParam");
-    if (!op.count_multiplier_param.empty())
-      op.count *= int_param(op.count_multiplier_param, op, "countMultiplierParam");
-    if (!op.signature_batch_size_param.empty())
+    if (!op.count_multiplier_param.empty()) {
+      const int64_t multiplier = int_param(op.count_multiplier_param, op, "countMultiplierParam");
+      int64_t product = 0;
+      if (__builtin_mul_overflow(op.count, multiplier, &product))
+        throw InputError(op.origin + ": count " + std::to_string(op.count) + " x countMultiplierParam " +
+                         std::to_string(multiplier) + " overflows a 64-bit integer");
+      op.count = product;
+    }
+    if (!op.signature_batch_size_param.empty()) {
       op.signature_batch_size = int_param(op.signature_batch_size_param, op, "signatureBatchSizeParam");
+      if (op.signature_batch_size < 0)
+        throw InputError(op.origin + ": signatureBatchSize resolves to " + std::to_string(op.signature_batch_size) +
+                         "; must not be negative");
+    }
     if (!op.duration_param.empty()) {
       const PerfValue& v = param(op.duration_param, op, "durationParam");
       if (v.kind != PerfValue::Kind::String)
@@ -330,24 +351,51 @@ class WorkloadRunner {
     for (const auto& r : op.param_refs) used_params_.insert(r);
     if (op.count < 0)
       throw InputError(op.origin + ": count resolves to " + std::to_string(op.count) + "; must not be negative");
+    switch (op.kind) {
+      case PerfOpKind::CreateNodes:
+        check_count_limit(op, kPerfMaxNodes, "nodes");
+        break;
+      case PerfOpKind::CreatePods:
+        check_count_limit(op, kPerfMaxPods, "pods");
+        break;
+      case PerfOpKind::CreateNamespaces:
+        check_count_limit(op, kPerfMaxNamespaces, "namespaces");
+        break;
+      case PerfOpKind::CreatePodSets:
+        check_count_limit(op, kPerfMaxNamespaces, "pod sets");
+        break;
+      default:
+        break;
+    }
   }
 
   std::vector<PerfOp> unroll_and_patch() {
     std::vector<PerfOp> out;
+    int64_t nodes = 0, pods = 0;  // both bounded per op: their sums cannot overflow
     for (const PerfOp& o : tc_.ops) {
       PerfOp op = o;
       patch(op);
       if (op.kind == PerfOpKind::CreatePodSets) {
+        PerfOp inner = op.pods_op[0];
+        patch(inner);  // the same for every set (its parameters count as used even without sets)
+        if (op.count > 0 && inner.count > kPerfMaxPods / op.count)
+          throw InputError(op.origin + ": " + std::to_string(op.count) + " pod sets of " + std::to_string(inner.count) +
+                           " pods exceed bulkscore's limit of " + std::to_string(kPerfMaxPods) + " pods");
+        pods += op.count * inner.count;
         for (int64_t i = 0; i < op.count; ++i) {
-          PerfOp inner = op.pods_op[0];
-          inner.namespace_name = op.namespace_prefix + "-" + std::to_string(i);
-          patch(inner);
-          out.push_back(std::move(inner));
+          out.push_back(inner);
+          out.back().namespace_name = op.namespace_prefix + "-" + std::to_string(i);
         }
-        if (op.count == 0) patch(op.pods_op[0]);  // its parameters still count as used
       } else {
+        if (op.kind == PerfOpKind::CreateNodes) nodes += op.count;
+        if (op.kind == PerfOpKind::CreatePods) pods += op.count;
         out.push_back(std::move(op));
       }
+      if (nodes > kPerfMaxNodes || pods > kPerfMaxPods)
+        throw InputError(w_.origin + ": the workload creates " + std::to_string(nodes) + " nodes and " +
+                         std::to_string(pods) + " pods (up to " + o.origin + "); bulkscore's limits are " +
+                         std::to_string(kPerfMaxNodes) + " nodes and " + std::to_string(kPerfMaxPods) +
+                         " pods per workload");
     }
     std::vector<std::string> unused;
     for (const auto& [k, v] : w_.params)
@@ -402,12 +450,10 @@ class WorkloadRunner {
         active_.reset();
         break;
       case PerfOpKind::CreatePodSets:  // unrolled before running
-      case PerfOpKind::Unsupported: {
-        const bool known = unsupported_upstream_opcodes().count(op.opcode) != 0;
+      case PerfOpKind::Unsupported:    // an upstream op bulkscore does not run (unknown ones are parse errors)
         res_.not_honoured.push_back(tag);
-        res_.notes.push_back(tag + (known ? ": not supported by bulkscore; not run" : ": unknown opcode; not run"));
+        res_.notes.push_back(tag + ": not supported by bulkscore; not run");
         break;
-      }
     }
   }
 
@@ -432,7 +478,7 @@ class WorkloadRunner {
       env["Prefix"] = PerfValue::of_string("node-" + std::to_string(index) + "-");
     }
     ObjectTemplate<Node> tmpl(text, origin, "Node");
-    const int n = static_cast<int>(op.count);
+    const int64_t n = op.count;  // bounded by patch()
     if (op.has_node_allocatable_strategy && op.csi_node_allocatable_ignored)
       add_note_once(
           "nodeAllocatableStrategy: csiNodeAllocatable/migratedPlugins ignored (bulkscore has no volume plugins)");
@@ -446,9 +492,9 @@ class WorkloadRunner {
     for (const auto& [r, q] : op.node_allocatable) allocatable[r] = parse_resource_quantity(r, q);
 
     cluster_.nodes.reserve(cluster_.nodes.size() + static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      env["Index"] = PerfValue::of_number(i);
-      env["Count"] = PerfValue::of_number(n);
+    for (int64_t i = 0; i < n; ++i) {
+      env["Index"] = PerfValue::of_number(static_cast<double>(i));
+      env["Count"] = PerfValue::of_number(static_cast<double>(n));
       const ParsedObject<Node>& parsed = tmpl.get(env);
       Node node = parsed.object;
       if (!parsed.has_name) node.name = parsed.generate_name + name_suffix(node_seq_++);
@@ -472,10 +518,10 @@ class WorkloadRunner {
     snapshot_stale_ = true;
   }
 
-  Pod make_pod(ObjectTemplate<Pod>& tmpl, const std::string& origin, PerfValueMap& env, int i, int n,
+  Pod make_pod(ObjectTemplate<Pod>& tmpl, const std::string& origin, PerfValueMap& env, int64_t i, int64_t n,
                const std::string& ns, const PerfOp& op, bool& gated) {
-    env["Index"] = PerfValue::of_number(i);
-    env["Count"] = PerfValue::of_number(n);
+    env["Index"] = PerfValue::of_number(static_cast<double>(i));
+    env["Count"] = PerfValue::of_number(static_cast<double>(n));
     const ParsedObject<Pod>& parsed = tmpl.get(env);
     gated = parsed.gated;
     Pod pod = parsed.object;
@@ -509,7 +555,7 @@ class WorkloadRunner {
           "createPods: persistentVolume(Claim)TemplatePath ignored: bulkscore has no volume plugins; pods are "
           "scheduled without volumes");
 
-    const int n = static_cast<int>(op.count);
+    const int64_t n = op.count;  // bounded by patch()
     progress_.phase = "preparing pods";
     progress_.done = 0;
     progress_.total = static_cast<uint64_t>(n);
@@ -522,7 +568,7 @@ class WorkloadRunner {
     std::vector<Pod> pods;
     pods.reserve(static_cast<size_t>(n));
     uint64_t gated = 0;
-    for (int i = 0; i < n; ++i) {
+    for (int64_t i = 0; i < n; ++i) {
       bool is_gated = false;
       Pod pod = make_pod(tmpl, origin, env, i, n, ns, op, is_gated);
       // A pod with scheduling gates never leaves the queue's PreEnqueue
@@ -537,7 +583,7 @@ class WorkloadRunner {
       res_.notes.push_back("createPods (op " + std::to_string(index) + "): " + std::to_string(gated) +
                            " pods have schedulingGates: left pending, not attempted (as upstream)");
     }
-    const int to_schedule = static_cast<int>(pods.size());
+    const size_t to_schedule = pods.size();
 
     if (snapshot_stale_) {
       engine_->load(cluster_);
@@ -560,16 +606,15 @@ class WorkloadRunner {
     const int64_t base = m ? m->active_ns : 0;
     const std::atomic<bool>* stop = opt_.stop;
     progress_.total = static_cast<uint64_t>(to_schedule);
-    for (int i = 0; i < to_schedule; ++i) {
+    for (size_t i = 0; i < to_schedule; ++i) {
       if (stop && stop->load(std::memory_order_relaxed)) {
         res_.interrupted = true;
         break;
       }
-      const ScheduleResult r = engine_->schedule(pods[static_cast<size_t>(i)]);
+      const ScheduleResult r = engine_->schedule(pods[i]);
       const int64_t now = steady_ns();
       const bool placed = r.node >= 0;
-      const bool counted =
-          m && m->namespaces.count(ns) && labels_match(pods[static_cast<size_t>(i)].labels, m->selector);
+      const bool counted = m && m->namespaces.count(ns) && labels_match(pods[i].labels, m->selector);
       if (counted) {
         ++m->attempted;
         if (placed)
@@ -584,7 +629,7 @@ class WorkloadRunner {
         if (!placed) ++res_.setup_unschedulable;
       }
       if (placed && keep_bound) {
-        Pod& p = pods[static_cast<size_t>(i)];
+        Pod& p = pods[i];
         p.node_name = r.node_name;
         cluster_.running_pods.push_back(std::move(p));
       }
