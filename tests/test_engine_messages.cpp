@@ -7,6 +7,7 @@
 // TestNumFeasibleNodesToFind) and the nextStartNodeIndex rotation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "host/engine/engine.hpp"
@@ -316,6 +317,39 @@ TEST(Rotation, FullPercentageEvaluatesEveryNode) {
     EXPECT_EQ(r.feasible_nodes, 150u);
     EXPECT_EQ(r.node, 50);
   }
+}
+
+// ---- warnings are returned, not logged ---------------------------------------------------
+
+TEST(EngineWarnings, LoadReturnsUnenforcedAntiAffinityOfRunningPods) {
+  Pod guarded = on_node(make_pod("guarded"), "n1");
+  PodAffinity anti;
+  anti.required.push_back(PodAffinityTerm{LabelSelector{}, {}, "kubernetes.io/hostname", std::nullopt, {}, {}});
+  guarded.affinity = Affinity{std::nullopt, std::nullopt, anti};
+  Cluster c;
+  c.nodes = {plain("n1")};
+  c.running_pods = {guarded, on_node(make_pod("plain"), "n1")};
+
+  EngineOptions opts;
+  opts.backend = "cpu";
+  Engine engine(config_with(default_profile()), opts);
+  const std::vector<std::string> warnings = engine.load(c);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("1 running pod(s) carry required pod anti-affinity"), std::string::npos) << warnings[0];
+
+  // Without InterPodAffinity in the profile there is nothing to warn about.
+  ProfileConfig no_ipa = default_profile();
+  no_ipa.filter.erase(std::remove(no_ipa.filter.begin(), no_ipa.filter.end(), "InterPodAffinity"), no_ipa.filter.end());
+  no_ipa.pre_filter.erase(std::remove(no_ipa.pre_filter.begin(), no_ipa.pre_filter.end(), "InterPodAffinity"),
+                          no_ipa.pre_filter.end());
+  no_ipa.pre_score.erase(std::remove(no_ipa.pre_score.begin(), no_ipa.pre_score.end(), "InterPodAffinity"),
+                         no_ipa.pre_score.end());
+  no_ipa.score.erase(std::remove_if(no_ipa.score.begin(), no_ipa.score.end(),
+                                    [](const PluginEntry& e) { return e.name == "InterPodAffinity"; }),
+                     no_ipa.score.end());
+  Engine quiet(config_with(no_ipa), opts);
+  EXPECT_TRUE(quiet.load(c).empty());
+  EXPECT_TRUE(quiet.take_warnings().empty());
 }
 
 }  // namespace

@@ -81,6 +81,8 @@ LoadedInput load_input(const std::string& nodes_path, const std::string& pods_pa
   auto nodes = bs::load_nodes_json(nodes_path);
   auto pods = bs::load_pods_json(pods_path);
   in.cluster = bs::assemble_cluster(std::move(nodes), std::move(pods), names, nodes_path, pods_path);
+  for (const auto& w : in.cluster.warnings) spdlog::warn("{}", w);
+  for (const auto& n : in.cluster.notes) spdlog::debug("{}", n);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   spdlog::info("loaded {} nodes, {} running pods, {} pending pods in {:.2f} s", in.cluster.nodes.size(),
                in.cluster.running_pods.size(), in.cluster.pending_pods.size(), secs);
@@ -91,6 +93,11 @@ bs::TieBreak parse_tie_break(const std::string& s) {
   if (s == "random") return bs::TieBreak::Random;
   if (s == "first") return bs::TieBreak::First;
   throw bs::InputError("--tie-break: expected random or first, got \"" + s + "\"");
+}
+
+// The library returns its warnings; the CLI logs them.
+void log_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) spdlog::warn("{}", w);
 }
 
 // Logs each distinct warning once, with how many pods carried it.
@@ -112,7 +119,7 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   spdlog::info("backend: {}", engine.backend_note());
   // The engine takes the nodes and running pods over: no second copy.
   const std::vector<bs::Pod> pending = std::move(in.cluster.pending_pods);
-  engine.load(std::move(in.cluster));
+  log_warnings(engine.load(std::move(in.cluster)));
 
   std::string text;
   text.reserve(pending.size() * 96);
@@ -144,6 +151,7 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
     text += '\n';
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  log_warnings(engine.take_warnings());
   report_warnings(warnings);
   bs::write_file_atomically(out.empty() ? "-" : out, text);
   const size_t total = pending.size();
@@ -226,9 +234,10 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
   opts.backend = backend;
   const bs::Pod pod = *target;
   bs::Engine engine(std::move(in.config), opts);
-  engine.load(std::move(in.cluster));
+  log_warnings(engine.load(std::move(in.cluster)));
   std::string text;
   write_explanation(engine.explain(pod), text);
+  log_warnings(engine.take_warnings());
   bs::write_file_atomically(out.empty() ? "-" : out, text);
   return kExitOk;
 }

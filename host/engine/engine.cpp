@@ -5,8 +5,6 @@
 
 #include "host/common.hpp"
 
-#include <spdlog/spdlog.h>
-
 namespace bulkscore {
 
 uint32_t num_feasible_nodes_to_find(int32_t percentage, uint32_t n, bool has_scoring) {
@@ -49,14 +47,14 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
 
 Engine::~Engine() = default;
 
-void Engine::load(const Cluster& cluster) {
+std::vector<std::string> Engine::load(const Cluster& cluster) {
   Cluster copy;
   copy.nodes = cluster.nodes;
   copy.running_pods = cluster.running_pods;
-  load(std::move(copy));
+  return load(std::move(copy));
 }
 
-void Engine::load(Cluster&& cluster) {
+std::vector<std::string> Engine::load(Cluster&& cluster) {
   // Existing pods' required anti-affinity binds every incoming pod it matches
   // (InterPodAffinity's symmetry rule), which bulkscore does not enforce yet.
   size_t with_anti_affinity = 0;
@@ -71,11 +69,18 @@ void Engine::load(Cluster&& cluster) {
   const bool ipa_in_profiles = std::any_of(plans_.begin(), plans_.end(), [](const ProfilePlan& p) {
     return std::find(p.not_evaluated.begin(), p.not_evaluated.end(), "InterPodAffinity") != p.not_evaluated.end();
   });
+  std::vector<std::string> warnings;
   if (with_anti_affinity && ipa_in_profiles)
-    spdlog::warn(
-        "{} running pod(s) carry required pod anti-affinity; InterPodAffinity is not implemented yet, so "
-        "it is not enforced against the pods being scheduled",
-        with_anti_affinity);
+    warnings.push_back(std::to_string(with_anti_affinity) +
+                       " running pod(s) carry required pod anti-affinity; InterPodAffinity is not implemented yet, "
+                       "so it is not enforced against the pods being scheduled");
+  return warnings;
+}
+
+std::vector<std::string> Engine::take_warnings() {
+  std::vector<std::string> out;
+  out.swap(warnings_);
+  return out;
 }
 
 std::vector<std::string> Engine::scheduler_names() const {
@@ -101,7 +106,7 @@ void Engine::evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out) {
   } catch (const DeviceOutOfMemory& e) {
     // A snapshot too large for the device: carry on, slower, on the CPU.
     backend_note_ = std::string("cuda: out of device memory (") + e.what() + "); fell back to the CPU backend";
-    spdlog::warn("{}", backend_note_);
+    warnings_.push_back(backend_note_);
     backend_ = make_cpu_backend(options_.threads);
     backend_->evaluate(snapshot_, q, req, out);
   }

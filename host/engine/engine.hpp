@@ -69,11 +69,13 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Replaces the snapshot with these nodes and running pods.
-  void load(const Cluster& cluster);
+  // Replaces the snapshot with these nodes and running pods. Returns
+  // warnings about the cluster (constraints of running pods that bulkscore
+  // does not enforce yet); the library does not log them.
+  std::vector<std::string> load(const Cluster& cluster);
   // The same, taking the cluster's nodes and running pods over; its pending
   // pods are left alone (move them out first to keep them).
-  void load(Cluster&& cluster);
+  std::vector<std::string> load(Cluster&& cluster);
 
   // Filter, score, select; assumes the pod on the chosen node.
   ScheduleResult schedule(const Pod& pod);
@@ -87,6 +89,10 @@ class Engine {
   const char* backend_name() const { return backend_->name(); }
   // Why the backend is what it is (e.g. "auto: no CUDA device found").
   const std::string& backend_note() const { return backend_note_; }
+  // Warnings raised while scheduling or explaining since the last call (a
+  // fall back to the CPU backend when the device ran out of memory), oldest
+  // first; the call clears them.
+  std::vector<std::string> take_warnings();
   // Scheduler names of the profiles, in config order.
   std::vector<std::string> scheduler_names() const;
 
@@ -102,6 +108,7 @@ class Engine {
   Snapshot snapshot_;
   std::unique_ptr<Backend> backend_;
   std::string backend_note_;
+  std::vector<std::string> warnings_;
   uint64_t pod_seq_ = 0;
   uint32_t next_start_node_index_ = 0;
   EvalResult scratch_;

@@ -1,7 +1,6 @@
 #include "host/input/k8s_json.hpp"
 
 #include <simdjson.h>
-#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <charconv>
@@ -896,25 +895,26 @@ Cluster assemble_cluster(std::vector<Node> nodes, std::vector<Pod> pods,
 
   const std::unordered_set<std::string_view> schedulers(scheduler_names.begin(), scheduler_names.end());
   Cluster cluster;
+  const auto describe = [](const Pod& pod) { return "pod " + pod.key() + " (" + pod.origin + ")"; };
   for (Pod& pod : pods) {
     if (pod.phase == "Succeeded" || pod.phase == "Failed") {
-      spdlog::debug("ignoring pod {} ({}): phase {}", pod.key(), pod.origin, pod.phase);
+      cluster.notes.push_back("ignoring " + describe(pod) + ": phase " + pod.phase);
     } else if (!pod.node_name.empty()) {
       if (node_index.count(pod.node_name) != 0) {
         cluster.running_pods.push_back(std::move(pod));
       } else {
         // kubectl's node and pod lists are two reads, not one snapshot.
-        spdlog::warn("dropping pod {} ({}): it runs on node {}, which is not in {}", pod.key(), pod.origin,
-                     pod.node_name, nodes_origin);
+        cluster.warnings.push_back("dropping " + describe(pod) + ": it runs on node " + pod.node_name +
+                                   ", which is not in " + nodes_origin);
       }
     } else if (pod.deleting) {
       // Upstream skips pods being deleted instead of scheduling them.
-      spdlog::debug("ignoring pending pod {} ({}): it is being deleted", pod.key(), pod.origin);
+      cluster.notes.push_back("ignoring pending " + describe(pod) + ": it is being deleted");
     } else if (schedulers.count(pod.scheduler_name) != 0) {
       cluster.pending_pods.push_back(std::move(pod));
     } else {
-      spdlog::debug("ignoring pending pod {} ({}): scheduler {} is not ours", pod.key(), pod.origin,
-                    pod.scheduler_name);
+      cluster.notes.push_back("ignoring pending " + describe(pod) + ": scheduler " + pod.scheduler_name +
+                              " is not ours");
     }
   }
   cluster.nodes = std::move(nodes);

@@ -21,9 +21,11 @@ std::vector<Pod> parse_pods_json(const std::string& text, const std::string& ori
 
 // Splits pods into running (spec.nodeName set, phase not Succeeded/Failed, on a
 // node in `nodes`) and pending (no nodeName, schedulerName in `scheduler_names`).
-// A running pod whose node is missing is dropped with a warning (two kubectl
-// calls are not one atomic snapshot). Terminal pods and pods for other
-// schedulers are ignored. Duplicate node or pod names are an InputError.
+// A running pod whose node is missing is dropped with a line in
+// Cluster::warnings (two kubectl calls are not one atomic snapshot).
+// Terminal pods, pods being deleted and pods for other schedulers are left
+// out with a line in Cluster::notes. Duplicate node or pod names are an
+// InputError.
 Cluster assemble_cluster(std::vector<Node> nodes, std::vector<Pod> pods,
                          const std::vector<std::string>& scheduler_names, const std::string& nodes_origin,
                          const std::string& pods_origin);

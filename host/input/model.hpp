@@ -211,6 +211,12 @@ struct Cluster {
   std::vector<Pod> running_pods;  // bound to a node present in `nodes`
   std::vector<Pod> pending_pods;  // file order
   ClusterObjects objects;         // --objects (may be empty)
+  // Pods left out by assemble_cluster, one line each: `warnings` for what
+  // the user should hear about (a running pod on a node missing from the
+  // node list), `notes` for the expected (terminal pods, pods being deleted,
+  // other schedulers' pods). The library does not log; the caller decides.
+  std::vector<std::string> warnings;
+  std::vector<std::string> notes;
 };
 
 }  // namespace bulkscore
