@@ -16,6 +16,7 @@
 
 #include "bench/perf/go_template.hpp"
 #include "bench/perf/perf.hpp"
+#include "bench/perf/yaml_json.hpp"
 #include "host/common.hpp"
 #include "host/io/io.hpp"
 
@@ -541,6 +542,20 @@ TEST(PerfYaml, PlainScalarsFollowTheCoreSchemaAndQuotedStayStrings) {
   EXPECT_EQ(json,
             "{\"a\":1,\"b\":\"1\",\"c\":true,\"d\":\"true\",\"e\":null,\"f\":1.5,\"g\":0.5,\"h\":31,\"i\":\"yes\","
             "\"j\":\"5\",\"k\":7,\"l\":-3,\"m\":1e3,\"n\":[\"x\",2],\"o\":\"\"}");
+}
+
+TEST(PerfYaml, IntegersAreReadWithFromCharsAndRangeChecked) {
+  using perf_detail::yaml_int_value;
+  EXPECT_EQ(yaml_int_value("42"), 42);
+  EXPECT_EQ(yaml_int_value("+42"), 42);
+  EXPECT_EQ(yaml_int_value("-007"), -7);
+  EXPECT_EQ(yaml_int_value("0x1F"), 31);
+  EXPECT_EQ(yaml_int_value("0o17"), 15);
+  EXPECT_EQ(yaml_int_value("9223372036854775807"), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(yaml_int_value("-9223372036854775808"), std::numeric_limits<int64_t>::min());
+  EXPECT_FALSE(yaml_int_value("9223372036854775808").has_value());
+  EXPECT_FALSE(yaml_int_value("0xffffffffffffffff").has_value());
+  EXPECT_FALSE(yaml_int_value("0x").has_value());
 }
 
 TEST(PerfTemplate, ExpandsFieldsFunctionsAndTrimMarkers) {

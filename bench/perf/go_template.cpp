@@ -4,7 +4,6 @@
 #include "bench/perf/go_template.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>

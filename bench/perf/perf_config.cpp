@@ -4,7 +4,6 @@
 #include <fnmatch.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -94,12 +93,8 @@ std::string read_string(const ParseCtx& ctx, const YAML::Node& n, const std::str
 
 int64_t read_int(const ParseCtx& ctx, const YAML::Node& n, const std::string& where) {
   if (!present(n)) return 0;
-  if (n.IsScalar() && is_plain(n) && classify_plain(n.Scalar()) == PlainKind::Int) {
-    const std::string t = int_json_text(n.Scalar());
-    errno = 0;
-    const long long v = std::strtoll(t.c_str(), nullptr, 10);
-    if (!t.empty() && errno == 0) return v;
-  }
+  if (n.IsScalar() && is_plain(n) && classify_plain(n.Scalar()) == PlainKind::Int)
+    if (const std::optional<int64_t> v = yaml_int_value(n.Scalar())) return *v;
   fail_at(ctx, n, where, "expected an integer, got " + describe(n));
 }
 

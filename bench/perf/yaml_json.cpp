@@ -5,11 +5,14 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
 
-#include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <sstream>
+#include <system_error>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -67,13 +70,37 @@ PlainKind classify_plain(std::string_view s) {
 }
 
 // JSON text for a plain scalar already classified Int; "" when it does not fit.
+namespace {
+
+// The digits of a 0o / 0x plain scalar as an unsigned 64-bit value.
+std::optional<uint64_t> prefixed_value(std::string_view s) {
+  const std::string_view digits = s.substr(2);
+  uint64_t v = 0;
+  const std::from_chars_result r =
+      std::from_chars(digits.data(), digits.data() + digits.size(), v, s[1] == 'o' ? 8 : 16);
+  if (r.ec != std::errc() || r.ptr != digits.data() + digits.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<int64_t> yaml_int_value(std::string_view s) {
+  if (starts_with(s, "0o") || starts_with(s, "0x")) {
+    const std::optional<uint64_t> u = prefixed_value(s);
+    if (!u || *u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
+    return static_cast<int64_t>(*u);
+  }
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);  // from_chars takes '-' only
+  int64_t v = 0;
+  const std::from_chars_result r = std::from_chars(s.data(), s.data() + s.size(), v, 10);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
 std::string int_json_text(std::string_view s) {
   if (starts_with(s, "0o") || starts_with(s, "0x")) {
-    errno = 0;
-    const std::string t(s.substr(2));
-    const unsigned long long v = std::strtoull(t.c_str(), nullptr, s[1] == 'o' ? 8 : 16);
-    if (errno == ERANGE) return "";
-    return std::to_string(v);
+    const std::optional<uint64_t> v = prefixed_value(s);
+    return v ? std::to_string(*v) : "";
   }
   std::string out;
   std::string_view body = s;

@@ -5,6 +5,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +17,9 @@ enum class PlainKind { String, Null, Bool, Int, Float };
 PlainKind classify_plain(std::string_view s);
 // JSON text for a plain scalar already classified Int; "" when it does not fit.
 std::string int_json_text(std::string_view s);
+// The value of a plain scalar classified Int (decimal with an optional sign,
+// 0o octal, 0x hex), over std::from_chars; nullopt when it does not fit int64.
+std::optional<int64_t> yaml_int_value(std::string_view s);
 // JSON text for a plain scalar classified Float; "" for inf/nan.
 std::string float_json_text(std::string_view s);
 
