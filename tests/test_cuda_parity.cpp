@@ -426,6 +426,8 @@ struct Coverage {
   uint32_t cut = 0;      // sampling stopped before the last candidate
   uint32_t assumed = 0;  // pods assumed (mutation log entries)
   uint32_t structure_changes = 0;
+  uint32_t removed = 0;          // assumed pods removed again
+  uint32_t node_updates = 0;     // nodes updated (in place or structurally)
   uint32_t prescored = 0;        // scored with a feasible-set PreScore (SeamProbe)
   uint32_t negative_totals = 0;  // chosen total below zero
   uint32_t ignored_nodes = 0;    // scored nodes some plugin ignored (kIgnoredScore)
@@ -434,8 +436,9 @@ struct Coverage {
 std::ostream& operator<<(std::ostream& os, const Coverage& c) {
   return os << c.evaluations << " evaluations: " << c.scored << " scored, " << c.lone_feasible << " lone feasible, "
             << c.none_feasible << " none feasible, " << c.cut << " sampling cuts; " << c.assumed << " pods assumed, "
-            << c.structure_changes << " structure changes; " << c.prescored << " prescored, " << c.negative_totals
-            << " negative totals, " << c.ignored_nodes << " ignored scores";
+            << c.structure_changes << " structure changes, " << c.removed << " removals, " << c.node_updates
+            << " node updates; " << c.prescored << " prescored, " << c.negative_totals << " negative totals, "
+            << c.ignored_nodes << " ignored scores";
 }
 
 // Evaluates every pending pod of a random cluster with both backends under a
@@ -446,8 +449,9 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
   Coverage cov;
   SplitMix64 rng = SplitMix64::derive(parity_seed(), stream);
   const std::vector<std::string> schedulers = scheduler_names();
-  const Cluster cluster = random_cluster(rng, shape, schedulers);
+  Cluster cluster = random_cluster(rng, shape, schedulers);
   Snapshot snap = Snapshot::build(cluster.nodes, cluster.running_pods);
+  std::vector<uint32_t> assumed_ids;
   std::vector<ProfilePlan> plans;
   for (const auto& p : parity_config().profiles) plans.push_back(make_profile_plan(p));
   const uint32_t n = snap.num_nodes();
@@ -524,8 +528,32 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
     if (want.chosen >= 0 && rng.chance(0.7)) {
       Pod assumed = pod;
       assumed.node_name = snap.node_name(static_cast<uint32_t>(want.chosen));
-      snap.add_pod(assumed, static_cast<uint32_t>(want.chosen));
+      assumed_ids.push_back(snap.add_pod(assumed, static_cast<uint32_t>(want.chosen)));
       ++cov.assumed;
+    }
+    // The snapshot changing both ways, as an embedding scheduler's events
+    // (and the batch cache's undo) change it: an assumed pod removed again,
+    // a node's capacity or cordon updated in place, a node's labels or
+    // taints updated (structural).
+    if (!assumed_ids.empty() && rng.chance(0.25)) {
+      const size_t k = rng.below(assumed_ids.size());
+      snap.remove_pod(assumed_ids[k]);
+      assumed_ids.erase(assumed_ids.begin() + static_cast<std::ptrdiff_t>(k));
+      ++cov.removed;
+    }
+    if (n > 0 && rng.chance(0.15)) {
+      const uint32_t node = static_cast<uint32_t>(rng.below(n));
+      Node updated = cluster.nodes[node];
+      updated.unschedulable = rng.chance(0.2);
+      for (auto& [name, amount] : updated.allocatable)
+        if (rng.chance(0.5)) amount = amount / 2 + static_cast<int64_t>(rng.below(3));
+      if (rng.chance(0.3)) {
+        updated.labels["pool"] = pick(rng, kPools);
+        if (rng.chance(0.5)) updated.taints.push_back({"noisy", "x", "PreferNoSchedule"});
+      }
+      snap.update_node(updated);
+      cluster.nodes[node] = updated;
+      ++cov.node_updates;
     }
     cov.structure_changes += snap.structure_version() != version ? 1 : 0;
   }
@@ -734,6 +762,8 @@ TEST(CudaParityHarness, ReusedCpuBackendAgreesWithFreshOnes) {
   EXPECT_GT(cov.cut, 10u) << cov;
   EXPECT_GT(cov.assumed, 10u) << cov;
   EXPECT_GT(cov.prescored, 10u) << cov;
+  EXPECT_GT(cov.removed, 0u) << cov;
+  EXPECT_GT(cov.node_updates, 0u) << cov;
   EXPECT_GT(cov.negative_totals, 0u) << cov;
   EXPECT_GT(cov.ignored_nodes, 0u) << cov;
 }
