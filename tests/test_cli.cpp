@@ -437,3 +437,13 @@ TEST(CliOutput, OutputOverAnInputIsRefused) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_FALSE(exists(same));
 }
+
+// generate writes its two files as a unit: the pods file cannot be written
+// (its folder does not exist), so the nodes file is not written either.
+TEST(CliOutput, GenerateWritesBothFilesOrNeither) {
+  const std::string nodes = dir() + "/nodes.json";
+  const CliRun r = run_cli("generate --nodes 10 --running 5 --pending 5 --nodes-out " + nodes + " --pods-out " + dir() +
+                           "/no-such-dir/pods.json");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_FALSE(exists(nodes));
+}

@@ -57,8 +57,8 @@ GeneratedCluster generate_cluster(const GeneratorOptions& options) {
 void write_generated_cluster(const GeneratorOptions& options, const std::string& nodes_path,
                              const std::string& pods_path) {
   const GeneratedCluster c = generate_cluster(options);
-  write_file_atomically(nodes_path, c.nodes_json);
-  write_file_atomically(pods_path, c.pods_json);
+  // Both files or neither: a NodeList without its PodList is no cluster.
+  write_files_atomically({{nodes_path, c.nodes_json}, {pods_path, c.pods_json}});
 }
 
 }  // namespace bulkscore

@@ -166,7 +166,8 @@ struct GeneratedCluster {
 // pods than the nodes' pod slots).
 GeneratedCluster generate_cluster(const GeneratorOptions& options);
 
-// generate_cluster, then both files written with write_file_atomically.
+// generate_cluster, then both files written as a unit (write_files_atomically):
+// both appear, or neither changes.
 void write_generated_cluster(const GeneratorOptions& options, const std::string& nodes_path,
                              const std::string& pods_path);
 
