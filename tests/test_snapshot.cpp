@@ -885,6 +885,27 @@ TEST(SnapshotNodes, AddUpdateRemoveEqualAFreshBuild) {
   }
 }
 
+TEST(SnapshotNodes, NodesAddedToAnEmptySnapshotEqualABuild) {
+  Rng rng(13);
+  Model m;
+  Snapshot snap;  // default-constructed: no columns yet
+  for (int i = 0; i < 5; ++i) {
+    const Node n = random_node(rng, "n" + std::to_string(i));
+    snap.add_node(n);
+    m.nodes.push_back(n);
+    m.pods.emplace_back();
+    m.tree_add(n);
+  }
+  Pod p = random_pod(rng, "p", false);
+  snap.add_pod(p, 2);
+  p.node_name = "n2";
+  m.pods[2].push_back(p);
+  EXPECT_EQ(first_difference(decode(m.fresh()), decode(snap)), "");
+  for (int i = 0; i < 5; ++i) snap.remove_node("n" + std::to_string(i));
+  EXPECT_EQ(first_difference(decode(Snapshot::build({}, {})), decode(snap)), "");
+  EXPECT_EQ(snap.num_pods(), 0u);
+}
+
 TEST(SnapshotNodes, TreeOrderFollowsUpstreamsNodeTree) {
   auto zoned = [](const std::string& name, const std::string& zone) {
     return make_node(name, 1000, 1000, 10, {{"topology.kubernetes.io/zone", zone}});
