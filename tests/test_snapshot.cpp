@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "bench/generator/generator.hpp"
+#include "host/engine/backend.hpp"
+#include "host/engine/pod_query.hpp"
+#include "host/input/config.hpp"
 #include "host/input/k8s_json.hpp"
 #include "host/input/pod_resources.hpp"
 #include "host/snapshot/mirror_sync.hpp"
@@ -885,6 +888,27 @@ TEST(SnapshotNodes, AddUpdateRemoveEqualAFreshBuild) {
   }
 }
 
+TEST(SnapshotNodes, NodesAddedToAnEmptySnapshotEqualABuild) {
+  Rng rng(13);
+  Model m;
+  Snapshot snap;  // default-constructed: no columns yet
+  for (int i = 0; i < 5; ++i) {
+    const Node n = random_node(rng, "n" + std::to_string(i));
+    snap.add_node(n);
+    m.nodes.push_back(n);
+    m.pods.emplace_back();
+    m.tree_add(n);
+  }
+  Pod p = random_pod(rng, "p", false);
+  snap.add_pod(p, 2);
+  p.node_name = "n2";
+  m.pods[2].push_back(p);
+  EXPECT_EQ(first_difference(decode(m.fresh()), decode(snap)), "");
+  for (int i = 0; i < 5; ++i) snap.remove_node("n" + std::to_string(i));
+  EXPECT_EQ(first_difference(decode(Snapshot::build({}, {})), decode(snap)), "");
+  EXPECT_EQ(snap.num_pods(), 0u);
+}
+
 TEST(SnapshotNodes, TreeOrderFollowsUpstreamsNodeTree) {
   auto zoned = [](const std::string& name, const std::string& zone) {
     return make_node(name, 1000, 1000, 10, {{"topology.kubernetes.io/zone", zone}});
@@ -1019,6 +1043,75 @@ TEST(SnapshotMirrorSync, FullSlotsAreLaidOutAgainAndOnlyThoseColumnsResent) {
   const Snapshot fresh =
       Snapshot::build({make_node("a", 100000, int64_t(1) << 40, 500), make_node("b", 1000, 1000)}, added);
   EXPECT_EQ(first_difference(decode(fresh), decode(snap)), "");
+}
+
+// The CUDA backend's device mirror through pod and node changes: after every
+// step it evaluates pods exactly as the CPU backend (every EvalResult list
+// compared), so removals, in-place node updates, relayouts and dictionary
+// tails all reach the device. Skipped without a CUDA device.
+TEST(SnapshotMirrorSync, CudaBackendFollowsPodAndNodeChanges) {
+  const std::string why = cuda_unavailable_reason();
+  if (!why.empty()) GTEST_SKIP() << why;
+  const std::unique_ptr<Backend> cuda = make_cuda_backend();
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  const ProfilePlan plan = make_profile_plan(default_scheduler_config().profiles.at(0));
+  Rng rng(77);
+  uint32_t pod_seq = 0, node_seq = 500;
+  Model m = random_model(rng, 40, 150, pod_seq);
+  Snapshot snap = m.fresh();
+  EvalRequest req;
+  req.want_scores = req.want_sorted = req.want_verdicts = true;
+  EvalResult want, got;
+  for (int step = 0; step < 300; ++step) {
+    const uint32_t op = rng.below(100);
+    if (op < 40) {
+      snap.add_pod(random_pod(rng, "pod-" + std::to_string(pod_seq++)), rng.below(snap.num_nodes()));
+    } else if (op < 70 && snap.num_pods() > 0) {
+      uint32_t id = rng.below(snap.pod_id_bound());
+      while (!snap.has_pod(id)) id = (id + 1) % snap.pod_id_bound();
+      if (rng.chance(0.5))
+        snap.remove_pod(id);
+      else
+        snap.update_pod(id, random_pod(rng, snap.pod(id).name));
+    } else if (op < 85) {
+      Node n = random_node(rng, snap.node_name(rng.below(snap.num_nodes())));
+      if (rng.chance(0.5)) {  // new numbers, the node's own lists: in place
+        const auto at = static_cast<uint32_t>(snap.node_index(n.name));
+        n.labels.clear();
+        for (uint32_t i = snap.view().label_offsets[at]; i < snap.view().label_offsets[at + 1]; ++i)
+          n.labels[snap.strings().str(snap.view().label_keys[i])] = snap.strings().str(snap.view().label_values[i]);
+        n.taints.clear();
+        n.images.clear();
+        for (uint32_t i = snap.view().taint_offsets[at]; i < snap.view().taint_offsets[at + 1]; ++i) {
+          const char* effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
+          n.taints.push_back(testutil::taint(snap.strings().str(snap.view().taint_keys[i]),
+                                             snap.strings().str(snap.view().taint_values[i]),
+                                             effects[snap.view().taint_effects[i]]));
+        }
+        for (uint32_t i = snap.view().image_offsets[at]; i < snap.view().image_offsets[at + 1]; ++i)
+          n.images.push_back(ContainerImage{{snap.image_name(snap.view().image_ids[i])}, 1});
+      }
+      snap.update_node(n);
+    } else if (op < 93) {
+      snap.add_node(random_node(rng, "node-" + std::to_string(node_seq++)));
+    } else if (snap.num_nodes() > 2) {
+      snap.remove_node(snap.node_name(rng.below(snap.num_nodes())));
+    }
+    for (int k = 0; k < 2; ++k) {
+      const Pod pending = random_pod(rng, "pending-" + std::to_string(step * 2 + k));
+      intern_pod_resources(snap, pending);
+      const PodQuery q = prepare_pod_query(pending, snap, plan, TieBreak::First, 0, static_cast<uint64_t>(step));
+      req.candidates = q.candidates ? &*q.candidates : nullptr;
+      cpu->evaluate(snap, q, req, want);
+      cuda->evaluate(snap, q, req, got);
+      ASSERT_EQ(want.chosen, got.chosen) << "step " << step;
+      ASSERT_EQ(want.num_feasible, got.num_feasible) << "step " << step;
+      ASSERT_EQ(want.sorted_nodes, got.sorted_nodes) << "step " << step;
+      ASSERT_EQ(want.sorted_keys, got.sorted_keys) << "step " << step;
+      ASSERT_EQ(want.raw_scores, got.raw_scores) << "step " << step;
+      ASSERT_EQ(want.rejections.counts, got.rejections.counts) << "step " << step;
+    }
+  }
 }
 
 // Random sequences of pod and node changes on random clusters: after every

@@ -13,7 +13,10 @@ namespace bulkscore {
 // ---- StringDict -----------------------------------------------------------
 
 int32_t StringDict::intern(std::string_view s) {
-  auto it = ids_.find(std::string(s));
+  // The lookup key in a reused buffer: no allocation per call for strings
+  // already interned (the common case: every pod's labels on load).
+  lookup_.assign(s.data(), s.size());
+  auto it = ids_.find(lookup_);
   if (it != ids_.end()) return it->second;
   const auto id = static_cast<int32_t>(strings_.size());
   strings_.emplace_back(s);
@@ -478,6 +481,7 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, std::vector<Pod>&& runn
   s.pod_label_keys_.assign(s.pod_label_regions_.back(), kNoId);
   s.pod_label_values_.assign(s.pod_label_regions_.back(), kNoId);
   s.pods_.reserve(running_pods.size());
+  s.pod_key_heads_.reserve(running_pods.size());
   for (size_t p = 0; p < running_pods.size(); ++p)
     s.place_pod(std::move(running_pods[p]), pod_node[p], encoded[p], s.take_pod_id());
 
@@ -488,6 +492,8 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, std::vector<Pod>&& runn
 
 uint32_t Snapshot::add_node(const Node& node) {
   if (node_index(node.name) >= 0) throw InputError("add_node: node \"" + node.name + "\" is already in the snapshot");
+  // A default-constructed snapshot has no columns yet: start from an empty build.
+  if (label_offsets_.empty()) *this = build({}, {});
   const uint32_t n = num_nodes_;
   append_node_to_rows(allocatable_, num_resources(), n, int64_t(0));
   append_node_to_rows(requested_, num_resources(), n, int64_t(0));

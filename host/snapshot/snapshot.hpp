@@ -178,6 +178,7 @@ class StringDict {
  private:
   std::vector<std::string> strings_;
   std::unordered_map<std::string, int32_t> ids_;
+  std::string lookup_;  // intern's key buffer
   std::vector<int64_t> int_values_;
   std::vector<uint8_t> int_ok_;
 };
