@@ -202,6 +202,28 @@ TEST(ConfigDocument, RejectsQuotedNumbersAndWrongTypes) {
   EXPECT_THAT(error_of("profiles: {}\n"), HasSubstr("profiles: must be a list"));
 }
 
+// kube-scheduler converts YAML to JSON with goyaml.v2 (YAML 1.1 scalars)
+// before decoding: yes/on are booleans, 0x10 and 8.0 are integers, and a
+// number is no string.
+TEST(ConfigDocument, ScalarsResolveAsKubeSchedulerResolvesThem) {
+  EXPECT_EQ(parse("parallelism: 8.0\n").parallelism, 8);
+  EXPECT_EQ(parse("parallelism: 0x10\n").parallelism, 16);
+  EXPECT_EQ(parse("parallelism: 1_6\n").parallelism, 16);
+  EXPECT_EQ(parse("parallelism: 010\n").parallelism, 8);  // octal in YAML 1.1
+  const ProfileConfig p = parse_profile(
+      "  pluginConfig:\n  - name: InterPodAffinity\n    args:\n"
+      "      ignorePreferredTermsOfExistingPods: yes\n");
+  EXPECT_TRUE(p.inter_pod_affinity_args.ignore_preferred_terms_of_existing_pods);
+  parse("enableProfiling: on\nenableContentionProfiling: No\n");
+  EXPECT_THAT(error_of("enableProfiling: \"true\"\n"), HasSubstr("enableProfiling: must be a boolean"));
+  EXPECT_THAT(error_of("enableProfiling: 1\n"), HasSubstr("enableProfiling: must be a boolean"));
+  EXPECT_THAT(error_of("profiles:\n- schedulerName: 123\n"),
+              HasSubstr("profiles[0].schedulerName: must be a string, got the integer 123"));
+  EXPECT_THAT(error_of("profiles:\n- schedulerName: yes\n"), HasSubstr("must be a string, got the boolean true"));
+  EXPECT_EQ(parse("profiles:\n- schedulerName: \"123\"\n").profiles.at(0).scheduler_name, "123");
+  EXPECT_THAT(error_of("percentageOfNodesToScore: .nan\n"), HasSubstr("percentageOfNodesToScore: must be an integer"));
+}
+
 TEST(ConfigDocument, AcceptsUpstreamFieldsBulkscoreDoesNotUse) {
   const SchedulerConfig c = parse(
       "parallelism: 8\n"
@@ -761,6 +783,16 @@ TEST(FitArgs, ShapeIsValidated) {
   EXPECT_THAT(error_of(plugin_args("NodeResourcesFit", head + "          shape:\n"
                                                               "          - {utilization: 10, score: 11}\n")),
               HasSubstr("shape[0].score: must be in the range [0, 10], got 11"));
+}
+
+TEST(FitArgs, RequestedToCapacityRatioParametersWithAnotherTypeAreRejected) {
+  EXPECT_THAT(error_of(plugin_args("NodeResourcesFit",
+                                   "      scoringStrategy:\n"
+                                   "        type: MostAllocated\n"
+                                   "        requestedToCapacityRatio:\n"
+                                   "          shape: [{utilization: 0, score: 0}]\n")),
+              HasSubstr("(NodeResourcesFit): scoringStrategy.requestedToCapacityRatio: must not be set when "
+                        "scoringStrategy.type is \"MostAllocated\""));
 }
 
 TEST(FitArgs, RequestedToCapacityRatioNeedsItsParameters) {
