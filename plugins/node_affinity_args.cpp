@@ -138,6 +138,16 @@ NodeAffinityArgs parse_node_affinity_args(const YamlReader& r, const YAML::Node&
       PreferredSchedulingTerm term;
       const YAML::Node weight = r.field(preferred[i], "weight");
       if (!yaml_absent(weight)) term.weight = r.read_int32(weight, yaml_child(p, "weight"));
+      // Upstream's args validation checks no range here; the API server
+      // holds a pod's own terms to 1..100. A negative weight gives negative
+      // scores, which upstream turns into a Score error for every pod the
+      // term matches and which bulkscore's selection key cannot hold; above
+      // 100 is refused like a pod's term (issue 10). 0 stays allowed: such a
+      // term never counts and upstream skips it.
+      if (term.weight < 0 || term.weight > 100) {
+        r.fail(yaml_child(p, "weight"),
+               "must be in the range [1, 100] (or 0, which turns the term off), got " + std::to_string(term.weight));
+      }
       term.preference = parse_selector_term(r, r.field(preferred[i], "preference"), yaml_child(p, "preference"));
       // Terms that can never count (weight 0 or no requirements) are not
       // parsed upstream, so they cannot be wrong either.

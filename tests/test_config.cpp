@@ -920,6 +920,28 @@ TEST(NodeAffinityArgsTest, MatchFieldsAllowOnlyInAndNotInWithOneValue) {
               HasSubstr("matchFields[0].values: must have exactly one element"));
 }
 
+TEST(NodeAffinityArgsTest, PreferredWeightsOutsideOneToHundredAreRejected) {
+  const auto args = [](const std::string& weight) {
+    return plugin_args("NodeAffinity",
+                       "      addedAffinity:\n"
+                       "        preferredDuringSchedulingIgnoredDuringExecution:\n"
+                       "        - weight: 5\n"
+                       "          preference: {matchExpressions: [{key: a, operator: Exists}]}\n"
+                       "        - weight: " +
+                           weight +
+                           "\n"
+                           "          preference: {matchExpressions: [{key: b, operator: Exists}]}\n");
+  };
+  for (const std::string w : {"101", "-1"}) {
+    EXPECT_EQ(error_of(args(w)),
+              "sched.yaml: profiles[0].pluginConfig[0] (NodeAffinity): "
+              "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[1].weight: must be in the range [1, "
+              "100] (or 0, which turns the term off), got " +
+                  w);
+  }
+  EXPECT_EQ(parse(args("100")).profiles.at(0).node_affinity_args.added_affinity->preferred.at(1).weight, 100);
+}
+
 TEST(NodeAffinityArgsTest, TermsThatNeverCountAreNotValidated) {
   // Upstream skips preferred terms of weight 0 before parsing them.
   const ProfileConfig p = parse_profile(
