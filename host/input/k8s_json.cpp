@@ -280,13 +280,13 @@ class Reader {
         fail(p.field("minDomains"), "may only be set with whenUnsatisfiable DoNotSchedule");
       }
     }
-    for (const auto& [field, value] :
-         {std::pair<const char*, const std::string&>{"nodeAffinityPolicy", c.node_affinity_policy},
-          std::pair<const char*, const std::string&>{"nodeTaintsPolicy", c.node_taints_policy}}) {
+    const auto check_policy = [&](const char* field, const std::string& value) {
       if (!value.empty() && value != "Honor" && value != "Ignore") {
         fail(p.field(field), "unsupported value " + quote(value) + " (expected Honor or Ignore)");
       }
-    }
+    };
+    check_policy("nodeAffinityPolicy", c.node_affinity_policy);
+    check_policy("nodeTaintsPolicy", c.node_taints_policy);
   }
 
   // ---- shared pieces of the Pod spec ----
