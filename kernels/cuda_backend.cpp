@@ -19,6 +19,7 @@
 #include "host/engine/backend.hpp"
 #include "host/snapshot/mirror_sync.hpp"
 #include "kernels/launch.hpp"
+#include "kernels/register_cuda_backend.hpp"
 
 namespace bulkscore {
 namespace {
@@ -572,7 +573,9 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-std::string cuda_unavailable_reason() {
+namespace cuda {
+
+std::string unavailable_reason() {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
@@ -594,10 +597,16 @@ std::string cuda_unavailable_reason() {
   return "";
 }
 
-std::unique_ptr<Backend> make_cuda_backend() {
-  const std::string why = cuda_unavailable_reason();
+std::unique_ptr<Backend> make_backend() {
+  const std::string why = unavailable_reason();
   if (!why.empty()) throw BackendUnavailable("cuda backend unavailable: " + why);
   return std::make_unique<CudaBackend>();
 }
 
+void register_backend() {
+  bulkscore::register_backend(BackendFactory{"cuda", [] { return unavailable_reason(); },
+                                             [](const BackendOptions&) { return make_backend(); }});
+}
+
+}  // namespace cuda
 }  // namespace bulkscore

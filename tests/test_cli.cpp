@@ -225,6 +225,25 @@ TEST(Cli, PendingPodWithConstraintsNotEnforcedGetsWarning) {
   EXPECT_NE(r.out.find("topologySpreadConstraints not enforced"), std::string::npos) << r.out;
 }
 
+TEST(Cli, PodWithAWeightTheApiServerRefusesIsBadInput) {
+  const std::string nodes = write("v-nodes.json", list("NodeList", {node_json("n1", "4")}));
+  const std::string pods = write(
+      "v-pods.json",
+      list("PodList",
+           {pod_json("heavy", "100m", "",
+                     R"("affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[)"
+                     R"({"weight":1000,"preference":{"matchExpressions":[{"key":"a","operator":"Exists"}]}}]}})")}));
+  const std::string out = dir() + "/v-out.jsonl";
+  const CliRun r = run_cli("schedule --backend cpu --nodes " + nodes + " --pods " + pods + " -o " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("v-pods.json: items[0] (Pod \"heavy\"): "
+                       "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+                       "must be in the range [1, 100], got 1000"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(exists(out));
+}
+
 TEST(Cli, GenerateIsDeterministic) {
   const std::string a = dir() + "/gen-a", b = dir() + "/gen-b";
   CliRun r = run_cli("generate --nodes 50 --running 40 --pending 10 --seed 3 --nodes-out " + a + "-n.json --pods-out " +

@@ -202,6 +202,28 @@ TEST(ConfigDocument, RejectsQuotedNumbersAndWrongTypes) {
   EXPECT_THAT(error_of("profiles: {}\n"), HasSubstr("profiles: must be a list"));
 }
 
+// kube-scheduler converts YAML to JSON with goyaml.v2 (YAML 1.1 scalars)
+// before decoding: yes/on are booleans, 0x10 and 8.0 are integers, and a
+// number is no string.
+TEST(ConfigDocument, ScalarsResolveAsKubeSchedulerResolvesThem) {
+  EXPECT_EQ(parse("parallelism: 8.0\n").parallelism, 8);
+  EXPECT_EQ(parse("parallelism: 0x10\n").parallelism, 16);
+  EXPECT_EQ(parse("parallelism: 1_6\n").parallelism, 16);
+  EXPECT_EQ(parse("parallelism: 010\n").parallelism, 8);  // octal in YAML 1.1
+  const ProfileConfig p = parse_profile(
+      "  pluginConfig:\n  - name: InterPodAffinity\n    args:\n"
+      "      ignorePreferredTermsOfExistingPods: yes\n");
+  EXPECT_TRUE(p.inter_pod_affinity_args.ignore_preferred_terms_of_existing_pods);
+  parse("enableProfiling: on\nenableContentionProfiling: No\n");
+  EXPECT_THAT(error_of("enableProfiling: \"true\"\n"), HasSubstr("enableProfiling: must be a boolean"));
+  EXPECT_THAT(error_of("enableProfiling: 1\n"), HasSubstr("enableProfiling: must be a boolean"));
+  EXPECT_THAT(error_of("profiles:\n- schedulerName: 123\n"),
+              HasSubstr("profiles[0].schedulerName: must be a string, got the integer 123"));
+  EXPECT_THAT(error_of("profiles:\n- schedulerName: yes\n"), HasSubstr("must be a string, got the boolean true"));
+  EXPECT_EQ(parse("profiles:\n- schedulerName: \"123\"\n").profiles.at(0).scheduler_name, "123");
+  EXPECT_THAT(error_of("percentageOfNodesToScore: .nan\n"), HasSubstr("percentageOfNodesToScore: must be an integer"));
+}
+
 TEST(ConfigDocument, AcceptsUpstreamFieldsBulkscoreDoesNotUse) {
   const SchedulerConfig c = parse(
       "parallelism: 8\n"
@@ -763,6 +785,16 @@ TEST(FitArgs, ShapeIsValidated) {
               HasSubstr("shape[0].score: must be in the range [0, 10], got 11"));
 }
 
+TEST(FitArgs, RequestedToCapacityRatioParametersWithAnotherTypeAreRejected) {
+  EXPECT_THAT(error_of(plugin_args("NodeResourcesFit",
+                                   "      scoringStrategy:\n"
+                                   "        type: MostAllocated\n"
+                                   "        requestedToCapacityRatio:\n"
+                                   "          shape: [{utilization: 0, score: 0}]\n")),
+              HasSubstr("(NodeResourcesFit): scoringStrategy.requestedToCapacityRatio: must not be set when "
+                        "scoringStrategy.type is \"MostAllocated\""));
+}
+
 TEST(FitArgs, RequestedToCapacityRatioNeedsItsParameters) {
   EXPECT_THAT(error_of(plugin_args("NodeResourcesFit", "      scoringStrategy: {type: RequestedToCapacityRatio}\n")),
               HasSubstr("scoringStrategy.requestedToCapacityRatio: required"));
@@ -886,6 +918,28 @@ TEST(NodeAffinityArgsTest, MatchFieldsAllowOnlyInAndNotInWithOneValue) {
   EXPECT_THAT(error_of(plugin_args("NodeAffinity", head + "            - {key: metadata.name, operator: In, "
                                                           "values: [a, b]}\n")),
               HasSubstr("matchFields[0].values: must have exactly one element"));
+}
+
+TEST(NodeAffinityArgsTest, PreferredWeightsOutsideOneToHundredAreRejected) {
+  const auto args = [](const std::string& weight) {
+    return plugin_args("NodeAffinity",
+                       "      addedAffinity:\n"
+                       "        preferredDuringSchedulingIgnoredDuringExecution:\n"
+                       "        - weight: 5\n"
+                       "          preference: {matchExpressions: [{key: a, operator: Exists}]}\n"
+                       "        - weight: " +
+                           weight +
+                           "\n"
+                           "          preference: {matchExpressions: [{key: b, operator: Exists}]}\n");
+  };
+  for (const std::string w : {"101", "-1"}) {
+    EXPECT_EQ(error_of(args(w)),
+              "sched.yaml: profiles[0].pluginConfig[0] (NodeAffinity): "
+              "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[1].weight: must be in the range [1, "
+              "100] (or 0, which turns the term off), got " +
+                  w);
+  }
+  EXPECT_EQ(parse(args("100")).profiles.at(0).node_affinity_args.added_affinity->preferred.at(1).weight, 100);
 }
 
 TEST(NodeAffinityArgsTest, TermsThatNeverCountAreNotValidated) {

@@ -738,6 +738,76 @@ TEST(PodJson, WrongTypesAreRefusedWithFieldPath) {
       "pods.json: items[0] (Pod \"p1\"): metadata.ownerReferences[0].controller: expected a boolean, got a string");
 }
 
+// The API server's ranges for what the scheduler reads (issue 10): such pods
+// cannot exist in a cluster, and bulkscore would compute nonsense for them.
+TEST(PodJson, PreferredAffinityWeightsOutsideOneToHundredAreRefused) {
+  const auto err = [](const std::string& affinity) {
+    return pod_error(list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"affinity":)" + affinity + "}}"));
+  };
+  const std::string node_term = R"("preference":{"matchExpressions":[{"key":"a","operator":"Exists"}]})";
+  for (const char* w : {"0", "101", "-5"}) {
+    EXPECT_EQ(err(R"({"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":)" + std::string(w) +
+                  "," + node_term + "}]}}"),
+              "pods.json: items[0] (Pod \"p1\"): "
+              "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+              "must be in the range [1, 100], got " +
+                  std::string(w));
+  }
+  // An absent weight is 0.
+  EXPECT_CONTAINS(err(R"({"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{)" + node_term + "}]}}"),
+                  "preferredDuringSchedulingIgnoredDuringExecution[0].weight: must be in the range [1, 100], got 0");
+  const std::string pod_term = R"("podAffinityTerm":{"topologyKey":"zone"})";
+  EXPECT_CONTAINS(err(R"({"podAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,)" + pod_term +
+                      R"(},{"weight":200,)" + pod_term + "}]}}"),
+                  "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[1].weight: must be in "
+                  "the range [1, 100], got 200");
+  EXPECT_CONTAINS(err(R"({"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":-1,)" +
+                      pod_term + "}]}}"),
+                  "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: must be "
+                  "in the range [1, 100], got -1");
+  // The bounds themselves are fine.
+  parse_pods_json(list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"affinity":{"nodeAffinity":{)"
+                                     R"("preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,)" +
+                                         node_term + R"(},{"weight":100,)" + node_term + "}]}}}}"),
+                  "pods.json");
+}
+
+TEST(PodJson, TopologySpreadConstraintsAreValidatedAsTheApiServerDoes) {
+  const auto err = [](const std::string& constraints) {
+    return pod_error(
+        list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"topologySpreadConstraints":)" + constraints + "}}"));
+  };
+  const std::string at = "pods.json: items[0] (Pod \"p1\"): spec.topologySpreadConstraints[0].";
+  EXPECT_EQ(err(R"([{"maxSkew":0,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}])"),
+            at + "maxSkew: must be greater than 0, got 0");
+  EXPECT_EQ(err(R"([{"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}])"),
+            at + "maxSkew: must be greater than 0, got 0");
+  EXPECT_EQ(err(R"([{"maxSkew":1,"whenUnsatisfiable":"DoNotSchedule"}])"), at + "topologyKey: required");
+  EXPECT_EQ(err(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"Never"}])"),
+            at + "whenUnsatisfiable: unsupported value \"Never\" (expected DoNotSchedule or ScheduleAnyway)");
+  EXPECT_EQ(err(R"([{"maxSkew":1,"topologyKey":"zone"}])"),
+            at + "whenUnsatisfiable: unsupported value \"\" (expected DoNotSchedule or ScheduleAnyway)");
+  EXPECT_EQ(err(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","minDomains":0}])"),
+            at + "minDomains: must be greater than 0, got 0");
+  EXPECT_EQ(err(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway","minDomains":2}])"),
+            at + "minDomains: may only be set with whenUnsatisfiable DoNotSchedule");
+  EXPECT_EQ(
+      err(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","nodeTaintsPolicy":"Always"}])"),
+      at + "nodeTaintsPolicy: unsupported value \"Always\" (expected Honor or Ignore)");
+  EXPECT_CONTAINS(err(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"},)"
+                      R"({"maxSkew":2,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}])"),
+                  "spec.topologySpreadConstraints[1]: duplicate constraint {zone, DoNotSchedule}");
+  // Valid: one per whenUnsatisfiable on the same key, minDomains with DoNotSchedule.
+  const std::vector<Pod> pods = parse_pods_json(
+      list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"topologySpreadConstraints":[)"
+                         R"({"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","minDomains":3,)"
+                         R"("nodeAffinityPolicy":"Honor","nodeTaintsPolicy":"Ignore"},)"
+                         R"({"maxSkew":2,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway"}]}})"),
+      "pods.json");
+  ASSERT_EQ(pods.at(0).topology_spread_constraints.size(), 2u);
+  EXPECT_EQ(pods[0].topology_spread_constraints[0].min_domains, 3);
+}
+
 TEST(PodJson, MissingNameAndWrongKindAreRefused) {
   EXPECT_EQ(pod_error(list_of("PodList", R"({"metadata":{"namespace":"ns"}})")),
             "pods.json: items[0]: metadata.name: missing");

@@ -320,19 +320,4 @@ class CpuBackend final : public Backend {
 
 std::unique_ptr<Backend> make_cpu_backend(int threads) { return std::make_unique<CpuBackend>(threads); }
 
-std::vector<std::string> compiled_backends() {
-#ifdef BULKSCORE_WITH_CUDA
-  return {"cpu", "cuda"};
-#else
-  return {"cpu"};
-#endif
-}
-
-#ifndef BULKSCORE_WITH_CUDA
-std::unique_ptr<Backend> make_cuda_backend() {
-  throw BackendUnavailable("this build has no CUDA backend (configured without a CUDA compiler)");
-}
-std::string cuda_unavailable_reason() { return "this build has no CUDA backend"; }
-#endif
-
 }  // namespace bulkscore

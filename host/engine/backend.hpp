@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,13 +90,45 @@ class Backend {
 // core). Results do not depend on it.
 std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
 
-// The CUDA backend, when compiled in (BULKSCORE_WITH_CUDA) and a device
-// answers; throws BackendUnavailable otherwise.
-std::unique_ptr<Backend> make_cuda_backend();
-// Why CUDA cannot be used ("" when it can): not compiled in, no device, ...
-std::string cuda_unavailable_reason();
+// ---- the backend registry ---------------------------------------------------
+//
+// The engine picks its backend by name from a process-wide registry, so the
+// core library never refers to the CUDA library: GPU code depends on CPU
+// code, never the reverse. "cpu" is always there; bulkscore_cuda adds "cuda"
+// (kernels/register_cuda_backend.hpp says how and when).
 
-// Backend names compiled into this build ("cpu", "cuda").
+struct BackendOptions {
+  int threads = 0;  // CPU backend worker threads (0 = one per core)
+};
+
+struct BackendFactory {
+  std::string name;
+  // Why the backend cannot be used here and now ("" when it can), e.g. no
+  // device answers. May probe the hardware; called once per Engine.
+  std::function<std::string()> unavailable_reason;
+  // Makes one; throws BackendUnavailable when it cannot.
+  std::function<std::unique_ptr<Backend>(const BackendOptions&)> make;
+};
+
+// Adds a backend, or replaces the one of the same name. Thread-safe; a
+// second registration of the same factory is harmless.
+void register_backend(BackendFactory factory);
+
+// Registered backend names: "cpu" first, then in registration order.
 std::vector<std::string> compiled_backends();
+bool backend_registered(const std::string& name);
+
+// "" when `name` is registered and usable; otherwise why not ("this build
+// has no cuda backend" when it was never registered).
+std::string backend_unavailable_reason(const std::string& name);
+
+// Makes the named backend; throws BackendUnavailable (with the reason) when
+// it is not registered or not usable.
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& options = {});
+
+// The CUDA backend through the registry: make_backend("cuda") and
+// backend_unavailable_reason("cuda").
+std::unique_ptr<Backend> make_cuda_backend();
+std::string cuda_unavailable_reason();
 
 }  // namespace bulkscore

@@ -25,23 +25,27 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
     : config_(std::move(config)), options_(std::move(options)) {
   if (config_.profiles.empty()) throw InputError("scheduler configuration has no profile");
   for (const auto& p : config_.profiles) plans_.push_back(make_profile_plan(p));
-  if (options_.backend == "cpu") {
-    backend_ = make_cpu_backend(options_.threads);
-    backend_note_ = "cpu: requested";
-  } else if (options_.backend == "cuda") {
-    backend_ = make_cuda_backend();  // throws BackendUnavailable
-    backend_note_ = "cuda: requested";
-  } else if (options_.backend == "auto") {
-    const std::string why = cuda_unavailable_reason();
+  // By name through the backend registry: the core never calls into the
+  // CUDA library. "cuda" is a known name even in a build without it, so that
+  // asking for it says why it is missing rather than "unknown".
+  const BackendOptions backend_options{options_.threads};
+  if (options_.backend == "auto") {
+    const std::string why = backend_unavailable_reason("cuda");
     if (why.empty()) {
-      backend_ = make_cuda_backend();
+      backend_ = make_backend("cuda", backend_options);
       backend_note_ = "auto: CUDA device found";
     } else {
-      backend_ = make_cpu_backend(options_.threads);
+      backend_ = make_backend("cpu", backend_options);
       backend_note_ = "auto: using the CPU backend (" + why + ")";
     }
+  } else if (options_.backend == "cuda" || backend_registered(options_.backend)) {
+    backend_ = make_backend(options_.backend, backend_options);  // throws BackendUnavailable
+    backend_note_ = options_.backend + ": requested";
   } else {
-    throw InputError("unknown backend \"" + options_.backend + "\" (expected auto, cpu or cuda)");
+    std::string known = "auto";
+    for (const std::string& name : compiled_backends()) known += ", " + name;
+    if (!backend_registered("cuda")) known += ", cuda (not in this build)";
+    throw InputError("unknown backend \"" + options_.backend + "\" (expected " + known + ")");
   }
 }
 
@@ -107,7 +111,7 @@ void Engine::evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out) {
     // A snapshot too large for the device: carry on, slower, on the CPU.
     backend_note_ = std::string("cuda: out of device memory (") + e.what() + "); fell back to the CPU backend";
     warnings_.push_back(backend_note_);
-    backend_ = make_cpu_backend(options_.threads);
+    backend_ = make_backend("cpu", BackendOptions{options_.threads});
     backend_->evaluate(snapshot_, q, req, out);
   }
 }

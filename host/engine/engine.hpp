@@ -17,7 +17,9 @@
 namespace bulkscore {
 
 struct EngineOptions {
-  std::string backend = "auto";  // auto | cpu | cuda
+  // "auto" (cuda when registered and a device answers, else cpu), or a name
+  // from the backend registry: "cpu", "cuda" (host/engine/backend.hpp).
+  std::string backend = "auto";
   TieBreak tie_break = TieBreak::Random;
   uint64_t seed = 0;
   int threads = 0;  // CPU backend worker threads (0 = one per core); results do not depend on it

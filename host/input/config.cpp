@@ -3,26 +3,18 @@
 // The pipeline mirrors kube-scheduler v1.35.4 step by step, because the
 // resulting plugin order is observable (Filter stops at the first rejecting
 // plugin, and score output lists plugins in order):
-//   1. strict decoding of the YAML (unknown fields are errors, as with the
-//      strict decoder kube-scheduler uses for v1),
+//   1. strict decoding of the YAML (host/input/yaml_reader.hpp: YAML 1.1
+//      scalars, JSON decoding rules, unknown or repeated fields are errors,
+//      as with the strict decoder kube-scheduler uses for v1),
 //   2. v1 defaulting: the user's plugin sets are merged into the default
 //      profile set by set (v1/default_plugins.go mergePluginSet),
-//   3. validation of the configuration and of each plugin's args
-//      (validation/validation.go, validation_pluginargs.go),
+//   3. validation of the configuration (validation/validation.go) and of
+//      each plugin's args (validation_pluginargs.go), the latter beside each
+//      plugin (plugins/plugin_args.hpp),
 //   4. what the framework does when it builds a profile
 //      (framework/runtime/framework.go): per-point lists, MultiPoint
 //      expansion, duplicate detection and Score weights.
 #include "host/input/config.hpp"
-
-// yaml-cpp 0.7's node headers trip a known false positive of GCC >= 12.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
-#endif
-#include <yaml-cpp/yaml.h>
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic pop
-#endif
 
 #include <array>
 #include <cstdint>
@@ -37,9 +29,9 @@
 #include <vector>
 
 #include "host/common.hpp"
-#include "host/input/go_int.hpp"
-#include "host/input/labels.hpp"
+#include "host/input/yaml_reader.hpp"
 #include "host/io/io.hpp"
+#include "plugins/plugin_args.hpp"
 
 namespace bulkscore {
 namespace {
@@ -51,185 +43,6 @@ constexpr std::string_view kDefaultSchedulerName = "default-scheduler";
 constexpr int64_t kMaxNodeScore = 100;
 // bulkscore packs a node's total score into 32 bits of its sort key.
 constexpr int64_t kMaxPackedTotalScore = std::numeric_limits<int32_t>::max();
-
-// ---------------------------------------------------------------------------
-// Paths and errors
-// ---------------------------------------------------------------------------
-
-std::string child(const std::string& path, std::string_view field) {
-  if (path.empty()) return std::string(field);
-  return path + "." + std::string(field);
-}
-
-std::string at(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
-
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
-// Builds "<file>: <prefix><path>: <message>". The prefix names the object
-// being read when paths are relative to it (plugin args).
-class Reporter {
- public:
-  explicit Reporter(std::string origin, std::string prefix = {})
-      : origin_(std::move(origin)), prefix_(std::move(prefix)) {}
-
-  Reporter for_object(const std::string& object) const { return Reporter(origin_, object + ": "); }
-
-  [[noreturn]] void fail(const std::string& path, const std::string& message) const {
-    std::string text = origin_ + ": " + prefix_;
-    if (!path.empty()) text += path + ": ";
-    text += message;
-    throw InputError(text);
-  }
-
-  // Decoding errors also say where in the file, since the path alone can be
-  // hard to map back to a large YAML document.
-  [[noreturn]] void fail_at(const YAML::Node& node, const std::string& path, const std::string& message) const {
-    const YAML::Mark mark = node.Mark();
-    if (mark.line < 0) fail(path, message);
-    fail(path,
-         message + " (line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1) + ")");
-  }
-
- private:
-  std::string origin_;
-  std::string prefix_;
-};
-
-// ---------------------------------------------------------------------------
-// Strict YAML reading. A null value is the same as an absent field, as with
-// the JSON decoding kube-scheduler applies after converting YAML.
-// ---------------------------------------------------------------------------
-
-bool absent(const YAML::Node& n) { return !n.IsDefined() || n.IsNull(); }
-
-YAML::Node field(const YAML::Node& map, const char* name) { return map[name]; }
-
-// Requires a mapping whose keys are all in `allowed` and none repeated.
-void check_map(const Reporter& r, const YAML::Node& n, const std::string& path,
-               std::initializer_list<std::string_view> allowed) {
-  if (!n.IsMap()) r.fail_at(n, path, "must be a mapping");
-  std::set<std::string> seen;
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    const YAML::Node& key = it->first;
-    if (!key.IsScalar()) r.fail_at(key, path, "field names must be strings");
-    const std::string& name = key.Scalar();
-    bool known = false;
-    for (std::string_view a : allowed) known = known || a == name;
-    if (!known) r.fail_at(key, child(path, name), "unknown field");
-    if (!seen.insert(name).second) r.fail_at(key, child(path, name), "field given more than once");
-  }
-}
-
-// Plain (untagged, unquoted) scalars are the only ones YAML resolves to
-// numbers or booleans; a quoted "5" is a string and a type error here.
-bool plain_scalar(const YAML::Node& n) { return n.IsScalar() && n.Tag() == "?"; }
-
-std::optional<int64_t> parse_decimal(std::string_view s) {
-  int64_t v = 0;
-  if (!parse_go_int64(s, v)) return std::nullopt;
-  return v;
-}
-
-int64_t read_int(const Reporter& r, const YAML::Node& n, const std::string& path, int64_t lo, int64_t hi,
-                 const char* type_name) {
-  std::optional<int64_t> v;
-  if (plain_scalar(n) || (n.IsScalar() && n.Tag() == "tag:yaml.org,2002:int")) {
-    v = parse_decimal(n.Scalar());
-  }
-  if (!v) {
-    const std::string got = n.IsScalar() ? ", got " + quoted(n.Scalar()) : "";
-    r.fail_at(n, path, std::string("must be an integer (") + type_name + ")" + got);
-  }
-  if (*v < lo || *v > hi) {
-    r.fail_at(n, path, std::string("does not fit in ") + type_name + ", got " + n.Scalar());
-  }
-  return *v;
-}
-
-int32_t read_int32(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  return static_cast<int32_t>(
-      read_int(r, n, path, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(), "int32"));
-}
-
-int64_t read_int64(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  return read_int(r, n, path, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), "int64");
-}
-
-bool read_bool(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  if (plain_scalar(n) || (n.IsScalar() && n.Tag() == "tag:yaml.org,2002:bool")) {
-    // kube-scheduler converts YAML with YAML 1.1 rules, which also know
-    // yes/no/on/off.
-    static const std::set<std::string> kTrue = {"true", "True", "TRUE", "yes", "Yes", "YES",
-                                                "on",   "On",   "ON",   "y",   "Y"};
-    static const std::set<std::string> kFalse = {"false", "False", "FALSE", "no", "No", "NO",
-                                                 "off",   "Off",   "OFF",   "n",  "N"};
-    if (kTrue.count(n.Scalar())) return true;
-    if (kFalse.count(n.Scalar())) return false;
-  }
-  const std::string got = n.IsScalar() ? ", got " + quoted(n.Scalar()) : "";
-  r.fail_at(n, path, "must be a boolean" + got);
-}
-
-std::string read_string(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  if (!n.IsScalar()) r.fail_at(n, path, "must be a string");
-  return n.Scalar();
-}
-
-void check_sequence(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  if (!n.IsSequence()) r.fail_at(n, path, "must be a list");
-}
-
-std::vector<std::string> read_string_list(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  std::vector<std::string> out;
-  if (absent(n)) return out;
-  check_sequence(r, n, path);
-  for (size_t i = 0; i < n.size(); ++i) out.push_back(read_string(r, n[i], at(path, i)));
-  return out;
-}
-
-// Go's strconv.ParseInt(s, 10, 64), which the Gt/Lt operators use.
-bool is_go_int64(std::string_view s) {
-  int64_t v = 0;
-  return parse_go_int64(s, v);
-}
-
-// Go's time.ParseDuration, reduced to what validation needs: is the text a
-// duration, and is it negative.
-std::optional<bool> go_duration_is_negative(std::string_view s) {
-  bool negative = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") return false;
-  if (s.empty()) return std::nullopt;
-  bool nonzero = false;
-  while (!s.empty()) {
-    size_t i = 0;
-    bool digits = false;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-      digits = true;
-      nonzero = nonzero || s[i] != '0';
-      ++i;
-    }
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-        digits = true;
-        nonzero = nonzero || s[i] != '0';
-        ++i;
-      }
-    }
-    if (!digits) return std::nullopt;
-    size_t j = i;
-    while (j < s.size() && s[j] != '.' && (s[j] < '0' || s[j] > '9')) ++j;
-    const std::string_view unit = s.substr(i, j - i);
-    static const std::set<std::string_view> kUnits = {"ns", "us", "\xC2\xB5s", "\xCE\xBCs", "ms", "s", "m", "h"};
-    if (!kUnits.count(unit)) return std::nullopt;
-    s.remove_prefix(j);
-  }
-  return negative && nonzero;
-}
 
 // ---------------------------------------------------------------------------
 // Extension points and the in-tree plugins bulkscore knows
@@ -354,24 +167,25 @@ PluginsSpec default_plugins() {
   return spec;
 }
 
-PluginSetSpec parse_plugin_set(const Reporter& r, const YAML::Node& n, const std::string& path) {
+PluginSetSpec parse_plugin_set(const YamlReader& r, const YAML::Node& n, const std::string& path) {
   PluginSetSpec set;
-  if (absent(n)) return set;
-  check_map(r, n, path, {"enabled", "disabled"});
+  if (yaml_absent(n)) return set;
+  r.check_map(n, path, {"enabled", "disabled"});
   for (const char* which : {"enabled", "disabled"}) {
-    const YAML::Node list = field(n, which);
-    const std::string list_path = child(path, which);
-    if (absent(list)) continue;
-    check_sequence(r, list, list_path);
+    const YAML::Node list = r.field(n, which);
+    const std::string list_path = yaml_child(path, which);
+    if (yaml_absent(list)) continue;
+    r.check_sequence(list, list_path);
     for (size_t i = 0; i < list.size(); ++i) {
       const YAML::Node entry = list[i];
-      const std::string entry_path = at(list_path, i);
-      check_map(r, entry, entry_path, {"name", "weight"});
-      const YAML::Node name_node = field(entry, "name");
-      const std::string name = absent(name_node) ? std::string() : read_string(r, name_node, child(entry_path, "name"));
+      const std::string entry_path = yaml_at(list_path, i);
+      r.check_map(entry, entry_path, {"name", "weight"});
+      const YAML::Node name_node = r.field(entry, "name");
+      const std::string name =
+          yaml_absent(name_node) ? std::string() : r.read_string(name_node, yaml_child(entry_path, "name"));
       std::optional<int32_t> weight;
-      const YAML::Node weight_node = field(entry, "weight");
-      if (!absent(weight_node)) weight = read_int32(r, weight_node, child(entry_path, "weight"));
+      const YAML::Node weight_node = r.field(entry, "weight");
+      if (!yaml_absent(weight_node)) weight = r.read_int32(weight_node, yaml_child(entry_path, "weight"));
       if (std::string_view(which) == "disabled") {
         set.disabled.push_back(name);
         continue;
@@ -385,16 +199,16 @@ PluginSetSpec parse_plugin_set(const Reporter& r, const YAML::Node& n, const std
   return set;
 }
 
-PluginsSpec parse_plugins(const Reporter& r, const YAML::Node& n, const std::string& path) {
+PluginsSpec parse_plugins(const YamlReader& r, const YAML::Node& n, const std::string& path) {
   PluginsSpec spec;
-  if (absent(n)) return spec;
-  check_map(r, n, path,
-            {"multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
-             "reserve", "permit", "preBind", "bind", "postBind"});
-  spec.multi_point = parse_plugin_set(r, field(n, "multiPoint"), child(path, "multiPoint"));
+  if (yaml_absent(n)) return spec;
+  r.check_map(n, path,
+              {"multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
+               "reserve", "permit", "preBind", "bind", "postBind"});
+  spec.multi_point = parse_plugin_set(r, r.field(n, "multiPoint"), yaml_child(path, "multiPoint"));
   for (int p = 0; p < kPointCount; ++p) {
     const std::string key(kPointField[p]);
-    spec.points[p] = parse_plugin_set(r, field(n, key.c_str()), child(path, key));
+    spec.points[p] = parse_plugin_set(r, r.field(n, key.c_str()), yaml_child(path, key));
   }
   return spec;
 }
@@ -484,7 +298,7 @@ struct ResolvedPlugins {
 
 // framework.go NewFramework: per-point lists first (updatePluginList), then
 // MultiPoint expansion, then the queue-sort/bind counts and Score weights.
-ResolvedPlugins resolve_plugins(const Reporter& r, const PluginsSpec& plugins, const std::string& path) {
+ResolvedPlugins resolve_plugins(const YamlReader& r, const PluginsSpec& plugins, const std::string& path) {
   ResolvedPlugins out;
 
   for (Point p : kFrameworkOrder) {
@@ -544,7 +358,7 @@ ResolvedPlugins resolve_plugins(const Reporter& r, const PluginsSpec& plugins, c
     }
   }
 
-  const std::string plugins_path = child(path, "plugins");
+  const std::string plugins_path = yaml_child(path, "plugins");
   if (out.lists[kQueueSort].size() != 1) {
     r.fail(plugins_path, "exactly one queueSort plugin must be enabled, got " +
                              std::to_string(out.lists[kQueueSort].size()) + " (kube-scheduler rejects such a profile)");
@@ -571,15 +385,16 @@ ResolvedPlugins resolve_plugins(const Reporter& r, const PluginsSpec& plugins, c
   for (const std::string& name : out.lists[kScore]) {
     const auto& [w, where] = weights.at(name);
     if (w < 0) {
-      r.fail(child(where, "weight"), "plugin " + quoted(name) + " has a negative Score weight " + std::to_string(w) +
-                                         "; bulkscore packs total scores as non-negative 32-bit values and does not "
-                                         "support negative weights");
+      r.fail(yaml_child(where, "weight"),
+             "plugin " + quoted(name) + " has a negative Score weight " + std::to_string(w) +
+                 "; bulkscore packs total scores as non-negative 32-bit values and does not "
+                 "support negative weights");
     }
     total += w;
     out.score.push_back(PluginEntry{name, w});
   }
   if (total * kMaxNodeScore > kMaxPackedTotalScore) {
-    r.fail(child(plugins_path, "score"),
+    r.fail(yaml_child(plugins_path, "score"),
            "the Score weights sum to " + std::to_string(total) +
                "; bulkscore packs the total score (sum of weight x 100) into 32 bits, so the sum "
                "must be at most " +
@@ -589,463 +404,6 @@ ResolvedPlugins resolve_plugins(const Reporter& r, const PluginsSpec& plugins, c
 }
 
 // ---------------------------------------------------------------------------
-// Plugin args: decoding with v1 defaults, then validation
-// ---------------------------------------------------------------------------
-
-std::vector<ResourceSpec> parse_resources(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  std::vector<ResourceSpec> out;
-  if (absent(n)) return out;
-  check_sequence(r, n, path);
-  for (size_t i = 0; i < n.size(); ++i) {
-    const std::string p = at(path, i);
-    check_map(r, n[i], p, {"name", "weight"});
-    ResourceSpec spec;
-    spec.weight = 0;  // absent = 0, which v1 defaulting turns into 1
-    const YAML::Node name = field(n[i], "name");
-    if (!absent(name)) spec.name = read_string(r, name, child(p, "name"));
-    const YAML::Node weight = field(n[i], "weight");
-    if (!absent(weight)) spec.weight = read_int64(r, weight, child(p, "weight"));
-    out.push_back(std::move(spec));
-  }
-  return out;
-}
-
-std::vector<UtilizationShapePoint> parse_shape(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  std::vector<UtilizationShapePoint> out;
-  if (absent(n)) return out;
-  check_sequence(r, n, path);
-  for (size_t i = 0; i < n.size(); ++i) {
-    const std::string p = at(path, i);
-    check_map(r, n[i], p, {"utilization", "score"});
-    UtilizationShapePoint point;
-    const YAML::Node u = field(n[i], "utilization");
-    if (!absent(u)) point.utilization = read_int32(r, u, child(p, "utilization"));
-    const YAML::Node s = field(n[i], "score");
-    if (!absent(s)) point.score = read_int32(r, s, child(p, "score"));
-    out.push_back(point);
-  }
-  return out;
-}
-
-std::string range_message(int64_t lo, int64_t hi, int64_t got) {
-  return "must be in the range [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(got);
-}
-
-void validate_shape(const Reporter& r, const std::vector<UtilizationShapePoint>& shape, const std::string& path) {
-  if (shape.empty()) r.fail(path, "at least one point must be specified");
-  for (size_t i = 1; i < shape.size(); ++i) {
-    if (shape[i - 1].utilization >= shape[i].utilization) {
-      r.fail(child(at(path, i), "utilization"), "values must be sorted in strictly increasing order, got " +
-                                                    std::to_string(shape[i].utilization) + " after " +
-                                                    std::to_string(shape[i - 1].utilization));
-    }
-  }
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i].utilization < 0 || shape[i].utilization > 100) {
-      r.fail(child(at(path, i), "utilization"), range_message(0, 100, shape[i].utilization));
-    }
-    if (shape[i].score < 0 || shape[i].score > 10) {
-      r.fail(child(at(path, i), "score"), range_message(0, 10, shape[i].score));
-    }
-  }
-}
-
-// NodeResourcesFitArgs as decoded and defaulted; validated only when the
-// plugin is enabled somewhere (see validate_fit_args).
-struct FitArgsSpec {
-  std::vector<std::string> ignored_resources;
-  std::vector<std::string> ignored_resource_groups;
-  std::string type = "LeastAllocated";
-  std::vector<ResourceSpec> resources{{"cpu", 1}, {"memory", 1}};
-  bool has_ratio = false;  // scoringStrategy.requestedToCapacityRatio present
-  std::vector<UtilizationShapePoint> shape;
-};
-
-FitArgsSpec parse_fit_args(const Reporter& r, const YAML::Node& n) {
-  FitArgsSpec spec;
-  if (absent(n)) return spec;
-  check_map(r, n, "", {"apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy"});
-  spec.ignored_resources = read_string_list(r, field(n, "ignoredResources"), "ignoredResources");
-  spec.ignored_resource_groups = read_string_list(r, field(n, "ignoredResourceGroups"), "ignoredResourceGroups");
-  const YAML::Node strategy = field(n, "scoringStrategy");
-  if (absent(strategy)) return spec;  // defaulting: LeastAllocated, cpu and memory
-  check_map(r, strategy, "scoringStrategy", {"type", "resources", "requestedToCapacityRatio"});
-  // A strategy that is present keeps its type as written: an absent type is
-  // not defaulted and fails validation, as upstream.
-  const YAML::Node type = field(strategy, "type");
-  spec.type = absent(type) ? std::string() : read_string(r, type, "scoringStrategy.type");
-  spec.resources = parse_resources(r, field(strategy, "resources"), "scoringStrategy.resources");
-  if (spec.resources.empty()) spec.resources = {{"cpu", 1}, {"memory", 1}};
-  for (ResourceSpec& res : spec.resources) {
-    if (res.weight == 0) res.weight = 1;
-  }
-  const YAML::Node ratio = field(strategy, "requestedToCapacityRatio");
-  if (!absent(ratio)) {
-    const std::string ratio_path = "scoringStrategy.requestedToCapacityRatio";
-    check_map(r, ratio, ratio_path, {"shape"});
-    spec.has_ratio = true;
-    spec.shape = parse_shape(r, field(ratio, "shape"), child(ratio_path, "shape"));
-  }
-  return spec;
-}
-
-void validate_fit_args(const Reporter& r, const FitArgsSpec& spec) {
-  for (size_t i = 0; i < spec.ignored_resources.size(); ++i) {
-    const std::string problem = qualified_name_problem(spec.ignored_resources[i]);
-    if (!problem.empty()) {
-      r.fail(at("ignoredResources", i), quoted(spec.ignored_resources[i]) + ": " + problem);
-    }
-  }
-  for (size_t i = 0; i < spec.ignored_resource_groups.size(); ++i) {
-    const std::string& group = spec.ignored_resource_groups[i];
-    if (group.find('/') != std::string::npos) {
-      r.fail(at("ignoredResourceGroups", i), quoted(group) + ": a resource group name can't contain '/'");
-    }
-    const std::string problem = qualified_name_problem(group);
-    if (!problem.empty()) r.fail(at("ignoredResourceGroups", i), quoted(group) + ": " + problem);
-  }
-  if (spec.type != "LeastAllocated" && spec.type != "MostAllocated" && spec.type != "RequestedToCapacityRatio") {
-    r.fail("scoringStrategy.type",
-           "unsupported value " + quoted(spec.type) +
-               "; supported: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\"");
-  }
-  for (size_t i = 0; i < spec.resources.size(); ++i) {
-    const int64_t w = spec.resources[i].weight;
-    if (w < 1 || w > 100) {
-      r.fail(child(at("scoringStrategy.resources", i), "weight"), range_message(1, 100, w));
-    }
-  }
-  if (spec.has_ratio) {
-    validate_shape(r, spec.shape, "scoringStrategy.requestedToCapacityRatio.shape");
-  }
-  // Upstream dereferences the missing parameters and crashes; refuse instead.
-  if (spec.type == "RequestedToCapacityRatio" && !spec.has_ratio) {
-    r.fail("scoringStrategy.requestedToCapacityRatio",
-           "required when scoringStrategy.type is RequestedToCapacityRatio");
-  }
-}
-
-NodeResourcesFitArgs to_fit_args(const FitArgsSpec& spec) {
-  NodeResourcesFitArgs args;
-  args.ignored_resources = spec.ignored_resources;
-  args.ignored_resource_groups = spec.ignored_resource_groups;
-  if (spec.type == "MostAllocated") {
-    args.strategy = ScoringStrategyType::MostAllocated;
-  } else if (spec.type == "RequestedToCapacityRatio") {
-    args.strategy = ScoringStrategyType::RequestedToCapacityRatio;
-    args.shape = spec.shape;
-  } else {
-    args.strategy = ScoringStrategyType::LeastAllocated;
-  }
-  args.resources = spec.resources;
-  return args;
-}
-
-NodeResourcesBalancedAllocationArgs parse_balanced_args(const Reporter& r, const YAML::Node& n) {
-  NodeResourcesBalancedAllocationArgs args;
-  if (absent(n)) return args;
-  check_map(r, n, "", {"apiVersion", "kind", "resources"});
-  std::vector<ResourceSpec> resources = parse_resources(r, field(n, "resources"), "resources");
-  if (resources.empty()) return args;  // defaulting: cpu and memory
-  std::set<std::string> seen;
-  for (size_t i = 0; i < resources.size(); ++i) {
-    if (resources[i].weight == 0) resources[i].weight = 1;
-    if (!seen.insert(resources[i].name).second) {
-      r.fail(child(at("resources", i), "name"), "duplicate resource " + quoted(resources[i].name));
-    }
-    if (resources[i].weight != 1) {
-      r.fail(child(at("resources", i), "weight"), "must be 1, got " + std::to_string(resources[i].weight));
-    }
-  }
-  args.resources = std::move(resources);
-  return args;
-}
-
-NodeSelectorRequirement parse_selector_requirement(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  check_map(r, n, path, {"key", "operator", "values"});
-  NodeSelectorRequirement req;
-  const YAML::Node key = field(n, "key");
-  if (!absent(key)) req.key = read_string(r, key, child(path, "key"));
-  const YAML::Node op = field(n, "operator");
-  if (!absent(op)) req.op = read_string(r, op, child(path, "operator"));
-  req.values = read_string_list(r, field(n, "values"), child(path, "values"));
-  return req;
-}
-
-NodeSelectorTerm parse_selector_term(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  NodeSelectorTerm term;
-  if (absent(n)) return term;
-  check_map(r, n, path, {"matchExpressions", "matchFields"});
-  for (const char* which : {"matchExpressions", "matchFields"}) {
-    const YAML::Node list = field(n, which);
-    const std::string list_path = child(path, which);
-    if (absent(list)) continue;
-    check_sequence(r, list, list_path);
-    auto& dest = std::string_view(which) == "matchExpressions" ? term.match_expressions : term.match_fields;
-    for (size_t i = 0; i < list.size(); ++i) {
-      dest.push_back(parse_selector_requirement(r, list[i], at(list_path, i)));
-    }
-  }
-  return term;
-}
-
-// nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms: the parse
-// errors of one term.
-void validate_selector_term(const Reporter& r, const NodeSelectorTerm& term, const std::string& path) {
-  for (size_t i = 0; i < term.match_expressions.size(); ++i) {
-    const NodeSelectorRequirement& req = term.match_expressions[i];
-    const std::string p = at(child(path, "matchExpressions"), i);
-    const std::string& op = req.op;
-    if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist" && op != "Gt" && op != "Lt") {
-      r.fail(child(p, "operator"), "unsupported value " + quoted(op) +
-                                       "; supported: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\", \"Gt\", \"Lt\"");
-    }
-    const std::string key_problem = qualified_name_problem(req.key);
-    if (!key_problem.empty()) r.fail(child(p, "key"), quoted(req.key) + ": " + key_problem);
-    const std::string values_path = child(p, "values");
-    if ((op == "In" || op == "NotIn") && req.values.empty()) {
-      r.fail(values_path, "must not be empty for the In and NotIn operators");
-    }
-    if ((op == "Exists" || op == "DoesNotExist") && !req.values.empty()) {
-      r.fail(values_path, "must be empty for the Exists and DoesNotExist operators");
-    }
-    if (op == "Gt" || op == "Lt") {
-      if (req.values.size() != 1) {
-        r.fail(values_path, "must have exactly one value for the Gt and Lt operators");
-      }
-      if (!is_go_int64(req.values[0])) {
-        r.fail(at(values_path, 0), quoted(req.values[0]) + ": must be an integer for the Gt and Lt operators");
-      }
-    }
-    for (size_t v = 0; v < req.values.size(); ++v) {
-      const std::string problem = label_value_problem(req.values[v]);
-      if (!problem.empty()) r.fail(at(values_path, v), quoted(req.values[v]) + ": " + problem);
-    }
-  }
-  for (size_t i = 0; i < term.match_fields.size(); ++i) {
-    const NodeSelectorRequirement& req = term.match_fields[i];
-    const std::string p = at(child(path, "matchFields"), i);
-    if (req.op != "In" && req.op != "NotIn") {
-      r.fail(child(p, "operator"), "unsupported value " + quoted(req.op) + "; supported: \"In\", \"NotIn\"");
-    }
-    if (req.values.size() != 1) r.fail(child(p, "values"), "must have exactly one element");
-  }
-}
-
-bool empty_term(const NodeSelectorTerm& t) { return t.match_expressions.empty() && t.match_fields.empty(); }
-
-NodeAffinityArgs parse_node_affinity_args(const Reporter& r, const YAML::Node& n) {
-  NodeAffinityArgs args;
-  if (absent(n)) return args;
-  check_map(r, n, "", {"apiVersion", "kind", "addedAffinity"});
-  const YAML::Node added = field(n, "addedAffinity");
-  if (absent(added)) return args;
-  const std::string base = "addedAffinity";
-  check_map(r, added, base,
-            {"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"});
-  NodeAffinity affinity;
-
-  const std::string req_path = child(base, "requiredDuringSchedulingIgnoredDuringExecution");
-  const YAML::Node required = field(added, "requiredDuringSchedulingIgnoredDuringExecution");
-  if (!absent(required)) {
-    check_map(r, required, req_path, {"nodeSelectorTerms"});
-    NodeSelector selector;
-    const std::string terms_path = child(req_path, "nodeSelectorTerms");
-    const YAML::Node terms = field(required, "nodeSelectorTerms");
-    if (!absent(terms)) {
-      check_sequence(r, terms, terms_path);
-      for (size_t i = 0; i < terms.size(); ++i) {
-        selector.terms.push_back(parse_selector_term(r, terms[i], at(terms_path, i)));
-      }
-    }
-    // Empty terms are skipped, not rejected; they also match nothing.
-    for (size_t i = 0; i < selector.terms.size(); ++i) {
-      if (!empty_term(selector.terms[i])) {
-        validate_selector_term(r, selector.terms[i], at(terms_path, i));
-      }
-    }
-    affinity.required = std::move(selector);
-  }
-
-  const std::string pref_path = child(base, "preferredDuringSchedulingIgnoredDuringExecution");
-  const YAML::Node preferred = field(added, "preferredDuringSchedulingIgnoredDuringExecution");
-  if (!absent(preferred)) {
-    check_sequence(r, preferred, pref_path);
-    affinity.has_preferred = true;
-    for (size_t i = 0; i < preferred.size(); ++i) {
-      const std::string p = at(pref_path, i);
-      check_map(r, preferred[i], p, {"weight", "preference"});
-      PreferredSchedulingTerm term;
-      const YAML::Node weight = field(preferred[i], "weight");
-      if (!absent(weight)) term.weight = read_int32(r, weight, child(p, "weight"));
-      term.preference = parse_selector_term(r, field(preferred[i], "preference"), child(p, "preference"));
-      // Terms that can never count (weight 0 or no requirements) are not
-      // parsed upstream, so they cannot be wrong either.
-      if (term.weight != 0 && !empty_term(term.preference)) {
-        validate_selector_term(r, term.preference, child(p, "preference"));
-      }
-      affinity.preferred.push_back(std::move(term));
-    }
-  }
-  args.added_affinity = std::move(affinity);
-  return args;
-}
-
-InterPodAffinityArgs parse_inter_pod_affinity_args(const Reporter& r, const YAML::Node& n) {
-  InterPodAffinityArgs args;
-  if (absent(n)) return args;
-  check_map(r, n, "", {"apiVersion", "kind", "hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"});
-  const YAML::Node weight = field(n, "hardPodAffinityWeight");
-  if (!absent(weight)) {
-    args.hard_pod_affinity_weight = read_int32(r, weight, "hardPodAffinityWeight");
-  }
-  if (args.hard_pod_affinity_weight < 0 || args.hard_pod_affinity_weight > 100) {
-    r.fail("hardPodAffinityWeight", range_message(0, 100, args.hard_pod_affinity_weight));
-  }
-  const YAML::Node ignore = field(n, "ignorePreferredTermsOfExistingPods");
-  if (!absent(ignore)) {
-    args.ignore_preferred_terms_of_existing_pods = read_bool(r, ignore, "ignorePreferredTermsOfExistingPods");
-  }
-  return args;
-}
-
-TopologySpreadConstraint parse_default_constraint(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  check_map(r, n, path,
-            {"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains", "nodeAffinityPolicy",
-             "nodeTaintsPolicy", "matchLabelKeys"});
-  TopologySpreadConstraint c;
-  const YAML::Node skew = field(n, "maxSkew");
-  if (!absent(skew)) c.max_skew = read_int32(r, skew, child(path, "maxSkew"));
-  const YAML::Node key = field(n, "topologyKey");
-  if (!absent(key)) c.topology_key = read_string(r, key, child(path, "topologyKey"));
-  const YAML::Node when = field(n, "whenUnsatisfiable");
-  if (!absent(when)) c.when_unsatisfiable = read_string(r, when, child(path, "whenUnsatisfiable"));
-  // Any selector is forbidden (validated below), so its content is not read.
-  if (!absent(field(n, "labelSelector"))) c.label_selector = LabelSelector{};
-  const YAML::Node min_domains = field(n, "minDomains");
-  if (!absent(min_domains)) c.min_domains = read_int32(r, min_domains, child(path, "minDomains"));
-  const YAML::Node affinity_policy = field(n, "nodeAffinityPolicy");
-  if (!absent(affinity_policy)) {
-    c.node_affinity_policy = read_string(r, affinity_policy, child(path, "nodeAffinityPolicy"));
-  }
-  const YAML::Node taints_policy = field(n, "nodeTaintsPolicy");
-  if (!absent(taints_policy)) {
-    c.node_taints_policy = read_string(r, taints_policy, child(path, "nodeTaintsPolicy"));
-  }
-  c.match_label_keys = read_string_list(r, field(n, "matchLabelKeys"), child(path, "matchLabelKeys"));
-  return c;
-}
-
-PodTopologySpreadArgs parse_pod_topology_spread_args(const Reporter& r, const YAML::Node& n) {
-  PodTopologySpreadArgs args;
-  if (absent(n)) return args;
-  check_map(r, n, "", {"apiVersion", "kind", "defaultConstraints", "defaultingType"});
-  const YAML::Node type = field(n, "defaultingType");
-  if (!absent(type)) args.defaulting_type = read_string(r, type, "defaultingType");
-  if (args.defaulting_type.empty()) args.defaulting_type = "System";
-  const YAML::Node list = field(n, "defaultConstraints");
-  if (!absent(list)) {
-    check_sequence(r, list, "defaultConstraints");
-    for (size_t i = 0; i < list.size(); ++i) {
-      args.default_constraints.push_back(parse_default_constraint(r, list[i], at("defaultConstraints", i)));
-    }
-  }
-
-  if (args.defaulting_type != "System" && args.defaulting_type != "List") {
-    r.fail("defaultingType", "unsupported value " + quoted(args.defaulting_type) + "; supported: \"System\", \"List\"");
-  }
-  if (args.defaulting_type == "System" && !args.default_constraints.empty()) {
-    r.fail("defaultingType", "must be \"List\" when defaultConstraints is not empty");
-  }
-  for (size_t i = 0; i < args.default_constraints.size(); ++i) {
-    const TopologySpreadConstraint& c = args.default_constraints[i];
-    const std::string p = at("defaultConstraints", i);
-    if (c.max_skew <= 0) {
-      r.fail(child(p, "maxSkew"), "must be greater than 0, got " + std::to_string(c.max_skew));
-    }
-    if (c.topology_key.empty()) r.fail(child(p, "topologyKey"), "required");
-    const std::string key_problem = qualified_name_problem(c.topology_key);
-    if (!key_problem.empty()) {
-      r.fail(child(p, "topologyKey"), quoted(c.topology_key) + ": " + key_problem);
-    }
-    if (c.when_unsatisfiable.empty()) r.fail(child(p, "whenUnsatisfiable"), "required");
-    if (c.when_unsatisfiable != "DoNotSchedule" && c.when_unsatisfiable != "ScheduleAnyway") {
-      r.fail(child(p, "whenUnsatisfiable"), "unsupported value " + quoted(c.when_unsatisfiable) +
-                                                "; supported: \"DoNotSchedule\", \"ScheduleAnyway\"");
-    }
-    if (c.label_selector) {
-      r.fail(child(p, "labelSelector"), "must not be set: default constraints take their selector from each pod");
-    }
-    for (size_t j = 0; j < i; ++j) {
-      const TopologySpreadConstraint& other = args.default_constraints[j];
-      if (other.topology_key == c.topology_key && other.when_unsatisfiable == c.when_unsatisfiable) {
-        r.fail(p, "duplicate constraint {" + c.topology_key + ", " + c.when_unsatisfiable +
-                      "} (same as defaultConstraints[" + std::to_string(j) + "])");
-      }
-    }
-  }
-  return args;
-}
-
-void check_default_preemption_args(const Reporter& r, const YAML::Node& n) {
-  int32_t percentage = 10;
-  int32_t absolute = 100;
-  if (!absent(n)) {
-    check_map(r, n, "", {"apiVersion", "kind", "minCandidateNodesPercentage", "minCandidateNodesAbsolute"});
-    const YAML::Node p = field(n, "minCandidateNodesPercentage");
-    if (!absent(p)) percentage = read_int32(r, p, "minCandidateNodesPercentage");
-    const YAML::Node a = field(n, "minCandidateNodesAbsolute");
-    if (!absent(a)) absolute = read_int32(r, a, "minCandidateNodesAbsolute");
-  }
-  if (percentage < 0 || percentage > 100) {
-    r.fail("minCandidateNodesPercentage", range_message(0, 100, percentage));
-  }
-  if (absolute < 0) {
-    r.fail("minCandidateNodesAbsolute", "must be >= 0, got " + std::to_string(absolute));
-  }
-  if (percentage == 0 && absolute == 0) {
-    r.fail("minCandidateNodesPercentage", "cannot be zero at the same time as minCandidateNodesAbsolute");
-  }
-}
-
-void check_volume_binding_args(const Reporter& r, const YAML::Node& n) {
-  if (absent(n)) return;
-  check_map(r, n, "", {"apiVersion", "kind", "bindTimeoutSeconds", "shape"});
-  const YAML::Node timeout = field(n, "bindTimeoutSeconds");
-  if (!absent(timeout)) {
-    const int64_t seconds = read_int64(r, timeout, "bindTimeoutSeconds");
-    if (seconds < 0) {
-      r.fail("bindTimeoutSeconds", "must not be negative, got " + std::to_string(seconds));
-    }
-  }
-  if (!absent(field(n, "shape"))) {
-    r.fail("shape",
-           "unexpected field: the StorageCapacityScoring feature gate is off in v1.35.4 (and "
-           "in bulkscore), so shape must not be set");
-  }
-}
-
-void check_dynamic_resources_args(const Reporter& r, const YAML::Node& n) {
-  if (absent(n)) return;
-  check_map(r, n, "", {"apiVersion", "kind", "filterTimeout", "bindingTimeout"});
-  const YAML::Node filter_timeout = field(n, "filterTimeout");
-  if (!absent(filter_timeout)) {
-    const std::string text = read_string(r, filter_timeout, "filterTimeout");
-    const std::optional<bool> negative = go_duration_is_negative(text);
-    if (!negative) r.fail("filterTimeout", quoted(text) + " is not a duration");
-    if (*negative) r.fail("filterTimeout", "must be zero or positive, got " + text);
-  }
-  if (!absent(field(n, "bindingTimeout"))) {
-    r.fail("bindingTimeout", "forbidden: the DRADeviceBindingConditions feature gate is off in v1.35.4");
-  }
-}
-
-// The in-tree plugins with a registered args kind (<Name>Args).
-constexpr std::array<std::string_view, 8> kPluginsWithArgs = {
-    "DefaultPreemption", "InterPodAffinity",  "NodeResourcesBalancedAllocation",
-    "NodeResourcesFit",  "PodTopologySpread", "VolumeBinding",
-    "NodeAffinity",      "DynamicResources"};
-
 // ---------------------------------------------------------------------------
 // Profiles
 // ---------------------------------------------------------------------------
@@ -1057,87 +415,66 @@ struct ProfileSpec {
   ProfileConfig config;
 };
 
-int32_t read_percentage(const Reporter& r, const YAML::Node& n, const std::string& path) {
-  const int32_t v = read_int32(r, n, path);
+int32_t read_percentage(const YamlReader& r, const YAML::Node& n, const std::string& path) {
+  const int32_t v = r.read_int32(n, path);
   if (v < 0 || v > 100) r.fail(path, range_message(0, 100, v));
   return v;
 }
 
-ProfileSpec parse_profile(const Reporter& r, const YAML::Node& n, const std::string& path) {
+ProfileSpec parse_profile(const YamlReader& r, const YAML::Node& n, const std::string& path) {
   ProfileSpec spec;
-  if (!absent(n)) {
-    check_map(r, n, path, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"});
-    const YAML::Node name = field(n, "schedulerName");
-    if (!absent(name)) spec.scheduler_name = read_string(r, name, child(path, "schedulerName"));
-    const YAML::Node pct = field(n, "percentageOfNodesToScore");
-    if (!absent(pct)) {
-      spec.percentage = read_percentage(r, pct, child(path, "percentageOfNodesToScore"));
+  if (!yaml_absent(n)) {
+    r.check_map(n, path, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"});
+    const YAML::Node name = r.field(n, "schedulerName");
+    if (!yaml_absent(name)) spec.scheduler_name = r.read_string(name, yaml_child(path, "schedulerName"));
+    const YAML::Node pct = r.field(n, "percentageOfNodesToScore");
+    if (!yaml_absent(pct)) {
+      spec.percentage = read_percentage(r, pct, yaml_child(path, "percentageOfNodesToScore"));
     }
   }
-  const YAML::Node plugins_node = absent(n) ? YAML::Node() : field(n, "plugins");
-  spec.merged = merge_plugins(default_plugins(), parse_plugins(r, plugins_node, child(path, "plugins")));
+  const YAML::Node plugins_node = yaml_absent(n) ? YAML::Node() : r.field(n, "plugins");
+  spec.merged = merge_plugins(default_plugins(), parse_plugins(r, plugins_node, yaml_child(path, "plugins")));
   const std::set<std::string> needed = plugins_needed(spec.merged);
 
   ProfileConfig& cfg = spec.config;
-  const YAML::Node configs = absent(n) ? YAML::Node() : field(n, "pluginConfig");
+  const YAML::Node configs = yaml_absent(n) ? YAML::Node() : r.field(n, "pluginConfig");
   std::map<std::string, size_t> seen;
-  if (!absent(configs)) {
-    const std::string list_path = child(path, "pluginConfig");
-    check_sequence(r, configs, list_path);
+  if (!yaml_absent(configs)) {
+    const std::string list_path = yaml_child(path, "pluginConfig");
+    r.check_sequence(configs, list_path);
     for (size_t i = 0; i < configs.size(); ++i) {
-      const std::string entry_path = at(list_path, i);
+      const std::string entry_path = yaml_at(list_path, i);
       const YAML::Node entry = configs[i];
-      check_map(r, entry, entry_path, {"name", "args"});
-      const YAML::Node name_node = field(entry, "name");
-      const std::string name = absent(name_node) ? std::string() : read_string(r, name_node, child(entry_path, "name"));
+      r.check_map(entry, entry_path, {"name", "args"});
+      const YAML::Node name_node = r.field(entry, "name");
+      const std::string name =
+          yaml_absent(name_node) ? std::string() : r.read_string(name_node, yaml_child(entry_path, "name"));
       const auto [prev, inserted] = seen.emplace(name, i);
       if (!inserted) {
-        r.fail(entry_path,
-               "duplicate pluginConfig for plugin " + quoted(name) + " (also at " + at(list_path, prev->second) + ")");
+        r.fail(entry_path, "duplicate pluginConfig for plugin " + quoted(name) + " (also at " +
+                               yaml_at(list_path, prev->second) + ")");
       }
-      if (!find_plugin(name)) r.fail(child(entry_path, "name"), unknown_plugin_message(name));
+      if (!find_plugin(name)) r.fail(yaml_child(entry_path, "name"), unknown_plugin_message(name));
 
-      bool has_args_kind = false;
-      for (std::string_view k : kPluginsWithArgs) has_args_kind = has_args_kind || k == name;
       // Plugins without an args kind ignore whatever is given, as upstream.
-      if (!has_args_kind) continue;
+      const PluginArgsEntry* parser = find_plugin_args(name);
+      if (parser == nullptr) continue;
 
-      const Reporter ar = r.for_object(entry_path + " (" + name + ")");
-      const YAML::Node args = field(entry, "args");
-      if (!absent(args)) {
+      const YamlReader ar = r.for_object(entry_path + " (" + name + ")");
+      const YAML::Node args = r.field(entry, "args");
+      if (!yaml_absent(args)) {
         if (!args.IsMap()) ar.fail_at(args, "", "args must be a mapping");
-        const YAML::Node api = field(args, "apiVersion");
-        if (!absent(api) && read_string(ar, api, "apiVersion") != kApiVersion) {
+        const YAML::Node api = r.field(args, "apiVersion");
+        if (!yaml_absent(api) && ar.read_string(api, "apiVersion") != kApiVersion) {
           ar.fail("apiVersion", "must be " + std::string(kApiVersion) + ", got " + quoted(api.Scalar()));
         }
-        const YAML::Node kind = field(args, "kind");
+        const YAML::Node kind = r.field(args, "kind");
         const std::string want_kind = name + "Args";
-        if (!absent(kind) && read_string(ar, kind, "kind") != want_kind) {
+        if (!yaml_absent(kind) && ar.read_string(kind, "kind") != want_kind) {
           ar.fail("kind", "must be " + want_kind + ", got " + quoted(kind.Scalar()));
         }
       }
-      if (name == "NodeResourcesFit") {
-        const FitArgsSpec fit = parse_fit_args(ar, args);
-        // Upstream's config validation misses these args (its table keys
-        // them as "NodeResourcesFitArgs"); only building the plugin checks
-        // them, which happens when it is enabled somewhere.
-        if (needed.count(name)) validate_fit_args(ar, fit);
-        cfg.fit_args = to_fit_args(fit);
-      } else if (name == "NodeResourcesBalancedAllocation") {
-        cfg.balanced_args = parse_balanced_args(ar, args);
-      } else if (name == "NodeAffinity") {
-        cfg.node_affinity_args = parse_node_affinity_args(ar, args);
-      } else if (name == "InterPodAffinity") {
-        cfg.inter_pod_affinity_args = parse_inter_pod_affinity_args(ar, args);
-      } else if (name == "PodTopologySpread") {
-        cfg.pod_topology_spread_args = parse_pod_topology_spread_args(ar, args);
-      } else if (name == "DefaultPreemption") {
-        check_default_preemption_args(ar, args);
-      } else if (name == "VolumeBinding") {
-        check_volume_binding_args(ar, args);
-      } else if (name == "DynamicResources") {
-        check_dynamic_resources_args(ar, args);
-      }
+      parser->parse(ar, args, PluginArgsContext{needed.count(name) != 0}, cfg);
     }
   }
 
@@ -1161,21 +498,10 @@ bool same_plugin_set(const PluginSetSpec& a, const PluginSetSpec& b) {
   return true;
 }
 
-std::vector<YAML::Node> load_documents(const Reporter& r, const std::string& text) {
-  try {
-    return YAML::LoadAll(text);
-  } catch (const YAML::ParserException& e) {
-    r.fail("", "malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
-                   std::to_string(e.mark.column + 1) + ": " + e.msg);
-  } catch (const YAML::Exception& e) {
-    r.fail("", std::string("malformed YAML: ") + e.what());
-  }
-}
-
 }  // namespace
 
 SchedulerConfig default_scheduler_config() {
-  const Reporter r("<built-in default configuration>");
+  const YamlReader r("<built-in default configuration>");
   ProfileSpec spec = parse_profile(r, YAML::Node(), "profiles[0]");
   spec.config.scheduler_name = std::string(kDefaultSchedulerName);
   spec.config.percentage_of_nodes_to_score = 100;
@@ -1187,56 +513,48 @@ SchedulerConfig default_scheduler_config() {
 SchedulerConfig load_scheduler_config(const std::string& path) { return parse_scheduler_config(read_file(path), path); }
 
 SchedulerConfig parse_scheduler_config(const std::string& yaml_text, const std::string& origin) {
-  const Reporter r(origin);
-  std::vector<YAML::Node> docs = load_documents(r, yaml_text);
-  // A trailing "---" yields an empty document; it carries nothing.
-  while (!docs.empty() && docs.back().IsNull()) docs.pop_back();
-  if (docs.empty()) r.fail("", "empty document: expected a KubeSchedulerConfiguration");
-  if (docs.size() > 1) {
-    r.fail("", "expected one YAML document, found " + std::to_string(docs.size()));
-  }
-  const YAML::Node& root = docs.front();
-  if (!root.IsMap()) r.fail_at(root, "", "the document must be a mapping");
+  const YamlReader r(origin);
+  const YAML::Node root = r.load_single_mapping(yaml_text, "a KubeSchedulerConfiguration");
 
-  const YAML::Node api = field(root, "apiVersion");
-  if (absent(api)) r.fail("apiVersion", "required (" + std::string(kApiVersion) + ")");
-  const std::string api_version = read_string(r, api, "apiVersion");
+  const YAML::Node api = r.field(root, "apiVersion");
+  if (yaml_absent(api)) r.fail("apiVersion", "required (" + std::string(kApiVersion) + ")");
+  const std::string api_version = r.read_string(api, "apiVersion");
   if (api_version != kApiVersion) {
     r.fail("apiVersion",
            "unsupported " + quoted(api_version) + "; bulkscore reads " + std::string(kApiVersion) + " only");
   }
-  const YAML::Node kind_node = field(root, "kind");
-  if (absent(kind_node)) r.fail("kind", "required (" + std::string(kKind) + ")");
-  const std::string kind = read_string(r, kind_node, "kind");
+  const YAML::Node kind_node = r.field(root, "kind");
+  if (yaml_absent(kind_node)) r.fail("kind", "required (" + std::string(kKind) + ")");
+  const std::string kind = r.read_string(kind_node, "kind");
   if (kind != kKind) {
     r.fail("kind", "unsupported " + quoted(kind) + "; expected " + std::string(kKind));
   }
 
-  check_map(r, root, "",
-            {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "enableProfiling",
-             "enableContentionProfiling", "percentageOfNodesToScore", "podInitialBackoffSeconds",
-             "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive"});
+  r.check_map(root, "",
+              {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "enableProfiling",
+               "enableContentionProfiling", "percentageOfNodesToScore", "podInitialBackoffSeconds",
+               "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive"});
 
   SchedulerConfig config;
-  const YAML::Node parallelism = field(root, "parallelism");
-  if (!absent(parallelism)) {
-    config.parallelism = read_int32(r, parallelism, "parallelism");
+  const YAML::Node parallelism = r.field(root, "parallelism");
+  if (!yaml_absent(parallelism)) {
+    config.parallelism = r.read_int32(parallelism, "parallelism");
     if (config.parallelism <= 0) {
       r.fail("parallelism", "must be greater than zero, got " + std::to_string(config.parallelism));
     }
   }
   std::optional<int32_t> global_percentage;
-  const YAML::Node pct = field(root, "percentageOfNodesToScore");
-  if (!absent(pct)) global_percentage = read_percentage(r, pct, "percentageOfNodesToScore");
+  const YAML::Node pct = r.field(root, "percentageOfNodesToScore");
+  if (!yaml_absent(pct)) global_percentage = read_percentage(r, pct, "percentageOfNodesToScore");
 
   int64_t initial_backoff = 1;
   int64_t max_backoff = 10;
-  const YAML::Node initial_node = field(root, "podInitialBackoffSeconds");
-  if (!absent(initial_node)) {
-    initial_backoff = read_int64(r, initial_node, "podInitialBackoffSeconds");
+  const YAML::Node initial_node = r.field(root, "podInitialBackoffSeconds");
+  if (!yaml_absent(initial_node)) {
+    initial_backoff = r.read_int64(initial_node, "podInitialBackoffSeconds");
   }
-  const YAML::Node max_node = field(root, "podMaxBackoffSeconds");
-  if (!absent(max_node)) max_backoff = read_int64(r, max_node, "podMaxBackoffSeconds");
+  const YAML::Node max_node = r.field(root, "podMaxBackoffSeconds");
+  if (!yaml_absent(max_node)) max_backoff = r.read_int64(max_node, "podMaxBackoffSeconds");
   if (initial_backoff <= 0) {
     r.fail("podInitialBackoffSeconds", "must be greater than 0, got " + std::to_string(initial_backoff));
   }
@@ -1244,26 +562,26 @@ SchedulerConfig parse_scheduler_config(const std::string& yaml_text, const std::
     r.fail("podMaxBackoffSeconds", "must be greater than or equal to podInitialBackoffSeconds");
   }
   for (const char* flag : {"enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"}) {
-    const YAML::Node n = field(root, flag);
-    if (!absent(n)) read_bool(r, n, flag);
+    const YAML::Node n = r.field(root, flag);
+    if (!yaml_absent(n)) r.read_bool(n, flag);
   }
   for (const char* object : {"leaderElection", "clientConnection"}) {
-    const YAML::Node n = field(root, object);
-    if (!absent(n) && !n.IsMap()) r.fail_at(n, object, "must be a mapping");
+    const YAML::Node n = r.field(root, object);
+    if (!yaml_absent(n) && !n.IsMap()) r.fail_at(n, object, "must be a mapping");
   }
-  const YAML::Node extenders = field(root, "extenders");
-  if (!absent(extenders)) {
-    check_sequence(r, extenders, "extenders");
+  const YAML::Node extenders = r.field(root, "extenders");
+  if (!yaml_absent(extenders)) {
+    r.check_sequence(extenders, "extenders");
     if (extenders.size() != 0) {
       r.fail("extenders", "scheduler extenders are not supported by bulkscore");
     }
   }
 
   // No profiles means one default profile, as v1 defaulting does.
-  const YAML::Node profiles = field(root, "profiles");
+  const YAML::Node profiles = r.field(root, "profiles");
   std::vector<YAML::Node> profile_nodes;
-  if (!absent(profiles)) {
-    check_sequence(r, profiles, "profiles");
+  if (!yaml_absent(profiles)) {
+    r.check_sequence(profiles, "profiles");
     for (size_t i = 0; i < profiles.size(); ++i) profile_nodes.push_back(profiles[i]);
   }
   if (profile_nodes.empty()) profile_nodes.emplace_back();
@@ -1271,7 +589,7 @@ SchedulerConfig parse_scheduler_config(const std::string& yaml_text, const std::
   std::vector<ProfileSpec> specs;
   std::map<std::string, size_t> names;
   for (size_t i = 0; i < profile_nodes.size(); ++i) {
-    const std::string path = at("profiles", i);
+    const std::string path = yaml_at("profiles", i);
     ProfileSpec spec = parse_profile(r, profile_nodes[i], path);
     // Only an absent name is defaulted, and only for a lone profile; an
     // explicit "" stays and is rejected, as upstream.
@@ -1281,11 +599,11 @@ SchedulerConfig parse_scheduler_config(const std::string& yaml_text, const std::
     } else if (profile_nodes.size() == 1) {
       name = std::string(kDefaultSchedulerName);
     }
-    if (name.empty()) r.fail(child(path, "schedulerName"), "required");
+    if (name.empty()) r.fail(yaml_child(path, "schedulerName"), "required");
     const auto [prev, inserted] = names.emplace(name, i);
     if (!inserted) {
-      r.fail(child(path, "schedulerName"),
-             "duplicate " + quoted(name) + " (also used by " + at("profiles", prev->second) + ")");
+      r.fail(yaml_child(path, "schedulerName"),
+             "duplicate " + quoted(name) + " (also used by " + yaml_at("profiles", prev->second) + ")");
     }
     spec.config.scheduler_name = name;
     spec.config.percentage_of_nodes_to_score = spec.percentage ? *spec.percentage : global_percentage.value_or(100);
@@ -1293,7 +611,7 @@ SchedulerConfig parse_scheduler_config(const std::string& yaml_text, const std::
   }
   for (size_t i = 1; i < specs.size(); ++i) {
     if (!same_plugin_set(specs[0].merged.points[kQueueSort], specs[i].merged.points[kQueueSort])) {
-      r.fail(child(at("profiles", i), "plugins.queueSort"),
+      r.fail(yaml_child(yaml_at("profiles", i), "plugins.queueSort"),
              "must be the same for all profiles (differs from profiles[0])");
     }
   }

@@ -244,6 +244,52 @@ class Reader {
     return out;
   }
 
+  // ---- the API server's validation of the fields the scheduler reads ----
+  //
+  // kubectl output passed it already; hand-written or generated input may
+  // not, and bulkscore would then compute what no cluster can hold (a
+  // negative preferred weight gives negative scores). So the rules the API
+  // server applies (pkg/apis/core/validation) are applied here too.
+
+  // validatePreferredSchedulingTerms / validateWeightedPodAffinityTerms.
+  void check_preferred_weight(int32_t weight, const Path& term) const {
+    if (weight < 1 || weight > 100) {
+      fail(term.field("weight"), "must be in the range [1, 100], got " + std::to_string(weight));
+    }
+  }
+
+  // validateTopologySpreadConstraints, for one constraint after those before it.
+  void check_spread_constraint(const TopologySpreadConstraint& c, const std::vector<TopologySpreadConstraint>& before,
+                               const Path& p) const {
+    if (c.max_skew <= 0) fail(p.field("maxSkew"), "must be greater than 0, got " + std::to_string(c.max_skew));
+    if (c.topology_key.empty()) fail(p.field("topologyKey"), "required");
+    if (c.when_unsatisfiable != "DoNotSchedule" && c.when_unsatisfiable != "ScheduleAnyway") {
+      fail(p.field("whenUnsatisfiable"),
+           "unsupported value " + quote(c.when_unsatisfiable) + " (expected DoNotSchedule or ScheduleAnyway)");
+    }
+    for (size_t j = 0; j < before.size(); ++j) {
+      if (before[j].topology_key == c.topology_key && before[j].when_unsatisfiable == c.when_unsatisfiable) {
+        fail(p, "duplicate constraint {" + c.topology_key + ", " + c.when_unsatisfiable +
+                    "} (same topologyKey and whenUnsatisfiable as constraint " + std::to_string(j) + ")");
+      }
+    }
+    if (c.min_domains) {
+      if (*c.min_domains <= 0) {
+        fail(p.field("minDomains"), "must be greater than 0, got " + std::to_string(*c.min_domains));
+      }
+      if (c.when_unsatisfiable != "DoNotSchedule") {
+        fail(p.field("minDomains"), "may only be set with whenUnsatisfiable DoNotSchedule");
+      }
+    }
+    const auto check_policy = [&](const char* field, const std::string& value) {
+      if (!value.empty() && value != "Honor" && value != "Ignore") {
+        fail(p.field(field), "unsupported value " + quote(value) + " (expected Honor or Ignore)");
+      }
+    };
+    check_policy("nodeAffinityPolicy", c.node_affinity_policy);
+    check_policy("nodeTaintsPolicy", c.node_taints_policy);
+  }
+
   // ---- shared pieces of the Pod spec ----
 
   template <typename Requirement>
@@ -313,6 +359,7 @@ class Reader {
                 pt.preference = as_node_selector_term(v2, p2);
             });
           }
+          check_preferred_weight(pt.weight, ip);
           na.preferred.push_back(std::move(pt));
         });
       }
@@ -359,6 +406,7 @@ class Reader {
                 wt.term = as_pod_affinity_term(v2, p2);
             });
           }
+          check_preferred_weight(wt.weight, ip);
           pa.preferred.push_back(std::move(wt));
         });
       }
@@ -424,6 +472,7 @@ class Reader {
             c.match_label_keys = as_string_list(fv, fp);
         });
       }
+      check_spread_constraint(c, out, ip);
       out.push_back(std::move(c));
     });
     return out;
