@@ -59,7 +59,7 @@ std::atomic<int> g_made{0};
 class CountingBackend : public Backend {
  public:
   const char* name() const override { return "counting"; }
-  void evaluate(const Snapshot& snap, const PodQuery& q, const EvalRequest& req, EvalResult& out) override {
+  void evaluate(const Snapshot& snap, PodQuery& q, const EvalRequest& req, EvalResult& out) override {
     cpu_->evaluate(snap, q, req, out);
   }
 
