@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -279,6 +280,11 @@ class CudaBackend final : public Backend {
       control_init_.stat_max[i] = INT64_MIN;
     }
     back_.reserve(sizeof(Control));
+    // Test hook for GPU runs: BULKSCORE_CUDA_FAULT_AT=N makes the N-th
+    // evaluation fail with a device error after its kernels were queued, as
+    // a kernel fault would; the engine must fall back to the CPU with nothing
+    // lost (tests/test_backend_fallback.cpp does the same with a fake device).
+    if (const char* at = std::getenv("BULKSCORE_CUDA_FAULT_AT")) fault_at_ = std::strtoull(at, nullptr, 10);
   }
 
   const char* name() const override { return "cuda"; }
@@ -380,6 +386,8 @@ class CudaBackend final : public Backend {
     w.temp = temp_.get();
     w.temp_bytes = temp_bytes;
     BULKSCORE_CUDA_TRY(enqueue_filter(p, w, stream_));
+    if (fault_at_ != 0 && ++evaluations_ == fault_at_)
+      throw CudaError("CUDA backend: injected fault (BULKSCORE_CUDA_FAULT_AT) after the filter kernels were queued");
     const uint32_t to_score = p.fused ? 0 : run_prescore(snap, query, req, host_visit, p, w);
     BULKSCORE_CUDA_TRY(enqueue_scoring(p, w, to_score, stream_));
 
@@ -552,6 +560,8 @@ class CudaBackend final : public Backend {
     }
   }
 
+  uint64_t fault_at_ = 0;  // BULKSCORE_CUDA_FAULT_AT (0: never)
+  uint64_t evaluations_ = 0;
   int device_ = 0;
   int num_sms_ = 1;
   cudaStream_t stream_ = nullptr;

@@ -27,6 +27,21 @@ step() {  # step NAME SECONDS COMMAND...
 }
 
 step parity 90 "$bin/test_cuda_parity"
+# A device fault injected mid-run (BULKSCORE_CUDA_FAULT_AT): the engine falls
+# back to the CPU and the placements equal a CPU-only run byte for byte.
+fault_check() {
+  "$bin/bulkscore" generate --nodes 2000 --running 3000 --pending 300 --seed 9 \
+    --nodes-out "$out/fault-nodes.json" --pods-out "$out/fault-pods.json" &&
+  BULKSCORE_CUDA_FAULT_AT=3 "$bin/bulkscore" schedule --backend cuda --tie-break first \
+    --nodes "$out/fault-nodes.json" --pods "$out/fault-pods.json" -o "$out/fault-cuda.jsonl" &&
+  "$bin/bulkscore" schedule --backend cpu --tie-break first \
+    --nodes "$out/fault-nodes.json" --pods "$out/fault-pods.json" -o "$out/fault-cpu.jsonl" &&
+  cmp "$out/fault-cuda.jsonl" "$out/fault-cpu.jsonl" && echo "fault fallback: identical placements"
+  rm -f "$out"/fault-*.json
+}
+export bin out
+export -f fault_check  # `timeout` runs programs, not shell functions
+step fault 60 bash -c fault_check
 step parity-repeat 60 env BULKSCORE_PARITY_SEED=12345 "$bin/test_cuda_parity" --gtest_repeat=3 --gtest_shuffle \
   --gtest_filter='*CudaParity*:*CudaEngineParity*:-*100000*'
 if command -v compute-sanitizer >/dev/null; then

@@ -32,8 +32,16 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
   if (options_.backend == "auto") {
     const std::string why = backend_unavailable_reason("cuda");
     if (why.empty()) {
-      backend_ = make_backend("cuda", backend_options);
-      backend_note_ = "auto: CUDA device found";
+      try {
+        backend_ = make_backend("cuda", backend_options);
+        backend_note_ = "auto: CUDA device found";
+      } catch (const CudaError& e) {
+        // The device answered but the backend could not start (out of
+        // memory, a driver error): auto means the CPU then.
+        backend_ = make_backend("cpu", backend_options);
+        backend_note_ = std::string("auto: using the CPU backend (the CUDA backend failed to start: ") + e.what() + ")";
+        warnings_.push_back(backend_note_);
+      }
     } else {
       backend_ = make_backend("cpu", backend_options);
       backend_note_ = "auto: using the CPU backend (" + why + ")";
@@ -107,10 +115,17 @@ uint32_t Engine::num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates)
 void Engine::evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out) {
   try {
     backend_->evaluate(snapshot_, q, req, out);
-  } catch (const DeviceOutOfMemory& e) {
-    // A snapshot too large for the device: carry on, slower, on the CPU.
-    backend_note_ = std::string("cuda: out of device memory (") + e.what() + "); fell back to the CPU backend";
+  } catch (const CudaError& e) {
+    // Any device failure (out of memory, a kernel fault, a sticky error, a
+    // lost device): carry on, slower, on the CPU for the rest of the run,
+    // with one warning. Nothing is lost: the snapshot lives on the host, the
+    // failed evaluation assumed nothing, and the query starts its
+    // feasible-set PreScore from the arena as prepare left it. The failed
+    // backend is dropped (its destructor waits for its queued work).
+    const std::string from = backend_->name();
+    backend_note_ = from + ": " + e.what() + "; fell back to the CPU backend for the rest of the run";
     warnings_.push_back(backend_note_);
+    backend_.reset();
     backend_ = make_backend("cpu", BackendOptions{options_.threads});
     backend_->evaluate(snapshot_, q, req, out);
   }
