@@ -639,7 +639,8 @@ TEST(PodJson, MissingOptionalFieldsTakeKubernetesDefaults) {
 TEST(PodJson, NullMeansAbsentAndEmptyMeansPresent) {
   const auto pod_with_spec = [](const std::string& spec) {
     return parse_pods_json(
-               R"({"kind":"Pod","metadata":{"name":"p","namespace":"","deletionTimestamp":null},"spec":)" + spec + "}",
+               R"({"kind":"Pod","metadata":{"name":"p","namespace":"","deletionTimestamp":null},"spec":{"containers":[{"name":"c"}],)" +
+                   spec.substr(1) + "}",
                "p.json")
         .at(0);
   };
@@ -671,11 +672,14 @@ TEST(PodJson, NullMeansAbsentAndEmptyMeansPresent) {
 }
 
 TEST(PodJson, SinglePodAndPodListWithoutItemKindsAreAccepted) {
-  const std::vector<Pod> single = parse_pods_json(R"({"kind":"Pod","metadata":{"name":"p1"}})", "one.json");
+  const std::vector<Pod> single =
+      parse_pods_json(R"({"kind":"Pod","metadata":{"name":"p1"},"spec":{"containers":[{"name":"c"}]}})", "one.json");
   ASSERT_EQ(single.size(), 1u);
   EXPECT_EQ(single[0].origin, "one.json");
   const std::vector<Pod> list =
-      parse_pods_json(R"({"kind":"PodList","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})", "l.json");
+      parse_pods_json(R"({"kind":"PodList","items":[{"metadata":{"name":"a"},"spec":{"containers":[{"name":"c"}]}},
+                                                     {"metadata":{"name":"b"},"spec":{"containers":[{"name":"c"}]}}]})",
+                      "l.json");
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[1].origin, "l.json: items[1]");
 }
@@ -742,7 +746,8 @@ TEST(PodJson, WrongTypesAreRefusedWithFieldPath) {
 // cannot exist in a cluster, and bulkscore would compute nonsense for them.
 TEST(PodJson, PreferredAffinityWeightsOutsideOneToHundredAreRefused) {
   const auto err = [](const std::string& affinity) {
-    return pod_error(list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"affinity":)" + affinity + "}}"));
+    return pod_error(list_of(
+        "PodList", R"({"metadata":{"name":"p1"},"spec":{"containers":[{"name":"c"}],"affinity":)" + affinity + "}}"));
   };
   const std::string node_term = R"("preference":{"matchExpressions":[{"key":"a","operator":"Exists"}]})";
   for (const char* w : {"0", "101", "-5"}) {
@@ -766,16 +771,18 @@ TEST(PodJson, PreferredAffinityWeightsOutsideOneToHundredAreRefused) {
                   "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: must be "
                   "in the range [1, 100], got -1");
   // The bounds themselves are fine.
-  parse_pods_json(list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"affinity":{"nodeAffinity":{)"
-                                     R"("preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,)" +
-                                         node_term + R"(},{"weight":100,)" + node_term + "}]}}}}"),
-                  "pods.json");
+  parse_pods_json(
+      list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"containers":[{"name":"c"}],"affinity":{"nodeAffinity":{)"
+                         R"("preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,)" +
+                             node_term + R"(},{"weight":100,)" + node_term + "}]}}}}"),
+      "pods.json");
 }
 
 TEST(PodJson, TopologySpreadConstraintsAreValidatedAsTheApiServerDoes) {
   const auto err = [](const std::string& constraints) {
-    return pod_error(
-        list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"topologySpreadConstraints":)" + constraints + "}}"));
+    return pod_error(list_of(
+        "PodList", R"({"metadata":{"name":"p1"},"spec":{"containers":[{"name":"c"}],"topologySpreadConstraints":)" +
+                       constraints + "}}"));
   };
   const std::string at = "pods.json: items[0] (Pod \"p1\"): spec.topologySpreadConstraints[0].";
   EXPECT_EQ(err(R"([{"maxSkew":0,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}])"),
@@ -799,10 +806,11 @@ TEST(PodJson, TopologySpreadConstraintsAreValidatedAsTheApiServerDoes) {
                   "spec.topologySpreadConstraints[1]: duplicate constraint {zone, DoNotSchedule}");
   // Valid: one per whenUnsatisfiable on the same key, minDomains with DoNotSchedule.
   const std::vector<Pod> pods = parse_pods_json(
-      list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"topologySpreadConstraints":[)"
-                         R"({"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","minDomains":3,)"
-                         R"("nodeAffinityPolicy":"Honor","nodeTaintsPolicy":"Ignore"},)"
-                         R"({"maxSkew":2,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway"}]}})"),
+      list_of("PodList",
+              R"({"metadata":{"name":"p1"},"spec":{"containers":[{"name":"c"}],"topologySpreadConstraints":[)"
+              R"({"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","minDomains":3,)"
+              R"("nodeAffinityPolicy":"Honor","nodeTaintsPolicy":"Ignore"},)"
+              R"({"maxSkew":2,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway"}]}})"),
       "pods.json");
   ASSERT_EQ(pods.at(0).topology_spread_constraints.size(), 2u);
   EXPECT_EQ(pods[0].topology_spread_constraints[0].min_domains, 3);
@@ -911,10 +919,12 @@ TEST(AssembleCluster, DuplicateNodeNamesAreRefusedNamingBothItems) {
 }
 
 TEST(AssembleCluster, DuplicatePodNamesAreRefusedButSameNameInOtherNamespaceIsFine) {
-  std::vector<Pod> pods = parse_pods_json(list_of("PodList", R"({"metadata":{"name":"p","namespace":"x"}},
-      {"metadata":{"name":"p","namespace":"y"}},{"metadata":{"name":"q","namespace":"x"}},
-      {"metadata":{"name":"p","namespace":"x"},"status":{"phase":"Succeeded"}})"),
-                                          "pods.json");
+  std::vector<Pod> pods = parse_pods_json(
+      list_of("PodList", R"({"metadata":{"name":"p","namespace":"x"},"spec":{"containers":[{"name":"c"}]}},
+      {"metadata":{"name":"p","namespace":"y"},"spec":{"containers":[{"name":"c"}]}},
+      {"metadata":{"name":"q","namespace":"x"},"spec":{"containers":[{"name":"c"}]}},
+      {"metadata":{"name":"p","namespace":"x"},"spec":{"containers":[{"name":"c"}]},"status":{"phase":"Succeeded"}})"),
+      "pods.json");
   const std::string msg =
       error_of([&] { assemble_cluster({}, pods, {"default-scheduler"}, "nodes.json", "pods.json"); });
   EXPECT_EQ(msg, "pods.json: items[0] and pods.json: items[3] are both Pod \"x/p\"");
@@ -975,6 +985,70 @@ TEST(PodJson, NegativeLimitIsRefused) {
                  {"name":"c","resources":{"limits":{"cpu":"-1"}}}]}})",
                                "pods.json"),
                InputError);
+}
+
+}  // namespace
+}  // namespace bulkscore
+
+namespace bulkscore {
+namespace {
+
+// What the API server refuses, bulkscore refuses, naming the field.
+TEST(ApiValidation, PodsAsTheApiServerValidatesThem) {
+  const auto err = [](const std::string& spec, const std::string& metadata_extra = "") {
+    return pod_error(list_of("PodList", R"({"metadata":{"name":"p1")" + metadata_extra + R"(},"spec":)" + spec + "}"));
+  };
+  const std::string at = "pods.json: items[0] (Pod \"p1\"): ";
+  EXPECT_EQ(err("{}"), at + "spec.containers: required: a pod has at least one container");
+  EXPECT_EQ(err(R"({"containers":[]})"), at + "spec.containers: required: a pod has at least one container");
+  EXPECT_EQ(err(R"({"containers":[{"name":"c","ports":[{"containerPort":80,"hostPort":70000}]}]})"),
+            at + "spec.containers[0].ports[0].hostPort: must be between 1 and 65535, inclusive, got 70000");
+  EXPECT_EQ(err(R"({"containers":[{"name":"c","ports":[{"containerPort":80,"hostPort":-1}]}]})"),
+            at + "spec.containers[0].ports[0].hostPort: must be between 1 and 65535, inclusive, got -1");
+  EXPECT_EQ(err(R"({"containers":[{"name":"c","ports":[{"hostPort":80}]}]})"),
+            at + "spec.containers[0].ports[0].containerPort: must be between 1 and 65535, inclusive, got 0");
+  EXPECT_CONTAINS(err(R"({"containers":[{"name":"c","resources":{"requests":{"example.com/gpu":"0.5"}}}]})"),
+                  "spec.containers[0].resources.requests.example.com/gpu: must be an integer");
+  EXPECT_CONTAINS(err(R"({"containers":[{"name":"c","resources":{"limits":{"example.com/gpu":"1500m"}}}]})"),
+                  "must be an integer");
+  EXPECT_CONTAINS(err(R"({"containers":[{"name":"c"}]})", R"(,"labels":{"bad key!":"v"})"),
+                  "metadata.labels: invalid label key \"bad key!\"");
+  EXPECT_CONTAINS(err(R"({"containers":[{"name":"c"}]})", R"(,"labels":{"k":"-bad-"})"),
+                  "metadata.labels: invalid value \"-bad-\" of label \"k\"");
+  const auto tol = [&](const std::string& t) {
+    return err(R"({"containers":[{"name":"c"}],"tolerations":[)" + t + "]}");
+  };
+  EXPECT_CONTAINS(tol(R"({"operator":"Equal","value":"x"})"), "spec.tolerations[0].operator: must be Exists when");
+  EXPECT_CONTAINS(tol(R"({"key":"k","operator":"Exists","value":"x"})"),
+                  "spec.tolerations[0].value: must be empty when `operator` is 'Exists'");
+  EXPECT_CONTAINS(tol(R"({"key":"k","operator":"Matches"})"), "spec.tolerations[0].operator: unsupported operator");
+  EXPECT_CONTAINS(tol(R"({"key":"k","value":"a b"})"), "spec.tolerations[0].value: invalid value");
+  EXPECT_CONTAINS(tol(R"({"key":"k","effect":"Sometimes"})"), "spec.tolerations[0].effect: unsupported effect");
+  // Fine: whole extended resources, an empty key with Exists, hostPort 0 (none).
+  EXPECT_NO_THROW(parse_pods_json(list_of("PodList", R"({"metadata":{"name":"ok"},"spec":{"containers":[{"name":"c",
+      "resources":{"requests":{"example.com/gpu":"2","cpu":"0.5"}},"ports":[{"containerPort":80,"hostPort":0}]}],
+      "tolerations":[{"operator":"Exists"}]}})"),
+                                  "pods.json"));
+}
+
+TEST(ApiValidation, NodesAsTheApiServerValidatesThem) {
+  const auto err = [](const std::string& body) {
+    return error_of(
+        [&] { parse_nodes_json(list_of("NodeList", R"({"metadata":{"name":"n1")" + body + "}"), "nodes.json"); });
+  };
+  EXPECT_CONTAINS(err(R"(},"spec":{"taints":[{"effect":"NoSchedule"}]})"), "spec.taints[0].key: required");
+  EXPECT_CONTAINS(err(R"(},"spec":{"taints":[{"key":"a b","effect":"NoSchedule"}]})"),
+                  "spec.taints[0].key: invalid key");
+  EXPECT_CONTAINS(err(R"(},"spec":{"taints":[{"key":"k","value":"x y","effect":"NoSchedule"}]})"),
+                  "spec.taints[0].value: invalid value");
+  EXPECT_CONTAINS(err(R"(,"labels":{"zone":"a\u0001"}})"), "metadata.labels: invalid value \"a\\x01\" of label");
+}
+
+// kubectl and the API server accept a UTF-8 byte order mark before the JSON.
+TEST(ApiValidation, ByteOrderMarkIsAccepted) {
+  const std::vector<Node> nodes =
+      parse_nodes_json("\xEF\xBB\xBF" + list_of("NodeList", R"({"metadata":{"name":"n1"}})"), "nodes.json");
+  EXPECT_EQ(nodes.size(), 1u);
 }
 
 }  // namespace

@@ -16,7 +16,10 @@
 #include <vector>
 
 #include "host/common.hpp"
+#include "host/input/labels.hpp"
 #include "host/input/quantity.hpp"
+#include "host/input/quote.hpp"
+#include "host/input/resource_names.hpp"
 #include "host/io/io.hpp"
 
 namespace bulkscore {
@@ -209,7 +212,9 @@ class Reader {
 
   // A resources map: cpu in millicores, everything else in base units. apimachinery
   // also decodes a bare JSON number as a quantity; its text is used as written.
-  ResourceList as_resources(element v, const Path& path) const {
+  // `whole_extended`: extended resources must be whole numbers, as the API
+  // server requires of a container's requests and limits.
+  ResourceList as_resources(element v, const Path& path, bool whole_extended = false) const {
     ResourceList out;
     for_each_field(v, path, [&](std::string_view name, element value, const Path& p) {
       std::string text;
@@ -239,6 +244,8 @@ class Reader {
         fail(p, e.what());
       }
       if (amount < 0) fail(p, "negative quantity " + quote(text));
+      if (whole_extended && is_extended_resource_name(name) && parse_quantity_scaled(text, 3) % 1000 != 0)
+        fail(p, "must be an integer (an extended resource), got " + quote(text));
       out[std::string(name)] = amount;
     });
     return out;
@@ -427,6 +434,35 @@ class Reader {
     return a;
   }
 
+  // The API server's toleration rules: a key is a qualified name; an empty
+  // key needs operator Exists; Exists takes no value; Equal's value is a
+  // label value; the effect, if any, is a taint effect.
+  void check_toleration(const Toleration& t, const Path& ip) const {
+    if (!t.key.empty() && !is_qualified_name(t.key))
+      fail(ip.field("key"), "invalid key " + quote_for_message(t.key) + ": " + qualified_name_problem(t.key));
+    if (t.op != "" && t.op != "Equal" && t.op != "Exists" && t.op != "Gt" && t.op != "Lt")
+      fail(ip.field("operator"), "unsupported operator " + quote_for_message(t.op) + " (expected Equal or Exists)");
+    if (t.key.empty() && t.op != "Exists")
+      fail(ip.field("operator"), "must be Exists when `key` is empty, which means \"match all values and all keys\"");
+    if (t.op == "Exists" && !t.value.empty()) fail(ip.field("value"), "must be empty when `operator` is 'Exists'");
+    if ((t.op == "" || t.op == "Equal") && !is_valid_label_value(t.value))
+      fail(ip.field("value"), "invalid value " + quote_for_message(t.value) + ": " + label_value_problem(t.value));
+    if (!t.effect.empty() && t.effect != "NoSchedule" && t.effect != "PreferNoSchedule" && t.effect != "NoExecute")
+      fail(ip.field("effect"), "unsupported effect " + quote_for_message(t.effect) +
+                                   " (expected NoSchedule, PreferNoSchedule or NoExecute)");
+  }
+
+  // metadata.labels as the API server validates them.
+  void check_labels(const StringMap& labels, const Path& path) const {
+    for (const auto& [k, v] : labels) {
+      if (!is_qualified_name(k))
+        fail(path, "invalid label key " + quote_for_message(k) + ": " + qualified_name_problem(k));
+      if (!is_valid_label_value(v))
+        fail(path, "invalid value " + quote_for_message(v) + " of label " + quote_for_message(k) + ": " +
+                       label_value_problem(v));
+    }
+  }
+
   std::vector<Toleration> as_tolerations(element v, const Path& path) const {
     std::vector<Toleration> out;
     for_each_item(v, path, [&](element item, const Path& ip) {
@@ -443,6 +479,7 @@ class Reader {
             t.effect = as_string(fv, fp);
         });
       }
+      check_toleration(t, ip);
       out.push_back(std::move(t));
     });
     return out;
@@ -494,9 +531,9 @@ class Reader {
             ResourceList limits;
             for_each_field(fv, fp, [&](std::string_view k2, element v2, const Path& p2) {
               if (k2 == "requests")
-                c.requests = as_resources(v2, p2);
+                c.requests = as_resources(v2, p2, true);
               else if (k2 == "limits")
-                limits = as_resources(v2, p2);
+                limits = as_resources(v2, p2, true);
             });
             // The API server's Pod defaulting: a limit without a request
             // becomes the request (extended resources such as GPUs are
@@ -518,6 +555,14 @@ class Reader {
                     cp.host_ip = as_string(v2, p2);
                 });
               }
+              // As the API server validates ports: a container port in
+              // 1..65535, a host port 0 (none) or in 1..65535.
+              if (cp.container_port < 1 || cp.container_port > 65535)
+                fail(pp.field("containerPort"),
+                     "must be between 1 and 65535, inclusive, got " + std::to_string(cp.container_port));
+              if (cp.host_port < 0 || cp.host_port > 65535)
+                fail(pp.field("hostPort"),
+                     "must be between 1 and 65535, inclusive, got " + std::to_string(cp.host_port));
               c.ports.push_back(std::move(cp));
             });
           }
@@ -569,7 +614,10 @@ Node convert_node(element item, Reader& r) {
   r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
     if (k == "metadata") {
       r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
-        if (k2 == "labels") node.labels = r.as_string_map(v2, p2);
+        if (k2 == "labels") {
+          node.labels = r.as_string_map(v2, p2);
+          r.check_labels(node.labels, p2);
+        }
       });
     } else if (k == "spec") {
       r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
@@ -589,6 +637,13 @@ Node convert_node(element item, Reader& r) {
                   taint.effect = r.as_string(v3, p3);
               });
             }
+            if (taint.key.empty()) r.fail(tp.field("key"), "required");
+            if (!is_qualified_name(taint.key))
+              r.fail(tp.field("key"),
+                     "invalid key " + quote_for_message(taint.key) + ": " + qualified_name_problem(taint.key));
+            if (!is_valid_label_value(taint.value))
+              r.fail(tp.field("value"),
+                     "invalid value " + quote_for_message(taint.value) + ": " + label_value_problem(taint.value));
             if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" && taint.effect != "NoExecute") {
               r.fail(tp.field("effect"), "unknown taint effect " + quote(taint.effect) +
                                              " (expected NoSchedule, PreferNoSchedule or NoExecute)");
@@ -648,6 +703,7 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
           pod.uid = r.as_string(v2, p2);
         } else if (k2 == "labels") {
           pod.labels = r.as_string_map(v2, p2);
+          r.check_labels(pod.labels, p2);
         } else if (k2 == "annotations") {
           pod.annotations = r.as_string_map(v2, p2);
         } else if (k2 == "deletionTimestamp") {
@@ -713,6 +769,9 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
       });
     }
   });
+  // The API server stores no pod without a container.
+  if (pod.containers.empty())
+    r.fail(root.field("spec").field("containers"), "required: a pod has at least one container");
   // API defaulting for the two fields the scheduler keys on.
   if (pod.namespace_name.empty()) pod.namespace_name = "default";
   if (pod.scheduler_name.empty()) pod.scheduler_name = "default-scheduler";
@@ -852,10 +911,21 @@ std::string error_location(const simdjson::padded_string_view json) {
   throw InputError(origin + ": invalid JSON: " + simdjson::error_message(err) + error_location(json));
 }
 
+// A UTF-8 byte order mark before the JSON, as some editors and Windows tools
+// write it, is skipped (kubectl and the API server accept it). The padding
+// simdjson needs is at the end, so a later start stays valid.
+bool has_bom(simdjson::padded_string_view json) {
+  return json.size() >= 3 && static_cast<unsigned char>(json.data()[0]) == 0xEF &&
+         static_cast<unsigned char>(json.data()[1]) == 0xBB && static_cast<unsigned char>(json.data()[2]) == 0xBF;
+}
+const char* without_bom(simdjson::padded_string_view json) { return json.data() + (has_bom(json) ? 3 : 0); }
+size_t without_bom_size(simdjson::padded_string_view json) { return json.size() - (has_bom(json) ? 3 : 0); }
+
 std::vector<Node> nodes_from(simdjson::dom::parser& parser, const simdjson::padded_string_view json,
                              const std::string& origin) {
   element root;
-  if (const auto err = parser.parse(json.data(), json.size(), false).get(root)) throw_json_error(origin, err, json);
+  if (const auto err = parser.parse(without_bom(json), without_bom_size(json), false).get(root))
+    throw_json_error(origin, err, json);
   std::vector<Node> nodes;
   nodes.reserve(item_count(root));
   for_each_object(root, origin, "Node", "NodeList", [&](element item, std::optional<size_t> index) {
@@ -868,7 +938,8 @@ std::vector<Node> nodes_from(simdjson::dom::parser& parser, const simdjson::padd
 std::vector<Pod> pods_from(simdjson::dom::parser& parser, const simdjson::padded_string_view json,
                            const std::string& origin) {
   element root;
-  if (const auto err = parser.parse(json.data(), json.size(), false).get(root)) throw_json_error(origin, err, json);
+  if (const auto err = parser.parse(without_bom(json), without_bom_size(json), false).get(root))
+    throw_json_error(origin, err, json);
   std::vector<Pod> pods;
   pods.reserve(item_count(root));
   for_each_object(root, origin, "Pod", "PodList", [&](element item, std::optional<size_t> index) {

@@ -43,6 +43,7 @@
 #include "host/common.hpp"
 #include "host/input/go_int.hpp"
 #include "host/input/model.hpp"
+#include "host/input/resource_names.hpp"
 
 namespace bulkscore {
 
@@ -187,10 +188,7 @@ class StringDict {
 // name has no tag (the last ':' does not come after the last '/').
 std::string normalize_image_name(std::string_view name);
 
-// Resource-name classes as the scheduler buckets them.
-bool is_scalar_resource_name(std::string_view name);    // hugepages-*, extended, kubernetes.io/*, attachable-volumes-*
-bool is_extended_resource_name(std::string_view name);  // outside kubernetes.io/, contains '/', not requests.*
-bool is_hugepages_resource_name(std::string_view name);
+
 
 class Snapshot {
  public:
