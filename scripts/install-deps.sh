@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config
   clang-14
-  libsimdjson-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libeigen3-dev
+  libsimdjson-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   gnuplot-nox
 )
