@@ -105,10 +105,12 @@ struct NormStats {
 
 BULKSCORE_HD NormStats empty_norm_stats() { return NormStats{INT64_MAX, INT64_MIN}; }
 
+// Branch-free (conditional moves in the CPU backend's column loops): an
+// ignored score, INT64_MIN, never raises the max and is kept out of the min.
 BULKSCORE_HD void add_to_stats(NormStats& st, int64_t raw) {
-  if (raw == kIgnoredScore) return;
-  if (raw < st.min) st.min = raw;
-  if (raw > st.max) st.max = raw;
+  const int64_t for_min = raw == kIgnoredScore ? INT64_MAX : raw;
+  st.min = for_min < st.min ? for_min : st.min;
+  st.max = raw > st.max ? raw : st.max;
 }
 
 BULKSCORE_HD NormStats merge_stats(NormStats a, NormStats b) {
