@@ -51,6 +51,7 @@ std::vector<std::string> Engine::load(const Cluster& cluster) {
   Cluster copy;
   copy.nodes = cluster.nodes;
   copy.running_pods = cluster.running_pods;
+  copy.objects = cluster.objects;
   return load(std::move(copy));
 }
 
@@ -65,6 +66,7 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   // The snapshot holds what it needs; free the parsed objects now.
   std::vector<Node>().swap(cluster.nodes);
   std::vector<Pod>().swap(cluster.running_pods);
+  objects_ = std::move(cluster.objects);
   next_start_node_index_ = 0;
   const bool ipa_in_profiles = std::any_of(plans_.begin(), plans_.end(), [](const ProfilePlan& p) {
     return std::find(p.not_evaluated.begin(), p.not_evaluated.end(), "InterPodAffinity") != p.not_evaluated.end();
