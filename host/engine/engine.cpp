@@ -164,8 +164,8 @@ ScheduleResult Engine::schedule(const Pod& pod) {
     res.message = "no nodes available to schedule pods";
     return res;
   }
-  intern_pod_resources(snapshot_, pod);
-  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, seq);
+  intern_pod_for_plan(snapshot_, pod, plan, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, seq, &objects_);
   res.warnings = q.warnings;
   if (q.rejected) {
     res.code = Code::Unschedulable;  // a FitError, whatever the PreFilter code
@@ -211,8 +211,8 @@ Explanation Engine::explain(const Pod& pod) {
   Explanation ex;
   ex.pod = pod.key();
   const ProfilePlan& plan = plan_for(pod);
-  intern_pod_resources(snapshot_, pod);
-  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, pod_seq_);
+  intern_pod_for_plan(snapshot_, pod, plan, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, pod_seq_, &objects_);
   ex.prefilter = q.prefilter;
   ex.warnings = q.warnings;
   const uint32_t n = snapshot_.num_nodes();
