@@ -153,6 +153,9 @@ LabelSelector default_selector(const Pod& pod, const ClusterObjects* objects) {
 std::vector<Built> constraints_for(const Pod& pod, const PodTopologySpreadArgs& args, const ClusterObjects* objects,
                                    const char* action) {
   if (!pod.topology_spread_constraints.empty()) return filter_constraints(pod, pod.topology_spread_constraints, action);
+  // Without selecting objects the DefaultSelector is empty: no defaults, at
+  // no cost for the common pod.
+  if (!objects || objects->selecting.empty()) return {};
   std::vector<TopologySpreadConstraint> defaults;
   if (args.defaulting_type == "System") {
     TopologySpreadConstraint host, zone;
