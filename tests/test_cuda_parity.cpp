@@ -254,8 +254,9 @@ Pod random_pending_pod(SplitMix64& rng, uint32_t i, uint32_t num_nodes, const st
   // SeamProbe pods keep exercising their seams without spread rejections.
   SplitMix64 srng = SplitMix64::derive(parity_seed() ^ 0x5eed5beadull, i);
   static const char* const kApps[] = {"web", "db", "cache"};
-  if (srng.chance(0.7)) p.labels["app"] = pick(srng, kApps);
-  if (!p.annotations.count(plugins::SeamProbe::kAnnotation) && srng.chance(0.4)) {
+  const bool probe = p.annotations.count(plugins::SeamProbe::kAnnotation) > 0;
+  if (srng.chance(0.7) && !probe) p.labels["app"] = pick(srng, kApps);
+  if (!probe && srng.chance(0.4)) {
     static const char* const kKeys[] = {"topology.kubernetes.io/zone", "kubernetes.io/hostname", "pool", "rack"};
     const uint32_t n = 1 + static_cast<uint32_t>(srng.below(2));
     for (uint32_t k = 0; k < n; ++k) {
