@@ -18,6 +18,8 @@ struct PrepareContext {
   const Snapshot& snapshot;
   const ProfileConfig& profile;
   const ResourceList& requests;  // pod_requests(pod): what Filter uses
+  // Services, controllers and Namespaces (--objects); nullptr when none.
+  const ClusterObjects* objects = nullptr;
 };
 
 struct PrepareResult {

@@ -15,6 +15,7 @@
 #include "plugins/node_resources_balanced_allocation.hpp"
 #include "plugins/node_resources_fit.hpp"
 #include "plugins/node_unschedulable.hpp"
+#include "plugins/pod_topology_spread.hpp"
 #include "plugins/seam_probe.hpp"
 #include "plugins/taint_toleration.hpp"
 
@@ -23,9 +24,10 @@ namespace bulkscore {
 template <class... Ps>
 struct PluginList {};
 
-using Plugins = PluginList<plugins::NodeUnschedulable, plugins::NodeName, plugins::TaintToleration,
-                           plugins::NodeAffinity, plugins::NodePorts, plugins::NodeResourcesFit,
-                           plugins::NodeResourcesBalancedAllocation, plugins::ImageLocality, plugins::SeamProbe>;
+using Plugins =
+    PluginList<plugins::NodeUnschedulable, plugins::NodeName, plugins::TaintToleration, plugins::NodeAffinity,
+               plugins::NodePorts, plugins::NodeResourcesFit, plugins::NodeResourcesBalancedAllocation,
+               plugins::ImageLocality, plugins::PodTopologySpread, plugins::SeamProbe>;
 
 namespace detail {
 template <class P, class List>

@@ -184,6 +184,31 @@ TEST(Cli, BadInputExitsTwoNamesTheProblemAndWritesNoOutput) {
   }
 }
 
+TEST(Cli, ObjectsAreReadRepeatableAndCheckedOnScheduleAndExplain) {
+  Fixture f;
+  const std::string svc =
+      write("svc.json", list("ServiceList", {R"({"metadata":{"name":"web"},"spec":{"selector":{"app":"web"}}})"}));
+  const std::string ns = write("ns.json", R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default"}})");
+  const CliRun ok = run_cli("schedule --backend cpu --nodes " + f.nodes + " --pods " + f.pods + " --objects " + svc +
+                            " --objects " + ns + " -o " + dir() + "/out.jsonl");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  const CliRun ex = run_cli("explain --backend cpu --nodes " + f.nodes + " --pods " + f.pods + " --objects " + svc +
+                            " --pod default/small");
+  EXPECT_EQ(ex.exit_code, 0) << ex.out;
+  const std::string bad = write(
+      "bad-objects.json", list("List", {R"({"kind":"Service","metadata":{"name":"web"},"spec":{"selector":[]}})"}));
+  for (const char* cmd : {"schedule", "explain --pod default/small"}) {
+    const CliRun r = run_cli(std::string(cmd) + " --nodes " + f.nodes + " --pods " + f.pods + " --objects " + bad);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find("bad-objects.json: items[0] (Service \"web\"): spec.selector: expected an object"),
+              std::string::npos)
+        << r.out;
+  }
+  const CliRun over = run_cli("schedule --nodes " + f.nodes + " --pods " + f.pods + " --objects " + svc + " -o " + svc);
+  EXPECT_EQ(over.exit_code, 2) << over.out;
+  EXPECT_NE(over.out.find("--objects"), std::string::npos) << over.out;
+}
+
 TEST(Cli, BadConfigAndUsageExitTwo) {
   Fixture f;
   const std::string cfg = write("bad-config.yaml",
@@ -211,7 +236,7 @@ TEST(Cli, CudaBackendWithoutCudaIsBadInput) {
 }
 #endif
 
-TEST(Cli, PendingPodWithConstraintsNotEnforcedGetsWarning) {
+TEST(Cli, PendingPodWithSpreadConstraintsIsFiltered) {
   const std::string nodes = write("w-nodes.json", list("NodeList", {node_json("n1", "4")}));
   const std::string pods = write(
       "w-pods.json",
@@ -222,7 +247,12 @@ TEST(Cli, PendingPodWithConstraintsNotEnforcedGetsWarning) {
               R"("topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"a":"b"}}}])")}));
   const CliRun r = run_cli("schedule --backend cpu --nodes " + nodes + " --pods " + pods);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("topologySpreadConstraints not enforced"), std::string::npos) << r.out;
+  // n1 has no "zone" label: PodTopologySpread's Filter rejects it.
+  EXPECT_NE(r.out.find("0/1 nodes are available: 1 node(s) didn't match pod topology spread constraints (missing "
+                       "required label)."),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("not enforced"), std::string::npos) << r.out;
 }
 
 TEST(Cli, PodWithAWeightTheApiServerRefusesIsBadInput) {

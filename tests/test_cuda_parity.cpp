@@ -248,6 +248,40 @@ Pod random_pending_pod(SplitMix64& rng, uint32_t i, uint32_t num_nodes, const st
     const uint32_t n = 1 + static_cast<uint32_t>(rng.below(3));
     for (uint32_t t = 0; t < n; ++t) p.tolerations.push_back(pick(rng, kTolerations));
   }
+  // PodTopologySpread: labels the spread selectors (and the Service) match,
+  // and own constraints on keys every node, most nodes or no node carries.
+  // A stream of its own, so the other features' coverage stays as it was;
+  // SeamProbe pods keep exercising their seams without spread rejections.
+  SplitMix64 srng = SplitMix64::derive(parity_seed() ^ 0x5eed5beadull, i);
+  static const char* const kApps[] = {"web", "db", "cache"};
+  const bool probe = p.annotations.count(plugins::SeamProbe::kAnnotation) > 0;
+  if (srng.chance(0.7) && !probe) p.labels["app"] = pick(srng, kApps);
+  if (!probe && srng.chance(0.4)) {
+    static const char* const kKeys[] = {"topology.kubernetes.io/zone", "kubernetes.io/hostname", "pool", "rack"};
+    const uint32_t n = 1 + static_cast<uint32_t>(srng.below(2));
+    for (uint32_t k = 0; k < n; ++k) {
+      TopologySpreadConstraint c;
+      c.max_skew = static_cast<int32_t>(srng.between(1, 3));
+      c.topology_key = kKeys[(k + srng.below(4)) % 4];
+      if (k == 1 && c.topology_key == p.topology_spread_constraints[0].topology_key) continue;
+      c.when_unsatisfiable = srng.chance(0.5) ? "DoNotSchedule" : "ScheduleAnyway";
+      const uint64_t sel = srng.below(10);
+      if (sel < 6) {
+        c.label_selector = LabelSelector{};
+        c.label_selector->match_labels["app"] = pick(srng, kApps);
+      } else if (sel < 8) {
+        c.label_selector = LabelSelector{};
+        c.label_selector->match_expressions.push_back({"app", "Exists", {}});
+      } else if (sel < 9) {
+        c.label_selector = LabelSelector{};  // counts no pod, matches itself
+      }                                      // else nil: matches nothing
+      if (srng.chance(0.2)) c.min_domains = static_cast<int32_t>(srng.between(1, 5));
+      if (srng.chance(0.2)) c.node_affinity_policy = "Ignore";
+      if (srng.chance(0.3)) c.node_taints_policy = "Honor";
+      if (srng.chance(0.2)) c.match_label_keys.push_back("app");
+      p.topology_spread_constraints.push_back(c);
+    }
+  }
   return p;
 }
 
@@ -265,7 +299,11 @@ Cluster random_cluster(SplitMix64& rng, const ClusterShape& shape, const std::ve
     const uint32_t pods = static_cast<uint32_t>(rng.below(4));
     for (uint32_t j = 0; j < pods; ++j) {
       Pod p;
-      p.namespace_name = "running";
+      // Some in the pending pods' namespace, labelled: PodTopologySpread counts them.
+      SplitMix64 srng = SplitMix64::derive(parity_seed() ^ (0x5eed5beadull + i), j);
+      p.namespace_name = srng.chance(0.6) ? "parity" : "running";
+      if (srng.chance(0.8)) p.labels["app"] = srng.chance(0.5) ? "web" : (srng.chance(0.5) ? "db" : "cache");
+      p.deleting = srng.chance(0.05);
       p.name = "run-" + std::to_string(i) + "-" + std::to_string(j);
       p.node_name = c.nodes[i].name;
       p.phase = "Running";
@@ -277,6 +315,14 @@ Cluster random_cluster(SplitMix64& rng, const ClusterShape& shape, const std::ve
   }
   for (uint32_t i = 0; i < shape.pending; ++i)
     c.pending_pods.push_back(random_pending_pod(rng, i, shape.nodes, schedulers));
+  // A Service selecting the "web" pods: their default spreading constraints.
+  SelectingObject svc;
+  svc.kind = SelectingObject::Kind::Service;
+  svc.namespace_name = "parity";
+  svc.name = "web";
+  svc.has_selector = true;
+  svc.selector_map = {{"app", "web"}};
+  c.objects.selecting.push_back(svc);
   return c;
 }
 
@@ -331,6 +377,14 @@ profiles:
           preference:
             matchExpressions:
             - {key: ssd, operator: Exists}
+- schedulerName: spread-list
+  pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints:
+      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule}
+      - {maxSkew: 2, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}
 - schedulerName: filter-only
   plugins:
     score:
@@ -461,9 +515,10 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
   for (size_t i = 0; i < cluster.pending_pods.size(); ++i) {
     const Pod& pod = cluster.pending_pods[i];
     const uint64_t version = snap.structure_version();
-    intern_pod_resources(snap, pod);
+    intern_pod_for_plan(snap, pod, plan_named(plans, pod.scheduler_name), &cluster.objects);
     const TieBreak tie = (i % 2) ? TieBreak::First : TieBreak::Random;
-    PodQuery q = prepare_pod_query(pod, snap, plan_named(plans, pod.scheduler_name), tie, parity_seed() ^ stream, i);
+    PodQuery q = prepare_pod_query(pod, snap, plan_named(plans, pod.scheduler_name), tie, parity_seed() ^ stream, i,
+                                   &cluster.objects);
     const std::vector<uint32_t>* candidates = q.candidates ? &*q.candidates : nullptr;
     const uint32_t m = candidates ? static_cast<uint32_t>(candidates->size()) : n;
 
@@ -630,7 +685,7 @@ TEST(SamplingParity, CutAtEveryChunkEdge) {
   pod.containers.push_back(Container{});
   pod.containers[0].requests = {{"cpu", 100}};
   const ProfilePlan plan = make_profile_plan(parity_config().profiles[0]);
-  intern_pod_resources(snap, pod);
+  intern_pod_for_plan(snap, pod, plan);
   PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 1, 0);
   auto cpu = make_cpu_backend(2);
   testutil::ReferenceBackend reference;

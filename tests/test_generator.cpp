@@ -353,7 +353,7 @@ TEST(Generator, RunningPodsSitWhereTheEnginesFiltersAllowThem) {
                                   [](const Taint& t) { return t.key == "node.kubernetes.io/unschedulable"; }),
                    n.taints.end());
   }
-  const Snapshot snap = Snapshot::build(nodes, std::vector<Pod>{});
+  Snapshot snap = Snapshot::build(nodes, std::vector<Pod>{});
   ProfileConfig profile = default_scheduler_config().profiles.front();
   profile.filter.erase(std::remove_if(profile.filter.begin(), profile.filter.end(),
                                       [](const std::string& f) { return f == "NodePorts" || f == "NodeResourcesFit"; }),
@@ -361,6 +361,7 @@ TEST(Generator, RunningPodsSitWhereTheEnginesFiltersAllowThem) {
   const ProfilePlan plan = make_profile_plan(profile);
   size_t tainted = 0, with_selector = 0;
   for (const Pod& p : c.running_pods) {
+    intern_pod_for_plan(snap, p, plan);
     const PodQuery q = prepare_pod_query(p, snap, plan, TieBreak::First, 0, 0);
     ASSERT_FALSE(q.rejected) << p.key();
     const int32_t node = snap.node_index(p.node_name);

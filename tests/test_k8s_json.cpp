@@ -1049,6 +1049,81 @@ TEST(ApiValidation, ByteOrderMarkIsAccepted) {
   const std::vector<Node> nodes =
       parse_nodes_json("\xEF\xBB\xBF" + list_of("NodeList", R"({"metadata":{"name":"n1"}})"), "nodes.json");
   EXPECT_EQ(nodes.size(), 1u);
+
+// ---- --objects: Services, controllers, Namespaces ---------------------------
+
+TEST(ObjectsJson, ReadsKubectlListOfEveryKind) {
+  const std::string json = R"({"apiVersion": "v1", "kind": "List", "items": [
+    {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop",
+      "managedFields": [{"manager": "kubectl"}]},
+     "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}], "clusterIP": "10.0.0.1"}},
+    {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "kubernetes", "namespace": "default"},
+     "spec": {"ports": [{"port": 443}]}},
+    {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "rc1", "namespace": "shop"},
+     "spec": {"selector": {"app": "old"}, "replicas": 2}},
+    {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web-7d", "namespace": "shop"},
+     "spec": {"selector": {"matchLabels": {"app": "web"},
+       "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}]}}},
+    {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
+     "spec": {"selector": {"matchLabels": {"app": "db"}}}},
+    {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "skipped"}},
+    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop", "labels": {"team": "x"}}}
+  ]})";
+  const ClusterObjects o = parse_objects_json(json, "objects.json");
+  ASSERT_EQ(o.selecting.size(), 5u);
+  ASSERT_EQ(o.namespaces.size(), 1u);
+  EXPECT_EQ(o.namespaces[0].name, "shop");
+  EXPECT_EQ(o.namespaces[0].labels.at("team"), "x");
+  using K = SelectingObject::Kind;
+  EXPECT_EQ(o.selecting[0].kind, K::Service);
+  EXPECT_EQ(o.selecting[0].namespace_name, "shop");
+  EXPECT_TRUE(o.selecting[0].has_selector);
+  EXPECT_EQ(o.selecting[0].selector_map.at("app"), "web");
+  EXPECT_EQ(o.selecting[0].origin, "objects.json: items[0]");
+  EXPECT_FALSE(o.selecting[1].has_selector);  // a Service without a selector selects nothing
+  EXPECT_EQ(o.selecting[2].kind, K::ReplicationController);
+  EXPECT_EQ(o.selecting[2].selector_map.at("app"), "old");
+  EXPECT_EQ(o.selecting[3].kind, K::ReplicaSet);
+  ASSERT_TRUE(o.selecting[3].label_selector);
+  EXPECT_EQ(o.selecting[3].label_selector->match_labels.at("app"), "web");
+  ASSERT_EQ(o.selecting[3].label_selector->match_expressions.size(), 1u);
+  EXPECT_EQ(o.selecting[3].label_selector->match_expressions[0].values.size(), 2u);
+  EXPECT_EQ(o.selecting[4].kind, K::StatefulSet);
+  EXPECT_EQ(o.selecting[4].namespace_name, "default");
+}
+
+TEST(ObjectsJson, TypedListsAndSingleObjects) {
+  const ClusterObjects svc = parse_objects_json(
+      R"({"kind": "ServiceList", "items": [{"metadata": {"name": "a"}, "spec": {"selector": {}}}]})", "s.json");
+  ASSERT_EQ(svc.selecting.size(), 1u);
+  EXPECT_TRUE(svc.selecting[0].has_selector);  // empty but present: selects every pod
+  EXPECT_TRUE(svc.selecting[0].selector_map.empty());
+  const ClusterObjects ns = parse_objects_json(R"({"kind": "Namespace", "metadata": {"name": "n"}})", "n.json");
+  ASSERT_EQ(ns.namespaces.size(), 1u);
+  const ClusterObjects rs = parse_objects_json(
+      R"({"kind": "ReplicaSet", "metadata": {"name": "r", "namespace": "x"}, "spec": {"selector": null}})", "r.json");
+  ASSERT_EQ(rs.selecting.size(), 1u);
+  EXPECT_FALSE(rs.selecting[0].label_selector);
+  EXPECT_EQ(rs.selecting[0].origin, "r.json");
+}
+
+TEST(ObjectsJson, ErrorsNameFileObjectAndField) {
+  auto err = [](const std::string& json) { return error_of([&] { parse_objects_json(json, "objects.json"); }); };
+  EXPECT_CONTAINS(err(R"({"kind": "List", "items": [{"kind": "Service", "metadata": {"name": "web"},
+                     "spec": {"selector": {"app": 3}}}]})"),
+                  "objects.json: items[0] (Service \"web\"): spec.selector.app: expected a string, got an integer");
+  EXPECT_CONTAINS(err(R"({"kind": "List", "items": [{"kind": "ReplicaSet", "metadata": {"name": "r"},
+                     "spec": {"selector": {"matchLabels": []}}}]})"),
+                  "objects.json: items[0] (ReplicaSet \"r\"): spec.selector.matchLabels: expected an object");
+  EXPECT_CONTAINS(err(R"({"kind": "List", "items": [{"kind": "Service", "metadata": {}}]})"),
+                  "objects.json: items[0]: metadata.name: missing");
+  EXPECT_CONTAINS(err(R"({"kind": "List", "items": [{"metadata": {"name": "x"}}]})"),
+                  "objects.json: items[0]: kind: missing");
+  EXPECT_CONTAINS(err(R"({"kind": "ServiceList", "items": [{"kind": "ReplicaSet", "metadata": {"name": "x"}}]})"),
+                  "objects.json: items[0]: kind \"ReplicaSet\": expected Service");
+  EXPECT_CONTAINS(err(R"({"kind": "NodeList", "items": []})"), "objects.json: kind \"NodeList\": expected");
+  EXPECT_CONTAINS(err(R"([1])"), "objects.json: expected a JSON object");
+  EXPECT_CONTAINS(err(R"({"kind": "List", "items": [)"), "objects.json: invalid JSON");
 }
 
 }  // namespace

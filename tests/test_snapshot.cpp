@@ -241,6 +241,11 @@ Decoded decode(const Snapshot& s) {
   });
   per_node("allowed_pods", [&](uint32_t n) { return std::to_string(v.allowed_pods[n]); });
   per_node("pod_count", [&](uint32_t n) { return std::to_string(v.pod_count[n]); });
+  per_node("topology_counts", [&](uint32_t n) {
+    std::vector<std::string> parts;
+    for (uint32_t m = 0; m < v.num_topology_matchers; ++m) parts.push_back(std::to_string(v.topology_count(m, n)));
+    return join(parts, false);
+  });
   per_node("unschedulable", [&](uint32_t n) { return std::to_string(v.unschedulable[n]); });
   per_node("node_name_id", [&](uint32_t n) { return str(v.node_name_id[n]); });
 
@@ -1227,6 +1232,142 @@ TEST(SnapshotMutations, RandomSequencesEqualAFreshBuild) {
         "%zu remove_node; mirror: %zu full, %zu whole columns, %zu tails, %zu ranges\n",
         static_cast<unsigned long long>(seed), counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
         mirror.everything, mirror.whole, mirror.tails, mirror.ranges);
+  }
+}
+
+// Plain labels.Selector semantics over the Pod objects, for recounting.
+bool plain_matches(const LabelSelector& sel, const StringMap& labels) {
+  for (const auto& [k, v] : sel.match_labels) {
+    const auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  for (const auto& r : sel.match_expressions) {
+    const auto it = labels.find(r.key);
+    const bool has = it != labels.end();
+    const bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+    if ((r.op == "In" && !in) || (r.op == "NotIn" && in) || (r.op == "Exists" && !has) ||
+        (r.op == "DoesNotExist" && has))
+      return false;
+  }
+  return true;
+}
+
+LabelSelector selector(StringMap match_labels, std::vector<LabelSelectorRequirement> exprs = {}) {
+  LabelSelector s;
+  s.match_labels = std::move(match_labels);
+  s.match_expressions = std::move(exprs);
+  return s;
+}
+
+TEST(SnapshotTopologyCounters, RegistrationIsCanonicalAndCountsRunningNonTerminatingPods) {
+  Pod a = testutil::running("a", "n1", {{"cpu", 100}});
+  a.labels = {{"app", "web"}};
+  Pod b = testutil::running("b", "n1", {{"cpu", 100}});
+  b.labels = {{"app", "web"}};
+  b.deleting = true;  // terminating pods are not counted, as upstream's counting skips them
+  Pod c = testutil::running("c", "n2", {{"cpu", 100}});
+  c.labels = {{"app", "web"}};
+  Pod d = testutil::running("d", "n2", {{"cpu", 100}});
+  d.labels = {{"app", "web"}};
+  d.namespace_name = "other";
+  Snapshot s = Snapshot::build({make_node("n1", 4000, 1 << 30, 10), make_node("n2", 4000, 1 << 30, 10)}, {a, b, c, d});
+  EXPECT_EQ(s.num_topology_matchers(), 0u);
+  EXPECT_EQ(s.find_topology_matcher("default", selector({{"app", "web"}})), -1);
+  const uint64_t version = s.structure_version();
+  const uint32_t m = s.topology_matcher("default", selector({{"app", "web"}}));
+  EXPECT_EQ(s.structure_version(), version);  // a new row, not a structural change
+  EXPECT_EQ(s.view().topology_count(m, 0), 1);
+  EXPECT_EQ(s.view().topology_count(m, 1), 1);
+  // The same selector written as In: the same matcher.
+  EXPECT_EQ(s.topology_matcher("default", selector({}, {{"app", "In", {"web", "web"}}})), m);
+  EXPECT_EQ(s.find_topology_matcher("default", selector({}, {{"app", "In", {"web"}}})), static_cast<int32_t>(m));
+  // Strings no pod has yet are interned: a pod added later with them counts.
+  const uint32_t later = s.topology_matcher("fresh-ns", selector({{"team", "new"}}));
+  Pod e = make_pod("e");
+  e.namespace_name = "fresh-ns";
+  e.labels = {{"team", "new"}};
+  s.add_pod(e, 1);
+  EXPECT_EQ(s.view().topology_count(later, 1), 1);
+  EXPECT_EQ(s.view().topology_count(later, 0), 0);
+  EXPECT_THROW(s.topology_matcher("default", selector({}, {{"app", "Gt", {"1"}}})), InputError);
+}
+
+TEST(SnapshotTopologyCounters, RandomMutationsEqualARecount) {
+  const std::vector<std::pair<std::string, LabelSelector>> wanted = {
+      {"default", selector({{"app", "app-1"}})},
+      {"team-a", selector({}, {{"app", "In", {"app-0", "app-2"}}})},
+      {"default", selector({}, {{"pod-template-hash", "Exists", {}}, {"app", "NotIn", {"app-3"}}})},
+      {"kube-system", selector({}, {{"app", "DoesNotExist", {}}})},
+      {"default", LabelSelector{}},
+      {"nowhere", selector({{"app", "app-1"}})},
+  };
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Rng rng(seed * 104729);
+    uint32_t pod_seq = 0, node_seq = 1000;
+    Model m = random_model(rng, 2 + rng.below(20), rng.below(100), pod_seq);
+    Snapshot snap = m.fresh();
+    HostMirror mirror;
+    mirror.update(snap);
+    std::vector<std::pair<uint32_t, size_t>> registered;  // row, index into wanted
+    for (int step = 0; step < 200; ++step) {
+      const uint32_t op = rng.below(100);
+      if (op < 8 && registered.size() < wanted.size()) {
+        const size_t w = registered.size();
+        registered.emplace_back(snap.topology_matcher(wanted[w].first, wanted[w].second), w);
+      } else if (op < 45 && !m.nodes.empty()) {
+        const uint32_t n = rng.below(static_cast<uint32_t>(m.nodes.size()));
+        Pod p = random_pod(rng, "pod-" + std::to_string(pod_seq++), false);
+        snap.add_pod(p, n);
+        p.node_name = m.nodes[n].name;
+        m.pods[n].push_back(p);
+      } else if (op < 70 && !m.all_pods().empty()) {
+        std::vector<std::pair<uint32_t, uint32_t>> live;
+        for (uint32_t n = 0; n < m.pods.size(); ++n)
+          for (uint32_t j = 0; j < m.pods[n].size(); ++j) live.emplace_back(n, j);
+        const auto [n, j] = live[rng.below(static_cast<uint32_t>(live.size()))];
+        if (rng.chance(0.5)) {  // update (labels, namespace kept, maybe another node)
+          Pod changed = random_pod(rng, m.pods[n][j].name, false);
+          changed.namespace_name = m.pods[n][j].namespace_name;
+          const uint32_t target = rng.below(static_cast<uint32_t>(m.nodes.size()));
+          changed.node_name = m.nodes[target].name;
+          snap.update_pod(changed);
+          m.pods[n].erase(m.pods[n].begin() + j);
+          m.pods[target].push_back(changed);
+        } else {
+          snap.remove_pod(m.pods[n][j].namespace_name, m.pods[n][j].name);
+          m.pods[n].erase(m.pods[n].begin() + j);
+        }
+      } else if (op < 80) {
+        const Node n = random_node(rng, "node-" + std::to_string(node_seq++));
+        snap.add_node(n);
+        m.nodes.push_back(n);
+        m.pods.emplace_back();
+      } else if (op < 90 && !m.nodes.empty()) {
+        const uint32_t i = rng.below(static_cast<uint32_t>(m.nodes.size()));
+        const Node n = random_node(rng, m.nodes[i].name);
+        snap.update_node(n);
+        m.nodes[i] = n;
+      } else if (!m.nodes.empty()) {
+        const uint32_t i = rng.below(static_cast<uint32_t>(m.nodes.size()));
+        snap.remove_node(m.nodes[i].name);
+        m.nodes.erase(m.nodes.begin() + i);
+        m.pods.erase(m.pods.begin() + i);
+      }
+      const SnapshotView v = snap.view();
+      ASSERT_EQ(v.num_topology_matchers, registered.size());
+      for (const auto& [row, w] : registered)
+        for (uint32_t n = 0; n < m.nodes.size(); ++n) {
+          int32_t want = 0;
+          for (const Pod& p : m.pods[n])
+            want += p.namespace_name == wanted[w].first && !p.deleting && plain_matches(wanted[w].second, p.labels);
+          ASSERT_EQ(v.topology_count(row, n), want) << "step " << step << " matcher " << w << " node " << n;
+        }
+      if (rng.chance(0.3)) {
+        mirror.update(snap);
+        ASSERT_EQ(mirror.first_difference(snap), "") << "step " << step;
+      }
+    }
   }
 }
 

@@ -218,11 +218,12 @@ inline ProfileConfig score_only_profile(const std::string& plugin, ProfileConfig
 }
 
 inline FilterRun run_filter(const std::string& plugin, const std::vector<Node>& nodes,
-                            const std::vector<Pod>& running_pods, const Pod& pod, ProfileConfig base = {}) {
+                            const std::vector<Pod>& running_pods, const Pod& pod, ProfileConfig base = {},
+                            const ClusterObjects* objects = nullptr) {
   Snapshot snap = Snapshot::build(nodes, running_pods);
-  intern_pod_resources(snap, pod);
   const ProfilePlan plan = make_profile_plan(filter_only_profile(plugin, std::move(base)));
-  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0);
+  intern_pod_for_plan(snap, pod, plan, objects);
+  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0, objects);
 
   FilterRun run;
   for (const auto& s : q.prefilter) {
@@ -256,11 +257,12 @@ inline FilterRun run_filter(const std::string& plugin, const std::vector<Node>& 
 }
 
 inline ScoreRun run_score(const std::string& plugin, const std::vector<Node>& nodes,
-                          const std::vector<Pod>& running_pods, const Pod& pod, ProfileConfig base = {}) {
+                          const std::vector<Pod>& running_pods, const Pod& pod, ProfileConfig base = {},
+                          const ClusterObjects* objects = nullptr) {
   Snapshot snap = Snapshot::build(nodes, running_pods);
-  intern_pod_resources(snap, pod);
   const ProfilePlan plan = make_profile_plan(score_only_profile(plugin, std::move(base)));
-  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0);
+  intern_pod_for_plan(snap, pod, plan, objects);
+  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0, objects);
 
   ScoreRun run;
   run.error = q.score_error;

@@ -104,7 +104,8 @@ const PlacementSnapshot::Queries& PlacementSnapshot::queries(uint32_t wi, const 
   // prepared before the dictionary grew (a pod's first UDP host port, say)
   // would compare stale ids, so it is prepared again.
   if (!q || q->strings != snap_.strings().size() || q->resources != snap_.num_resources()) {
-    intern_pod_resources(snap_, pod);
+    intern_pod_for_plan(snap_, pod, where_);
+    intern_pod_for_plan(snap_, pod, room_);
     q.emplace();
     q->strings = snap_.strings().size();
     q->resources = snap_.num_resources();

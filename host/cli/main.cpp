@@ -1,7 +1,7 @@
 // bulkscore: the command-line tool, a thin layer over the library.
 //
-//   bulkscore schedule --nodes F --pods F [--config F] [-o F] ...
-//   bulkscore explain  --nodes F --pods F --pod ns/name [--config F]
+//   bulkscore schedule --nodes F --pods F [--objects F]... [--config F] [-o F] ...
+//   bulkscore explain  --nodes F --pods F [--objects F]... --pod ns/name [--config F]
 //   bulkscore generate --nodes-out F --pods-out F [--nodes N] ...
 //   bulkscore perf     --config performance-config.yaml ...
 //
@@ -72,7 +72,8 @@ struct LoadedInput {
   bs::Cluster cluster;
 };
 
-LoadedInput load_input(const std::string& nodes_path, const std::string& pods_path, const std::string& config_path) {
+LoadedInput load_input(const std::string& nodes_path, const std::string& pods_path, const std::string& config_path,
+                       const std::vector<std::string>& objects_paths) {
   LoadedInput in;
   in.config = load_config(config_path);
   std::vector<std::string> names;
@@ -81,6 +82,7 @@ LoadedInput load_input(const std::string& nodes_path, const std::string& pods_pa
   auto nodes = bs::load_nodes_json(nodes_path);
   auto pods = bs::load_pods_json(pods_path);
   in.cluster = bs::assemble_cluster(std::move(nodes), std::move(pods), names, nodes_path, pods_path);
+  for (const auto& path : objects_paths) bs::load_objects_json(path, in.cluster.objects);
   for (const auto& w : in.cluster.warnings) spdlog::warn("{}", w);
   for (const auto& n : in.cluster.notes) spdlog::debug("{}", n);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -105,11 +107,20 @@ void report_warnings(const std::map<std::string, size_t>& warnings) {
   for (const auto& [w, n] : warnings) spdlog::warn("{} ({} pod(s))", w, n);
 }
 
+// The inputs an output must not replace.
+std::vector<std::pair<const char*, std::string>> input_paths(const std::string& nodes, const std::string& pods,
+                                                             const std::string& config,
+                                                             const std::vector<std::string>& objects) {
+  std::vector<std::pair<const char*, std::string>> in{{"--nodes", nodes}, {"--pods", pods}, {"--config", config}};
+  for (const auto& o : objects) in.emplace_back("--objects", o);
+  return in;
+}
+
 int cmd_schedule(const std::string& nodes, const std::string& pods, const std::string& config,
-                 const std::string& backend, const std::string& tie_break, uint64_t seed, int threads,
-                 const std::string& out) {
-  check_paths(out, {{"--nodes", nodes}, {"--pods", pods}, {"--config", config}});
-  LoadedInput in = load_input(nodes, pods, config);
+                 const std::vector<std::string>& objects, const std::string& backend, const std::string& tie_break,
+                 uint64_t seed, int threads, const std::string& out) {
+  check_paths(out, input_paths(nodes, pods, config, objects));
+  LoadedInput in = load_input(nodes, pods, config, objects);
   bs::EngineOptions opts;
   opts.backend = backend;
   opts.tie_break = parse_tie_break(tie_break);
@@ -213,9 +224,10 @@ void write_explanation(const bs::Explanation& ex, std::string& text) {
 }
 
 int cmd_explain(const std::string& nodes, const std::string& pods, const std::string& config,
-                const std::string& backend, const std::string& pod_key, const std::string& out) {
-  check_paths(out, {{"--nodes", nodes}, {"--pods", pods}, {"--config", config}});
-  LoadedInput in = load_input(nodes, pods, config);
+                const std::vector<std::string>& objects, const std::string& backend, const std::string& pod_key,
+                const std::string& out) {
+  check_paths(out, input_paths(nodes, pods, config, objects));
+  LoadedInput in = load_input(nodes, pods, config, objects);
   const bs::Pod* target = nullptr;
   for (const auto& p : in.cluster.pending_pods)
     if (p.key() == pod_key) target = &p;
@@ -274,6 +286,9 @@ int main(int argc, char** argv) {
   app.add_option("-v,--v", verbosity, "log verbosity, klog-like (0-5)")->check(CLI::Range(0, 10));
 
   std::string nodes, pods, config, backend = "auto", tie_break = "random", out, pod_key;
+  std::vector<std::string> objects;
+  const char* objects_help =
+      "Services, controllers and Namespaces (kubectl get svc,rc,rs,sts,ns -A -o json); repeatable";
   uint64_t seed = 0;
   int threads = 0;
 
@@ -281,6 +296,7 @@ int main(int argc, char** argv) {
   schedule->add_option("--nodes", nodes, "NodeList JSON (kubectl get nodes -o json)")->required();
   schedule->add_option("--pods", pods, "PodList JSON (kubectl get pods -A -o json)")->required();
   schedule->add_option("--config", config, "KubeSchedulerConfiguration YAML (default: upstream's defaults)");
+  schedule->add_option("--objects", objects, objects_help);
   schedule->add_option("--backend", backend, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   schedule->add_option("--tie-break", tie_break, "random (seeded, uniform) or first (lowest node index)")
       ->check(CLI::IsMember({"random", "first"}));
@@ -293,6 +309,7 @@ int main(int argc, char** argv) {
   explain->add_option("--pods", pods, "PodList JSON")->required();
   explain->add_option("--pod", pod_key, "the pod, as namespace/name")->required();
   explain->add_option("--config", config, "KubeSchedulerConfiguration YAML");
+  explain->add_option("--objects", objects, objects_help);
   explain->add_option("--backend", backend, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   explain->add_option("-o,--output", out, "output file; default stdout");
 
@@ -338,8 +355,8 @@ int main(int argc, char** argv) {
   setup_logging(verbosity);
 
   try {
-    if (*schedule) return cmd_schedule(nodes, pods, config, backend, tie_break, seed, threads, out);
-    if (*explain) return cmd_explain(nodes, pods, config, backend, pod_key, out);
+    if (*schedule) return cmd_schedule(nodes, pods, config, objects, backend, tie_break, seed, threads, out);
+    if (*explain) return cmd_explain(nodes, pods, config, objects, backend, pod_key, out);
     if (*generate) return cmd_generate(gen, nodes_out, pods_out);
     if (*perf_cmd) {
       perf.verbosity = std::max(1, verbosity);  // progress is shown unless asked otherwise

@@ -63,6 +63,7 @@ std::vector<std::string> Engine::load(const Cluster& cluster) {
   Cluster copy;
   copy.nodes = cluster.nodes;
   copy.running_pods = cluster.running_pods;
+  copy.objects = cluster.objects;
   return load(std::move(copy));
 }
 
@@ -77,6 +78,7 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   // The snapshot holds what it needs; free the parsed objects now.
   std::vector<Node>().swap(cluster.nodes);
   std::vector<Pod>().swap(cluster.running_pods);
+  objects_ = std::move(cluster.objects);
   next_start_node_index_ = 0;
   const bool ipa_in_profiles = std::any_of(plans_.begin(), plans_.end(), [](const ProfilePlan& p) {
     return std::find(p.not_evaluated.begin(), p.not_evaluated.end(), "InterPodAffinity") != p.not_evaluated.end();
@@ -181,8 +183,8 @@ ScheduleResult Engine::schedule(const Pod& pod) {
     res.message = "no nodes available to schedule pods";
     return res;
   }
-  intern_pod_resources(snapshot_, pod);
-  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, seq);
+  intern_pod_for_plan(snapshot_, pod, plan, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, seq, &objects_);
   res.warnings = q.warnings;
   if (q.rejected) {
     res.code = Code::Unschedulable;  // a FitError, whatever the PreFilter code
@@ -228,8 +230,8 @@ Explanation Engine::explain(const Pod& pod) {
   Explanation ex;
   ex.pod = pod.key();
   const ProfilePlan& plan = plan_for(pod);
-  intern_pod_resources(snapshot_, pod);
-  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, pod_seq_);
+  intern_pod_for_plan(snapshot_, pod, plan, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, pod_seq_, &objects_);
   ex.prefilter = q.prefilter;
   ex.warnings = q.warnings;
   const uint32_t n = snapshot_.num_nodes();

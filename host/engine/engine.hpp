@@ -71,7 +71,8 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Replaces the snapshot with these nodes and running pods. Returns
+  // Replaces the snapshot with these nodes and running pods, and the
+  // cluster objects (Services, controllers, Namespaces) with its. Returns
   // warnings about the cluster (constraints of running pods that bulkscore
   // does not enforce yet); the library does not log them.
   std::vector<std::string> load(const Cluster& cluster);
@@ -87,6 +88,8 @@ class Engine {
   Explanation explain(const Pod& pod);
 
   const Snapshot& snapshot() const { return snapshot_; }
+  // The Services, controllers and Namespaces of the last load (--objects).
+  const ClusterObjects& objects() const { return objects_; }
   Snapshot& mutable_snapshot() { return snapshot_; }
   const char* backend_name() const { return backend_->name(); }
   // Why the backend is what it is (e.g. "auto: no CUDA device found").
@@ -108,6 +111,7 @@ class Engine {
   EngineOptions options_;
   std::vector<ProfilePlan> plans_;
   Snapshot snapshot_;
+  ClusterObjects objects_;
   std::unique_ptr<Backend> backend_;
   std::string backend_note_;
   std::vector<std::string> warnings_;

@@ -13,8 +13,8 @@ namespace {
 // Upstream plugins without a bulkscore rule. For pods that do not use the
 // feature they contribute nothing upstream either (PreFilter/PreScore Skip,
 // or Score 0 everywhere); for pods that do, the engine warns.
-const char* const kNoRulePlugins[] = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",   "VolumeZone",
-                                      "PodTopologySpread",  "InterPodAffinity", "DynamicResources"};
+const char* const kNoRulePlugins[] = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
+                                      "VolumeZone",         "InterPodAffinity", "DynamicResources"};
 
 bool is_no_rule_plugin(const std::string& name) {
   return std::find(std::begin(kNoRulePlugins), std::end(kNoRulePlugins), name) != std::end(kNoRulePlugins);
@@ -117,11 +117,38 @@ void intern_pod_resources(Snapshot& snap, const Pod& pod) {
                      " distinct resource names; bulkscore supports at most that many");
 }
 
+namespace {
+// A plugin may register things in the snapshot before prepare (intern()).
+template <class P, class = void>
+struct HasIntern : std::false_type {};
+template <class P>
+struct HasIntern<
+    P, std::void_t<decltype(P::intern(std::declval<Snapshot&>(), std::declval<const Pod&>(),
+                                      std::declval<const ProfileConfig&>(), std::declval<const ClusterObjects*>()))>>
+    : std::true_type {};
+}  // namespace
+
+void intern_pod_for_plan(Snapshot& snap, const Pod& pod, const ProfilePlan& plan, const ClusterObjects* objects) {
+  intern_pod_resources(snap, pod);
+  bool done[kNumPlugins] = {};
+  auto run = [&](uint8_t id) {
+    if (done[id]) return;
+    done[id] = true;
+    visit_plugin(id, [&](auto p) {
+      using P = decltype(p);
+      if constexpr (HasIntern<P>::value) P::intern(snap, pod, plan.config, objects);
+    });
+  };
+  for (uint8_t id : plan.pre_filter) run(id);
+  for (uint8_t id : plan.filter) run(id);
+  for (uint8_t id : plan.score) run(id);
+}
+
 PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePlan& plan, TieBreak tie_break,
-                           uint64_t seed, uint64_t pod_seq) {
+                           uint64_t seed, uint64_t pod_seq, const ClusterObjects* objects) {
   PodQuery q;
   const ResourceList requests = pod_requests(pod);
-  const PrepareContext ctx{pod, snap, plan.config, requests};
+  const PrepareContext ctx{pod, snap, plan.config, requests, objects};
 
   // Every plugin prepares once; its PreFilter/PreScore verdicts decide where
   // it takes part.
@@ -221,8 +248,6 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
   auto in_profile = [&](const char* name) {
     return std::find(plan.not_evaluated.begin(), plan.not_evaluated.end(), name) != plan.not_evaluated.end();
   };
-  if (!pod.topology_spread_constraints.empty() && in_profile("PodTopologySpread"))
-    q.warnings.push_back("topologySpreadConstraints not enforced (PodTopologySpread is not implemented yet)");
   if (pod.affinity && (pod.affinity->pod_affinity || pod.affinity->pod_anti_affinity) && in_profile("InterPodAffinity"))
     q.warnings.push_back("pod affinity/anti-affinity not enforced (InterPodAffinity is not implemented yet)");
   return q;

@@ -69,6 +69,12 @@ struct PodQuery {
 // plugins can address it. Call before prepare_pod_query.
 void intern_pod_resources(Snapshot& snap, const Pod& pod);
 
+// intern_pod_resources, plus what the plan's plugins register in the
+// snapshot before their prepare (PodTopologySpread's topology matchers).
+// Call before prepare_pod_query with the same plan and objects.
+void intern_pod_for_plan(Snapshot& snap, const Pod& pod, const ProfilePlan& plan,
+                         const ClusterObjects* objects = nullptr);
+
 // Upstream's reason strings for `plugin`'s filter outcome `bits` on `node`.
 void filter_reasons(uint8_t plugin, uint64_t bits, const Snapshot& snap, const PodQueryView& q, uint32_t node,
                     std::vector<std::string>& out);
@@ -80,7 +86,9 @@ void filter_reasons(uint8_t plugin, uint64_t bits, const Snapshot& snap, const P
 // only when they score (two or more feasible nodes, or explain).
 void run_feasible_prescore(const Snapshot& snap, PodQuery& query, const uint32_t* feasible, uint32_t count);
 
+// `objects`: the Services, controllers and Namespaces (PodTopologySpread's
+// default selector); nullptr when there are none.
 PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePlan& plan, TieBreak tie_break,
-                           uint64_t seed, uint64_t pod_seq);
+                           uint64_t seed, uint64_t pod_seq, const ClusterObjects* objects = nullptr);
 
 }  // namespace bulkscore

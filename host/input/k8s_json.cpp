@@ -921,6 +921,124 @@ bool has_bom(simdjson::padded_string_view json) {
 const char* without_bom(simdjson::padded_string_view json) { return json.data() + (has_bom(json) ? 3 : 0); }
 size_t without_bom_size(simdjson::padded_string_view json) { return json.size() - (has_bom(json) ? 3 : 0); }
 
+// A Namespace, Service, ReplicationController, ReplicaSet or StatefulSet
+// reduced to what the topology plugins read.
+void convert_cluster_object(element item, std::string_view kind, Reader& r, std::string origin, ClusterObjects& out) {
+  const Path root;
+  const object obj = r.as_object(item, root);
+  const std::string_view name = r.required_name(obj);
+  r.set_name(name);
+  if (kind == "Namespace") {
+    Namespace ns;
+    ns.name = std::string(name);
+    r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
+      if (k != "metadata") return;
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 == "labels") ns.labels = r.as_string_map(v2, p2);
+      });
+    });
+    out.namespaces.push_back(std::move(ns));
+    return;
+  }
+  SelectingObject o;
+  o.name = std::string(name);
+  o.origin = std::move(origin);
+  o.namespace_name = "default";
+  using K = SelectingObject::Kind;
+  o.kind = kind == "Service"                 ? K::Service
+           : kind == "ReplicationController" ? K::ReplicationController
+           : kind == "ReplicaSet"            ? K::ReplicaSet
+                                             : K::StatefulSet;
+  const bool map_selector = o.kind == K::Service || o.kind == K::ReplicationController;
+  r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
+    if (k == "metadata") {
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 == "namespace") o.namespace_name = r.as_string(v2, p2);
+      });
+    } else if (k == "spec") {
+      // for_each_field skips nulls: a null selector stays absent (a Service
+      // without a selector selects nothing).
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 != "selector") return;
+        if (map_selector) {
+          o.selector_map = r.as_string_map(v2, p2);
+          o.has_selector = true;
+        } else {
+          o.label_selector = r.as_label_selector(v2, p2);
+          o.has_selector = true;
+        }
+      });
+    }
+  });
+  if (o.namespace_name.empty()) o.namespace_name = "default";
+  out.selecting.push_back(std::move(o));
+}
+
+bool is_cluster_object_kind(std::string_view k) {
+  return k == "Namespace" || k == "Service" || k == "ReplicationController" || k == "ReplicaSet" || k == "StatefulSet";
+}
+
+// Walks a List, a typed list of one of the kinds above, or a single object
+// of one of them. Items of other kinds (a Deployment in `kubectl get all`)
+// are skipped: nothing bulkscore evaluates reads them.
+void objects_from(simdjson::dom::parser& parser, const simdjson::padded_string_view json, const std::string& origin,
+                  ClusterObjects& out) {
+  element root;
+  if (const auto err = parser.parse(json.data(), json.size(), false).get(root)) throw_json_error(origin, err, json);
+  const char* expected = "List, Namespace, Service, ReplicationController, ReplicaSet, StatefulSet or a list of them";
+  object obj;
+  if (root.get_object().get(obj) != simdjson::SUCCESS)
+    throw InputError(origin + ": expected a JSON object (" + expected + "), got " + type_name(root.type()));
+  element kind_value;
+  std::string_view doc_kind;
+  if (obj["kind"].get(kind_value) != simdjson::SUCCESS || kind_value.is_null())
+    throw InputError(origin + ": kind: missing (expected " + expected + ")");
+  if (kind_value.get_string().get(doc_kind) != simdjson::SUCCESS)
+    throw InputError(origin + ": kind: expected a string, got " + type_name(kind_value.type()));
+  if (is_cluster_object_kind(doc_kind)) {
+    const std::string kind(doc_kind);
+    Reader reader(origin, kind.c_str(), std::nullopt);
+    convert_cluster_object(root, kind, reader, reader.location(), out);
+    return;
+  }
+  std::string item_kind_default;  // a typed list implies its items' kind
+  if (doc_kind != "List") {
+    const bool typed = doc_kind.size() > 4 && doc_kind.substr(doc_kind.size() - 4) == "List" &&
+                       is_cluster_object_kind(doc_kind.substr(0, doc_kind.size() - 4));
+    if (!typed) throw InputError(origin + ": kind " + quote(doc_kind) + ": expected " + expected);
+    item_kind_default = std::string(doc_kind.substr(0, doc_kind.size() - 4));
+  }
+  element items_value;
+  if (obj["items"].get(items_value) != simdjson::SUCCESS || items_value.is_null()) return;
+  array items;
+  if (items_value.get_array().get(items) != simdjson::SUCCESS)
+    throw InputError(origin + ": items: expected an array, got " + type_name(items_value.type()));
+  size_t i = 0;
+  for (const element item : items) {
+    const std::string where = origin + ": items[" + std::to_string(i) + "]";
+    object item_obj;
+    if (item.get_object().get(item_obj) != simdjson::SUCCESS)
+      throw InputError(where + ": expected an object, got " + type_name(item.type()));
+    std::string kind = item_kind_default;
+    element item_kind;
+    if (item_obj["kind"].get(item_kind) == simdjson::SUCCESS && !item_kind.is_null()) {
+      std::string_view s;
+      if (item_kind.get_string().get(s) != simdjson::SUCCESS)
+        throw InputError(where + ": kind: expected a string, got " + type_name(item_kind.type()));
+      if (!item_kind_default.empty() && s != item_kind_default)
+        throw InputError(where + ": kind " + quote(s) + ": expected " + item_kind_default);
+      kind = std::string(s);
+    } else if (kind.empty()) {
+      throw InputError(where + ": kind: missing (a List item must name its kind)");
+    }
+    if (is_cluster_object_kind(kind)) {
+      Reader reader(origin, kind.c_str(), i);
+      convert_cluster_object(item, kind, reader, reader.location(), out);
+    }
+    ++i;
+  }
+}
+
 std::vector<Node> nodes_from(simdjson::dom::parser& parser, const simdjson::padded_string_view json,
                              const std::string& origin) {
   element root;
@@ -985,6 +1103,20 @@ std::vector<Pod> parse_pods_json(const std::string& text, const std::string& ori
   const simdjson::padded_string data(text);
   simdjson::dom::parser parser;
   return pods_from(parser, data, origin);
+}
+
+void load_objects_json(const std::string& path, ClusterObjects& out) {
+  const simdjson::padded_string data = load_padded(path);
+  simdjson::dom::parser parser;
+  objects_from(parser, data, path, out);
+}
+
+ClusterObjects parse_objects_json(const std::string& text, const std::string& origin) {
+  const simdjson::padded_string data(text);
+  simdjson::dom::parser parser;
+  ClusterObjects out;
+  objects_from(parser, data, origin, out);
+  return out;
 }
 
 Cluster assemble_cluster(std::vector<Node> nodes, std::vector<Pod> pods,

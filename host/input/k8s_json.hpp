@@ -1,5 +1,6 @@
 // Reading Kubernetes JSON as kubectl writes it: v1 NodeList, v1 PodList, a
-// generic v1 List, or a single Node / Pod object.
+// generic v1 List, or a single Node / Pod object; and the objects the
+// topology plugins read (Services, controllers, Namespaces).
 //
 // Errors are InputError with "<file>: items[<i>] (<kind> \"<name>\"): <field>:
 // <problem>". Unknown fields are ignored, as kubectl does.
@@ -18,6 +19,13 @@ std::vector<Pod> load_pods_json(const std::string& path);
 // The same from text in memory; `origin` names it in errors.
 std::vector<Node> parse_nodes_json(const std::string& text, const std::string& origin);
 std::vector<Pod> parse_pods_json(const std::string& text, const std::string& origin);
+
+// What `kubectl get svc,rc,rs,sts,ns -A -o json` prints (a List, a typed
+// list or a single object), appended to `out` in file order: Namespaces,
+// Services, ReplicationControllers, ReplicaSets, StatefulSets. Items of
+// other kinds are skipped.
+void load_objects_json(const std::string& path, ClusterObjects& out);
+ClusterObjects parse_objects_json(const std::string& text, const std::string& origin);
 
 // Splits pods into running (spec.nodeName set, phase not Succeeded/Failed, on a
 // node in `nodes`) and pending (no nodeName, schedulerName in `scheduler_names`).

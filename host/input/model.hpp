@@ -194,6 +194,9 @@ struct SelectingObject {
   Kind kind = Kind::Service;
   std::string namespace_name;
   std::string name;
+  // spec.selector is present (not null). A Service without one selects no
+  // pod, while an empty map selects every pod of its namespace.
+  bool has_selector = false;
   StringMap selector_map;                       // Service, ReplicationController
   std::optional<LabelSelector> label_selector;  // ReplicaSet, StatefulSet
   std::string origin;                           // "objects.json: items[3]"

@@ -482,6 +482,7 @@ uint32_t Snapshot::add_node(const Node& node) {
   append_node_to_rows(allocatable_, num_resources(), n, int64_t(0));
   append_node_to_rows(requested_, num_resources(), n, int64_t(0));
   append_node_to_rows(nonzero_requested_, 2, n, int64_t(0));
+  append_node_to_rows(topology_counts_, matchers_.size(), n, int32_t(0));
   allowed_pods_.push_back(0);
   pod_count_.push_back(0);
   unschedulable_.push_back(0);
@@ -604,6 +605,7 @@ std::vector<Pod> Snapshot::remove_node(std::string_view name) {
   erase_node_from_rows(allocatable_, num_resources(), old_n, n);
   erase_node_from_rows(requested_, num_resources(), old_n, n);
   erase_node_from_rows(nonzero_requested_, 2, old_n, n);
+  erase_node_from_rows(topology_counts_, matchers_.size(), old_n, n);
   allowed_pods_.erase(allowed_pods_.begin() + n);
   pod_count_.erase(pod_count_.begin() + n);
   node_name_id_.erase(node_name_id_.begin() + n);
@@ -762,6 +764,7 @@ uint32_t Snapshot::place_pod(Pod&& pod, uint32_t node, const EncodedPod& enc, ui
 
   pod_slot_[id] = slot;
   pod_num_ports_[id] = static_cast<uint32_t>(enc.ports.size());
+  count_pod(slot, node, +1);
   pod.node_name = node_names_[node];
   pods_[id] = std::move(pod);
   link_pod_key(id);
@@ -783,6 +786,7 @@ Pod Snapshot::remove_pod(uint32_t id) {
   const uint32_t first = pod_offsets_[node];
   const uint32_t last = first + static_cast<uint32_t>(pod_count_[node]) - 1;
   account_requests(pods_[id], node, -1);
+  count_pod(slot, node, -1);
 
   // Host ports: the node's entries are its pods' entries in slot order, so
   // this pod's are one run; the later ones move down over it.
@@ -919,6 +923,115 @@ void Snapshot::relayout_pods(uint32_t node, uint32_t extra_slots, uint32_t extra
   pod_layout_version_ = fresh_structure_version();
 }
 
+// ---- Snapshot: topology counters ---------------------------------------------
+
+namespace {
+
+// A selector as canonical requirements; id_of(string) gives a dictionary id
+// (interning, or kNoId when looking up).
+template <class IdOf>
+std::vector<CompiledRequirement> compile_selector(const LabelSelector& sel, IdOf&& id_of) {
+  using R = CompiledRequirement;
+  std::vector<R> out;
+  for (const auto& [k, v] : sel.match_labels) out.push_back(R{id_of(k), R::In, {id_of(v)}});
+  for (const auto& e : sel.match_expressions) {
+    R r;
+    r.key = id_of(e.key);
+    if (e.op == "In")
+      r.op = R::In;
+    else if (e.op == "NotIn")
+      r.op = R::NotIn;
+    else if (e.op == "Exists")
+      r.op = R::Exists;
+    else if (e.op == "DoesNotExist")
+      r.op = R::DoesNotExist;
+    else
+      throw InputError("label selector: key \"" + e.key + "\": unknown operator \"" + e.op + "\"");
+    if (r.op == R::In || r.op == R::NotIn)
+      for (const auto& v : e.values) r.values.push_back(id_of(v));
+    std::sort(r.values.begin(), r.values.end());
+    r.values.erase(std::unique(r.values.begin(), r.values.end()), r.values.end());
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
+uint32_t Snapshot::topology_matcher(std::string_view namespace_name, const LabelSelector& selector) {
+  const int32_t found = find_topology_matcher(namespace_name, selector);
+  if (found >= 0) return static_cast<uint32_t>(found);
+  Matcher m{strings_.intern(namespace_name),
+            compile_selector(selector, [&](const std::string& str) { return strings_.intern(str); })};
+  const auto row = static_cast<uint32_t>(matchers_.size());
+  matchers_.push_back(std::move(m));
+  topology_counts_.resize(static_cast<size_t>(matchers_.size()) * num_nodes_, 0);
+  for (uint32_t n = 0; n < num_nodes_; ++n) {
+    int32_t c = 0;
+    for (uint32_t s = pod_offsets_[n], e = s + static_cast<uint32_t>(pod_count_[n]); s < e; ++s)
+      c += topology_matcher_counts_slot(row, s) ? 1 : 0;
+    topology_counts_[static_cast<size_t>(row) * num_nodes_ + n] = c;
+  }
+  topology_layout_version_ = fresh_structure_version();
+  return row;
+}
+
+int32_t Snapshot::find_topology_matcher(std::string_view namespace_name, const LabelSelector& selector) const {
+  const int32_t ns = strings_.find(namespace_name);
+  if (ns == kNoId) return -1;
+  bool known = true;
+  Matcher m{ns, compile_selector(selector, [&](const std::string& str) {
+              const int32_t id = strings_.find(str);
+              if (id == kNoId) known = false;
+              return id;
+            })};
+  if (!known) return -1;  // registration interns every string
+  for (size_t i = 0; i < matchers_.size(); ++i)
+    if (matchers_[i] == m) return static_cast<int32_t>(i);
+  return -1;
+}
+
+bool Snapshot::topology_matcher_counts_slot(uint32_t m, uint32_t slot) const {
+  const Matcher& mt = matchers_[m];
+  if (pod_node_[slot] == kNoId || pod_namespace_[slot] != mt.namespace_id || (pod_flags_[slot] & kPodTerminating))
+    return false;
+  const uint32_t first = pod_label_offsets_[slot], last = first + pod_label_counts_[slot];
+  for (const CompiledRequirement& r : mt.requirements) {
+    int32_t value = kNoId;
+    for (uint32_t i = first; i < last; ++i)
+      if (pod_label_keys_[i] == r.key) {
+        value = pod_label_values_[i];
+        break;
+      }
+    const bool has = value != kNoId;
+    const bool in = has && std::binary_search(r.values.begin(), r.values.end(), value);
+    bool ok = false;
+    switch (r.op) {
+      case CompiledRequirement::In:
+        ok = in;
+        break;
+      case CompiledRequirement::NotIn:
+        ok = !in;
+        break;
+      case CompiledRequirement::Exists:
+        ok = has;
+        break;
+      case CompiledRequirement::DoesNotExist:
+        ok = !has;
+        break;
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+void Snapshot::count_pod(uint32_t slot, uint32_t node, int32_t delta) {
+  for (uint32_t m = 0; m < matchers_.size(); ++m)
+    if (topology_matcher_counts_slot(m, slot)) topology_counts_[static_cast<size_t>(m) * num_nodes_ + node] += delta;
+}
+
 // ---- Snapshot: the column table ---------------------------------------------
 
 template <class Fn>
@@ -934,6 +1047,8 @@ void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
   const Sync pod_layout{K::kFixed, pod_layout_version_, nullptr};
   const Sync pod_slots{K::kNodeSlots, pod_layout_version_, &pod_offsets_};
   const Sync pod_label_slots{K::kNodeSlots, pod_layout_version_, &pod_label_regions_};
+  // A new matcher adds a row: the column is laid out anew, nothing else.
+  const Sync topology_rows{K::kNodeRows, topology_layout_version_, nullptr};
   fn("allocatable", allocatable_, v.allocatable, rows);
   fn("requested", requested_, v.requested, rows);
   fn("nonzero_requested", nonzero_requested_, v.nonzero_requested, rows);
@@ -965,6 +1080,7 @@ void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
   fn("pod_label_counts", pod_label_counts_, v.pod_label_counts, pod_slots);
   fn("pod_label_keys", pod_label_keys_, v.pod_label_keys, pod_label_slots);
   fn("pod_label_values", pod_label_values_, v.pod_label_values, pod_label_slots);
+  fn("topology_counts", topology_counts_, v.topology_counts, topology_rows);
 }
 
 SnapshotView Snapshot::view() const {
@@ -1001,6 +1117,7 @@ SnapshotView Snapshot::counts_only() const {
   v.any_ip_id = any_ip_id_;
   v.num_dense_labels = static_cast<uint32_t>(dense_label_keys_.size());
   v.num_pod_slots = static_cast<uint32_t>(pod_namespace_.size());
+  v.num_topology_matchers = static_cast<uint32_t>(matchers_.size());
   return v;
 }
 

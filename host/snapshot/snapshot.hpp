@@ -126,6 +126,17 @@ struct SnapshotView {
   const int32_t* pod_label_keys = nullptr;      // sorted by id within a pod
   const int32_t* pod_label_values = nullptr;
 
+  // Topology counters: for each registered matcher m (a namespace and a
+  // label selector, Snapshot::topology_matcher), the number of pods on each
+  // node that it matches, not counting terminating pods:
+  // topology_counts[m * num_nodes + n]. Kept current by every mutation.
+  uint32_t num_topology_matchers = 0;
+  const int32_t* topology_counts = nullptr;
+
+  BULKSCORE_HD int32_t topology_count(uint32_t matcher, uint32_t node) const {
+    return topology_counts[static_cast<size_t>(matcher) * num_nodes + node];
+  }
+
   BULKSCORE_HD int64_t alloc(uint32_t r, uint32_t node) const {
     return allocatable[static_cast<size_t>(r) * num_nodes + node];
   }
@@ -189,6 +200,22 @@ class StringDict {
 std::string normalize_image_name(std::string_view name);
 
 
+
+// A label selector compiled against a snapshot's dictionary (canonical: the
+// same selector gives the same value). matchLabels entries become In with
+// one value; values sorted, requirements sorted and deduplicated.
+struct CompiledRequirement {
+  enum Op : uint8_t { In = 0, NotIn = 1, Exists = 2, DoesNotExist = 3 };
+  int32_t key = kNoId;
+  Op op = In;
+  std::vector<int32_t> values;  // sorted, unique
+  bool operator==(const CompiledRequirement& o) const { return key == o.key && op == o.op && values == o.values; }
+  bool operator<(const CompiledRequirement& o) const {
+    if (key != o.key) return key < o.key;
+    if (op != o.op) return op < o.op;
+    return values < o.values;
+  }
+};
 
 class Snapshot {
  public:
@@ -300,6 +327,25 @@ class Snapshot {
   uint32_t add_node(const Node& node);
   void update_node(const Node& node);
   std::vector<Pod> remove_node(std::string_view name);
+
+  // ---- topology counters ------------------------------------------------------
+  // A matcher is (namespace, label selector); its counters are one row of
+  // SnapshotView::topology_counts: per node, the pods there that are in the
+  // namespace, not terminating, and whose labels the selector matches
+  // (labels.Selector semantics; an empty selector matches every pod). The
+  // first registration counts from the pod columns (O(pod slots)), and
+  // add_pod, remove_pod, update_pod, add_node and remove_node keep every row
+  // current. Registering a new matcher interns the selector's strings and
+  // re-lays the counters column (a mirror re-sends that column only); it is
+  // not structural. Matchers stay registered for the snapshot's lifetime.
+  // InputError for an operator other than In, NotIn, Exists, DoesNotExist.
+  uint32_t topology_matcher(std::string_view namespace_name, const LabelSelector& selector);
+  // The row of an already registered matcher, or -1.
+  int32_t find_topology_matcher(std::string_view namespace_name, const LabelSelector& selector) const;
+  uint32_t num_topology_matchers() const { return static_cast<uint32_t>(matchers_.size()); }
+  const std::vector<int32_t>& topology_counts() const { return topology_counts_; }
+  // Whether matcher `m` counts the pod in `slot` (recounting, tests).
+  bool topology_matcher_counts_slot(uint32_t m, uint32_t slot) const;
 
   // ---- change tracking for device mirrors ------------------------------------
   // Versions are unique in the process: every build, copy and structural
@@ -418,6 +464,8 @@ class Snapshot {
   void tree_remove(uint32_t n, const std::string& zone);
   void rebuild_tree_order();
   SnapshotView counts_only() const;
+  // Adds `delta` to every matcher's counter of `node` that counts `slot`.
+  void count_pod(uint32_t slot, uint32_t node, int32_t delta);
 
   uint32_t num_nodes_ = 0;
   StringDict strings_;
@@ -469,6 +517,16 @@ class Snapshot {
   std::vector<Zone> zones_;
   std::vector<std::string> node_zone_keys_;  // [node]
   std::vector<uint32_t> tree_order_;
+
+  // Topology matchers (host-only) and their counters column.
+  struct Matcher {
+    int32_t namespace_id;
+    std::vector<CompiledRequirement> requirements;
+    bool operator==(const Matcher& o) const { return namespace_id == o.namespace_id && requirements == o.requirements; }
+  };
+  std::vector<Matcher> matchers_;
+  std::vector<int32_t> topology_counts_;  // [m * N + n]
+  uint64_t topology_layout_version_ = 0;
 
   int32_t any_ip_id_ = kNoId;
   uint64_t port_layout_version_ = 0;

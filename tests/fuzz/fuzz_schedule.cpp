@@ -42,9 +42,9 @@ void run(const std::string& input) {
     names.push_back(p.scheduler_name);
     plans.push_back(make_profile_plan(p));
   }
-  Cluster cluster = assemble_cluster(parse_nodes_json(parts[0], "fuzz-nodes.json"),
-                                     parse_pods_json(parts[1], "fuzz-pods.json"), names, "fuzz-nodes.json",
-                                     "fuzz-pods.json");
+  Cluster cluster =
+      assemble_cluster(parse_nodes_json(parts[0], "fuzz-nodes.json"), parse_pods_json(parts[1], "fuzz-pods.json"),
+                       names, "fuzz-nodes.json", "fuzz-pods.json");
   Snapshot snap = Snapshot::build(cluster.nodes, cluster.running_pods);
   auto cpu = make_cpu_backend(1);
   testutil::ReferenceBackend reference;
@@ -55,7 +55,7 @@ void run(const std::string& input) {
     for (const auto& p : plans)
       if (p.config.scheduler_name == pod.scheduler_name) plan = &p;
     if (!plan) continue;
-    intern_pod_resources(snap, pod);
+    intern_pod_for_plan(snap, pod, *plan);
     PodQuery q = prepare_pod_query(pod, snap, *plan, TieBreak::Random, 1, seq++);
     if (q.rejected) continue;
     EvalRequest req;

@@ -1,0 +1,338 @@
+#include "plugins/pod_topology_spread.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <optional>
+
+#include "plugins/node_affinity.hpp"
+#include "plugins/prepare.hpp"
+#include "plugins/taint_toleration.hpp"
+
+namespace bulkscore::plugins {
+namespace {
+
+constexpr const char* kHostnameKey = "kubernetes.io/hostname";
+constexpr const char* kZoneKey = "topology.kubernetes.io/zone";
+
+// A constraint as upstream's topologySpreadConstraint: the selector parsed
+// (nullopt is labels.Nothing(), which a nil labelSelector gives).
+struct Built {
+  int32_t max_skew = 0;
+  std::string key;
+  std::optional<LabelSelector> selector;
+  int32_t min_domains = 1;
+  bool honor_affinity = true;
+  bool honor_taints = false;
+};
+
+bool selector_empty(const LabelSelector& s) { return s.match_labels.empty() && s.match_expressions.empty(); }
+
+// labels.Selector semantics of a LabelSelector (operators already checked).
+bool selector_matches(const LabelSelector& sel, const StringMap& labels) {
+  for (const auto& [k, v] : sel.match_labels) {
+    const auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  for (const auto& r : sel.match_expressions) {
+    const auto it = labels.find(r.key);
+    const bool has = it != labels.end();
+    const bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+    if (r.op == "In" && !in) return false;
+    if (r.op == "NotIn" && in) return false;
+    if (r.op == "Exists" && !has) return false;
+    if (r.op == "DoesNotExist" && has) return false;
+  }
+  return true;
+}
+
+// What metav1.LabelSelectorAsSelector refuses, as an InputError naming the pod.
+void check_selector(const Pod& pod, const LabelSelector& sel) {
+  for (const auto& r : sel.match_expressions) {
+    const bool set_op = r.op == "In" || r.op == "NotIn";
+    const bool exist_op = r.op == "Exists" || r.op == "DoesNotExist";
+    if (!set_op && !exist_op)
+      throw InputError(pod.origin + ": pod \"" + pod.key() + "\": topologySpreadConstraints: labelSelector: \"" + r.op +
+                       "\" is not a valid label selector operator");
+    if (set_op && r.values.empty())
+      throw InputError(pod.origin + ": pod \"" + pod.key() + "\": topologySpreadConstraints: labelSelector: key \"" +
+                       r.key + "\": for 'in', 'notin' operators, values set can't be empty");
+    if (exist_op && !r.values.empty())
+      throw InputError(pod.origin + ": pod \"" + pod.key() + "\": topologySpreadConstraints: labelSelector: key \"" +
+                       r.key + "\": values set must be empty for exists and does not exist");
+  }
+}
+
+// filterTopologySpreadConstraints: the constraints with this action, their
+// selectors parsed, matchLabelKeys merged (a nil selector stays nothing),
+// minDomains and the inclusion policies defaulted.
+std::vector<Built> filter_constraints(const Pod& pod, const std::vector<TopologySpreadConstraint>& list,
+                                      const char* action) {
+  std::vector<Built> out;
+  for (const auto& c : list) {
+    if (c.when_unsatisfiable != action) continue;
+    Built b;
+    b.max_skew = c.max_skew;
+    b.key = c.topology_key;
+    b.selector = c.label_selector;
+    if (b.selector) check_selector(pod, *b.selector);
+    if (b.selector && !c.match_label_keys.empty()) {
+      for (const auto& k : c.match_label_keys) {
+        const auto it = pod.labels.find(k);
+        if (it != pod.labels.end()) b.selector->match_expressions.push_back({k, "In", {it->second}});
+      }
+    }
+    b.min_domains = c.min_domains.value_or(1);
+    b.honor_affinity = c.node_affinity_policy != "Ignore";
+    b.honor_taints = c.node_taints_policy == "Honor";
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+// helper.DefaultSelector: the Services of the pod's namespace whose selector
+// matches the pod (maps merged, later wins), then the controlling RC (its map
+// merged) or RS / StatefulSet (its requirements added).
+LabelSelector default_selector(const Pod& pod, const ClusterObjects* objects) {
+  LabelSelector sel;
+  if (!objects) return sel;
+  using K = SelectingObject::Kind;
+  for (const auto& o : objects->selecting) {
+    if (o.kind != K::Service || o.namespace_name != pod.namespace_name || !o.has_selector) continue;
+    bool match = true;
+    for (const auto& [k, v] : o.selector_map) {
+      const auto it = pod.labels.find(k);
+      if (it == pod.labels.end() || it->second != v) {
+        match = false;
+        break;
+      }
+    }
+    if (!match) continue;
+    for (const auto& [k, v] : o.selector_map) sel.match_labels[k] = v;
+  }
+  const OwnerReference* owner = nullptr;
+  for (const auto& r : pod.owner_references)
+    if (r.controller) {
+      owner = &r;
+      break;
+    }
+  if (!owner) return sel;
+  K kind;
+  if (owner->api_version == "v1" && owner->kind == "ReplicationController")
+    kind = K::ReplicationController;
+  else if (owner->api_version == "apps/v1" && owner->kind == "ReplicaSet")
+    kind = K::ReplicaSet;
+  else if (owner->api_version == "apps/v1" && owner->kind == "StatefulSet")
+    kind = K::StatefulSet;
+  else
+    return sel;
+  for (const auto& o : objects->selecting) {
+    if (o.kind != kind || o.namespace_name != pod.namespace_name || o.name != owner->name) continue;
+    if (kind == K::ReplicationController) {
+      for (const auto& [k, v] : o.selector_map) sel.match_labels[k] = v;
+    } else if (o.label_selector) {
+      // An invalid selector adds nothing (LabelSelectorAsSelector fails).
+      bool valid = true;
+      for (const auto& r : o.label_selector->match_expressions) {
+        const bool set_op = r.op == "In" || r.op == "NotIn";
+        const bool exist_op = r.op == "Exists" || r.op == "DoesNotExist";
+        if ((!set_op && !exist_op) || (set_op && r.values.empty()) || (exist_op && !r.values.empty())) valid = false;
+      }
+      if (valid) {
+        for (const auto& [k, v] : o.label_selector->match_labels) sel.match_expressions.push_back({k, "In", {v}});
+        for (const auto& r : o.label_selector->match_expressions) sel.match_expressions.push_back(r);
+      }
+    }
+    break;
+  }
+  return sel;
+}
+
+// The constraints for one action: the pod's own, or the defaults with the
+// DefaultSelector (none when that is empty).
+std::vector<Built> constraints_for(const Pod& pod, const PodTopologySpreadArgs& args, const ClusterObjects* objects,
+                                   const char* action) {
+  if (!pod.topology_spread_constraints.empty()) return filter_constraints(pod, pod.topology_spread_constraints, action);
+  // Without selecting objects the DefaultSelector is empty: no defaults, at
+  // no cost for the common pod.
+  if (!objects || objects->selecting.empty()) return {};
+  std::vector<TopologySpreadConstraint> defaults;
+  if (args.defaulting_type == "System") {
+    TopologySpreadConstraint host, zone;
+    host.max_skew = 3;
+    host.topology_key = kHostnameKey;
+    host.when_unsatisfiable = "ScheduleAnyway";
+    zone.max_skew = 5;
+    zone.topology_key = kZoneKey;
+    zone.when_unsatisfiable = "ScheduleAnyway";
+    defaults = {host, zone};
+  } else {
+    defaults = args.default_constraints;
+  }
+  std::vector<Built> out = filter_constraints(pod, defaults, action);
+  if (out.empty()) return out;
+  const LabelSelector sel = default_selector(pod, objects);
+  if (selector_empty(sel)) return {};
+  for (auto& b : out) b.selector = sel;
+  return out;
+}
+
+// Whether a constraint's selector counts pods at all: a nil one matches
+// nothing, and upstream's counting returns 0 for an empty one.
+bool counts_pods(const Built& b) { return b.selector && !selector_empty(*b.selector); }
+
+// The compiled constraint, tables left empty.
+PodTopologySpread::Constraint compile(const Snapshot& snap, const Pod& pod, const Built& b) {
+  PodTopologySpread::Constraint c{};
+  c.key = snap.string_id(b.key);
+  c.dense_slot = c.key == kNoId ? -1 : snap.dense_label_slot(c.key);
+  c.max_skew = b.max_skew;
+  c.matcher = -1;
+  if (counts_pods(b)) {
+    c.matcher = snap.find_topology_matcher(pod.namespace_name, *b.selector);
+    if (c.matcher < 0)
+      throw Error("PodTopologySpread: no topology matcher registered for pod \"" + pod.key() +
+                  "\" (intern_pod_for_plan must run before prepare_pod_query)");
+  }
+  c.hostname = b.key == kHostnameKey;
+  c.self_match = b.selector && selector_matches(*b.selector, pod.labels);
+  c.honor_affinity = b.honor_affinity;
+  c.honor_taints = b.honor_taints;
+  c.min_match = 0;
+  c.weight = 0;
+  return c;
+}
+
+using Constraint = PodTopologySpread::Constraint;
+using DomainCount = PodTopologySpread::DomainCount;
+
+bool has_all_keys(const SnapshotView& s, const std::vector<Constraint>& cs, uint32_t n) {
+  for (const Constraint& c : cs)
+    if (c.key == kNoId || s.label_value(n, c.key, c.dense_slot) == kNoId) return false;
+  return true;
+}
+
+// Whether node n counts for c under its inclusion policies.
+bool included(const SnapshotView& s, const PodTopologySpread::State& st, const uint8_t* arena, const Constraint& c,
+              uint32_t n) {
+  if (c.honor_affinity && !NodeAffinity::filter(s, st.affinity, arena, n).ok()) return false;
+  if (c.honor_taints && !TaintToleration::filter(s, st.taints, arena, n).ok()) return false;
+  return true;
+}
+
+int64_t node_count(const SnapshotView& s, const Constraint& c, uint32_t n) {
+  return c.matcher < 0 ? 0 : s.topology_count(static_cast<uint32_t>(c.matcher), n);
+}
+
+std::vector<DomainCount> to_table(const std::map<int32_t, int64_t>& m) {
+  std::vector<DomainCount> out;
+  out.reserve(m.size());
+  for (const auto& [v, n] : m) out.push_back(DomainCount{v, n});
+  return out;
+}
+
+}  // namespace
+
+void PodTopologySpread::intern(Snapshot& snap, const Pod& pod, const ProfileConfig& profile,
+                               const ClusterObjects* objects) {
+  for (const char* action : {"DoNotSchedule", "ScheduleAnyway"})
+    for (const Built& b : constraints_for(pod, profile.pod_topology_spread_args, objects, action))
+      if (counts_pods(b)) snap.topology_matcher(pod.namespace_name, *b.selector);
+}
+
+PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, Arena& arena) {
+  st = State{};
+  st.empty_value = ctx.snapshot.string_id("");
+  PrepareResult r;
+  const Pod& pod = ctx.pod;
+  const PodTopologySpreadArgs& args = ctx.profile.pod_topology_spread_args;
+  const std::vector<Built> hard = constraints_for(pod, args, ctx.objects, "DoNotSchedule");
+  // PreScore skips at once on an empty snapshot, before building anything.
+  const std::vector<Built> soft =
+      ctx.snapshot.num_nodes() == 0 ? std::vector<Built>{} : constraints_for(pod, args, ctx.objects, "ScheduleAnyway");
+  if (hard.empty()) r.prefilter = Code::Skip;
+  if (soft.empty()) r.skip_score = true;
+  if (hard.empty() && soft.empty()) return r;
+
+  (void)NodeAffinity::prepare(ctx, st.affinity, arena);
+  st.affinity.has_added_required = false;  // GetRequiredNodeAffinity(pod): the pod's own terms only
+  (void)TaintToleration::prepare(ctx, st.taints, arena);
+  st.require_all = !pod.topology_spread_constraints.empty() || args.defaulting_type != "System";
+
+  std::vector<Constraint> soft_cs;
+  for (const Built& b : soft) soft_cs.push_back(compile(ctx.snapshot, pod, b));
+  st.soft_prepared = arena.push(soft_cs);
+  st.soft = st.soft_prepared;
+
+  if (!hard.empty()) {
+    // PreFilter over every node: a node counts if it has every hard key; per
+    // constraint, if it passes the inclusion policies; each such node makes
+    // its domain exist, even with no matching pod.
+    std::vector<Constraint> cs;
+    for (const Built& b : hard) cs.push_back(compile(ctx.snapshot, pod, b));
+    const SnapshotView s = ctx.snapshot.view();
+    std::vector<std::map<int32_t, int64_t>> domains(cs.size());
+    for (uint32_t n = 0; n < s.num_nodes; ++n) {
+      if (!has_all_keys(s, cs, n)) continue;
+      for (size_t i = 0; i < cs.size(); ++i) {
+        if (!included(s, st, arena.data(), cs[i], n)) continue;
+        domains[i][domain_of(st, node_value(s, cs[i], n))] += node_count(s, cs[i], n);
+      }
+    }
+    for (size_t i = 0; i < cs.size(); ++i) {
+      int64_t min = INT32_MAX;  // upstream's critical paths start at MaxInt32
+      for (const auto& kv : domains[i]) min = std::min(min, kv.second);
+      // Fewer domains than minDomains (none at all included): the global minimum is 0.
+      if (static_cast<int64_t>(domains[i].size()) < hard[i].min_domains) min = 0;
+      cs[i].min_match = min;
+      cs[i].domains = arena.push(to_table(domains[i]));
+    }
+    st.hard = arena.push(cs);
+  }
+  return r;
+}
+
+void PodTopologySpread::prescore_feasible(const Snapshot& snap, State& st, Arena& arena, const uint32_t* feasible,
+                                          uint32_t count) {
+  if (st.soft_prepared.count == 0) return;
+  const SnapshotView s = snap.view();
+  std::vector<Constraint> cs(st.soft_prepared.data(arena.data()),
+                             st.soft_prepared.data(arena.data()) + st.soft_prepared.count);
+  // Domains registered from the feasible nodes (a missing key reads as "",
+  // which only System defaults let through), and the ignored nodes.
+  std::vector<std::map<int32_t, int64_t>> domains(cs.size());
+  uint32_t ignored = 0;
+  for (uint32_t k = 0; k < count; ++k) {
+    const uint32_t n = feasible[k];
+    if (st.require_all && !has_all_keys(s, cs, n)) {
+      ++ignored;
+      continue;
+    }
+    for (size_t i = 0; i < cs.size(); ++i)
+      if (!cs[i].hostname) domains[i].emplace(domain_of(st, node_value(s, cs[i], n)), 0);
+  }
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const size_t size = cs[i].hostname ? count - ignored : domains[i].size();
+    cs[i].weight = std::log(static_cast<double>(size + 2));
+  }
+  // Counting over every node of the snapshot, into the registered domains.
+  for (uint32_t n = 0; n < s.num_nodes; ++n) {
+    if (st.require_all && !has_all_keys(s, cs, n)) continue;
+    for (size_t i = 0; i < cs.size(); ++i) {
+      if (cs[i].hostname || !included(s, st, arena.data(), cs[i], n)) continue;
+      const auto it = domains[i].find(domain_of(st, node_value(s, cs[i], n)));
+      if (it != domains[i].end()) it->second += node_count(s, cs[i], n);
+    }
+  }
+  for (size_t i = 0; i < cs.size(); ++i) cs[i].domains = arena.push(to_table(domains[i]));
+  st.soft = arena.push(cs);
+}
+
+void PodTopologySpread::reasons(uint64_t bits, const Snapshot&, const State&, const uint8_t*, uint32_t,
+                                std::vector<std::string>& out) {
+  if (bits & kMissingLabel)
+    out.push_back("node(s) didn't match pod topology spread constraints (missing required label)");
+  if (bits & kSkew) out.push_back("node(s) didn't match pod topology spread constraints");
+}
+
+}  // namespace bulkscore::plugins

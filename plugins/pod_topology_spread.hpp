@@ -1,0 +1,147 @@
+// PodTopologySpread (PreFilter, Filter, PreScore, Score; semantics doc §3.10,
+// kube-scheduler v1.35.4 podtopologyspread/{common,filtering,scoring}.go).
+//
+// Constraints: the pod's own topologySpreadConstraints, or (only when it has
+// none) the profile's defaults (System: hostname maxSkew 3 and zone maxSkew 5,
+// both ScheduleAnyway; List: the args' defaultConstraints) with the selector
+// upstream's DefaultSelector builds from the Services, RCs, RSs and StatefulSets
+// that select the pod. Filter checks the DoNotSchedule ones, Score the
+// ScheduleAnyway ones.
+//
+// Counting never walks the pods per pod: each constraint's (namespace,
+// selector) is a snapshot topology matcher (Snapshot::topology_matcher,
+// registered by intern() before prepare), whose per-node counters are summed
+// per domain over the nodes that count (all topology keys present, inclusion
+// policies met) in prepare (Filter's tables) and prescore_feasible (Score's
+// tables, domains registered from the feasible nodes). The rules read
+// per-domain tables from the arena and, for hostname constraints, the node's
+// own counter.
+#pragma once
+
+#include <cmath>
+
+#include "host/snapshot/snapshot.hpp"
+#include "plugins/node_affinity.hpp"
+#include "plugins/plugin_api.hpp"
+#include "plugins/taint_toleration.hpp"
+
+namespace bulkscore {
+
+struct ClusterObjects;
+struct ProfileConfig;
+
+namespace plugins {
+
+struct PodTopologySpread {
+  static constexpr const char* kName = "PodTopologySpread";
+  static constexpr bool kHasFilter = true;
+  static constexpr bool kHasScore = true;
+  static constexpr NormalizeKind kNormalize = NormalizeKind::Spread;
+  static constexpr bool kPreScoreFeasible = true;
+
+  enum Reason : uint64_t { kMissingLabel = 1, kSkew = 2 };
+
+  // Matching pods in one domain (value id of the topology key; kNoId is the
+  // "" value, which a node without the key reads as in Score's defaults).
+  struct DomainCount {
+    int32_t value;
+    int64_t count;
+  };
+
+  struct Constraint {
+    int32_t key;         // topology key string id (kNoId: no node has it)
+    int32_t dense_slot;  // its dense label column, or -1
+    int32_t max_skew;
+    int32_t matcher;      // counters row; -1: the selector counts no pod (nil or empty)
+    bool hostname;        // key is kubernetes.io/hostname (Score counts per node)
+    bool self_match;      // the selector matches the incoming pod's labels
+    bool honor_affinity;  // nodeAffinityPolicy Honor: only nodes matching the pod's required affinity count
+    bool honor_taints;    // nodeTaintsPolicy Honor: only nodes without untolerated NoSchedule/NoExecute taints count
+    int64_t min_match;    // Filter: the global minimum (minDomains applied)
+    double weight;        // Score: log(domains + 2)
+    Span<DomainCount> domains;  // sorted by value
+  };
+
+  struct State {
+    Span<Constraint> hard;           // DoNotSchedule (Filter), with their tables
+    Span<Constraint> soft_prepared;  // ScheduleAnyway, as prepare left them (no tables)
+    Span<Constraint> soft;           // ScheduleAnyway with their tables (prescore_feasible)
+    // The pod's required node affinity (not the profile's addedAffinity) and
+    // tolerations, for the inclusion policies (host only).
+    NodeAffinity::State affinity;
+    TaintToleration::State taints;
+    // Score: nodes lacking a soft constraint's key are ignored (the pod's own
+    // constraints, or List defaults); System defaults tolerate them.
+    bool require_all;
+    int32_t empty_value;  // id of "" (kNoId if absent): the same domain as a missing key
+  };
+
+  // Before prepare, with the snapshot mutable: registers the topology
+  // matchers the pod's constraints need.
+  static void intern(Snapshot& snap, const Pod& pod, const ProfileConfig& profile, const ClusterObjects* objects);
+  static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
+  static void prescore_feasible(const Snapshot& snap, State& st, Arena& arena, const uint32_t* feasible,
+                                uint32_t count);
+
+  static BULKSCORE_HD int32_t node_value(const SnapshotView& s, const Constraint& c, uint32_t node) {
+    return c.key == kNoId ? kNoId : s.label_value(node, c.key, c.dense_slot);
+  }
+  // The domain a label value id falls in: "" and a missing label are one.
+  static BULKSCORE_HD int32_t domain_of(const State& st, int32_t value) {
+    return value == st.empty_value ? kNoId : value;
+  }
+
+  static BULKSCORE_HD const DomainCount* find_domain(const Constraint& c, const uint8_t* arena, int32_t value) {
+    const DomainCount* d = c.domains.data(arena);
+    uint32_t lo = 0, hi = c.domains.count;
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (d[mid].value < value)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo < c.domains.count && d[lo].value == value ? &d[lo] : nullptr;
+  }
+
+  static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t* arena,
+                                           uint32_t node) {
+    const Constraint* cs = st.hard.data(arena);
+    for (uint32_t i = 0; i < st.hard.count; ++i) {
+      const Constraint& c = cs[i];
+      const int32_t v = node_value(s, c, node);
+      if (v == kNoId) return filter_fail(Code::UnschedulableAndUnresolvable, kMissingLabel);
+      const DomainCount* d = find_domain(c, arena, domain_of(st, v));
+      const int64_t skew = (d ? d->count : 0) + (c.self_match ? 1 : 0) - c.min_match;
+      if (skew > c.max_skew) return filter_fail(Code::Unschedulable, kSkew);
+    }
+    return filter_pass();
+  }
+
+  static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
+    const Constraint* cs = st.soft.data(arena);
+    if (st.require_all)
+      for (uint32_t i = 0; i < st.soft.count; ++i)
+        if (cs[i].key == kNoId || s.label_value(node, cs[i].key, cs[i].dense_slot) == kNoId) return kIgnoredScore;
+    double sum = 0;
+    for (uint32_t i = 0; i < st.soft.count; ++i) {
+      const Constraint& c = cs[i];
+      const int32_t v = node_value(s, c, node);
+      if (v == kNoId) continue;  // no term for a key the node lacks
+      int64_t cnt = 0;
+      if (c.hostname) {
+        cnt = c.matcher < 0 ? 0 : s.topology_count(static_cast<uint32_t>(c.matcher), node);
+      } else if (const DomainCount* d = find_domain(c, arena, domain_of(st, v))) {
+        cnt = d->count;
+      }
+      sum += static_cast<double>(cnt) * c.weight + static_cast<double>(c.max_skew - 1);
+    }
+    return static_cast<int64_t>(round(sum));  // Go's math.Round: half away from zero
+  }
+
+  static void reasons(uint64_t bits, const Snapshot& snap, const State& st, const uint8_t* arena, uint32_t node,
+                      std::vector<std::string>& out);
+};
+
+}  // namespace plugins
+}  // namespace bulkscore

@@ -1,0 +1,388 @@
+// PodTopologySpread: upstream's filtering_test.go (TestSingleConstraint,
+// TestMultipleConstraints) and scoring_test.go (TestPodTopologySpreadScore,
+// the revision with math.Round and the constraint-indexed state) cases with
+// their expected numbers, the semantics doc's scoring example, the default constraints through DefaultSelector, and
+// an engine run in which a ReplicaSet's pods selected by a Service spread
+// across zones.
+#include <gtest/gtest.h>
+
+#include "host/engine/engine.hpp"
+#include "tests/test_util.hpp"
+
+namespace bulkscore {
+namespace {
+
+using namespace testutil;
+
+constexpr const char* kPts = "PodTopologySpread";
+
+Node zn(const std::string& name, const std::string& zone, const std::string& zone_key = "zone") {
+  StringMap labels{{"node", name}};
+  if (!zone.empty()) labels[zone_key] = zone;
+  return make_node_with(name, {{"cpu", 8000}, {"memory", int64_t(16) << 30}, {"pods", 110}}, labels);
+}
+
+std::vector<Node> four_nodes() {
+  return {zn("node-a", "zone1"), zn("node-b", "zone1"), zn("node-x", "zone2"), zn("node-y", "zone2")};
+}
+
+LabelSelector exists(const std::string& key) {
+  LabelSelector s;
+  s.match_expressions.push_back({key, "Exists", {}});
+  return s;
+}
+
+TopologySpreadConstraint constraint(int32_t skew, const std::string& key, const std::string& when,
+                                    std::optional<LabelSelector> sel) {
+  TopologySpreadConstraint c;
+  c.max_skew = skew;
+  c.topology_key = key;
+  c.when_unsatisfiable = when;
+  c.label_selector = std::move(sel);
+  return c;
+}
+
+Pod incoming(StringMap labels, std::vector<TopologySpreadConstraint> cs) {
+  Pod p = make_pod("p");
+  p.labels = std::move(labels);
+  p.topology_spread_constraints = std::move(cs);
+  return p;
+}
+
+Pod existing(const std::string& name, const std::string& node, StringMap labels = {{"foo", ""}},
+             const std::string& ns = "default") {
+  Pod p = on_node(make_pod(name), node);
+  p.labels = std::move(labels);
+  p.namespace_name = ns;
+  return p;
+}
+
+// 2/1/0/3 over node-a, node-b, node-x, node-y.
+std::vector<Pod> spread_2103() {
+  return {existing("p-a1", "node-a"), existing("p-a2", "node-a"), existing("p-b1", "node-b"),
+          existing("p-y1", "node-y"), existing("p-y2", "node-y"), existing("p-y3", "node-y")};
+}
+
+using C = Code;
+constexpr C S = Code::Success, U = Code::Unschedulable, UR = Code::UnschedulableAndUnresolvable;
+
+void expect_codes(const FilterRun& r, const std::vector<C>& want) {
+  ASSERT_EQ(r.nodes.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(r.code(i), want[i]) << "node " << i;
+}
+
+TEST(PodTopologySpreadFilter, UpstreamSingleConstraint) {
+  const auto hard = [](int32_t skew, const std::string& key, const std::string& sel_key) {
+    return constraint(skew, key, "DoNotSchedule", exists(sel_key));
+  };
+  struct Case {
+    const char* name;
+    Pod pod;
+    std::vector<Node> nodes;
+    std::vector<Pod> pods;
+    std::vector<C> want;
+  };
+  std::vector<Node> typo = four_nodes();
+  typo[1] = zn("node-b", "zone1", "zon");
+  Pod affinity = incoming({{"foo", ""}}, {hard(1, "node", "foo")});
+  require_node_affinity(affinity, {expressions_term({requirement("node", "In", {"node-a", "node-y"})})});
+  Pod terminating = existing("p-a", "node-a");
+  terminating.deleting = true;
+  const std::vector<Case> cases = {
+      {"no existing pods", incoming({{"foo", ""}}, {hard(1, "zone", "foo")}), four_nodes(), {}, {S, S, S, S}},
+      {"no existing pods, incoming pod doesn't match itself",
+       incoming({{"foo", ""}}, {hard(1, "zone", "bar")}),
+       four_nodes(),
+       {},
+       {S, S, S, S}},
+      {"existing pods in a different namespace do not count",
+       incoming({{"foo", ""}}, {hard(1, "zone", "foo")}),
+       four_nodes(),
+       {existing("p-a1", "node-a", {{"foo", ""}}, "ns1"), existing("p-b1", "node-a", {{"foo", ""}}, "ns2"),
+        existing("p-x1", "node-x"), existing("p-y1", "node-y")},
+       {S, S, U, U}},
+      {"pods spread across zones as 3/3, all nodes fit",
+       incoming({{"foo", ""}}, {hard(1, "zone", "foo")}),
+       four_nodes(),
+       spread_2103(),
+       {S, S, S, S}},
+      {"pods spread across zones as 1/2 due to absence of label 'zone' on node-b",
+       incoming({{"foo", ""}}, {hard(1, "zone", "foo")}),
+       typo,
+       {existing("p-a1", "node-a"), existing("p-b1", "node-b"), existing("p-x1", "node-x"), existing("p-y1", "node-y")},
+       {S, UR, U, U}},
+      {"pod cannot be scheduled as all nodes don't have label 'rack'",
+       incoming({{"foo", ""}}, {hard(1, "rack", "foo")}),
+       {zn("node-a", "zone1"), zn("node-x", "zone2")},
+       {},
+       {UR, UR}},
+      {"pods spread across nodes as 2/1/0/3, only node-x fits",
+       incoming({{"foo", ""}}, {hard(1, "node", "foo")}),
+       four_nodes(),
+       spread_2103(),
+       {U, U, S, U}},
+      {"pods spread across nodes as 2/1/0/3, maxSkew is 2, node-b and node-x fit",
+       incoming({{"foo", ""}}, {hard(2, "node", "foo")}),
+       four_nodes(),
+       spread_2103(),
+       {U, S, S, U}},
+      {"pods spread across nodes as 2/1/0/3, but pod doesn't match itself",
+       incoming({{"bar", ""}}, {hard(1, "node", "foo")}),
+       four_nodes(),
+       spread_2103(),
+       {U, S, S, U}},
+      {"incoming pod has nodeAffinity, pods spread as 2/~1~/~0~/3, hence node-a fits",
+       affinity,
+       four_nodes(),
+       spread_2103(),
+       {S, S, S, U}},
+      {"terminating Pods should be excluded",
+       incoming({{"foo", ""}}, {hard(1, "node", "foo")}),
+       {zn("node-a", ""), zn("node-b", "")},
+       {terminating, existing("p-b", "node-b")},
+       {S, U}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const FilterRun r = run_filter(kPts, c.nodes, c.pods, c.pod);
+    EXPECT_EQ(r.prefilter, Code::Success);
+    expect_codes(r, c.want);
+  }
+}
+
+TEST(PodTopologySpreadFilter, UpstreamMultipleConstraints) {
+  const Pod pod = incoming({{"foo", ""}}, {constraint(1, "zone", "DoNotSchedule", exists("foo")),
+                                           constraint(1, "node", "DoNotSchedule", exists("foo"))});
+  expect_codes(run_filter(kPts, four_nodes(), spread_2103(), pod), {U, U, S, U});
+  std::vector<Pod> more = spread_2103();
+  more.push_back(existing("p-y4", "node-y"));
+  expect_codes(run_filter(kPts, four_nodes(), more, pod), {U, U, U, U});
+}
+
+TEST(PodTopologySpreadFilter, ReasonsSkipAndMinDomains) {
+  const FilterRun r = run_filter(kPts, {zn("node-a", "zone1"), zn("node-b", "")}, {existing("p", "node-a")},
+                                 incoming({{"foo", ""}}, {constraint(1, "zone", "DoNotSchedule", exists("foo"))}));
+  EXPECT_EQ(r.nodes[0], fits());
+  EXPECT_EQ(r.nodes[1],
+            rejected(UR, {"node(s) didn't match pod topology spread constraints (missing required label)"}));
+  // minDomains 3 with two zones: the global minimum is 0, so zone1 (1 pod + self) has skew 2 > 1.
+  TopologySpreadConstraint c = constraint(1, "zone", "DoNotSchedule", exists("foo"));
+  c.min_domains = 3;
+  const FilterRun m = run_filter(kPts, {zn("node-a", "zone1"), zn("node-x", "zone2")}, {existing("p", "node-a")},
+                                 incoming({{"foo", ""}}, {c}));
+  EXPECT_EQ(m.nodes[0], rejected(U, {"node(s) didn't match pod topology spread constraints"}));
+  EXPECT_EQ(m.nodes[1], fits());
+  // Only ScheduleAnyway constraints, or none: PreFilter Skip.
+  EXPECT_EQ(run_filter(kPts, four_nodes(), {}, incoming({}, {constraint(1, "zone", "ScheduleAnyway", exists("a"))}))
+                .prefilter,
+            Code::Skip);
+  EXPECT_EQ(run_filter(kPts, four_nodes(), {}, make_pod("plain")).prefilter, Code::Skip);
+}
+
+TEST(PodTopologySpreadScore, SemanticsDocExampleHostname) {
+  // One hostname constraint, maxSkew 1, candidates holding 2, 1, 0 and 3
+  // matching pods: weight ln 6, raw {4, 2, 0, 5}, normalized {20, 60, 100, 0}.
+  std::vector<Node> nodes;
+  for (const char* n : {"node-a", "node-b", "node-x", "node-y"})
+    nodes.push_back(make_node_with(n, {{"cpu", 8000}, {"pods", 110}}, {{"kubernetes.io/hostname", n}}));
+  const ScoreRun r =
+      run_score(kPts, nodes, spread_2103(),
+                incoming({{"foo", ""}}, {constraint(1, "kubernetes.io/hostname", "ScheduleAnyway", exists("foo"))}));
+  ASSERT_FALSE(r.skipped);
+  EXPECT_EQ(r.raw, (std::vector<int64_t>{4, 2, 0, 5}));
+  EXPECT_EQ(r.normalized, (std::vector<int64_t>{20, 60, 100, 0}));
+}
+
+// Scores with `failed` nodes infeasible (cordoned, NodeUnschedulable in the
+// profile), as upstream's tests pass them in failedNodes; normalized scores
+// of the feasible nodes in node order.
+std::vector<int64_t> scores_with_failed(std::vector<Node> nodes, const std::vector<std::string>& failed,
+                                        const std::vector<Pod>& pods, const Pod& pod) {
+  for (Node& n : nodes)
+    if (std::find(failed.begin(), failed.end(), n.name) != failed.end()) n.unschedulable = true;
+  Snapshot snap = Snapshot::build(nodes, pods);
+  ProfileConfig profile = score_only_profile(kPts);
+  profile.filter = {"NodeUnschedulable"};
+  const ProfilePlan plan = make_profile_plan(profile);
+  intern_pod_for_plan(snap, pod, plan);
+  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0);
+  EvalRequest req;
+  req.want_scores = true;
+  req.score_single = true;
+  EvalResult out;
+  make_cpu_backend()->evaluate(snap, q, req, out);
+  std::vector<std::pair<uint32_t, int64_t>> byNode;
+  for (size_t i = 0; i < out.scored_nodes.size(); ++i)
+    byNode.emplace_back(out.scored_nodes[i], out.normalized_scores.at(i));
+  std::sort(byNode.begin(), byNode.end());
+  std::vector<int64_t> v;
+  for (const auto& kv : byNode) v.push_back(kv.second);
+  return v;
+}
+
+Node hz(const std::string& name, const std::string& zone = "", const std::string& host_key = "kubernetes.io/hostname") {
+  StringMap labels{{host_key, name}};
+  if (!zone.empty()) labels["zone"] = zone;
+  return make_node_with(name, {{"cpu", 8000}, {"pods", 110}}, labels);
+}
+
+std::vector<Pod> foo_pods(const std::vector<std::pair<std::string, int>>& per_node) {
+  std::vector<Pod> out;
+  for (const auto& [node, n] : per_node)
+    for (int i = 0; i < n; ++i) out.push_back(existing("p-" + node + std::to_string(i), node));
+  return out;
+}
+
+TEST(PodTopologySpreadScore, UpstreamScoreCases) {
+  const auto soft = [](int32_t skew, const std::string& key, const std::string& sel) {
+    return constraint(skew, key, "ScheduleAnyway", exists(sel));
+  };
+  const std::string host = "kubernetes.io/hostname";
+  const Pod foo1 = incoming({{"foo", ""}}, {soft(1, host, "foo")});
+  const std::vector<Node> abcd = {hz("node-a"), hz("node-b"), hz("node-c"), hz("node-d")};
+  const auto spread2103 = foo_pods({{"node-a", 2}, {"node-b", 1}, {"node-d", 3}});
+  EXPECT_EQ(scores_with_failed({hz("node-a"), hz("node-b")}, {}, foo_pods({{"node-a", 1}, {"node-b", 1}}), foo1),
+            (std::vector<int64_t>{100, 100}));
+  EXPECT_EQ(scores_with_failed(abcd, {}, spread2103, foo1), (std::vector<int64_t>{20, 60, 100, 0}));
+  EXPECT_EQ(scores_with_failed(abcd, {}, spread2103, incoming({{"foo", ""}}, {soft(2, host, "foo")})),
+            (std::vector<int64_t>{33, 66, 100, 16}));
+  EXPECT_EQ(scores_with_failed(abcd, {}, foo_pods({{"node-a", 4}, {"node-b", 3}, {"node-c", 2}, {"node-d", 1}}),
+                               incoming({{"foo", ""}}, {soft(3, host, "foo")})),
+            (std::vector<int64_t>{44, 66, 77, 100}));
+  const auto spread4213 = foo_pods({{"node-a", 4}, {"node-b", 2}, {"node-x", 1}, {"node-y", 3}});
+  EXPECT_EQ(scores_with_failed({hz("node-a"), hz("node-b"), hz("node-x"), hz("node-y")}, {"node-y"}, spread4213, foo1),
+            (std::vector<int64_t>{33, 83, 100}));
+  EXPECT_EQ(scores_with_failed({hz("node-a"), hz("node-b", "", "n"), hz("node-x"), hz("node-y")}, {"node-y"},
+                               spread4213, foo1),
+            (std::vector<int64_t>{16, 0, 100}));
+  EXPECT_EQ(
+      scores_with_failed({hz("node-a", "zone1"), hz("node-b", "zone1"), hz("node-x", "zone2"), hz("node-y", "zone2")},
+                         {"node-y"}, spread4213, incoming({{"foo", ""}}, {soft(1, "zone", "foo")})),
+      (std::vector<int64_t>{75, 75, 100}));
+  const std::vector<Node> zoned = {hz("node-a", "zone1"), hz("node-b", "zone1"), hz("node-x", "zone2"),
+                                   hz("node-y", "zone2")};
+  EXPECT_EQ(scores_with_failed(zoned, {"node-b", "node-y"},
+                               foo_pods({{"node-a", 2}, {"node-b", 1}, {"node-x", 2}, {"node-y", 4}}),
+                               incoming({{"foo", ""}}, {soft(1, "zone", "foo"), soft(1, host, "foo")})),
+            (std::vector<int64_t>{100, 63}));
+  const Pod foobar = incoming({{"foo", ""}, {"bar", ""}}, {soft(1, "zone", "foo"), soft(1, host, "bar")});
+  const std::vector<Pod> mixed = {existing("p-a1", "node-a", {{"foo", ""}}),
+                                  existing("p-b1", "node-b", {{"foo", ""}, {"bar", ""}}),
+                                  existing("p-y1", "node-y", {{"foo", ""}}), existing("p-y2", "node-y", {{"bar", ""}})};
+  EXPECT_EQ(scores_with_failed(zoned, {}, mixed, foobar), (std::vector<int64_t>{60, 20, 100, 60}));
+  // Not in upstream's table at v1.35 with these numbers; by hand: zone weight ln 4,
+  // hostname weight ln 5, raw {3, 4, 1}.
+  EXPECT_EQ(scores_with_failed(zoned, {"node-y"}, mixed, foobar), (std::vector<int64_t>{50, 25, 100}));
+  EXPECT_EQ(scores_with_failed(zoned, {},
+                               {existing("p-b1", "node-b", {{"bar", ""}}), existing("p-x1", "node-x", {{"foo", ""}}),
+                                existing("p-y1", "node-y", {{"foo", ""}, {"bar", ""}})},
+                               foobar),
+            (std::vector<int64_t>{100, 60, 40, 0}));
+  EXPECT_EQ(scores_with_failed({hz("node-a"), hz("node-b")}, {},
+                               {existing("p-a1", "node-a", {{"foo", ""}}, "ns1"), existing("p-a2", "node-a"),
+                                existing("p-b1", "node-b"), existing("p-b2", "node-b")},
+                               foo1),
+            (std::vector<int64_t>{100, 33}));  // by hand (ln 4 weight, math.Round): raw {1, 3}
+  // System defaulting, nodes without a zone, pods selected by a Service: the
+  // same scores as one hostname constraint with maxSkew 3.
+  {
+    ClusterObjects objects;
+    SelectingObject svc;
+    svc.namespace_name = "default";
+    svc.name = "svc";
+    svc.has_selector = true;
+    svc.selector_map = {{"foo", ""}};
+    objects.selecting.push_back(svc);
+    Pod plain = make_pod("p");
+    plain.labels = {{"foo", ""}};
+    const ScoreRun r = run_score(kPts, abcd, foo_pods({{"node-a", 4}, {"node-b", 3}, {"node-c", 2}, {"node-d", 1}}),
+                                 plain, ProfileConfig{}, &objects);
+    EXPECT_EQ(r.normalized, (std::vector<int64_t>{44, 66, 77, 100}));
+  }
+  Pod terminating = existing("p-a", "node-a");
+  terminating.deleting = true;
+  EXPECT_EQ(scores_with_failed({hz("node-a"), hz("node-b")}, {}, {terminating, existing("p-b", "node-b")}, foo1),
+            (std::vector<int64_t>{100, 0}));
+}
+
+TEST(PodTopologySpreadScore, ZoneDomainsAndIgnoredNodes) {
+  // zone constraint maxSkew 1: zones zone1 (3 pods) and zone2 (3 pods), node-c
+  // without a zone is ignored (the pod's own constraints require every key).
+  std::vector<Node> nodes = four_nodes();
+  nodes.push_back(zn("node-c", ""));
+  const ScoreRun r = run_score(kPts, nodes, spread_2103(),
+                               incoming({{"foo", ""}}, {constraint(1, "zone", "ScheduleAnyway", exists("foo"))}));
+  // weight ln(2 + 2); raw round(3 * ln 4) = 4 for every zoned node.
+  EXPECT_EQ(r.raw[0], 4);
+  EXPECT_EQ(r.raw[3], 4);
+  EXPECT_EQ(r.raw[4], kIgnoredScore);
+  EXPECT_EQ(r.normalized, (std::vector<int64_t>{100, 100, 100, 100, 0}));
+}
+
+TEST(PodTopologySpreadScore, SystemDefaultsNeedASelectingObject) {
+  Pod pod = make_pod("web-1");
+  pod.labels = {{"app", "web"}};
+  const std::vector<Node> nodes = four_nodes();
+  EXPECT_TRUE(run_score(kPts, nodes, {}, pod).skipped);  // no Service, no controller: Skip
+  ClusterObjects objects;
+  SelectingObject svc;
+  svc.kind = SelectingObject::Kind::Service;
+  svc.namespace_name = "default";
+  svc.name = "web";
+  svc.has_selector = true;
+  svc.selector_map = {{"app", "web"}};
+  objects.selecting.push_back(svc);
+  std::vector<Node> hosts;
+  for (const char* n : {"n1", "n2"})
+    hosts.push_back(make_node_with(n, {{"cpu", 8000}, {"pods", 110}},
+                                   {{"kubernetes.io/hostname", n}, {"topology.kubernetes.io/zone", "z"}}));
+  Pod other = existing("w0", "n1", {{"app", "web"}});
+  const ScoreRun r = run_score(kPts, hosts, {other}, pod, ProfileConfig{}, &objects);
+  ASSERT_FALSE(r.skipped);
+  // hostname (maxSkew 3, weight ln 4): n1 1 pod; zone (maxSkew 5, weight ln 3): 1 pod in z.
+  // n1: round(ln4 + 2 + ln3 + 4) = round(8.48) = 8, n2: round(2 + ln3 + 4) = 7.
+  EXPECT_EQ(r.raw, (std::vector<int64_t>{8, 7}));
+  EXPECT_EQ(r.normalized, (std::vector<int64_t>{87, 100}));
+}
+
+TEST(PodTopologySpreadEngine, ReplicaSetPodsSelectedByAServiceSpreadAcrossZones) {
+  Cluster c;
+  for (int i = 0; i < 6; ++i) {
+    const std::string name = "n" + std::to_string(i);
+    c.nodes.push_back(make_node_with(
+        name, {{"cpu", 64000}, {"memory", int64_t(64) << 30}, {"pods", 110}},
+        {{"kubernetes.io/hostname", name}, {"topology.kubernetes.io/zone", "zone-" + std::to_string(i % 3)}}));
+  }
+  SelectingObject svc;
+  svc.kind = SelectingObject::Kind::Service;
+  svc.namespace_name = "default";
+  svc.name = "web";
+  svc.has_selector = true;
+  svc.selector_map = {{"app", "web"}};
+  SelectingObject rs;
+  rs.kind = SelectingObject::Kind::ReplicaSet;
+  rs.namespace_name = "default";
+  rs.name = "web-7d";
+  rs.has_selector = true;
+  rs.label_selector = LabelSelector{};
+  rs.label_selector->match_labels = {{"app", "web"}};
+  c.objects.selecting = {svc, rs};
+  Engine engine(default_scheduler_config(), EngineOptions{"cpu", TieBreak::First, 0, 1});
+  engine.load(c);
+  std::map<std::string, int> per_zone;
+  for (int i = 0; i < 9; ++i) {
+    Pod p = make_pod("web-7d-" + std::to_string(i), {container({{"cpu", 100}, {"memory", 1 << 20}})});
+    p.labels = {{"app", "web"}};
+    p.owner_references.push_back(OwnerReference{"apps/v1", "ReplicaSet", "web-7d", "uid-rs", true});
+    const ScheduleResult r = engine.schedule(p);
+    ASSERT_GE(r.node, 0) << r.message;
+    EXPECT_TRUE(r.warnings.empty());
+    ++per_zone["zone-" + std::to_string(r.node % 3)];
+  }
+  EXPECT_EQ(per_zone["zone-0"], 3);
+  EXPECT_EQ(per_zone["zone-1"], 3);
+  EXPECT_EQ(per_zone["zone-2"], 3);
+}
+
+}  // namespace
+}  // namespace bulkscore
