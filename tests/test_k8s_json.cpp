@@ -1049,6 +1049,7 @@ TEST(ApiValidation, ByteOrderMarkIsAccepted) {
   const std::vector<Node> nodes =
       parse_nodes_json("\xEF\xBB\xBF" + list_of("NodeList", R"({"metadata":{"name":"n1"}})"), "nodes.json");
   EXPECT_EQ(nodes.size(), 1u);
+}
 
 // ---- --objects: Services, controllers, Namespaces ---------------------------
 
