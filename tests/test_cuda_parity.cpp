@@ -483,7 +483,7 @@ struct Coverage {
   uint32_t removed = 0;          // assumed pods removed again
   uint32_t node_updates = 0;     // nodes updated (in place or structurally)
   uint32_t prescored = 0;        // scored with a feasible-set PreScore (SeamProbe)
-  uint32_t negative_totals = 0;  // chosen total below zero
+  uint32_t negative_totals = 0;  // evaluations with some node total below zero
   uint32_t ignored_nodes = 0;    // scored nodes some plugin ignored (kIgnoredScore)
 };
 
@@ -573,7 +573,8 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
       const uint32_t visited = requests[r].candidates ? static_cast<uint32_t>(requests[r].candidates->size()) : n;
       cov.cut += want.processed < visited ? 1 : 0;
       cov.prescored += want.scored && q.header.prescore_feasible ? 1 : 0;
-      cov.negative_totals += want.scored && want.chosen_total < 0 ? 1 : 0;
+      cov.negative_totals +=
+          want.scored && std::any_of(want.totals.begin(), want.totals.end(), [](int64_t t) { return t < 0; }) ? 1 : 0;
       cov.ignored_nodes +=
           static_cast<uint32_t>(std::count(want.raw_scores.begin(), want.raw_scores.end(), kIgnoredScore));
     }

@@ -408,7 +408,9 @@ void YamlReader::check_map_impl(const YAML::Node& n, const std::string& path, co
   if (!n.IsMap()) fail_at(n, path, "must be a mapping, got " + describe(n));
   std::vector<std::string> seen;
   for (auto it = n.begin(); it != n.end(); ++it) {
-    const YAML::Node& key = it->first;
+    // A copy: the iterator hands out a temporary pair, and a reference into
+    // it would dangle (AddressSanitizer: stack-use-after-scope).
+    const YAML::Node key = it->first;
     if (!key.IsScalar()) fail_at(key, path, "field names must be strings");
     const std::string& name = key.Scalar();
     bool known = false;
