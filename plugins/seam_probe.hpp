@@ -1,5 +1,5 @@
 // SeamProbe (Score; diagnostic): exercises the engine's seams for cross-node
-// plugins before PodTopologySpread and InterPodAffinity use them, so that the
+// plugins independently of any real plugin's semantics, so that the
 // parity suite checks them on every backend: a PreScore over the feasible
 // nodes that builds a per-pod table in the arena (feasible nodes per zone),
 // a per-node rule that reads it, the per-node ignore mask (kIgnoredScore) and
