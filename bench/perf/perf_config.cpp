@@ -14,6 +14,7 @@
 #include "bench/perf/yaml_json.hpp"
 #include "host/common.hpp"
 #include "host/input/quantity.hpp"
+#include "host/input/yaml_reader.hpp"
 #include "host/io/io.hpp"
 
 namespace bulkscore {
@@ -114,7 +115,7 @@ double read_number(const ParseCtx& ctx, const YAML::Node& n, const std::string& 
 bool read_bool(const ParseCtx& ctx, const YAML::Node& n, const std::string& where) {
   if (!present(n)) return false;
   if (n.IsScalar() && is_plain(n) && classify_plain(n.Scalar()) == PlainKind::Bool)
-    return n.Scalar()[0] == 't' || n.Scalar()[0] == 'T';
+    return resolve_yaml_plain(n.Scalar()).boolean;
   fail_at(ctx, n, where, "expected true or false, got " + describe(n));
 }
 

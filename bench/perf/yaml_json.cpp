@@ -2,6 +2,8 @@
 // document loader the config reader and the object templates share.
 #include "bench/perf/yaml_json.hpp"
 
+#include "host/input/yaml_reader.hpp"
+
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
 
@@ -37,7 +39,9 @@ bool all_of_class(std::string_view s, const char* cls) {
 
 PlainKind classify_plain(std::string_view s) {
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return PlainKind::Null;
-  if (s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE") return PlainKind::Bool;
+  // Booleans as the one YAML reader resolves them (YAML 1.1, as goyaml.v2
+  // under sigs.k8s.io/yaml, which scheduler_perf reads with: yes/on/y too).
+  if (resolve_yaml_plain(s).type == YamlScalar::Type::Bool) return PlainKind::Bool;
   std::string_view body = s;
   if (body[0] == '+' || body[0] == '-') body.remove_prefix(1);
   if (all_of_class(body, "0123456789")) return PlainKind::Int;
@@ -166,7 +170,7 @@ void emit_json(const YAML::Node& n, std::string& out, const std::string& origin,
           out += "null";
           return;
         case PlainKind::Bool:
-          out += (s[0] == 't' || s[0] == 'T') ? "true" : "false";
+          out += resolve_yaml_plain(s).boolean ? "true" : "false";
           return;
         case PlainKind::Int: {
           const std::string t = int_json_text(s);

@@ -74,14 +74,8 @@ const char* type_name(element_type t) {
   return "an unknown value";
 }
 
-std::string quote(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  out.append(s.data(), s.size());
-  out += '"';
-  return out;
-}
+// Input text in a message: shortened, control characters escaped.
+std::string quote(std::string_view s) { return quote_for_message(s); }
 
 // Converts one Node or Pod object; knows where it is for error messages:
 // "<origin>: items[<i>] (<kind> \"<name>\"): <path>: <problem>".

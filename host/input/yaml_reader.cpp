@@ -320,6 +320,8 @@ char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c -
 
 }  // namespace
 
+YamlScalar resolve_yaml_plain(std::string_view text) { return resolve_plain(std::string(text)); }
+
 YamlScalar resolve_yaml_scalar(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return make_null();
   if (!node.IsScalar()) throw std::invalid_argument("not a scalar");

@@ -69,6 +69,8 @@ struct YamlScalar {
 // Throws std::invalid_argument for a tag that does not fit the value
 // (!!int "x"); YamlReader reports it as an InputError.
 YamlScalar resolve_yaml_scalar(const YAML::Node& node);
+// The same for the text of an untagged plain scalar.
+YamlScalar resolve_yaml_plain(std::string_view text);
 
 // "a.b" and "a[3]", for error paths.
 std::string yaml_child(const std::string& path, std::string_view field);
