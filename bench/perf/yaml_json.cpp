@@ -222,100 +222,6 @@ void emit_json(const YAML::Node& n, std::string& out, const std::string& origin,
 
 namespace {
 
-// go-yaml's guard against alias bombs ("billion laughs"), which upstream gets
-// through sigs.k8s.io/yaml: while decoding, count the nodes decoded and those
-// decoded inside an alias expansion; once more than 100 come from aliases and
-// more than 1,000 were decoded, the alias share may not exceed 99% (up to
-// 400,000 nodes), falling linearly to 10% (from 4,000,000 nodes).
-//
-// yaml-cpp shares an anchored node instead of copying it, so loading is cheap
-// but every walk of the tree (emit_json) expands aliases. This pass runs on
-// the parser's events before the tree is built: each anchor's expanded size
-// is known when its node ends, so the counts are computed, in document order,
-// without expanding anything.
-class AliasBudget : public YAML::EventHandler {
- public:
-  explicit AliasBudget(std::string origin) : origin_(std::move(origin)) {}
-
-  void OnDocumentStart(const YAML::Mark&) override {}
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { leaf(mark, anchor); }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, const std::string&) override {
-    leaf(mark, anchor);
-  }
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
-    const auto it = size_.find(anchor);
-    // An alias inside its own anchor's node: go-yaml rejects it ("anchor value
-    // contains itself"); expanding it would never end.
-    if (it == size_.end()) throw InputError(where(mark) + ": an alias refers to its own anchor (a cycle)");
-    // go-yaml decodes the alias node itself, then the whole anchored value.
-    const uint64_t expanded = saturating_add(1, it->second);
-    add_to_parent(expanded);
-    decoded_ = saturating_add(decoded_, expanded);
-    from_aliases_ = saturating_add(from_aliases_, it->second);
-    check(mark);
-  }
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
-                       YAML::EmitterStyle::value) override {
-    open(mark, anchor);
-  }
-  void OnSequenceEnd() override { close(); }
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
-                  YAML::EmitterStyle::value) override {
-    open(mark, anchor);
-  }
-  void OnMapEnd() override { close(); }
-
- private:
-  struct Open {
-    YAML::anchor_t anchor;
-    uint64_t size;  // nodes decoded for this collection so far, itself included
-  };
-
-  static uint64_t saturating_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
-  std::string where(const YAML::Mark& mark) const {
-    return mark.is_null() ? origin_ : origin_ + ":" + std::to_string(mark.line + 1);
-  }
-  void add_to_parent(uint64_t n) {
-    if (!open_.empty()) open_.back().size = saturating_add(open_.back().size, n);
-  }
-  void leaf(const YAML::Mark& mark, YAML::anchor_t anchor) {
-    if (anchor != YAML::NullAnchor) size_[anchor] = 1;
-    add_to_parent(1);
-    decoded_ = saturating_add(decoded_, 1);
-    check(mark);
-  }
-  void open(const YAML::Mark& mark, YAML::anchor_t anchor) {
-    open_.push_back({anchor, 1});
-    decoded_ = saturating_add(decoded_, 1);
-    check(mark);
-  }
-  void close() {
-    const Open done = open_.back();
-    open_.pop_back();
-    if (done.anchor != YAML::NullAnchor) size_[done.anchor] = done.size;
-    add_to_parent(done.size);
-  }
-  // go-yaml's allowedAliasRatio.
-  static double allowed_ratio(uint64_t decoded) {
-    if (decoded <= 400000) return 0.99;
-    if (decoded >= 4000000) return 0.10;
-    return 0.99 - 0.89 * (static_cast<double>(decoded - 400000) / 3600000.0);
-  }
-  void check(const YAML::Mark& mark) const {
-    if (from_aliases_ > 100 && decoded_ > 1000 &&
-        static_cast<double>(from_aliases_) / static_cast<double>(decoded_) > allowed_ratio(decoded_))
-      throw InputError(where(mark) + ": the document contains excessive aliasing (" + std::to_string(from_aliases_) +
-                       " of " + std::to_string(decoded_) + " nodes come from aliases; refused, as go-yaml does)");
-  }
-
-  std::string origin_;
-  std::vector<Open> open_;
-  std::unordered_map<YAML::anchor_t, uint64_t> size_;  // expanded size per completed anchor
-  uint64_t decoded_ = 0;
-  uint64_t from_aliases_ = 0;
-};
-
 [[noreturn]] void throw_yaml_error(const YAML::Exception& e, const std::string& origin) {
   const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
   throw InputError(origin + (line ? ":" + std::to_string(line) : "") + ": invalid YAML: " + e.msg);
@@ -326,14 +232,7 @@ class AliasBudget : public YAML::EventHandler {
 YAML::Node load_one_document(const std::string& text, const std::string& origin) {
   std::vector<YAML::Node> docs;
   try {
-    // Aliases need a '*': without one there is nothing to expand.
-    if (text.find('*') != std::string::npos) {
-      std::istringstream in(text);
-      YAML::Parser parser(in);
-      AliasBudget budget(origin);
-      while (parser.HandleNextDocument(budget)) {
-      }
-    }
+    check_yaml_alias_budget(text, origin);
     docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     throw_yaml_error(e, origin);

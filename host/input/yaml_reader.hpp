@@ -72,6 +72,12 @@ YamlScalar resolve_yaml_scalar(const YAML::Node& node);
 // The same for the text of an untagged plain scalar.
 YamlScalar resolve_yaml_plain(std::string_view text);
 
+// go-yaml's guard against alias bombs ("billion laughs"), which kube-scheduler
+// and scheduler_perf get through sigs.k8s.io/yaml: throws InputError naming
+// `origin` and the line when aliases expand to too large a share of the
+// nodes decoded. Counted on the parser's events, expanding nothing.
+void check_yaml_alias_budget(const std::string& text, const std::string& origin);
+
 // "a.b" and "a[3]", for error paths.
 std::string yaml_child(const std::string& path, std::string_view field);
 std::string yaml_at(const std::string& path, size_t index);
