@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "host/input/labels.hpp"
 #include "plugins/node_affinity.hpp"
 #include "plugins/prepare.hpp"
 #include "plugins/taint_toleration.hpp"
@@ -27,24 +28,6 @@ struct Built {
 };
 
 bool selector_empty(const LabelSelector& s) { return s.match_labels.empty() && s.match_expressions.empty(); }
-
-// labels.Selector semantics of a LabelSelector (operators already checked).
-bool selector_matches(const LabelSelector& sel, const StringMap& labels) {
-  for (const auto& [k, v] : sel.match_labels) {
-    const auto it = labels.find(k);
-    if (it == labels.end() || it->second != v) return false;
-  }
-  for (const auto& r : sel.match_expressions) {
-    const auto it = labels.find(r.key);
-    const bool has = it != labels.end();
-    const bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
-    if (r.op == "In" && !in) return false;
-    if (r.op == "NotIn" && in) return false;
-    if (r.op == "Exists" && !has) return false;
-    if (r.op == "DoesNotExist" && has) return false;
-  }
-  return true;
-}
 
 // What metav1.LabelSelectorAsSelector refuses, as an InputError naming the pod.
 void check_selector(const Pod& pod, const LabelSelector& sel) {
@@ -204,7 +187,6 @@ PodTopologySpread::Constraint compile(const Snapshot& snap, const Pod& pod, cons
 }
 
 using Constraint = PodTopologySpread::Constraint;
-using DomainCount = PodTopologySpread::DomainCount;
 
 bool has_all_keys(const SnapshotView& s, const std::vector<Constraint>& cs, uint32_t n) {
   for (const Constraint& c : cs)

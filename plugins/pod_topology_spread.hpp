@@ -24,6 +24,7 @@
 #include "plugins/node_affinity.hpp"
 #include "plugins/plugin_api.hpp"
 #include "plugins/taint_toleration.hpp"
+#include "plugins/topology_tables.hpp"
 
 namespace bulkscore {
 
@@ -41,13 +42,6 @@ struct PodTopologySpread {
 
   enum Reason : uint64_t { kMissingLabel = 1, kSkew = 2 };
 
-  // Matching pods in one domain (value id of the topology key; kNoId is the
-  // "" value, which a node without the key reads as in Score's defaults).
-  struct DomainCount {
-    int32_t value;
-    int64_t count;
-  };
-
   struct Constraint {
     int32_t key;         // topology key string id (kNoId: no node has it)
     int32_t dense_slot;  // its dense label column, or -1
@@ -59,7 +53,9 @@ struct PodTopologySpread {
     bool honor_taints;    // nodeTaintsPolicy Honor: only nodes without untolerated NoSchedule/NoExecute taints count
     int64_t min_match;    // Filter: the global minimum (minDomains applied)
     double weight;        // Score: log(domains + 2)
-    Span<DomainCount> domains;  // sorted by value
+    // Matching pods per domain (value id of the key; kNoId is the "" value,
+    // which a node without the key reads as in Score's defaults), sorted.
+    Span<DomainCount> domains;
   };
 
   struct State {
@@ -92,16 +88,7 @@ struct PodTopologySpread {
   }
 
   static BULKSCORE_HD const DomainCount* find_domain(const Constraint& c, const uint8_t* arena, int32_t value) {
-    const DomainCount* d = c.domains.data(arena);
-    uint32_t lo = 0, hi = c.domains.count;
-    while (lo < hi) {
-      const uint32_t mid = lo + (hi - lo) / 2;
-      if (d[mid].value < value)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    return lo < c.domains.count && d[lo].value == value ? &d[lo] : nullptr;
+    return plugins::find_domain(c.domains.data(arena), c.domains.count, value);
   }
 
   static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t* arena,

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "plugins/image_locality.hpp"
+#include "plugins/inter_pod_affinity.hpp"
 #include "plugins/node_affinity.hpp"
 #include "plugins/node_name.hpp"
 #include "plugins/node_ports.hpp"
@@ -27,7 +28,8 @@ struct PluginList {};
 using Plugins =
     PluginList<plugins::NodeUnschedulable, plugins::NodeName, plugins::TaintToleration, plugins::NodeAffinity,
                plugins::NodePorts, plugins::NodeResourcesFit, plugins::NodeResourcesBalancedAllocation,
-               plugins::ImageLocality, plugins::PodTopologySpread, plugins::SeamProbe>;
+               plugins::ImageLocality, plugins::PodTopologySpread, plugins::InterPodAffinity,
+               plugins::SeamProbe>;
 
 namespace detail {
 template <class P, class List>

@@ -321,35 +321,41 @@ TEST(Rotation, FullPercentageEvaluatesEveryNode) {
 
 // ---- warnings are returned, not logged ---------------------------------------------------
 
-TEST(EngineWarnings, LoadReturnsUnenforcedAntiAffinityOfRunningPods) {
+// A running pod's required anti-affinity binds the pods it matches
+// (InterPodAffinity's symmetry rule): no warning, the rule is enforced.
+TEST(EngineWarnings, RunningPodsRequiredAntiAffinityIsEnforcedNotWarnedAbout) {
   Pod guarded = on_node(make_pod("guarded"), "n1");
   PodAffinity anti;
   anti.required.push_back(PodAffinityTerm{LabelSelector{}, {}, "kubernetes.io/hostname", std::nullopt, {}, {}});
   guarded.affinity = Affinity{std::nullopt, std::nullopt, anti};
   Cluster c;
-  c.nodes = {plain("n1")};
+  const auto host = [](const std::string& name) {
+    Node n = plain(name);
+    n.labels["kubernetes.io/hostname"] = name;
+    return n;
+  };
+  c.nodes = {host("n1"), host("n2")};
   c.running_pods = {guarded, on_node(make_pod("plain"), "n1")};
 
   EngineOptions opts;
   opts.backend = "cpu";
   Engine engine(config_with(default_profile()), opts);
-  const std::vector<std::string> warnings = engine.load(c);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("1 running pod(s) carry required pod anti-affinity"), std::string::npos) << warnings[0];
+  EXPECT_TRUE(engine.load(c).empty());
+  const ScheduleResult r = engine.schedule(make_pod("incoming"));
+  EXPECT_EQ(r.node_name, "n2");
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_TRUE(engine.take_warnings().empty());
+  const ScheduleResult blocked = engine.schedule(make_pod("second"));  // n2 is free of the guard's domain too
+  EXPECT_EQ(blocked.node_name, "n2");
 
-  // Without InterPodAffinity in the profile there is nothing to warn about.
-  ProfileConfig no_ipa = default_profile();
-  no_ipa.filter.erase(std::remove(no_ipa.filter.begin(), no_ipa.filter.end(), "InterPodAffinity"), no_ipa.filter.end());
-  no_ipa.pre_filter.erase(std::remove(no_ipa.pre_filter.begin(), no_ipa.pre_filter.end(), "InterPodAffinity"),
-                          no_ipa.pre_filter.end());
-  no_ipa.pre_score.erase(std::remove(no_ipa.pre_score.begin(), no_ipa.pre_score.end(), "InterPodAffinity"),
-                         no_ipa.pre_score.end());
-  no_ipa.score.erase(std::remove_if(no_ipa.score.begin(), no_ipa.score.end(),
-                                    [](const PluginEntry& e) { return e.name == "InterPodAffinity"; }),
-                     no_ipa.score.end());
-  Engine quiet(config_with(no_ipa), opts);
-  EXPECT_TRUE(quiet.load(c).empty());
-  EXPECT_TRUE(quiet.take_warnings().empty());
+  Cluster one;
+  one.nodes = {host("n1")};
+  one.running_pods = c.running_pods;
+  Engine single(config_with(default_profile()), opts);
+  single.load(one);
+  const ScheduleResult none = single.schedule(make_pod("incoming"));
+  EXPECT_EQ(none.node, -1);
+  EXPECT_EQ(none.message, "0/1 nodes are available: 1 node(s) didn't satisfy existing pods anti-affinity rules.");
 }
 
 }  // namespace

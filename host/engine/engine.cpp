@@ -68,26 +68,13 @@ std::vector<std::string> Engine::load(const Cluster& cluster) {
 }
 
 std::vector<std::string> Engine::load(Cluster&& cluster) {
-  // Existing pods' required anti-affinity binds every incoming pod it matches
-  // (InterPodAffinity's symmetry rule), which bulkscore does not enforce yet.
-  size_t with_anti_affinity = 0;
-  for (const auto& p : cluster.running_pods)
-    if (p.affinity && p.affinity->pod_anti_affinity && !p.affinity->pod_anti_affinity->required.empty())
-      ++with_anti_affinity;
   snapshot_ = Snapshot::build(cluster.nodes, std::move(cluster.running_pods));
   // The snapshot holds what it needs; free the parsed objects now.
   std::vector<Node>().swap(cluster.nodes);
   std::vector<Pod>().swap(cluster.running_pods);
   objects_ = std::move(cluster.objects);
   next_start_node_index_ = 0;
-  const bool ipa_in_profiles = std::any_of(plans_.begin(), plans_.end(), [](const ProfilePlan& p) {
-    return std::find(p.not_evaluated.begin(), p.not_evaluated.end(), "InterPodAffinity") != p.not_evaluated.end();
-  });
   std::vector<std::string> warnings;
-  if (with_anti_affinity && ipa_in_profiles)
-    warnings.push_back(std::to_string(with_anti_affinity) +
-                       " running pod(s) carry required pod anti-affinity; InterPodAffinity is not implemented yet, "
-                       "so it is not enforced against the pods being scheduled");
   return warnings;
 }
 

@@ -13,8 +13,8 @@ namespace {
 // Upstream plugins without a bulkscore rule. For pods that do not use the
 // feature they contribute nothing upstream either (PreFilter/PreScore Skip,
 // or Score 0 everywhere); for pods that do, the engine warns.
-const char* const kNoRulePlugins[] = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
-                                      "VolumeZone",         "InterPodAffinity", "DynamicResources"};
+const char* const kNoRulePlugins[] = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+                                      "DynamicResources"};
 
 bool is_no_rule_plugin(const std::string& name) {
   return std::find(std::begin(kNoRulePlugins), std::end(kNoRulePlugins), name) != std::end(kNoRulePlugins);
@@ -244,12 +244,6 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
   q.header.tie_seed = seed;
   q.header.pod_seq = pod_seq;
 
-  // Constraints of plugins that have no rule yet.
-  auto in_profile = [&](const char* name) {
-    return std::find(plan.not_evaluated.begin(), plan.not_evaluated.end(), name) != plan.not_evaluated.end();
-  };
-  if (pod.affinity && (pod.affinity->pod_affinity || pod.affinity->pod_anti_affinity) && in_profile("InterPodAffinity"))
-    q.warnings.push_back("pod affinity/anti-affinity not enforced (InterPodAffinity is not implemented yet)");
   return q;
 }
 

@@ -1,5 +1,7 @@
 #include "host/input/labels.hpp"
 
+#include <algorithm>
+
 namespace bulkscore {
 namespace {
 
@@ -86,6 +88,23 @@ std::string label_value_problem(std::string_view v) {
 
 bool is_valid_label_value(std::string_view v) {
   return v.size() <= kMaxNameLength && (v.empty() || matches_name_format(v));
+}
+
+bool selector_matches(const LabelSelector& sel, const StringMap& labels) {
+  for (const auto& [k, v] : sel.match_labels) {
+    const auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  for (const auto& r : sel.match_expressions) {
+    const auto it = labels.find(r.key);
+    const bool has = it != labels.end();
+    const bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+    if (r.op == "In" && !in) return false;
+    if (r.op == "NotIn" && in) return false;
+    if (r.op == "Exists" && !has) return false;
+    if (r.op == "DoesNotExist" && has) return false;
+  }
+  return true;
 }
 
 }  // namespace bulkscore

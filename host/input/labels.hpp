@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "host/input/model.hpp"
+
 namespace bulkscore {
 
 // IsDNS1123Subdomain: at most 253 characters of lower-case alphanumerics,
@@ -26,5 +28,10 @@ bool is_qualified_name(std::string_view k);
 // IsValidLabelValue: empty, or a name part as above (at most 63 characters).
 std::string label_value_problem(std::string_view v);
 bool is_valid_label_value(std::string_view v);
+
+// labels.Selector semantics of a LabelSelector whose operators are valid
+// (In, NotIn, Exists, DoesNotExist): matchLabels as In with one value; an
+// empty selector matches every label set.
+bool selector_matches(const LabelSelector& sel, const StringMap& labels);
 
 }  // namespace bulkscore

@@ -579,6 +579,7 @@ void Snapshot::update_node(const Node& node) {
   }
   build_dense_labels();
   rank_images_by_popularity();
+  reindex_affinity_terms();  // the node's label values may have changed
   structural_change();
 }
 
@@ -594,6 +595,7 @@ std::vector<Pod> Snapshot::remove_node(std::string_view name) {
   for (uint32_t s = pod_offsets_[n], e = s + static_cast<uint32_t>(pod_count_[n]); s < e; ++s) {
     const uint32_t id = slot_pod_id_[s];
     unlink_pod_key(id);
+    index_affinity_terms(pods_[id], n, -1);
     dropped.push_back(std::move(pods_[id]));
     release_pod_id(id);
     --num_live_pods_;
@@ -766,6 +768,7 @@ uint32_t Snapshot::place_pod(Pod&& pod, uint32_t node, const EncodedPod& enc, ui
   pod_num_ports_[id] = static_cast<uint32_t>(enc.ports.size());
   count_pod(slot, node, +1);
   pod.node_name = node_names_[node];
+  index_affinity_terms(pod, node, +1);
   pods_[id] = std::move(pod);
   link_pod_key(id);
   ++num_live_pods_;
@@ -787,6 +790,7 @@ Pod Snapshot::remove_pod(uint32_t id) {
   const uint32_t last = first + static_cast<uint32_t>(pod_count_[node]) - 1;
   account_requests(pods_[id], node, -1);
   count_pod(slot, node, -1);
+  index_affinity_terms(pods_[id], node, -1);
 
   // Host ports: the node's entries are its pods' entries in slot order, so
   // this pod's are one run; the later ones move down over it.
@@ -960,13 +964,53 @@ std::vector<CompiledRequirement> compile_selector(const LabelSelector& sel, IdOf
 
 }  // namespace
 
-uint32_t Snapshot::topology_matcher(std::string_view namespace_name, const LabelSelector& selector) {
-  const int32_t found = find_topology_matcher(namespace_name, selector);
+namespace {
+
+// A matcher's clauses with ids from `id_of` (interning, or looking up).
+template <class Clause, class IdOf>
+std::vector<Clause> compile_clauses(const std::vector<Snapshot::PodMatchClause>& all_of, IdOf&& id_of) {
+  std::vector<Clause> out;
+  for (const auto& c : all_of) {
+    Clause m;
+    m.all_namespaces = c.all_namespaces;
+    if (!c.all_namespaces)
+      for (const auto& ns : c.namespaces) m.namespace_ids.push_back(id_of(ns));
+    std::sort(m.namespace_ids.begin(), m.namespace_ids.end());
+    m.namespace_ids.erase(std::unique(m.namespace_ids.begin(), m.namespace_ids.end()), m.namespace_ids.end());
+    m.requirements = compile_selector(c.selector, id_of);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace
+
+Snapshot::Matcher Snapshot::intern_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating) {
+  Matcher m;
+  m.clauses = compile_clauses<MatcherClause>(all_of, [&](const std::string& str) { return strings_.intern(str); });
+  m.count_terminating = count_terminating;
+  return m;
+}
+
+std::optional<Snapshot::Matcher> Snapshot::lookup_matcher(const std::vector<PodMatchClause>& all_of,
+                                                          bool count_terminating) const {
+  bool known = true;
+  Matcher m;
+  m.clauses = compile_clauses<MatcherClause>(all_of, [&](const std::string& str) {
+    const int32_t id = strings_.find(str);
+    if (id == kNoId) known = false;
+    return id;
+  });
+  m.count_terminating = count_terminating;
+  if (!known) return std::nullopt;  // registration interns every string
+  return m;
+}
+
+uint32_t Snapshot::topology_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating) {
+  const int32_t found = find_topology_matcher(all_of, count_terminating);
   if (found >= 0) return static_cast<uint32_t>(found);
-  Matcher m{strings_.intern(namespace_name),
-            compile_selector(selector, [&](const std::string& str) { return strings_.intern(str); })};
   const auto row = static_cast<uint32_t>(matchers_.size());
-  matchers_.push_back(std::move(m));
+  matchers_.push_back(intern_matcher(all_of, count_terminating));
   topology_counts_.resize(static_cast<size_t>(matchers_.size()) * num_nodes_, 0);
   for (uint32_t n = 0; n < num_nodes_; ++n) {
     int32_t c = 0;
@@ -978,53 +1022,149 @@ uint32_t Snapshot::topology_matcher(std::string_view namespace_name, const Label
   return row;
 }
 
-int32_t Snapshot::find_topology_matcher(std::string_view namespace_name, const LabelSelector& selector) const {
-  const int32_t ns = strings_.find(namespace_name);
-  if (ns == kNoId) return -1;
-  bool known = true;
-  Matcher m{ns, compile_selector(selector, [&](const std::string& str) {
-              const int32_t id = strings_.find(str);
-              if (id == kNoId) known = false;
-              return id;
-            })};
-  if (!known) return -1;  // registration interns every string
+int32_t Snapshot::find_topology_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating) const {
+  const std::optional<Matcher> m = lookup_matcher(all_of, count_terminating);
+  if (!m) return -1;
   for (size_t i = 0; i < matchers_.size(); ++i)
-    if (matchers_[i] == m) return static_cast<int32_t>(i);
+    if (matchers_[i] == *m) return static_cast<int32_t>(i);
   return -1;
+}
+
+uint32_t Snapshot::topology_matcher(std::string_view namespace_name, const LabelSelector& selector) {
+  return topology_matcher({PodMatchClause{false, {std::string(namespace_name)}, selector}}, false);
+}
+
+int32_t Snapshot::find_topology_matcher(std::string_view namespace_name, const LabelSelector& selector) const {
+  return find_topology_matcher({PodMatchClause{false, {std::string(namespace_name)}, selector}}, false);
 }
 
 bool Snapshot::topology_matcher_counts_slot(uint32_t m, uint32_t slot) const {
   const Matcher& mt = matchers_[m];
-  if (pod_node_[slot] == kNoId || pod_namespace_[slot] != mt.namespace_id || (pod_flags_[slot] & kPodTerminating))
-    return false;
+  if (pod_node_[slot] == kNoId || (!mt.count_terminating && (pod_flags_[slot] & kPodTerminating))) return false;
   const uint32_t first = pod_label_offsets_[slot], last = first + pod_label_counts_[slot];
-  for (const CompiledRequirement& r : mt.requirements) {
-    int32_t value = kNoId;
-    for (uint32_t i = first; i < last; ++i)
-      if (pod_label_keys_[i] == r.key) {
-        value = pod_label_values_[i];
-        break;
+  for (const MatcherClause& c : mt.clauses) {
+    if (!c.all_namespaces && !std::binary_search(c.namespace_ids.begin(), c.namespace_ids.end(), pod_namespace_[slot]))
+      return false;
+    for (const CompiledRequirement& r : c.requirements) {
+      int32_t value = kNoId;
+      for (uint32_t i = first; i < last; ++i)
+        if (pod_label_keys_[i] == r.key) {
+          value = pod_label_values_[i];
+          break;
+        }
+      const bool has = value != kNoId;
+      const bool in = has && std::binary_search(r.values.begin(), r.values.end(), value);
+      bool ok = false;
+      switch (r.op) {
+        case CompiledRequirement::In:
+          ok = in;
+          break;
+        case CompiledRequirement::NotIn:
+          ok = !in;
+          break;
+        case CompiledRequirement::Exists:
+          ok = has;
+          break;
+        case CompiledRequirement::DoesNotExist:
+          ok = !has;
+          break;
       }
-    const bool has = value != kNoId;
-    const bool in = has && std::binary_search(r.values.begin(), r.values.end(), value);
-    bool ok = false;
-    switch (r.op) {
-      case CompiledRequirement::In:
-        ok = in;
-        break;
-      case CompiledRequirement::NotIn:
-        ok = !in;
-        break;
-      case CompiledRequirement::Exists:
-        ok = has;
-        break;
-      case CompiledRequirement::DoesNotExist:
-        ok = !has;
-        break;
+      if (!ok) return false;
     }
-    if (!ok) return false;
   }
   return true;
+}
+
+// ---- Snapshot: existing pods' affinity terms -----------------------------------
+
+namespace {
+
+// Length-prefixed pieces: distinct terms never share a text.
+void put(std::string& out, std::string_view s) {
+  out += std::to_string(s.size());
+  out += ':';
+  out += s;
+}
+
+void put_selector(std::string& out, const std::optional<LabelSelector>& sel) {
+  if (!sel) {
+    out += 'N';
+    return;
+  }
+  out += 'S';
+  for (const auto& [k, v] : sel->match_labels) {
+    put(out, k);
+    put(out, v);
+  }
+  out += 'E';
+  for (const auto& r : sel->match_expressions) {
+    put(out, r.key);
+    put(out, r.op);
+    out += std::to_string(r.values.size());
+    for (const auto& v : r.values) put(out, v);
+  }
+  out += ';';
+}
+
+}  // namespace
+
+int32_t Snapshot::node_label_value(uint32_t n, int32_t key) const {
+  if (key == kNoId) return kNoId;
+  const auto first = label_keys_.begin() + label_offsets_[n], last = label_keys_.begin() + label_offsets_[n + 1];
+  const auto it = std::lower_bound(first, last, key);
+  return it != last && *it == key ? label_values_[static_cast<size_t>(it - label_keys_.begin())] : kNoId;
+}
+
+void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign) {
+  if (!pod.affinity) return;
+  using K = ExistingAffinityTerm::Kind;
+  const auto add = [&](const PodAffinityTerm& t, K kind, int32_t weight) {
+    ExistingAffinityTerm e;
+    e.kind = kind;
+    e.weight = weight;
+    if (t.namespaces.empty() && !t.namespace_selector)
+      e.namespaces.push_back(pod.namespace_name);
+    else
+      e.namespaces = t.namespaces;
+    std::sort(e.namespaces.begin(), e.namespaces.end());
+    e.namespaces.erase(std::unique(e.namespaces.begin(), e.namespaces.end()), e.namespaces.end());
+    std::string text;
+    text += static_cast<char>('0' + kind);
+    put(text, std::to_string(weight));
+    put(text, t.topology_key);
+    for (const auto& ns : e.namespaces) put(text, ns);
+    text += '|';
+    put_selector(text, t.namespace_selector);
+    put_selector(text, t.label_selector);
+    auto [it, fresh] = affinity_term_ids_.emplace(text, static_cast<uint32_t>(affinity_terms_.size()));
+    if (fresh) {
+      e.namespace_selector = t.namespace_selector;
+      e.selector = t.label_selector;
+      e.topology_key = t.topology_key;
+      e.key_id = strings_.intern(t.topology_key);
+      affinity_terms_.push_back(std::move(e));
+    }
+    ExistingAffinityTerm& g = affinity_terms_[it->second];
+    const int32_t value = node_label_value(node, g.key_id);
+    if (value == kNoId) return;
+    const int64_t c = (g.domains[value] += sign);
+    if (c == 0) g.domains.erase(value);
+  };
+  if (const auto& a = pod.affinity->pod_affinity) {
+    for (const auto& t : a->required) add(t, K::kRequiredAffinity, 0);
+    for (const auto& w : a->preferred) add(w.term, K::kPreferredAffinity, w.weight);
+  }
+  if (const auto& a = pod.affinity->pod_anti_affinity) {
+    for (const auto& t : a->required) add(t, K::kRequiredAntiAffinity, 0);
+    for (const auto& w : a->preferred) add(w.term, K::kPreferredAntiAffinity, w.weight);
+  }
+}
+
+void Snapshot::reindex_affinity_terms() {
+  for (auto& g : affinity_terms_) g.domains.clear();
+  for (uint32_t n = 0; n < num_nodes_; ++n)
+    for (uint32_t s = pod_offsets_[n], e = s + static_cast<uint32_t>(pod_count_[n]); s < e; ++s)
+      index_affinity_terms(pods_[slot_pod_id_[s]], n, +1);
 }
 
 void Snapshot::count_pod(uint32_t slot, uint32_t node, int32_t delta) {

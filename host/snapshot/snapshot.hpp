@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -329,23 +330,62 @@ class Snapshot {
   std::vector<Pod> remove_node(std::string_view name);
 
   // ---- topology counters ------------------------------------------------------
-  // A matcher is (namespace, label selector); its counters are one row of
-  // SnapshotView::topology_counts: per node, the pods there that are in the
-  // namespace, not terminating, and whose labels the selector matches
-  // (labels.Selector semantics; an empty selector matches every pod). The
+  // A matcher is a conjunction of clauses, each a namespace set (or every
+  // namespace) and a label selector (labels.Selector semantics; an empty
+  // selector matches every pod); its counters are one row of
+  // SnapshotView::topology_counts: per node, the pods there that every
+  // clause matches, terminating pods left out unless `count_terminating`
+  // (PodTopologySpread leaves them out, InterPodAffinity counts them). The
   // first registration counts from the pod columns (O(pod slots)), and
   // add_pod, remove_pod, update_pod, add_node and remove_node keep every row
-  // current. Registering a new matcher interns the selector's strings and
+  // current. Registering a new matcher interns the clauses' strings and
   // re-lays the counters column (a mirror re-sends that column only); it is
   // not structural. Matchers stay registered for the snapshot's lifetime.
   // InputError for an operator other than In, NotIn, Exists, DoesNotExist.
-  uint32_t topology_matcher(std::string_view namespace_name, const LabelSelector& selector);
+  struct PodMatchClause {
+    bool all_namespaces = false;
+    std::vector<std::string> namespaces;  // ignored when all_namespaces
+    LabelSelector selector;
+  };
+  uint32_t topology_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating);
   // The row of an already registered matcher, or -1.
+  int32_t find_topology_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating) const;
+  // The one-clause matcher of one namespace without terminating pods
+  // (PodTopologySpread's counting).
+  uint32_t topology_matcher(std::string_view namespace_name, const LabelSelector& selector);
   int32_t find_topology_matcher(std::string_view namespace_name, const LabelSelector& selector) const;
   uint32_t num_topology_matchers() const { return static_cast<uint32_t>(matchers_.size()); }
   const std::vector<int32_t>& topology_counts() const { return topology_counts_; }
   // Whether matcher `m` counts the pod in `slot` (recounting, tests).
   bool topology_matcher_counts_slot(uint32_t m, uint32_t slot) const;
+
+  // ---- existing pods' pod (anti-)affinity terms -------------------------------
+  // Every pod (anti-)affinity term of the pods on the nodes, grouped by the
+  // term itself: the pods of one workload share their terms, so
+  // InterPodAffinity matches each distinct term against the incoming pod
+  // once and reads its per-domain counts instead of walking the pods.
+  // add_pod, remove_pod, update_pod and remove_node keep the counts current;
+  // a node whose labels change is recounted. Terminating pods count, as in
+  // upstream's NodeInfo. A group whose pods are gone stays, with no domains.
+  struct ExistingAffinityTerm {
+    enum Kind : uint8_t { kRequiredAffinity, kRequiredAntiAffinity, kPreferredAffinity, kPreferredAntiAffinity };
+    Kind kind = kRequiredAffinity;
+    int32_t weight = 0;  // preferred terms; 0 for required ones
+    // Upstream's AffinityTerm: the namespace set (the term's list, or the
+    // owning pod's namespace when the list is empty and namespaceSelector is
+    // nil), the namespaceSelector (nil matches no namespace) and the label
+    // selector (nil matches no pod).
+    std::vector<std::string> namespaces;
+    std::optional<LabelSelector> namespace_selector;
+    std::optional<LabelSelector> selector;
+    std::string topology_key;
+    int32_t key_id = kNoId;
+    // Occurrences of the term on nodes that carry topology_key, by the value
+    // id the node has (a pod repeating a term counts it twice, as upstream's
+    // per-term loops do). Only positive counts are kept.
+    std::map<int32_t, int64_t> domains;
+  };
+  const std::vector<ExistingAffinityTerm>& existing_affinity_terms() const { return affinity_terms_; }
 
   // ---- change tracking for device mirrors ------------------------------------
   // Versions are unique in the process: every build, copy and structural
@@ -519,12 +559,33 @@ class Snapshot {
   std::vector<uint32_t> tree_order_;
 
   // Topology matchers (host-only) and their counters column.
-  struct Matcher {
-    int32_t namespace_id;
+  struct MatcherClause {
+    bool all_namespaces = false;
+    std::vector<int32_t> namespace_ids;  // sorted, unique
     std::vector<CompiledRequirement> requirements;
-    bool operator==(const Matcher& o) const { return namespace_id == o.namespace_id && requirements == o.requirements; }
+    bool operator==(const MatcherClause& o) const {
+      return all_namespaces == o.all_namespaces && namespace_ids == o.namespace_ids && requirements == o.requirements;
+    }
   };
+  struct Matcher {
+    std::vector<MatcherClause> clauses;
+    bool count_terminating = false;
+    bool operator==(const Matcher& o) const { return clauses == o.clauses && count_terminating == o.count_terminating; }
+  };
+  // The matcher for `all_of` with its strings interned, or looked up
+  // (nullopt when a string is unknown: no registered matcher has it).
+  Matcher intern_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating);
+  std::optional<Matcher> lookup_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating) const;
   std::vector<Matcher> matchers_;
+  // Existing pods' affinity terms (host-only), by canonical term text.
+  std::vector<ExistingAffinityTerm> affinity_terms_;
+  std::unordered_map<std::string, uint32_t> affinity_term_ids_;
+  // Adds (sign +1) or takes away (-1) the terms of `pod` on `node`.
+  void index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign);
+  // Recounts every group from the pods (after a node's labels changed).
+  void reindex_affinity_terms();
+  // The value id of label `key` on node n, kNoId when absent (host columns).
+  int32_t node_label_value(uint32_t n, int32_t key) const;
   std::vector<int32_t> topology_counts_;  // [m * N + n]
   uint64_t topology_layout_version_ = 0;
 
