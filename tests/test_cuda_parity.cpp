@@ -27,6 +27,7 @@
 #include "host/input/config.hpp"
 #include "host/input/model.hpp"
 #include "host/snapshot/snapshot.hpp"
+#include "tests/random_pod_affinity.hpp"
 #include "tests/reference_backend.hpp"
 
 namespace bulkscore {
@@ -188,53 +189,6 @@ NodeSelectorTerm random_term(SplitMix64& rng, uint32_t num_nodes) {
   return t;
 }
 
-// Pod (anti-)affinity: required and preferred terms on keys every node,
-// most nodes or no node carries, selecting by app label, in the pod's own
-// namespace, a listed one, or through a namespaceSelector ({} or by label).
-PodAffinityTerm random_pod_affinity_term(SplitMix64& rng) {
-  static const char* const kKeys[] = {"topology.kubernetes.io/zone", "kubernetes.io/hostname", "pool", "rack"};
-  static const char* const kApps[] = {"web", "db", "cache"};
-  PodAffinityTerm t;
-  t.topology_key = pick(rng, kKeys);
-  const uint64_t sel = rng.below(10);
-  if (sel < 6) {
-    t.label_selector = LabelSelector{};
-    t.label_selector->match_labels["app"] = pick(rng, kApps);
-  } else if (sel < 8) {
-    t.label_selector = LabelSelector{};
-    t.label_selector->match_expressions.push_back({"app", rng.chance(0.5) ? "Exists" : "NotIn", {}});
-    if (t.label_selector->match_expressions[0].op == "NotIn")
-      t.label_selector->match_expressions[0].values.push_back(pick(rng, kApps));
-  } else if (sel < 9) {
-    t.label_selector = LabelSelector{};  // every pod of the namespaces
-  }                                      // else nil: matches nothing
-  const uint64_t ns = rng.below(10);
-  if (ns < 2) {
-    t.namespaces = {"running"};
-  } else if (ns < 3) {
-    t.namespace_selector = LabelSelector{};  // every namespace
-  } else if (ns < 4) {
-    t.namespace_selector = LabelSelector{};
-    t.namespace_selector->match_labels["team"] = "a";
-  }
-  return t;
-}
-
-std::optional<Affinity> random_pod_affinity(SplitMix64& rng, double required_chance) {
-  if (!rng.chance(0.3)) return std::nullopt;
-  Affinity a;
-  for (auto* side : {&a.pod_affinity, &a.pod_anti_affinity}) {
-    if (!rng.chance(0.6)) continue;
-    PodAffinity pa;
-    if (rng.chance(required_chance)) pa.required.push_back(random_pod_affinity_term(rng));
-    const uint32_t preferred = static_cast<uint32_t>(rng.below(3));
-    for (uint32_t k = 0; k < preferred; ++k)
-      pa.preferred.push_back({static_cast<int32_t>(rng.between(1, 100)), random_pod_affinity_term(rng)});
-    *side = pa;
-  }
-  return a;
-}
-
 Pod random_pending_pod(SplitMix64& rng, uint32_t i, uint32_t num_nodes, const std::vector<std::string>& schedulers) {
   Pod p;
   p.namespace_name = "parity";
@@ -332,7 +286,7 @@ Pod random_pending_pod(SplitMix64& rng, uint32_t i, uint32_t num_nodes, const st
   // InterPodAffinity, a stream of its own again.
   SplitMix64 arng = SplitMix64::derive(parity_seed() ^ 0xaff1417ull, i);
   if (!probe)
-    if (auto pa = random_pod_affinity(arng, 0.3)) {
+    if (auto pa = testutil::random_pod_affinity(arng, 0.3)) {
       if (!p.affinity) p.affinity = Affinity{};
       p.affinity->pod_affinity = pa->pod_affinity;
       p.affinity->pod_anti_affinity = pa->pod_anti_affinity;
@@ -360,7 +314,7 @@ Cluster random_cluster(SplitMix64& rng, const ClusterShape& shape, const std::ve
       if (srng.chance(0.8)) p.labels["app"] = srng.chance(0.5) ? "web" : (srng.chance(0.5) ? "db" : "cache");
       p.deleting = srng.chance(0.05);
       SplitMix64 arng = SplitMix64::derive(parity_seed() ^ (0xaff1417ull + i), j);
-      p.affinity = random_pod_affinity(arng, 0.5);
+      p.affinity = testutil::random_pod_affinity(arng, 0.5);
       p.name = "run-" + std::to_string(i) + "-" + std::to_string(j);
       p.node_name = c.nodes[i].name;
       p.phase = "Running";
