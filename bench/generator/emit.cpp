@@ -1,5 +1,6 @@
 // Emission: the NodeList and the PodList as kubectl prints them (keys in
 // alphabetical order, pods sorted by namespace and name).
+#include <map>
 #include "bench/generator/generator_internal.hpp"
 
 #include <algorithm>
@@ -501,6 +502,65 @@ std::string Generator::emit_pods() const {
   for (uint32_t i : order) write_pod(j, rng, pods_[i], pod_ip);
   j.end_array().field("kind", "PodList");
   j.key("metadata").begin_object().field("resourceVersion", "1000000000").end_object();
+  j.end_object();
+  out += '\n';
+  return out;
+}
+
+// The objects the topology plugins read, as `kubectl get svc,rs,sts,ns -A -o
+// json` prints them (a v1 List, sorted by kind, then namespace and name):
+// every namespace (labelled kubernetes.io/metadata.name as the API server
+// does, team-* with a team label), the ReplicaSet and StatefulSet of each
+// workload, and a Service selecting each Deployment's and StatefulSet's
+// pods by app. With them every such pod gets upstream's system-default
+// spreading.
+std::string Generator::emit_objects() const {
+  std::map<std::string, std::vector<const Workload*>> by_ns;
+  for (const auto& w : workloads_) by_ns[w.ns].push_back(&w);
+  for (auto& [ns, list] : by_ns)
+    std::sort(list.begin(), list.end(), [](const Workload* a, const Workload* b) { return a->name < b->name; });
+  std::string out;
+  JsonWriter j(out);
+  j.begin_object().field("apiVersion", "v1").key("items").begin_array();
+  const auto meta = [&](const std::string& ns, const std::string& name, const std::string& uid) {
+    j.key("metadata").begin_object().field("name", name).field("namespace", ns);
+    if (!uid.empty()) j.field("uid", uid);
+    j.end_object();
+  };
+  for (const auto& [ns, list] : by_ns)
+    for (const Workload* w : list) {
+      if (w->kind != OwnerKind::ReplicaSet) continue;
+      j.begin_object().field("apiVersion", "apps/v1").field("kind", "ReplicaSet");
+      meta(ns, w->name + '-' + w->hash, w->owner_uid);
+      j.key("spec").begin_object().key("selector").begin_object().key("matchLabels").begin_object();
+      j.field("app", w->app).field("pod-template-hash", w->hash);
+      j.end_object().end_object().end_object().end_object();
+    }
+  for (const auto& [ns, list] : by_ns)
+    for (const Workload* w : list) {
+      if (w->kind != OwnerKind::StatefulSet) continue;
+      j.begin_object().field("apiVersion", "apps/v1").field("kind", "StatefulSet");
+      meta(ns, w->name, w->owner_uid);
+      j.key("spec").begin_object().key("selector").begin_object().key("matchLabels").begin_object();
+      j.field("app", w->app);
+      j.end_object().end_object().end_object().end_object();
+    }
+  for (const auto& [ns, list] : by_ns)
+    for (const Workload* w : list) {
+      if (w->kind != OwnerKind::ReplicaSet && w->kind != OwnerKind::StatefulSet) continue;
+      j.begin_object().field("apiVersion", "v1").field("kind", "Service");
+      meta(ns, w->name, "");
+      j.key("spec").begin_object().key("selector").begin_object().field("app", w->app).end_object().end_object();
+      j.end_object();
+    }
+  for (const auto& [ns, list] : by_ns) {
+    j.begin_object().field("apiVersion", "v1").field("kind", "Namespace");
+    j.key("metadata").begin_object().key("labels").begin_object().field("kubernetes.io/metadata.name", ns);
+    if (ns.rfind("team-", 0) == 0) j.field("team", ns.substr(5));
+    j.end_object().field("name", ns).end_object().end_object();
+  }
+  j.end_array().field("kind", "List");
+  j.key("metadata").begin_object().field("resourceVersion", "").end_object();
   j.end_object();
   out += '\n';
   return out;

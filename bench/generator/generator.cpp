@@ -25,6 +25,7 @@ GeneratedCluster Generator::run() {
   GeneratedCluster out;
   out.nodes_json = emit_nodes();
   out.pods_json = emit_pods();
+  out.objects_json = emit_objects();
   return out;
 }
 
@@ -55,10 +56,12 @@ GeneratedCluster generate_cluster(const GeneratorOptions& options) {
 }
 
 void write_generated_cluster(const GeneratorOptions& options, const std::string& nodes_path,
-                             const std::string& pods_path) {
+                             const std::string& pods_path, const std::string& objects_path) {
   const GeneratedCluster c = generate_cluster(options);
-  // Both files or neither: a NodeList without its PodList is no cluster.
-  write_files_atomically({{nodes_path, c.nodes_json}, {pods_path, c.pods_json}});
+  // All files or none: a NodeList without its PodList is no cluster.
+  std::vector<std::pair<std::string, std::string_view>> files = {{nodes_path, c.nodes_json}, {pods_path, c.pods_json}};
+  if (!objects_path.empty()) files.emplace_back(objects_path, c.objects_json);
+  write_files_atomically(files);
 }
 
 }  // namespace bulkscore

@@ -1,5 +1,6 @@
 // A deterministic generator of realistic synthetic Kubernetes clusters (host
-// only), written as kubectl-style JSON: one v1 NodeList and one v1 PodList.
+// only), written as kubectl-style JSON: one v1 NodeList, one v1 PodList and
+// one v1 List of the Services, ReplicaSets, StatefulSets and Namespaces.
 // It makes bulkscore's bundled default cluster and the large benchmark
 // fixtures. Same options -> byte-identical output on every platform: all
 // randomness comes from SplitMix64 below with integer-only choices (no
@@ -159,6 +160,9 @@ struct GeneratorOptions {
 struct GeneratedCluster {
   std::string nodes_json;  // v1 NodeList
   std::string pods_json;   // v1 PodList: running and pending pods
+  // v1 List: Namespaces, ReplicaSets, StatefulSets and a Service per
+  // Deployment and StatefulSet (what `--objects` reads).
+  std::string objects_json;
 };
 
 // Throws InputError on options that cannot describe a cluster (zones == 0,
@@ -166,9 +170,9 @@ struct GeneratedCluster {
 // pods than the nodes' pod slots).
 GeneratedCluster generate_cluster(const GeneratorOptions& options);
 
-// generate_cluster, then both files written as a unit (write_files_atomically):
-// both appear, or neither changes.
+// generate_cluster, then the files written as a unit (write_files_atomically):
+// all appear, or none changes. No objects file when `objects_path` is empty.
 void write_generated_cluster(const GeneratorOptions& options, const std::string& nodes_path,
-                             const std::string& pods_path);
+                             const std::string& pods_path, const std::string& objects_path = "");
 
 }  // namespace bulkscore

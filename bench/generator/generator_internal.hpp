@@ -317,6 +317,7 @@ class Generator {
                                int64_t seconds, const std::string& value);
   void write_pod(JsonWriter& j, SplitMix64& rng, const PodRec& p, uint32_t& pod_ip) const;
   std::string emit_pods() const;
+  std::string emit_objects() const;
 
   const GeneratorOptions& opt_;
   std::vector<Image> images_;

@@ -2,7 +2,7 @@
 //
 //   bulkscore schedule --nodes F --pods F [--objects F]... [--config F] [-o F] ...
 //   bulkscore explain  --nodes F --pods F [--objects F]... --pod ns/name [--config F]
-//   bulkscore generate --nodes-out F --pods-out F [--nodes N] ...
+//   bulkscore generate --nodes-out F --pods-out F [--objects-out F] [--nodes N] ...
 //   bulkscore perf     --config performance-config.yaml ...
 //
 // Exit codes: 0 success, 2 bad input or usage, 1 any other failure.
@@ -254,11 +254,14 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
   return kExitOk;
 }
 
-int cmd_generate(const bs::GeneratorOptions& g, const std::string& nodes_out, const std::string& pods_out) {
-  if (nodes_out == pods_out || bs::same_file(nodes_out, pods_out))
-    throw bs::InputError(pods_out + ": --nodes-out and --pods-out name the same file");
+int cmd_generate(const bs::GeneratorOptions& g, const std::string& nodes_out, const std::string& pods_out,
+                 const std::string& objects_out) {
+  const auto same = [](const std::string& a, const std::string& b) { return a == b || bs::same_file(a, b); };
+  if (same(nodes_out, pods_out)) throw bs::InputError(pods_out + ": --nodes-out and --pods-out name the same file");
+  if (!objects_out.empty() && (same(objects_out, nodes_out) || same(objects_out, pods_out)))
+    throw bs::InputError(objects_out + ": --objects-out names the same file as --nodes-out or --pods-out");
   const auto t0 = std::chrono::steady_clock::now();
-  bs::write_generated_cluster(g, nodes_out, pods_out);
+  bs::write_generated_cluster(g, nodes_out, pods_out, objects_out);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "generated %u nodes, %u running pods, %u pending pods (seed %llu) in %.2f s: %s %s\n", g.nodes,
                g.running_pods, g.pending_pods, static_cast<unsigned long long>(g.seed), secs, nodes_out.c_str(),
@@ -318,6 +321,11 @@ int main(int argc, char** argv) {
   auto* generate = app.add_subcommand("generate", "write a deterministic synthetic cluster as kubectl JSON");
   generate->add_option("--nodes-out", nodes_out, "NodeList JSON to write")->required();
   generate->add_option("--pods-out", pods_out, "PodList JSON to write")->required();
+  std::string objects_out;
+  generate->add_option("--objects-out", objects_out,
+                       "List JSON of the Services, ReplicaSets, StatefulSets and Namespaces to write (for --objects)");
+  generate->add_flag("--inter-pod-constraints", gen.with_inter_pod_constraints,
+                     "give some pending groups pod (anti-)affinity or topology spread constraints");
   generate->add_option("--nodes", gen.nodes, "number of nodes")->capture_default_str();
   generate->add_option("--running", gen.running_pods, "number of running pods")->capture_default_str();
   generate->add_option("--pending", gen.pending_pods, "number of pending pods")->capture_default_str();
@@ -357,7 +365,7 @@ int main(int argc, char** argv) {
   try {
     if (*schedule) return cmd_schedule(nodes, pods, config, objects, backend, tie_break, seed, threads, out);
     if (*explain) return cmd_explain(nodes, pods, config, objects, backend, pod_key, out);
-    if (*generate) return cmd_generate(gen, nodes_out, pods_out);
+    if (*generate) return cmd_generate(gen, nodes_out, pods_out, objects_out);
     if (*perf_cmd) {
       perf.verbosity = std::max(1, verbosity);  // progress is shown unless asked otherwise
       return bs::perf_main(perf);
