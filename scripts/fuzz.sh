@@ -43,7 +43,7 @@ for exe in "$build"/tests/fuzz/fuzz_*; do
   work="$build/fuzz-work/$name"
   findings="$build/fuzz-findings/$name"
   rm -rf "$work" "$findings" && mkdir -p "$work" "$findings"
-  cp -r "tests/fuzz/corpus/$name/." "$work/"
+  cp -r "tests/fuzz/corpus/$name/." "$work/" 2>/dev/null || true
   log="$build/fuzz-findings/$name.log"
   started=$(date +%s)
   rc=0
