@@ -321,6 +321,16 @@ Decoded decode(const Snapshot& s) {
       parts.push_back(str(s.dense_label_key(slot)) + "=" + str(v.dense_labels[static_cast<size_t>(slot) * N + n]));
     return join(parts, true);
   });
+  // A rank decodes to the value it ranks (ranks themselves depend on ids).
+  per_node("dense_label_ranks", [&](uint32_t n) {
+    std::vector<std::string> parts;
+    for (uint32_t slot = 0; slot < v.num_dense_labels; ++slot) {
+      const int32_t r = v.dense_label_ranks[static_cast<size_t>(slot) * N + n];
+      parts.push_back(str(s.dense_label_key(slot)) + "=" +
+                      (r < 0 ? std::string("-") : str(s.dense_label_values(static_cast<int32_t>(slot))[static_cast<size_t>(r)])));
+    }
+    return join(parts, true);
+  });
 
   per_node("pod_offsets",
            [&](uint32_t n) { return slotted_ok(v.pod_offsets, n, static_cast<uint32_t>(v.pod_count[n])); });

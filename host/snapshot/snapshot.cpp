@@ -217,6 +217,28 @@ void Snapshot::build_dense_labels() {
       const int32_t slot = dense_label_slot(label_keys_[i]);
       if (slot >= 0) dense_labels_[static_cast<size_t>(slot) * num_nodes_ + n] = label_values_[i];
     }
+  dense_label_values_.assign(dense_label_keys_.size(), {});
+  dense_label_ranks_.assign(dense_labels_.size(), -1);
+  for (size_t slot = 0; slot < dense_label_keys_.size(); ++slot) {
+    const auto first = dense_labels_.begin() + static_cast<std::ptrdiff_t>(slot * num_nodes_);
+    std::vector<int32_t>& values = dense_label_values_[slot];
+    for (auto it = first; it != first + num_nodes_; ++it)
+      if (*it != kNoId) values.push_back(*it);
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    for (uint32_t n = 0; n < num_nodes_; ++n) {
+      const size_t at = slot * num_nodes_ + n;
+      if (dense_labels_[at] != kNoId)
+        dense_label_ranks_[at] = static_cast<int32_t>(
+            std::lower_bound(values.begin(), values.end(), dense_labels_[at]) - values.begin());
+    }
+  }
+}
+
+int32_t Snapshot::dense_label_rank_of(int32_t slot, int32_t value) const {
+  const std::vector<int32_t>& values = dense_label_values_[static_cast<size_t>(slot)];
+  const auto it = std::lower_bound(values.begin(), values.end(), value);
+  return it != values.end() && *it == value ? static_cast<int32_t>(it - values.begin()) : -1;
 }
 
 void Snapshot::rank_images_by_popularity() {
@@ -1212,6 +1234,7 @@ void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
   fn("string_int", strings_.int_values(), v.string_int, append);
   fn("string_int_ok", strings_.int_ok(), v.string_int_ok, append);
   fn("dense_labels", dense_labels_, v.dense_labels, fixed);
+  fn("dense_label_ranks", dense_label_ranks_, v.dense_label_ranks, fixed);
   fn("pod_offsets", pod_offsets_, v.pod_offsets, pod_layout);
   fn("pod_namespace", pod_namespace_, v.pod_namespace, pod_slots);
   fn("pod_node", pod_node_, v.pod_node, pod_slots);

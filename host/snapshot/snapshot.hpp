@@ -111,6 +111,10 @@ struct SnapshotView {
   // GPU, with coalesced reads; other keys go through the CSR lists.
   uint32_t num_dense_labels = 0;
   const int32_t* dense_labels = nullptr;
+  // The same columns as ranks: the node's value's position among the key's
+  // distinct values in id order (Snapshot::dense_label_values), -1 where the
+  // node lacks the key. Per-domain tables indexed by rank are read in O(1).
+  const int32_t* dense_label_ranks = nullptr;
 
   // The pods on the nodes (running and assumed), slotted per node: node n's
   // pods are the slots pod_offsets[n] .. pod_offsets[n] + pod_count[n]; the
@@ -153,6 +157,9 @@ struct SnapshotView {
     return kNoId;
   }
   // Binary search: nodes list tens of image names.
+  BULKSCORE_HD int32_t dense_rank(int32_t slot, uint32_t node) const {
+    return dense_label_ranks[static_cast<size_t>(slot) * num_nodes + node];
+  }
   // label_value through a dense column when `slot` >= 0 (see dense_label_slot).
   BULKSCORE_HD int32_t label_value(uint32_t node, int32_t key, int32_t slot) const {
     return slot >= 0 ? dense_labels[static_cast<size_t>(slot) * num_nodes + node] : label_value(node, key);
@@ -252,6 +259,13 @@ class Snapshot {
   // The dense column of label key `key` (a string id), or -1 if it has none.
   int32_t dense_label_slot(int32_t key) const;
   uint32_t num_dense_labels() const { return static_cast<uint32_t>(dense_label_keys_.size()); }
+  // The distinct value ids of dense slot `slot`, ascending: rank r is
+  // dense_label_values(slot)[r].
+  const std::vector<int32_t>& dense_label_values(int32_t slot) const {
+    return dense_label_values_[static_cast<size_t>(slot)];
+  }
+  // The rank of `value` in dense slot `slot`, or -1 when no node has it.
+  int32_t dense_label_rank_of(int32_t slot, int32_t value) const;
   int32_t dense_label_key(uint32_t slot) const { return dense_label_keys_[slot]; }
   static constexpr uint32_t kMaxDenseLabels = 16;
   const std::string& resource_name(uint32_t r) const { return resource_names_[r]; }
@@ -522,6 +536,8 @@ class Snapshot {
   std::vector<uint8_t> taint_effects_;
   std::vector<int32_t> dense_label_keys_;  // key id per dense slot
   std::vector<int32_t> dense_labels_;      // [slot * N + node]
+  std::vector<int32_t> dense_label_ranks_;  // [slot * N + node]
+  std::vector<std::vector<int32_t>> dense_label_values_;  // [slot]: distinct values, ascending
   std::vector<uint32_t> port_offsets_, port_counts_;
   std::vector<HostPortEntry> ports_;
 
