@@ -127,6 +127,15 @@ bool add_matched(const SnapshotView& s, int32_t matcher, const std::vector<int32
   return any;
 }
 
+// Adds weight x an existing term group's per-domain counts.
+void add_group(KeyedCountsBuilder& out, const ExistingTerm& g, int64_t weight) {
+  if (g.dense_slot >= 0) {
+    out.add_by_rank(g.key_id, g.by_rank, weight);
+  } else {
+    for (const auto& [v, c] : g.domains) out.add_at_value(g.key_id, v, weight * c);
+  }
+}
+
 }  // namespace
 
 void InterPodAffinity::intern(Snapshot& snap, const Pod& pod, const ProfileConfig&, const ClusterObjects* objects) {
@@ -153,7 +162,7 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
   KeyedCountsBuilder existing(snap);
   for (const ExistingTerm& g : snap.existing_affinity_terms()) {
     if (g.kind != ExistingTerm::kRequiredAntiAffinity || g.domains.empty() || !matches(g, pod, ns_labels)) continue;
-    for (const auto& [v, c] : g.domains) existing.add_at_value(g.key_id, v, c);
+    add_group(existing, g, 1);
   }
   if (existing.all_zero() && terms.required_affinity.empty() && terms.required_anti_affinity.empty()) {
     r.prefilter = Code::Skip;
@@ -203,7 +212,7 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
         continue;  // plays no part in scoring
     }
     if (weight == 0 || g.domains.empty() || !matches(g, pod, ns_labels)) continue;
-    for (const auto& [v, c] : g.domains) score.add_at_value(g.key_id, v, weight * c);
+    add_group(score, g, weight);
     any = true;
   }
   // No term matched anything on a node with its key: PreScore Skip.

@@ -18,12 +18,12 @@ KeyedCountsBuilder::Table& KeyedCountsBuilder::table(int32_t key) {
 bool KeyedCountsBuilder::add_at_node(int32_t key, uint32_t n, int64_t delta) {
   Table& t = table(key);
   if (t.slot >= 0) {
-    const int32_t r = snap_.view().dense_rank(t.slot, n);
+    const int32_t r = view_.dense_rank(t.slot, n);
     if (r < 0) return false;
     t.by_rank[static_cast<size_t>(r)] += delta;
     return true;
   }
-  const int32_t v = key == kNoId ? kNoId : snap_.view().label_value(n, key);
+  const int32_t v = key == kNoId ? kNoId : view_.label_value(n, key);
   if (v == kNoId) return false;
   t.by_value[v] += delta;
   return true;
@@ -37,6 +37,12 @@ void KeyedCountsBuilder::add_at_value(int32_t key, int32_t value, int64_t delta)
     return;
   }
   t.by_value[value] += delta;
+}
+
+void KeyedCountsBuilder::add_by_rank(int32_t key, const std::vector<int64_t>& counts, int64_t weight) {
+  Table& t = table(key);
+  const size_t n = std::min(t.by_rank.size(), counts.size());  // equal: both follow the same column
+  for (size_t r = 0; r < n; ++r) t.by_rank[r] += weight * counts[r];
 }
 
 bool KeyedCountsBuilder::all_zero() const {

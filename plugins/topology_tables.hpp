@@ -60,7 +60,7 @@ struct KeyedCounts {
 // keys) or a value map, added to by node or by value id.
 class KeyedCountsBuilder {
  public:
-  explicit KeyedCountsBuilder(const Snapshot& snap) : snap_(snap) {}
+  explicit KeyedCountsBuilder(const Snapshot& snap) : snap_(snap), view_(snap.view()) {}
 
   // Makes the key's table exist (a key read by a rule even when empty).
   void touch(int32_t key) { (void)table(key); }
@@ -68,6 +68,9 @@ class KeyedCountsBuilder {
   bool add_at_node(int32_t key, uint32_t n, int64_t delta);
   // Adds `delta` at value id `value` of `key`.
   void add_at_value(int32_t key, int32_t value, int64_t delta);
+  // Adds weight x counts[r] at every rank r of `key`'s dense column
+  // (`counts` indexed like Snapshot::dense_label_values of that column).
+  void add_by_rank(int32_t key, const std::vector<int64_t>& counts, int64_t weight);
   // No table holds a non-zero count.
   bool all_zero() const;
   Span<KeyedCounts> push(Arena& arena) const;
@@ -81,6 +84,7 @@ class KeyedCountsBuilder {
   };
   Table& table(int32_t key);
   const Snapshot& snap_;
+  const SnapshotView view_;
   std::vector<Table> tables_;  // few keys per pod: a linear search
 };
 

@@ -233,6 +233,9 @@ void Snapshot::build_dense_labels() {
             std::lower_bound(values.begin(), values.end(), dense_labels_[at]) - values.begin());
     }
   }
+  // Ranks moved: the existing pods' term tables follow. (A node whose
+  // labels changed is recounted afterwards by reindex_affinity_terms.)
+  rerank_affinity_terms();
 }
 
 int32_t Snapshot::dense_label_rank_of(int32_t slot, int32_t value) const {
@@ -1164,6 +1167,8 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
       e.selector = t.label_selector;
       e.topology_key = t.topology_key;
       e.key_id = strings_.intern(t.topology_key);
+      e.dense_slot = dense_label_slot(e.key_id);
+      if (e.dense_slot >= 0) e.by_rank.assign(dense_label_values(e.dense_slot).size(), 0);
       affinity_terms_.push_back(std::move(e));
     }
     ExistingAffinityTerm& g = affinity_terms_[it->second];
@@ -1171,6 +1176,7 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
     if (value == kNoId) return;
     const int64_t c = (g.domains[value] += sign);
     if (c == 0) g.domains.erase(value);
+    if (g.dense_slot >= 0) g.by_rank[static_cast<size_t>(dense_label_rank_of(g.dense_slot, value))] += sign;
   };
   if (const auto& a = pod.affinity->pod_affinity) {
     for (const auto& t : a->required) add(t, K::kRequiredAffinity, 0);
@@ -1182,8 +1188,24 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
   }
 }
 
+void Snapshot::rerank_affinity_terms() {
+  for (auto& g : affinity_terms_) {
+    g.dense_slot = dense_label_slot(g.key_id);
+    g.by_rank.clear();
+    if (g.dense_slot < 0) continue;
+    g.by_rank.assign(dense_label_values(g.dense_slot).size(), 0);
+    for (const auto& [v, c] : g.domains) {
+      const int32_t r = dense_label_rank_of(g.dense_slot, v);
+      if (r >= 0) g.by_rank[static_cast<size_t>(r)] = c;
+    }
+  }
+}
+
 void Snapshot::reindex_affinity_terms() {
-  for (auto& g : affinity_terms_) g.domains.clear();
+  for (auto& g : affinity_terms_) {
+    g.domains.clear();
+    std::fill(g.by_rank.begin(), g.by_rank.end(), 0);
+  }
   for (uint32_t n = 0; n < num_nodes_; ++n)
     for (uint32_t s = pod_offsets_[n], e = s + static_cast<uint32_t>(pod_count_[n]); s < e; ++s)
       index_affinity_terms(pods_[slot_pod_id_[s]], n, +1);

@@ -398,6 +398,11 @@ class Snapshot {
     // id the node has (a pod repeating a term counts it twice, as upstream's
     // per-term loops do). Only positive counts are kept.
     std::map<int32_t, int64_t> domains;
+    // The same counts by rank of the key's dense label column
+    // (dense_label_values), when the key has one (dense_slot >= 0): a
+    // hostname term's table is read without a per-entry lookup.
+    int32_t dense_slot = -1;
+    std::vector<int64_t> by_rank;
   };
   const std::vector<ExistingAffinityTerm>& existing_affinity_terms() const { return affinity_terms_; }
 
@@ -600,6 +605,8 @@ class Snapshot {
   void index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign);
   // Recounts every group from the pods (after a node's labels changed).
   void reindex_affinity_terms();
+  // Lays every group's by_rank out anew (after the dense columns changed).
+  void rerank_affinity_terms();
   // The value id of label `key` on node n, kNoId when absent (host columns).
   int32_t node_label_value(uint32_t n, int32_t key) const;
   std::vector<int32_t> topology_counts_;  // [m * N + n]
