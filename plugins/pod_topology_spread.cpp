@@ -303,6 +303,7 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
   st.require_all = !pod.topology_spread_constraints.empty() || args.defaulting_type != "System";
 
   std::vector<Constraint> soft_cs;
+  // NOLINTNEXTLINE(performance-inefficient-vector-operation): a few constraints
   for (const Built& b : soft) soft_cs.push_back(compile(ctx.snapshot, pod, b));
   st.soft_prepared = arena.push(soft_cs);
   st.soft = st.soft_prepared;
@@ -312,6 +313,7 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
     // constraint, if it passes the inclusion policies; each such node makes
     // its domain exist, even with no matching pod.
     std::vector<Constraint> cs;
+    // NOLINTNEXTLINE(performance-inefficient-vector-operation): a few constraints
     for (const Built& b : hard) cs.push_back(compile(ctx.snapshot, pod, b));
     const SnapshotView s = ctx.snapshot.view();
     std::vector<DomainTally> tallies;
