@@ -303,7 +303,7 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
   st.require_all = !pod.topology_spread_constraints.empty() || args.defaulting_type != "System";
 
   std::vector<Constraint> soft_cs;
-  // NOLINTNEXTLINE(performance-inefficient-vector-operation): a few constraints
+  soft_cs.reserve(soft.size());
   for (const Built& b : soft) soft_cs.push_back(compile(ctx.snapshot, pod, b));
   st.soft_prepared = arena.push(soft_cs);
   st.soft = st.soft_prepared;
@@ -313,7 +313,7 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
     // constraint, if it passes the inclusion policies; each such node makes
     // its domain exist, even with no matching pod.
     std::vector<Constraint> cs;
-    // NOLINTNEXTLINE(performance-inefficient-vector-operation): a few constraints
+    cs.reserve(hard.size());
     for (const Built& b : hard) cs.push_back(compile(ctx.snapshot, pod, b));
     const SnapshotView s = ctx.snapshot.view();
     std::vector<DomainTally> tallies;
@@ -325,6 +325,7 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
         if (included(s, st, arena.data(), cs[i], n)) tallies[i].add(s, n, node_count(s, cs[i], n));
     }
     std::vector<std::map<int32_t, int64_t>> domains;
+    domains.reserve(tallies.size());
     for (const DomainTally& t : tallies) domains.push_back(t.domains());
     for (size_t i = 0; i < cs.size(); ++i) {
       int64_t min = INT32_MAX;  // upstream's critical paths start at MaxInt32
