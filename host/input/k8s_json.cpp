@@ -385,7 +385,37 @@ class Reader {
       else if (k == "mismatchLabelKeys")
         term.mismatch_label_keys = as_string_list(fv, fp);
     });
+    check_pod_affinity_term(term, path);
     return term;
+  }
+
+  // ValidateLabelSelector: operators and their values.
+  void check_label_selector(const LabelSelector& sel, const Path& path) const {
+    const Path exprs = path.field("matchExpressions");
+    for (size_t i = 0; i < sel.match_expressions.size(); ++i) {
+      const LabelSelectorRequirement& r = sel.match_expressions[i];
+      const Path rp = exprs.at(i);
+      if (r.op == "In" || r.op == "NotIn") {
+        if (r.values.empty()) fail(rp.field("values"), "must be specified when `operator` is 'In' or 'NotIn'");
+      } else if (r.op == "Exists" || r.op == "DoesNotExist") {
+        if (!r.values.empty()) fail(rp.field("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+      } else {
+        fail(rp.field("operator"), "unsupported value " + quote(r.op) + " (expected In, NotIn, Exists or DoesNotExist)");
+      }
+    }
+  }
+
+  // validatePodAffinityTerm as the API server runs it.
+  void check_pod_affinity_term(const PodAffinityTerm& t, const Path& path) const {
+    if (t.topology_key.empty()) fail(path.field("topologyKey"), "required: can not be empty");
+    if (t.label_selector) check_label_selector(*t.label_selector, path.field("labelSelector"));
+    if (t.namespace_selector) check_label_selector(*t.namespace_selector, path.field("namespaceSelector"));
+    if (!t.label_selector && (!t.match_label_keys.empty() || !t.mismatch_label_keys.empty()))
+      fail(path.field(t.match_label_keys.empty() ? "mismatchLabelKeys" : "matchLabelKeys"),
+           "must not be specified when labelSelector is not set");
+    for (const auto& k : t.match_label_keys)
+      if (std::find(t.mismatch_label_keys.begin(), t.mismatch_label_keys.end(), k) != t.mismatch_label_keys.end())
+        fail(path.field("matchLabelKeys"), quote(k) + " exists in both matchLabelKeys and mismatchLabelKeys");
   }
 
   PodAffinity as_pod_affinity(element v, const Path& path) const {
@@ -763,6 +793,33 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
       });
     }
   });
+  // matchLabelKeys / mismatchLabelKeys, as the API server merges them at
+  // creation (MatchLabelKeysInPodAffinity, GA): for each key the pod has, a
+  // `key In [value]` (`NotIn` for mismatch) requirement joins the term's
+  // labelSelector. A pod read back from the API server already carries
+  // them; a requirement already present is not added twice.
+  if (pod.affinity) {
+    const auto merge = [&](PodAffinityTerm& t) {
+      if (!t.label_selector) return;
+      const auto add = [&](const std::string& key, const char* op) {
+        const auto it = pod.labels.find(key);
+        if (it == pod.labels.end()) return;
+        const LabelSelectorRequirement req{key, op, {it->second}};
+        auto& exprs = t.label_selector->match_expressions;
+        const bool present = std::any_of(exprs.begin(), exprs.end(), [&](const LabelSelectorRequirement& e) {
+          return e.key == req.key && e.op == req.op && e.values == req.values;
+        });
+        if (!present) exprs.push_back(req);
+      };
+      for (const auto& k : t.match_label_keys) add(k, "In");
+      for (const auto& k : t.mismatch_label_keys) add(k, "NotIn");
+    };
+    for (auto* side : {&pod.affinity->pod_affinity, &pod.affinity->pod_anti_affinity}) {
+      if (!*side) continue;
+      for (auto& t : (*side)->required) merge(t);
+      for (auto& w : (*side)->preferred) merge(w.term);
+    }
+  }
   // The API server stores no pod without a container.
   if (pod.containers.empty())
     r.fail(root.field("spec").field("containers"), "required: a pod has at least one container");
