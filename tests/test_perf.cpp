@@ -403,6 +403,24 @@ TEST_F(PerfTest, AliasExpansionIsBoundedLikeGoYaml) {
   EXPECT_THROW(yaml_to_json("a: &x [1, *x]\n", "t"), InputError);
 }
 
+// yaml-cpp 0.7 looped forever on a document starting at a stray ','
+// (tests/test_yaml_reader.cpp, YamlReaderStream): the scheduler_perf reader
+// shares the check.
+TEST_F(PerfTest, YamlStreamThatNeverEndsInYamlCppIsRefused) {
+  const auto started = std::chrono::steady_clock::now();
+  for (const char* text : {",", "- name: T\n,\n", "a: 1\n---\n,\n"}) {
+    try {
+      yaml_to_json(text, "stall.yaml");
+      FAIL() << "expected an InputError for " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("stall.yaml:"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("did not find expected node content"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NE(load_error("- name: T\n,\n").find("did not find expected node content"), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+}
+
 TEST_F(PerfTest, YamlSyntaxErrorNamesFileAndLine) {
   const std::string msg = load_error("- name: Bad\n  workloadTemplate: [\n");
   EXPECT_NE(msg.find("config.yaml"), std::string::npos) << msg;

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -231,6 +232,35 @@ TEST(YamlReaderAliases, AliasBombInAConfigurationIsRefused) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("excessive aliasing"), std::string::npos) << e.what();
   }
+}
+
+
+// yaml-cpp 0.7 never finishes a stream whose document starts at a token no
+// node begins with: LoadAll appended empty documents until memory ran out
+// (found by fuzz_config and fuzz_schedule: past 1.5 GB; corpus file
+// tests/fuzz/corpus/fuzz_config/stalled-document.yaml). Refused at once,
+// with the line and column, as go-yaml refuses it.
+TEST(YamlReaderStream, DocumentThatConsumesNothingIsRefusedNotLoopedOn) {
+  const auto started = std::chrono::steady_clock::now();
+  const YamlReader file("f.yaml");
+  for (const char* text : {",", " ,", ",,", "a: 1\n---\n,\n", "--- ,", "...\n,", "- a\n,", "&x ,", "!t ,",
+                           "%YAML 1.1\n--- ,"}) {
+    const std::string msg = error_of([&] { file.load_documents(text); });
+    EXPECT_THAT(msg, HasSubstr("f.yaml: malformed YAML at line")) << text;
+    EXPECT_THAT(msg, HasSubstr("did not find expected node content")) << text;
+  }
+  EXPECT_THAT(error_of([&] { file.load_documents("a: 1\n---\n,\n"); }), HasSubstr("at line 3, column 1"));
+  // The configuration reader, as the fuzzers reached it: a comment line, a
+  // stray ',' at the start of a line.
+  EXPECT_THAT(error_of([&] {
+                parse_scheduler_config("# a comment\n, apiVersion: kubescheduler.config.k8s.io/v1\n", "c.yaml");
+              }),
+              HasSubstr("c.yaml: malformed YAML at line 2, column 1: did not find expected node content"));
+  // What does finish is unchanged.
+  EXPECT_EQ(file.load_documents("a: 1\n---\nb: 2\n---\n").size(), 2u);
+  EXPECT_EQ(file.load_documents("--- a\n--- b\n...\n--- c\n").size(), 3u);
+  EXPECT_EQ(file.load_documents("[a, b]\n").size(), 1u);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
 }
 
 }  // namespace

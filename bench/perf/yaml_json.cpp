@@ -232,7 +232,7 @@ namespace {
 YAML::Node load_one_document(const std::string& text, const std::string& origin) {
   std::vector<YAML::Node> docs;
   try {
-    check_yaml_alias_budget(text, origin);
+    check_yaml_stream(text, origin);
     docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     throw_yaml_error(e, origin);

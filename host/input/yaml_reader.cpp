@@ -32,11 +32,27 @@ namespace {
 // the parser's events before the tree is built: each anchor's expanded size
 // is known when its node ends, so the counts are computed, in document order,
 // without expanding anything.
-class AliasBudget : public YAML::EventHandler {
+//
+// The same pass proves the stream ends (see OnDocumentStart) before LoadAll
+// runs the same parser over it.
+class StreamCheck : public YAML::EventHandler {
  public:
-  explicit AliasBudget(std::string origin) : origin_(std::move(origin)) {}
+  explicit StreamCheck(std::string origin) : origin_(std::move(origin)) {}
 
-  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    // yaml-cpp 0.7 starts a document at a token no node can begin with (',',
+    // ']', '}' outside a flow collection: "," is a whole such stream) without
+    // consuming it, reports an empty document and returns to the same token:
+    // Parser::HandleNextDocument and LoadAll loop forever, LoadAll appending
+    // a null document per turn until memory runs out (yaml-cpp issue #1040,
+    // fixed upstream after 0.8.0). Two documents starting at the same place
+    // mean no progress: refused as go-yaml refuses it.
+    if (started_ && !mark.is_null() && mark.pos == last_start_.pos) {
+      throw YAML::ParserException(mark, "did not find expected node content");
+    }
+    started_ = true;
+    last_start_ = mark;
+  }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { leaf(mark, anchor); }
   void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, const std::string&) override {
@@ -109,6 +125,8 @@ class AliasBudget : public YAML::EventHandler {
   }
 
   std::string origin_;
+  bool started_ = false;
+  YAML::Mark last_start_ = YAML::Mark::null_mark();
   std::vector<Open> open_;
   std::unordered_map<YAML::anchor_t, uint64_t> size_;  // expanded size per completed anchor
   uint64_t decoded_ = 0;
@@ -117,13 +135,11 @@ class AliasBudget : public YAML::EventHandler {
 
 }  // namespace
 
-void check_yaml_alias_budget(const std::string& text, const std::string& origin) {
-  // Aliases need a '*': without one there is nothing to expand.
-  if (text.find('*') == std::string::npos) return;
+void check_yaml_stream(const std::string& text, const std::string& origin) {
   std::istringstream in(text);
   YAML::Parser parser(in);
-  AliasBudget budget(origin);
-  while (parser.HandleNextDocument(budget)) {
+  StreamCheck check(origin);
+  while (parser.HandleNextDocument(check)) {
   }
 }
 
@@ -498,8 +514,9 @@ void YamlReader::fail_at(const YAML::Node& node, const std::string& path, const 
 std::vector<YAML::Node> YamlReader::load_documents(const std::string& text) const {
   std::vector<YAML::Node> docs;
   try {
-    // An alias bomb is refused before any walk of the tree could expand it.
-    check_yaml_alias_budget(text, origin_);
+    // An alias bomb is refused before any walk of the tree could expand it,
+    // and a stream yaml-cpp would never finish before LoadAll starts it.
+    check_yaml_stream(text, origin_);
     docs = YAML::LoadAll(text);
   } catch (const YAML::ParserException& e) {
     fail("", "malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +

@@ -72,11 +72,17 @@ YamlScalar resolve_yaml_scalar(const YAML::Node& node);
 // The same for the text of an untagged plain scalar.
 YamlScalar resolve_yaml_plain(std::string_view text);
 
-// go-yaml's guard against alias bombs ("billion laughs"), which kube-scheduler
-// and scheduler_perf get through sigs.k8s.io/yaml: throws InputError naming
-// `origin` and the line when aliases expand to too large a share of the
-// nodes decoded. Counted on the parser's events, expanding nothing.
-void check_yaml_alias_budget(const std::string& text, const std::string& origin);
+// Run on a text before YAML::LoadAll loads it; one pass over the parser's
+// events, expanding nothing.
+// * go-yaml's guard against alias bombs ("billion laughs"), which
+//   kube-scheduler and scheduler_perf get through sigs.k8s.io/yaml: throws
+//   InputError naming `origin` and the line when aliases expand to too large
+//   a share of the nodes decoded.
+// * yaml-cpp 0.7 never finishes a stream with a document that starts at a
+//   token no node begins with ("," alone): LoadAll appends empty documents
+//   until memory runs out. Throws YAML::ParserException "did not find
+//   expected node content" (go-yaml's words) at that token instead.
+void check_yaml_stream(const std::string& text, const std::string& origin);
 
 // "a.b" and "a[3]", for error paths.
 std::string yaml_child(const std::string& path, std::string_view field);
