@@ -62,7 +62,7 @@ Workload& workload(uint32_t nodes) {
   const ProfilePlan plan = make_profile_plan(config.profiles[0]);
   // Intern every pod's resources first: a new column after a query was
   // prepared would change the snapshot under it.
-  for (const Pod& pod : cluster.pending_pods) intern_pod_resources(w->snap, pod);
+  for (const Pod& pod : cluster.pending_pods) intern_pod_for_plan(w->snap, pod, plan);
   for (size_t i = 0; i < cluster.pending_pods.size(); ++i) {
     PodQuery q = prepare_pod_query(cluster.pending_pods[i], w->snap, plan, TieBreak::Random, 1, i);
     if (!q.rejected) w->queries.push_back(std::move(q));

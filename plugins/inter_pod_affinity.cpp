@@ -12,10 +12,14 @@ namespace {
 using ExistingTerm = Snapshot::ExistingAffinityTerm;
 
 // One of the incoming pod's terms as upstream's AffinityTerm after
-// mergeAffinityTermNamespacesIfNotEmpty: a non-empty namespaceSelector is
-// resolved to the Namespace objects it selects, an empty one ({}) selects
+// mergeAffinityTermNamespacesIfNotEmpty: a non-empty namespaceSelector adds
+// the Namespace objects it selects to the set, an empty one ({}) selects
 // every namespace, and with neither a list nor a selector the pod's own
-// namespace is the set.
+// namespace is the set. v1.35.4 takes the term by value there: the added
+// names stick (a shared set) but its "selector = Nothing" does not, and the
+// term is later matched with nil namespace labels. So a selector that
+// matches an empty label set (only NotIn / DoesNotExist requirements)
+// matches every namespace, listed or not; bulkscore does the same.
 struct IncomingTerm {
   Snapshot::PodMatchClause clause;
   bool matches_nothing = false;  // nil labelSelector, or no namespace at all
@@ -33,7 +37,7 @@ IncomingTerm incoming_term(const Pod& pod, const PodAffinityTerm& t, const Clust
   else
     c.namespaces = t.namespaces;
   if (const auto& sel = t.namespace_selector) {
-    if (sel->match_labels.empty() && sel->match_expressions.empty()) {
+    if ((sel->match_labels.empty() && sel->match_expressions.empty()) || selector_matches(*sel, StringMap{})) {
       c.all_namespaces = true;
     } else if (objects) {
       for (const auto& ns : objects->namespaces)
@@ -129,7 +133,7 @@ bool add_matched(const SnapshotView& s, int32_t matcher, const std::vector<int32
 
 // Adds weight x an existing term group's per-domain counts.
 void add_group(KeyedCountsBuilder& out, const ExistingTerm& g, int64_t weight) {
-  if (g.dense_slot >= 0) {
+  if (!g.by_rank.empty()) {
     out.add_by_rank(g.key_id, g.by_rank, weight);
   } else {
     for (const auto& [v, c] : g.domains) out.add_at_value(g.key_id, v, weight * c);

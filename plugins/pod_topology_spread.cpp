@@ -218,6 +218,7 @@ class DomainTally {
       const size_t buckets = snap.dense_label_values(c.dense_slot).size() + 1;  // + the missing key
       sum_.assign(buckets, 0);
       exists_.assign(buckets, 0);
+      empty_rank_ = st.empty_value == kNoId ? -1 : snap.dense_label_rank_of(c.dense_slot, st.empty_value);
     }
   }
   // Registers node n's domain and adds `count` to it.
@@ -247,22 +248,25 @@ class DomainTally {
     const std::vector<int32_t>& values = snap_.dense_label_values(c_.dense_slot);
     for (size_t b = 0; b < sum_.size(); ++b) {
       if (!exists_[b]) continue;
-      const int32_t d = b == values.size() ? kNoId : PodTopologySpread::domain_of(st_, values[b]);
+      const int32_t d = b == values.size() ? kNoId : PodTopologySpread::domain_of(st_, values[b]);  // "" never has a bucket
       out[d] += sum_[b];
     }
     return out;
   }
 
  private:
+  // A node without the key and a node whose value is "" share one bucket:
+  // one domain, as upstream reads node.Labels[key].
   size_t bucket(const SnapshotView& s, uint32_t n) const {
     const int32_t r = s.dense_rank(c_.dense_slot, n);
-    return r < 0 ? sum_.size() - 1 : static_cast<size_t>(r);
+    return r < 0 || r == empty_rank_ ? sum_.size() - 1 : static_cast<size_t>(r);
   }
   const Snapshot& snap_;
   const PodTopologySpread::State& st_;
   const Constraint& c_;
   std::vector<int64_t> sum_;
   std::vector<uint8_t> exists_;
+  int32_t empty_rank_ = -1;  // rank of "" in the key's column, -1 if no node has it
   std::map<int32_t, int64_t> by_domain_;
 };
 

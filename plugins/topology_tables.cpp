@@ -1,6 +1,7 @@
 #include "plugins/topology_tables.hpp"
 
 #include <algorithm>
+#include <cassert>
 
 namespace bulkscore::plugins {
 
@@ -41,7 +42,8 @@ void KeyedCountsBuilder::add_at_value(int32_t key, int32_t value, int64_t delta)
 
 void KeyedCountsBuilder::add_by_rank(int32_t key, const std::vector<int64_t>& counts, int64_t weight) {
   Table& t = table(key);
-  const size_t n = std::min(t.by_rank.size(), counts.size());  // equal: both follow the same column
+  assert(t.by_rank.size() == counts.size() && "both follow the key's dense column");
+  const size_t n = std::min(t.by_rank.size(), counts.size());
   for (size_t r = 0; r < n; ++r) t.by_rank[r] += weight * counts[r];
 }
 

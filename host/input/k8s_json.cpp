@@ -370,7 +370,10 @@ class Reader {
 
   PodAffinityTerm as_pod_affinity_term(element v, const Path& path) const {
     PodAffinityTerm term;
-    if (v.is_null()) return term;
+    if (v.is_null()) {
+      check_pod_affinity_term(term, path);  // a null term decodes as a zero one: no topologyKey
+      return term;
+    }
     for_each_field(v, path, [&](std::string_view k, element fv, const Path& fp) {
       if (k == "labelSelector")
         term.label_selector = as_label_selector(fv, fp);
@@ -429,15 +432,19 @@ class Reader {
         pa.preferred.clear();
         for_each_item(fv, fp, [&](element item, const Path& ip) {
           WeightedPodAffinityTerm wt;
+          bool has_term = false;
           if (!item.is_null()) {
             for_each_field(item, ip, [&](std::string_view k2, element v2, const Path& p2) {
-              if (k2 == "weight")
+              if (k2 == "weight") {
                 wt.weight = as_int32(v2, p2);
-              else if (k2 == "podAffinityTerm")
+              } else if (k2 == "podAffinityTerm") {
                 wt.term = as_pod_affinity_term(v2, p2);
+                has_term = true;
+              }
             });
           }
           check_preferred_weight(wt.weight, ip);
+          if (!has_term) check_pod_affinity_term(wt.term, ip.field("podAffinityTerm"));
           pa.preferred.push_back(std::move(wt));
         });
       }
@@ -804,12 +811,13 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
       const auto add = [&](const std::string& key, const char* op) {
         const auto it = pod.labels.find(key);
         if (it == pod.labels.end()) return;
-        const LabelSelectorRequirement req{key, op, {it->second}};
+        // The API server refuses a user's requirement on a matchLabelKeys
+        // key, so one already there is the creation-time merge (perhaps of
+        // a label value since changed): keep it, add nothing.
         auto& exprs = t.label_selector->match_expressions;
-        const bool present = std::any_of(exprs.begin(), exprs.end(), [&](const LabelSelectorRequirement& e) {
-          return e.key == req.key && e.op == req.op && e.values == req.values;
-        });
-        if (!present) exprs.push_back(req);
+        const bool present = std::any_of(exprs.begin(), exprs.end(),
+                                         [&](const LabelSelectorRequirement& e) { return e.key == key; });
+        if (!present) exprs.push_back(LabelSelectorRequirement{key, op, {it->second}});
       };
       for (const auto& k : t.match_label_keys) add(k, "In");
       for (const auto& k : t.mismatch_label_keys) add(k, "NotIn");
@@ -988,6 +996,8 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
         if (k2 == "labels") ns.labels = r.as_string_map(v2, p2);
       });
     });
+    // The API server sets this label on every namespace (NamespaceDefaultLabelName).
+    ns.labels["kubernetes.io/metadata.name"] = ns.name;
     out.namespaces.push_back(std::move(ns));
     return;
   }

@@ -379,8 +379,9 @@ class Snapshot {
   // InterPodAffinity matches each distinct term against the incoming pod
   // once and reads its per-domain counts instead of walking the pods.
   // add_pod, remove_pod, update_pod and remove_node keep the counts current;
-  // a node whose labels change is recounted. Terminating pods count, as in
-  // upstream's NodeInfo. A group whose pods are gone stays, with no domains.
+  // a node whose labels change moves its pods' terms to its new domains.
+  // Terminating pods count, as in upstream's NodeInfo. A group whose pods
+  // are gone stays, with no domains (groups are never freed).
   struct ExistingAffinityTerm {
     enum Kind : uint8_t { kRequiredAffinity, kRequiredAntiAffinity, kPreferredAffinity, kPreferredAntiAffinity };
     Kind kind = kRequiredAffinity;
@@ -399,8 +400,11 @@ class Snapshot {
     // per-term loops do). Only positive counts are kept.
     std::map<int32_t, int64_t> domains;
     // The same counts by rank of the key's dense label column
-    // (dense_label_values), when the key has one (dense_slot >= 0): a
-    // hostname term's table is read without a per-entry lookup.
+    // (dense_label_values), when the key has one (dense_slot >= 0) and the
+    // group's pods hold at least an eighth of the key's values (dropped
+    // below a sixteenth): a hostname term of a large workload is added per
+    // pod without a lookup per entry, and a small one costs no N-long vector.
+    // Empty otherwise: read `domains`.
     int32_t dense_slot = -1;
     std::vector<int64_t> by_rank;
   };
@@ -603,10 +607,10 @@ class Snapshot {
   std::unordered_map<std::string, uint32_t> affinity_term_ids_;
   // Adds (sign +1) or takes away (-1) the terms of `pod` on `node`.
   void index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign);
-  // Recounts every group from the pods (after a node's labels changed).
-  void reindex_affinity_terms();
   // Lays every group's by_rank out anew (after the dense columns changed).
   void rerank_affinity_terms();
+  // Builds (when dense enough) or drops one group's by_rank from its domains.
+  void rank_affinity_term(ExistingAffinityTerm& g);
   // The value id of label `key` on node n, kNoId when absent (host columns).
   int32_t node_label_value(uint32_t n, int32_t key) const;
   std::vector<int32_t> topology_counts_;  // [m * N + n]
