@@ -16,7 +16,7 @@ struct ImageLocality {
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
   static constexpr bool kPreScoreFeasible = false;
 
-  static constexpr int64_t kMiB = 1024 * 1024;
+  static constexpr int64_t kMiB = int64_t{1024} * 1024;
   static constexpr int64_t kMinThreshold = 23 * kMiB;
   static constexpr int64_t kMaxContainerThreshold = 1000 * kMiB;
 

@@ -12,10 +12,14 @@ namespace {
 using ExistingTerm = Snapshot::ExistingAffinityTerm;
 
 // One of the incoming pod's terms as upstream's AffinityTerm after
-// mergeAffinityTermNamespacesIfNotEmpty: a non-empty namespaceSelector is
-// resolved to the Namespace objects it selects, an empty one ({}) selects
+// mergeAffinityTermNamespacesIfNotEmpty: a non-empty namespaceSelector adds
+// the Namespace objects it selects to the set, an empty one ({}) selects
 // every namespace, and with neither a list nor a selector the pod's own
-// namespace is the set.
+// namespace is the set. v1.35.4 takes the term by value there: the added
+// names stick (a shared set) but its "selector = Nothing" does not, and the
+// term is later matched with nil namespace labels. So a selector that
+// matches an empty label set (only NotIn / DoesNotExist requirements)
+// matches every namespace, listed or not; bulkscore does the same.
 struct IncomingTerm {
   Snapshot::PodMatchClause clause;
   bool matches_nothing = false;  // nil labelSelector, or no namespace at all
@@ -33,7 +37,7 @@ IncomingTerm incoming_term(const Pod& pod, const PodAffinityTerm& t, const Clust
   else
     c.namespaces = t.namespaces;
   if (const auto& sel = t.namespace_selector) {
-    if (sel->match_labels.empty() && sel->match_expressions.empty()) {
+    if ((sel->match_labels.empty() && sel->match_expressions.empty()) || selector_matches(*sel, StringMap{})) {
       c.all_namespaces = true;
     } else if (objects) {
       for (const auto& ns : objects->namespaces)
@@ -104,10 +108,6 @@ const StringMap& namespace_labels(const Pod& pod, const ClusterObjects* objects)
   return kNone;  // GetNamespaceLabelsSnapshot: an unknown namespace has no labels
 }
 
-// Per topology key (string id) and value id: upstream's
-// map[topologyPair]int64.
-using PairCounts = std::map<int32_t, std::map<int32_t, int64_t>>;
-
 int32_t matcher_row(const Snapshot& snap, const Pod& pod, const std::vector<Snapshot::PodMatchClause>& clauses) {
   const int32_t m = snap.find_topology_matcher(clauses, true);
   if (m < 0)
@@ -116,44 +116,28 @@ int32_t matcher_row(const Snapshot& snap, const Pod& pod, const std::vector<Snap
   return m;
 }
 
-// Adds `weight` x the matcher's count on each node, at the node's value of
+// Adds `weight` x the matcher's count on each node, in the node's domain of
 // each key in `keys` (nodes lacking a key add nothing there). Returns
 // whether any entry was touched.
 bool add_matched(const SnapshotView& s, int32_t matcher, const std::vector<int32_t>& keys, int64_t weight,
-                 PairCounts& out) {
+                 KeyedCountsBuilder& out) {
   bool any = false;
+  for (const int32_t key : keys) out.touch(key);
   for (uint32_t n = 0; n < s.num_nodes; ++n) {
     const int32_t c = s.topology_count(static_cast<uint32_t>(matcher), n);
     if (c <= 0) continue;
-    for (const int32_t key : keys) {
-      const int32_t v = key == kNoId ? kNoId : s.label_value(n, key);
-      if (v == kNoId) continue;
-      out[key][v] += weight * c;
-      any = true;
-    }
+    for (const int32_t key : keys) any |= out.add_at_node(key, n, weight * c);
   }
   return any;
 }
 
-// The tables in key order; `keys` adds empty tables for keys without
-// entries (the affinity check needs every term's key).
-Span<KeyedCounts> push_tables(const Snapshot& snap, const PairCounts& counts, const std::vector<int32_t>& keys,
-                              Arena& arena) {
-  std::map<int32_t, const std::map<int32_t, int64_t>*> by_key;
-  for (const int32_t k : keys) by_key.emplace(k, nullptr);
-  for (const auto& [k, values] : counts) by_key[k] = &values;
-  std::vector<KeyedCounts> tables;
-  for (const auto& [k, values] : by_key) {
-    std::vector<DomainCount> rows;
-    if (values)
-      for (const auto& [v, c] : *values) rows.push_back(DomainCount{v, c});
-    KeyedCounts t{};
-    t.key = k;
-    t.dense_slot = k == kNoId ? -1 : snap.dense_label_slot(k);
-    t.values = arena.push(rows);
-    tables.push_back(t);
+// Adds weight x an existing term group's per-domain counts.
+void add_group(KeyedCountsBuilder& out, const ExistingTerm& g, int64_t weight) {
+  if (!g.by_rank.empty()) {
+    out.add_by_rank(g.key_id, g.by_rank, weight);
+  } else {
+    for (const auto& [v, c] : g.domains) out.add_at_value(g.key_id, v, weight * c);
   }
-  return arena.push(tables);
 }
 
 }  // namespace
@@ -179,29 +163,31 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
 
   // ---- PreFilter ----
   // Existing pods' required anti-affinity terms that match the pod.
-  PairCounts existing;
+  KeyedCountsBuilder existing(snap);
   for (const ExistingTerm& g : snap.existing_affinity_terms()) {
     if (g.kind != ExistingTerm::kRequiredAntiAffinity || g.domains.empty() || !matches(g, pod, ns_labels)) continue;
-    for (const auto& [v, c] : g.domains) existing[g.key_id][v] += c;
+    add_group(existing, g, 1);
   }
-  if (existing.empty() && terms.required_affinity.empty() && terms.required_anti_affinity.empty()) {
+  if (existing.all_zero() && terms.required_affinity.empty() && terms.required_anti_affinity.empty()) {
     r.prefilter = Code::Skip;
   } else {
-    st.existing_anti_affinity = push_tables(snap, existing, {}, arena);
+    if (!existing.all_zero()) st.existing_anti_affinity = existing.push(arena);
     if (!terms.required_affinity.empty()) {
       std::vector<int32_t> keys;
       for (const auto& t : terms.required_affinity) keys.push_back(key_of(t));
-      PairCounts affinity;
+      KeyedCountsBuilder affinity(snap);
+      for (const int32_t k : keys) affinity.touch(k);  // every term's key is checked
       if (const auto clauses = all_of(terms.required_affinity))
         add_matched(s, matcher_row(snap, pod, *clauses), keys, 1, affinity);
-      st.affinity = push_tables(snap, affinity, keys, arena);
-      st.affinity_escape = affinity.empty() && std::all_of(terms.required_affinity.begin(), terms.required_affinity.end(),
-                                                           [&](const IncomingTerm& t) { return matches(t, pod); });
+      st.affinity = affinity.push(arena);
+      st.affinity_escape = affinity.all_zero() &&
+                           std::all_of(terms.required_affinity.begin(), terms.required_affinity.end(),
+                                       [&](const IncomingTerm& t) { return matches(t, pod); });
     }
-    PairCounts anti;
+    KeyedCountsBuilder anti(snap);
     for (const auto& t : terms.required_anti_affinity)
       if (!t.matches_nothing) add_matched(s, matcher_row(snap, pod, {t.clause}), {key_of(t)}, 1, anti);
-    st.anti_affinity = push_tables(snap, anti, {}, arena);
+    if (!anti.all_zero()) st.anti_affinity = anti.push(arena);
   }
 
   // ---- PreScore (reads no feasible list) ----
@@ -210,7 +196,7 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
     r.skip_score = true;
     return r;
   }
-  PairCounts score;
+  KeyedCountsBuilder score(snap);
   bool any = false;
   for (const auto& t : terms.preferred)
     if (!t.matches_nothing) any |= add_matched(s, matcher_row(snap, pod, {t.clause}), {key_of(t)}, t.weight, score);
@@ -230,7 +216,7 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
         continue;  // plays no part in scoring
     }
     if (weight == 0 || g.domains.empty() || !matches(g, pod, ns_labels)) continue;
-    for (const auto& [v, c] : g.domains) score[g.key_id][v] += weight * c;
+    add_group(score, g, weight);
     any = true;
   }
   // No term matched anything on a node with its key: PreScore Skip.
@@ -238,7 +224,7 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
     r.skip_score = true;
     return r;
   }
-  st.score = push_tables(snap, score, {}, arena);
+  st.score = score.push(arena);
   return r;
 }
 

@@ -66,9 +66,10 @@ struct InterPodAffinity {
       bool pods_exist = true;
       const KeyedCounts* t = st.affinity.data(arena);
       for (uint32_t i = 0; i < st.affinity.count; ++i) {
-        const int32_t v = t[i].node_value(s, node);
-        if (v == kNoId) return filter_fail(Code::UnschedulableAndUnresolvable, kAffinity);
-        if (t[i].at(arena, v) <= 0) pods_exist = false;
+        bool has_key;
+        const int64_t c = t[i].at_node(s, arena, node, has_key);
+        if (!has_key) return filter_fail(Code::UnschedulableAndUnresolvable, kAffinity);
+        if (c <= 0) pods_exist = false;
       }
       if (!pods_exist && !st.affinity_escape) return filter_fail(Code::UnschedulableAndUnresolvable, kAffinity);
     }
@@ -82,8 +83,8 @@ struct InterPodAffinity {
     int64_t sum = 0;
     const KeyedCounts* t = st.score.data(arena);
     for (uint32_t i = 0; i < st.score.count; ++i) {
-      const int32_t v = t[i].node_value(s, node);
-      if (v != kNoId) sum += t[i].at(arena, v);
+      bool has_key;
+      sum += t[i].at_node(s, arena, node, has_key);  // 0 where the node lacks the key
     }
     return sum;
   }
@@ -97,8 +98,8 @@ struct InterPodAffinity {
                                              uint32_t node) {
     const KeyedCounts* t = tables.data(arena);
     for (uint32_t i = 0; i < tables.count; ++i) {
-      const int32_t v = t[i].node_value(s, node);
-      if (v != kNoId && t[i].at(arena, v) > 0) return true;
+      bool has_key;
+      if (t[i].at_node(s, arena, node, has_key) > 0) return true;
     }
     return false;
   }

@@ -197,7 +197,7 @@ bool has_all_keys(const SnapshotView& s, const std::vector<Constraint>& cs, uint
 // Whether node n counts for c under its inclusion policies.
 bool included(const SnapshotView& s, const PodTopologySpread::State& st, const uint8_t* arena, const Constraint& c,
               uint32_t n) {
-  if (c.honor_affinity && !NodeAffinity::filter(s, st.affinity, arena, n).ok()) return false;
+  if (c.honor_affinity && st.affinity_applies && !NodeAffinity::filter(s, st.affinity, arena, n).ok()) return false;
   if (c.honor_taints && !TaintToleration::filter(s, st.taints, arena, n).ok()) return false;
   return true;
 }
@@ -205,6 +205,70 @@ bool included(const SnapshotView& s, const PodTopologySpread::State& st, const u
 int64_t node_count(const SnapshotView& s, const Constraint& c, uint32_t n) {
   return c.matcher < 0 ? 0 : s.topology_count(static_cast<uint32_t>(c.matcher), n);
 }
+
+// Per-domain sums of one constraint while a pod is prepared: indexed by the
+// rank of the node's value in the key's dense column (O(1) per node), or by
+// domain id in a map for a key without one. A domain exists once registered
+// (a node of it counts, or is feasible), even with a zero sum.
+class DomainTally {
+ public:
+  DomainTally(const Snapshot& snap, const PodTopologySpread::State& st, const Constraint& c)
+      : snap_(snap), st_(st), c_(c) {
+    if (c.dense_slot >= 0) {
+      const size_t buckets = snap.dense_label_values(c.dense_slot).size() + 1;  // + the missing key
+      sum_.assign(buckets, 0);
+      exists_.assign(buckets, 0);
+      empty_rank_ = st.empty_value == kNoId ? -1 : snap.dense_label_rank_of(c.dense_slot, st.empty_value);
+    }
+  }
+  // Registers node n's domain and adds `count` to it.
+  void add(const SnapshotView& s, uint32_t n, int64_t count) {
+    if (c_.dense_slot >= 0) {
+      const size_t b = bucket(s, n);
+      exists_[b] = 1;
+      sum_[b] += count;
+    } else {
+      by_domain_[PodTopologySpread::domain_of(st_, PodTopologySpread::node_value(s, c_, n))] += count;
+    }
+  }
+  // Adds `count` to node n's domain if it is registered.
+  void add_if_registered(const SnapshotView& s, uint32_t n, int64_t count) {
+    if (c_.dense_slot >= 0) {
+      const size_t b = bucket(s, n);
+      if (exists_[b]) sum_[b] += count;
+    } else {
+      const auto it = by_domain_.find(PodTopologySpread::domain_of(st_, PodTopologySpread::node_value(s, c_, n)));
+      if (it != by_domain_.end()) it->second += count;
+    }
+  }
+  // The registered domains and their sums ("" and a missing key are one domain).
+  std::map<int32_t, int64_t> domains() const {
+    if (c_.dense_slot < 0) return by_domain_;
+    std::map<int32_t, int64_t> out;
+    const std::vector<int32_t>& values = snap_.dense_label_values(c_.dense_slot);
+    for (size_t b = 0; b < sum_.size(); ++b) {
+      if (!exists_[b]) continue;
+      const int32_t d = b == values.size() ? kNoId : PodTopologySpread::domain_of(st_, values[b]);  // "" never has a bucket
+      out[d] += sum_[b];
+    }
+    return out;
+  }
+
+ private:
+  // A node without the key and a node whose value is "" share one bucket:
+  // one domain, as upstream reads node.Labels[key].
+  size_t bucket(const SnapshotView& s, uint32_t n) const {
+    const int32_t r = s.dense_rank(c_.dense_slot, n);
+    return r < 0 || r == empty_rank_ ? sum_.size() - 1 : static_cast<size_t>(r);
+  }
+  const Snapshot& snap_;
+  const PodTopologySpread::State& st_;
+  const Constraint& c_;
+  std::vector<int64_t> sum_;
+  std::vector<uint8_t> exists_;
+  int32_t empty_rank_ = -1;  // rank of "" in the key's column, -1 if no node has it
+  std::map<int32_t, int64_t> by_domain_;
+};
 
 std::vector<DomainCount> to_table(const std::map<int32_t, int64_t>& m) {
   std::vector<DomainCount> out;
@@ -238,10 +302,12 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
 
   (void)NodeAffinity::prepare(ctx, st.affinity, arena);
   st.affinity.has_added_required = false;  // GetRequiredNodeAffinity(pod): the pod's own terms only
+  st.affinity_applies = st.affinity.node_selector.count > 0 || st.affinity.has_required;
   (void)TaintToleration::prepare(ctx, st.taints, arena);
   st.require_all = !pod.topology_spread_constraints.empty() || args.defaulting_type != "System";
 
   std::vector<Constraint> soft_cs;
+  soft_cs.reserve(soft.size());
   for (const Built& b : soft) soft_cs.push_back(compile(ctx.snapshot, pod, b));
   st.soft_prepared = arena.push(soft_cs);
   st.soft = st.soft_prepared;
@@ -251,16 +317,20 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
     // constraint, if it passes the inclusion policies; each such node makes
     // its domain exist, even with no matching pod.
     std::vector<Constraint> cs;
+    cs.reserve(hard.size());
     for (const Built& b : hard) cs.push_back(compile(ctx.snapshot, pod, b));
     const SnapshotView s = ctx.snapshot.view();
-    std::vector<std::map<int32_t, int64_t>> domains(cs.size());
+    std::vector<DomainTally> tallies;
+    tallies.reserve(cs.size());
+    for (const Constraint& c : cs) tallies.emplace_back(ctx.snapshot, st, c);
     for (uint32_t n = 0; n < s.num_nodes; ++n) {
       if (!has_all_keys(s, cs, n)) continue;
-      for (size_t i = 0; i < cs.size(); ++i) {
-        if (!included(s, st, arena.data(), cs[i], n)) continue;
-        domains[i][domain_of(st, node_value(s, cs[i], n))] += node_count(s, cs[i], n);
-      }
+      for (size_t i = 0; i < cs.size(); ++i)
+        if (included(s, st, arena.data(), cs[i], n)) tallies[i].add(s, n, node_count(s, cs[i], n));
     }
+    std::vector<std::map<int32_t, int64_t>> domains;
+    domains.reserve(tallies.size());
+    for (const DomainTally& t : tallies) domains.push_back(t.domains());
     for (size_t i = 0; i < cs.size(); ++i) {
       int64_t min = INT32_MAX;  // upstream's critical paths start at MaxInt32
       for (const auto& kv : domains[i]) min = std::min(min, kv.second);
@@ -282,7 +352,9 @@ void PodTopologySpread::prescore_feasible(const Snapshot& snap, State& st, Arena
                              st.soft_prepared.data(arena.data()) + st.soft_prepared.count);
   // Domains registered from the feasible nodes (a missing key reads as "",
   // which only System defaults let through), and the ignored nodes.
-  std::vector<std::map<int32_t, int64_t>> domains(cs.size());
+  std::vector<DomainTally> tallies;
+  tallies.reserve(cs.size());
+  for (const Constraint& c : cs) tallies.emplace_back(snap, st, c);
   uint32_t ignored = 0;
   for (uint32_t k = 0; k < count; ++k) {
     const uint32_t n = feasible[k];
@@ -291,22 +363,22 @@ void PodTopologySpread::prescore_feasible(const Snapshot& snap, State& st, Arena
       continue;
     }
     for (size_t i = 0; i < cs.size(); ++i)
-      if (!cs[i].hostname) domains[i].emplace(domain_of(st, node_value(s, cs[i], n)), 0);
-  }
-  for (size_t i = 0; i < cs.size(); ++i) {
-    const size_t size = cs[i].hostname ? count - ignored : domains[i].size();
-    cs[i].weight = std::log(static_cast<double>(size + 2));
+      if (!cs[i].hostname) tallies[i].add(s, n, 0);
   }
   // Counting over every node of the snapshot, into the registered domains.
   for (uint32_t n = 0; n < s.num_nodes; ++n) {
     if (st.require_all && !has_all_keys(s, cs, n)) continue;
     for (size_t i = 0; i < cs.size(); ++i) {
       if (cs[i].hostname || !included(s, st, arena.data(), cs[i], n)) continue;
-      const auto it = domains[i].find(domain_of(st, node_value(s, cs[i], n)));
-      if (it != domains[i].end()) it->second += node_count(s, cs[i], n);
+      tallies[i].add_if_registered(s, n, node_count(s, cs[i], n));
     }
   }
-  for (size_t i = 0; i < cs.size(); ++i) cs[i].domains = arena.push(to_table(domains[i]));
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const std::map<int32_t, int64_t> domains = cs[i].hostname ? std::map<int32_t, int64_t>{} : tallies[i].domains();
+    const size_t size = cs[i].hostname ? count - ignored : domains.size();
+    cs[i].weight = std::log(static_cast<double>(size + 2));
+    cs[i].domains = arena.push(to_table(domains));
+  }
   st.soft = arena.push(cs);
 }
 

@@ -65,6 +65,7 @@ struct PodTopologySpread {
     // The pod's required node affinity (not the profile's addedAffinity) and
     // tolerations, for the inclusion policies (host only).
     NodeAffinity::State affinity;
+    bool affinity_applies;  // the pod has a nodeSelector or required node affinity
     TaintToleration::State taints;
     // Score: nodes lacking a soft constraint's key are ignored (the pod's own
     // constraints, or List defaults); System defaults tolerate them.

@@ -32,7 +32,7 @@ PrepareResult SeamProbe::prepare(const PrepareContext& ctx, State& st, Arena&) {
 void SeamProbe::prescore_feasible(const Snapshot& snap, State& st, Arena& arena, const uint32_t* feasible,
                                   uint32_t count) {
   const SnapshotView s = snap.view();
-  std::vector<ZoneCount> zones;
+  std::vector<DomainCount> zones;
   if (st.zone_key != kNoId) {
     std::vector<int32_t> ids;
     ids.reserve(count);
@@ -44,7 +44,7 @@ void SeamProbe::prescore_feasible(const Snapshot& snap, State& st, Arena& arena,
     for (size_t i = 0; i < ids.size();) {
       size_t j = i;
       while (j < ids.size() && ids[j] == ids[i]) ++j;
-      zones.push_back(ZoneCount{ids[i], static_cast<int32_t>(j - i)});
+      zones.push_back(DomainCount{ids[i], static_cast<int64_t>(j - i)});
       i = j;
     }
   }

@@ -19,6 +19,7 @@
 
 #include "host/snapshot/snapshot.hpp"
 #include "plugins/plugin_api.hpp"
+#include "plugins/topology_tables.hpp"
 
 namespace bulkscore {
 
@@ -34,18 +35,12 @@ struct SeamProbe {
 
   static constexpr const char* kAnnotation = "bulkscore.io/seam-probe";
 
-  // Feasible nodes in one zone (zone = value id of topology.kubernetes.io/zone).
-  struct ZoneCount {
-    int32_t zone;
-    int32_t count;
-  };
-
   struct State {
     NormalizeKind kind;
     int32_t zone_key;       // string id of the zone label key (kNoId: no node has it)
     int32_t zone_slot;      // its dense label column, or -1
     int32_t feasible;       // feasible nodes (PreScore)
-    Span<ZoneCount> zones;  // sorted by zone id (PreScore)
+    Span<DomainCount> zones;  // feasible nodes per zone (value id of topology.kubernetes.io/zone), sorted (PreScore)
   };
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
@@ -56,18 +51,8 @@ struct SeamProbe {
   static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
     const int32_t zone = st.zone_key == kNoId ? kNoId : s.label_value(node, st.zone_key, st.zone_slot);
     int64_t in_zone = 0;
-    if (zone != kNoId) {
-      const ZoneCount* z = st.zones.data(arena);
-      uint32_t lo = 0, hi = st.zones.count;
-      while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo) / 2;
-        if (z[mid].zone < zone)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      if (lo < st.zones.count && z[lo].zone == zone) in_zone = z[lo].count;
-    }
+    if (zone != kNoId)
+      if (const DomainCount* z = find_domain(st.zones.data(arena), st.zones.count, zone)) in_zone = z->count;
     const int64_t pods = s.pod_count[node];
     if (st.kind == NormalizeKind::Spread) return zone == kNoId ? kIgnoredScore : in_zone + pods;
     return in_zone + pods - st.feasible;

@@ -4,6 +4,9 @@
 // the pod query's arena.
 #pragma once
 
+#include <map>
+#include <vector>
+
 #include "host/snapshot/snapshot.hpp"
 #include "plugins/plugin_api.hpp"
 
@@ -29,21 +32,60 @@ BULKSCORE_HD const DomainCount* find_domain(const DomainCount* d, uint32_t n, in
 }
 
 // One topology key and its per-value table: upstream's
-// map[topologyPair]int64 restricted to one key.
+// map[topologyPair]int64 restricted to one key. A key with a dense label
+// column is indexed by the value's rank (O(1) per node: hostname tables have
+// one entry per node); another key by a sorted (value, count) list.
 struct KeyedCounts {
   int32_t key;         // string id; kNoId when no node has the key
   int32_t dense_slot;  // its dense label column, or -1
-  Span<DomainCount> values;
+  Span<int64_t> by_rank;       // dense_slot >= 0: count per rank of the key's values
+  Span<DomainCount> values;    // dense_slot < 0: counts by value id, sorted
 
-  // The node's value of the key (kNoId: the node lacks it).
-  BULKSCORE_HD int32_t node_value(const SnapshotView& s, uint32_t node) const {
-    return key == kNoId ? kNoId : s.label_value(node, key, dense_slot);
-  }
-  // The count at `value` (0 when the table has no entry).
-  BULKSCORE_HD int64_t at(const uint8_t* arena, int32_t value) const {
-    const DomainCount* d = find_domain(values.data(arena), values.count, value);
+  // The count in the node's domain; `has_key` says whether the node has the key.
+  BULKSCORE_HD int64_t at_node(const SnapshotView& s, const uint8_t* arena, uint32_t node, bool& has_key) const {
+    if (dense_slot >= 0) {
+      const int32_t r = s.dense_rank(dense_slot, node);
+      has_key = r >= 0;
+      return has_key ? by_rank.at(arena, static_cast<uint32_t>(r)) : 0;
+    }
+    const int32_t v = key == kNoId ? kNoId : s.label_value(node, key);
+    has_key = v != kNoId;
+    if (!has_key) return 0;
+    const DomainCount* d = find_domain(values.data(arena), values.count, v);
     return d ? d->count : 0;
   }
+};
+
+// Builds KeyedCounts on the host: per key, a rank-indexed vector (dense
+// keys) or a value map, added to by node or by value id.
+class KeyedCountsBuilder {
+ public:
+  explicit KeyedCountsBuilder(const Snapshot& snap) : snap_(snap), view_(snap.view()) {}
+
+  // Makes the key's table exist (a key read by a rule even when empty).
+  void touch(int32_t key) { (void)table(key); }
+  // Adds `delta` in node n's domain of `key`; false if n lacks the key.
+  bool add_at_node(int32_t key, uint32_t n, int64_t delta);
+  // Adds `delta` at value id `value` of `key`.
+  void add_at_value(int32_t key, int32_t value, int64_t delta);
+  // Adds weight x counts[r] at every rank r of `key`'s dense column
+  // (`counts` indexed like Snapshot::dense_label_values of that column).
+  void add_by_rank(int32_t key, const std::vector<int64_t>& counts, int64_t weight);
+  // No table holds a non-zero count.
+  bool all_zero() const;
+  Span<KeyedCounts> push(Arena& arena) const;
+
+ private:
+  struct Table {
+    int32_t key;
+    int32_t slot;
+    std::vector<int64_t> by_rank;
+    std::map<int32_t, int64_t> by_value;
+  };
+  Table& table(int32_t key);
+  const Snapshot& snap_;
+  const SnapshotView view_;
+  std::vector<Table> tables_;  // few keys per pod: a linear search
 };
 
 }  // namespace bulkscore::plugins

@@ -2,6 +2,7 @@
 # Quick start (b): install what is missing, build and run the whole test suite.
 # Builds the CPU-only configuration, and, where nvcc exists, the CUDA
 # configuration too (its GPU tests skip with a message when no GPU answers).
+# clang-tidy checks the sources after the CPU build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -10,6 +11,10 @@ scripts/install-deps.sh
 cmake -S . -B build-test-cpu -DCMAKE_BUILD_TYPE=Release -DBULKSCORE_CUDA=OFF
 cmake --build build-test-cpu -j"$JOBS"
 (cd build-test-cpu && ctest --output-on-failure -j"$JOBS")
+
+# Static checks: clang-tidy 14 (.clang-tidy) over the project's own sources,
+# through the CPU build's compile_commands.json. Any finding fails.
+scripts/clang-tidy.sh build-test-cpu
 
 # The sanitizer build (clang, AddressSanitizer + UndefinedBehaviorSanitizer)
 # of the whole test suite, the fuzz targets replaying their corpora in it,

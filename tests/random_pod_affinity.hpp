@@ -36,6 +36,10 @@ inline PodAffinityTerm random_pod_affinity_term(SplitMix64& rng) {
   } else if (ns < 4) {
     t.namespace_selector = LabelSelector{};
     t.namespace_selector->match_labels["team"] = "a";
+  } else if (ns < 5) {
+    // Matches an empty label set: upstream's incoming terms then match every namespace.
+    t.namespace_selector = LabelSelector{};
+    t.namespace_selector->match_expressions.push_back({"team", "NotIn", {"b"}});
   }
   return t;
 }

@@ -298,9 +298,10 @@ namespace {
 // that accounts for all 5,000 nodes.
 TEST(Cli, DefaultClusterSchedulesWithConsistentMessages) {
   const std::string n = dir() + "/default-nodes.json", p = dir() + "/default-pods.json", out = dir() + "/default.jsonl";
-  CliRun r = run_cli("generate --nodes-out " + n + " --pods-out " + p);
+  const std::string o = dir() + "/default-objects.json";
+  CliRun r = run_cli("generate --nodes-out " + n + " --pods-out " + p + " --objects-out " + o);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  r = run_cli("schedule --backend cpu --tie-break first --nodes " + n + " --pods " + p + " -o " + out);
+  r = run_cli("schedule --backend cpu --tie-break first --nodes " + n + " --pods " + p + " --objects " + o + " -o " + out);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("pods: 2000"), std::string::npos) << r.out;
   std::istringstream lines(slurp(out));
@@ -484,6 +485,11 @@ TEST(CliOutput, OutputOverAnInputIsRefused) {
   const std::string same = dir() + "/same.json";
   r = run_cli("generate --nodes 10 --running 5 --pending 5 --nodes-out " + same + " --pods-out " + same);
   EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_FALSE(exists(same));
+  r = run_cli("generate --nodes 10 --running 5 --pending 5 --nodes-out " + dir() + "/gen-n.json --pods-out " + same +
+              " --objects-out " + same);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--objects-out names the same file"), std::string::npos) << r.out;
   EXPECT_FALSE(exists(same));
 }
 

@@ -128,6 +128,7 @@ TEST(Generator, SameOptionsGiveByteIdenticalOutput) {
   const GeneratedCluster b = generate_cluster(small_options());
   EXPECT_EQ(a.nodes_json, b.nodes_json);
   EXPECT_EQ(a.pods_json, b.pods_json);
+  EXPECT_EQ(a.objects_json, b.objects_json);
   GeneratorOptions inter = small_options();
   inter.with_inter_pod_constraints = true;
   EXPECT_EQ(generate_cluster(inter).pods_json, generate_cluster(inter).pods_json);
@@ -518,6 +519,37 @@ TEST(Generator, InterPodConstraintsOnlyWhenAsked) {
   EXPECT_GT(spread, 0u);
 }
 
+// The objects file: what --objects reads, a Service and a controller for
+// each Deployment and StatefulSet, every namespace; with it every such pod
+// gets a default spreading selector (a Service selects it and its owner is
+// listed).
+TEST(Generator, ObjectsSelectTheWorkloadsPods) {
+  const GeneratedCluster g = generate_cluster(small_options());
+  const ClusterObjects objects = parse_objects_json(g.objects_json, "objects.json");
+  const std::vector<Pod> pods = parse_pods_json(g.pods_json, "pods.json");
+  std::set<std::string> namespaces;
+  for (const auto& ns : objects.namespaces) namespaces.insert(ns.name);
+  size_t owned = 0, selected = 0;
+  for (const Pod& p : pods) {
+    EXPECT_TRUE(namespaces.count(p.namespace_name)) << p.namespace_name;
+    for (const auto& ref : p.owner_references) {
+      if (!ref.controller || (ref.kind != "ReplicaSet" && ref.kind != "StatefulSet")) continue;
+      ++owned;
+      bool has_owner = false, has_service = false;
+      for (const auto& o : objects.selecting) {
+        if (o.namespace_name != p.namespace_name) continue;
+        if (o.name == ref.name && o.kind != SelectingObject::Kind::Service) has_owner = true;
+        if (o.kind == SelectingObject::Kind::Service && selector_matches(LabelSelector{o.selector_map, {}}, p.labels))
+          has_service = true;
+      }
+      EXPECT_TRUE(has_owner) << p.key();
+      selected += has_service ? 1 : 0;
+    }
+  }
+  EXPECT_GT(owned, 0u);
+  EXPECT_EQ(selected, owned);
+}
+
 TEST(Generator, WritesBothFilesAsGenerated) {
   GeneratorOptions o = small_options();
   o.nodes = 20;
@@ -526,10 +558,12 @@ TEST(Generator, WritesBothFilesAsGenerated) {
   char dir_template[] = "/tmp/bulkscore-gen-XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
-  write_generated_cluster(o, dir + "/nodes.json", dir + "/pods.json");
+  write_generated_cluster(o, dir + "/nodes.json", dir + "/pods.json", dir + "/objects.json");
   const GeneratedCluster g = generate_cluster(o);
   EXPECT_EQ(read_file(dir + "/nodes.json"), g.nodes_json);
   EXPECT_EQ(read_file(dir + "/pods.json"), g.pods_json);
+  EXPECT_EQ(read_file(dir + "/objects.json"), g.objects_json);
+  std::remove((dir + "/objects.json").c_str());
   std::remove((dir + "/nodes.json").c_str());
   std::remove((dir + "/pods.json").c_str());
   rmdir(dir.c_str());

@@ -24,7 +24,6 @@ namespace {
 struct Term {
   std::set<std::string> namespaces;
   std::optional<LabelSelector> namespace_selector;  // nil: Nothing
-  bool everything_namespaces = false;               // an incoming term's {} selector after the merge
   std::optional<LabelSelector> selector;            // nil: Nothing
   std::string key;
   int64_t weight = 0;
@@ -43,22 +42,21 @@ Term new_term(const Pod& owner, const PodAffinityTerm& t, int64_t weight = 0) {
   return out;
 }
 
-// mergeAffinityTermNamespacesIfNotEmpty.
+// mergeAffinityTermNamespacesIfNotEmpty as v1.35.4 runs it on a copy of
+// the term: the names it lists are added to the (shared) set, the selector
+// is left as it was; incoming terms are then matched with nil namespace
+// labels (term_matches(t, pod, {})).
 Term merged(Term t, const ClusterObjects& objects) {
   if (!t.namespace_selector) return t;  // Nothing: lists no namespace
   const LabelSelector& sel = *t.namespace_selector;
-  if (sel.match_labels.empty() && sel.match_expressions.empty()) {
-    t.everything_namespaces = true;
-  } else {
+  if (!sel.match_labels.empty() || !sel.match_expressions.empty())
     for (const auto& ns : objects.namespaces)
       if (selector_matches(sel, ns.labels)) t.namespaces.insert(ns.name);
-  }
-  t.namespace_selector.reset();
   return t;
 }
 
 bool term_matches(const Term& t, const Pod& pod, const StringMap& ns_labels) {
-  const bool ns_ok = t.namespaces.count(pod.namespace_name) || t.everything_namespaces ||
+  const bool ns_ok = t.namespaces.count(pod.namespace_name) ||
                      (t.namespace_selector && selector_matches(*t.namespace_selector, ns_labels));
   return ns_ok && t.selector && selector_matches(*t.selector, pod.labels);
 }

@@ -555,9 +555,12 @@ TEST(PodJson, ReadsEverySchedulingFieldOfPendingPod) {
   EXPECT_EQ(a.pod_anti_affinity->preferred[0].weight, 100);
   const PodAffinityTerm& pref = a.pod_anti_affinity->preferred[0].term;
   ASSERT_TRUE(pref.label_selector.has_value());
-  ASSERT_EQ(pref.label_selector->match_expressions.size(), 1u);
+  // mismatchLabelKeys merged as the API server does at creation: tier NotIn [the pod's tier].
+  ASSERT_EQ(pref.label_selector->match_expressions.size(), 2u);
   EXPECT_EQ(pref.label_selector->match_expressions[0].key, "app");
   EXPECT_EQ(pref.label_selector->match_expressions[0].values, std::vector<std::string>{"batch"});
+  EXPECT_EQ(pref.label_selector->match_expressions[1].key, "tier");
+  EXPECT_EQ(pref.label_selector->match_expressions[1].op, "NotIn");
   // An empty namespaceSelector ({}) selects every namespace; it must stay distinct from absent.
   ASSERT_TRUE(pref.namespace_selector.has_value());
   EXPECT_TRUE(pref.namespace_selector->match_labels.empty());
@@ -744,6 +747,44 @@ TEST(PodJson, WrongTypesAreRefusedWithFieldPath) {
 
 // The API server's ranges for what the scheduler reads (issue 10): such pods
 // cannot exist in a cluster, and bulkscore would compute nonsense for them.
+// What the API server's validatePodAffinityTerm refuses, with the field named.
+TEST(PodJson, InvalidPodAffinityTermsAreRefused) {
+  const auto err = [](const std::string& term) {
+    return pod_error(list_of("PodList", R"({"metadata":{"name":"p1"},"spec":{"containers":[{"name":"c"}],)"
+                                        R"("affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[)" +
+                                            term + "]}}}}"));
+  };
+  const std::string at = "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].";
+  EXPECT_CONTAINS(err(R"({"labelSelector":{}})"), at + "topologyKey: required: can not be empty");
+  EXPECT_CONTAINS(err(R"({"topologyKey":"zone","labelSelector":{"matchExpressions":[{"key":"a","operator":"In"}]}})"),
+                  at + "labelSelector.matchExpressions[0].values: must be specified when `operator` is 'In' or 'NotIn'");
+  EXPECT_CONTAINS(
+      err(R"({"topologyKey":"zone","labelSelector":{"matchExpressions":[{"key":"a","operator":"Exists","values":["x"]}]}})"),
+      at + "labelSelector.matchExpressions[0].values: may not be specified");
+  EXPECT_CONTAINS(err(R"({"topologyKey":"zone","namespaceSelector":{"matchExpressions":[{"key":"a","operator":"Gt","values":["1"]}]}})"),
+                  at + "namespaceSelector.matchExpressions[0].operator: unsupported value \"Gt\"");
+  EXPECT_CONTAINS(err(R"({"topologyKey":"zone","matchLabelKeys":["app"]})"),
+                  at + "matchLabelKeys: must not be specified when labelSelector is not set");
+  EXPECT_CONTAINS(err(R"({"topologyKey":"zone","labelSelector":{},"matchLabelKeys":["app"],"mismatchLabelKeys":["app"]})"),
+                  at + "matchLabelKeys: \"app\" exists in both matchLabelKeys and mismatchLabelKeys");
+}
+
+// matchLabelKeys / mismatchLabelKeys join the selector as the API server
+// merges them; a pod read back with the requirement already there keeps one.
+TEST(PodJson, MatchLabelKeysAreMergedIntoTheSelectorOnce) {
+  const std::vector<Pod> pods = parse_pods_json(
+      list_of("PodList", R"({"metadata":{"name":"p1","labels":{"app":"web","rev":"7"}},"spec":{"containers":[{"name":"c"}],)"
+                         R"("affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[)"
+                         R"({"topologyKey":"zone","labelSelector":{"matchExpressions":[{"key":"app","operator":"In","values":["web"]}]},)"
+                         R"("matchLabelKeys":["app","missing"],"mismatchLabelKeys":["rev"]}]}}}})"),
+      "pods.json");
+  const auto& exprs = pods.at(0).affinity->pod_affinity->required.at(0).label_selector->match_expressions;
+  ASSERT_EQ(exprs.size(), 2u);  // app In [web] was there already; "missing" is not a label of the pod
+  EXPECT_EQ(exprs[1].key, "rev");
+  EXPECT_EQ(exprs[1].op, "NotIn");
+  EXPECT_EQ(exprs[1].values, std::vector<std::string>{"7"});
+}
+
 TEST(PodJson, PreferredAffinityWeightsOutsideOneToHundredAreRefused) {
   const auto err = [](const std::string& affinity) {
     return pod_error(list_of(

@@ -831,3 +831,32 @@ TEST_F(PerfTest, PerfMainWritesResultsAndMapsErrorsToExitCodes) {
 
 }  // namespace
 }  // namespace bulkscore
+
+namespace bulkscore {
+namespace {
+
+// The bundled benchmark file stays runnable: every workload parses, and the
+// quick (smoke) topology shapes run with upstream's expectations: every
+// measured pod placed (spreading, affinity to the zone of earlier blue pods,
+// preferred terms) except anti-affinity pods beyond one per host.
+TEST(BenchWorkloads, TopologySmokeWorkloadsRunAsUpstreamExpects) {
+  const std::string path = std::string(BULKSCORE_SOURCE_DIR) + "/bench/workloads/performance-config.yaml";
+  const PerfConfig cfg = load_perf_config(path);
+  PerfRunOptions opt;
+  opt.backend = "cpu";
+  for (const char* name : {"TopologySpreading/500Nodes", "PreferredTopologySpreading/500Nodes",
+                           "SchedulingPodAntiAffinity/500Nodes", "SchedulingPodAffinity/500Nodes",
+                           "SchedulingPreferredPodAffinity/500Nodes", "SchedulingPreferredPodAntiAffinity/500Nodes",
+                           "MixedTopology/500Nodes"}) {
+    const PerfRunResult r = run_perf(cfg, select_perf_workloads(cfg, name, ""), opt);
+    ASSERT_EQ(r.workloads.size(), 1u) << name;
+    for (const PerfMeasurement& m : r.workloads[0].measurements) {
+      EXPECT_GT(m.attempted, 0u) << name;
+      EXPECT_EQ(m.errors, 0u) << name;
+      EXPECT_EQ(m.scheduled, m.attempted) << name << ": " << m.unschedulable << " unschedulable";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace bulkscore

@@ -345,6 +345,52 @@ TEST(PodTopologySpreadScore, SystemDefaultsNeedASelectingObject) {
   EXPECT_EQ(r.normalized, (std::vector<int64_t>{87, 100}));
 }
 
+// System defaults count a node without the zone key in the "" zone
+// (upstream reads node.Labels[key]): a node with zone "" and a node without
+// the key are one domain. Here only the "" node is feasible (the other is
+// cordoned), so the domain is registered through "" alone, and the pods on
+// the keyless node must still count in it. The zone key is on most nodes, so
+// it has a dense column (the rank path).
+TEST(PodTopologySpreadScore, SystemDefaultsMergeTheEmptyZoneWithAMissingOne) {
+  Pod pod = make_pod("web-1");
+  pod.labels = {{"app", "web"}};
+  ClusterObjects objects;
+  SelectingObject svc;
+  svc.kind = SelectingObject::Kind::Service;
+  svc.namespace_name = "default";
+  svc.name = "web";
+  svc.has_selector = true;
+  svc.selector_map = {{"app", "web"}};
+  objects.selecting.push_back(svc);
+  std::vector<Node> nodes;
+  const auto node = [&](const char* name, const char* zone) {
+    StringMap labels{{"kubernetes.io/hostname", name}};
+    if (zone) labels["topology.kubernetes.io/zone"] = zone;
+    nodes.push_back(make_node_with(name, {{"cpu", 8000}, {"pods", 110}}, labels));
+  };
+  node("a1", "a");
+  node("a2", "a");
+  node("e1", "");       // the "" zone
+  node("m1", nullptr);  // no zone: the same domain
+  nodes.back().unschedulable = true;
+  const std::vector<Pod> running = {existing("w0", "m1", {{"app", "web"}}), existing("w1", "m1", {{"app", "web"}})};
+  Snapshot snap = Snapshot::build(nodes, running);
+  ProfileConfig profile = score_only_profile(kPts);
+  profile.filter = {"NodeUnschedulable"};
+  const ProfilePlan plan = make_profile_plan(profile);
+  intern_pod_for_plan(snap, pod, plan, &objects);
+  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0, &objects);
+  EvalRequest req;
+  req.want_scores = true;
+  req.score_single = true;
+  EvalResult out;
+  make_cpu_backend()->evaluate(snap, q, req, out);
+  ASSERT_EQ(out.scored_nodes, (std::vector<uint32_t>{0, 1, 2}));
+  // Domains a and ""+missing: zone weight ln 4; hostname weight ln 5 (three
+  // feasible nodes). a1, a2: round(2 + 0 + 4) = 6; e1: round(2 + 2 ln 4 + 4) = round(8.77) = 9.
+  EXPECT_EQ(out.raw_scores, (std::vector<int64_t>{6, 6, 9}));
+}
+
 TEST(PodTopologySpreadEngine, ReplicaSetPodsSelectedByAServiceSpreadAcrossZones) {
   Cluster c;
   for (int i = 0; i < 6; ++i) {

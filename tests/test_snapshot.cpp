@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/generator/generator.hpp"
+#include "host/input/labels.hpp"
 #include "host/engine/backend.hpp"
 #include "host/engine/pod_query.hpp"
 #include "host/input/config.hpp"
@@ -319,6 +320,16 @@ Decoded decode(const Snapshot& s) {
     std::vector<std::string> parts;
     for (uint32_t slot = 0; slot < v.num_dense_labels; ++slot)
       parts.push_back(str(s.dense_label_key(slot)) + "=" + str(v.dense_labels[static_cast<size_t>(slot) * N + n]));
+    return join(parts, true);
+  });
+  // A rank decodes to the value it ranks (ranks themselves depend on ids).
+  per_node("dense_label_ranks", [&](uint32_t n) {
+    std::vector<std::string> parts;
+    for (uint32_t slot = 0; slot < v.num_dense_labels; ++slot) {
+      const int32_t r = v.dense_label_ranks[static_cast<size_t>(slot) * N + n];
+      parts.push_back(str(s.dense_label_key(slot)) + "=" +
+                      (r < 0 ? std::string("-") : str(s.dense_label_values(static_cast<int32_t>(slot))[static_cast<size_t>(r)])));
+    }
     return join(parts, true);
   });
 
@@ -1235,22 +1246,6 @@ TEST(SnapshotMutations, RandomSequencesEqualAFreshBuild) {
   }
 }
 
-// Plain labels.Selector semantics over the Pod objects, for recounting.
-bool plain_matches(const LabelSelector& sel, const StringMap& labels) {
-  for (const auto& [k, v] : sel.match_labels) {
-    const auto it = labels.find(k);
-    if (it == labels.end() || it->second != v) return false;
-  }
-  for (const auto& r : sel.match_expressions) {
-    const auto it = labels.find(r.key);
-    const bool has = it != labels.end();
-    const bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
-    if ((r.op == "In" && !in) || (r.op == "NotIn" && in) || (r.op == "Exists" && !has) ||
-        (r.op == "DoesNotExist" && has))
-      return false;
-  }
-  return true;
-}
 
 LabelSelector selector(StringMap match_labels, std::vector<LabelSelectorRequirement> exprs = {}) {
   LabelSelector s;
@@ -1360,7 +1355,7 @@ TEST(SnapshotTopologyCounters, RandomMutationsEqualARecount) {
         for (uint32_t n = 0; n < m.nodes.size(); ++n) {
           int32_t want = 0;
           for (const Pod& p : m.pods[n])
-            want += p.namespace_name == wanted[w].first && !p.deleting && plain_matches(wanted[w].second, p.labels);
+            want += p.namespace_name == wanted[w].first && !p.deleting && selector_matches(wanted[w].second, p.labels);
           ASSERT_EQ(v.topology_count(row, n), want) << "step " << step << " matcher " << w << " node " << n;
         }
       if (rng.chance(0.3)) {

@@ -22,6 +22,7 @@ std::string format_time(int64_t t) {
   const int64_t m = mp + (mp < 10 ? 3 : -9);
   const int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
   char buf[32];
+  // NOLINTNEXTLINE(cert-err33-c): generated dates, 20 characters into 32
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", static_cast<int>(y), static_cast<int>(m),
                 static_cast<int>(d), static_cast<int>(secs / 3600), static_cast<int>(secs / 60 % 60),
                 static_cast<int>(secs % 60));
@@ -149,6 +150,7 @@ size_t pick_type(SplitMix64& rng, Pool pool) {
 int64_t reserved_cpu_milli(int cores) {
   int64_t m = 60;
   if (cores >= 2) m += 10;
+  // NOLINTNEXTLINE(bugprone-implicit-widening-of-multiplication-result): small core counts
   if (cores >= 3) m += 5 * std::min(cores - 2, 2);
   if (cores > 4) m += (cores - 4) * 10 / 4;
   return m;

@@ -1,12 +1,12 @@
-// Emission: the NodeList and the PodList as kubectl prints them (keys in
+// Emission: the NodeList, the PodList and the objects List as kubectl prints them (keys in
 // alphabetical order, pods sorted by namespace and name).
-#include <map>
 #include "bench/generator/generator_internal.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string_view>
 #include <utility>
 
@@ -508,7 +508,8 @@ std::string Generator::emit_pods() const {
 }
 
 // The objects the topology plugins read, as `kubectl get svc,rs,sts,ns -A -o
-// json` prints them (a v1 List, sorted by kind, then namespace and name):
+// json` prints them (a v1 List: ReplicaSets, StatefulSets, Services, then
+// Namespaces, each by namespace and name):
 // every namespace (labelled kubernetes.io/metadata.name as the API server
 // does, team-* with a team label), the ReplicaSet and StatefulSet of each
 // workload, and a Service selecting each Deployment's and StatefulSet's

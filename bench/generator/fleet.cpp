@@ -17,6 +17,7 @@ void Generator::make_nodes() {
   SplitMix64 rng = SplitMix64::derive(opt_.seed, kStreamNodes);
   const uint32_t n = opt_.nodes;
   const auto count = [&](double f, uint32_t of) {
+    // NOLINTNEXTLINE(bugprone-narrowing-conversions): at most `of`, a uint32_t
     return static_cast<uint32_t>(std::min<double>(of, std::llround(of * f)));
   };
   const uint32_t n_gpu = count(opt_.gpu_node_fraction, n);
@@ -62,11 +63,13 @@ void Generator::make_nodes() {
     nd.local_ssd = rng.chance(0.2);
     nd.os = static_cast<uint8_t>(pick_weighted(rng, std::array<int, 3>{70, 20, 10}));
     nd.old_kubelet = rng.chance(0.1);
+    // NOLINTNEXTLINE(bugprone-implicit-widening-of-multiplication-result): constants fit int
     nd.created = kNow - rng.between(2 * 86400, 400 * 86400);
     nd.emit_seed = rng.next();
     const InstanceType& t = kTypes[nd.type];
     if (t.pool == Pool::Memory && rng.chance(0.3)) nd.hugepages = (t.mem_gib >= 128 ? 16 : 8) * kGi;
 
+    // NOLINTNEXTLINE(bugprone-implicit-widening-of-multiplication-result): cores of an instance type
     nd.cap_cpu = t.cpu * 1000;
     nd.alloc_cpu = nd.cap_cpu - reserved_cpu_milli(t.cpu);
     const int64_t nominal_ki = int64_t{t.mem_gib} * 1048576;

@@ -74,6 +74,7 @@ Workload& Generator::new_workload(SplitMix64& rng, const std::string& ns, const 
   w.hash = name_token(rng, 10);
   w.owner_uid = make_uid(rng);
   w.salt = rng.next();
+  // NOLINTNEXTLINE(bugprone-implicit-widening-of-multiplication-result): constant fits int
   w.created = kNow - rng.between(86400, 300 * 86400);
   workloads_.push_back(std::move(w));
   return workloads_.back();
@@ -595,7 +596,7 @@ int64_t Generator::build_pending(SplitMix64& rng, int s) {
       while (g > 0 && kGpuClasses[g] > most_free) --g;
       const int gpus = kGpuClasses[g];
       main.image = image_id(rng.chance(0.5) ? "docker.io/vllm/vllm-openai:v0.6.3" : "nvcr.io/nvidia/pytorch:24.08-py3");
-      main.cpu = 3000 * gpus;
+      main.cpu = 3000 * gpus;  // NOLINT(bugprone-implicit-widening-of-multiplication-result): at most 8 GPUs
       main.mem = 16 * kGi * gpus;
       main.mem_limit = main.mem;
       main.gpu = gpus;

@@ -38,9 +38,12 @@ std::string go_float_string(double v) {
   if (e < -4 || e >= 6) {
     std::string out = sign + digits[0];
     if (digits.size() > 1) out += "." + digits.substr(1);
-    char eb[8];
-    std::snprintf(eb, sizeof eb, "e%+03d", e);
-    return out + eb;
+    // Go's %e exponent: a sign and at least two digits.
+    const int a = e < 0 ? -e : e;
+    out += e < 0 ? "e-" : "e+";
+    if (a < 10) out += '0';
+    out += std::to_string(a);
+    return out;
   }
   return sign + plain_decimal(digits, e);
 }
@@ -426,8 +429,7 @@ class TemplateEval {
     return toks;
   }
 
-  std::string eval_action(const std::string& raw) {
-    std::string body = raw;
+  std::string eval_action(const std::string& body) {
     // Comments: {{/* ... */}}
     size_t b = body.find_first_not_of(" \t\r\n");
     if (b != std::string::npos && body.compare(b, 2, "/*") == 0) {

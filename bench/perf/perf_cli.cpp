@@ -72,7 +72,7 @@ class ProgressPrinter {
       last_ns_ = t;
       key_ = key;
       std::fprintf(stderr, "\r\033[K%s", render(p, true).c_str());
-      std::fflush(stderr);
+      static_cast<void>(std::fflush(stderr));  // progress on stderr: a failure has nowhere to go
       drawn_ = true;
     } else {
       if (changed) key_ = key;
@@ -100,11 +100,10 @@ class ProgressPrinter {
         if (fill < width) b[static_cast<size_t>(fill)] = '>';
         s += " [" + b + "]";
       }
-      std::snprintf(buf, sizeof buf, " %llu/%llu", static_cast<unsigned long long>(p.done),
-                    static_cast<unsigned long long>(p.total));
-      s += buf;
+      s += " " + std::to_string(p.done) + "/" + std::to_string(p.total);
       if (p.pods_per_second > 0) {
-        std::snprintf(buf, sizeof buf, " %.1f pods/s", p.pods_per_second);
+        // Never cut short: any double in %.1f is at most 311 characters.
+        static_cast<void>(std::snprintf(buf, sizeof buf, " %.1f pods/s", p.pods_per_second));
         s += buf;
       }
     }
@@ -123,8 +122,9 @@ std::string default_output_path(const std::string& backend) {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&t, &tm);
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return "BenchmarkPerfScheduling_bulkscore_" + backend + "_" + stamp + ".json";
+  // strftime returns 0, and leaves the buffer undefined, if it does not fit.
+  const size_t n = std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return "BenchmarkPerfScheduling_bulkscore_" + backend + "_" + std::string(stamp, n) + ".json";
 }
 
 void print_workload_summary(const PerfWorkloadResult& w, int verbosity) {

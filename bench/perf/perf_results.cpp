@@ -319,10 +319,15 @@ std::string format_perf_table(const std::vector<PerfCompareRow>& rows) {
   std::vector<std::string> header = {"workload", "backend", "nodes", "avg pods/s", "p50", "p90", "p99", "ns/node/pod"};
   if (with_file) header.push_back("file");
   std::vector<std::vector<std::string>> cells;
+  // Sized by a first snprintf: a results file may hold any double, and
+  // 1e300 in %f is 300 digits.
   auto fmt = [](double v, int decimals) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return std::string(buf);
+    const int n = std::snprintf(nullptr, 0, "%.*f", decimals, v);
+    if (n <= 0) return std::string();
+    std::string s(static_cast<size_t>(n) + 1, '\0');
+    static_cast<void>(std::snprintf(s.data(), s.size(), "%.*f", decimals, v));  // fits: sized above
+    s.pop_back();
+    return s;
   };
   for (const auto& r : rows) {
     std::vector<std::string> c = {r.workload,

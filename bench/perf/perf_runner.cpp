@@ -186,7 +186,7 @@ std::string describe_device(const std::string& backend) {
   if (backend == "cuda") {
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
-      const std::string model = read_first_line_value((e.path() / "information").string(), "Model");
+      std::string model = read_first_line_value((e.path() / "information").string(), "Model");
       if (!model.empty()) return model;
     }
     return "CUDA device";
@@ -510,7 +510,8 @@ class WorkloadRunner {
         node.labels[op.label_key] = op.label_values[static_cast<size_t>(i) % op.label_values.size()];
       } else if (op.has_unique_label_strategy) {
         char buf[48];
-        std::snprintf(buf, sizeof buf, "00000000-0000-4000-8000-%012" PRIx64, unique_label_seq_++);
+        // 24 characters and at most 16 hex digits: never truncated.
+        static_cast<void>(std::snprintf(buf, sizeof buf, "00000000-0000-4000-8000-%012" PRIx64, unique_label_seq_++));
         node.labels[op.unique_label_key] = buf;
       }
       cluster_.nodes.push_back(std::move(node));

@@ -278,10 +278,11 @@ std::string version_text() {
 
 }  // namespace
 
+// NOLINTNEXTLINE(bugprone-exception-escape): only setup outside the try can throw (bad_alloc, CLI11 option errors)
 int main(int argc, char** argv) {
   // A closed pipe on standard output is a write error to report (exit 1),
   // not a silent death by SIGPIPE.
-  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGPIPE, SIG_IGN);  // NOLINT(cert-err33-c): cannot fail for SIGPIPE
   CLI::App app{"bulkscore: kube-scheduler's Filter/Score cycle in bulk, on the CPU or the GPU"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text());

@@ -4,8 +4,11 @@
 // against. Results never depend on the number of threads: work is split into
 // chunks of the visiting order and merged in that order.
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <numeric>
+#include <string_view>
+#include <system_error>
 #include <thread>
 
 #include "host/cpu/worker_pool.hpp"
@@ -18,12 +21,15 @@ class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(int threads) : threads_(resolve_threads(threads)), pool_(static_cast<unsigned>(threads_)) {}
 
-  // 0 = BULKSCORE_THREADS from the environment if set, else one per core.
+  // 0 = BULKSCORE_THREADS from the environment if set (a positive whole
+  // number; anything else is ignored), else one per core.
   static int resolve_threads(int threads) {
     if (threads > 0) return threads;
     if (const char* env = std::getenv("BULKSCORE_THREADS")) {
-      const int n = std::atoi(env);
-      if (n > 0) return n;
+      const std::string_view text(env);
+      int n = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+      if (ec == std::errc() && end == text.data() + text.size() && n > 0) return n;
     }
     return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }

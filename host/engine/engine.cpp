@@ -150,6 +150,7 @@ std::string Engine::fit_error(const PodQuery& q, const EvalResult& r) const {
     }
   }
   std::vector<std::string> parts;
+  parts.reserve(counts.size());
   for (const auto& [reason, c] : counts) parts.push_back(std::to_string(c) + " " + reason);
   std::sort(parts.begin(), parts.end());
   if (!parts.empty()) {

@@ -370,7 +370,10 @@ class Reader {
 
   PodAffinityTerm as_pod_affinity_term(element v, const Path& path) const {
     PodAffinityTerm term;
-    if (v.is_null()) return term;
+    if (v.is_null()) {
+      check_pod_affinity_term(term, path);  // a null term decodes as a zero one: no topologyKey
+      return term;
+    }
     for_each_field(v, path, [&](std::string_view k, element fv, const Path& fp) {
       if (k == "labelSelector")
         term.label_selector = as_label_selector(fv, fp);
@@ -385,7 +388,37 @@ class Reader {
       else if (k == "mismatchLabelKeys")
         term.mismatch_label_keys = as_string_list(fv, fp);
     });
+    check_pod_affinity_term(term, path);
     return term;
+  }
+
+  // ValidateLabelSelector: operators and their values.
+  void check_label_selector(const LabelSelector& sel, const Path& path) const {
+    const Path exprs = path.field("matchExpressions");
+    for (size_t i = 0; i < sel.match_expressions.size(); ++i) {
+      const LabelSelectorRequirement& r = sel.match_expressions[i];
+      const Path rp = exprs.at(i);
+      if (r.op == "In" || r.op == "NotIn") {
+        if (r.values.empty()) fail(rp.field("values"), "must be specified when `operator` is 'In' or 'NotIn'");
+      } else if (r.op == "Exists" || r.op == "DoesNotExist") {
+        if (!r.values.empty()) fail(rp.field("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+      } else {
+        fail(rp.field("operator"), "unsupported value " + quote(r.op) + " (expected In, NotIn, Exists or DoesNotExist)");
+      }
+    }
+  }
+
+  // validatePodAffinityTerm as the API server runs it.
+  void check_pod_affinity_term(const PodAffinityTerm& t, const Path& path) const {
+    if (t.topology_key.empty()) fail(path.field("topologyKey"), "required: can not be empty");
+    if (t.label_selector) check_label_selector(*t.label_selector, path.field("labelSelector"));
+    if (t.namespace_selector) check_label_selector(*t.namespace_selector, path.field("namespaceSelector"));
+    if (!t.label_selector && (!t.match_label_keys.empty() || !t.mismatch_label_keys.empty()))
+      fail(path.field(t.match_label_keys.empty() ? "mismatchLabelKeys" : "matchLabelKeys"),
+           "must not be specified when labelSelector is not set");
+    for (const auto& k : t.match_label_keys)
+      if (std::find(t.mismatch_label_keys.begin(), t.mismatch_label_keys.end(), k) != t.mismatch_label_keys.end())
+        fail(path.field("matchLabelKeys"), quote(k) + " exists in both matchLabelKeys and mismatchLabelKeys");
   }
 
   PodAffinity as_pod_affinity(element v, const Path& path) const {
@@ -399,15 +432,19 @@ class Reader {
         pa.preferred.clear();
         for_each_item(fv, fp, [&](element item, const Path& ip) {
           WeightedPodAffinityTerm wt;
+          bool has_term = false;
           if (!item.is_null()) {
             for_each_field(item, ip, [&](std::string_view k2, element v2, const Path& p2) {
-              if (k2 == "weight")
+              if (k2 == "weight") {
                 wt.weight = as_int32(v2, p2);
-              else if (k2 == "podAffinityTerm")
+              } else if (k2 == "podAffinityTerm") {
                 wt.term = as_pod_affinity_term(v2, p2);
+                has_term = true;
+              }
             });
           }
           check_preferred_weight(wt.weight, ip);
+          if (!has_term) check_pod_affinity_term(wt.term, ip.field("podAffinityTerm"));
           pa.preferred.push_back(std::move(wt));
         });
       }
@@ -763,6 +800,34 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
       });
     }
   });
+  // matchLabelKeys / mismatchLabelKeys, as the API server merges them at
+  // creation (MatchLabelKeysInPodAffinity, GA): for each key the pod has, a
+  // `key In [value]` (`NotIn` for mismatch) requirement joins the term's
+  // labelSelector. A pod read back from the API server already carries
+  // them; a requirement already present is not added twice.
+  if (pod.affinity) {
+    const auto merge = [&](PodAffinityTerm& t) {
+      if (!t.label_selector) return;
+      const auto add = [&](const std::string& key, const char* op) {
+        const auto it = pod.labels.find(key);
+        if (it == pod.labels.end()) return;
+        // The API server refuses a user's requirement on a matchLabelKeys
+        // key, so one already there is the creation-time merge (perhaps of
+        // a label value since changed): keep it, add nothing.
+        auto& exprs = t.label_selector->match_expressions;
+        const bool present = std::any_of(exprs.begin(), exprs.end(),
+                                         [&](const LabelSelectorRequirement& e) { return e.key == key; });
+        if (!present) exprs.push_back(LabelSelectorRequirement{key, op, {it->second}});
+      };
+      for (const auto& k : t.match_label_keys) add(k, "In");
+      for (const auto& k : t.mismatch_label_keys) add(k, "NotIn");
+    };
+    for (auto* side : {&pod.affinity->pod_affinity, &pod.affinity->pod_anti_affinity}) {
+      if (!*side) continue;
+      for (auto& t : (*side)->required) merge(t);
+      for (auto& w : (*side)->preferred) merge(w.term);
+    }
+  }
   // The API server stores no pod without a container.
   if (pod.containers.empty())
     r.fail(root.field("spec").field("containers"), "required: a pod has at least one container");
@@ -931,6 +996,8 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
         if (k2 == "labels") ns.labels = r.as_string_map(v2, p2);
       });
     });
+    // The API server sets this label on every namespace (NamespaceDefaultLabelName).
+    ns.labels["kubernetes.io/metadata.name"] = ns.name;
     out.namespaces.push_back(std::move(ns));
     return;
   }

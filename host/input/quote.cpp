@@ -1,7 +1,5 @@
 #include "host/input/quote.hpp"
 
-#include <cstdio>
-
 namespace bulkscore {
 
 std::string quote_for_message(std::string_view text, size_t max_chars) {
@@ -27,9 +25,10 @@ std::string quote_for_message(std::string_view text, size_t max_chars) {
         break;
       default:
         if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
-          out += buf;
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\x";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xf];
         } else {
           out += static_cast<char>(c);
         }

@@ -416,7 +416,13 @@ std::string go_float32_g(double v) {
   std::string sci(buf, res.ptr);  // "-1.2345e+06"
   const size_t e = sci.find('e');
   std::string mantissa = sci.substr(0, e);
-  const int exp = std::atoi(sci.c_str() + e + 1);
+  // The exponent: to_chars writes a sign and at least two digits.
+  int exp = 0;
+  const char* ep = sci.c_str() + e + 1;
+  const bool exp_negative = *ep == '-';
+  ep += (*ep == '-' || *ep == '+') ? 1 : 0;
+  std::from_chars(ep, sci.c_str() + sci.size(), exp);
+  if (exp_negative) exp = -exp;
   bool negative = false;
   if (!mantissa.empty() && mantissa[0] == '-') {
     negative = true;
@@ -437,7 +443,7 @@ std::string go_float32_g(double v) {
   } else if (exp < 0) {
     out += "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
   } else {
-    const auto point = static_cast<size_t>(exp + 1);
+    const size_t point = static_cast<size_t>(exp) + 1;
     if (digits.size() <= point) {
       out += digits + std::string(point - digits.size(), '0');
     } else {

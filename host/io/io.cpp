@@ -192,16 +192,22 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
   }
   // Keep each replaced file under a second name until every rename worked.
   std::vector<std::string> kept(files.size());
+  // Puts the old files back; returns, for the message, where an old file
+  // stays when putting it back failed (it is then not removed).
   auto roll_back = [&](size_t renamed) {
+    std::string stranded;
     for (size_t i = 0; i < renamed; ++i) {
       if (outs[i].in_place) continue;
-      if (!kept[i].empty())
-        ::rename(kept[i].c_str(), outs[i].target.c_str());
-      else
+      if (kept[i].empty()) {
         ::unlink(outs[i].target.c_str());
+      } else if (::rename(kept[i].c_str(), outs[i].target.c_str()) != 0) {
+        stranded +=
+            "; the old " + outs[i].target + " could not be put back (" + errno_text() + ") and is kept as " + kept[i];
+      }
     }
     for (size_t i = renamed; i < kept.size(); ++i)
       if (!kept[i].empty()) ::unlink(kept[i].c_str());
+    return stranded;
   };
   for (size_t i = 0; i < outs.size(); ++i) {
     if (outs[i].in_place) continue;
@@ -212,8 +218,7 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
       if (fd < 0 || ::close(fd) != 0 || ::unlink(backup.c_str()) != 0 ||
           ::link(outs[i].target.c_str(), backup.c_str()) != 0) {
         const std::string why = errno_text();
-        roll_back(0);
-        throw Error(outs[i].path + ": cannot keep the old file aside: " + why);
+        throw Error(outs[i].path + ": cannot keep the old file aside: " + why + roll_back(0));
       }
       kept[i] = backup;
     }
@@ -222,8 +227,7 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
     if (outs[i].in_place) continue;
     if (::rename(outs[i].temp.c_str(), outs[i].target.c_str()) != 0) {
       const std::string why = errno_text();
-      roll_back(i);
-      throw Error(outs[i].path + ": cannot rename into place: " + why);
+      throw Error(outs[i].path + ": cannot rename into place: " + why + roll_back(i));
     }
     outs[i].temp.clear();
   }

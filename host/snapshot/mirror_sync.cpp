@@ -25,6 +25,7 @@ MirrorSync::Plan MirrorSync::plan(const Snapshot& snap, const std::vector<Snapsh
   std::vector<uint8_t> whole(cols.size(), 0);
   for (uint32_t c = 0; c < cols.size(); ++c) {
     const Snapshot::Column& col = cols[c];
+    // NOLINTNEXTLINE(bugprone-branch-clone): separate cases, same remedy
     if (col.layout_version != layouts_[c] || (col.kind != K::kAppend && col.bytes != bytes_[c])) {
       whole[c] = 1;
     } else if (col.kind == K::kAppend && col.bytes > bytes_[c]) {

@@ -1,6 +1,7 @@
 #include "host/snapshot/snapshot.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <atomic>
 #include <limits>
 #include <numeric>
@@ -217,6 +218,31 @@ void Snapshot::build_dense_labels() {
       const int32_t slot = dense_label_slot(label_keys_[i]);
       if (slot >= 0) dense_labels_[static_cast<size_t>(slot) * num_nodes_ + n] = label_values_[i];
     }
+  dense_label_values_.assign(dense_label_keys_.size(), {});
+  dense_label_ranks_.assign(dense_labels_.size(), -1);
+  for (size_t slot = 0; slot < dense_label_keys_.size(); ++slot) {
+    const auto first = dense_labels_.begin() + static_cast<std::ptrdiff_t>(slot * num_nodes_);
+    std::vector<int32_t>& values = dense_label_values_[slot];
+    for (auto it = first; it != first + num_nodes_; ++it)
+      if (*it != kNoId) values.push_back(*it);
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    for (uint32_t n = 0; n < num_nodes_; ++n) {
+      const size_t at = slot * num_nodes_ + n;
+      if (dense_labels_[at] != kNoId)
+        dense_label_ranks_[at] = static_cast<int32_t>(
+            std::lower_bound(values.begin(), values.end(), dense_labels_[at]) - values.begin());
+    }
+  }
+  // Ranks moved: the existing pods' term tables follow. (update_node moves
+  // a relabelled node's pods' terms around this call.)
+  rerank_affinity_terms();
+}
+
+int32_t Snapshot::dense_label_rank_of(int32_t slot, int32_t value) const {
+  const std::vector<int32_t>& values = dense_label_values_[static_cast<size_t>(slot)];
+  const auto it = std::lower_bound(values.begin(), values.end(), value);
+  return it != values.end() && *it == value ? static_cast<int32_t>(it - values.begin()) : -1;
 }
 
 void Snapshot::rank_images_by_popularity() {
@@ -568,6 +594,10 @@ void Snapshot::update_node(const Node& node) {
     return;
   }
 
+  // The node's pods' affinity terms leave its old domains now and join
+  // the new ones after the dense columns are rebuilt.
+  for (uint32_t sl = pod_offsets_[n], e = sl + static_cast<uint32_t>(pod_count_[n]); sl < e; ++sl)
+    index_affinity_terms(pods_[slot_pod_id_[sl]], n, -1);
   const std::string old_zone = node_zone_keys_[n];
   write_node(n, node);
   node_zone_keys_[n] = zone_key(node.labels);
@@ -579,7 +609,8 @@ void Snapshot::update_node(const Node& node) {
   }
   build_dense_labels();
   rank_images_by_popularity();
-  reindex_affinity_terms();  // the node's label values may have changed
+  for (uint32_t sl = pod_offsets_[n], e = sl + static_cast<uint32_t>(pod_count_[n]); sl < e; ++sl)
+    index_affinity_terms(pods_[slot_pod_id_[sl]], n, +1);
   structural_change();
 }
 
@@ -1079,6 +1110,12 @@ bool Snapshot::topology_matcher_counts_slot(uint32_t m, uint32_t slot) const {
 
 namespace {
 
+// A group keeps a rank vector (8 bytes per value of its key) only while at
+// least an eighth of the values hold its pods, dropping it below a
+// sixteenth: memory stays within a small factor of the domain map's.
+bool dense_enough(size_t domains, size_t values) { return domains * 8 >= values; }
+bool too_sparse(size_t domains, size_t values) { return domains * 16 < values; }
+
 // Length-prefixed pieces: distinct terms never share a text.
 void put(std::string& out, std::string_view s) {
   out += std::to_string(s.size());
@@ -1101,6 +1138,7 @@ void put_selector(std::string& out, const std::optional<LabelSelector>& sel) {
     put(out, r.key);
     put(out, r.op);
     out += std::to_string(r.values.size());
+    out += '#';
     for (const auto& v : r.values) put(out, v);
   }
   out += ';';
@@ -1142,6 +1180,7 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
       e.selector = t.label_selector;
       e.topology_key = t.topology_key;
       e.key_id = strings_.intern(t.topology_key);
+      e.dense_slot = dense_label_slot(e.key_id);
       affinity_terms_.push_back(std::move(e));
     }
     ExistingAffinityTerm& g = affinity_terms_[it->second];
@@ -1149,6 +1188,17 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
     if (value == kNoId) return;
     const int64_t c = (g.domains[value] += sign);
     if (c == 0) g.domains.erase(value);
+    if (g.dense_slot < 0) return;
+    const size_t values = dense_label_values(g.dense_slot).size();
+    if (g.by_rank.empty()) {
+      if (dense_enough(g.domains.size(), values)) rank_affinity_term(g);
+    } else if (too_sparse(g.domains.size(), values)) {
+      rank_affinity_term(g);  // drops the vector
+    } else {
+      const int32_t r = dense_label_rank_of(g.dense_slot, value);
+      assert(r >= 0 && "a node's value has a rank in its key's dense column");
+      g.by_rank[static_cast<size_t>(r)] += sign;
+    }
   };
   if (const auto& a = pod.affinity->pod_affinity) {
     for (const auto& t : a->required) add(t, K::kRequiredAffinity, 0);
@@ -1160,12 +1210,26 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
   }
 }
 
-void Snapshot::reindex_affinity_terms() {
-  for (auto& g : affinity_terms_) g.domains.clear();
-  for (uint32_t n = 0; n < num_nodes_; ++n)
-    for (uint32_t s = pod_offsets_[n], e = s + static_cast<uint32_t>(pod_count_[n]); s < e; ++s)
-      index_affinity_terms(pods_[slot_pod_id_[s]], n, +1);
+void Snapshot::rank_affinity_term(ExistingAffinityTerm& g) {
+  g.by_rank.clear();
+  g.by_rank.shrink_to_fit();
+  if (g.dense_slot < 0) return;
+  const size_t values = dense_label_values(g.dense_slot).size();
+  if (!dense_enough(g.domains.size(), values)) return;
+  g.by_rank.assign(values, 0);
+  for (const auto& [v, c] : g.domains) {
+    const int32_t r = dense_label_rank_of(g.dense_slot, v);
+    if (r >= 0) g.by_rank[static_cast<size_t>(r)] = c;
+  }
 }
+
+void Snapshot::rerank_affinity_terms() {
+  for (auto& g : affinity_terms_) {
+    g.dense_slot = dense_label_slot(g.key_id);
+    rank_affinity_term(g);
+  }
+}
+
 
 void Snapshot::count_pod(uint32_t slot, uint32_t node, int32_t delta) {
   for (uint32_t m = 0; m < matchers_.size(); ++m)
@@ -1212,6 +1276,7 @@ void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
   fn("string_int", strings_.int_values(), v.string_int, append);
   fn("string_int_ok", strings_.int_ok(), v.string_int_ok, append);
   fn("dense_labels", dense_labels_, v.dense_labels, fixed);
+  fn("dense_label_ranks", dense_label_ranks_, v.dense_label_ranks, fixed);
   fn("pod_offsets", pod_offsets_, v.pod_offsets, pod_layout);
   fn("pod_namespace", pod_namespace_, v.pod_namespace, pod_slots);
   fn("pod_node", pod_node_, v.pod_node, pod_slots);

@@ -111,6 +111,10 @@ struct SnapshotView {
   // GPU, with coalesced reads; other keys go through the CSR lists.
   uint32_t num_dense_labels = 0;
   const int32_t* dense_labels = nullptr;
+  // The same columns as ranks: the node's value's position among the key's
+  // distinct values in id order (Snapshot::dense_label_values), -1 where the
+  // node lacks the key. Per-domain tables indexed by rank are read in O(1).
+  const int32_t* dense_label_ranks = nullptr;
 
   // The pods on the nodes (running and assumed), slotted per node: node n's
   // pods are the slots pod_offsets[n] .. pod_offsets[n] + pod_count[n]; the
@@ -153,6 +157,9 @@ struct SnapshotView {
     return kNoId;
   }
   // Binary search: nodes list tens of image names.
+  BULKSCORE_HD int32_t dense_rank(int32_t slot, uint32_t node) const {
+    return dense_label_ranks[static_cast<size_t>(slot) * num_nodes + node];
+  }
   // label_value through a dense column when `slot` >= 0 (see dense_label_slot).
   BULKSCORE_HD int32_t label_value(uint32_t node, int32_t key, int32_t slot) const {
     return slot >= 0 ? dense_labels[static_cast<size_t>(slot) * num_nodes + node] : label_value(node, key);
@@ -252,6 +259,13 @@ class Snapshot {
   // The dense column of label key `key` (a string id), or -1 if it has none.
   int32_t dense_label_slot(int32_t key) const;
   uint32_t num_dense_labels() const { return static_cast<uint32_t>(dense_label_keys_.size()); }
+  // The distinct value ids of dense slot `slot`, ascending: rank r is
+  // dense_label_values(slot)[r].
+  const std::vector<int32_t>& dense_label_values(int32_t slot) const {
+    return dense_label_values_[static_cast<size_t>(slot)];
+  }
+  // The rank of `value` in dense slot `slot`, or -1 when no node has it.
+  int32_t dense_label_rank_of(int32_t slot, int32_t value) const;
   int32_t dense_label_key(uint32_t slot) const { return dense_label_keys_[slot]; }
   static constexpr uint32_t kMaxDenseLabels = 16;
   const std::string& resource_name(uint32_t r) const { return resource_names_[r]; }
@@ -365,8 +379,9 @@ class Snapshot {
   // InterPodAffinity matches each distinct term against the incoming pod
   // once and reads its per-domain counts instead of walking the pods.
   // add_pod, remove_pod, update_pod and remove_node keep the counts current;
-  // a node whose labels change is recounted. Terminating pods count, as in
-  // upstream's NodeInfo. A group whose pods are gone stays, with no domains.
+  // a node whose labels change moves its pods' terms to its new domains.
+  // Terminating pods count, as in upstream's NodeInfo. A group whose pods
+  // are gone stays, with no domains (groups are never freed).
   struct ExistingAffinityTerm {
     enum Kind : uint8_t { kRequiredAffinity, kRequiredAntiAffinity, kPreferredAffinity, kPreferredAntiAffinity };
     Kind kind = kRequiredAffinity;
@@ -384,6 +399,14 @@ class Snapshot {
     // id the node has (a pod repeating a term counts it twice, as upstream's
     // per-term loops do). Only positive counts are kept.
     std::map<int32_t, int64_t> domains;
+    // The same counts by rank of the key's dense label column
+    // (dense_label_values), when the key has one (dense_slot >= 0) and the
+    // group's pods hold at least an eighth of the key's values (dropped
+    // below a sixteenth): a hostname term of a large workload is added per
+    // pod without a lookup per entry, and a small one costs no N-long vector.
+    // Empty otherwise: read `domains`.
+    int32_t dense_slot = -1;
+    std::vector<int64_t> by_rank;
   };
   const std::vector<ExistingAffinityTerm>& existing_affinity_terms() const { return affinity_terms_; }
 
@@ -522,6 +545,8 @@ class Snapshot {
   std::vector<uint8_t> taint_effects_;
   std::vector<int32_t> dense_label_keys_;  // key id per dense slot
   std::vector<int32_t> dense_labels_;      // [slot * N + node]
+  std::vector<int32_t> dense_label_ranks_;  // [slot * N + node]
+  std::vector<std::vector<int32_t>> dense_label_values_;  // [slot]: distinct values, ascending
   std::vector<uint32_t> port_offsets_, port_counts_;
   std::vector<HostPortEntry> ports_;
 
@@ -582,8 +607,10 @@ class Snapshot {
   std::unordered_map<std::string, uint32_t> affinity_term_ids_;
   // Adds (sign +1) or takes away (-1) the terms of `pod` on `node`.
   void index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign);
-  // Recounts every group from the pods (after a node's labels changed).
-  void reindex_affinity_terms();
+  // Lays every group's by_rank out anew (after the dense columns changed).
+  void rerank_affinity_terms();
+  // Builds (when dense enough) or drops one group's by_rank from its domains.
+  void rank_affinity_term(ExistingAffinityTerm& g);
   // The value id of label `key` on node n, kNoId when absent (host columns).
   int32_t node_label_value(uint32_t n, int32_t key) const;
   std::vector<int32_t> topology_counts_;  // [m * N + n]
