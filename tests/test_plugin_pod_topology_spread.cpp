@@ -319,19 +319,24 @@ TEST(PodTopologySpreadScore, ZoneDomainsAndIgnoredNodes) {
   EXPECT_EQ(r.normalized, (std::vector<int64_t>{100, 100, 100, 100, 0}));
 }
 
-TEST(PodTopologySpreadScore, SystemDefaultsNeedASelectingObject) {
-  Pod pod = make_pod("web-1");
-  pod.labels = {{"app", "web"}};
-  const std::vector<Node> nodes = four_nodes();
-  EXPECT_TRUE(run_score(kPts, nodes, {}, pod).skipped);  // no Service, no controller: Skip
-  ClusterObjects objects;
+// A Service in "default" selecting app=web: the pods' default spreading selector.
+SelectingObject web_service() {
   SelectingObject svc;
   svc.kind = SelectingObject::Kind::Service;
   svc.namespace_name = "default";
   svc.name = "web";
   svc.has_selector = true;
   svc.selector_map = {{"app", "web"}};
-  objects.selecting.push_back(svc);
+  return svc;
+}
+
+TEST(PodTopologySpreadScore, SystemDefaultsNeedASelectingObject) {
+  Pod pod = make_pod("web-1");
+  pod.labels = {{"app", "web"}};
+  const std::vector<Node> nodes = four_nodes();
+  EXPECT_TRUE(run_score(kPts, nodes, {}, pod).skipped);  // no Service, no controller: Skip
+  ClusterObjects objects;
+  objects.selecting.push_back(web_service());
   std::vector<Node> hosts;
   for (const char* n : {"n1", "n2"})
     hosts.push_back(make_node_with(n, {{"cpu", 8000}, {"pods", 110}},
@@ -355,13 +360,7 @@ TEST(PodTopologySpreadScore, SystemDefaultsMergeTheEmptyZoneWithAMissingOne) {
   Pod pod = make_pod("web-1");
   pod.labels = {{"app", "web"}};
   ClusterObjects objects;
-  SelectingObject svc;
-  svc.kind = SelectingObject::Kind::Service;
-  svc.namespace_name = "default";
-  svc.name = "web";
-  svc.has_selector = true;
-  svc.selector_map = {{"app", "web"}};
-  objects.selecting.push_back(svc);
+  objects.selecting.push_back(web_service());
   std::vector<Node> nodes;
   const auto node = [&](const char* name, const char* zone) {
     StringMap labels{{"kubernetes.io/hostname", name}};
@@ -399,12 +398,7 @@ TEST(PodTopologySpreadEngine, ReplicaSetPodsSelectedByAServiceSpreadAcrossZones)
         name, {{"cpu", 64000}, {"memory", int64_t(64) << 30}, {"pods", 110}},
         {{"kubernetes.io/hostname", name}, {"topology.kubernetes.io/zone", "zone-" + std::to_string(i % 3)}}));
   }
-  SelectingObject svc;
-  svc.kind = SelectingObject::Kind::Service;
-  svc.namespace_name = "default";
-  svc.name = "web";
-  svc.has_selector = true;
-  svc.selector_map = {{"app", "web"}};
+  const SelectingObject svc = web_service();
   SelectingObject rs;
   rs.kind = SelectingObject::Kind::ReplicaSet;
   rs.namespace_name = "default";
