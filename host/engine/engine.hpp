@@ -73,8 +73,9 @@ class Engine {
 
   // Replaces the snapshot with these nodes and running pods, and the
   // cluster objects (Services, controllers, Namespaces) with its. Returns
-  // warnings about the cluster (constraints of running pods that bulkscore
-  // does not enforce yet); the library does not log them.
+  // warnings about the cluster for the caller to log (none today: every
+  // constraint a running pod carries into scheduling is enforced); the
+  // library does not log them.
   std::vector<std::string> load(const Cluster& cluster);
   // The same, taking the cluster's nodes and running pods over; its pending
   // pods are left alone (move them out first to keep them).
