@@ -64,7 +64,7 @@ Workload& workload(uint32_t nodes) {
   // prepared would change the snapshot under it.
   for (const Pod& pod : cluster.pending_pods) intern_pod_for_plan(w->snap, pod, plan);
   for (size_t i = 0; i < cluster.pending_pods.size(); ++i) {
-    PodQuery q = prepare_pod_query(cluster.pending_pods[i], w->snap, plan, TieBreak::Random, 1, i);
+    PodQuery q = prepare_pod_query(cluster.pending_pods[i], w->snap, plan, TieBreak::Random, 1);
     if (!q.rejected) w->queries.push_back(std::move(q));
   }
   slot = std::move(w);

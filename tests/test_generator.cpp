@@ -363,7 +363,7 @@ TEST(Generator, RunningPodsSitWhereTheEnginesFiltersAllowThem) {
   size_t tainted = 0, with_selector = 0;
   for (const Pod& p : c.running_pods) {
     intern_pod_for_plan(snap, p, plan);
-    const PodQuery q = prepare_pod_query(p, snap, plan, TieBreak::First, 0, 0);
+    const PodQuery q = prepare_pod_query(p, snap, plan, TieBreak::First, 0);
     ASSERT_FALSE(q.rejected) << p.key();
     const int32_t node = snap.node_index(p.node_name);
     ASSERT_GE(node, 0) << p.key();

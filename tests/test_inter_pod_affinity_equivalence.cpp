@@ -314,7 +314,7 @@ TEST(InterPodAffinityEquivalence, IncrementalTablesMatchUpstreamsWalkOverEveryPo
       const Pod in = random_pod(rng, "in" + std::to_string(step), 0.4);
       intern_pod_for_plan(snap, in, plan, &objects);
       const Upstream want = upstream(nodes, pods_on, in, objects, profile.inter_pod_affinity_args);
-      const PodQuery q = prepare_pod_query(in, snap, plan, TieBreak::First, 0, 0, &objects);
+      const PodQuery q = prepare_pod_query(in, snap, plan, TieBreak::First, 0, &objects);
       const PodQueryView v = q.view();
       const SnapshotView s = snap.view();
       ASSERT_EQ(v.num_filters == 0, want.prefilter_skip) << "seed " << seed << ", step " << step << ": PreFilter Skip";

@@ -198,7 +198,7 @@ TEST(BalancedAllocationNoFma, RuleCompiledForAnFmaTargetDoesNotContract) {
   const Pod pod = quarter_fraction_pod();
   intern_pod_resources(snap, pod);
   const ProfilePlan plan = make_profile_plan(score_only_profile(kPlugin, four_resources()));
-  const PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0);
+  const PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0);
   const PodQueryView v = q.view();
   ASSERT_EQ(v.num_scores, 1u);
   EXPECT_EQ(balanced_score_with_fma(snap.view(), plugin_state<plugins::NodeResourcesBalancedAllocation>(v), v.arena, 0), 65);

@@ -174,7 +174,7 @@ TEST(NodePortsFilter, AssumedPodPortsBlockTheNextPod) {
   const Pod incoming = pod_with_ports({tcp("", 9005)});
   intern_pod_resources(snap, incoming);
   const ProfilePlan plan = make_profile_plan(filter_only_profile(kPlugin));
-  PodQuery q = prepare_pod_query(incoming, snap, plan, TieBreak::First, 0, 0);
+  PodQuery q = prepare_pod_query(incoming, snap, plan, TieBreak::First, 0);
   EvalRequest req;
   req.want_verdicts = true;
   EvalResult out;

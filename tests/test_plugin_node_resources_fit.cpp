@@ -248,7 +248,7 @@ TEST(NodeResourcesFitFilter, AssumedPodsCountAgainstAllocatable) {
   const Pod incoming = regular({req(5, 1)});
   intern_pod_resources(snap, incoming);
   const ProfilePlan plan = make_profile_plan(filter_only_profile(kPlugin));
-  PodQuery q = prepare_pod_query(incoming, snap, plan, TieBreak::First, 0, 0);
+  PodQuery q = prepare_pod_query(incoming, snap, plan, TieBreak::First, 0);
   EvalRequest r;
   r.want_verdicts = true;
   EvalResult out;

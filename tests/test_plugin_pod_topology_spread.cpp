@@ -205,7 +205,7 @@ std::vector<int64_t> scores_with_failed(std::vector<Node> nodes, const std::vect
   profile.filter = {"NodeUnschedulable"};
   const ProfilePlan plan = make_profile_plan(profile);
   intern_pod_for_plan(snap, pod, plan);
-  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0);
+  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0);
   EvalRequest req;
   req.want_scores = true;
   req.score_single = true;
@@ -378,7 +378,7 @@ TEST(PodTopologySpreadScore, SystemDefaultsMergeTheEmptyZoneWithAMissingOne) {
   profile.filter = {"NodeUnschedulable"};
   const ProfilePlan plan = make_profile_plan(profile);
   intern_pod_for_plan(snap, pod, plan, &objects);
-  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0, &objects);
+  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, &objects);
   EvalRequest req;
   req.want_scores = true;
   req.score_single = true;

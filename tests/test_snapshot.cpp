@@ -1116,7 +1116,7 @@ TEST(SnapshotMirrorSync, CudaBackendFollowsPodAndNodeChanges) {
     for (int k = 0; k < 2; ++k) {
       const Pod pending = random_pod(rng, "pending-" + std::to_string(step * 2 + k));
       intern_pod_resources(snap, pending);
-      PodQuery q = prepare_pod_query(pending, snap, plan, TieBreak::First, 0, static_cast<uint64_t>(step));
+      PodQuery q = prepare_pod_query(pending, snap, plan, TieBreak::First, 0);
       req.candidates = q.candidates ? &*q.candidates : nullptr;
       cpu->evaluate(snap, q, req, want);
       cuda->evaluate(snap, q, req, got);

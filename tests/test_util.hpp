@@ -223,7 +223,7 @@ inline FilterRun run_filter(const std::string& plugin, const std::vector<Node>& 
   Snapshot snap = Snapshot::build(nodes, running_pods);
   const ProfilePlan plan = make_profile_plan(filter_only_profile(plugin, std::move(base)));
   intern_pod_for_plan(snap, pod, plan, objects);
-  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0, objects);
+  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, objects);
 
   FilterRun run;
   for (const auto& s : q.prefilter) {
@@ -262,7 +262,7 @@ inline ScoreRun run_score(const std::string& plugin, const std::vector<Node>& no
   Snapshot snap = Snapshot::build(nodes, running_pods);
   const ProfilePlan plan = make_profile_plan(score_only_profile(plugin, std::move(base)));
   intern_pod_for_plan(snap, pod, plan, objects);
-  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, 0, objects);
+  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, objects);
 
   ScoreRun run;
   run.error = q.score_error;

@@ -109,8 +109,8 @@ const PlacementSnapshot::Queries& PlacementSnapshot::queries(uint32_t wi, const 
     q.emplace();
     q->strings = snap_.strings().size();
     q->resources = snap_.num_resources();
-    q->where = prepare_pod_query(pod, snap_, where_, TieBreak::First, 0, 0);
-    q->room = prepare_pod_query(pod, snap_, room_, TieBreak::First, 0, 0);
+    q->where = prepare_pod_query(pod, snap_, where_, TieBreak::First, 0);
+    q->room = prepare_pod_query(pod, snap_, room_, TieBreak::First, 0);
   }
   return *q;
 }

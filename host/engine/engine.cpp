@@ -74,6 +74,7 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   std::vector<Pod>().swap(cluster.running_pods);
   objects_ = std::move(cluster.objects);
   next_start_node_index_ = 0;
+  batch_.clear();
   std::vector<std::string> warnings;
   return warnings;
 }
@@ -165,14 +166,13 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   ScheduleResult res;
   res.pod = pod.key();
   const ProfilePlan& plan = plan_for(pod);
-  const uint64_t seq = pod_seq_++;
   if (snapshot_.num_nodes() == 0) {
     res.code = Code::UnschedulableAndUnresolvable;
     res.message = "no nodes available to schedule pods";
     return res;
   }
   intern_pod_for_plan(snapshot_, pod, plan, &objects_);
-  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, seq, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
   res.warnings = q.warnings;
   if (q.rejected) {
     res.code = Code::Unschedulable;  // a FitError, whatever the PreFilter code
@@ -184,6 +184,31 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   const uint32_t m = q.candidates ? static_cast<uint32_t>(q.candidates->size()) : snapshot_.num_nodes();
   req.num_to_find = num_nodes_to_find(plan, m);
   req.start = m ? next_start_node_index_ % m : 0;
+
+  // The batch cache answers only where every candidate is evaluated: a
+  // sample depends on where the round-robin start stands.
+  const bool batching = options_.batching == Batching::Exact;
+  const bool whole = req.num_to_find >= m;
+  if (batching) {
+    BatchHit hit;
+    FlushReason why = FlushReason::kSampling;
+    if (whole && batch_.try_hit(snapshot_, plan, q, hit, why)) {
+      next_start_node_index_ = (next_start_node_index_ + m) % snapshot_.num_nodes();
+      res.feasible_nodes = hit.num_feasible;
+      res.node = hit.chosen;
+      res.node_name = snapshot_.node_name(static_cast<uint32_t>(res.node));
+      res.score = hit.chosen_total;
+      Pod assumed = pod;
+      assumed.node_name = res.node_name;
+      snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
+      return res;
+    }
+    BatchCounters& c = batch_.counters();
+    ++c.no_hint;
+    if (why != FlushReason::kNoState) ++c.flushed[static_cast<size_t>(why)];
+    req.want_scores = whole;
+  }
+  const PodQueryView prepared = q.header;
   evaluate(q, req, scratch_);
   next_start_node_index_ = (next_start_node_index_ + scratch_.processed) % snapshot_.num_nodes();
 
@@ -201,9 +226,10 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   res.node = scratch_.chosen;
   res.node_name = snapshot_.node_name(static_cast<uint32_t>(res.node));
   res.score = scratch_.chosen_total;
+  if (batching && whole) batch_.store(snapshot_, plan, std::move(q), prepared, scratch_);
   Pod assumed = pod;
   assumed.node_name = res.node_name;
-  snapshot_.add_pod(assumed, static_cast<uint32_t>(res.node));
+  snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
   return res;
 }
 
@@ -219,13 +245,23 @@ Explanation Engine::explain(const Pod& pod) {
   ex.pod = pod.key();
   const ProfilePlan& plan = plan_for(pod);
   intern_pod_for_plan(snapshot_, pod, plan, &objects_);
-  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, pod_seq_, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
   ex.prefilter = q.prefilter;
   ex.warnings = q.warnings;
   const uint32_t n = snapshot_.num_nodes();
   if (n == 0) {
     ex.message = "no nodes available to schedule pods";
     return ex;
+  }
+  if (options_.batching == Batching::Off) {
+    ex.batch = "off";
+  } else if (q.rejected) {
+    ex.batch = "rejected at PreFilter";
+  } else {
+    const uint32_t m = q.candidates ? static_cast<uint32_t>(q.candidates->size()) : n;
+    const FlushReason why =
+        num_nodes_to_find(plan, m) < m ? FlushReason::kSampling : batch_.would_hit(snapshot_, plan, q);
+    ex.batch = why == FlushReason::kCount ? "hit" : flush_reason_name(why);
   }
   if (q.rejected) {
     ex.message = fit_error(q, scratch_);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "host/engine/backend.hpp"
+#include "host/engine/batch_cache.hpp"
 #include "host/engine/pod_query.hpp"
 #include "host/input/config.hpp"
 #include "host/input/model.hpp"
@@ -23,6 +24,9 @@ struct EngineOptions {
   TieBreak tie_break = TieBreak::Random;
   uint64_t seed = 0;
   int threads = 0;  // CPU backend worker threads (0 = one per core); results do not depend on it
+  // Exact: consecutive pods reuse the previous evaluation where that is
+  // exact (host/engine/batch_cache.hpp); decisions do not depend on it.
+  Batching batching = Batching::Exact;
 };
 
 struct ScheduleResult {
@@ -61,6 +65,10 @@ struct Explanation {
   uint32_t feasible_nodes = 0;
   std::string chosen;   // the node schedule would pick, "" if none
   std::string message;  // FitError text when no node is feasible
+  // Whether schedule would answer this pod from the batch cache now (after
+  // the pods scheduled so far): "hit", "off", or the reason it would not
+  // (flush_reason_name).
+  std::string batch;
   std::vector<std::string> warnings;
 };
 
@@ -99,6 +107,8 @@ class Engine {
   // fall back to the CPU backend when the device ran out of memory), oldest
   // first; the call clears them.
   std::vector<std::string> take_warnings();
+  // The batch cache's counters since the engine was made.
+  const BatchCounters& batch_counters() const { return batch_.counters(); }
   // Scheduler names of the profiles, in config order.
   std::vector<std::string> scheduler_names() const;
 
@@ -116,9 +126,9 @@ class Engine {
   std::unique_ptr<Backend> backend_;
   std::string backend_note_;
   std::vector<std::string> warnings_;
-  uint64_t pod_seq_ = 0;
   uint32_t next_start_node_index_ = 0;
   EvalResult scratch_;
+  BatchCache batch_;
 };
 
 // Upstream's numFeasibleNodesToFind (semantics doc §2.2).

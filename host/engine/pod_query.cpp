@@ -1,6 +1,7 @@
 #include "host/engine/pod_query.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -100,12 +101,16 @@ void run_feasible_prescore(const Snapshot& snap, PodQuery& query, const uint32_t
   // A query may be evaluated more than once (explain, tests): each PreScore
   // starts from the arena as prepare left it.
   query.arena.truncate(query.prepared_arena_bytes);
+  query.feasible_ranges = {};
   for (uint32_t slot = 0; slot < h.num_scores; ++slot) {
-    visit_plugin(h.scores[slot], [&](auto p) {
+    const uint8_t id = h.scores[slot];
+    const auto begin = static_cast<uint32_t>(query.arena.size());
+    visit_plugin(id, [&](auto p) {
       using P = decltype(p);
       if constexpr (P::kPreScoreFeasible)
         P::prescore_feasible(snap, state_of<P>(h.states), query.arena, feasible, count);
     });
+    query.feasible_ranges[id] = ArenaRange{begin, static_cast<uint32_t>(query.arena.size())};
   }
 }
 
@@ -145,8 +150,9 @@ void intern_pod_for_plan(Snapshot& snap, const Pod& pod, const ProfilePlan& plan
 }
 
 PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePlan& plan, TieBreak tie_break,
-                           uint64_t seed, uint64_t pod_seq, const ClusterObjects* objects) {
+                           uint64_t seed, const ClusterObjects* objects) {
   PodQuery q;
+  std::memset(static_cast<void*>(&q.header), 0, sizeof q.header);  // the defaults are zeros
   const ResourceList requests = pod_requests(pod);
   const PrepareContext ctx{pod, snap, plan.config, requests, objects};
 
@@ -157,10 +163,12 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
   auto prepare = [&](uint8_t id) {
     if (prepared[id]) return;
     prepared[id] = true;
+    const auto begin = static_cast<uint32_t>(q.arena.size());
     visit_plugin(id, [&](auto p) {
       using P = decltype(p);
       results[id] = P::prepare(ctx, state_of<P>(q.header.states), q.arena);
     });
+    q.prepared_ranges[id] = ArenaRange{begin, static_cast<uint32_t>(q.arena.size())};
   };
   for (uint8_t id : plan.filter) prepare(id);
   for (uint8_t id : plan.score) prepare(id);
@@ -242,7 +250,6 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
   q.prepared_arena_bytes = q.arena.size();
   q.header.tie_break = tie_break;
   q.header.tie_seed = seed;
-  q.header.pod_seq = pod_seq;
 
   return q;
 }

@@ -2,6 +2,7 @@
 // order and produces the PodQuery both backends evaluate.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,10 +39,22 @@ struct PreFilterStatus {
   std::string message;
 };
 
+// A plugin's bytes in a query's arena, [begin, end).
+struct ArenaRange {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+};
+
 struct PodQuery {
-  PodQueryView header;  // arena pointer unset: use view()
+  // Arena pointer unset: use view(). Zeroed whole before prepare (padding
+  // included), so that equal queries are equal byte for byte.
+  PodQueryView header;
   Arena arena;
   size_t prepared_arena_bytes = 0;  // the arena after prepare, before any feasible-set PreScore
+  // What each plugin's prepare and feasible-set PreScore wrote in the arena,
+  // by plugin id: the batch cache compares two queries plugin by plugin.
+  std::array<ArenaRange, kNumPlugins> prepared_ranges{};
+  std::array<ArenaRange, kNumPlugins> feasible_ranges{};
 
   // PreFilter rejected the pod (Unschedulable / UnschedulableAndUnresolvable):
   // no node is evaluated; `prefilter_message` is the FitError text part.
@@ -89,6 +102,6 @@ void run_feasible_prescore(const Snapshot& snap, PodQuery& query, const uint32_t
 // `objects`: the Services, controllers and Namespaces (PodTopologySpread's
 // default selector); nullptr when there are none.
 PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePlan& plan, TieBreak tie_break,
-                           uint64_t seed, uint64_t pod_seq, const ClusterObjects* objects = nullptr);
+                           uint64_t seed, const ClusterObjects* objects = nullptr);
 
 }  // namespace bulkscore

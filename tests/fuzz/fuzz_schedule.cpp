@@ -49,14 +49,13 @@ void run(const std::string& input) {
   auto cpu = make_cpu_backend(1);
   testutil::ReferenceBackend reference;
   EvalResult want, got;
-  uint64_t seq = 0;
   for (const Pod& pod : cluster.pending_pods) {
     const ProfilePlan* plan = nullptr;
     for (const auto& p : plans)
       if (p.config.scheduler_name == pod.scheduler_name) plan = &p;
     if (!plan) continue;
     intern_pod_for_plan(snap, pod, *plan);
-    PodQuery q = prepare_pod_query(pod, snap, *plan, TieBreak::Random, 1, seq++);
+    PodQuery q = prepare_pod_query(pod, snap, *plan, TieBreak::Random, 1);
     if (q.rejected) continue;
     EvalRequest req;
     req.candidates = q.candidates ? &*q.candidates : nullptr;

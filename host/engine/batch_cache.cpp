@@ -1,0 +1,357 @@
+#include "host/engine/batch_cache.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace bulkscore {
+
+const char* batching_name(Batching b) { return b == Batching::Exact ? "exact" : "off"; }
+
+Batching parse_batching(const std::string& text) {
+  if (text == "exact") return Batching::Exact;
+  if (text == "off") return Batching::Off;
+  throw InputError("--batching: expected exact or off, got \"" + text + "\"");
+}
+
+const char* flush_reason_name(FlushReason r) {
+  switch (r) {
+    case FlushReason::kNoState:
+      return "no_state";
+    case FlushReason::kPodIncompatible:
+      return "pod_incompatible";
+    case FlushReason::kFilterChanged:
+      return "filter_changed";
+    case FlushReason::kSnapshotChanged:
+      return "snapshot_changed";
+    case FlushReason::kSampling:
+      return "sampling";
+    case FlushReason::kNodeBecameFeasible:
+      return "node_became_feasible";
+    case FlushReason::kTooManyChanges:
+      return "too_many_changes";
+    case FlushReason::kEmptyList:
+      return "empty_list";
+    case FlushReason::kCount:
+      break;
+  }
+  return "?";
+}
+
+namespace {
+
+// A plugin's state bytes inside a query header.
+template <class P>
+const void* state_bytes(const PodQueryView& h) {
+  return &state_of<P>(h.states);
+}
+
+bool bytes_equal(const Arena& a, ArenaRange ra, const Arena& b, ArenaRange rb) {
+  const uint32_t len = ra.end - ra.begin;
+  if (len != rb.end - rb.begin) return false;
+  return len == 0 || std::memcmp(a.data() + ra.begin, b.data() + rb.begin, len) == 0;
+}
+
+// Plugin `id`'s part of two queries: its state in `ha` / `hb`, and what its
+// prepare (and, with `feasible`, its feasible-set PreScore) wrote.
+bool plugin_equal(uint8_t id, const PodQueryView& ha, const PodQuery& a, const PodQueryView& hb, const PodQuery& b,
+                  bool feasible) {
+  bool same = false;
+  visit_plugin(id, [&](auto p) {
+    using P = decltype(p);
+    same = std::memcmp(state_bytes<P>(ha), state_bytes<P>(hb), sizeof(typename P::State)) == 0;
+  });
+  if (!same) return false;
+  if (!bytes_equal(a.arena, a.prepared_ranges[id], b.arena, b.prepared_ranges[id])) return false;
+  return !feasible || bytes_equal(a.arena, a.feasible_ranges[id], b.arena, b.feasible_ranges[id]);
+}
+
+}  // namespace
+
+// ---- what can be reused -------------------------------------------------------
+
+FlushReason BatchCache::check_header(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const {
+  if (!valid_) return FlushReason::kNoState;
+  if (snap.structure_version() != structure_version_ || snap.num_nodes() != num_nodes_ ||
+      snap.mutation_log().size() < log_position_)
+    return FlushReason::kSnapshotChanged;
+  const PodQueryView& a = prepared_;
+  const PodQueryView& b = query.header;
+  const bool same_lists = &plan == plan_ && a.num_filters == b.num_filters && a.num_scores == b.num_scores &&
+                          std::equal(a.filters, a.filters + a.num_filters, b.filters) &&
+                          std::equal(a.scores, a.scores + a.num_scores, b.scores) &&
+                          std::equal(a.normalize, a.normalize + a.num_scores, b.normalize) &&
+                          std::equal(a.weights, a.weights + a.num_scores, b.weights) &&
+                          a.prescore_feasible == b.prescore_feasible && a.tie_break == b.tie_break &&
+                          a.tie_seed == b.tie_seed;
+  if (!same_lists || query.candidates != query_.candidates || !query.score_error.empty())
+    return FlushReason::kPodIncompatible;
+  if (!filters_equal(query)) return FlushReason::kFilterChanged;
+  return FlushReason::kCount;  // no reason: the header and every Filter input match
+}
+
+bool BatchCache::filters_equal(const PodQuery& query) const {
+  for (uint32_t i = 0; i < query.header.num_filters; ++i)
+    if (!plugin_equal(query.header.filters[i], prepared_, query_, query.header, query, false)) return false;
+  return true;
+}
+
+bool BatchCache::is_candidate(uint32_t node) const {
+  if (!query_.candidates) return true;
+  return std::binary_search(query_.candidates->begin(), query_.candidates->end(), node);
+}
+
+void BatchCache::collect_changed(const Snapshot& snap) {
+  const std::vector<uint32_t>& log = snap.mutation_log();
+  changed_.assign(log.begin() + static_cast<std::ptrdiff_t>(log_position_), log.end());
+  std::sort(changed_.begin(), changed_.end());
+  changed_.erase(std::unique(changed_.begin(), changed_.end()), changed_.end());
+}
+
+FlushReason BatchCache::would_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const {
+  const FlushReason header = check_header(snap, plan, query);
+  if (header != FlushReason::kCount) return header;
+  const std::vector<uint32_t>& log = snap.mutation_log();
+  std::vector<uint32_t> changed(log.begin() + static_cast<std::ptrdiff_t>(log_position_), log.end());
+  std::sort(changed.begin(), changed.end());
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+  if (changed.size() > live_ / 2 + 1) return FlushReason::kTooManyChanges;
+  const SnapshotView s = snap.view();
+  const PodQueryView v = query.view();
+  uint32_t live = live_;
+  for (uint32_t n : changed) {
+    if (!is_candidate(n)) continue;
+    const bool feasible = filter_node(s, v, n).feasible();
+    const uint32_t pos = position_of_[n];
+    const bool cached = pos != kNone && alive_[pos];
+    if (feasible && !cached) return FlushReason::kNodeBecameFeasible;
+    if (!feasible && cached) --live;
+  }
+  if (live < 2) return FlushReason::kEmptyList;
+  return FlushReason::kCount;
+}
+
+// ---- a hit --------------------------------------------------------------------
+
+bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery& query, BatchHit& hit,
+                         FlushReason& why) {
+  why = check_header(snap, plan, query);
+  if (why != FlushReason::kCount) return false;
+  collect_changed(snap);
+  // Past this many changed nodes a full pass is as cheap.
+  if (changed_.size() > live_ / 2 + 1) {
+    why = FlushReason::kTooManyChanges;
+    return false;
+  }
+  const SnapshotView s = snap.view();
+  // Filter again the changed nodes only: every other node's Filter inputs
+  // (its columns and the Filter plugins' bytes) are as they were.
+  touched_.clear();
+  leaving_.clear();
+  {
+    const PodQueryView v = query.view();
+    for (uint32_t n : changed_) {
+      if (!is_candidate(n)) continue;
+      const bool feasible = filter_node(s, v, n).feasible();
+      const uint32_t pos = position_of_[n];
+      const bool cached = pos != kNone && alive_[pos];
+      if (feasible && !cached) {
+        why = FlushReason::kNodeBecameFeasible;
+        return false;
+      }
+      if (!cached) continue;
+      touched_.push_back(pos);
+      if (!feasible) leaving_.push_back(pos);
+    }
+  }
+  if (live_ - leaving_.size() < 2) {
+    why = FlushReason::kEmptyList;
+    return false;
+  }
+
+  // Committed: from here on the cache follows the new query.
+  counters_.refiltered_nodes += changed_.size();
+  const PodQueryView prepared = query.header;
+  for (uint32_t pos : leaving_) {
+    alive_[pos] = 0;
+    --live_;
+  }
+  // The feasible-set PreScore over the surviving entries, in the order the
+  // full pass visits them.
+  if (query.header.prescore_feasible) {
+    feasible_list_.clear();
+    for (uint32_t pos = 0; pos < size_; ++pos)
+      if (alive_[pos]) feasible_list_.push_back(node_[pos]);
+    run_feasible_prescore(snap, query, feasible_list_.data(), static_cast<uint32_t>(feasible_list_.size()));
+  }
+  const PodQueryView v = query.view();
+
+  // Raw scores and statistics, slot by slot: a plugin whose bytes are
+  // unchanged is re-scored on the changed nodes only, any other on every
+  // entry. Every total is recomputed when a plugin was re-scored whole or a
+  // statistic moved; otherwise only the changed nodes' totals.
+  bool all_totals = false;
+  for (uint32_t slot = 0; slot < v.num_scores; ++slot) {
+    const uint8_t id = v.scores[slot];
+    int64_t* raw = raw_.data() + static_cast<size_t>(slot) * size_;
+    const bool stats_needed = needs_stats(v.normalize[slot]);
+    SlotStats& st = stats_[slot];
+    const SlotStats before = st;
+    if (!plugin_equal(id, query_.header, query_, query.header, query, true)) {
+      ++counters_.full_plugin_rescores;
+      for (uint32_t pos = 0; pos < size_; ++pos)
+        if (alive_[pos]) raw[pos] = run_score(id, s, v, node_[pos]);
+      counters_.rescored_nodes += live_;
+      if (stats_needed) st = slot_stats(slot);
+      all_totals = true;
+      continue;
+    }
+    bool recount = false;
+    for (uint32_t pos : touched_) {
+      const int64_t old = raw[pos];
+      int64_t now = kIgnoredScore;  // a node leaving counts nowhere
+      if (alive_[pos]) {
+        now = run_score(id, s, v, node_[pos]);
+        raw[pos] = now;
+        ++counters_.rescored_nodes;
+      }
+      if (!stats_needed) continue;
+      // The old value leaves the statistics, the new one (if any) enters.
+      if (old != kIgnoredScore) {
+        if (old == st.min && --st.at_min == 0) recount = true;
+        if (old == st.max && --st.at_max == 0) recount = true;
+      }
+      if (now == kIgnoredScore) continue;
+      if (now < st.min) {
+        st.min = now;
+        st.at_min = 1;
+      } else if (now == st.min) {
+        ++st.at_min;
+      }
+      if (now > st.max) {
+        st.max = now;
+        st.at_max = 1;
+      } else if (now == st.max) {
+        ++st.at_max;
+      }
+    }
+    if (recount) st = slot_stats(slot);
+    if (stats_needed && (st.min != before.min || st.max != before.max)) all_totals = true;
+  }
+
+  NormStats stats[kMaxProfilePlugins];
+  for (uint32_t slot = 0; slot < v.num_scores; ++slot) stats[slot] = NormStats{stats_[slot].min, stats_[slot].max};
+  const auto total_of = [&](uint32_t pos) {
+    return weighted_total(
+        v, stats, [&](uint32_t slot) { return raw_[static_cast<size_t>(slot) * size_ + pos]; },
+        [](uint32_t, int64_t) {});
+  };
+  if (all_totals) {
+    ++counters_.renormalizations;
+    for (uint32_t pos = 0; pos < size_; ++pos) {
+      if (!alive_[pos]) continue;
+      total_[pos] = total_of(pos);
+      key_[pos] = selection_key(total_[pos], node_[pos], s, v);
+    }
+    rebuild_tree();
+  } else {
+    for (uint32_t pos : touched_) {
+      if (alive_[pos]) {
+        total_[pos] = total_of(pos);
+        key_[pos] = selection_key(total_[pos], node_[pos], s, v);
+      }
+      update_tree(pos);
+    }
+  }
+
+  query_ = std::move(query);
+  prepared_ = prepared;
+  log_position_ = snap.mutation_log().size();
+  const uint32_t best = tree_[1];
+  hit.chosen = static_cast<int32_t>(node_[best]);
+  hit.chosen_total = total_[best];
+  hit.num_feasible = live_;
+  ++counters_.hint_used;
+  return true;
+}
+
+BatchCache::SlotStats BatchCache::slot_stats(uint32_t slot) const {
+  SlotStats st;
+  const int64_t* raw = raw_.data() + static_cast<size_t>(slot) * size_;
+  for (uint32_t pos = 0; pos < size_; ++pos) {
+    if (!alive_[pos] || raw[pos] == kIgnoredScore) continue;
+    const int64_t r = raw[pos];
+    if (r < st.min) {
+      st.min = r;
+      st.at_min = 1;
+    } else if (r == st.min) {
+      ++st.at_min;
+    }
+    if (r > st.max) {
+      st.max = r;
+      st.at_max = 1;
+    } else if (r == st.max) {
+      ++st.at_max;
+    }
+  }
+  return st;
+}
+
+// ---- the selection order ------------------------------------------------------
+
+bool BatchCache::better(uint32_t a, uint32_t b) const {
+  if (a == kNone || !alive_[a]) return false;
+  if (b == kNone || !alive_[b]) return true;
+  return ranks_before(key_[a], node_[a], key_[b], node_[b]);
+}
+
+void BatchCache::rebuild_tree() {
+  leaves_ = 1;
+  while (leaves_ < size_) leaves_ *= 2;
+  tree_.assign(2 * static_cast<size_t>(leaves_), kNone);
+  for (uint32_t pos = 0; pos < size_; ++pos)
+    if (alive_[pos]) tree_[leaves_ + pos] = pos;
+  for (uint32_t i = leaves_ - 1; i >= 1; --i) {
+    const uint32_t l = tree_[2 * i], r = tree_[2 * i + 1];
+    tree_[i] = better(r, l) ? r : l;
+  }
+}
+
+void BatchCache::update_tree(uint32_t pos) {
+  uint32_t i = leaves_ + pos;
+  tree_[i] = alive_[pos] ? pos : kNone;
+  for (i /= 2; i >= 1; i /= 2) {
+    const uint32_t l = tree_[2 * i], r = tree_[2 * i + 1];
+    tree_[i] = better(r, l) ? r : l;
+  }
+}
+
+// ---- a miss's evaluation becomes the state -----------------------------------------
+
+void BatchCache::store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared,
+                       const EvalResult& result) {
+  if (!result.scored || result.scored_nodes.size() < 2 || !query.score_error.empty()) return;
+  const SnapshotView s = snap.view();
+  const PodQueryView v = query.view();
+  const auto F = static_cast<uint32_t>(result.scored_nodes.size());
+  size_ = live_ = F;
+  node_ = result.scored_nodes;
+  alive_.assign(F, 1);
+  position_of_.assign(snap.num_nodes(), kNone);
+  for (uint32_t pos = 0; pos < F; ++pos) position_of_[node_[pos]] = pos;
+  raw_ = result.raw_scores;
+  total_ = result.totals;
+  key_.resize(F);
+  for (uint32_t pos = 0; pos < F; ++pos) key_[pos] = selection_key(total_[pos], node_[pos], s, v);
+  for (uint32_t slot = 0; slot < v.num_scores; ++slot) stats_[slot] = slot_stats(slot);
+  rebuild_tree();
+
+  valid_ = true;
+  plan_ = &plan;
+  query_ = std::move(query);
+  prepared_ = prepared;
+  structure_version_ = snap.structure_version();
+  log_position_ = snap.mutation_log().size();
+  num_nodes_ = snap.num_nodes();
+}
+
+}  // namespace bulkscore

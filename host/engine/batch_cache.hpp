@@ -1,0 +1,151 @@
+// The batch cache (docs/batching.md): keeps the previous evaluation (the
+// feasible nodes with every score plugin's raw score, the normalization
+// statistics, the totals and the selection order) and, for the next pod,
+// re-evaluates only what can have changed since, with the same rules the
+// backends run. Exact: every answer it gives equals a full evaluation.
+//
+// How it knows what changed, without a hand-kept list of what each plugin
+// reads:
+//  * the pod: its query is prepared afresh (as without the cache) and compared
+//    with the cached one byte for byte, plugin by plugin (its state, and the
+//    arena bytes its prepare and its feasible-set PreScore wrote). A rule is a
+//    pure function of those bytes and of the node's columns.
+//  * the nodes: the snapshot's mutation log names every node whose columns
+//    changed (the node the last pod was assumed on, and any other change).
+// A node is re-filtered and re-scored when it changed; a score plugin whose
+// bytes changed (PodTopologySpread's domain counts after a placement, say)
+// is re-scored on every cached node; a filter plugin whose bytes changed, a
+// node that became feasible, a structural snapshot change or sampling make
+// the pod a miss (a full evaluation, which then becomes the cache).
+// Normalization statistics are kept with the number of nodes at the min and
+// the max, so they are recomputed only when the last node at a bound moves,
+// and every total is renormalized only when a statistic actually changed.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/engine/backend.hpp"
+#include "host/engine/pod_query.hpp"
+#include "host/snapshot/snapshot.hpp"
+
+namespace bulkscore {
+
+enum class Batching : uint8_t {
+  Off,    // every pod is evaluated in full
+  Exact,  // the batch cache; decisions identical to Off
+};
+const char* batching_name(Batching b);
+// "off" / "exact"; InputError otherwise.
+Batching parse_batching(const std::string& text);
+
+// Why a pod was not a hit (a "flush", in upstream's metric's words).
+enum class FlushReason : uint8_t {
+  kNoState,             // nothing cached yet (not counted as a flush, as upstream)
+  kPodIncompatible,     // another profile, plugin set, weight or PreFilterResult
+  kFilterChanged,       // a Filter plugin's per-pod state differs (another pod, or the counts it reads)
+  kSnapshotChanged,     // the snapshot was rebuilt or changed structurally
+  kSampling,            // percentageOfNodesToScore leaves candidates unevaluated
+  kNodeBecameFeasible,  // a changed node passes Filter and was not cached
+  kTooManyChanges,      // more changed nodes than a full pass costs
+  kEmptyList,           // fewer than two feasible nodes: nothing to choose among
+  kCount,
+};
+const char* flush_reason_name(FlushReason r);
+
+// Counters, upstream's metric names where upstream has them
+// (scheduler_batch_attempts_total, scheduler_batch_cache_flushed_total).
+struct BatchCounters {
+  uint64_t no_hint = 0;    // evaluated in full (attempts{result="no_hint"})
+  uint64_t hint_used = 0;  // answered from the cache (attempts{result="hint_used"})
+  std::array<uint64_t, static_cast<size_t>(FlushReason::kCount)> flushed{};
+  uint64_t refiltered_nodes = 0;      // changed nodes filtered again on hits
+  uint64_t rescored_nodes = 0;        // (node, plugin) raw scores recomputed on hits
+  uint64_t full_plugin_rescores = 0;  // a plugin re-scored on every cached node
+  uint64_t renormalizations = 0;      // hits whose normalization changed: every total recomputed
+};
+
+// The cache's answer for one pod.
+struct BatchHit {
+  int32_t chosen = -1;
+  int64_t chosen_total = 0;
+  uint32_t num_feasible = 0;
+};
+
+class BatchCache {
+ public:
+  // Answers `query` (prepared afresh for the pod, as a full evaluation would
+  // take it, PreFilterResult `candidates` or nullptr for every node) from
+  // the cache when that is exact; on a hit the query has been through its
+  // feasible-set PreScore and becomes the cache's. Otherwise returns the
+  // reason and leaves the query as it was.
+  bool try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery& query, BatchHit& hit, FlushReason& why);
+
+  // What try_hit would say, without changing anything (explain).
+  FlushReason would_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const;
+
+  // Takes a full evaluation (requested with want_scores, every candidate
+  // evaluated) as the new cached state. `prepared` is the query's header as
+  // prepare left it, before the backend's feasible-set PreScore changed it.
+  // An evaluation with fewer than two scored nodes is not kept (the previous
+  // state stays: it is still exact, the mutation log says what changed).
+  void store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared,
+             const EvalResult& result);
+
+  void clear() { valid_ = false; }
+  bool valid() const { return valid_; }
+  // Counts hits and the work they did; the engine counts misses.
+  BatchCounters& counters() { return counters_; }
+  const BatchCounters& counters() const { return counters_; }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  // Min and max of one score slot over the live entries (ignored scores left
+  // out, as add_to_stats does), with how many entries sit at each.
+  struct SlotStats {
+    int64_t min = INT64_MAX, max = INT64_MIN;
+    uint32_t at_min = 0, at_max = 0;
+  };
+
+  FlushReason check_header(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const;
+  bool filters_equal(const PodQuery& query) const;
+  void collect_changed(const Snapshot& snap);
+  bool is_candidate(uint32_t node) const;
+
+  SlotStats slot_stats(uint32_t slot) const;
+  void rebuild_tree();
+  void update_tree(uint32_t pos);
+  bool better(uint32_t a, uint32_t b) const;
+
+  bool valid_ = false;
+  const ProfilePlan* plan_ = nullptr;
+  PodQuery query_;           // the query the entries are scored under (after feasible-set PreScore)
+  PodQueryView prepared_{};  // its header as prepare left it (Filter's view)
+  uint64_t structure_version_ = 0;
+  size_t log_position_ = 0;  // mutation log entries already accounted for
+  uint32_t num_nodes_ = 0;
+
+  // Entries by position (the full evaluation's visiting order); dead ones
+  // left Filter since.
+  uint32_t size_ = 0, live_ = 0;
+  std::vector<uint32_t> node_;
+  std::vector<uint8_t> alive_;
+  std::vector<uint32_t> position_of_;  // node -> position, kNone when not cached
+  std::vector<int64_t> raw_;           // [slot * size_ + pos]
+  std::vector<int64_t> total_;
+  std::vector<uint64_t> key_;
+  std::array<SlotStats, kMaxProfilePlugins> stats_{};
+  // A tournament tree over positions: tree_[1] is the best live position.
+  uint32_t leaves_ = 0;
+  std::vector<uint32_t> tree_;
+
+  BatchCounters counters_;
+  // Scratch, reused across pods.
+  std::vector<uint32_t> changed_, touched_, leaving_, feasible_list_;
+};
+
+}  // namespace bulkscore

@@ -1,0 +1,402 @@
+// Random clusters for the parity and equivalence tests: nodes with every
+// label, taint, image and capacity shape the plugins distinguish, running
+// pods (some labelled, some with pod affinity), pending pods that use every
+// feature, and the parity configuration's profiles (every scoring strategy,
+// sampling, a filter-only profile and the SeamProbe). Reproducible from
+// parity_seed() (BULKSCORE_PARITY_SEED=<n> overrides it).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "host/common.hpp"
+#include "host/input/config.hpp"
+#include "host/input/model.hpp"
+#include "plugins/seam_probe.hpp"
+#include "tests/random_pod_affinity.hpp"
+
+namespace bulkscore {
+namespace testutil {
+
+inline uint64_t parity_seed() {
+  static const uint64_t seed = [] {
+    uint64_t s = 20251121;
+    if (const char* env = std::getenv("BULKSCORE_PARITY_SEED")) s = std::strtoull(env, nullptr, 0);
+    std::printf("[ parity ] seed %llu (rerun with BULKSCORE_PARITY_SEED=%llu)\n", static_cast<unsigned long long>(s),
+                static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+// ---- random clusters ------------------------------------------------------------
+
+template <class T, size_t N>
+inline const T& pick(SplitMix64& rng, const T (&items)[N]) {
+  return items[rng.below(N)];
+}
+
+inline constexpr int64_t kMi = 1024 * 1024;
+inline constexpr int64_t kGi = 1024 * kMi;
+
+inline const char* const kPools[] = {"general", "general", "compute", "memory", "gpu", "infra"};
+inline const char* const kGenerations[] = {"3", "4", "5", "6", "7", "10", "007", "-1", "x7", ""};
+inline const char* const kLabelKeys[] = {"pool", "gen", "ssd", "team", "topology.kubernetes.io/zone", "missing"};
+inline const char* const kLabelValues[] = {"general", "compute", "gpu",    "infra", "true", "a",
+                                           "b",       "zone-a",  "zone-b", "5",     ""};
+inline const char* const kHostIps[] = {"", "", "0.0.0.0", "10.0.0.1", "10.0.0.2"};
+inline const char* const kProtocols[] = {"", "TCP", "UDP"};
+inline const int32_t kHostPorts[] = {80, 8080, 9100, 53};
+
+inline std::string image_name(uint32_t k) {
+  return "registry.local/app-" + std::to_string(k) + ":1." + std::to_string(k % 3);
+}
+
+inline Node random_node(SplitMix64& rng, uint32_t i, bool degenerate) {
+  Node n;
+  n.name = "node-" + std::to_string(i);
+  n.labels["kubernetes.io/hostname"] = n.name;
+  n.labels["topology.kubernetes.io/region"] = "r1";
+  // A few nodes without a zone: the SeamProbe ignores them (as PodTopologySpread ignores nodes without its keys).
+  if (rng.chance(0.93))
+    n.labels["topology.kubernetes.io/zone"] = std::string("zone-") + static_cast<char>('a' + rng.below(3));
+  const std::string pool = pick(rng, kPools);
+  n.labels["pool"] = pool;
+  if (rng.chance(0.8)) n.labels["gen"] = pick(rng, kGenerations);
+  if (rng.chance(0.3)) n.labels["ssd"] = "true";
+  if (rng.chance(0.15)) n.labels["team"] = rng.chance(0.5) ? "a" : "b";
+  if (pool == "gpu") n.taints.push_back({"gpu", "present", "NoSchedule"});
+  if (pool == "infra") n.taints.push_back({"dedicated", "infra", "NoSchedule"});
+  if (rng.chance(0.2)) n.taints.push_back({"spot", "true", "PreferNoSchedule"});
+  if (rng.chance(0.15)) n.taints.push_back({"noisy", rng.chance(0.5) ? "x" : "y", "PreferNoSchedule"});
+  if (rng.chance(0.03)) n.taints.push_back({"maintenance", "", "NoExecute"});
+  n.unschedulable = rng.chance(0.03);
+  if (degenerate) {
+    // Zero capacity: no resources at all, or all of them zero.
+    if (rng.chance(0.5)) n.allocatable = {{"cpu", 0}, {"memory", 0}, {"pods", 0}};
+  } else {
+    const int64_t cores = static_cast<int64_t>(1) << rng.below(7);  // 1..64
+    n.allocatable["cpu"] = cores * 1000 - static_cast<int64_t>(rng.below(300));
+    n.allocatable["memory"] = cores * 4 * kGi - static_cast<int64_t>(rng.below(512)) * kMi;
+    n.allocatable["ephemeral-storage"] = rng.between(20, 200) * kGi;
+    n.allocatable["pods"] = rng.between(4, 110);
+    if (pool == "gpu") n.allocatable["example.com/gpu"] = rng.between(1, 8);
+    if (rng.chance(0.15)) n.allocatable["hugepages-2Mi"] = rng.between(0, 64) * 2 * kMi;
+  }
+  const uint32_t images = static_cast<uint32_t>(rng.below(8));
+  for (uint32_t j = 0; j < images; ++j) {
+    const uint32_t k = static_cast<uint32_t>(rng.below(12));
+    ContainerImage img;
+    img.names = {image_name(k), "registry.local/app-" + std::to_string(k) + "@sha256:" + std::to_string(1000 + k)};
+    img.size_bytes = (k < 4 ? 5 : k < 8 ? 300 : 2500) * kMi + static_cast<int64_t>(k) * kMi;
+    n.images.push_back(img);
+  }
+  return n;
+}
+
+inline ContainerPort random_host_port(SplitMix64& rng) {
+  ContainerPort p;
+  p.host_port = pick(rng, kHostPorts);
+  p.container_port = p.host_port;
+  p.protocol = pick(rng, kProtocols);
+  p.host_ip = pick(rng, kHostIps);
+  if (rng.chance(0.02)) p.host_ip = "10.9.9." + std::to_string(rng.below(250));  // a new dictionary string
+  return p;
+}
+
+inline Container random_container(SplitMix64& rng, const std::string& name, bool allow_rare_resources) {
+  Container c;
+  c.name = name;
+  const uint32_t k = static_cast<uint32_t>(rng.below(14));
+  c.image = k < 12 ? (rng.chance(0.8) ? image_name(k) : "registry.local/app-" + std::to_string(k)) : "busybox";
+  if (!rng.chance(0.15)) {  // else BestEffort
+    c.requests["cpu"] = rng.between(1, 40) * 100;
+    c.requests["memory"] = rng.between(1, 64) * 128 * kMi;
+    if (rng.chance(0.2)) c.requests["ephemeral-storage"] = rng.between(1, 30) * kGi;
+    if (rng.chance(0.1)) c.requests["example.com/gpu"] = rng.between(1, 4);
+    if (rng.chance(0.05)) c.requests["hugepages-2Mi"] = rng.between(1, 16) * 2 * kMi;
+    if (rng.chance(0.02)) c.requests["cpu"] = 200000;                                  // fits nowhere
+    if (allow_rare_resources && rng.chance(0.01)) c.requests["example.com/fpga"] = 1;  // a new column
+  }
+  return c;
+}
+
+inline NodeSelectorRequirement random_requirement(SplitMix64& rng) {
+  static const char* const kOps[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+  NodeSelectorRequirement r;
+  r.key = pick(rng, kLabelKeys);
+  r.op = pick(rng, kOps);
+  if (r.op == "In" || r.op == "NotIn") {
+    const uint32_t values = 1 + static_cast<uint32_t>(rng.below(3));
+    for (uint32_t i = 0; i < values; ++i) r.values.push_back(pick(rng, kLabelValues));
+  } else if (r.op == "Gt" || r.op == "Lt") {
+    r.key = "gen";
+    r.values.push_back(std::to_string(rng.between(2, 8)));
+  }
+  return r;
+}
+
+inline NodeSelectorTerm random_term(SplitMix64& rng, uint32_t num_nodes) {
+  NodeSelectorTerm t;
+  const uint32_t reqs = 1 + static_cast<uint32_t>(rng.below(2));
+  for (uint32_t i = 0; i < reqs; ++i) t.match_expressions.push_back(random_requirement(rng));
+  if (num_nodes && rng.chance(0.05)) {
+    NodeSelectorRequirement f;
+    f.key = "metadata.name";
+    f.op = rng.chance(0.7) ? "In" : "NotIn";
+    f.values.push_back("node-" + std::to_string(rng.below(num_nodes)));
+    t.match_fields.push_back(f);
+  }
+  return t;
+}
+
+inline Pod random_pending_pod(SplitMix64& rng, uint32_t i, uint32_t num_nodes,
+                              const std::vector<std::string>& schedulers) {
+  Pod p;
+  p.namespace_name = "parity";
+  p.name = "pending-" + std::to_string(i);
+  p.uid = "uid-" + std::to_string(i);
+  p.scheduler_name = schedulers[rng.below(schedulers.size())];
+  p.phase = "Pending";
+  p.origin = "parity: pending[" + std::to_string(i) + "]";
+  const uint32_t containers = 1 + static_cast<uint32_t>(rng.below(3));
+  for (uint32_t c = 0; c < containers; ++c)
+    p.containers.push_back(random_container(rng, "c" + std::to_string(c), true));
+  if (rng.chance(0.2)) {
+    Container init = random_container(rng, "init", false);
+    init.restart_policy_always = rng.chance(0.3);
+    p.init_containers.push_back(init);
+  }
+  if (rng.chance(0.05)) p.overhead["cpu"] = 100;
+  if (rng.chance(0.6)) {
+    static const char* const kProbeModes[] = {"spread", "minmax", "raw"};
+    p.annotations[plugins::SeamProbe::kAnnotation] = pick(rng, kProbeModes);
+    if (rng.chance(0.5)) p.scheduler_name = rng.chance(0.5) ? "seam-probe" : "seam-probe-sampled";
+  }
+  if (rng.chance(0.12)) {
+    const uint32_t ports = 1 + static_cast<uint32_t>(rng.below(2));
+    for (uint32_t j = 0; j < ports; ++j) p.containers[0].ports.push_back(random_host_port(rng));
+  }
+  if (rng.chance(0.15)) {
+    p.has_node_selector = true;
+    p.node_selector["pool"] = rng.chance(0.9) ? pick(rng, kPools) : "no-such-pool";
+  }
+  if (rng.chance(0.35)) {
+    NodeAffinity na;
+    if (rng.chance(0.6)) {
+      NodeSelector sel;
+      const uint32_t terms = 1 + static_cast<uint32_t>(rng.below(2));
+      for (uint32_t t = 0; t < terms; ++t) sel.terms.push_back(random_term(rng, num_nodes));
+      na.required = sel;
+    }
+    if (rng.chance(0.6)) {
+      na.has_preferred = true;
+      const uint32_t terms = 1 + static_cast<uint32_t>(rng.below(3));
+      for (uint32_t t = 0; t < terms; ++t)
+        na.preferred.push_back({static_cast<int32_t>(rng.between(1, 100)), random_term(rng, 0)});
+    }
+    Affinity a;
+    a.node_affinity = na;
+    p.affinity = a;
+  }
+  if (rng.chance(0.35)) {
+    static const Toleration kTolerations[] = {{"gpu", "Exists", "", "NoSchedule"},
+                                              {"dedicated", "Equal", "infra", "NoSchedule"},
+                                              {"spot", "Equal", "true", "PreferNoSchedule"},
+                                              {"noisy", "Exists", "", "PreferNoSchedule"},
+                                              {"noisy", "", "x", ""},
+                                              {"", "Exists", "", ""},
+                                              {"maintenance", "Exists", "", "NoExecute"},
+                                              {"dedicated", "Equal", "other", ""}};
+    const uint32_t n = 1 + static_cast<uint32_t>(rng.below(3));
+    for (uint32_t t = 0; t < n; ++t) p.tolerations.push_back(pick(rng, kTolerations));
+  }
+  // PodTopologySpread: labels the spread selectors (and the Service) match,
+  // and own constraints on keys every node, most nodes or no node carries.
+  // A stream of its own, so the other features' coverage stays as it was;
+  // SeamProbe pods keep exercising their seams without spread rejections.
+  SplitMix64 srng = SplitMix64::derive(parity_seed() ^ 0x5eed5beadull, i);
+  static const char* const kApps[] = {"web", "db", "cache"};
+  const bool probe = p.annotations.count(plugins::SeamProbe::kAnnotation) > 0;
+  if (srng.chance(0.7) && !probe) p.labels["app"] = pick(srng, kApps);
+  if (!probe && srng.chance(0.4)) {
+    static const char* const kKeys[] = {"topology.kubernetes.io/zone", "kubernetes.io/hostname", "pool", "rack"};
+    const uint32_t n = 1 + static_cast<uint32_t>(srng.below(2));
+    for (uint32_t k = 0; k < n; ++k) {
+      TopologySpreadConstraint c;
+      c.max_skew = static_cast<int32_t>(srng.between(1, 3));
+      c.topology_key = kKeys[(k + srng.below(4)) % 4];
+      if (k == 1 && c.topology_key == p.topology_spread_constraints[0].topology_key) continue;
+      c.when_unsatisfiable = srng.chance(0.5) ? "DoNotSchedule" : "ScheduleAnyway";
+      const uint64_t sel = srng.below(10);
+      if (sel < 6) {
+        c.label_selector = LabelSelector{};
+        c.label_selector->match_labels["app"] = pick(srng, kApps);
+      } else if (sel < 8) {
+        c.label_selector = LabelSelector{};
+        c.label_selector->match_expressions.push_back({"app", "Exists", {}});
+      } else if (sel < 9) {
+        c.label_selector = LabelSelector{};  // counts no pod, matches itself
+      }                                      // else nil: matches nothing
+      if (srng.chance(0.2)) c.min_domains = static_cast<int32_t>(srng.between(1, 5));
+      if (srng.chance(0.2)) c.node_affinity_policy = "Ignore";
+      if (srng.chance(0.3)) c.node_taints_policy = "Honor";
+      if (srng.chance(0.2)) c.match_label_keys.push_back("app");
+      p.topology_spread_constraints.push_back(c);
+    }
+  }
+  // InterPodAffinity, a stream of its own again.
+  SplitMix64 arng = SplitMix64::derive(parity_seed() ^ 0xaff1417ull, i);
+  if (!probe)
+    if (auto pa = testutil::random_pod_affinity(arng, 0.3)) {
+      if (!p.affinity) p.affinity = Affinity{};
+      p.affinity->pod_affinity = pa->pod_affinity;
+      p.affinity->pod_anti_affinity = pa->pod_anti_affinity;
+    }
+  return p;
+}
+
+struct ClusterShape {
+  uint32_t nodes = 0;
+  uint32_t pending = 0;
+  double degenerate_fraction = 0.05;  // zero-capacity nodes
+};
+
+inline Cluster random_cluster(SplitMix64& rng, const ClusterShape& shape, const std::vector<std::string>& schedulers) {
+  Cluster c;
+  for (uint32_t i = 0; i < shape.nodes; ++i)
+    c.nodes.push_back(random_node(rng, i, rng.chance(shape.degenerate_fraction)));
+  for (uint32_t i = 0; i < shape.nodes; ++i) {
+    const uint32_t pods = static_cast<uint32_t>(rng.below(4));
+    for (uint32_t j = 0; j < pods; ++j) {
+      Pod p;
+      // Some in the pending pods' namespace, labelled: PodTopologySpread counts them.
+      SplitMix64 srng = SplitMix64::derive(parity_seed() ^ (0x5eed5beadull + i), j);
+      p.namespace_name = srng.chance(0.6) ? "parity" : "running";
+      if (srng.chance(0.8)) p.labels["app"] = srng.chance(0.5) ? "web" : (srng.chance(0.5) ? "db" : "cache");
+      p.deleting = srng.chance(0.05);
+      SplitMix64 arng = SplitMix64::derive(parity_seed() ^ (0xaff1417ull + i), j);
+      p.affinity = testutil::random_pod_affinity(arng, 0.5);
+      p.name = "run-" + std::to_string(i) + "-" + std::to_string(j);
+      p.node_name = c.nodes[i].name;
+      p.phase = "Running";
+      p.origin = "parity: running";
+      p.containers.push_back(random_container(rng, "main", false));
+      if (rng.chance(0.15)) p.containers[0].ports.push_back(random_host_port(rng));
+      c.running_pods.push_back(p);
+    }
+  }
+  for (uint32_t i = 0; i < shape.pending; ++i)
+    c.pending_pods.push_back(random_pending_pod(rng, i, shape.nodes, schedulers));
+  // A Service selecting the "web" pods: their default spreading constraints.
+  SelectingObject svc;
+  svc.kind = SelectingObject::Kind::Service;
+  svc.namespace_name = "parity";
+  svc.name = "web";
+  svc.has_selector = true;
+  svc.selector_map = {{"app", "web"}};
+  c.objects.selecting.push_back(svc);
+  // Namespaces for the namespaceSelectors; "other" is not listed.
+  c.objects.namespaces = {Namespace{"parity", {{"team", "a"}}}, Namespace{"running", {{"team", "b"}}}};
+  return c;
+}
+
+// Profiles covering every scoring strategy, sampling and a filter-only one.
+inline const char* const kParityConfig = R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: most-allocated
+  percentageOfNodesToScore: 30
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources:
+        - {name: cpu, weight: 1}
+        - {name: memory, weight: 2}
+        - {name: example.com/gpu, weight: 3}
+  - name: NodeResourcesBalancedAllocation
+    args:
+      resources:
+      - {name: cpu, weight: 1}
+      - {name: memory, weight: 1}
+      - {name: example.com/gpu, weight: 1}
+- schedulerName: ratio
+  percentageOfNodesToScore: 0
+  plugins:
+    score:
+      enabled:
+      - name: NodeAffinity
+        weight: 7
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: RequestedToCapacityRatio
+        resources:
+        - {name: cpu, weight: 2}
+        - {name: memory, weight: 1}
+        - {name: hugepages-2Mi, weight: 1}
+        requestedToCapacityRatio:
+          shape:
+          - {utilization: 0, score: 10}
+          - {utilization: 40, score: 3}
+          - {utilization: 100, score: 7}
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        preferredDuringSchedulingIgnoredDuringExecution:
+        - weight: 5
+          preference:
+            matchExpressions:
+            - {key: ssd, operator: Exists}
+- schedulerName: spread-list
+  pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints:
+      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule}
+      - {maxSkew: 2, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}
+- schedulerName: filter-only
+  plugins:
+    score:
+      disabled:
+      - name: '*'
+)";
+
+// The parity config, plus a profile no configuration file can name: the
+// default profile with the SeamProbe plugin (plugins/seam_probe.hpp), which
+// exercises the feasible-set PreScore, the arena tables it builds, the
+// ignore mask, the Spread and MinMax normalizations and negative totals on
+// every backend. Pods opt in with its annotation.
+inline const SchedulerConfig& parity_config() {
+  static const SchedulerConfig config = [] {
+    SchedulerConfig c = parse_scheduler_config(kParityConfig, "parity config");
+    ProfileConfig probe = c.profiles[0];
+    probe.scheduler_name = "seam-probe";
+    probe.pre_score.push_back("SeamProbe");
+    probe.score.push_back(PluginEntry{"SeamProbe", 3});
+    c.profiles.push_back(probe);
+    // A sampling one too: the PreScore then sees only the sampled feasible nodes.
+    probe.scheduler_name = "seam-probe-sampled";
+    probe.percentage_of_nodes_to_score = 0;
+    c.profiles.push_back(probe);
+    return c;
+  }();
+  return config;
+}
+
+inline std::vector<std::string> scheduler_names() {
+  std::vector<std::string> names;
+  for (const auto& p : parity_config().profiles) names.push_back(p.scheduler_name);
+  return names;
+}
+
+}  // namespace testutil
+}  // namespace bulkscore

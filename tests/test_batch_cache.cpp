@@ -1,0 +1,300 @@
+// The batch cache (host/engine/batch_cache.hpp) against plain scheduling:
+// --batching exact must decide every pod exactly as --batching off does, on
+// random clusters and pod sequences (runs of equal pods, runs broken by other
+// pods, unschedulable pods, snapshot changes between pods), with both
+// tie-breaks. A failure prints the first differing pod. Reproducible from the
+// printed seed (BULKSCORE_PARITY_SEED=<n>).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/generator/generator.hpp"
+#include "host/engine/engine.hpp"
+#include "host/input/config.hpp"
+#include "host/input/k8s_json.hpp"
+#include "tests/random_cluster.hpp"
+
+namespace bulkscore {
+namespace {
+
+using namespace testutil;  // NOLINT(google-build-using-namespace): the random clusters
+
+std::string describe(const ScheduleResult& r) {
+  std::ostringstream os;
+  os << "{node " << r.node << " \"" << r.node_name << "\", score " << r.score << ", feasible " << r.feasible_nodes
+     << ", code " << code_name(r.code) << ", message \"" << r.message << "\"}";
+  return os.str();
+}
+
+bool same(const ScheduleResult& a, const ScheduleResult& b) {
+  return a.pod == b.pod && a.node == b.node && a.node_name == b.node_name && a.score == b.score &&
+         a.feasible_nodes == b.feasible_nodes && a.code == b.code && a.message == b.message && a.warnings == b.warnings;
+}
+
+// Pending pods in runs: a template pod repeated under new names (the pods of
+// one workload), runs of one template broken by others and resumed later.
+std::vector<Pod> pod_runs(SplitMix64& rng, uint32_t count, uint32_t num_nodes,
+                          const std::vector<std::string>& schedulers) {
+  std::vector<Pod> templates;
+  const uint32_t kinds = 1 + static_cast<uint32_t>(rng.below(5));
+  templates.reserve(kinds);
+  for (uint32_t k = 0; k < kinds; ++k)
+    templates.push_back(
+        random_pending_pod(rng, 1000 + k + static_cast<uint32_t>(rng.below(100000)), num_nodes, schedulers));
+  std::vector<Pod> pods;
+  pods.reserve(count);
+  while (pods.size() < count) {
+    const Pod& t = templates[rng.below(templates.size())];
+    const uint32_t run = 1 + static_cast<uint32_t>(rng.below(rng.chance(0.3) ? 40 : 8));
+    for (uint32_t r = 0; r < run && pods.size() < count; ++r) {
+      Pod p = t;
+      p.name = t.name + "-" + std::to_string(pods.size());
+      p.uid = "uid-" + std::to_string(pods.size());
+      pods.push_back(std::move(p));
+    }
+  }
+  return pods;
+}
+
+// Some change between pods, as an embedding scheduler makes them: a running
+// pod leaves (a node gains room both ways), a pod is updated in place, or a
+// node's capacity changes.
+void mutate(SplitMix64& rng, Snapshot& snap) {
+  const uint64_t what = rng.below(3);
+  if (what == 0 && snap.num_pods() > 0) {
+    for (int tries = 0; tries < 8; ++tries) {
+      const auto id = static_cast<uint32_t>(rng.below(snap.pod_id_bound()));
+      if (snap.has_pod(id)) {
+        snap.remove_pod(id);
+        return;
+      }
+    }
+  } else if (what == 1 && snap.num_nodes() > 0) {
+    const auto n = static_cast<uint32_t>(rng.below(snap.num_nodes()));
+    Pod p;
+    p.namespace_name = "parity";
+    p.name = "external-" + std::to_string(rng.below(1u << 30));
+    p.phase = "Running";
+    p.labels["app"] = rng.chance(0.5) ? "web" : "db";
+    Container c;
+    c.name = "main";
+    c.requests["cpu"] = static_cast<int64_t>(rng.between(1, 20)) * 100;
+    p.containers.push_back(c);
+    snap.add_pod(p, n);
+  }
+}
+
+struct Outcome {
+  std::vector<ScheduleResult> results;
+  BatchCounters counters;
+};
+
+// Schedules `pods` on `cluster`, with the same mutations before the same
+// pods whatever the batching.
+Outcome run(const SchedulerConfig& config, const Cluster& cluster, const std::vector<Pod>& pods, TieBreak tie,
+            Batching batching, uint64_t mutation_seed, double mutation_chance) {
+  EngineOptions options{"cpu", tie, parity_seed()};
+  options.batching = batching;
+  Engine engine(config, options);
+  engine.load(cluster);
+  SplitMix64 mrng = SplitMix64::derive(mutation_seed, 7);
+  Outcome out;
+  out.results.reserve(pods.size());
+  for (const Pod& p : pods) {
+    if (mrng.chance(mutation_chance)) mutate(mrng, engine.mutable_snapshot());
+    out.results.push_back(engine.schedule(p));
+  }
+  out.counters = engine.batch_counters();
+  return out;
+}
+
+// The first pod whose result differs, or "" when none does.
+std::string first_difference(const std::vector<Pod>& pods, const std::vector<ScheduleResult>& off,
+                             const std::vector<ScheduleResult>& exact) {
+  if (off.size() != exact.size()) return "result counts differ";
+  for (size_t i = 0; i < off.size(); ++i)
+    if (!same(off[i], exact[i]))
+      return "pod " + std::to_string(i) + " (" + pods[i].key() + ", scheduler " + pods[i].scheduler_name + "): off " +
+             describe(off[i]) + ", exact " + describe(exact[i]);
+  return "";
+}
+
+SchedulerConfig whole_config() {
+  // Every profile of the parity config, every node scored: the cache answers
+  // on clusters of any size.
+  SchedulerConfig c = parity_config();
+  for (auto& p : c.profiles) p.percentage_of_nodes_to_score = 100;
+  return c;
+}
+
+TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
+  const SchedulerConfig configs[] = {parity_config(), whole_config()};
+  uint64_t hits = 0, attempts = 0, rescored = 0, renormalized = 0, whole_plugin = 0;
+  std::map<std::string, uint64_t> flushes;
+  for (uint32_t seed = 0; seed < 48; ++seed) {
+    SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0xba7c4ull, seed);
+    const uint32_t nodes = 2 + static_cast<uint32_t>(rng.below(seed % 4 == 3 ? 400 : 90));
+    const SchedulerConfig& config = configs[seed % 2];
+    std::vector<std::string> schedulers;
+    for (const auto& p : config.profiles) schedulers.push_back(p.scheduler_name);
+    Cluster cluster = random_cluster(rng, ClusterShape{nodes, 0, 0.05}, schedulers);
+    const std::vector<Pod> pods = pod_runs(rng, 60 + static_cast<uint32_t>(rng.below(120)), nodes, schedulers);
+    const double mutation_chance = seed % 3 == 0 ? 0.15 : 0.0;
+    for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
+      const Outcome off = run(config, cluster, pods, tie, Batching::Off, seed, mutation_chance);
+      const Outcome exact = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance);
+      const std::string diff = first_difference(pods, off.results, exact.results);
+      ASSERT_EQ(diff, "") << "seed " << seed << " (parity seed " << parity_seed() << "), " << nodes << " nodes, "
+                          << (seed % 2 ? "every node scored" : "parity config") << ", tie "
+                          << (tie == TieBreak::First ? "first" : "random") << ", mutations " << mutation_chance;
+      EXPECT_EQ(off.counters.hint_used, 0u);
+      hits += exact.counters.hint_used;
+      attempts += exact.counters.hint_used + exact.counters.no_hint;
+      rescored += exact.counters.rescored_nodes;
+      renormalized += exact.counters.renormalizations;
+      whole_plugin += exact.counters.full_plugin_rescores;
+      for (size_t r = 0; r < exact.counters.flushed.size(); ++r)
+        flushes[flush_reason_name(static_cast<FlushReason>(r))] += exact.counters.flushed[r];
+    }
+  }
+  std::printf(
+      "[ batch ] %llu of %llu pods answered from the cache; %llu node scores recomputed, %llu renormalized, "
+      "%llu plugins re-scored whole\n",
+      static_cast<unsigned long long>(hits), static_cast<unsigned long long>(attempts),
+      static_cast<unsigned long long>(rescored), static_cast<unsigned long long>(renormalized),
+      static_cast<unsigned long long>(whole_plugin));
+  for (const auto& [reason, n] : flushes)
+    std::printf("[ batch ]   flushed %s: %llu\n", reason.c_str(), (unsigned long long)n);
+  // The test must exercise the cache, not only misses.
+  EXPECT_GT(hits, attempts / 4);
+  EXPECT_GT(renormalized, 0u);
+  EXPECT_GT(whole_plugin, 0u);
+  EXPECT_GT(flushes["node_became_feasible"] + flushes["filter_changed"], 0u);
+}
+
+// Generated clusters (the quick start's kind: ReplicaSets, StatefulSets and
+// Services, system-default spreading, pod affinity) give the same decisions
+// batched or not.
+TEST(BatchCache, GeneratedWorkloadsDecideExactlyAsUnbatched) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    GeneratorOptions g;
+    g.nodes = 60 + static_cast<uint32_t>(seed) * 40;
+    g.running_pods = g.nodes * 2;
+    g.pending_pods = 400;
+    g.seed = seed;
+    g.with_inter_pod_constraints = seed % 2 == 0;
+    const GeneratedCluster gen = generate_cluster(g);
+    Cluster cluster =
+        assemble_cluster(parse_nodes_json(gen.nodes_json, "nodes.json"), parse_pods_json(gen.pods_json, "pods.json"),
+                         {"default-scheduler"}, "nodes.json", "pods.json");
+    cluster.objects = parse_objects_json(gen.objects_json, "objects.json");
+    const std::vector<Pod> pending = std::move(cluster.pending_pods);
+    SchedulerConfig config = default_scheduler_config();
+    config.profiles[0].percentage_of_nodes_to_score = 100;
+    for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
+      const Outcome off = run(config, cluster, pending, tie, Batching::Off, seed, 0.0);
+      const Outcome exact = run(config, cluster, pending, tie, Batching::Exact, seed, 0.0);
+      ASSERT_EQ(first_difference(pending, off.results, exact.results), "")
+          << "generator seed " << seed << ", " << g.nodes << " nodes";
+      EXPECT_GT(exact.counters.hint_used, 0u) << "generator seed " << seed;
+    }
+  }
+}
+
+// Identical pods on identical nodes: every pod is a hit after the first, and
+// the random tie-break spreads them as uniformly as a fresh draw would.
+TEST(BatchCache, IdenticalPodsAreHitsAfterTheFirst) {
+  Cluster cluster;
+  SplitMix64 rng = SplitMix64::derive(5, 0);
+  for (uint32_t i = 0; i < 50; ++i) {
+    Node n = random_node(rng, i, false);
+    n.taints.clear();  // every node fits
+    n.unschedulable = false;
+    cluster.nodes.push_back(n);
+  }
+  std::vector<Pod> pods;
+  for (uint32_t i = 0; i < 200; ++i) {
+    Pod p;
+    p.namespace_name = "default";
+    p.name = "p-" + std::to_string(i);
+    p.phase = "Pending";
+    p.scheduler_name = "default-scheduler";
+    Container c;
+    c.name = "main";
+    c.requests["cpu"] = 100;
+    c.requests["memory"] = 64 * kMi;
+    p.containers.push_back(c);
+    pods.push_back(p);
+  }
+  const Outcome off = run(default_scheduler_config(), cluster, pods, TieBreak::Random, Batching::Off, 1, 0.0);
+  const Outcome exact = run(default_scheduler_config(), cluster, pods, TieBreak::Random, Batching::Exact, 1, 0.0);
+  ASSERT_EQ(first_difference(pods, off.results, exact.results), "");
+  EXPECT_EQ(exact.counters.no_hint, 1u);
+  EXPECT_EQ(exact.counters.hint_used, pods.size() - 1);
+}
+
+// Chi-square over `counts` against a uniform distribution.
+double chi_square(const std::map<std::string, uint64_t>& counts, uint64_t cells, uint64_t total) {
+  const double expected = static_cast<double>(total) / static_cast<double>(cells);
+  double chi = 0;
+  uint64_t seen = 0;
+  for (const auto& [k, n] : counts) {
+    chi += (static_cast<double>(n) - expected) * (static_cast<double>(n) - expected) / expected;
+    seen += 1;
+  }
+  chi += static_cast<double>(cells - seen) * expected;  // empty cells
+  return chi;
+}
+
+// The random tie-break: with K tied nodes, the first pod's choice is uniform
+// over them, and the second pod's (a cache hit) is uniform over the K - 1
+// still tied, independently of the first: every ordered pair equally often.
+TEST(BatchCache, RandomTieBreakIsUniformOverTiedNodes) {
+  constexpr uint32_t K = 4;
+  Cluster cluster;
+  for (uint32_t i = 0; i < K; ++i) {
+    Node n;
+    n.name = "node-" + std::to_string(i);
+    n.labels["kubernetes.io/hostname"] = n.name;
+    n.allocatable = {{"cpu", 4000}, {"memory", 8 * kGi}, {"pods", 110}};
+    cluster.nodes.push_back(n);
+  }
+  std::vector<Pod> pods;
+  for (uint32_t i = 0; i < 2; ++i) {
+    Pod p;
+    p.namespace_name = "default";
+    p.name = "p-" + std::to_string(i);
+    p.phase = "Pending";
+    p.scheduler_name = "default-scheduler";
+    Container c;
+    c.name = "main";
+    c.requests["cpu"] = 1000;
+    c.requests["memory"] = kGi;
+    p.containers.push_back(c);
+    pods.push_back(p);
+  }
+  constexpr uint64_t kSeeds = 6000;
+  for (const Batching batching : {Batching::Off, Batching::Exact}) {
+    std::map<std::string, uint64_t> first, pairs;
+    for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+      EngineOptions options{"cpu", TieBreak::Random, seed * 0x9E3779B97F4A7C15ull, 1};
+      options.batching = batching;
+      Engine engine(default_scheduler_config(), options);
+      engine.load(cluster);
+      const std::vector<ScheduleResult> r = engine.schedule_all(pods);
+      ASSERT_NE(r[0].node, r[1].node);  // the first node is less free now
+      ++first[r[0].node_name];
+      ++pairs[r[0].node_name + ">" + r[1].node_name];
+    }
+    // p = 0.001 critical values: 3 and 11 degrees of freedom.
+    EXPECT_LT(chi_square(first, K, kSeeds), 16.27) << batching_name(batching);
+    EXPECT_LT(chi_square(pairs, K * (K - 1), kSeeds), 31.26) << batching_name(batching);
+  }
+}
+
+}  // namespace
+}  // namespace bulkscore
