@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "host/engine/batch_cache.hpp"
 #include "host/input/model.hpp"
 
 namespace bulkscore {
@@ -244,6 +245,7 @@ struct PerfRunOptions {
   // -1: as configured (bulkscore's default profile scores every node); 0:
   // upstream's adaptive default; 1..100: override every profile.
   int32_t percentage_of_nodes_to_score = -1;
+  std::string batching = "exact";  // exact | off (host/engine/batch_cache.hpp)
   // Called after each pod and at phase changes; keep it cheap.
   std::function<void(const PerfProgress&)> on_progress;
   // Checked after each pod: when set, the run stops and returns what it has.
@@ -265,6 +267,7 @@ struct PerfMeasurement {
   double nodes_scored_percent = 0;     // from percentageOfNodesToScore, at most 100
   double threshold = 0;                // the workload's, 0 if none
   bool interrupted = false;
+  BatchCounters batch;  // the batch cache's counts over the measured pods
 };
 
 struct PerfWorkloadResult {
@@ -278,6 +281,7 @@ struct PerfWorkloadResult {
   uint64_t setup_unschedulable = 0;
   uint64_t gated_pods = 0;                    // pods with schedulingGates: created, never attempted
   int32_t percentage_of_nodes_to_score = 0;   // effective, first profile
+  std::string batching;                       // exact | off
   std::map<std::string, bool> feature_gates;  // test case's merged with workload's
   std::vector<PerfMeasurement> measurements;
   std::vector<std::string> not_honoured;  // "churn (op 3)"
@@ -344,6 +348,7 @@ struct PerfCliOptions {
   std::string label_filter;     // see select_perf_workloads
   std::string backend = "auto";
   int32_t percentage_of_nodes_to_score = -1;  // see PerfRunOptions
+  std::string batching = "exact";             // see PerfRunOptions
   // Results file. "" = BenchmarkPerfScheduling_bulkscore_<backend>_<UTC time>.json
   // in the current folder.
   std::string output_path;

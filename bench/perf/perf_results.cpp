@@ -141,6 +141,7 @@ std::string perf_results_json(const PerfRunResult& result) {
     j.key("device").value(w.device);
     j.key("nodes").value(w.nodes);
     j.key("percentageOfNodesToScore").value(w.percentage_of_nodes_to_score);
+    j.key("batching").value(w.batching);
     j.key("setupPods").value(w.setup_pods);
     j.key("setupUnschedulable").value(w.setup_unschedulable);
     j.key("gatedPods").value(w.gated_pods);
@@ -161,6 +162,19 @@ std::string perf_results_json(const PerfRunResult& result) {
       j.key("name").value(m.name);
       j.key("interrupted").value(m.interrupted);
       j.key("wholeOpFallback").value(m.throughput.whole_op_fallback);
+      j.key("batch").begin_object();
+      j.key("hintUsed").value(m.batch.hint_used);
+      j.key("noHint").value(m.batch.no_hint);
+      j.key("flushed").begin_object();
+      for (size_t r = 0; r < m.batch.flushed.size(); ++r)
+        if (static_cast<FlushReason>(r) != FlushReason::kNoState)
+          j.key(flush_reason_name(static_cast<FlushReason>(r))).value(m.batch.flushed[r]);
+      j.end_object();
+      j.key("refilteredNodes").value(m.batch.refiltered_nodes);
+      j.key("rescoredNodes").value(m.batch.rescored_nodes);
+      j.key("pluginsRescoredWhole").value(m.batch.full_plugin_rescores);
+      j.key("renormalizations").value(m.batch.renormalizations);
+      j.end_object();
       j.key("windows").begin_array();
       for (double s : m.throughput.samples) j.value(s);
       j.end_array();

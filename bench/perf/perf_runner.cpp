@@ -250,6 +250,8 @@ class WorkloadRunner {
     res_.percentage_of_nodes_to_score = profile_.percentage_of_nodes_to_score;
     EngineOptions eo;
     eo.backend = opt_.backend;
+    eo.batching = parse_batching(opt_.batching);
+    res_.batching = opt_.batching;
     engine_ = std::make_unique<Engine>(std::move(cfg), eo);
     res_.backend = engine_->backend_name();
     res_.backend_note = engine_->backend_note();
@@ -282,6 +284,7 @@ class WorkloadRunner {
     ThroughputCollector collector{0};
     int64_t active_ns = 0;  // scheduling time accumulated while collecting
     uint64_t attempted = 0, scheduled = 0, unschedulable = 0, errors = 0;
+    BatchCounters batch_start;  // the engine's counters when collecting began
   };
 
   // ---- parameters (upstream's patchParams) ----
@@ -439,6 +442,7 @@ class WorkloadRunner {
         if (active_)
           throw InputError(op.origin + ": metrics collection is overlapping (a collection is already running)");
         active_ = std::make_unique<Active>();
+        active_->batch_start = engine_->batch_counters();
         active_->name = op.name;
         active_->namespaces.insert(op.namespaces.begin(), op.namespaces.end());
         active_->selector = op.label_selector;
@@ -597,6 +601,7 @@ class WorkloadRunner {
       if (active_)
         throw InputError(op.origin + ": metrics collection is overlapping (a startCollectingMetrics is running)");
       own = std::make_unique<Active>();
+      own->batch_start = engine_->batch_counters();
       own->name = ns;
       own->namespaces.insert(ns);
     }
@@ -664,6 +669,7 @@ class WorkloadRunner {
     }
     pm.threshold = w_.threshold_by_topic ? 0 : w_.threshold;
     pm.interrupted = interrupted;
+    pm.batch = engine_->batch_counters().since(a.batch_start);
     if (pm.throughput.whole_op_fallback)
       add_note_once(pm.name +
                     ": the measured op took less than one 1-second window; SchedulingThroughput is its overall rate");

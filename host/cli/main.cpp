@@ -116,16 +116,31 @@ std::vector<std::pair<const char*, std::string>> input_paths(const std::string& 
   return in;
 }
 
+struct ScheduleFlags {
+  std::string backend = "auto";
+  std::string tie_break = "random";
+  uint64_t seed = 0;
+  int threads = 0;
+  std::string batching = "exact";
+  std::string metrics;  // Prometheus text file of the batch counters; "" = none
+};
+
 int cmd_schedule(const std::string& nodes, const std::string& pods, const std::string& config,
-                 const std::vector<std::string>& objects, const std::string& backend, const std::string& tie_break,
-                 uint64_t seed, int threads, const std::string& out) {
-  check_paths(out, input_paths(nodes, pods, config, objects));
-  LoadedInput in = load_input(nodes, pods, config, objects);
+                 const std::vector<std::string>& objects, const ScheduleFlags& flags, const std::string& out) {
+  auto inputs = input_paths(nodes, pods, config, objects);
+  check_paths(out, inputs);
+  if (!flags.metrics.empty()) {
+    if (flags.metrics == "-") throw bs::InputError("--metrics: a file name is needed (standard output is the result)");
+    inputs.emplace_back("-o", out);
+    check_paths(flags.metrics, inputs);
+  }
   bs::EngineOptions opts;
-  opts.backend = backend;
-  opts.tie_break = parse_tie_break(tie_break);
-  opts.seed = seed;
-  opts.threads = threads;
+  opts.backend = flags.backend;
+  opts.tie_break = parse_tie_break(flags.tie_break);
+  opts.seed = flags.seed;
+  opts.threads = flags.threads;
+  opts.batching = bs::parse_batching(flags.batching);
+  LoadedInput in = load_input(nodes, pods, config, objects);
   bs::Engine engine(std::move(in.config), opts);
   spdlog::info("backend: {}", engine.backend_note());
   // The engine takes the nodes and running pods over: no second copy.
@@ -165,12 +180,15 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   log_warnings(engine.take_warnings());
   report_warnings(warnings);
   bs::write_file_atomically(out.empty() ? "-" : out, text);
+  if (!flags.metrics.empty())
+    bs::write_file_atomically(flags.metrics, bs::batch_metrics_text(engine.batch_counters_by_profile()));
   const size_t total = pending.size();
   std::fprintf(stderr,
                "pods: %zu  scheduled: %zu  unschedulable: %zu  nodes: %u  time: %.3f s  pods/s: %.0f  "
                "backend: %s\n",
                total, scheduled, unschedulable, engine.snapshot().num_nodes(), secs,
                secs > 0 ? static_cast<double>(total) / secs : 0.0, engine.backend_name());
+  std::fprintf(stderr, "%s\n", bs::batch_summary(engine.batching(), engine.batch_counters()).c_str());
   return kExitOk;
 }
 
@@ -186,6 +204,7 @@ void write_explanation(const bs::Explanation& ex, std::string& text) {
   }
   w.end_array();
   w.field("feasibleNodes", ex.feasible_nodes);
+  w.field("batch", ex.batch);
   if (ex.chosen.empty())
     w.field_null("chosen");
   else
@@ -224,8 +243,8 @@ void write_explanation(const bs::Explanation& ex, std::string& text) {
 }
 
 int cmd_explain(const std::string& nodes, const std::string& pods, const std::string& config,
-                const std::vector<std::string>& objects, const std::string& backend, const std::string& pod_key,
-                const std::string& out) {
+                const std::vector<std::string>& objects, const ScheduleFlags& flags, const std::string& pod_key,
+                bool schedule_before, const std::string& out) {
   check_paths(out, input_paths(nodes, pods, config, objects));
   LoadedInput in = load_input(nodes, pods, config, objects);
   const bs::Pod* target = nullptr;
@@ -243,10 +262,22 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
   }
   if (!target) throw bs::InputError(pods + ": no pod \"" + pod_key + "\" (expected namespace/name)");
   bs::EngineOptions opts;
-  opts.backend = backend;
+  opts.backend = flags.backend;
+  opts.tie_break = parse_tie_break(flags.tie_break);
+  opts.seed = flags.seed;
+  opts.batching = bs::parse_batching(flags.batching);
   const bs::Pod pod = *target;
+  // --schedule-before: the pending pods listed before it are scheduled
+  // first, so the pod is explained where schedule would evaluate it.
+  std::vector<bs::Pod> before;
+  if (schedule_before)
+    for (auto& p : in.cluster.pending_pods) {
+      if (p.key() == pod_key) break;
+      before.push_back(std::move(p));
+    }
   bs::Engine engine(std::move(in.config), opts);
   log_warnings(engine.load(std::move(in.cluster)));
+  for (const auto& p : before) (void)engine.schedule(p);
   std::string text;
   write_explanation(engine.explain(pod), text);
   log_warnings(engine.take_warnings());
@@ -289,23 +320,29 @@ int main(int argc, char** argv) {
   int verbosity = 0;
   app.add_option("-v,--v", verbosity, "log verbosity, klog-like (0-5)")->check(CLI::Range(0, 10));
 
-  std::string nodes, pods, config, backend = "auto", tie_break = "random", out, pod_key;
+  std::string nodes, pods, config, out, pod_key;
+  ScheduleFlags flags;
+  bool schedule_before = false;
   std::vector<std::string> objects;
   const char* objects_help =
       "Services, controllers and Namespaces (kubectl get svc,rc,rs,sts,ns -A -o json); repeatable";
-  uint64_t seed = 0;
-  int threads = 0;
+  const char* batching_help =
+      "exact (reuse the previous pod's evaluation where that changes nothing; docs/batching.md) or off";
 
   auto* schedule = app.add_subcommand("schedule", "schedule every pending pod in file order; JSON lines out");
   schedule->add_option("--nodes", nodes, "NodeList JSON (kubectl get nodes -o json)")->required();
   schedule->add_option("--pods", pods, "PodList JSON (kubectl get pods -A -o json)")->required();
   schedule->add_option("--config", config, "KubeSchedulerConfiguration YAML (default: upstream's defaults)");
   schedule->add_option("--objects", objects, objects_help);
-  schedule->add_option("--backend", backend, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  schedule->add_option("--tie-break", tie_break, "random (seeded, uniform) or first (lowest node index)")
+  schedule->add_option("--backend", flags.backend, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  schedule->add_option("--tie-break", flags.tie_break, "random (seeded, uniform) or first (lowest node index)")
       ->check(CLI::IsMember({"random", "first"}));
-  schedule->add_option("--seed", seed, "seed of the random tie-break");
-  schedule->add_option("--threads", threads, "CPU backend threads (0 = one per core)")->check(CLI::Range(0, 1024));
+  schedule->add_option("--seed", flags.seed, "seed of the random tie-break");
+  schedule->add_option("--threads", flags.threads, "CPU backend threads (0 = one per core)")
+      ->check(CLI::Range(0, 1024));
+  schedule->add_option("--batching", flags.batching, batching_help)->check(CLI::IsMember({"exact", "off"}));
+  schedule->add_option("--metrics", flags.metrics,
+                       "write the batch counters here, Prometheus text format (written whole or not at all)");
   schedule->add_option("-o,--output", out, "output file (JSON lines; written whole or not at all); default stdout");
 
   auto* explain = app.add_subcommand("explain", "why one pod would go where it goes (nothing is assumed)");
@@ -314,7 +351,14 @@ int main(int argc, char** argv) {
   explain->add_option("--pod", pod_key, "the pod, as namespace/name")->required();
   explain->add_option("--config", config, "KubeSchedulerConfiguration YAML");
   explain->add_option("--objects", objects, objects_help);
-  explain->add_option("--backend", backend, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  explain->add_option("--backend", flags.backend, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  explain->add_option("--tie-break", flags.tie_break, "random or first (as schedule's)")
+      ->check(CLI::IsMember({"random", "first"}));
+  explain->add_option("--seed", flags.seed, "seed of the random tie-break");
+  explain->add_option("--batching", flags.batching, batching_help)->check(CLI::IsMember({"exact", "off"}));
+  explain->add_flag("--schedule-before", schedule_before,
+                    "schedule the pending pods listed before the pod first (\"batch\" then says whether schedule "
+                    "would answer it from the cache)");
   explain->add_option("-o,--output", out, "output file; default stdout");
 
   bs::GeneratorOptions gen;
@@ -342,6 +386,7 @@ int main(int argc, char** argv) {
       ->add_option("--percentage-of-nodes-to-score", perf.percentage_of_nodes_to_score,
                    "override the profile's percentageOfNodesToScore (0-100)")
       ->check(CLI::Range(0, 100));
+  perf_cmd->add_option("--batching", perf.batching, batching_help)->check(CLI::IsMember({"exact", "off"}));
   perf_cmd->add_option("-o,--output", perf.output_path, "results JSON (BenchmarkPerfScheduling shape)");
   perf_cmd->add_option("--compare", perf.compare_files, "print a table comparing results JSON files")->expected(1, -1);
   perf_cmd->add_flag("--list", perf.list_only, "list the selected workloads and exit");
@@ -364,8 +409,8 @@ int main(int argc, char** argv) {
   setup_logging(verbosity);
 
   try {
-    if (*schedule) return cmd_schedule(nodes, pods, config, objects, backend, tie_break, seed, threads, out);
-    if (*explain) return cmd_explain(nodes, pods, config, objects, backend, pod_key, out);
+    if (*schedule) return cmd_schedule(nodes, pods, config, objects, flags, out);
+    if (*explain) return cmd_explain(nodes, pods, config, objects, flags, pod_key, schedule_before, out);
     if (*generate) return cmd_generate(gen, nodes_out, pods_out, objects_out);
     if (*perf_cmd) {
       perf.verbosity = std::max(1, verbosity);  // progress is shown unless asked otherwise

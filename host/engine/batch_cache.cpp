@@ -37,6 +37,111 @@ const char* flush_reason_name(FlushReason r) {
   return "?";
 }
 
+BatchCounters& BatchCounters::operator+=(const BatchCounters& o) {
+  no_hint += o.no_hint;
+  hint_used += o.hint_used;
+  for (size_t i = 0; i < flushed.size(); ++i) flushed[i] += o.flushed[i];
+  refiltered_nodes += o.refiltered_nodes;
+  rescored_nodes += o.rescored_nodes;
+  full_plugin_rescores += o.full_plugin_rescores;
+  renormalizations += o.renormalizations;
+  return *this;
+}
+
+BatchCounters BatchCounters::since(const BatchCounters& e) const {
+  BatchCounters d;
+  d.no_hint = no_hint - e.no_hint;
+  d.hint_used = hint_used - e.hint_used;
+  for (size_t i = 0; i < flushed.size(); ++i) d.flushed[i] = flushed[i] - e.flushed[i];
+  d.refiltered_nodes = refiltered_nodes - e.refiltered_nodes;
+  d.rescored_nodes = rescored_nodes - e.rescored_nodes;
+  d.full_plugin_rescores = full_plugin_rescores - e.full_plugin_rescores;
+  d.renormalizations = renormalizations - e.renormalizations;
+  return d;
+}
+
+namespace {
+
+// A Prometheus label value: backslash, double quote and newline escaped.
+std::string label_value(const std::string& v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCounters>>& by_profile) {
+  std::string out;
+  const auto family = [&](const char* name, const char* help) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
+  };
+  const auto sample = [&](const char* name, const std::string& labels, uint64_t v) {
+    out += std::string(name) + "{" + labels + "} " + std::to_string(v) + "\n";
+  };
+  family("scheduler_batch_attempts_total",
+         "Pods evaluated with batching: from the cache (hint_used) or in full (no_hint).");
+  for (const auto& [profile, c] : by_profile) {
+    const std::string p = "profile=\"" + label_value(profile) + "\"";
+    sample("scheduler_batch_attempts_total", p + ",result=\"hint_used\"", c.hint_used);
+    sample("scheduler_batch_attempts_total", p + ",result=\"no_hint\"", c.no_hint);
+  }
+  family("scheduler_batch_cache_flushed_total", "Pods the batch cache could not answer, by reason.");
+  for (const auto& [profile, c] : by_profile)
+    for (size_t r = 0; r < c.flushed.size(); ++r) {
+      if (static_cast<FlushReason>(r) == FlushReason::kNoState) continue;
+      sample(
+          "scheduler_batch_cache_flushed_total",
+          "profile=\"" + label_value(profile) + "\",reason=\"" + flush_reason_name(static_cast<FlushReason>(r)) + "\"",
+          c.flushed[r]);
+    }
+  const struct {
+    const char* name;
+    const char* help;
+    uint64_t BatchCounters::*field;
+  } own[] = {
+      {"bulkscore_batch_refiltered_nodes_total", "Changed nodes filtered again for cache hits.",
+       &BatchCounters::refiltered_nodes},
+      {"bulkscore_batch_rescored_nodes_total", "Raw scores (node, plugin) recomputed for cache hits.",
+       &BatchCounters::rescored_nodes},
+      {"bulkscore_batch_plugins_rescored_whole_total",
+       "Cache hits' plugins whose per-pod state changed, re-scored on every cached node.",
+       &BatchCounters::full_plugin_rescores},
+      {"bulkscore_batch_renormalizations_total", "Cache hits whose normalization changed: every total recomputed.",
+       &BatchCounters::renormalizations},
+  };
+  for (const auto& f : own) {
+    family(f.name, f.help);
+    for (const auto& [profile, c] : by_profile) sample(f.name, "profile=\"" + label_value(profile) + "\"", c.*f.field);
+  }
+  return out;
+}
+
+std::string batch_summary(Batching mode, const BatchCounters& c) {
+  if (mode == Batching::Off) return "batching off";
+  const uint64_t pods = c.hint_used + c.no_hint;
+  std::string s = "batching exact: " + std::to_string(c.hint_used) + " of " + std::to_string(pods) +
+                  " evaluated pods answered from the cache";
+  if (c.hint_used)
+    s += " (" + std::to_string(c.rescored_nodes) + " node scores recomputed, " + std::to_string(c.renormalizations) +
+         " renormalizations)";
+  std::string flushes;
+  for (size_t r = 0; r < c.flushed.size(); ++r)
+    if (c.flushed[r])
+      flushes += (flushes.empty() ? "" : ", ") + std::string(flush_reason_name(static_cast<FlushReason>(r))) + " " +
+                 std::to_string(c.flushed[r]);
+  if (!flushes.empty()) s += "; misses by reason: " + flushes;
+  return s;
+}
+
 namespace {
 
 // A plugin's state bytes inside a query header.
@@ -133,7 +238,7 @@ FlushReason BatchCache::would_hit(const Snapshot& snap, const ProfilePlan& plan,
 // ---- a hit --------------------------------------------------------------------
 
 bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery& query, BatchHit& hit,
-                         FlushReason& why) {
+                         FlushReason& why, BatchCounters& counters) {
   why = check_header(snap, plan, query);
   if (why != FlushReason::kCount) return false;
   collect_changed(snap);
@@ -169,7 +274,7 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   }
 
   // Committed: from here on the cache follows the new query.
-  counters_.refiltered_nodes += changed_.size();
+  counters.refiltered_nodes += changed_.size();
   const PodQueryView prepared = query.header;
   for (uint32_t pos : leaving_) {
     alive_[pos] = 0;
@@ -197,10 +302,10 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
     SlotStats& st = stats_[slot];
     const SlotStats before = st;
     if (!plugin_equal(id, query_.header, query_, query.header, query, true)) {
-      ++counters_.full_plugin_rescores;
+      ++counters.full_plugin_rescores;
       for (uint32_t pos = 0; pos < size_; ++pos)
         if (alive_[pos]) raw[pos] = run_score(id, s, v, node_[pos]);
-      counters_.rescored_nodes += live_;
+      counters.rescored_nodes += live_;
       if (stats_needed) st = slot_stats(slot);
       all_totals = true;
       continue;
@@ -212,7 +317,7 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
       if (alive_[pos]) {
         now = run_score(id, s, v, node_[pos]);
         raw[pos] = now;
-        ++counters_.rescored_nodes;
+        ++counters.rescored_nodes;
       }
       if (!stats_needed) continue;
       // The old value leaves the statistics, the new one (if any) enters.
@@ -246,7 +351,7 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
         [](uint32_t, int64_t) {});
   };
   if (all_totals) {
-    ++counters_.renormalizations;
+    ++counters.renormalizations;
     for (uint32_t pos = 0; pos < size_; ++pos) {
       if (!alive_[pos]) continue;
       total_[pos] = total_of(pos);
@@ -270,7 +375,7 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   hit.chosen = static_cast<int32_t>(node_[best]);
   hit.chosen_total = total_[best];
   hit.num_feasible = live_;
-  ++counters_.hint_used;
+  ++counters.hint_used;
   return true;
 }
 

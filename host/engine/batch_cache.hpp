@@ -66,7 +66,22 @@ struct BatchCounters {
   uint64_t rescored_nodes = 0;        // (node, plugin) raw scores recomputed on hits
   uint64_t full_plugin_rescores = 0;  // a plugin re-scored on every cached node
   uint64_t renormalizations = 0;      // hits whose normalization changed: every total recomputed
+
+  BatchCounters& operator+=(const BatchCounters& o);
+  // The counts since `earlier` (a copy taken before).
+  BatchCounters since(const BatchCounters& earlier) const;
 };
+
+// Prometheus text exposition of per-profile counters: upstream's
+// scheduler_batch_attempts_total{profile,result} and
+// scheduler_batch_cache_flushed_total{profile,reason}, and bulkscore's
+// bulkscore_batch_{refiltered_nodes,rescored_nodes,plugins_rescored_whole,
+// renormalizations}_total{profile}.
+std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCounters>>& by_profile);
+
+// One line for people: "batching exact: 9999 of 10000 pods from the cache
+// (...)".
+std::string batch_summary(Batching mode, const BatchCounters& c);
 
 // The cache's answer for one pod.
 struct BatchHit {
@@ -82,7 +97,9 @@ class BatchCache {
   // the cache when that is exact; on a hit the query has been through its
   // feasible-set PreScore and becomes the cache's. Otherwise returns the
   // reason and leaves the query as it was.
-  bool try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery& query, BatchHit& hit, FlushReason& why);
+  // Hits and their work are counted in `counters` (the pod's profile's).
+  bool try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery& query, BatchHit& hit, FlushReason& why,
+               BatchCounters& counters);
 
   // What try_hit would say, without changing anything (explain).
   FlushReason would_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const;
@@ -97,9 +114,6 @@ class BatchCache {
 
   void clear() { valid_ = false; }
   bool valid() const { return valid_; }
-  // Counts hits and the work they did; the engine counts misses.
-  BatchCounters& counters() { return counters_; }
-  const BatchCounters& counters() const { return counters_; }
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -143,7 +157,6 @@ class BatchCache {
   uint32_t leaves_ = 0;
   std::vector<uint32_t> tree_;
 
-  BatchCounters counters_;
   // Scratch, reused across pods.
   std::vector<uint32_t> changed_, touched_, leaving_, feasible_list_;
 };

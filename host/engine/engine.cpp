@@ -25,6 +25,7 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
     : config_(std::move(config)), options_(std::move(options)) {
   if (config_.profiles.empty()) throw InputError("scheduler configuration has no profile");
   for (const auto& p : config_.profiles) plans_.push_back(make_profile_plan(p));
+  batch_counters_.resize(plans_.size());
   // By name through the backend registry: the core never calls into the
   // CUDA library. "cuda" is a known name even in a build without it, so that
   // asking for it says why it is missing rather than "unknown".
@@ -82,6 +83,19 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
 std::vector<std::string> Engine::take_warnings() {
   std::vector<std::string> out;
   out.swap(warnings_);
+  return out;
+}
+
+BatchCounters Engine::batch_counters() const {
+  BatchCounters all;
+  for (const auto& c : batch_counters_) all += c;
+  return all;
+}
+
+std::vector<std::pair<std::string, BatchCounters>> Engine::batch_counters_by_profile() const {
+  std::vector<std::pair<std::string, BatchCounters>> out;
+  out.reserve(plans_.size());
+  for (size_t i = 0; i < plans_.size(); ++i) out.emplace_back(plans_[i].config.scheduler_name, batch_counters_[i]);
   return out;
 }
 
@@ -192,7 +206,8 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   if (batching) {
     BatchHit hit;
     FlushReason why = FlushReason::kSampling;
-    if (whole && batch_.try_hit(snapshot_, plan, q, hit, why)) {
+    BatchCounters& c = batch_counters_[static_cast<size_t>(&plan - plans_.data())];
+    if (whole && batch_.try_hit(snapshot_, plan, q, hit, why, c)) {
       next_start_node_index_ = (next_start_node_index_ + m) % snapshot_.num_nodes();
       res.feasible_nodes = hit.num_feasible;
       res.node = hit.chosen;
@@ -203,7 +218,6 @@ ScheduleResult Engine::schedule(const Pod& pod) {
       snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
       return res;
     }
-    BatchCounters& c = batch_.counters();
     ++c.no_hint;
     if (why != FlushReason::kNoState) ++c.flushed[static_cast<size_t>(why)];
     req.want_scores = whole;

@@ -107,8 +107,11 @@ class Engine {
   // fall back to the CPU backend when the device ran out of memory), oldest
   // first; the call clears them.
   std::vector<std::string> take_warnings();
-  // The batch cache's counters since the engine was made.
-  const BatchCounters& batch_counters() const { return batch_.counters(); }
+  // The batch cache's counters since the engine was made: all profiles, and
+  // by profile (scheduler name, config order).
+  BatchCounters batch_counters() const;
+  std::vector<std::pair<std::string, BatchCounters>> batch_counters_by_profile() const;
+  Batching batching() const { return options_.batching; }
   // Scheduler names of the profiles, in config order.
   std::vector<std::string> scheduler_names() const;
 
@@ -129,6 +132,7 @@ class Engine {
   uint32_t next_start_node_index_ = 0;
   EvalResult scratch_;
   BatchCache batch_;
+  std::vector<BatchCounters> batch_counters_;  // by profile, parallel to plans_
 };
 
 // Upstream's numFeasibleNodesToFind (semantics doc §2.2).
