@@ -289,6 +289,55 @@ TEST(Cli, GenerateIsDeterministic) {
   EXPECT_NE(r.out.find("pods: 10"), std::string::npos) << r.out;
 }
 
+// --batching exact gives schedule's output byte for byte as --batching off,
+// on a generated cluster with objects (system-default spreading) and every
+// node scored; --metrics writes the counters; explain says whether the pod
+// would be a batch hit.
+TEST(Cli, BatchingExactOutputIsByteIdenticalToOff) {
+  const std::string g = dir() + "/batch";
+  CliRun r = run_cli("generate --nodes 300 --running 500 --pending 600 --seed 5 --nodes-out " + g +
+                     "-n.json --pods-out " + g + "-p.json --objects-out " + g + "-o.json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string cfg = write("all-nodes.yaml",
+                                "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                                "percentageOfNodesToScore: 100\n");
+  const std::string in = " --nodes " + g + "-n.json --pods " + g + "-p.json --objects " + g + "-o.json --config " + cfg;
+  for (const char* tie : {"first", "random"}) {
+    const std::string off = dir() + "/off-" + tie + ".jsonl", exact = dir() + "/exact-" + tie + ".jsonl";
+    const std::string metrics = dir() + "/metrics-" + tie + ".prom";
+    r = run_cli("schedule --backend cpu --tie-break " + std::string(tie) + " --batching off" + in + " -o " + off);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("batching off"), std::string::npos) << r.out;
+    r = run_cli("schedule --backend cpu --tie-break " + std::string(tie) + in + " -o " + exact + " --metrics " +
+                metrics);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("batching exact: "), std::string::npos) << r.out;
+    EXPECT_EQ(slurp(off), slurp(exact)) << "tie-break " << tie;
+    const std::string prom = slurp(metrics);
+    EXPECT_NE(prom.find("scheduler_batch_attempts_total{profile=\"default-scheduler\",result=\"hint_used\"} "),
+              std::string::npos)
+        << prom;
+    EXPECT_EQ(prom.find("result=\"hint_used\"} 0\n"), std::string::npos) << "no hits: " << prom;
+    EXPECT_NE(prom.find("# TYPE scheduler_batch_cache_flushed_total counter"), std::string::npos) << prom;
+  }
+  // --metrics may not replace an input or the output.
+  r = run_cli("schedule --backend cpu" + in + " -o " + dir() + "/x.jsonl --metrics " + g + "-p.json");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  // Explain, after the pods listed before it: the second pod of a workload
+  // is a hit, and batching off says so.
+  const Fixture f;
+  r = run_cli("explain --backend cpu --nodes " + f.nodes + " --pods " + f.pods + " --pod default/medium");
+  EXPECT_NE(r.out.find("\"batch\":\"no_state\""), std::string::npos) << r.out;
+  r = run_cli("explain --backend cpu --batching off --nodes " + f.nodes + " --pods " + f.pods +
+              " --pod default/medium");
+  EXPECT_NE(r.out.find("\"batch\":\"off\""), std::string::npos) << r.out;
+  const std::string pods2 =
+      write("twins.json", list("PodList", {pod_json("twin-1", "100m"), pod_json("twin-2", "100m")}));
+  r = run_cli("explain --backend cpu --schedule-before --nodes " + f.nodes + " --pods " + pods2 +
+              " --pod default/twin-2");
+  EXPECT_NE(r.out.find("\"batch\":\"hit\""), std::string::npos) << r.out;
+}
+
 }  // namespace
 
 namespace {
@@ -301,7 +350,8 @@ TEST(Cli, DefaultClusterSchedulesWithConsistentMessages) {
   const std::string o = dir() + "/default-objects.json";
   CliRun r = run_cli("generate --nodes-out " + n + " --pods-out " + p + " --objects-out " + o);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  r = run_cli("schedule --backend cpu --tie-break first --nodes " + n + " --pods " + p + " --objects " + o + " -o " + out);
+  r = run_cli("schedule --backend cpu --tie-break first --nodes " + n + " --pods " + p + " --objects " + o + " -o " +
+              out);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("pods: 2000"), std::string::npos) << r.out;
   std::istringstream lines(slurp(out));
