@@ -14,6 +14,7 @@
 
 #include "bench/generator/generator.hpp"
 #include "host/engine/engine.hpp"
+#include "host/engine/upstream_batch.hpp"
 #include "host/input/config.hpp"
 #include "host/input/k8s_json.hpp"
 #include "tests/random_cluster.hpp"
@@ -294,6 +295,129 @@ TEST(BatchCache, RandomTieBreakIsUniformOverTiedNodes) {
     EXPECT_LT(chi_square(first, K, kSeeds), 16.27) << batching_name(batching);
     EXPECT_LT(chi_square(pairs, K * (K - 1), kSeeds), 31.26) << batching_name(batching);
   }
+}
+
+// ---- --batching upstream ---------------------------------------------------------
+
+const char* const kNoTopologyConfig = R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints: []
+)";
+
+Pod plain_pod(const std::string& name, int64_t milli_cpu) {
+  Pod p;
+  p.namespace_name = "default";
+  p.name = name;
+  p.phase = "Pending";
+  p.scheduler_name = "default-scheduler";
+  Container c;
+  c.name = "main";
+  c.image = "registry.local/app:1";
+  c.requests["cpu"] = milli_cpu;
+  c.requests["memory"] = 256 * kMi;
+  p.containers.push_back(c);
+  return p;
+}
+
+Cluster plain_nodes(uint32_t n) {
+  Cluster cluster;
+  for (uint32_t i = 0; i < n; ++i) {
+    Node node;
+    node.name = "node-" + std::to_string(i);
+    node.labels["kubernetes.io/hostname"] = node.name;
+    node.allocatable = {{"cpu", 4000}, {"memory", 16 * kGi}, {"pods", 110}};
+    cluster.nodes.push_back(node);
+  }
+  return cluster;
+}
+
+// v1.35.4's SignPod: what refuses, what is in a signature and what is not.
+TEST(UpstreamBatching, SignaturesAsV1354SignsPods) {
+  const ProfilePlan defaults = make_profile_plan(default_scheduler_config().profiles[0]);
+  const ProfilePlan no_topology =
+      make_profile_plan(parse_scheduler_config(kNoTopologyConfig, "no-topology").profiles[0]);
+  Pod a = plain_pod("a", 100);
+  // System-default spreading: every pod is refused.
+  EXPECT_FALSE(upstream_pod_signature(a, defaults));
+  const auto sig_a = upstream_pod_signature(a, no_topology);
+  ASSERT_TRUE(sig_a);
+  // The name, the namespace and the priority are not in it; requests,
+  // labels (InterPodAffinity) and tolerations are, tolerations in sorted order.
+  Pod b = a;
+  b.name = "b";
+  b.namespace_name = "other";
+  b.priority = 7;
+  EXPECT_EQ(upstream_pod_signature(b, no_topology), sig_a);
+  b.containers[0].requests["cpu"] = 200;
+  EXPECT_NE(upstream_pod_signature(b, no_topology), sig_a);
+  Pod c = a;
+  c.labels["app"] = "web";
+  EXPECT_NE(upstream_pod_signature(c, no_topology), sig_a);
+  Pod t1 = a, t2 = a;
+  t1.tolerations = {{"x", "Exists", "", ""}, {"a", "Equal", "1", "NoSchedule"}};
+  t2.tolerations = {{"a", "Equal", "1", "NoSchedule"}, {"x", "Exists", "", ""}};
+  EXPECT_EQ(upstream_pod_signature(t1, no_topology), upstream_pod_signature(t2, no_topology));
+  EXPECT_NE(upstream_pod_signature(t1, no_topology), sig_a);
+  // Pod (anti-)affinity and own spread constraints refuse.
+  Pod aff = a;
+  aff.affinity = Affinity{};
+  aff.affinity->pod_anti_affinity = PodAffinity{};
+  EXPECT_FALSE(upstream_pod_signature(aff, no_topology));
+  Pod spread = a;
+  spread.topology_spread_constraints.push_back(TopologySpreadConstraint{});
+  EXPECT_FALSE(upstream_pod_signature(spread, no_topology));
+}
+
+// The default profile never batches upstream: every scheduled pod is a
+// no_hint attempt and a pod_not_batchable flush, as semantics doc §4.3 says.
+TEST(UpstreamBatching, NeverHintsInTheDefaultProfile) {
+  const Cluster cluster = plain_nodes(20);
+  std::vector<Pod> pods;
+  for (int i = 0; i < 30; ++i) pods.push_back(plain_pod("p-" + std::to_string(i), 500));
+  const Outcome up = run(default_scheduler_config(), cluster, pods, TieBreak::First, Batching::Upstream, 1, 0.0);
+  EXPECT_EQ(up.counters.hint_used, 0u);
+  EXPECT_EQ(up.counters.no_hint, pods.size());
+  EXPECT_EQ(up.counters.flushed[static_cast<size_t>(FlushReason::kPodNotBatchable)], pods.size());
+}
+
+// One pod per node (3 of 4 cpus): every pod after the first takes the
+// previous pod's next node as its hint, which is where full scoring would
+// put it too; the last chosen node is full, so nothing is rescored.
+TEST(UpstreamBatching, OnePodPerNodeTakesHintsAndDecidesAsUnbatched) {
+  const SchedulerConfig config = parse_scheduler_config(kNoTopologyConfig, "no-topology");
+  const Cluster cluster = plain_nodes(40);
+  std::vector<Pod> pods;
+  for (int i = 0; i < 40; ++i) pods.push_back(plain_pod("p-" + std::to_string(i), 3000));
+  for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
+    const Outcome off = run(config, cluster, pods, tie, Batching::Off, 1, 0.0);
+    const Outcome up = run(config, cluster, pods, tie, Batching::Upstream, 1, 0.0);
+    for (size_t i = 0; i < pods.size(); ++i) EXPECT_EQ(off.results[i].node, up.results[i].node) << "pod " << i;
+    EXPECT_EQ(up.counters.hint_used, pods.size() - 1);  // all but the first, which found no state
+    EXPECT_EQ(up.counters.rescore_attempts, 0u);
+  }
+}
+
+// Many pods per node: the last chosen node still fits and is rescored into
+// the list (the KEP update); a failed pod in between flushes pod_skipped.
+TEST(UpstreamBatching, RescoresTheLastNodeAndFlushesAfterAFailedPod) {
+  const SchedulerConfig config = parse_scheduler_config(kNoTopologyConfig, "no-topology");
+  const Cluster cluster = plain_nodes(10);
+  std::vector<Pod> pods;
+  for (int i = 0; i < 30; ++i) pods.push_back(plain_pod("p-" + std::to_string(i), 100));
+  pods.insert(pods.begin() + 15, plain_pod("too-big", 64000));
+  const Outcome up = run(config, cluster, pods, TieBreak::First, Batching::Upstream, 1, 0.0);
+  EXPECT_GT(up.counters.hint_used, 20u);
+  EXPECT_GT(up.counters.rescore_attempts, 20u);
+  EXPECT_EQ(up.counters.flushed[static_cast<size_t>(FlushReason::kPodSkipped)], 1u);
+  EXPECT_LT(up.results[15].node, 0);
+  for (size_t i = 0; i < up.results.size(); ++i)
+    if (i != 15) EXPECT_GE(up.results[i].node, 0) << "pod " << i;
 }
 
 }  // namespace

@@ -138,7 +138,7 @@ void print_workload_summary(const PerfWorkloadResult& w, int verbosity) {
                  m.throughput.perc50, m.throughput.perc90, m.throughput.perc99, m.throughput.samples.size(),
                  m.overall_pods_per_second, m.ns_per_node_per_pod, w.backend.c_str(),
                  m.interrupted ? " (interrupted)" : "");
-    if (w.batching == "exact") std::fprintf(stderr, "  %s\n", batch_summary(Batching::Exact, m.batch).c_str());
+    if (w.batching != "off") std::fprintf(stderr, "  %s\n", batch_summary(parse_batching(w.batching), m.batch).c_str());
     if (m.threshold > 0 && !m.interrupted)
       std::fprintf(stderr, "  threshold %.1f pods/s: %s\n", m.threshold,
                    m.throughput.average > m.threshold ? "above" : "BELOW");

@@ -164,7 +164,9 @@ std::string perf_results_json(const PerfRunResult& result) {
       j.key("wholeOpFallback").value(m.throughput.whole_op_fallback);
       j.key("batch").begin_object();
       j.key("hintUsed").value(m.batch.hint_used);
+      j.key("hintNotUsed").value(m.batch.hint_not_used);
       j.key("noHint").value(m.batch.no_hint);
+      j.key("rescoreAttempts").value(m.batch.rescore_attempts);
       j.key("flushed").begin_object();
       for (size_t r = 0; r < m.batch.flushed.size(); ++r)
         if (static_cast<FlushReason>(r) != FlushReason::kNoState)

@@ -327,7 +327,8 @@ int main(int argc, char** argv) {
   const char* objects_help =
       "Services, controllers and Namespaces (kubectl get svc,rc,rs,sts,ns -A -o json); repeatable";
   const char* batching_help =
-      "exact (reuse the previous pod's evaluation where that changes nothing; docs/batching.md) or off";
+      "exact (reuse the previous pod's evaluation where that changes nothing; docs/batching.md), upstream "
+      "(kube-scheduler v1.35.4's own batching) or off";
 
   auto* schedule = app.add_subcommand("schedule", "schedule every pending pod in file order; JSON lines out");
   schedule->add_option("--nodes", nodes, "NodeList JSON (kubectl get nodes -o json)")->required();
@@ -340,7 +341,7 @@ int main(int argc, char** argv) {
   schedule->add_option("--seed", flags.seed, "seed of the random tie-break");
   schedule->add_option("--threads", flags.threads, "CPU backend threads (0 = one per core)")
       ->check(CLI::Range(0, 1024));
-  schedule->add_option("--batching", flags.batching, batching_help)->check(CLI::IsMember({"exact", "off"}));
+  schedule->add_option("--batching", flags.batching, batching_help)->check(CLI::IsMember({"exact", "upstream", "off"}));
   schedule->add_option("--metrics", flags.metrics,
                        "write the batch counters here, Prometheus text format (written whole or not at all)");
   schedule->add_option("-o,--output", out, "output file (JSON lines; written whole or not at all); default stdout");
@@ -355,7 +356,7 @@ int main(int argc, char** argv) {
   explain->add_option("--tie-break", flags.tie_break, "random or first (as schedule's)")
       ->check(CLI::IsMember({"random", "first"}));
   explain->add_option("--seed", flags.seed, "seed of the random tie-break");
-  explain->add_option("--batching", flags.batching, batching_help)->check(CLI::IsMember({"exact", "off"}));
+  explain->add_option("--batching", flags.batching, batching_help)->check(CLI::IsMember({"exact", "upstream", "off"}));
   explain->add_flag("--schedule-before", schedule_before,
                     "schedule the pending pods listed before the pod first (\"batch\" then says whether schedule "
                     "would answer it from the cache)");
@@ -386,7 +387,7 @@ int main(int argc, char** argv) {
       ->add_option("--percentage-of-nodes-to-score", perf.percentage_of_nodes_to_score,
                    "override the profile's percentageOfNodesToScore (0-100)")
       ->check(CLI::Range(0, 100));
-  perf_cmd->add_option("--batching", perf.batching, batching_help)->check(CLI::IsMember({"exact", "off"}));
+  perf_cmd->add_option("--batching", perf.batching, batching_help)->check(CLI::IsMember({"exact", "upstream", "off"}));
   perf_cmd->add_option("-o,--output", perf.output_path, "results JSON (BenchmarkPerfScheduling shape)");
   perf_cmd->add_option("--compare", perf.compare_files, "print a table comparing results JSON files")->expected(1, -1);
   perf_cmd->add_flag("--list", perf.list_only, "list the selected workloads and exit");

@@ -5,12 +5,23 @@
 
 namespace bulkscore {
 
-const char* batching_name(Batching b) { return b == Batching::Exact ? "exact" : "off"; }
+const char* batching_name(Batching b) {
+  switch (b) {
+    case Batching::Exact:
+      return "exact";
+    case Batching::Upstream:
+      return "upstream";
+    case Batching::Off:
+      break;
+  }
+  return "off";
+}
 
 Batching parse_batching(const std::string& text) {
   if (text == "exact") return Batching::Exact;
   if (text == "off") return Batching::Off;
-  throw InputError("--batching: expected exact or off, got \"" + text + "\"");
+  if (text == "upstream") return Batching::Upstream;
+  throw InputError("--batching: expected exact, upstream or off, got \"" + text + "\"");
 }
 
 const char* flush_reason_name(FlushReason r) {
@@ -31,6 +42,16 @@ const char* flush_reason_name(FlushReason r) {
       return "too_many_changes";
     case FlushReason::kEmptyList:
       return "empty_list";
+    case FlushReason::kPodSkipped:
+      return "pod_skipped";
+    case FlushReason::kPodFailed:
+      return "pod_failed";
+    case FlushReason::kExpired:
+      return "expired";
+    case FlushReason::kNodeMissing:
+      return "node_missing";
+    case FlushReason::kPodNotBatchable:
+      return "pod_not_batchable";
     case FlushReason::kCount:
       break;
   }
@@ -40,6 +61,8 @@ const char* flush_reason_name(FlushReason r) {
 BatchCounters& BatchCounters::operator+=(const BatchCounters& o) {
   no_hint += o.no_hint;
   hint_used += o.hint_used;
+  hint_not_used += o.hint_not_used;
+  rescore_attempts += o.rescore_attempts;
   for (size_t i = 0; i < flushed.size(); ++i) flushed[i] += o.flushed[i];
   refiltered_nodes += o.refiltered_nodes;
   rescored_nodes += o.rescored_nodes;
@@ -52,6 +75,8 @@ BatchCounters BatchCounters::since(const BatchCounters& e) const {
   BatchCounters d;
   d.no_hint = no_hint - e.no_hint;
   d.hint_used = hint_used - e.hint_used;
+  d.hint_not_used = hint_not_used - e.hint_not_used;
+  d.rescore_attempts = rescore_attempts - e.rescore_attempts;
   for (size_t i = 0; i < flushed.size(); ++i) d.flushed[i] = flushed[i] - e.flushed[i];
   d.refiltered_nodes = refiltered_nodes - e.refiltered_nodes;
   d.rescored_nodes = rescored_nodes - e.rescored_nodes;
@@ -92,6 +117,7 @@ std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCou
   for (const auto& [profile, c] : by_profile) {
     const std::string p = "profile=\"" + label_value(profile) + "\"";
     sample("scheduler_batch_attempts_total", p + ",result=\"hint_used\"", c.hint_used);
+    sample("scheduler_batch_attempts_total", p + ",result=\"hint_not_used\"", c.hint_not_used);
     sample("scheduler_batch_attempts_total", p + ",result=\"no_hint\"", c.no_hint);
   }
   family("scheduler_batch_cache_flushed_total", "Pods the batch cache could not answer, by reason.");
@@ -108,6 +134,8 @@ std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCou
     const char* help;
     uint64_t BatchCounters::*field;
   } own[] = {
+      {"scheduler_batch_rescore_attempts_total", "Upstream mode: the last chosen node rescored into the cached list.",
+       &BatchCounters::rescore_attempts},
       {"bulkscore_batch_refiltered_nodes_total", "Changed nodes filtered again for cache hits.",
        &BatchCounters::refiltered_nodes},
       {"bulkscore_batch_rescored_nodes_total", "Raw scores (node, plugin) recomputed for cache hits.",
@@ -127,10 +155,13 @@ std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCou
 
 std::string batch_summary(Batching mode, const BatchCounters& c) {
   if (mode == Batching::Off) return "batching off";
-  const uint64_t pods = c.hint_used + c.no_hint;
-  std::string s = "batching exact: " + std::to_string(c.hint_used) + " of " + std::to_string(pods) +
-                  " evaluated pods answered from the cache";
-  if (c.hint_used)
+  const uint64_t pods = c.hint_used + c.hint_not_used + c.no_hint;
+  std::string s = std::string("batching ") + batching_name(mode) + ": " + std::to_string(c.hint_used) + " of " +
+                  std::to_string(pods) + " evaluated pods answered from the cache";
+  if (mode == Batching::Upstream)
+    s += " (" + std::to_string(c.hint_not_used) + " hints not used, " + std::to_string(c.rescore_attempts) +
+         " rescorings of the last chosen node)";
+  else if (c.hint_used)
     s += " (" + std::to_string(c.rescored_nodes) + " node scores recomputed, " + std::to_string(c.renormalizations) +
          " renormalizations)";
   std::string flushes;
@@ -415,14 +446,14 @@ void BatchCache::rebuild_tree() {
   tree_.assign(2 * static_cast<size_t>(leaves_), kNone);
   for (uint32_t pos = 0; pos < size_; ++pos)
     if (alive_[pos]) tree_[leaves_ + pos] = pos;
-  for (uint32_t i = leaves_ - 1; i >= 1; --i) {
+  for (size_t i = leaves_ - 1; i >= 1; --i) {
     const uint32_t l = tree_[2 * i], r = tree_[2 * i + 1];
     tree_[i] = better(r, l) ? r : l;
   }
 }
 
 void BatchCache::update_tree(uint32_t pos) {
-  uint32_t i = leaves_ + pos;
+  size_t i = static_cast<size_t>(leaves_) + pos;
   tree_[i] = alive_[pos] ? pos : kNone;
   for (i /= 2; i >= 1; i /= 2) {
     const uint32_t l = tree_[2 * i], r = tree_[2 * i + 1];

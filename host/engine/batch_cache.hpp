@@ -35,11 +35,12 @@
 namespace bulkscore {
 
 enum class Batching : uint8_t {
-  Off,    // every pod is evaluated in full
-  Exact,  // the batch cache; decisions identical to Off
+  Off,       // every pod is evaluated in full
+  Exact,     // the batch cache; decisions identical to Off
+  Upstream,  // kube-scheduler v1.35.4's batching (host/engine/upstream_batch.hpp)
 };
 const char* batching_name(Batching b);
-// "off" / "exact"; InputError otherwise.
+// "off" / "exact" / "upstream"; InputError otherwise.
 Batching parse_batching(const std::string& text);
 
 // Why a pod was not a hit (a "flush", in upstream's metric's words).
@@ -52,6 +53,12 @@ enum class FlushReason : uint8_t {
   kNodeBecameFeasible,  // a changed node passes Filter and was not cached
   kTooManyChanges,      // more changed nodes than a full pass costs
   kEmptyList,           // fewer than two feasible nodes: nothing to choose among
+  // Upstream mode's own (semantics doc §4.2, §4.3):
+  kPodSkipped,       // another pod's cycle, or a failed one, came in between
+  kPodFailed,        // the last cycle did not succeed
+  kExpired,          // the state is older than the maximum batch age
+  kNodeMissing,      // the last chosen node is gone
+  kPodNotBatchable,  // the pod has no signature
   kCount,
 };
 const char* flush_reason_name(FlushReason r);
@@ -59,8 +66,10 @@ const char* flush_reason_name(FlushReason r);
 // Counters, upstream's metric names where upstream has them
 // (scheduler_batch_attempts_total, scheduler_batch_cache_flushed_total).
 struct BatchCounters {
-  uint64_t no_hint = 0;    // evaluated in full (attempts{result="no_hint"})
-  uint64_t hint_used = 0;  // answered from the cache (attempts{result="hint_used"})
+  uint64_t no_hint = 0;           // evaluated in full (attempts{result="no_hint"})
+  uint64_t hint_used = 0;         // answered from the cache (attempts{result="hint_used"})
+  uint64_t hint_not_used = 0;     // upstream mode: a hint given, the pod went elsewhere
+  uint64_t rescore_attempts = 0;  // upstream mode: the last chosen node rescored into the list
   std::array<uint64_t, static_cast<size_t>(FlushReason::kCount)> flushed{};
   uint64_t refiltered_nodes = 0;      // changed nodes filtered again on hits
   uint64_t rescored_nodes = 0;        // (node, plugin) raw scores recomputed on hits

@@ -26,6 +26,7 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
   if (config_.profiles.empty()) throw InputError("scheduler configuration has no profile");
   for (const auto& p : config_.profiles) plans_.push_back(make_profile_plan(p));
   batch_counters_.resize(plans_.size());
+  upstream_.resize(plans_.size());
   // By name through the backend registry: the core never calls into the
   // CUDA library. "cuda" is a known name even in a build without it, so that
   // asking for it says why it is missing rather than "unknown".
@@ -76,6 +77,7 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   objects_ = std::move(cluster.objects);
   next_start_node_index_ = 0;
   batch_.clear();
+  for (auto& u : upstream_) u = UpstreamBatch{};
   std::vector<std::string> warnings;
   return warnings;
 }
@@ -176,10 +178,19 @@ std::string Engine::fit_error(const PodQuery& q, const EvalResult& r) const {
   return msg;
 }
 
+void Engine::assume(const Pod& pod, ScheduleResult& res) {
+  res.node_name = snapshot_.node_name(static_cast<uint32_t>(res.node));
+  Pod assumed = pod;
+  assumed.node_name = res.node_name;
+  snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
+}
+
 ScheduleResult Engine::schedule(const Pod& pod) {
   ScheduleResult res;
   res.pod = pod.key();
   const ProfilePlan& plan = plan_for(pod);
+  const size_t profile = static_cast<size_t>(&plan - plans_.data());
+  const uint64_t cycle = ++cycle_;
   if (snapshot_.num_nodes() == 0) {
     res.code = Code::UnschedulableAndUnresolvable;
     res.message = "no nodes available to schedule pods";
@@ -202,25 +213,44 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   // The batch cache answers only where every candidate is evaluated: a
   // sample depends on where the round-robin start stands.
   const bool batching = options_.batching == Batching::Exact;
+  const bool upstream = options_.batching == Batching::Upstream;
   const bool whole = req.num_to_find >= m;
+  BatchCounters& counters = batch_counters_[profile];
   if (batching) {
     BatchHit hit;
     FlushReason why = FlushReason::kSampling;
-    BatchCounters& c = batch_counters_[static_cast<size_t>(&plan - plans_.data())];
-    if (whole && batch_.try_hit(snapshot_, plan, q, hit, why, c)) {
+    if (whole && batch_.try_hit(snapshot_, plan, q, hit, why, counters)) {
       next_start_node_index_ = (next_start_node_index_ + m) % snapshot_.num_nodes();
       res.feasible_nodes = hit.num_feasible;
       res.node = hit.chosen;
-      res.node_name = snapshot_.node_name(static_cast<uint32_t>(res.node));
       res.score = hit.chosen_total;
-      Pod assumed = pod;
-      assumed.node_name = res.node_name;
-      snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
+      assume(pod, res);
       return res;
     }
-    ++c.no_hint;
-    if (why != FlushReason::kNoState) ++c.flushed[static_cast<size_t>(why)];
+    ++counters.no_hint;
+    if (why != FlushReason::kNoState) ++counters.flushed[static_cast<size_t>(why)];
     req.want_scores = whole;
+  }
+  // Upstream's batching: a hint that passes Filter takes the pod, unscored,
+  // as upstream's nominated-node path does.
+  const auto now = UpstreamBatch::Clock::now();
+  std::optional<std::string> signature;
+  int32_t hinted = -1;
+  if (upstream) {
+    signature = upstream_pod_signature(pod, plan);
+    FlushReason why = FlushReason::kNoState;
+    hinted = upstream_[profile].hint(snapshot_, cycle, signature, q, now, why, counters);
+    if (hinted < 0) {
+      ++counters.no_hint;
+    } else if (filter_node(snapshot_.view(), q.view(), static_cast<uint32_t>(hinted)).feasible()) {
+      res.feasible_nodes = 1;
+      res.node = hinted;
+      res.score = upstream_[profile].cached_total(hinted);
+      upstream_[profile].store(snapshot_, cycle, signature, hinted, hinted, nullptr, nullptr, now, counters);
+      assume(pod, res);
+      return res;
+    }
+    req.want_scores = true;
   }
   const PodQueryView prepared = q.header;
   evaluate(q, req, scratch_);
@@ -238,12 +268,10 @@ ScheduleResult Engine::schedule(const Pod& pod) {
     return res;
   }
   res.node = scratch_.chosen;
-  res.node_name = snapshot_.node_name(static_cast<uint32_t>(res.node));
   res.score = scratch_.chosen_total;
   if (batching && whole) batch_.store(snapshot_, plan, std::move(q), prepared, scratch_);
-  Pod assumed = pod;
-  assumed.node_name = res.node_name;
-  snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
+  if (upstream) upstream_[profile].store(snapshot_, cycle, signature, hinted, res.node, &q, &scratch_, now, counters);
+  assume(pod, res);
   return res;
 }
 
@@ -269,6 +297,9 @@ Explanation Engine::explain(const Pod& pod) {
   }
   if (options_.batching == Batching::Off) {
     ex.batch = "off";
+  } else if (options_.batching == Batching::Upstream) {
+    ex.batch = upstream_pod_signature(pod, plan) ? "upstream: signed (a hint depends on the previous cycle)"
+                                                 : "upstream: pod_not_batchable";
   } else if (q.rejected) {
     ex.batch = "rejected at PreFilter";
   } else {

@@ -11,6 +11,7 @@
 #include "host/engine/backend.hpp"
 #include "host/engine/batch_cache.hpp"
 #include "host/engine/pod_query.hpp"
+#include "host/engine/upstream_batch.hpp"
 #include "host/input/config.hpp"
 #include "host/input/model.hpp"
 #include "host/snapshot/snapshot.hpp"
@@ -26,6 +27,8 @@ struct EngineOptions {
   int threads = 0;  // CPU backend worker threads (0 = one per core); results do not depend on it
   // Exact: consecutive pods reuse the previous evaluation where that is
   // exact (host/engine/batch_cache.hpp); decisions do not depend on it.
+  // Upstream: kube-scheduler v1.35.4's batching (upstream_batch.hpp);
+  // decisions may differ where upstream's would.
   Batching batching = Batching::Exact;
 };
 
@@ -118,6 +121,7 @@ class Engine {
  private:
   const ProfilePlan& plan_for(const Pod& pod) const;
   uint32_t num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates) const;
+  void assume(const Pod& pod, ScheduleResult& res);
   std::string fit_error(const PodQuery& q, const EvalResult& r) const;
   void evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out);
 
@@ -133,6 +137,8 @@ class Engine {
   EvalResult scratch_;
   BatchCache batch_;
   std::vector<BatchCounters> batch_counters_;  // by profile, parallel to plans_
+  std::vector<UpstreamBatch> upstream_;        // --batching upstream: per profile, as upstream's
+  uint64_t cycle_ = 0;                         // scheduling cycles: every pod schedule() is given
 };
 
 // Upstream's numFeasibleNodesToFind (semantics doc §2.2).
