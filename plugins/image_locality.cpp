@@ -13,7 +13,7 @@ PrepareResult ImageLocality::prepare(const PrepareContext& ctx, State& st, Arena
     if (id == kNoId) return;  // on no node: contributes nothing anywhere
     // The spread ratio first, then the product, then truncation, as upstream.
     const double spread = static_cast<double>(snap.image_num_nodes(id)) / total_nodes;
-    terms.push_back(ImageTerm{id, static_cast<int64_t>(static_cast<double>(snap.image_size(id)) * spread)});
+    terms.push_back(ImageTerm{id, 0, static_cast<int64_t>(static_cast<double>(snap.image_size(id)) * spread)});
   };
   for (const auto& c : ctx.pod.init_containers) take(c);
   for (const auto& c : ctx.pod.containers) take(c);

@@ -24,6 +24,7 @@ struct ImageLocality {
   // spread-scaled size, which does not depend on the node.
   struct ImageTerm {
     int32_t image;
+    int32_t padding_ = 0;  // explicit: a query is compared byte for byte (docs/batching.md)
     int64_t scaled_size;
   };
 

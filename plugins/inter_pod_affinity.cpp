@@ -180,9 +180,9 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
       if (const auto clauses = all_of(terms.required_affinity))
         add_matched(s, matcher_row(snap, pod, *clauses), keys, 1, affinity);
       st.affinity = affinity.push(arena);
-      st.affinity_escape = affinity.all_zero() &&
-                           std::all_of(terms.required_affinity.begin(), terms.required_affinity.end(),
-                                       [&](const IncomingTerm& t) { return matches(t, pod); });
+      st.affinity_escape =
+          affinity.all_zero() && std::all_of(terms.required_affinity.begin(), terms.required_affinity.end(),
+                                             [&](const IncomingTerm& t) { return matches(t, pod); });
     }
     KeyedCountsBuilder anti(snap);
     for (const auto& t : terms.required_anti_affinity)

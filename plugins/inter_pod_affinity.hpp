@@ -48,11 +48,12 @@ struct InterPodAffinity {
     Span<KeyedCounts> affinity;
     Span<KeyedCounts> anti_affinity;
     Span<KeyedCounts> existing_anti_affinity;
+    // Score: summed weights per domain, one table per topology key.
+    Span<KeyedCounts> score;
     // No existing pod matches all affinity terms anywhere, and the pod
     // matches them itself: the first pod of a group that attracts itself.
     bool affinity_escape;
-    // Score: summed weights per domain, one table per topology key.
-    Span<KeyedCounts> score;
+    uint8_t padding_[3] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
   };
 
   // Before prepare, with the snapshot mutable: registers the topology

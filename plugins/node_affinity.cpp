@@ -28,7 +28,7 @@ struct TermBuilder {
   bool expression(const NodeSelectorRequirement& r, AffinityRequirement& out) const {
     if (!is_qualified_name(r.key)) return false;
     const int32_t key = snap.string_id(r.key);
-    out = AffinityRequirement{key, snap.dense_label_slot(key), AffinityRequirement::kIn, {}, 0};
+    out = AffinityRequirement{key, snap.dense_label_slot(key), {}, 0, AffinityRequirement::kIn};
     if (r.op == "In" || r.op == "NotIn") {
       if (r.values.empty()) return false;
       for (const auto& v : r.values)
@@ -56,7 +56,7 @@ struct TermBuilder {
   bool field(const NodeSelectorRequirement& r, AffinityRequirement& out) const {
     if ((r.op != "In" && r.op != "NotIn") || r.values.size() != 1) return false;
     const bool in = r.op == "In";
-    out = AffinityRequirement{kNoId, -1, in ? AffinityRequirement::kFieldIn : AffinityRequirement::kFieldNotIn, {}, 0};
+    out = AffinityRequirement{kNoId, -1, {}, 0, in ? AffinityRequirement::kFieldIn : AffinityRequirement::kFieldNotIn};
     if (r.key != "metadata.name") {
       // Any other field reads as "" on a node.
       const bool equal = r.values[0].empty();
@@ -136,7 +136,7 @@ PrepareResult NodeAffinity::prepare(const PrepareContext& ctx, State& st, Arena&
   for (const auto& [k, v] : pod.node_selector) {
     const int32_t value = ctx.snapshot.string_id(v);
     const int32_t key = ctx.snapshot.string_id(k);
-    AffinityRequirement req{key, ctx.snapshot.dense_label_slot(key), AffinityRequirement::kIn, {}, 0};
+    AffinityRequirement req{key, ctx.snapshot.dense_label_slot(key), {}, 0, AffinityRequirement::kIn};
     if (value == kNoId)
       req.op = AffinityRequirement::kNever;
     else

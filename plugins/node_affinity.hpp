@@ -12,11 +12,12 @@ namespace bulkscore {
 // One compiled NodeSelectorRequirement (label expression or metadata.name field).
 struct AffinityRequirement {
   enum Op : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt, kFieldIn, kFieldNotIn, kAlways, kNever };
-  int32_t key;         // label key id (kNoId: no node has it)
-  int32_t dense = -1;  // the key's dense label column, -1 if none
-  uint8_t op;
+  int32_t key;           // label key id (kNoId: no node has it)
+  int32_t dense = -1;    // the key's dense label column, -1 if none
   Span<int32_t> values;  // ids of the values the dictionary knows, sorted
   int64_t bound;         // Gt/Lt
+  uint8_t op;
+  uint8_t padding_[7] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
 
   BULKSCORE_HD bool matches(const SnapshotView& s, const uint8_t* arena, uint32_t node) const {
     if (op == kAlways || op == kNever) return op == kAlways;  // decided at prepare time
@@ -50,8 +51,9 @@ struct AffinityRequirement {
 // that failed to parse never matches (upstream drops the whole term).
 struct AffinityTerm {
   Span<AffinityRequirement> requirements;
-  bool unmatchable;
   int32_t weight;  // preferred terms only
+  bool unmatchable;
+  uint8_t padding_[3] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
 
   BULKSCORE_HD bool matches(const SnapshotView& s, const uint8_t* arena, uint32_t node) const {
     if (unmatchable) return false;
@@ -75,11 +77,12 @@ struct NodeAffinity {
 
   struct State {
     Span<AffinityRequirement> node_selector;  // ANDed
-    bool has_required;                        // required node affinity is set
     Span<AffinityTerm> required;              // ORed; empty + has_required = matches nothing
-    bool has_added_required;
     Span<AffinityTerm> added_required;
     Span<AffinityTerm> preferred;  // the pod's and the profile's
+    bool has_required;             // required node affinity is set
+    bool has_added_required;
+    uint8_t padding_[2] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
   };
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);

@@ -19,8 +19,9 @@ struct NodeName {
   static constexpr int32_t kUnknownNode = -2;
 
   struct State {
-    bool wants_node;    // spec.nodeName is set
-    int32_t node_name;  // string id, or kUnknownNode
+    int32_t node_name;         // string id, or kUnknownNode
+    bool wants_node;           // spec.nodeName is set
+    uint8_t padding_[3] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
   };
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);

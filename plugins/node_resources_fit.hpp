@@ -27,11 +27,12 @@ struct NodeResourcesFit {
   struct State {
     // Filter.
     int64_t cpu, memory, ephemeral;   // the pod's Filter request
-    bool only_pod_count;              // nothing requested: only the pod count is checked
     Span<uint32_t> scalar_resources;  // requested (> 0), not ignored
     Span<int64_t> scalar_requests;
+    bool only_pod_count;  // nothing requested: only the pod count is checked
     // Score.
     uint8_t strategy;
+    uint8_t padding_[6] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
     Span<ScoredResource> scored;
     Span<ShapePoint> shape;
   };

@@ -248,7 +248,8 @@ class DomainTally {
     const std::vector<int32_t>& values = snap_.dense_label_values(c_.dense_slot);
     for (size_t b = 0; b < sum_.size(); ++b) {
       if (!exists_[b]) continue;
-      const int32_t d = b == values.size() ? kNoId : PodTopologySpread::domain_of(st_, values[b]);  // "" never has a bucket
+      const int32_t d =
+          b == values.size() ? kNoId : PodTopologySpread::domain_of(st_, values[b]);  // "" never has a bucket
       out[d] += sum_[b];
     }
     return out;
@@ -273,7 +274,7 @@ class DomainTally {
 std::vector<DomainCount> to_table(const std::map<int32_t, int64_t>& m) {
   std::vector<DomainCount> out;
   out.reserve(m.size());
-  for (const auto& [v, n] : m) out.push_back(DomainCount{v, n});
+  for (const auto& [v, n] : m) out.push_back(DomainCount{v, 0, n});
   return out;
 }
 

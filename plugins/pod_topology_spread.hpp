@@ -51,8 +51,9 @@ struct PodTopologySpread {
     bool self_match;      // the selector matches the incoming pod's labels
     bool honor_affinity;  // nodeAffinityPolicy Honor: only nodes matching the pod's required affinity count
     bool honor_taints;    // nodeTaintsPolicy Honor: only nodes without untolerated NoSchedule/NoExecute taints count
-    int64_t min_match;    // Filter: the global minimum (minDomains applied)
-    double weight;        // Score: log(domains + 2)
+    uint8_t padding_[4] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
+    int64_t min_match;         // Filter: the global minimum (minDomains applied)
+    double weight;             // Score: log(domains + 2)
     // Matching pods per domain (value id of the key; kNoId is the "" value,
     // which a node without the key reads as in Score's defaults), sorted.
     Span<DomainCount> domains;
@@ -65,12 +66,13 @@ struct PodTopologySpread {
     // The pod's required node affinity (not the profile's addedAffinity) and
     // tolerations, for the inclusion policies (host only).
     NodeAffinity::State affinity;
-    bool affinity_applies;  // the pod has a nodeSelector or required node affinity
     TaintToleration::State taints;
+    int32_t empty_value;    // id of "" (kNoId if absent): the same domain as a missing key
+    bool affinity_applies;  // the pod has a nodeSelector or required node affinity
     // Score: nodes lacking a soft constraint's key are ignored (the pod's own
     // constraints, or List defaults); System defaults tolerate them.
     bool require_all;
-    int32_t empty_value;  // id of "" (kNoId if absent): the same domain as a missing key
+    uint8_t padding_[2] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
   };
 
   // Before prepare, with the snapshot mutable: registers the topology

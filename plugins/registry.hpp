@@ -28,8 +28,7 @@ struct PluginList {};
 using Plugins =
     PluginList<plugins::NodeUnschedulable, plugins::NodeName, plugins::TaintToleration, plugins::NodeAffinity,
                plugins::NodePorts, plugins::NodeResourcesFit, plugins::NodeResourcesBalancedAllocation,
-               plugins::ImageLocality, plugins::PodTopologySpread, plugins::InterPodAffinity,
-               plugins::SeamProbe>;
+               plugins::ImageLocality, plugins::PodTopologySpread, plugins::InterPodAffinity, plugins::SeamProbe>;
 
 namespace detail {
 template <class P, class List>

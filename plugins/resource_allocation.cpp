@@ -11,7 +11,7 @@ std::vector<ScoredResource> resolve_scored_resources(const Snapshot& snap, const
                                                      const ResourceList& pod_requests, bool nonzero_node_totals) {
   std::vector<ScoredResource> out;
   for (const auto& spec : specs) {
-    ScoredResource e{ScoredResource::kSkip, 0, spec.weight, 0};
+    ScoredResource e{ScoredResource::kSkip, {}, 0, spec.weight, 0};
     auto it = pod_requests.find(spec.name);
     e.pod_request = it == pod_requests.end() ? 0 : it->second;
     const int32_t r = snap.resource_index(spec.name);

@@ -19,7 +19,8 @@ struct ScoredResource {
     kRequested,  // node Requested[r] + pod request
   };
   uint8_t source;
-  uint32_t resource;  // column index
+  uint8_t padding_[3] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
+  uint32_t resource;         // column index
   int64_t weight;
   int64_t pod_request;
 };

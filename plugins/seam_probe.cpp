@@ -7,7 +7,7 @@
 namespace bulkscore::plugins {
 
 PrepareResult SeamProbe::prepare(const PrepareContext& ctx, State& st, Arena&) {
-  st = State{NormalizeKind::Spread, kNoId, -1, 0, {}};
+  st = State{kNoId, -1, 0, {}, NormalizeKind::Spread};
   PrepareResult r;
   const auto it = ctx.pod.annotations.find(kAnnotation);
   if (it == ctx.pod.annotations.end()) {
@@ -44,7 +44,7 @@ void SeamProbe::prescore_feasible(const Snapshot& snap, State& st, Arena& arena,
     for (size_t i = 0; i < ids.size();) {
       size_t j = i;
       while (j < ids.size() && ids[j] == ids[i]) ++j;
-      zones.push_back(DomainCount{ids[i], static_cast<int64_t>(j - i)});
+      zones.push_back(DomainCount{ids[i], 0, static_cast<int64_t>(j - i)});
       i = j;
     }
   }

@@ -36,11 +36,12 @@ struct SeamProbe {
   static constexpr const char* kAnnotation = "bulkscore.io/seam-probe";
 
   struct State {
-    NormalizeKind kind;
-    int32_t zone_key;       // string id of the zone label key (kNoId: no node has it)
-    int32_t zone_slot;      // its dense label column, or -1
-    int32_t feasible;       // feasible nodes (PreScore)
+    int32_t zone_key;         // string id of the zone label key (kNoId: no node has it)
+    int32_t zone_slot;        // its dense label column, or -1
+    int32_t feasible;         // feasible nodes (PreScore)
     Span<DomainCount> zones;  // feasible nodes per zone (value id of topology.kubernetes.io/zone), sorted (PreScore)
+    NormalizeKind kind;
+    uint8_t padding_[3] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
   };
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);

@@ -19,6 +19,7 @@ struct TolerationRule {
   int32_t value;   // string id (Equal only)
   int32_t effect;  // -1: any effect; else TaintEffect; kNoMatch for unknown
   uint8_t op;
+  uint8_t padding_[3] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
 
   BULKSCORE_HD bool tolerates(int32_t taint_key, int32_t taint_value, uint8_t taint_effect) const {
     if (effect != -1 && effect != static_cast<int32_t>(taint_effect)) return false;

@@ -64,7 +64,7 @@ Span<KeyedCounts> KeyedCountsBuilder::push(Arena& arena) const {
     k.dense_slot = t.slot;
     k.by_rank = arena.push(t.by_rank);
     std::vector<DomainCount> rows;
-    for (const auto& [v, c] : t.by_value) rows.push_back(DomainCount{v, c});
+    for (const auto& [v, c] : t.by_value) rows.push_back(DomainCount{v, 0, c});
     k.values = arena.push(rows);
     out.push_back(k);
   }

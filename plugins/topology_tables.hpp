@@ -15,6 +15,7 @@ namespace bulkscore::plugins {
 // A count (or summed weight) for one value id of a topology key.
 struct DomainCount {
   int32_t value;
+  int32_t padding_ = 0;  // explicit: a query is compared byte for byte (docs/batching.md)
   int64_t count;
 };
 
@@ -36,10 +37,10 @@ BULKSCORE_HD const DomainCount* find_domain(const DomainCount* d, uint32_t n, in
 // column is indexed by the value's rank (O(1) per node: hostname tables have
 // one entry per node); another key by a sorted (value, count) list.
 struct KeyedCounts {
-  int32_t key;         // string id; kNoId when no node has the key
-  int32_t dense_slot;  // its dense label column, or -1
-  Span<int64_t> by_rank;       // dense_slot >= 0: count per rank of the key's values
-  Span<DomainCount> values;    // dense_slot < 0: counts by value id, sorted
+  int32_t key;               // string id; kNoId when no node has the key
+  int32_t dense_slot;        // its dense label column, or -1
+  Span<int64_t> by_rank;     // dense_slot >= 0: count per rank of the key's values
+  Span<DomainCount> values;  // dense_slot < 0: counts by value id, sorted
 
   // The count in the node's domain; `has_key` says whether the node has the key.
   BULKSCORE_HD int64_t at_node(const SnapshotView& s, const uint8_t* arena, uint32_t node, bool& has_key) const {
