@@ -6,6 +6,12 @@
 //   BM_FilterScore/<backend>/<N>Nodes        the scheduling path (answer only)
 //   BM_FilterScoreSorted/<backend>/<N>Nodes  plus the sorted (key, node) list
 //   BM_FilterScoreColdL2/cuda/<N>Nodes       the device's L2 flushed before each pod
+//   BM_Batching/<exact|off>/<shape>/<N>Nodes  the engine's schedule() over a run of
+//       identical pods, with the batch cache on or off (docs/batching.md):
+//       one_per_node (3-cpu pods on 4-cpu nodes), many_per_node (100m pods),
+//       replicaset_spread (pods a Service selects: system-default spreading
+//       by zone and hostname, three zones). One iteration loads the cluster
+//       (not timed) and schedules the run; pods_per_s is the figure.
 //
 // Time is wall clock per pod: evaluate() returns only after its results are
 // on the host (the CUDA backend ends with a stream synchronization), so wall
@@ -23,6 +29,7 @@
 
 #include "bench/generator/generator.hpp"
 #include "host/engine/backend.hpp"
+#include "host/engine/engine.hpp"
 #include "host/engine/pod_query.hpp"
 #include "host/input/config.hpp"
 #include "host/input/k8s_json.hpp"
@@ -152,6 +159,77 @@ void filter_score(benchmark::State& state, bool cuda, uint32_t nodes, bool sorte
   state.counters["nodes"] = nodes;
 }
 
+// ---- the batch cache ----------------------------------------------------------------
+
+enum class Shape { OnePerNode, ManyPerNode, ReplicaSetSpread };
+
+Cluster batching_cluster(Shape shape, uint32_t nodes) {
+  Cluster c;
+  c.nodes.reserve(nodes);
+  for (uint32_t i = 0; i < nodes; ++i) {
+    Node n;
+    n.name = "node-" + std::to_string(i);
+    n.labels["kubernetes.io/hostname"] = n.name;
+    n.labels["topology.kubernetes.io/zone"] = "zone-" + std::to_string(i % 3);
+    n.allocatable = {{"cpu", 4000}, {"memory", 32LL << 30}, {"pods", 110}};
+    c.nodes.push_back(std::move(n));
+  }
+  if (shape == Shape::ReplicaSetSpread) {
+    SelectingObject svc;
+    svc.kind = SelectingObject::Kind::Service;
+    svc.namespace_name = "default";
+    svc.name = "web";
+    svc.has_selector = true;
+    svc.selector_map = {{"app", "web"}};
+    c.objects.selecting.push_back(svc);
+  }
+  return c;
+}
+
+std::vector<Pod> batching_pods(Shape shape, uint32_t count) {
+  std::vector<Pod> pods;
+  pods.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    Pod p;
+    p.name = "pod-" + std::to_string(i);
+    p.scheduler_name = "default-scheduler";
+    p.phase = "Pending";
+    Container c;
+    c.name = "main";
+    c.image = "registry.k8s.io/pause:3.10.1";
+    c.requests = {{"cpu", shape == Shape::OnePerNode ? 3000 : 100}, {"memory", 64LL << 20}};
+    p.containers.push_back(std::move(c));
+    if (shape == Shape::ReplicaSetSpread) p.labels["app"] = "web";
+    pods.push_back(std::move(p));
+  }
+  return pods;
+}
+
+void batching(benchmark::State& state, Batching mode, Shape shape, uint32_t nodes) {
+  const Cluster cluster = batching_cluster(shape, nodes);
+  const uint32_t count = shape == Shape::OnePerNode ? std::min(nodes, 5000u) : 5000u;
+  const std::vector<Pod> pods = batching_pods(shape, count);
+  EngineOptions options;
+  options.backend = "cpu";
+  options.batching = mode;
+  Engine engine(default_scheduler_config(), options);
+  uint64_t scheduled = 0, hits = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    engine.load(cluster);
+    const uint64_t hits_before = engine.batch_counters().hint_used;
+    state.ResumeTiming();
+    for (const Pod& p : pods) scheduled += engine.schedule(p).node >= 0 ? 1 : 0;
+    hits += engine.batch_counters().hint_used - hits_before;
+  }
+  const double pods_done = static_cast<double>(state.iterations()) * count;
+  state.counters["pods_per_s"] = benchmark::Counter(pods_done, benchmark::Counter::kIsRate);
+  state.counters["ns_per_node_per_pod"] =
+      benchmark::Counter(pods_done * nodes, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["hit_share"] = static_cast<double>(hits) / pods_done;
+  state.counters["placed_share"] = static_cast<double>(scheduled) / pods_done;
+}
+
 // Registered from main, not by a static initializer: a throw there would
 // end the program before main without a message (cert-err58-cpp).
 void register_benchmarks() {
@@ -172,6 +250,22 @@ void register_benchmarks() {
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
   }
+  const std::pair<const char*, Shape> shapes[] = {{"one_per_node", Shape::OnePerNode},
+                                                  {"many_per_node", Shape::ManyPerNode},
+                                                  {"replicaset_spread", Shape::ReplicaSetSpread}};
+  for (const uint32_t nodes : {5000u, 100000u})
+    for (const auto& [shape_name, shape] : shapes)
+      for (const Batching mode : {Batching::Exact, Batching::Off}) {
+        // Off at 100,000 nodes takes minutes per iteration: the ratio is
+        // measured at 5,000.
+        if (mode == Batching::Off && nodes > 5000) continue;
+        const std::string name = std::string("BM_Batching/") + batching_name(mode) + "/" + shape_name + "/" +
+                                 std::to_string(nodes) + "Nodes";
+        benchmark::RegisterBenchmark(name.c_str(), batching, mode, shape, nodes)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime()
+            ->Iterations(mode == Batching::Off ? 1 : 3);
+      }
 }
 
 }  // namespace

@@ -321,80 +321,94 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   }
   const PodQueryView v = query.view();
 
-  // Raw scores and statistics, slot by slot: a plugin whose bytes are
-  // unchanged is re-scored on the changed nodes only, any other on every
-  // entry. Every total is recomputed when a plugin was re-scored whole or a
-  // statistic moved; otherwise only the changed nodes' totals.
-  bool all_totals = false;
+  // Slot by slot: raw scores (a plugin whose bytes are unchanged is scored
+  // again on the changed nodes only, any other on every entry), statistics,
+  // and the slot's weighted normalized contribution to each total. A slot
+  // whose statistics moved, or that was scored whole, refreshes every
+  // contribution; otherwise only the changed nodes'. Totals follow by
+  // difference (integer sums: the order does not matter).
+  bool rekey_all = false;
   for (uint32_t slot = 0; slot < v.num_scores; ++slot) {
     const uint8_t id = v.scores[slot];
     int64_t* raw = raw_.data() + static_cast<size_t>(slot) * size_;
     const bool stats_needed = needs_stats(v.normalize[slot]);
     SlotStats& st = stats_[slot];
     const SlotStats before = st;
+    bool slot_all = false;
     if (!plugin_equal(id, query_.header, query_, query.header, query, true)) {
       ++counters.full_plugin_rescores;
-      for (uint32_t pos = 0; pos < size_; ++pos)
-        if (alive_[pos]) raw[pos] = run_score(id, s, v, node_[pos]);
+      visit_plugin(id, [&](auto p) {
+        using P = decltype(p);
+        if constexpr (P::kHasScore) {
+          const auto& state = plugin_state<P>(v);
+          for (uint32_t pos = 0; pos < size_; ++pos)
+            if (alive_[pos]) raw[pos] = P::score(s, state, v.arena, node_[pos]);
+        }
+      });
       counters.rescored_nodes += live_;
       if (stats_needed) st = slot_stats(slot);
-      all_totals = true;
-      continue;
+      slot_all = true;
+    } else {
+      bool recount = false;
+      for (uint32_t pos : touched_) {
+        const int64_t old = raw[pos];
+        int64_t now = kIgnoredScore;  // a node leaving counts nowhere
+        if (alive_[pos]) {
+          now = run_score(id, s, v, node_[pos]);
+          raw[pos] = now;
+          ++counters.rescored_nodes;
+        }
+        if (!stats_needed) continue;
+        // The old value leaves the statistics, the new one (if any) enters.
+        if (old != kIgnoredScore) {
+          if (old == st.min && --st.at_min == 0) recount = true;
+          if (old == st.max && --st.at_max == 0) recount = true;
+        }
+        if (now == kIgnoredScore) continue;
+        if (now < st.min) {
+          st.min = now;
+          st.at_min = 1;
+        } else if (now == st.min) {
+          ++st.at_min;
+        }
+        if (now > st.max) {
+          st.max = now;
+          st.at_max = 1;
+        } else if (now == st.max) {
+          ++st.at_max;
+        }
+      }
+      if (recount) st = slot_stats(slot);
+      slot_all = stats_needed && (st.min != before.min || st.max != before.max);
     }
-    bool recount = false;
-    for (uint32_t pos : touched_) {
-      const int64_t old = raw[pos];
-      int64_t now = kIgnoredScore;  // a node leaving counts nowhere
-      if (alive_[pos]) {
-        now = run_score(id, s, v, node_[pos]);
-        raw[pos] = now;
-        ++counters.rescored_nodes;
-      }
-      if (!stats_needed) continue;
-      // The old value leaves the statistics, the new one (if any) enters.
-      if (old != kIgnoredScore) {
-        if (old == st.min && --st.at_min == 0) recount = true;
-        if (old == st.max && --st.at_max == 0) recount = true;
-      }
-      if (now == kIgnoredScore) continue;
-      if (now < st.min) {
-        st.min = now;
-        st.at_min = 1;
-      } else if (now == st.min) {
-        ++st.at_min;
-      }
-      if (now > st.max) {
-        st.max = now;
-        st.at_max = 1;
-      } else if (now == st.max) {
-        ++st.at_max;
-      }
+    int64_t* contrib = contrib_.data() + static_cast<size_t>(slot) * size_;
+    const NormStats norm{st.min, st.max};
+    const NormalizeKind kind = v.normalize[slot];
+    const int64_t weight = v.weights[slot];
+    const auto refresh = [&](uint32_t pos) {
+      const int64_t c = normalize_score(kind, raw[pos], norm) * weight;
+      total_[pos] += c - contrib[pos];
+      contrib[pos] = c;
+    };
+    if (slot_all) {
+      for (uint32_t pos = 0; pos < size_; ++pos)
+        if (alive_[pos]) refresh(pos);
+      rekey_all = true;
+    } else {
+      for (uint32_t pos : touched_)
+        if (alive_[pos]) refresh(pos);
     }
-    if (recount) st = slot_stats(slot);
-    if (stats_needed && (st.min != before.min || st.max != before.max)) all_totals = true;
   }
 
-  NormStats stats[kMaxProfilePlugins];
-  for (uint32_t slot = 0; slot < v.num_scores; ++slot) stats[slot] = NormStats{stats_[slot].min, stats_[slot].max};
-  const auto total_of = [&](uint32_t pos) {
-    return weighted_total(
-        v, stats, [&](uint32_t slot) { return raw_[static_cast<size_t>(slot) * size_ + pos]; },
-        [](uint32_t, int64_t) {});
-  };
-  if (all_totals) {
+  if (rekey_all) {
     ++counters.renormalizations;
-    for (uint32_t pos = 0; pos < size_; ++pos) {
-      if (!alive_[pos]) continue;
-      total_[pos] = total_of(pos);
-      key_[pos] = selection_key(total_[pos], node_[pos], s, v);
-    }
+    for (uint32_t pos = 0; pos < size_; ++pos)
+      if (alive_[pos]) key_[pos] = selection_key(total_[pos], node_[pos], s, v);
     rebuild_tree();
   } else {
+    // A changed node's key moves with its total and its pod count.
     for (uint32_t pos : touched_) {
-      if (alive_[pos]) {
-        total_[pos] = total_of(pos);
-        key_[pos] = selection_key(total_[pos], node_[pos], s, v);
-      }
+      if (alive_[pos]) key_[pos] = selection_key(total_[pos], node_[pos], s, v);
       update_tree(pos);
     }
   }
@@ -475,10 +489,21 @@ void BatchCache::store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&&
   position_of_.assign(snap.num_nodes(), kNone);
   for (uint32_t pos = 0; pos < F; ++pos) position_of_[node_[pos]] = pos;
   raw_ = result.raw_scores;
-  total_ = result.totals;
+  for (uint32_t slot = 0; slot < v.num_scores; ++slot) stats_[slot] = slot_stats(slot);
+  // Each slot's weighted normalized scores, summed as weighted_total sums
+  // them: the totals are the backend's.
+  contrib_.resize(static_cast<size_t>(v.num_scores) * F);
+  total_.assign(F, 0);
+  for (uint32_t slot = 0; slot < v.num_scores; ++slot) {
+    const NormStats norm{stats_[slot].min, stats_[slot].max};
+    for (uint32_t pos = 0; pos < F; ++pos) {
+      const size_t at = static_cast<size_t>(slot) * F + pos;
+      contrib_[at] = normalize_score(v.normalize[slot], raw_[at], norm) * v.weights[slot];
+      total_[pos] += contrib_[at];
+    }
+  }
   key_.resize(F);
   for (uint32_t pos = 0; pos < F; ++pos) key_[pos] = selection_key(total_[pos], node_[pos], s, v);
-  for (uint32_t slot = 0; slot < v.num_scores; ++slot) stats_[slot] = slot_stats(slot);
   rebuild_tree();
 
   valid_ = true;

@@ -159,7 +159,8 @@ class BatchCache {
   std::vector<uint8_t> alive_;
   std::vector<uint32_t> position_of_;  // node -> position, kNone when not cached
   std::vector<int64_t> raw_;           // [slot * size_ + pos]
-  std::vector<int64_t> total_;
+  std::vector<int64_t> contrib_;       // [slot * size_ + pos]: normalized x weight
+  std::vector<int64_t> total_;         // sum of the pos's contributions
   std::vector<uint64_t> key_;
   std::array<SlotStats, kMaxProfilePlugins> stats_{};
   // A tournament tree over positions: tree_[1] is the best live position.
