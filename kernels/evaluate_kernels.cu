@@ -224,10 +224,9 @@ using BestReduce = cub::BlockReduce<BestItem, kBlock>;
 __device__ __forceinline__ BestItem no_item() { return BestItem{0, 0, UINT32_MAX, 0}; }
 
 __global__ void __launch_bounds__(kBlock)
-    score_and_select(const __grid_constant__ SnapshotView s, const __grid_constant__ PodQueryView q, VisitOrder visit,
-                     uint32_t cap, bool score_single, const int64_t* raw_pos, const uint32_t* feasible_pos,
-                     uint64_t* keys, uint32_t* nodes, int64_t* totals, int64_t* raw_c, int64_t* norm_c,
-                     BestItem* partials, Control* ctrl) {
+    score_and_select(const __grid_constant__ PodQueryView q, VisitOrder visit, uint32_t cap, bool score_single,
+                     const int64_t* raw_pos, const uint32_t* feasible_pos, uint64_t* keys, uint32_t* nodes,
+                     int64_t* totals, int64_t* raw_c, int64_t* norm_c, BestItem* partials, Control* ctrl) {
   __shared__ typename BestReduce::TempStorage reduce_storage;
   __shared__ bool is_last;
   __shared__ NormStats stats[kMaxProfilePlugins];
@@ -253,7 +252,7 @@ __global__ void __launch_bounds__(kBlock)
       });
       if (totals) totals[i] = total;
     }
-    const uint64_t key = selection_key(total, node, s, q);
+    const uint64_t key = selection_key(total, node, q);
     keys[i] = key;
     nodes[i] = node;
     best = Better()(best, BestItem{key, total, node, 0});
@@ -367,7 +366,7 @@ cudaError_t enqueue_scoring(const PodLaunch& p, const WorkBuffers& w, uint32_t t
     BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
     BULKSCORE_DEBUG_SYNC(stream);
   }
-  score_and_select<<<p.select_blocks, kBlock, 0, stream>>>(p.snap, p.query, p.visit, p.cap, p.score_single, w.raw_pos,
+  score_and_select<<<p.select_blocks, kBlock, 0, stream>>>(p.query, p.visit, p.cap, p.score_single, w.raw_pos,
                                                            w.feasible_pos, w.keys, w.nodes, w.totals, w.raw_c, w.norm_c,
                                                            w.partials, w.ctrl);
   BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());

@@ -38,9 +38,12 @@ struct PodQueryView {
   // Score. False for the default node-local plugins, which then cost no
   // second pass.
   bool prescore_feasible = false;
-  // Selection: the tie-break rule and its seed.
+  // Selection: the tie-break rule, its seed and this pod's sequence number
+  // (set by the caller after prepare; not part of what a batch cache
+  // compares).
   TieBreak tie_break = TieBreak::Random;
   uint64_t tie_seed = 0;
+  uint64_t pod_seq = 0;
 };
 
 // The verdict on one node: the first rejecting plugin (kNoPlugin if the node
@@ -151,24 +154,18 @@ BULKSCORE_HD bool needs_stats(NormalizeKind kind) { return kind != NormalizeKind
 // A node's selection key: higher ranks first. The high 32 bits are the total
 // offset by 2^31, so negative totals order correctly below positive ones
 // (totals lie in [-2^31, 2^31): config validation bounds the weights); the
-// low 32 bits are the tie-break.
-//  * First: the lowest node index.
-//  * Random: a hash of (seed, node, pods on the node). Over seeds it is
-//    uniform and independent between nodes, so each pod's choice is uniform
-//    over its tied nodes; a node draws a fresh key whenever a pod lands on
-//    it or leaves it, and keeps its key otherwise. It is a property of the
-//    node, not of the pod: a batch cache keeps its order across pods and
-//    re-keys only the nodes a placement touched (docs/batching.md), and a
-//    backend never needs a pass over the tied nodes.
-BULKSCORE_HD uint64_t tie_break_key(uint32_t node, int32_t pods_on_node, const PodQueryView& q) {
-  if (q.tie_break == TieBreak::First) return 0xFFFFFFFFu - node;
-  const uint64_t node_state = (static_cast<uint64_t>(node) << 32) | static_cast<uint32_t>(pods_on_node);
-  return static_cast<uint32_t>(mix64(q.tie_seed ^ mix64(node_state * 0x9E3779B97F4A7C15ULL)) >> 32);
-}
-
-BULKSCORE_HD uint64_t selection_key(int64_t total, uint32_t node, const SnapshotView& s, const PodQueryView& q) {
+// low 32 bits are the tie-break. Random: a seeded hash of (pod, node), a
+// fresh draw for every pod, so each pod's choice is uniform over its tied
+// nodes whatever the pods before it chose; First: the lowest node index.
+BULKSCORE_HD uint64_t selection_key(int64_t total, uint32_t node, const PodQueryView& q) {
+  uint32_t tie;
+  if (q.tie_break == TieBreak::First) {
+    tie = 0xFFFFFFFFu - node;
+  } else {
+    tie = static_cast<uint32_t>(mix64(q.tie_seed ^ mix64(q.pod_seq * 0x9E3779B97F4A7C15ULL + node)) >> 32);
+  }
   const uint64_t biased = static_cast<uint64_t>(total + (int64_t(1) << 31)) & 0xFFFFFFFFu;
-  return (biased << 32) | tie_break_key(node, s.pod_count[node], q);
+  return (biased << 32) | tie;
 }
 
 // The one total order on scored nodes: the higher key first, then (equal

@@ -49,7 +49,7 @@ class ReferenceBackend final : public Backend {
       if (req.want_scores) out.scored_nodes = feasible;
       if (req.want_sorted) {
         out.sorted_nodes = feasible;
-        out.sorted_keys = {selection_key(0, feasible[0], s, q)};
+        out.sorted_keys = {selection_key(0, feasible[0], q)};
       }
       return;
     }
@@ -75,7 +75,7 @@ class ReferenceBackend final : public Backend {
     std::vector<uint32_t> idx(F);
     std::iota(idx.begin(), idx.end(), 0u);
     std::vector<uint64_t> keys(F);
-    for (uint32_t i = 0; i < F; ++i) keys[i] = selection_key(totals[i], feasible[i], s, q);
+    for (uint32_t i = 0; i < F; ++i) keys[i] = selection_key(totals[i], feasible[i], q);
     std::sort(idx.begin(), idx.end(),
               [&](uint32_t a, uint32_t b) { return ranks_before(keys[a], feasible[a], keys[b], feasible[b]); });
     out.scored = true;

@@ -395,7 +395,12 @@ TEST_P(CudaEngineParity, ScheduleSequenceAndExplainMatchTheCpuBackend) {
   const uint32_t pending = nodes >= 10000 ? 40 : 120;
   const Cluster cluster = random_cluster(rng, ClusterShape{nodes, pending, 0.05}, scheduler_names());
   for (const TieBreak tie : {TieBreak::Random, TieBreak::First}) {
-    Engine cpu(parity_config(), EngineOptions{"cpu", tie, parity_seed()});
+    // The CPU engine evaluates every pod in full; the engine under test
+    // runs with the batch cache (its default): misses on its backend, hits
+    // on the host, the same decisions.
+    EngineOptions unbatched{"cpu", tie, parity_seed()};
+    unbatched.batching = Batching::Off;
+    Engine cpu(parity_config(), unbatched);
     Engine dev(parity_config(), EngineOptions{engine_backend_under_test(), tie, parity_seed()});
     cpu.load(cluster);
     dev.load(cluster);

@@ -107,9 +107,6 @@ TEST(NormalizeScore, DefaultWithNegativeRawScores) {
 // The one total order: higher totals first whatever their sign, then the
 // tie-break, then the lower node for equal keys.
 TEST(Selection, KeysOrderNegativeTotalsBelowPositiveOnes) {
-  const int32_t pods_on_node[] = {0, 3, 1, 7, 0, 0, 0, 0, 0, 0};
-  SnapshotView s;
-  s.pod_count = pods_on_node;
   for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
     PodQueryView q;
     q.tie_break = tie;
@@ -118,29 +115,14 @@ TEST(Selection, KeysOrderNegativeTotalsBelowPositiveOnes) {
     for (size_t i = 0; i + 1 < std::size(totals); ++i)
       for (uint32_t a = 0; a < 4; ++a)
         for (uint32_t b = 0; b < 4; ++b)
-          EXPECT_TRUE(ranks_before(selection_key(totals[i + 1], a, s, q), a, selection_key(totals[i], b, s, q), b))
+          EXPECT_TRUE(ranks_before(selection_key(totals[i + 1], a, q), a, selection_key(totals[i], b, q), b))
               << totals[i + 1] << " vs " << totals[i];
   }
   PodQueryView first;
   first.tie_break = TieBreak::First;
-  EXPECT_TRUE(ranks_before(selection_key(-7, 2, s, first), 2, selection_key(-7, 9, s, first), 9));
+  EXPECT_TRUE(ranks_before(selection_key(-7, 2, first), 2, selection_key(-7, 9, first), 9));
   EXPECT_TRUE(ranks_before(5, 1, 5, 2));  // equal keys: the lower node
   EXPECT_FALSE(ranks_before(5, 2, 5, 2));
-}
-
-// The random tie-break key is a property of the node's state: it changes
-// when the node's pod count does, and not otherwise.
-TEST(Selection, RandomTieBreakKeyFollowsTheNodesPods) {
-  PodQueryView q;
-  q.tie_break = TieBreak::Random;
-  q.tie_seed = 7;
-  EXPECT_EQ(tie_break_key(5, 2, q), tie_break_key(5, 2, q));
-  EXPECT_NE(tie_break_key(5, 2, q), tie_break_key(5, 3, q));
-  EXPECT_NE(tie_break_key(5, 2, q), tie_break_key(6, 2, q));
-  q.tie_seed = 8;
-  const uint64_t other_seed = tie_break_key(5, 2, q);
-  q.tie_seed = 7;
-  EXPECT_NE(tie_break_key(5, 2, q), other_seed);
 }
 
 }  // namespace

@@ -121,7 +121,7 @@ class CpuBackend final : public Backend {
       if (req.want_scores) out.scored_nodes = feasible_;
       if (req.want_sorted) {
         out.sorted_nodes = feasible_;
-        out.sorted_keys = {selection_key(0, feasible_[0], s, q)};
+        out.sorted_keys = {selection_key(0, feasible_[0], q)};
       }
       return;
     }
@@ -181,7 +181,7 @@ class CpuBackend final : public Backend {
           total = weighted_total(q, stats, raw, [](uint32_t, int64_t) {});
         totals_[i] = total;
         if (total < best.total) continue;
-        const uint64_t key = selection_key(total, feasible_[i], s, q);
+        const uint64_t key = selection_key(total, feasible_[i], q);
         if (best.node == UINT32_MAX || ranks_before(key, feasible_[i], best.key, best.node))
           best = Best{key, total, feasible_[i]};
       }
@@ -203,7 +203,7 @@ class CpuBackend final : public Backend {
     }
     if (req.want_sorted) {
       sorted_.resize(F);
-      for (uint32_t i = 0; i < F; ++i) sorted_[i] = {selection_key(totals_[i], feasible_[i], s, q), feasible_[i]};
+      for (uint32_t i = 0; i < F; ++i) sorted_[i] = {selection_key(totals_[i], feasible_[i], q), feasible_[i]};
       radix_sort_by_key_descending(sorted_, sort_tmp_);
       out.sorted_nodes.resize(F);
       out.sorted_keys.resize(F);

@@ -68,6 +68,7 @@ BatchCounters& BatchCounters::operator+=(const BatchCounters& o) {
   rescored_nodes += o.rescored_nodes;
   full_plugin_rescores += o.full_plugin_rescores;
   renormalizations += o.renormalizations;
+  tied_nodes += o.tied_nodes;
   return *this;
 }
 
@@ -82,6 +83,7 @@ BatchCounters BatchCounters::since(const BatchCounters& e) const {
   d.rescored_nodes = rescored_nodes - e.rescored_nodes;
   d.full_plugin_rescores = full_plugin_rescores - e.full_plugin_rescores;
   d.renormalizations = renormalizations - e.renormalizations;
+  d.tied_nodes = tied_nodes - e.tied_nodes;
   return d;
 }
 
@@ -145,6 +147,8 @@ std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCou
        &BatchCounters::full_plugin_rescores},
       {"bulkscore_batch_renormalizations_total", "Cache hits whose normalization changed: every total recomputed.",
        &BatchCounters::renormalizations},
+      {"bulkscore_batch_tied_nodes_total", "Cache hits' random tie-break: nodes tied at the highest total drawn among.",
+       &BatchCounters::tied_nodes},
   };
   for (const auto& f : own) {
     family(f.name, f.help);
@@ -402,21 +406,15 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
 
   if (rekey_all) {
     ++counters.renormalizations;
-    for (uint32_t pos = 0; pos < size_; ++pos)
-      if (alive_[pos]) key_[pos] = selection_key(total_[pos], node_[pos], s, v);
     rebuild_tree();
   } else {
-    // A changed node's key moves with its total and its pod count.
-    for (uint32_t pos : touched_) {
-      if (alive_[pos]) key_[pos] = selection_key(total_[pos], node_[pos], s, v);
-      update_tree(pos);
-    }
+    for (uint32_t pos : touched_) update_tree(pos);
   }
 
   query_ = std::move(query);
   prepared_ = prepared;
   log_position_ = snap.mutation_log().size();
-  const uint32_t best = tree_[1];
+  const uint32_t best = best_position(query_.view(), counters);
   hit.chosen = static_cast<int32_t>(node_[best]);
   hit.chosen_total = total_[best];
   hit.num_feasible = live_;
@@ -451,7 +449,37 @@ BatchCache::SlotStats BatchCache::slot_stats(uint32_t slot) const {
 bool BatchCache::better(uint32_t a, uint32_t b) const {
   if (a == kNone || !alive_[a]) return false;
   if (b == kNone || !alive_[b]) return true;
-  return ranks_before(key_[a], node_[a], key_[b], node_[b]);
+  return total_[a] != total_[b] ? total_[a] > total_[b] : node_[a] < node_[b];
+}
+
+uint32_t BatchCache::best_position(const PodQueryView& v, BatchCounters& counters) {
+  const uint32_t top = tree_[1];
+  if (v.tie_break == TieBreak::First) return top;  // the highest total, then the lowest node
+  // Random: this pod's own draw over the nodes tied at the highest total,
+  // found by descending only into subtrees whose best reaches it.
+  const int64_t m = total_[top];
+  uint32_t best = kNone;
+  uint64_t best_key = 0;
+  stack_.clear();
+  stack_.push_back(1);
+  while (!stack_.empty()) {
+    const size_t i = stack_.back();
+    stack_.pop_back();
+    const uint32_t pos = tree_[i];
+    if (pos == kNone || total_[pos] != m) continue;
+    if (i < leaves_) {
+      stack_.push_back(2 * i + 1);
+      stack_.push_back(2 * i);
+      continue;
+    }
+    ++counters.tied_nodes;
+    const uint64_t key = selection_key(m, node_[pos], v);
+    if (best == kNone || ranks_before(key, node_[pos], best_key, node_[best])) {
+      best = pos;
+      best_key = key;
+    }
+  }
+  return best;
 }
 
 void BatchCache::rebuild_tree() {
@@ -502,8 +530,6 @@ void BatchCache::store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&&
       total_[pos] += contrib_[at];
     }
   }
-  key_.resize(F);
-  for (uint32_t pos = 0; pos < F; ++pos) key_[pos] = selection_key(total_[pos], node_[pos], s, v);
   rebuild_tree();
 
   valid_ = true;

@@ -75,6 +75,7 @@ struct BatchCounters {
   uint64_t rescored_nodes = 0;        // (node, plugin) raw scores recomputed on hits
   uint64_t full_plugin_rescores = 0;  // a plugin re-scored on every cached node
   uint64_t renormalizations = 0;      // hits whose normalization changed: every total recomputed
+  uint64_t tied_nodes = 0;            // random tie-break: nodes drawn among on hits
 
   BatchCounters& operator+=(const BatchCounters& o);
   // The counts since `earlier` (a copy taken before).
@@ -143,6 +144,7 @@ class BatchCache {
   void rebuild_tree();
   void update_tree(uint32_t pos);
   bool better(uint32_t a, uint32_t b) const;
+  uint32_t best_position(const PodQueryView& v, BatchCounters& counters);
 
   bool valid_ = false;
   const ProfilePlan* plan_ = nullptr;
@@ -161,14 +163,17 @@ class BatchCache {
   std::vector<int64_t> raw_;           // [slot * size_ + pos]
   std::vector<int64_t> contrib_;       // [slot * size_ + pos]: normalized x weight
   std::vector<int64_t> total_;         // sum of the pos's contributions
-  std::vector<uint64_t> key_;
   std::array<SlotStats, kMaxProfilePlugins> stats_{};
-  // A tournament tree over positions: tree_[1] is the best live position.
+  // A tournament tree over positions, by total (higher first) then node
+  // (lower first): tree_[1] is the best live position, the answer for
+  // --tie-break first; the random tie-break draws among the positions tied
+  // at its total (best_position).
   uint32_t leaves_ = 0;
   std::vector<uint32_t> tree_;
 
   // Scratch, reused across pods.
   std::vector<uint32_t> changed_, touched_, leaving_, feasible_list_;
+  std::vector<size_t> stack_;
 };
 
 }  // namespace bulkscore

@@ -191,6 +191,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   const ProfilePlan& plan = plan_for(pod);
   const size_t profile = static_cast<size_t>(&plan - plans_.data());
   const uint64_t cycle = ++cycle_;
+  const uint64_t seq = pod_seq_++;
   if (snapshot_.num_nodes() == 0) {
     res.code = Code::UnschedulableAndUnresolvable;
     res.message = "no nodes available to schedule pods";
@@ -198,6 +199,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   }
   intern_pod_for_plan(snapshot_, pod, plan, &objects_);
   PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
+  q.header.pod_seq = seq;
   res.warnings = q.warnings;
   if (q.rejected) {
     res.code = Code::Unschedulable;  // a FitError, whatever the PreFilter code
@@ -288,6 +290,7 @@ Explanation Engine::explain(const Pod& pod) {
   const ProfilePlan& plan = plan_for(pod);
   intern_pod_for_plan(snapshot_, pod, plan, &objects_);
   PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
+  q.header.pod_seq = pod_seq_;  // the draw schedule would give it next
   ex.prefilter = q.prefilter;
   ex.warnings = q.warnings;
   const uint32_t n = snapshot_.num_nodes();

@@ -133,6 +133,7 @@ class Engine {
   std::unique_ptr<Backend> backend_;
   std::string backend_note_;
   std::vector<std::string> warnings_;
+  uint64_t pod_seq_ = 0;  // the random tie-break's per-pod draw
   uint32_t next_start_node_index_ = 0;
   EvalResult scratch_;
   BatchCache batch_;

@@ -245,7 +245,7 @@ void UpstreamBatch::resort(const Snapshot& snap, const PodQueryView& q) {
     Entry& e = remaining_[i];
     e.total = weighted_total(
         q, stats, [&](uint32_t slot) { return raw_[i * num_scores_ + slot]; }, [](uint32_t, int64_t) {});
-    e.key = selection_key(e.total, e.node, s, q);
+    e.key = selection_key(e.total, e.node, q);
   }
   sort_entries();
 }
@@ -301,7 +301,7 @@ void UpstreamBatch::store(const Snapshot& snap, uint64_t cycle, const std::optio
       const uint32_t node = result->scored_nodes[i];
       if (static_cast<int32_t>(node) == chosen) continue;
       const int64_t total = result->totals[i];
-      remaining_.push_back(Entry{node, total, selection_key(total, node, s, v)});
+      remaining_.push_back(Entry{node, total, selection_key(total, node, v)});
       for (uint32_t slot = 0; slot < num_scores_; ++slot) raw_.push_back(result->raw_scores[slot * F + i]);
     }
     sort_entries();
