@@ -8,6 +8,9 @@
 #   -m  which SchedulingThroughput figure to plot (default: avg)
 #   -w  only rows whose workload name matches this extended regex
 #       (default: ^ScalingSweep/, the rows bench/scaling_sweep.sh writes)
+#   -d  one line per backend and results folder (the folder's name added to
+#       the backend's: bench/scaling_sweep.sh -B writes one folder per
+#       --batching mode)
 # The rows are read back with `bulkscore perf --compare`, so the files may
 # also be upstream's BenchmarkPerfScheduling results; rows without a backend
 # or a node count (upstream's) are skipped.
@@ -19,11 +22,13 @@ bin=${BULKSCORE:-$here/../build/bulkscore}
 out=scaling.png
 metric=avg
 pattern='^ScalingSweep/'
-while getopts "o:m:w:h" opt; do
+by_dir=0
+while getopts "o:m:w:dh" opt; do
   case $opt in
     o) out=$OPTARG ;;
     m) metric=$OPTARG ;;
     w) pattern=$OPTARG ;;
+    d) by_dir=1 ;;
     *) sed -n '2,16p' "$0"; exit 2 ;;
   esac
 done
@@ -41,10 +46,14 @@ trap 'rm -rf "$work"' EXIT
 
 # The comparison table: workload backend nodes avg p50 p90 p99 ns/node/pod [file]
 "$bin" perf --compare "$@" > "$work/table.txt"
-awk -v pat="$pattern" -v col="$col" -v dir="$work" '
+awk -v pat="$pattern" -v col="$col" -v dir="$work" -v by_dir="$by_dir" '
   NR == 1 { next }
   $1 !~ pat || $2 == "-" || $3 == "-" { next }
-  { print $3, $col, $8 > (dir "/" $2 ".dat") }
+  {
+    name = $2
+    if (by_dir && NF >= 9) { n = split($9, parts, "/"); if (n >= 2) name = name "-" parts[n - 1] }
+    print $3, $col, $8 > (dir "/" name ".dat")
+  }
 ' "$work/table.txt"
 
 shopt -s nullglob
