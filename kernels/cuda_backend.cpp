@@ -406,6 +406,24 @@ class CudaBackend final : public Backend {
     out.chosen = a.chosen;
     out.chosen_total = a.chosen_total;
     out.scored = a.scored != 0;
+    // --tie-break random: the kernels found the best total (and the lowest
+    // node with it); the pod's draw among the nodes tied at that total is
+    // made on the host over the kept keys and nodes (host/engine/backend.hpp).
+    if (p.query.tie_break == TieBreak::Random && out.scored && a.num_feasible > 1) {
+      const size_t f = a.num_feasible;
+      tie_keys_.resize(f);
+      tie_nodes_.resize(f);
+      in_flight_ = true;
+      BULKSCORE_CUDA_TRY(
+          cudaMemcpyAsync(tie_keys_.data(), w.keys, f * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+      BULKSCORE_CUDA_TRY(
+          cudaMemcpyAsync(tie_nodes_.data(), w.nodes, f * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream_));
+      BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
+      in_flight_ = false;
+      out.chosen = static_cast<int32_t>(pick_tied(
+          f, a.chosen_total, [&](size_t i) { return selection_key_total(tie_keys_[i]); },
+          [&](size_t i) { return tie_nodes_[i]; }, p.query, tie_scratch_));
+    }
 
     if (req.want_verdicts || ((req.want_scores || req.want_sorted) && a.num_feasible > 0))
       copy_lists(req, p.query, w, a, host_visit, out);
@@ -566,6 +584,9 @@ class CudaBackend final : public Backend {
   int num_sms_ = 1;
   cudaStream_t stream_ = nullptr;
   bool in_flight_ = false;  // work enqueued and not yet waited for (a call threw)
+  // The random tie-break's copies of the kept keys and nodes (host).
+  std::vector<uint64_t> tie_keys_;
+  std::vector<uint32_t> tie_nodes_, tie_scratch_;
   Control control_init_;
   SnapshotMirror mirror_;
   uint32_t temp_count_ = 0;

@@ -39,8 +39,8 @@ struct PodQueryView {
   // second pass.
   bool prescore_feasible = false;
   // Selection: the tie-break rule, its seed and this pod's sequence number
-  // (set by the caller after prepare; not part of what a batch cache
-  // compares).
+  // (the random draw's; set by the caller after prepare; not part of what a
+  // batch cache compares).
   TieBreak tie_break = TieBreak::Random;
   uint64_t tie_seed = 0;
   uint64_t pod_seq = 0;
@@ -154,23 +154,23 @@ BULKSCORE_HD bool needs_stats(NormalizeKind kind) { return kind != NormalizeKind
 // A node's selection key: higher ranks first. The high 32 bits are the total
 // offset by 2^31, so negative totals order correctly below positive ones
 // (totals lie in [-2^31, 2^31): config validation bounds the weights); the
-// low 32 bits are the tie-break. Random: a seeded hash of (pod, node), a
-// fresh draw for every pod, so each pod's choice is uniform over its tied
-// nodes whatever the pods before it chose; First: the lowest node index.
-BULKSCORE_HD uint64_t selection_key(int64_t total, uint32_t node, const PodQueryView& q) {
-  uint32_t tie;
-  if (q.tie_break == TieBreak::First) {
-    tie = 0xFFFFFFFFu - node;
-  } else {
-    tie = static_cast<uint32_t>(mix64(q.tie_seed ^ mix64(q.pod_seq * 0x9E3779B97F4A7C15ULL + node)) >> 32);
-  }
+// low 32 bits the node index, lower first. The best key is --tie-break
+// first's choice; --tie-break random takes a fresh uniform draw among the
+// nodes tied at the best total (tie_rank, host/engine/backend.hpp), which
+// backends make on the host after finding the best total and how many nodes
+// share it.
+BULKSCORE_HD uint64_t selection_key(int64_t total, uint32_t node, const PodQueryView&) {
   const uint64_t biased = static_cast<uint64_t>(total + (int64_t(1) << 31)) & 0xFFFFFFFFu;
-  return (biased << 32) | tie;
+  return (biased << 32) | (0xFFFFFFFFu - node);
 }
 
-// The one total order on scored nodes: the higher key first, then (equal
-// keys: a tie-break hash collision) the lower node index. Every backend's
-// best-node search and sorted list use exactly this.
+// The total a selection key carries.
+BULKSCORE_HD int64_t selection_key_total(uint64_t key) { return static_cast<int64_t>(key >> 32) - (int64_t(1) << 31); }
+
+// The one total order on scored nodes: the higher key first, then the lower
+// node index (keys are unique per node; kept for callers that compare keys
+// of different queries). Every backend's best-node search and sorted list
+// use exactly this.
 BULKSCORE_HD bool ranks_before(uint64_t key_a, uint32_t node_a, uint64_t key_b, uint32_t node_b) {
   return key_a != key_b ? key_a > key_b : node_a < node_b;
 }

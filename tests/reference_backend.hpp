@@ -81,6 +81,11 @@ class ReferenceBackend final : public Backend {
     out.scored = true;
     out.chosen = static_cast<int32_t>(feasible[idx[0]]);
     out.chosen_total = totals[idx[0]];
+    if (q.tie_break == TieBreak::Random) {
+      std::vector<uint32_t> tied;
+      out.chosen = static_cast<int32_t>(pick_tied(
+          F, out.chosen_total, [&](size_t i) { return totals[i]; }, [&](size_t i) { return feasible[i]; }, q, tied));
+    }
     if (req.want_scores) {
       out.scored_nodes = feasible;
       out.raw_scores = raw;

@@ -335,7 +335,9 @@ profiles:
         }
       }
     }
-    if (batching == Batching::Exact) EXPECT_EQ(hits, kSeeds * 2 * (pods.size() - 1));
+    if (batching == Batching::Exact) {
+      EXPECT_EQ(hits, kSeeds * 2 * (pods.size() - 1));
+    }
     // p = 0.001 critical values: 3, 11 and 63 degrees of freedom.
     EXPECT_LT(chi_square(first, K, kSeeds), 16.27) << batching_name(batching);
     EXPECT_LT(chi_square(pairs, K * (K - 1), kSeeds), 31.26) << batching_name(batching);
@@ -446,8 +448,9 @@ TEST(UpstreamBatching, OnePodPerNodeTakesHints) {
   for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
     const Outcome off = run(config, cluster, pods, tie, Batching::Off, 1, 0.0);
     const Outcome up = run(config, cluster, pods, tie, Batching::Upstream, 1, 0.0);
-    if (tie == TieBreak::First)
+    if (tie == TieBreak::First) {
       for (size_t i = 0; i < pods.size(); ++i) EXPECT_EQ(off.results[i].node, up.results[i].node) << "pod " << i;
+    }
     std::vector<int32_t> nodes;
     for (const auto& r : up.results) nodes.push_back(r.node);
     std::sort(nodes.begin(), nodes.end());
@@ -471,7 +474,9 @@ TEST(UpstreamBatching, RescoresTheLastNodeAndFlushesAfterAFailedPod) {
   EXPECT_EQ(up.counters.flushed[static_cast<size_t>(FlushReason::kPodSkipped)], 1u);
   EXPECT_LT(up.results[15].node, 0);
   for (size_t i = 0; i < up.results.size(); ++i)
-    if (i != 15) EXPECT_GE(up.results[i].node, 0) << "pod " << i;
+    if (i != 15) {
+      EXPECT_GE(up.results[i].node, 0) << "pod " << i;
+    }
 }
 
 }  // namespace

@@ -194,6 +194,9 @@ class CpuBackend final : public Backend {
     out.scored = true;
     out.chosen = static_cast<int32_t>(best.node);
     out.chosen_total = best.total;
+    if (q.tie_break == TieBreak::Random)
+      out.chosen = static_cast<int32_t>(pick_tied(
+          F, best.total, [&](size_t i) { return totals_[i]; }, [&](size_t i) { return feasible_[i]; }, q, tied_));
 
     if (req.want_scores) {
       out.scored_nodes = feasible_;
@@ -315,7 +318,7 @@ class CpuBackend final : public Backend {
   WorkerPool pool_;
   // Reused across pods: no allocation per pod once grown.
   std::vector<Chunk> chunks_;
-  std::vector<uint32_t> feasible_;
+  std::vector<uint32_t> feasible_, tied_;
   std::vector<int64_t> raw_, norm_, totals_;  // [slot * F + i] for raw_ and norm_
   std::vector<std::pair<uint64_t, uint32_t>> sorted_, sort_tmp_;
   std::vector<NormStats> block_stats_;  // [block * S + slot]

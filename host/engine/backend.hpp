@@ -4,6 +4,7 @@
 // and must return identical results.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -28,7 +29,10 @@ struct EvalRequest {
 
   bool want_verdicts = false;  // per-node filter verdicts (explain)
   bool want_scores = false;    // per-plugin raw and normalized scores of the scored nodes
-  bool want_sorted = false;    // the scored nodes sorted by selection key (batch cache)
+  // The scored nodes sorted by selection key: total, then node index (with
+  // --tie-break random the chosen node is the draw among the nodes tied at
+  // the first total, not necessarily the first).
+  bool want_sorted = false;
   // Score even a lone feasible node (explain); upstream does not.
   bool score_single = false;
 };
@@ -63,6 +67,36 @@ struct EvalResult {
   std::vector<uint32_t> sorted_nodes;
   std::vector<uint64_t> sorted_keys;
 };
+
+// ---- the random tie-break ------------------------------------------------------
+//
+// --tie-break random: among the `tied` nodes that share the best total, the
+// pod takes the one of rank tie_rank(tied) in ascending node index: a fresh
+// uniform draw for every pod (a seeded hash of the pod's sequence number,
+// scaled to `tied` by a 64x64-bit multiply: uniform up to tied / 2^64),
+// independent of what earlier pods drew. --tie-break first: rank 0, the
+// lowest index. A backend finds the best total and the tied nodes; the rank
+// is the same whatever the backend, and a batch cache that keeps nodes in
+// index order finds that rank without visiting the tied nodes.
+inline uint64_t tie_rank(uint64_t tied, const PodQueryView& q) {
+  if (q.tie_break == TieBreak::First || tied <= 1) return 0;
+  const uint64_t draw = mix64(q.tie_seed ^ mix64(q.pod_seq * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL));
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(draw) * tied) >> 64);
+}
+
+// The random tie-break over a scored list (any order): of the nodes whose
+// total equals `best_total`, the one of rank tie_rank in ascending index.
+// `total_at(i)` and `node_at(i)` read entry i of n. Returns the node.
+template <class TotalAt, class NodeAt>
+uint32_t pick_tied(size_t n, int64_t best_total, TotalAt&& total_at, NodeAt&& node_at, const PodQueryView& q,
+                   std::vector<uint32_t>& scratch) {
+  scratch.clear();
+  for (size_t i = 0; i < n; ++i)
+    if (total_at(i) == best_total) scratch.push_back(node_at(i));
+  const auto k = static_cast<std::ptrdiff_t>(tie_rank(scratch.size(), q));
+  std::nth_element(scratch.begin(), scratch.begin() + k, scratch.end());
+  return scratch[static_cast<size_t>(k)];
+}
 
 // The visiting order of a request over `snap` (host pointers): the
 // candidate list or every node, rotated from `start` in node-tree order when

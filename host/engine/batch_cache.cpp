@@ -452,55 +452,64 @@ bool BatchCache::better(uint32_t a, uint32_t b) const {
   return total_[a] != total_[b] ? total_[a] > total_[b] : node_[a] < node_[b];
 }
 
+// The tree's nodes each carry how many live positions below them share
+// their best total. Positions are in the full pass's visiting order, which
+// without sampling (the cache never samples) is ascending node index, so the
+// k-th tied position from the left is the k-th tied node by index.
 uint32_t BatchCache::best_position(const PodQueryView& v, BatchCounters& counters) {
+  size_t i = 1;
   const uint32_t top = tree_[1];
-  if (v.tie_break == TieBreak::First) return top;  // the highest total, then the lowest node
-  // Random: this pod's own draw over the nodes tied at the highest total,
-  // found by descending only into subtrees whose best reaches it.
+  uint64_t k = tie_rank(tied_[1], v);
+  if (tied_[1] > 1) counters.tied_nodes += tied_[1];
   const int64_t m = total_[top];
-  uint32_t best = kNone;
-  uint64_t best_key = 0;
-  stack_.clear();
-  stack_.push_back(1);
-  while (!stack_.empty()) {
-    const size_t i = stack_.back();
-    stack_.pop_back();
-    const uint32_t pos = tree_[i];
-    if (pos == kNone || total_[pos] != m) continue;
-    if (i < leaves_) {
-      stack_.push_back(2 * i + 1);
-      stack_.push_back(2 * i);
-      continue;
+  while (i < leaves_) {
+    const size_t l = 2 * i;
+    const uint32_t lp = tree_[l];
+    if (lp != kNone && alive_[lp] && total_[lp] == m) {
+      if (k < tied_[l]) {
+        i = l;
+        continue;
+      }
+      k -= tied_[l];
     }
-    ++counters.tied_nodes;
-    const uint64_t key = selection_key(m, node_[pos], v);
-    if (best == kNone || ranks_before(key, node_[pos], best_key, node_[best])) {
-      best = pos;
-      best_key = key;
-    }
+    i = l + 1;
   }
-  return best;
+  return tree_[i];
+}
+
+void BatchCache::combine(size_t i) {
+  const uint32_t l = tree_[2 * i], r = tree_[2 * i + 1];
+  const bool lv = l != kNone && alive_[l], rv = r != kNone && alive_[r];
+  if (lv && rv && total_[l] == total_[r]) {
+    tree_[i] = node_[l] < node_[r] ? l : r;
+    tied_[i] = tied_[2 * i] + tied_[2 * i + 1];
+  } else if (better(r, l)) {
+    tree_[i] = r;
+    tied_[i] = tied_[2 * i + 1];
+  } else {
+    tree_[i] = l;
+    tied_[i] = lv ? tied_[2 * i] : 0;
+  }
 }
 
 void BatchCache::rebuild_tree() {
   leaves_ = 1;
   while (leaves_ < size_) leaves_ *= 2;
   tree_.assign(2 * static_cast<size_t>(leaves_), kNone);
+  tied_.assign(2 * static_cast<size_t>(leaves_), 0);
   for (uint32_t pos = 0; pos < size_; ++pos)
-    if (alive_[pos]) tree_[leaves_ + pos] = pos;
-  for (size_t i = leaves_ - 1; i >= 1; --i) {
-    const uint32_t l = tree_[2 * i], r = tree_[2 * i + 1];
-    tree_[i] = better(r, l) ? r : l;
-  }
+    if (alive_[pos]) {
+      tree_[leaves_ + pos] = pos;
+      tied_[leaves_ + pos] = 1;
+    }
+  for (size_t i = leaves_ - 1; i >= 1; --i) combine(i);
 }
 
 void BatchCache::update_tree(uint32_t pos) {
   size_t i = static_cast<size_t>(leaves_) + pos;
   tree_[i] = alive_[pos] ? pos : kNone;
-  for (i /= 2; i >= 1; i /= 2) {
-    const uint32_t l = tree_[2 * i], r = tree_[2 * i + 1];
-    tree_[i] = better(r, l) ? r : l;
-  }
+  tied_[i] = alive_[pos] ? 1 : 0;
+  for (i /= 2; i >= 1; i /= 2) combine(i);
 }
 
 // ---- a miss's evaluation becomes the state -----------------------------------------
@@ -508,7 +517,6 @@ void BatchCache::update_tree(uint32_t pos) {
 void BatchCache::store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared,
                        const EvalResult& result) {
   if (!result.scored || result.scored_nodes.size() < 2 || !query.score_error.empty()) return;
-  const SnapshotView s = snap.view();
   const PodQueryView v = query.view();
   const auto F = static_cast<uint32_t>(result.scored_nodes.size());
   size_ = live_ = F;

@@ -75,7 +75,7 @@ struct BatchCounters {
   uint64_t rescored_nodes = 0;        // (node, plugin) raw scores recomputed on hits
   uint64_t full_plugin_rescores = 0;  // a plugin re-scored on every cached node
   uint64_t renormalizations = 0;      // hits whose normalization changed: every total recomputed
-  uint64_t tied_nodes = 0;            // random tie-break: nodes drawn among on hits
+  uint64_t tied_nodes = 0;            // random tie-break: tied nodes drawn among on hits (2 or more)
 
   BatchCounters& operator+=(const BatchCounters& o);
   // The counts since `earlier` (a copy taken before).
@@ -145,6 +145,7 @@ class BatchCache {
   void update_tree(uint32_t pos);
   bool better(uint32_t a, uint32_t b) const;
   uint32_t best_position(const PodQueryView& v, BatchCounters& counters);
+  void combine(size_t i);
 
   bool valid_ = false;
   const ProfilePlan* plan_ = nullptr;
@@ -166,14 +167,15 @@ class BatchCache {
   std::array<SlotStats, kMaxProfilePlugins> stats_{};
   // A tournament tree over positions, by total (higher first) then node
   // (lower first): tree_[1] is the best live position, the answer for
-  // --tie-break first; the random tie-break draws among the positions tied
-  // at its total (best_position).
+  // --tie-break first; tied_[i] counts the live positions under i that share
+  // tree_[i]'s total, so the random tie-break's rank among the nodes tied at
+  // the top is found in one walk down (best_position).
   uint32_t leaves_ = 0;
   std::vector<uint32_t> tree_;
+  std::vector<uint32_t> tied_;
 
   // Scratch, reused across pods.
   std::vector<uint32_t> changed_, touched_, leaving_, feasible_list_;
-  std::vector<size_t> stack_;
 };
 
 }  // namespace bulkscore

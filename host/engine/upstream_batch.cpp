@@ -217,7 +217,7 @@ int32_t UpstreamBatch::hint(const Snapshot& snap, uint64_t cycle, const std::opt
     remaining_.push_back(Entry{last, 0, 0});
     for (uint32_t slot = 0; slot < num_scores_; ++slot) raw_.push_back(run_score(v.scores[slot], s, v, last));
     counters.rescored_nodes += num_scores_;
-    resort(snap, v);
+    resort(v);
   }
   // Pop the best.
   const Entry best = remaining_.front();
@@ -232,8 +232,7 @@ int64_t UpstreamBatch::cached_total(int32_t node) const { return node == hint_no
 
 // Normalizes every entry's (possibly stale) raw scores over the list, totals
 // and orders it, best first.
-void UpstreamBatch::resort(const Snapshot& snap, const PodQueryView& q) {
-  const SnapshotView s = snap.view();
+void UpstreamBatch::resort(const PodQueryView& q) {
   const size_t n = remaining_.size();
   NormStats stats[kMaxProfilePlugins];
   for (uint32_t slot = 0; slot < num_scores_; ++slot) {
@@ -296,7 +295,6 @@ void UpstreamBatch::store(const Snapshot& snap, uint64_t cycle, const std::optio
     raw_.reserve((F - 1) * num_scores_);
     // The totals as this pod's scoring gave them (upstream stores the heap
     // as it is); they are renormalized only when a node is rescored in.
-    const SnapshotView s = snap.view();
     for (size_t i = 0; i < F; ++i) {
       const uint32_t node = result->scored_nodes[i];
       if (static_cast<int32_t>(node) == chosen) continue;

@@ -61,7 +61,7 @@ class UpstreamBatch {
     uint64_t key;
   };
   // Renormalizes every entry's raw scores over the list, then sort_entries.
-  void resort(const Snapshot& snap, const PodQueryView& q);
+  void resort(const PodQueryView& q);
   // Orders the entries (and their raw rows) best first.
   void sort_entries();
 
