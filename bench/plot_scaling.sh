@@ -45,16 +45,27 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # The comparison table: workload backend nodes avg p50 p90 p99 ns/node/pod [file]
-"$bin" perf --compare "$@" > "$work/table.txt"
-awk -v pat="$pattern" -v col="$col" -v dir="$work" -v by_dir="$by_dir" '
-  NR == 1 { next }
-  $1 !~ pat || $2 == "-" || $3 == "-" { next }
-  {
-    name = $2
-    if (by_dir && NF >= 9) { n = split($9, parts, "/"); if (n >= 2) name = name "-" parts[n - 1] }
-    print $3, $col, $8 > (dir "/" name ".dat")
-  }
-' "$work/table.txt"
+# One table for all files, or (-d) one per folder, its name a suffix of the
+# series' names.
+table() {  # table SUFFIX FILE...
+  local suffix=$1
+  shift
+  "$bin" perf --compare "$@" > "$work/table.txt"
+  awk -v pat="$pattern" -v col="$col" -v dir="$work" -v suffix="$suffix" '
+    NR == 1 { next }
+    $1 !~ pat || $2 == "-" || $3 == "-" { next }
+    { print $3, $col, $8 > (dir "/" $2 suffix ".dat") }
+  ' "$work/table.txt"
+}
+if [ "$by_dir" = 1 ]; then
+  for d in $(for f in "$@"; do dirname "$f"; done | sort -u); do
+    files=()
+    for f in "$@"; do [ "$(dirname "$f")" = "$d" ] && files+=("$f"); done
+    table "-$(basename "$d")" "${files[@]}"
+  done
+else
+  table "" "$@"
+fi
 
 shopt -s nullglob
 series=("$work"/*.dat)
