@@ -609,6 +609,17 @@ std::string render_error(const std::string& text) {
   return "(no error)";
 }
 
+// Deeply nested parentheses are an error, not a stack overflow (a fuzzing
+// finding: tests/fuzz/corpus/fuzz_perf/crash-8b0fc87c...); nesting within
+// the bound still works.
+TEST(PerfTemplate, DeepParenthesesAreAnErrorNotACrash) {
+  const std::string deep = "{{ AddInt" + std::string(5000, '(') + " 1" + std::string(5000, ')') + " 1 }}";
+  EXPECT_NE(render_error(deep).find("nested more than 100 deep"), std::string::npos) << render_error(deep);
+  std::string ok = "1";
+  for (int i = 0; i < 50; ++i) ok = "(AddInt " + ok + " 1)";
+  EXPECT_EQ(render_perf_template("{{ " + ok + " }}", {}, "t"), "51");
+}
+
 TEST(PerfTemplate, IntegerLiteralsFollowGosParseIntWithBaseZero) {
   using perf_detail::parse_go_int;
   using perf_detail::parse_go_uint;

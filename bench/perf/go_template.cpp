@@ -429,6 +429,9 @@ class TemplateEval {
     return toks;
   }
 
+  static constexpr int kMaxParenDepth = 100;
+  int depth_ = 0;  // parentheses open in the action being evaluated
+
   std::string eval_action(const std::string& body) {
     // Comments: {{/* ... */}}
     size_t b = body.find_first_not_of(" \t\r\n");
@@ -438,6 +441,7 @@ class TemplateEval {
     }
     toks_ = lex(body);
     k_ = 0;
+    depth_ = 0;
     if (toks_[0].kind == Token::Kind::End) fail("empty action");
     if (toks_[0].kind == Token::Kind::Ident) {
       static const std::set<std::string> keywords = {"if",       "else",  "end",   "range",    "with", "define",
@@ -471,7 +475,12 @@ class TemplateEval {
     const Token t = toks_[k_++];
     switch (t.kind) {
       case Token::Kind::LParen: {
+        // Each level recurses: a bound keeps a hostile template from
+        // exhausting the stack (a fuzzer found one).
+        if (++depth_ > kMaxParenDepth)
+          fail("parentheses nested more than " + std::to_string(kMaxParenDepth) + " deep");
         TValue v = eval_command(Token::Kind::RParen);
+        --depth_;
         ++k_;  // ")"
         return v;
       }
