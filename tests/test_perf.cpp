@@ -610,7 +610,7 @@ std::string render_error(const std::string& text) {
 }
 
 // Deeply nested parentheses are an error, not a stack overflow (a fuzzing
-// finding: tests/fuzz/corpus/fuzz_perf/crash-8b0fc87c...); nesting within
+// finding: tests/fuzz/corpus/fuzz_perf/deep-parentheses); nesting within
 // the bound still works.
 TEST(PerfTemplate, DeepParenthesesAreAnErrorNotACrash) {
   const std::string deep = "{{ AddInt" + std::string(5000, '(') + " 1" + std::string(5000, ')') + " 1 }}";
