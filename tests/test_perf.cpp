@@ -855,10 +855,10 @@ TEST(BenchWorkloads, TopologySmokeWorkloadsRunAsUpstreamExpects) {
   const PerfConfig cfg = load_perf_config(path);
   PerfRunOptions opt;
   opt.backend = "cpu";
-  for (const char* name : {"TopologySpreading/500Nodes", "PreferredTopologySpreading/500Nodes",
-                           "SchedulingPodAntiAffinity/500Nodes", "SchedulingPodAffinity/500Nodes",
-                           "SchedulingPreferredPodAffinity/500Nodes", "SchedulingPreferredPodAntiAffinity/500Nodes",
-                           "MixedTopology/500Nodes"}) {
+  for (const char* name :
+       {"TopologySpreading/500Nodes", "PreferredTopologySpreading/500Nodes", "SchedulingPodAntiAffinity/500Nodes",
+        "SchedulingPodAffinity/500Nodes", "SchedulingPreferredPodAffinity/500Nodes",
+        "SchedulingPreferredPodAntiAffinity/500Nodes", "MixedTopology/500Nodes"}) {
     const PerfRunResult r = run_perf(cfg, select_perf_workloads(cfg, name, ""), opt);
     ASSERT_EQ(r.workloads.size(), 1u) << name;
     for (const PerfMeasurement& m : r.workloads[0].measurements) {

@@ -1,13 +1,15 @@
 // End to end: nodes + pods + config -> schedule every pending pod, checking
 // the invariants: bad input is an InputError and nothing else; the CPU
 // backend's result for every pod equals the node-major reference backend's
-// (which takes the kernels' code path); the chosen node is feasible.
+// (which takes the kernels' code path); the chosen node is feasible; and the
+// engine decides every pod the same with the batch cache as without it.
 //
 // Input: three parts separated by a line "@@": NodeList JSON, PodList JSON,
 // KubeSchedulerConfiguration YAML (may be empty: the defaults).
 #include <cstdlib>
 
 #include "host/engine/backend.hpp"
+#include "host/engine/engine.hpp"
 #include "host/engine/pod_query.hpp"
 #include "host/input/config.hpp"
 #include "host/input/k8s_json.hpp"
@@ -45,6 +47,24 @@ void run(const std::string& input) {
   Cluster cluster =
       assemble_cluster(parse_nodes_json(parts[0], "fuzz-nodes.json"), parse_pods_json(parts[1], "fuzz-pods.json"),
                        names, "fuzz-nodes.json", "fuzz-pods.json");
+  // The batch cache changes nothing (docs/batching.md).
+  {
+    std::vector<ScheduleResult> results[2];
+    for (const Batching batching : {Batching::Off, Batching::Exact}) {
+      EngineOptions options{"cpu", TieBreak::Random, 7, 1};
+      options.batching = batching;
+      Engine engine(config, options);
+      engine.load(cluster);
+      results[batching == Batching::Exact] = engine.schedule_all(cluster.pending_pods);
+    }
+    for (size_t i = 0; i < results[0].size(); ++i) {
+      const ScheduleResult& a = results[0][i];
+      const ScheduleResult& b = results[1][i];
+      if (a.node != b.node || a.score != b.score || a.feasible_nodes != b.feasible_nodes || a.code != b.code ||
+          a.message != b.message)
+        std::abort();
+    }
+  }
   Snapshot snap = Snapshot::build(cluster.nodes, cluster.running_pods);
   auto cpu = make_cpu_backend(1);
   testutil::ReferenceBackend reference;
