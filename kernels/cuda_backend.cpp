@@ -420,9 +420,11 @@ class CudaBackend final : public Backend {
           cudaMemcpyAsync(tie_nodes_.data(), w.nodes, f * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream_));
       BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
       in_flight_ = false;
+      // Compared as the keys' high halves (the biased total), as the kernels
+      // compared them.
       out.chosen = static_cast<int32_t>(pick_tied(
-          f, a.chosen_total, [&](size_t i) { return selection_key_total(tie_keys_[i]); },
-          [&](size_t i) { return tie_nodes_[i]; }, p.query, tie_scratch_));
+          f, static_cast<int64_t>(a.best_key >> 32), [&](size_t i) { return static_cast<int64_t>(tie_keys_[i] >> 32); },
+          [&](size_t i) { return tie_nodes_[i]; }, p.query, tie_scratch_, static_cast<uint32_t>(a.chosen)));
     }
 
     if (req.want_verdicts || ((req.want_scores || req.want_sorted) && a.num_feasible > 0))
@@ -572,8 +574,8 @@ class CudaBackend final : public Backend {
       const auto* nodes = reinterpret_cast<const uint32_t*>(host + snodes_at);
       out.sorted_keys.assign(keys, keys + f);
       out.sorted_nodes.assign(nodes, nodes + f);
-      // The radix sort is stable over the visiting order; equal keys (a
-      // tie-break hash collision) must list the lower node first.
+      // The radix sort is stable over the visiting order; keys are unique
+      // per node (total, then node index), so this only checks the order.
       order_equal_keys_by_node(out.sorted_keys.data(), out.sorted_nodes.data(), f);
     }
   }

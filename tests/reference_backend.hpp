@@ -84,7 +84,8 @@ class ReferenceBackend final : public Backend {
     if (q.tie_break == TieBreak::Random) {
       std::vector<uint32_t> tied;
       out.chosen = static_cast<int32_t>(pick_tied(
-          F, out.chosen_total, [&](size_t i) { return totals[i]; }, [&](size_t i) { return feasible[i]; }, q, tied));
+          F, out.chosen_total, [&](size_t i) { return totals[i]; }, [&](size_t i) { return feasible[i]; }, q, tied,
+          static_cast<uint32_t>(out.chosen)));
     }
     if (req.want_scores) {
       out.scored_nodes = feasible;

@@ -105,7 +105,7 @@ TEST(NormalizeScore, DefaultWithNegativeRawScores) {
 }
 
 // The one total order: higher totals first whatever their sign, then the
-// tie-break, then the lower node for equal keys.
+// lower node (the random tie-break's draw among tied nodes is made after).
 TEST(Selection, KeysOrderNegativeTotalsBelowPositiveOnes) {
   for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
     PodQueryView q;

@@ -196,7 +196,8 @@ class CpuBackend final : public Backend {
     out.chosen_total = best.total;
     if (q.tie_break == TieBreak::Random)
       out.chosen = static_cast<int32_t>(pick_tied(
-          F, best.total, [&](size_t i) { return totals_[i]; }, [&](size_t i) { return feasible_[i]; }, q, tied_));
+          F, best.total, [&](size_t i) { return totals_[i]; }, [&](size_t i) { return feasible_[i]; }, q, tied_,
+          best.node));
 
     if (req.want_scores) {
       out.scored_nodes = feasible_;

@@ -86,13 +86,16 @@ inline uint64_t tie_rank(uint64_t tied, const PodQueryView& q) {
 
 // The random tie-break over a scored list (any order): of the nodes whose
 // total equals `best_total`, the one of rank tie_rank in ascending index.
-// `total_at(i)` and `node_at(i)` read entry i of n. Returns the node.
+// `total_at(i)` and `node_at(i)` read entry i of n. Returns the node, or
+// `fallback` if no entry has that total (a caller's inconsistency; never
+// read past the list).
 template <class TotalAt, class NodeAt>
 uint32_t pick_tied(size_t n, int64_t best_total, TotalAt&& total_at, NodeAt&& node_at, const PodQueryView& q,
-                   std::vector<uint32_t>& scratch) {
+                   std::vector<uint32_t>& scratch, uint32_t fallback) {
   scratch.clear();
   for (size_t i = 0; i < n; ++i)
     if (total_at(i) == best_total) scratch.push_back(node_at(i));
+  if (scratch.empty()) return fallback;
   const auto k = static_cast<std::ptrdiff_t>(tie_rank(scratch.size(), q));
   std::nth_element(scratch.begin(), scratch.begin() + k, scratch.end());
   return scratch[static_cast<size_t>(k)];

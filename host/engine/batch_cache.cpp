@@ -460,7 +460,7 @@ uint32_t BatchCache::best_position(const PodQueryView& v, BatchCounters& counter
   size_t i = 1;
   const uint32_t top = tree_[1];
   uint64_t k = tie_rank(tied_[1], v);
-  if (tied_[1] > 1) counters.tied_nodes += tied_[1];
+  if (v.tie_break == TieBreak::Random && tied_[1] > 1) counters.tied_nodes += tied_[1];
   const int64_t m = total_[top];
   while (i < leaves_) {
     const size_t l = 2 * i;
