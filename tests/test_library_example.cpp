@@ -53,4 +53,13 @@ TEST(LibraryExample, LoadScheduleExplain) {
   }
   EXPECT_GT(placed, 0u);
   EXPECT_EQ(ex.chosen, first_node);
+  EXPECT_EQ(ex.batch, "no_state");  // explained before anything was scheduled
+
+  // The batch cache's counters: every pod that reached Filter is counted
+  // once, hit or not (a pod PreFilter rejects is not).
+  const BatchCounters all = engine.batch_counters();
+  EXPECT_GT(all.hint_used + all.no_hint, 0u);
+  EXPECT_LE(all.hint_used + all.no_hint, cluster.pending_pods.size());
+  EXPECT_NE(batch_metrics_text(engine.batch_counters_by_profile()).find("scheduler_batch_attempts_total"),
+            std::string::npos);
 }
