@@ -18,6 +18,11 @@
 //     // feasible nodes (tables over their topology domains, say), after
 //     // Filter and before Score, appending its tables to the arena.
 //     static void prescore_feasible(const Snapshot&, State&, Arena&, const uint32_t* feasible, uint32_t count);
+//     // Host, optional: the node's score class, for the batch cache
+//     // (docs/batching.md): nodes of one class get equal scores under any
+//     // tables prescore_feasible builds, and the class reads only what
+//     // prepare wrote and the node's columns. False: no classes for this pod.
+//     static bool score_class(const SnapshotView&, const State&, const uint8_t* arena, uint32_t node, uint64_t& cls);
 //   };
 //
 // and its type in plugins/registry.hpp. Backends never name a plugin.
@@ -149,6 +154,14 @@ struct Span {
   BULKSCORE_HD const T* data(const uint8_t* base) const { return reinterpret_cast<const T*>(base + offset); }
   BULKSCORE_HD const T& at(const uint8_t* base, uint32_t i) const { return data(base)[i]; }
 };
+
+// Whether plugin P has the optional score_class (see the top of this file).
+template <class P, class = void>
+struct HasScoreClass : std::false_type {};
+template <class P>
+struct HasScoreClass<P, std::void_t<decltype(&P::score_class)>> : std::true_type {};
+template <class P>
+constexpr bool kHasScoreClass = HasScoreClass<P>::value;
 
 // Per-pod byte arena, built on the host during prepare.
 class Arena {

@@ -4,6 +4,7 @@
 #include <climits>
 #include <map>
 #include <optional>
+#include <string_view>
 
 #include "host/input/labels.hpp"
 #include "plugins/node_affinity.hpp"
@@ -241,6 +242,18 @@ class DomainTally {
       if (it != by_domain_.end()) it->second += count;
     }
   }
+  // The registered domains' sums from Snapshot::topology_domain_sums (by
+  // rank, then the nodes without the key, which count when
+  // `missing_counts`); false when the tally has no dense column.
+  bool set_from_sums(const std::vector<int64_t>& sums, bool missing_counts) {
+    if (c_.dense_slot < 0 || sums.size() != sum_.size()) return false;
+    const size_t last = sum_.size() - 1;
+    for (size_t b = 0; b < last; ++b)
+      if (exists_[b] && static_cast<int32_t>(b) != empty_rank_) sum_[b] += sums[b];
+    if (exists_[last])
+      sum_[last] += (missing_counts ? sums[last] : 0) + (empty_rank_ >= 0 ? sums[static_cast<size_t>(empty_rank_)] : 0);
+    return true;
+  }
   // The registered domains and their sums ("" and a missing key are one domain).
   std::map<int32_t, int64_t> domains() const {
     if (c_.dense_slot < 0) return by_domain_;
@@ -283,8 +296,13 @@ std::vector<DomainCount> to_table(const std::map<int32_t, int64_t>& m) {
 void PodTopologySpread::intern(Snapshot& snap, const Pod& pod, const ProfileConfig& profile,
                                const ClusterObjects* objects) {
   for (const char* action : {"DoNotSchedule", "ScheduleAnyway"})
-    for (const Built& b : constraints_for(pod, profile.pod_topology_spread_args, objects, action))
-      if (counts_pods(b)) snap.topology_matcher(pod.namespace_name, *b.selector);
+    for (const Built& b : constraints_for(pod, profile.pod_topology_spread_args, objects, action)) {
+      if (!counts_pods(b)) continue;
+      const uint32_t m = snap.topology_matcher(pod.namespace_name, *b.selector);
+      // Score's per-domain counts read the sums (prescore_feasible).
+      if (std::string_view(action) == "ScheduleAnyway" && b.key != kHostnameKey)
+        snap.register_topology_domain_sums(m, snap.string_id(b.key));
+    }
 }
 
 PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, Arena& arena) {
@@ -366,11 +384,26 @@ void PodTopologySpread::prescore_feasible(const Snapshot& snap, State& st, Arena
     for (size_t i = 0; i < cs.size(); ++i)
       if (!cs[i].hostname) tallies[i].add(s, n, 0);
   }
-  // Counting over every node of the snapshot, into the registered domains.
-  for (uint32_t n = 0; n < s.num_nodes; ++n) {
+  // Counting over every node of the snapshot, into the registered domains:
+  // from the snapshot's per-domain sums where every node with the key
+  // counts (no inclusion policy applies, and no other key can make a node
+  // not count), else node by node.
+  std::vector<uint8_t> per_node(cs.size(), 0);
+  bool any_per_node = false;
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const Constraint& c = cs[i];
+    if (c.hostname || c.matcher < 0) continue;
+    const std::vector<int64_t>* sums = nullptr;
+    if (!(c.honor_affinity && st.affinity_applies) && !c.honor_taints && (!st.require_all || cs.size() == 1))
+      sums = snap.topology_domain_sums(static_cast<uint32_t>(c.matcher), c.key);
+    if (sums && tallies[i].set_from_sums(*sums, !st.require_all)) continue;
+    per_node[i] = 1;
+    any_per_node = true;
+  }
+  for (uint32_t n = 0; any_per_node && n < s.num_nodes; ++n) {
     if (st.require_all && !has_all_keys(s, cs, n)) continue;
     for (size_t i = 0; i < cs.size(); ++i) {
-      if (cs[i].hostname || !included(s, st, arena.data(), cs[i], n)) continue;
+      if (!per_node[i] || !included(s, st, arena.data(), cs[i], n)) continue;
       tallies[i].add_if_registered(s, n, node_count(s, cs[i], n));
     }
   }

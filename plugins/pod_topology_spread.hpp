@@ -129,6 +129,34 @@ struct PodTopologySpread {
     return static_cast<int64_t>(round(sum));  // Go's math.Round: half away from zero
   }
 
+  // The node's score class (plugin_api.hpp): score() reads, per soft
+  // constraint, whether the node has the key and either its own counter
+  // (hostname) or its value's domain table entry; the class is those
+  // (the value id standing for its domain), packed 32 bits per constraint,
+  // from the constraints as prepare left them (prescore_feasible adds only
+  // weights and tables). Up to two constraints (System defaults have two).
+  static bool score_class(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node,
+                          uint64_t& cls) {
+    if (st.soft_prepared.count > 2) return false;
+    const Constraint* cs = st.soft_prepared.data(arena);
+    uint64_t packed = 0;
+    bool missing = false;
+    for (uint32_t i = 0; i < st.soft_prepared.count; ++i) {
+      const Constraint& c = cs[i];
+      const int32_t v = node_value(s, c, node);
+      uint32_t part = UINT32_MAX;  // no term for this constraint
+      if (v == kNoId)
+        missing = true;
+      else if (c.hostname)
+        part = c.matcher < 0 ? 0 : static_cast<uint32_t>(s.topology_count(static_cast<uint32_t>(c.matcher), node));
+      else
+        part = static_cast<uint32_t>(v);
+      packed = packed << 32 | part;
+    }
+    cls = st.require_all && missing ? UINT64_MAX : packed;  // an ignored node
+    return true;
+  }
+
   static void reasons(uint64_t bits, const Snapshot& snap, const State& st, const uint8_t* arena, uint32_t node,
                       std::vector<std::string>& out);
 };

@@ -226,7 +226,12 @@ FlushReason BatchCache::check_header(const Snapshot& snap, const ProfilePlan& pl
   if (!same_lists || query.candidates != query_.candidates || !query.score_error.empty())
     return FlushReason::kPodIncompatible;
   if (!filters_equal(query)) return FlushReason::kFilterChanged;
-  return FlushReason::kCount;  // no reason: the header and every Filter input match
+  // A grouped Score plugin's classes come from what its prepare wrote: the
+  // same bytes keep every untouched node in its group.
+  for (uint32_t slot = 0; slot < b.num_scores; ++slot)
+    if (grouped_[slot] && !plugin_equal(b.scores[slot], prepared_, query_, b, query, false))
+      return FlushReason::kFilterChanged;
+  return FlushReason::kCount;  // no reason: the header, every Filter input and the groups match
 }
 
 bool BatchCache::filters_equal(const PodQuery& query) const {
@@ -240,80 +245,215 @@ bool BatchCache::is_candidate(uint32_t node) const {
   return std::binary_search(query_.candidates->begin(), query_.candidates->end(), node);
 }
 
-void BatchCache::collect_changed(const Snapshot& snap) {
-  const std::vector<uint32_t>& log = snap.mutation_log();
-  changed_.assign(log.begin() + static_cast<std::ptrdiff_t>(log_position_), log.end());
-  std::sort(changed_.begin(), changed_.end());
-  changed_.erase(std::unique(changed_.begin(), changed_.end()), changed_.end());
-}
-
-FlushReason BatchCache::would_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const {
+// Everything a hit needs to know before it changes anything: the changed
+// nodes, which cached entries they touch or remove, where the touched ones
+// go among the groups; or why the pod is a miss.
+FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query,
+                                 HitPlan& out) const {
   const FlushReason header = check_header(snap, plan, query);
   if (header != FlushReason::kCount) return header;
   const std::vector<uint32_t>& log = snap.mutation_log();
-  std::vector<uint32_t> changed(log.begin() + static_cast<std::ptrdiff_t>(log_position_), log.end());
-  std::sort(changed.begin(), changed.end());
-  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
-  if (changed.size() > live_ / 2 + 1) return FlushReason::kTooManyChanges;
+  out.changed.assign(log.begin() + static_cast<std::ptrdiff_t>(log_position_), log.end());
+  std::sort(out.changed.begin(), out.changed.end());
+  out.changed.erase(std::unique(out.changed.begin(), out.changed.end()), out.changed.end());
+  // Past this many changed nodes a full pass is as cheap.
+  if (out.changed.size() > live_ / 2 + 1) return FlushReason::kTooManyChanges;
   const SnapshotView s = snap.view();
   const PodQueryView v = query.view();
-  uint32_t live = live_;
-  for (uint32_t n : changed) {
+  // Filter again the changed nodes only: every other node's Filter inputs
+  // (its columns and the Filter plugins' bytes) are as they were.
+  out.touched.clear();
+  out.leaving.clear();
+  out.moved_to.clear();
+  out.moved_new.clear();
+  out.new_classes.clear();
+  for (uint32_t n : out.changed) {
     if (!is_candidate(n)) continue;
     const bool feasible = filter_node(s, v, n).feasible();
     const uint32_t pos = position_of_[n];
     const bool cached = pos != kNone && alive_[pos];
     if (feasible && !cached) return FlushReason::kNodeBecameFeasible;
-    if (!feasible && cached) --live;
+    if (!cached) continue;
+    out.touched.push_back(pos);
+    if (!feasible) {
+      out.leaving.push_back(pos);
+      out.moved_to.push_back(kLeaves);
+      out.moved_new.push_back(0);
+      continue;
+    }
+    // A node's classes change with its own columns only (a counter).
+    Classes cls{};
+    if (num_grouped_ && !classes_of(s, v, n, cls)) return FlushReason::kTooManyChanges;
+    uint32_t g = num_grouped_ ? find_group(cls) : 0;
+    uint32_t fresh = 0;
+    if (g == kNone) {
+      const auto it = std::find(out.new_classes.begin(), out.new_classes.end(), cls);
+      fresh = static_cast<uint32_t>(it - out.new_classes.begin());
+      if (it == out.new_classes.end()) out.new_classes.push_back(cls);
+      if (groups_.size() + out.new_classes.size() > kMaxGroups ||
+          (groups_.size() + out.new_classes.size()) * leaves_ > kMaxGroupLeaves)
+        return FlushReason::kTooManyChanges;
+    }
+    out.moved_to.push_back(g);
+    out.moved_new.push_back(fresh);
   }
-  if (live < 2) return FlushReason::kEmptyList;
+  if (live_ - out.leaving.size() < 2) return FlushReason::kEmptyList;
   return FlushReason::kCount;
+}
+
+FlushReason BatchCache::would_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const {
+  HitPlan scratch;
+  return plan_hit(snap, plan, query, scratch);
+}
+
+// ---- groups -------------------------------------------------------------------
+
+bool BatchCache::classes_of(const SnapshotView& s, const PodQueryView& v, uint32_t node, Classes& out) const {
+  bool ok = true;
+  for (uint32_t slot = 0; slot < v.num_scores && ok; ++slot) {
+    if (!grouped_[slot]) continue;
+    visit_plugin(v.scores[slot], [&](auto p) {
+      using P = decltype(p);
+      if constexpr (kHasScoreClass<P>) ok = P::score_class(s, plugin_state<P>(v), v.arena, node, out[slot]);
+    });
+  }
+  return ok;
+}
+
+uint32_t BatchCache::find_group(const Classes& cls) const {
+  for (uint32_t g = 0; g < groups_.size(); ++g)
+    if (groups_[g].cls == cls) return g;
+  return kNone;
+}
+
+uint32_t BatchCache::add_group(const Classes& cls) {
+  Group g;
+  g.cls = cls;
+  g.tree.assign(2 * static_cast<size_t>(leaves_), kNone);
+  g.tied.assign(2 * static_cast<size_t>(leaves_), 0);
+  groups_.push_back(std::move(g));
+  return static_cast<uint32_t>(groups_.size() - 1);
+}
+
+// After a full evaluation: the score slots whose plugin has classes are
+// grouped when every live position has classes and the groups are few
+// enough; otherwise every slot is per node and there is one group.
+bool BatchCache::group_grouping(const SnapshotView& s, const PodQueryView& v) {
+  num_grouped_ = 0;
+  grouped_.fill(false);
+  for (uint32_t slot = 0; slot < v.num_scores; ++slot)
+    visit_plugin(v.scores[slot], [&](auto p) {
+      using P = decltype(p);
+      if constexpr (kHasScoreClass<P>) {
+        grouped_[slot] = true;
+        ++num_grouped_;
+      }
+    });
+  groups_.clear();
+  group_of_.assign(size_, 0);
+  if (num_grouped_) {
+    std::vector<std::pair<Classes, uint32_t>> keyed(size_);
+    bool ok = true;
+    for (uint32_t pos = 0; pos < size_ && ok; ++pos) {
+      keyed[pos].second = pos;
+      ok = classes_of(s, v, node_[pos], keyed[pos].first);
+    }
+    if (ok) {
+      std::sort(keyed.begin(), keyed.end());
+      std::vector<Classes> distinct;
+      for (uint32_t i = 0; i < size_; ++i) {
+        if (i == 0 || keyed[i].first != keyed[i - 1].first) distinct.push_back(keyed[i].first);
+        group_of_[keyed[i].second] = static_cast<uint32_t>(distinct.size() - 1);
+      }
+      ok = distinct.size() <= kMaxGroups && distinct.size() * leaves_ <= kMaxGroupLeaves;
+      if (ok)
+        for (const Classes& c : distinct) add_group(c);
+    }
+    if (!ok) {
+      num_grouped_ = 0;
+      grouped_.fill(false);
+      group_of_.assign(size_, 0);
+    }
+  }
+  if (!num_grouped_) add_group(Classes{});
+  for (uint32_t pos = 0; pos < size_; ++pos)
+    if (alive_[pos]) ++groups_[group_of_[pos]].members;
+  return num_grouped_ > 0;
+}
+
+// The grouped slots: one raw score per group (any member stands for the
+// group), their statistics over the groups with members (the same as over
+// the nodes: equal classes, equal scores), and each group's bonus.
+void BatchCache::score_groups(const SnapshotView& s, const PodQueryView& v, BatchCounters* counters) {
+  for (Group& g : groups_) g.bonus = 0;
+  for (uint32_t slot = 0; slot < v.num_scores; ++slot) {
+    if (!grouped_[slot]) continue;
+    NormStats norm = empty_norm_stats();
+    for (Group& g : groups_) {
+      if (!g.members) continue;
+      g.raw[slot] = run_score(v.scores[slot], s, v, node_[g.tree[1]]);
+      add_to_stats(norm, g.raw[slot]);
+    }
+    if (counters) counters->rescored_nodes += groups_.size();
+    for (Group& g : groups_)
+      if (g.members) g.bonus += normalize_score(v.normalize[slot], g.raw[slot], norm) * v.weights[slot];
+  }
 }
 
 // ---- a hit --------------------------------------------------------------------
 
+void BatchCache::SlotStats::enter(int64_t v) {
+  if (v == kIgnoredScore) return;
+  if (v < min) {
+    min = v;
+    at_min = 1;
+  } else if (v == min) {
+    ++at_min;
+  }
+  if (v > max) {
+    max = v;
+    at_max = 1;
+  } else if (v == max) {
+    ++at_max;
+  }
+}
+
+bool BatchCache::SlotStats::leave(int64_t v) {
+  if (v == kIgnoredScore) return false;
+  bool emptied = false;
+  if (v == min && --at_min == 0) emptied = true;
+  if (v == max && --at_max == 0) emptied = true;
+  return emptied;
+}
+
 bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery& query, BatchHit& hit,
                          FlushReason& why, BatchCounters& counters) {
-  why = check_header(snap, plan, query);
+  HitPlan& hp = plan_scratch_;
+  why = plan_hit(snap, plan, query, hp);
   if (why != FlushReason::kCount) return false;
-  collect_changed(snap);
-  // Past this many changed nodes a full pass is as cheap.
-  if (changed_.size() > live_ / 2 + 1) {
-    why = FlushReason::kTooManyChanges;
-    return false;
-  }
-  const SnapshotView s = snap.view();
-  // Filter again the changed nodes only: every other node's Filter inputs
-  // (its columns and the Filter plugins' bytes) are as they were.
-  touched_.clear();
-  leaving_.clear();
-  {
-    const PodQueryView v = query.view();
-    for (uint32_t n : changed_) {
-      if (!is_candidate(n)) continue;
-      const bool feasible = filter_node(s, v, n).feasible();
-      const uint32_t pos = position_of_[n];
-      const bool cached = pos != kNone && alive_[pos];
-      if (feasible && !cached) {
-        why = FlushReason::kNodeBecameFeasible;
-        return false;
-      }
-      if (!cached) continue;
-      touched_.push_back(pos);
-      if (!feasible) leaving_.push_back(pos);
-    }
-  }
-  if (live_ - leaving_.size() < 2) {
-    why = FlushReason::kEmptyList;
-    return false;
-  }
 
   // Committed: from here on the cache follows the new query.
-  counters.refiltered_nodes += changed_.size();
+  const SnapshotView s = snap.view();
+  counters.refiltered_nodes += hp.changed.size();
   const PodQueryView prepared = query.header;
-  for (uint32_t pos : leaving_) {
-    alive_[pos] = 0;
-    --live_;
+  std::vector<uint32_t> fresh_ids(hp.new_classes.size());
+  for (size_t i = 0; i < hp.new_classes.size(); ++i) fresh_ids[i] = add_group(hp.new_classes[i]);
+  // Touched positions leave their group (and the cache, when Filter now
+  // rejects them) or move to their new one; moved_to keeps the old group
+  // for the tree updates below.
+  for (size_t i = 0; i < hp.touched.size(); ++i) {
+    const uint32_t pos = hp.touched[i];
+    const uint32_t from = group_of_[pos];
+    const uint32_t to = hp.moved_to[i] == kNone ? fresh_ids[hp.moved_new[i]] : hp.moved_to[i];
+    --groups_[from].members;
+    hp.moved_to[i] = from;
+    if (to == kLeaves) {
+      alive_[pos] = 0;
+      --live_;
+      continue;
+    }
+    group_of_[pos] = to;
+    ++groups_[to].members;
   }
   // The feasible-set PreScore over the surviving entries, in the order the
   // full pass visits them.
@@ -325,14 +465,15 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   }
   const PodQueryView v = query.view();
 
-  // Slot by slot: raw scores (a plugin whose bytes are unchanged is scored
-  // again on the changed nodes only, any other on every entry), statistics,
-  // and the slot's weighted normalized contribution to each total. A slot
-  // whose statistics moved, or that was scored whole, refreshes every
-  // contribution; otherwise only the changed nodes'. Totals follow by
-  // difference (integer sums: the order does not matter).
+  // Per-node slots, one by one: raw scores (a plugin whose bytes are
+  // unchanged is scored again on the touched nodes only, any other on every
+  // entry), statistics, and the slot's weighted normalized contribution to
+  // each total. A slot whose statistics moved, or that was scored whole,
+  // refreshes every contribution; otherwise only the touched nodes'. Totals
+  // follow by difference (integer sums: the order does not matter).
   bool rekey_all = false;
   for (uint32_t slot = 0; slot < v.num_scores; ++slot) {
+    if (grouped_[slot]) continue;
     const uint8_t id = v.scores[slot];
     int64_t* raw = raw_.data() + static_cast<size_t>(slot) * size_;
     const bool stats_needed = needs_stats(v.normalize[slot]);
@@ -354,7 +495,7 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
       slot_all = true;
     } else {
       bool recount = false;
-      for (uint32_t pos : touched_) {
+      for (uint32_t pos : hp.touched) {
         const int64_t old = raw[pos];
         int64_t now = kIgnoredScore;  // a node leaving counts nowhere
         if (alive_[pos]) {
@@ -363,24 +504,8 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
           ++counters.rescored_nodes;
         }
         if (!stats_needed) continue;
-        // The old value leaves the statistics, the new one (if any) enters.
-        if (old != kIgnoredScore) {
-          if (old == st.min && --st.at_min == 0) recount = true;
-          if (old == st.max && --st.at_max == 0) recount = true;
-        }
-        if (now == kIgnoredScore) continue;
-        if (now < st.min) {
-          st.min = now;
-          st.at_min = 1;
-        } else if (now == st.min) {
-          ++st.at_min;
-        }
-        if (now > st.max) {
-          st.max = now;
-          st.at_max = 1;
-        } else if (now == st.max) {
-          ++st.at_max;
-        }
+        if (st.leave(old)) recount = true;
+        st.enter(now);
       }
       if (recount) st = slot_stats(slot);
       slot_all = stats_needed && (st.min != before.min || st.max != before.max);
@@ -399,24 +524,32 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
         if (alive_[pos]) refresh(pos);
       rekey_all = true;
     } else {
-      for (uint32_t pos : touched_)
+      for (uint32_t pos : hp.touched)
         if (alive_[pos]) refresh(pos);
     }
   }
 
   if (rekey_all) {
     ++counters.renormalizations;
-    rebuild_tree();
+    for (uint32_t g = 0; g < groups_.size(); ++g) rebuild_tree(g);
   } else {
-    for (uint32_t pos : touched_) update_tree(pos);
+    for (size_t i = 0; i < hp.touched.size(); ++i) {
+      const uint32_t pos = hp.touched[i];
+      update_tree(hp.moved_to[i], pos);  // the group it was in
+      if (alive_[pos] && group_of_[pos] != hp.moved_to[i]) update_tree(group_of_[pos], pos);
+    }
   }
+  // Grouped slots: scored once per group, after the trees (a group's best
+  // member stands for it).
+  if (num_grouped_) score_groups(s, v, &counters);
 
   query_ = std::move(query);
   prepared_ = prepared;
   log_position_ = snap.mutation_log().size();
-  const uint32_t best = best_position(query_.view(), counters);
+  int64_t total = 0;
+  const uint32_t best = best_position(query_.view(), counters, total);
   hit.chosen = static_cast<int32_t>(node_[best]);
-  hit.chosen_total = total_[best];
+  hit.chosen_total = total;
   hit.num_feasible = live_;
   ++counters.hint_used;
   return true;
@@ -425,91 +558,91 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
 BatchCache::SlotStats BatchCache::slot_stats(uint32_t slot) const {
   SlotStats st;
   const int64_t* raw = raw_.data() + static_cast<size_t>(slot) * size_;
-  for (uint32_t pos = 0; pos < size_; ++pos) {
-    if (!alive_[pos] || raw[pos] == kIgnoredScore) continue;
-    const int64_t r = raw[pos];
-    if (r < st.min) {
-      st.min = r;
-      st.at_min = 1;
-    } else if (r == st.min) {
-      ++st.at_min;
-    }
-    if (r > st.max) {
-      st.max = r;
-      st.at_max = 1;
-    } else if (r == st.max) {
-      ++st.at_max;
-    }
-  }
+  for (uint32_t pos = 0; pos < size_; ++pos)
+    if (alive_[pos]) st.enter(raw[pos]);
   return st;
 }
 
 // ---- the selection order ------------------------------------------------------
 
-bool BatchCache::better(uint32_t a, uint32_t b) const {
-  if (a == kNone || !alive_[a]) return false;
-  if (b == kNone || !alive_[b]) return true;
-  return total_[a] != total_[b] ? total_[a] > total_[b] : node_[a] < node_[b];
-}
-
-// The tree's nodes each carry how many live positions below them share
-// their best total. Positions are in the full pass's visiting order, which
-// without sampling (the cache never samples) is ascending node index, so the
-// k-th tied position from the left is the k-th tied node by index.
-uint32_t BatchCache::best_position(const PodQueryView& v, BatchCounters& counters) {
+// The best total over the groups, then the position of rank tie_rank among
+// the positions at that total across every group that reaches it. Positions
+// are in the full pass's visiting order, which without sampling (the cache
+// never samples) is ascending node index, so the k-th tied position from
+// the left is the k-th tied node by index; every group's tree has the same
+// leaves, so one walk down all of them finds it.
+uint32_t BatchCache::best_position(const PodQueryView& v, BatchCounters& counters, int64_t& total) {
+  int64_t best = INT64_MIN;
+  uint64_t tied = 0;
+  for (const Group& g : groups_) {
+    if (!g.members) continue;
+    const int64_t t = total_[g.tree[1]] + g.bonus;
+    if (t > best) {
+      best = t;
+      tied = g.tied[1];
+    } else if (t == best) {
+      tied += g.tied[1];
+    }
+  }
+  qualifying_.clear();
+  for (uint32_t gi = 0; gi < groups_.size(); ++gi)
+    if (groups_[gi].members && total_[groups_[gi].tree[1]] + groups_[gi].bonus == best) qualifying_.push_back(gi);
+  uint64_t k = tie_rank(tied, v);
+  if (v.tie_break == TieBreak::Random && tied > 1) counters.tied_nodes += tied;
   size_t i = 1;
-  const uint32_t top = tree_[1];
-  uint64_t k = tie_rank(tied_[1], v);
-  if (v.tie_break == TieBreak::Random && tied_[1] > 1) counters.tied_nodes += tied_[1];
-  const int64_t m = total_[top];
   while (i < leaves_) {
     const size_t l = 2 * i;
-    const uint32_t lp = tree_[l];
-    if (lp != kNone && alive_[lp] && total_[lp] == m) {
-      if (k < tied_[l]) {
-        i = l;
-        continue;
-      }
-      k -= tied_[l];
+    uint64_t left = 0;
+    for (uint32_t gi : qualifying_) {
+      const Group& g = groups_[gi];
+      const uint32_t lp = g.tree[l];
+      if (present(lp) && total_[lp] + g.bonus == best) left += g.tied[l];
     }
-    i = l + 1;
+    if (k < left) {
+      i = l;
+    } else {
+      k -= left;
+      i = l + 1;
+    }
   }
-  return tree_[i];
+  total = best;
+  return static_cast<uint32_t>(i - leaves_);
 }
 
-void BatchCache::combine(size_t i) {
-  const uint32_t l = tree_[2 * i], r = tree_[2 * i + 1];
-  const bool lv = l != kNone && alive_[l], rv = r != kNone && alive_[r];
+void BatchCache::combine(Group& g, size_t i) const {
+  const uint32_t l = g.tree[2 * i], r = g.tree[2 * i + 1];
+  const bool lv = present(l), rv = present(r);
   if (lv && rv && total_[l] == total_[r]) {
-    tree_[i] = node_[l] < node_[r] ? l : r;
-    tied_[i] = tied_[2 * i] + tied_[2 * i + 1];
-  } else if (better(r, l)) {
-    tree_[i] = r;
-    tied_[i] = tied_[2 * i + 1];
+    g.tree[i] = node_[l] < node_[r] ? l : r;
+    g.tied[i] = g.tied[2 * i] + g.tied[2 * i + 1];
+  } else if (rv && (!lv || total_[r] > total_[l])) {
+    g.tree[i] = r;
+    g.tied[i] = g.tied[2 * i + 1];
   } else {
-    tree_[i] = l;
-    tied_[i] = lv ? tied_[2 * i] : 0;
+    g.tree[i] = lv ? l : kNone;
+    g.tied[i] = lv ? g.tied[2 * i] : 0;
   }
 }
 
-void BatchCache::rebuild_tree() {
-  leaves_ = 1;
-  while (leaves_ < size_) leaves_ *= 2;
-  tree_.assign(2 * static_cast<size_t>(leaves_), kNone);
-  tied_.assign(2 * static_cast<size_t>(leaves_), 0);
+void BatchCache::rebuild_tree(uint32_t gi) {
+  Group& g = groups_[gi];
+  std::fill(g.tree.begin(), g.tree.end(), kNone);
+  std::fill(g.tied.begin(), g.tied.end(), 0);
   for (uint32_t pos = 0; pos < size_; ++pos)
-    if (alive_[pos]) {
-      tree_[leaves_ + pos] = pos;
-      tied_[leaves_ + pos] = 1;
+    if (alive_[pos] && group_of_[pos] == gi) {
+      g.tree[leaves_ + pos] = pos;
+      g.tied[leaves_ + pos] = 1;
     }
-  for (size_t i = leaves_ - 1; i >= 1; --i) combine(i);
+  for (size_t i = leaves_ - 1; i >= 1; --i) combine(g, i);
 }
 
-void BatchCache::update_tree(uint32_t pos) {
+void BatchCache::update_tree(uint32_t gi, uint32_t pos) {
+  Group& g = groups_[gi];
   size_t i = static_cast<size_t>(leaves_) + pos;
-  tree_[i] = alive_[pos] ? pos : kNone;
-  tied_[i] = alive_[pos] ? 1 : 0;
-  for (i /= 2; i >= 1; i /= 2) combine(i);
+  const bool member = alive_[pos] && group_of_[pos] == gi;
+  g.tree[i] = member ? pos : kNone;
+  g.tied[i] = member ? 1 : 0;
+  for (i /= 2; i >= 1; i /= 2) combine(g, i);
 }
 
 // ---- a miss's evaluation becomes the state -----------------------------------------
@@ -525,12 +658,17 @@ void BatchCache::store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&&
   position_of_.assign(snap.num_nodes(), kNone);
   for (uint32_t pos = 0; pos < F; ++pos) position_of_[node_[pos]] = pos;
   raw_ = result.raw_scores;
-  for (uint32_t slot = 0; slot < v.num_scores; ++slot) stats_[slot] = slot_stats(slot);
-  // Each slot's weighted normalized scores, summed as weighted_total sums
-  // them: the totals are the backend's.
+  leaves_ = 1;
+  while (leaves_ < size_) leaves_ *= 2;
+  const SnapshotView s = snap.view();
+  group_grouping(s, v);
+  // Per-node slots: each one's weighted normalized scores, summed as
+  // weighted_total sums them (the grouped slots' part is the groups' bonus).
   contrib_.resize(static_cast<size_t>(v.num_scores) * F);
   total_.assign(F, 0);
   for (uint32_t slot = 0; slot < v.num_scores; ++slot) {
+    stats_[slot] = slot_stats(slot);
+    if (grouped_[slot]) continue;
     const NormStats norm{stats_[slot].min, stats_[slot].max};
     for (uint32_t pos = 0; pos < F; ++pos) {
       const size_t at = static_cast<size_t>(slot) * F + pos;
@@ -538,7 +676,8 @@ void BatchCache::store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&&
       total_[pos] += contrib_[at];
     }
   }
-  rebuild_tree();
+  for (uint32_t g = 0; g < groups_.size(); ++g) rebuild_tree(g);
+  if (num_grouped_) score_groups(s, v, nullptr);
 
   valid_ = true;
   plan_ = &plan;

@@ -127,25 +127,74 @@ class BatchCache {
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr uint32_t kLeaves = UINT32_MAX - 1;  // HitPlan::moved_to: Filter now rejects it
+  // Groups (below) are tournament trees over every position: their number
+  // times the positions is bounded (memory), and so is their number (the
+  // per-pod work is linear in it).
+  static constexpr size_t kMaxGroups = 64;
+  static constexpr size_t kMaxGroupLeaves = size_t(1) << 22;
 
   // Min and max of one score slot over the live entries (ignored scores left
   // out, as add_to_stats does), with how many entries sit at each.
   struct SlotStats {
     int64_t min = INT64_MAX, max = INT64_MIN;
     uint32_t at_min = 0, at_max = 0;
+    // A value enters or leaves the set; leave() says whether a bound lost its
+    // last entry (the caller then recounts).
+    void enter(int64_t v);
+    bool leave(int64_t v);
+  };
+
+  using Classes = std::array<uint64_t, kMaxProfilePlugins>;  // by score slot; grouped slots only
+
+  // A group: the live positions whose grouped score slots (plugins with a
+  // score_class) have the same classes, so the same raw scores for those
+  // slots. A grouped slot is scored once per group, and a position's total
+  // is its per-node slots' sum (total_) plus its group's `bonus`: a change
+  // of a grouped slot's tables (PodTopologySpread's counts after every
+  // placement) costs one score per group, not one per node. Without grouped
+  // slots there is one group holding every live position.
+  struct Group {
+    Classes cls{};
+    std::array<int64_t, kMaxProfilePlugins> raw{};  // grouped slots' raw scores
+    uint32_t members = 0;                           // live positions
+    int64_t bonus = 0;                              // grouped slots' weighted normalized scores
+    // A tournament tree over positions, by total_ (higher first) then node
+    // (lower first), of the group's members: tree[1] is its best position;
+    // tied[i] counts the members under i that share tree[i]'s total, so the
+    // random tie-break's rank is found in one walk down (best_position).
+    std::vector<uint32_t> tree;
+    std::vector<uint32_t> tied;
+  };
+
+  // What a hit would do, worked out before anything changes.
+  struct HitPlan {
+    std::vector<uint32_t> changed;  // nodes in the mutation log since, sorted, unique
+    std::vector<uint32_t> touched;  // cached positions whose node changed
+    std::vector<uint32_t> leaving;  // of those, the ones Filter now rejects
+    // Per touched position: the group it moves to (kNone: the new_classes
+    // entry at index moved_new[i]; kLeaves: it leaves the cache).
+    std::vector<uint32_t> moved_to, moved_new;
+    std::vector<Classes> new_classes;
   };
 
   FlushReason check_header(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const;
   bool filters_equal(const PodQuery& query) const;
-  void collect_changed(const Snapshot& snap);
   bool is_candidate(uint32_t node) const;
+  FlushReason plan_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query, HitPlan& out) const;
+
+  bool classes_of(const SnapshotView& s, const PodQueryView& v, uint32_t node, Classes& out) const;
+  uint32_t find_group(const Classes& cls) const;
+  uint32_t add_group(const Classes& cls);
+  bool group_grouping(const SnapshotView& s, const PodQueryView& v);
+  void score_groups(const SnapshotView& s, const PodQueryView& v, BatchCounters* counters);
 
   SlotStats slot_stats(uint32_t slot) const;
-  void rebuild_tree();
-  void update_tree(uint32_t pos);
-  bool better(uint32_t a, uint32_t b) const;
-  uint32_t best_position(const PodQueryView& v, BatchCounters& counters);
-  void combine(size_t i);
+  void rebuild_tree(uint32_t g);
+  void update_tree(uint32_t g, uint32_t pos);
+  void combine(Group& g, size_t i) const;
+  bool present(uint32_t pos) const { return pos != kNone && alive_[pos]; }
+  uint32_t best_position(const PodQueryView& v, BatchCounters& counters, int64_t& total);
 
   bool valid_ = false;
   const ProfilePlan* plan_ = nullptr;
@@ -161,21 +210,19 @@ class BatchCache {
   std::vector<uint32_t> node_;
   std::vector<uint8_t> alive_;
   std::vector<uint32_t> position_of_;  // node -> position, kNone when not cached
-  std::vector<int64_t> raw_;           // [slot * size_ + pos]
-  std::vector<int64_t> contrib_;       // [slot * size_ + pos]: normalized x weight
-  std::vector<int64_t> total_;         // sum of the pos's contributions
+  std::vector<int64_t> raw_;           // [slot * size_ + pos]; per-node slots only after store
+  std::vector<int64_t> contrib_;       // [slot * size_ + pos]: normalized x weight (per-node slots)
+  std::vector<int64_t> total_;         // sum of the pos's per-node contributions
   std::array<SlotStats, kMaxProfilePlugins> stats_{};
-  // A tournament tree over positions, by total (higher first) then node
-  // (lower first): tree_[1] is the best live position, the answer for
-  // --tie-break first; tied_[i] counts the live positions under i that share
-  // tree_[i]'s total, so the random tie-break's rank among the nodes tied at
-  // the top is found in one walk down (best_position).
-  uint32_t leaves_ = 0;
-  std::vector<uint32_t> tree_;
-  std::vector<uint32_t> tied_;
+  std::array<bool, kMaxProfilePlugins> grouped_{};  // by score slot
+  uint32_t num_grouped_ = 0;
+  std::vector<uint32_t> group_of_;  // by position
+  std::vector<Group> groups_;
+  uint32_t leaves_ = 0;  // every group's tree has this many leaves
 
   // Scratch, reused across pods.
-  std::vector<uint32_t> changed_, touched_, leaving_, feasible_list_;
+  HitPlan plan_scratch_;
+  std::vector<uint32_t> feasible_list_, qualifying_;
 };
 
 }  // namespace bulkscore

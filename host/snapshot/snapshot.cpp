@@ -87,6 +87,8 @@ uint64_t Snapshot::fresh_structure_version() {
 void Snapshot::structural_change() {
   identity_.version = fresh_structure_version();
   identity_.log.clear();
+  // Nodes and dense columns may have moved: the per-domain sums follow.
+  for (DomainSums& d : domain_sums_) recount_domain_sums(d);
 }
 
 namespace {
@@ -1232,8 +1234,42 @@ void Snapshot::rerank_affinity_terms() {
 
 
 void Snapshot::count_pod(uint32_t slot, uint32_t node, int32_t delta) {
-  for (uint32_t m = 0; m < matchers_.size(); ++m)
-    if (topology_matcher_counts_slot(m, slot)) topology_counts_[static_cast<size_t>(m) * num_nodes_ + node] += delta;
+  for (uint32_t m = 0; m < matchers_.size(); ++m) {
+    if (!topology_matcher_counts_slot(m, slot)) continue;
+    topology_counts_[static_cast<size_t>(m) * num_nodes_ + node] += delta;
+    for (DomainSums& d : domain_sums_) {
+      if (d.matcher != m || d.slot < 0) continue;
+      const int32_t r = dense_label_ranks_[static_cast<size_t>(d.slot) * num_nodes_ + node];
+      d.by_rank[r < 0 ? d.by_rank.size() - 1 : static_cast<size_t>(r)] += delta;
+    }
+  }
+}
+
+void Snapshot::recount_domain_sums(DomainSums& d) const {
+  d.slot = dense_label_slot(d.key);
+  d.by_rank.clear();
+  if (d.slot < 0) return;
+  d.by_rank.assign(dense_label_values(d.slot).size() + 1, 0);
+  for (uint32_t n = 0; n < num_nodes_; ++n) {
+    const int32_t r = dense_label_ranks_[static_cast<size_t>(d.slot) * num_nodes_ + n];
+    d.by_rank[r < 0 ? d.by_rank.size() - 1 : static_cast<size_t>(r)] +=
+        topology_counts_[static_cast<size_t>(d.matcher) * num_nodes_ + n];
+  }
+}
+
+void Snapshot::register_topology_domain_sums(uint32_t matcher, int32_t key) {
+  if (key == kNoId || matcher >= matchers_.size()) return;
+  for (const DomainSums& d : domain_sums_)
+    if (d.matcher == matcher && d.key == key) return;
+  DomainSums d{matcher, key, -1, {}};
+  recount_domain_sums(d);
+  domain_sums_.push_back(std::move(d));
+}
+
+const std::vector<int64_t>* Snapshot::topology_domain_sums(uint32_t matcher, int32_t key) const {
+  for (const DomainSums& d : domain_sums_)
+    if (d.matcher == matcher && d.key == key) return d.slot < 0 ? nullptr : &d.by_rank;
+  return nullptr;
 }
 
 // ---- Snapshot: the column table ---------------------------------------------

@@ -373,6 +373,17 @@ class Snapshot {
   // Whether matcher `m` counts the pod in `slot` (recounting, tests).
   bool topology_matcher_counts_slot(uint32_t m, uint32_t slot) const;
 
+  // A matcher's counters summed per value of a label key that has a dense
+  // column: sums[r] over the nodes whose value has rank r
+  // (dense_label_values), and a last entry for the nodes without the key.
+  // PodTopologySpread's per-domain counts then cost a read per domain, not a
+  // pass over the nodes. Registered (first count O(nodes)) before prepare,
+  // kept current by every pod mutation and recounted on every structural
+  // change. topology_domain_sums returns nullptr for a combination never
+  // registered, or whose key has no dense column (now).
+  void register_topology_domain_sums(uint32_t matcher, int32_t key);
+  const std::vector<int64_t>* topology_domain_sums(uint32_t matcher, int32_t key) const;
+
   // ---- existing pods' pod (anti-)affinity terms -------------------------------
   // Every pod (anti-)affinity term of the pods on the nodes, grouped by the
   // term itself: the pods of one workload share their terms, so
@@ -609,6 +620,14 @@ class Snapshot {
   void index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign);
   // Lays every group's by_rank out anew (after the dense columns changed).
   void rerank_affinity_terms();
+  struct DomainSums {
+    uint32_t matcher;
+    int32_t key;
+    int32_t slot;                 // the key's dense column, -1 when it has none (sums empty)
+    std::vector<int64_t> by_rank;  // + the nodes without the key, last
+  };
+  std::vector<DomainSums> domain_sums_;
+  void recount_domain_sums(DomainSums& d) const;
   // Builds (when dense enough) or drops one group's by_rank from its domains.
   void rank_affinity_term(ExistingAffinityTerm& g);
   // The value id of label `key` on node n, kNoId when absent (host columns).
