@@ -18,6 +18,14 @@
 //     // feasible nodes (tables over their topology domains, say), after
 //     // Filter and before Score, appending its tables to the arena.
 //     static void prescore_feasible(const Snapshot&, State&, Arena&, const uint32_t* feasible, uint32_t count);
+//     // Host, optional with kPreScoreFeasible: prescore_feasible's tables
+//     // derived from `prev`'s (a query whose prepare wrote the same bytes,
+//     // over a feasible set that has since lost the nodes `left` and gained
+//     // none, `count` remaining, with only pods and resources changed on the
+//     // nodes since). False where it cannot: the caller runs prescore_feasible.
+//     static bool prescore_feasible_since(const Snapshot&, State&, Arena&, const State& prev,
+//                                         const uint8_t* prev_arena, const uint32_t* left, uint32_t n_left,
+//                                         uint32_t count);
 //     // Host, optional: the node's score class, for the batch cache
 //     // (docs/batching.md): nodes of one class get equal scores under any
 //     // tables prescore_feasible builds, and the class reads only what
@@ -162,6 +170,14 @@ template <class P>
 struct HasScoreClass<P, std::void_t<decltype(&P::score_class)>> : std::true_type {};
 template <class P>
 constexpr bool kHasScoreClass = HasScoreClass<P>::value;
+
+// Whether plugin P has the optional prescore_feasible_since.
+template <class P, class = void>
+struct HasPreScoreFeasibleSince : std::false_type {};
+template <class P>
+struct HasPreScoreFeasibleSince<P, std::void_t<decltype(&P::prescore_feasible_since)>> : std::true_type {};
+template <class P>
+constexpr bool kHasPreScoreFeasibleSince = HasPreScoreFeasibleSince<P>::value;
 
 // Per-pod byte arena, built on the host during prepare.
 class Arena {

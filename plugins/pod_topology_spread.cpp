@@ -213,12 +213,17 @@ int64_t node_count(const SnapshotView& s, const Constraint& c, uint32_t n) {
 // (a node of it counts, or is feasible), even with a zero sum.
 class DomainTally {
  public:
+  struct Entry {
+    int64_t sum = 0;
+    int32_t nodes = 0;  // nodes that registered it
+  };
+
   DomainTally(const Snapshot& snap, const PodTopologySpread::State& st, const Constraint& c)
       : snap_(snap), st_(st), c_(c) {
     if (c.dense_slot >= 0) {
       const size_t buckets = snap.dense_label_values(c.dense_slot).size() + 1;  // + the missing key
       sum_.assign(buckets, 0);
-      exists_.assign(buckets, 0);
+      nodes_.assign(buckets, 0);
       empty_rank_ = st.empty_value == kNoId ? -1 : snap.dense_label_rank_of(c.dense_slot, st.empty_value);
     }
   }
@@ -226,20 +231,22 @@ class DomainTally {
   void add(const SnapshotView& s, uint32_t n, int64_t count) {
     if (c_.dense_slot >= 0) {
       const size_t b = bucket(s, n);
-      exists_[b] = 1;
+      ++nodes_[b];
       sum_[b] += count;
     } else {
-      by_domain_[PodTopologySpread::domain_of(st_, PodTopologySpread::node_value(s, c_, n))] += count;
+      Entry& e = by_domain_[PodTopologySpread::domain_of(st_, PodTopologySpread::node_value(s, c_, n))];
+      ++e.nodes;
+      e.sum += count;
     }
   }
   // Adds `count` to node n's domain if it is registered.
   void add_if_registered(const SnapshotView& s, uint32_t n, int64_t count) {
     if (c_.dense_slot >= 0) {
       const size_t b = bucket(s, n);
-      if (exists_[b]) sum_[b] += count;
+      if (nodes_[b]) sum_[b] += count;
     } else {
       const auto it = by_domain_.find(PodTopologySpread::domain_of(st_, PodTopologySpread::node_value(s, c_, n)));
-      if (it != by_domain_.end()) it->second += count;
+      if (it != by_domain_.end()) it->second.sum += count;
     }
   }
   // The registered domains' sums from Snapshot::topology_domain_sums (by
@@ -249,23 +256,33 @@ class DomainTally {
     if (c_.dense_slot < 0 || sums.size() != sum_.size()) return false;
     const size_t last = sum_.size() - 1;
     for (size_t b = 0; b < last; ++b)
-      if (exists_[b] && static_cast<int32_t>(b) != empty_rank_) sum_[b] += sums[b];
-    if (exists_[last])
-      sum_[last] += (missing_counts ? sums[last] : 0) + (empty_rank_ >= 0 ? sums[static_cast<size_t>(empty_rank_)] : 0);
+      if (nodes_[b]) sum_[b] += sums[b];
+    if (nodes_[last]) sum_[last] += domain_sum(sums, kNoId, missing_counts);
     return true;
   }
   // The registered domains and their sums ("" and a missing key are one domain).
-  std::map<int32_t, int64_t> domains() const {
+  std::map<int32_t, Entry> domains() const {
     if (c_.dense_slot < 0) return by_domain_;
-    std::map<int32_t, int64_t> out;
+    std::map<int32_t, Entry> out;
     const std::vector<int32_t>& values = snap_.dense_label_values(c_.dense_slot);
     for (size_t b = 0; b < sum_.size(); ++b) {
-      if (!exists_[b]) continue;
+      if (!nodes_[b]) continue;
       const int32_t d =
           b == values.size() ? kNoId : PodTopologySpread::domain_of(st_, values[b]);  // "" never has a bucket
-      out[d] += sum_[b];
+      out[d].sum += sum_[b];
+      out[d].nodes += nodes_[b];
     }
     return out;
+  }
+
+  // A domain's (a value id, kNoId for "" and the missing key) sum in
+  // Snapshot::topology_domain_sums of this constraint's key.
+  int64_t domain_sum(const std::vector<int64_t>& sums, int32_t domain, bool missing_counts) const {
+    if (domain != kNoId) {
+      const int32_t r = snap_.dense_label_rank_of(c_.dense_slot, domain);
+      return r < 0 ? 0 : sums[static_cast<size_t>(r)];
+    }
+    return (missing_counts ? sums.back() : 0) + (empty_rank_ >= 0 ? sums[static_cast<size_t>(empty_rank_)] : 0);
   }
 
  private:
@@ -279,16 +296,29 @@ class DomainTally {
   const PodTopologySpread::State& st_;
   const Constraint& c_;
   std::vector<int64_t> sum_;
-  std::vector<uint8_t> exists_;
+  std::vector<int32_t> nodes_;
   int32_t empty_rank_ = -1;  // rank of "" in the key's column, -1 if no node has it
-  std::map<int32_t, int64_t> by_domain_;
+  std::map<int32_t, Entry> by_domain_;
 };
 
-std::vector<DomainCount> to_table(const std::map<int32_t, int64_t>& m) {
+// A table for the arena; with `nodes`, each domain's registering nodes too
+// (Score's tables: prescore_feasible_since reads them).
+std::vector<DomainCount> to_table(const std::map<int32_t, DomainTally::Entry>& m, bool nodes) {
   std::vector<DomainCount> out;
   out.reserve(m.size());
-  for (const auto& [v, n] : m) out.push_back(DomainCount{v, 0, n});
+  for (const auto& [v, e] : m) out.push_back(DomainCount{v, nodes ? e.nodes : 0, e.sum});
   return out;
+}
+
+// Score's counts can come from the snapshot's per-domain sums: every node
+// with the key counts (no inclusion policy applies, and no other key can
+// make a node not count). The sums, or nullptr.
+const std::vector<int64_t>* score_sums(const Snapshot& snap, const PodTopologySpread::State& st, const Constraint& c,
+                                       size_t constraints) {
+  if (c.hostname || c.matcher < 0 || (c.honor_affinity && st.affinity_applies) || c.honor_taints ||
+      (st.require_all && constraints > 1))
+    return nullptr;
+  return snap.topology_domain_sums(static_cast<uint32_t>(c.matcher), c.key);
 }
 
 }  // namespace
@@ -347,16 +377,16 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
       for (size_t i = 0; i < cs.size(); ++i)
         if (included(s, st, arena.data(), cs[i], n)) tallies[i].add(s, n, node_count(s, cs[i], n));
     }
-    std::vector<std::map<int32_t, int64_t>> domains;
+    std::vector<std::map<int32_t, DomainTally::Entry>> domains;
     domains.reserve(tallies.size());
     for (const DomainTally& t : tallies) domains.push_back(t.domains());
     for (size_t i = 0; i < cs.size(); ++i) {
       int64_t min = INT32_MAX;  // upstream's critical paths start at MaxInt32
-      for (const auto& kv : domains[i]) min = std::min(min, kv.second);
+      for (const auto& kv : domains[i]) min = std::min(min, kv.second.sum);
       // Fewer domains than minDomains (none at all included): the global minimum is 0.
       if (static_cast<int64_t>(domains[i].size()) < hard[i].min_domains) min = 0;
       cs[i].min_match = min;
-      cs[i].domains = arena.push(to_table(domains[i]));
+      cs[i].domains = arena.push(to_table(domains[i], false));
     }
     st.hard = arena.push(cs);
   }
@@ -385,17 +415,12 @@ void PodTopologySpread::prescore_feasible(const Snapshot& snap, State& st, Arena
       if (!cs[i].hostname) tallies[i].add(s, n, 0);
   }
   // Counting over every node of the snapshot, into the registered domains:
-  // from the snapshot's per-domain sums where every node with the key
-  // counts (no inclusion policy applies, and no other key can make a node
-  // not count), else node by node.
+  // from the snapshot's per-domain sums where they serve, else node by node.
   std::vector<uint8_t> per_node(cs.size(), 0);
   bool any_per_node = false;
   for (size_t i = 0; i < cs.size(); ++i) {
-    const Constraint& c = cs[i];
-    if (c.hostname || c.matcher < 0) continue;
-    const std::vector<int64_t>* sums = nullptr;
-    if (!(c.honor_affinity && st.affinity_applies) && !c.honor_taints && (!st.require_all || cs.size() == 1))
-      sums = snap.topology_domain_sums(static_cast<uint32_t>(c.matcher), c.key);
+    if (cs[i].hostname) continue;
+    const std::vector<int64_t>* sums = score_sums(snap, st, cs[i], cs.size());
     if (sums && tallies[i].set_from_sums(*sums, !st.require_all)) continue;
     per_node[i] = 1;
     any_per_node = true;
@@ -408,12 +433,61 @@ void PodTopologySpread::prescore_feasible(const Snapshot& snap, State& st, Arena
     }
   }
   for (size_t i = 0; i < cs.size(); ++i) {
-    const std::map<int32_t, int64_t> domains = cs[i].hostname ? std::map<int32_t, int64_t>{} : tallies[i].domains();
-    const size_t size = cs[i].hostname ? count - ignored : domains.size();
+    const std::map<int32_t, DomainTally::Entry> domains =
+        cs[i].hostname ? std::map<int32_t, DomainTally::Entry>{} : tallies[i].domains();
+    cs[i].counted = count - ignored;
+    const size_t size = cs[i].hostname ? cs[i].counted : domains.size();
     cs[i].weight = std::log(static_cast<double>(size + 2));
-    cs[i].domains = arena.push(to_table(domains));
+    cs[i].domains = arena.push(to_table(domains, true));
   }
   st.soft = arena.push(cs);
+}
+
+bool PodTopologySpread::prescore_feasible_since(const Snapshot& snap, State& st, Arena& arena, const State& prev,
+                                                const uint8_t* prev_arena, const uint32_t* left, uint32_t n_left,
+                                                uint32_t count) {
+  if (st.soft_prepared.count == 0) return true;  // nothing to build, as prescore_feasible
+  if (prev.soft.count != st.soft_prepared.count) return false;
+  const SnapshotView s = snap.view();
+  // The pod's own constraints (equal to prev's as prepared), prev's tables.
+  std::vector<Constraint> cs(st.soft_prepared.data(arena.data()),
+                             st.soft_prepared.data(arena.data()) + st.soft_prepared.count);
+  const Constraint* before = prev.soft.data(prev_arena);
+  std::vector<std::vector<DomainCount>> tables(cs.size());
+  for (size_t i = 0; i < cs.size(); ++i) {
+    cs[i].counted = before[i].counted;
+    tables[i].assign(before[i].domains.data(prev_arena), before[i].domains.data(prev_arena) + before[i].domains.count);
+  }
+  // The leaving nodes leave the domains they registered (an ignored node
+  // registered none).
+  for (uint32_t k = 0; k < n_left; ++k) {
+    const uint32_t n = left[k];
+    if (st.require_all && !has_all_keys(s, cs, n)) continue;
+    for (size_t i = 0; i < cs.size(); ++i) {
+      --cs[i].counted;
+      if (cs[i].hostname) continue;
+      std::vector<DomainCount>& t = tables[i];
+      const int32_t d = domain_of(st, node_value(s, cs[i], n));
+      const auto it = std::lower_bound(t.begin(), t.end(), d,
+                                       [](const DomainCount& e, int32_t v) { return e.value < v; });
+      if (it == t.end() || it->value != d || it->nodes <= 0) return false;  // not prev's feasible set
+      if (--it->nodes == 0) t.erase(it);
+    }
+  }
+  for (size_t i = 0; i < cs.size(); ++i) {
+    if (!cs[i].hostname) {
+      const std::vector<int64_t>* sums = score_sums(snap, st, cs[i], cs.size());
+      if (!sums || cs[i].dense_slot < 0) return false;
+      const DomainTally tally(snap, st, cs[i]);
+      for (DomainCount& e : tables[i]) e.count = tally.domain_sum(*sums, e.value, !st.require_all);
+    }
+    const size_t size = cs[i].hostname ? cs[i].counted : tables[i].size();
+    cs[i].weight = std::log(static_cast<double>(size + 2));
+    cs[i].domains = arena.push(tables[i]);
+  }
+  (void)count;  // the feasible nodes not ignored are prev's minus the leaving ones
+  st.soft = arena.push(cs);
+  return true;
 }
 
 void PodTopologySpread::reasons(uint64_t bits, const Snapshot&, const State&, const uint8_t*, uint32_t,

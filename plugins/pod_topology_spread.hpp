@@ -51,7 +51,10 @@ struct PodTopologySpread {
     bool self_match;      // the selector matches the incoming pod's labels
     bool honor_affinity;  // nodeAffinityPolicy Honor: only nodes matching the pod's required affinity count
     bool honor_taints;    // nodeTaintsPolicy Honor: only nodes without untolerated NoSchedule/NoExecute taints count
-    uint8_t padding_[4] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
+    // Score: the feasible nodes not ignored (hostname's domains, for the
+    // weight); 0 in Filter's constraints. Also keeps the struct free of
+    // implicit padding (a query is compared byte for byte).
+    uint32_t counted = 0;
     int64_t min_match;         // Filter: the global minimum (minDomains applied)
     double weight;             // Score: log(domains + 2)
     // Matching pods per domain (value id of the key; kNoId is the "" value,
@@ -81,6 +84,13 @@ struct PodTopologySpread {
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
   static void prescore_feasible(const Snapshot& snap, State& st, Arena& arena, const uint32_t* feasible,
                                 uint32_t count);
+  // The same tables from an earlier query's (plugin_api.hpp): its feasible
+  // nodes minus `left`, with only pods changed since. The domains' node
+  // counts drop with the leaving nodes, the counts come from the snapshot's
+  // per-domain sums; false where those cannot serve (inclusion policies).
+  static bool prescore_feasible_since(const Snapshot& snap, State& st, Arena& arena, const State& prev,
+                                      const uint8_t* prev_arena, const uint32_t* left, uint32_t n_left,
+                                      uint32_t count);
 
   static BULKSCORE_HD int32_t node_value(const SnapshotView& s, const Constraint& c, uint32_t node) {
     return c.key == kNoId ? kNoId : s.label_value(node, c.key, c.dense_slot);

@@ -15,7 +15,10 @@ namespace bulkscore::plugins {
 // A count (or summed weight) for one value id of a topology key.
 struct DomainCount {
   int32_t value;
-  int32_t padding_ = 0;  // explicit: a query is compared byte for byte (docs/batching.md)
+  // PodTopologySpread's Score tables: the feasible nodes that registered the
+  // domain (host bookkeeping for prescore_feasible_since); 0 elsewhere. A
+  // field, not implicit padding: a query is compared byte for byte.
+  int32_t nodes = 0;
   int64_t count;
 };
 

@@ -457,11 +457,23 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   }
   // The feasible-set PreScore over the surviving entries, in the order the
   // full pass visits them.
+  // A plugin whose prepare wrote what it wrote for the cached query updates
+  // the cached query's tables for the nodes that left (their domains) and
+  // the pods placed since (prescore_feasible_since); otherwise the tables
+  // are built again over the surviving entries.
   if (query.header.prescore_feasible) {
-    feasible_list_.clear();
-    for (uint32_t pos = 0; pos < size_; ++pos)
-      if (alive_[pos]) feasible_list_.push_back(node_[pos]);
-    run_feasible_prescore(snap, query, feasible_list_.data(), static_cast<uint32_t>(feasible_list_.size()));
+    left_nodes_.clear();
+    for (uint32_t pos : hp.leaving) left_nodes_.push_back(node_[pos]);
+    const auto same_prepare = [&](uint8_t id) {
+      return plugin_equal(id, prepared_, query_, prepared, query, false);
+    };
+    if (!run_feasible_prescore_since(snap, query, query_, left_nodes_.data(),
+                                     static_cast<uint32_t>(left_nodes_.size()), live_, same_prepare)) {
+      feasible_list_.clear();
+      for (uint32_t pos = 0; pos < size_; ++pos)
+        if (alive_[pos]) feasible_list_.push_back(node_[pos]);
+      run_feasible_prescore(snap, query, feasible_list_.data(), static_cast<uint32_t>(feasible_list_.size()));
+    }
   }
   const PodQueryView v = query.view();
 

@@ -222,7 +222,7 @@ class BatchCache {
 
   // Scratch, reused across pods.
   HitPlan plan_scratch_;
-  std::vector<uint32_t> feasible_list_, qualifying_;
+  std::vector<uint32_t> feasible_list_, left_nodes_, qualifying_;
 };
 
 }  // namespace bulkscore

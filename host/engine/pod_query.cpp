@@ -114,6 +114,33 @@ void run_feasible_prescore(const Snapshot& snap, PodQuery& query, const uint32_t
   }
 }
 
+bool run_feasible_prescore_since(const Snapshot& snap, PodQuery& query, const PodQuery& prev, const uint32_t* left,
+                                 uint32_t n_left, uint32_t count, const std::function<bool(uint8_t)>& same_prepare) {
+  PodQueryView& h = query.header;
+  if (!h.prescore_feasible) return true;
+  query.arena.truncate(query.prepared_arena_bytes);
+  query.feasible_ranges = {};
+  for (uint32_t slot = 0; slot < h.num_scores; ++slot) {
+    const uint8_t id = h.scores[slot];
+    const auto begin = static_cast<uint32_t>(query.arena.size());
+    bool done = true;
+    visit_plugin(id, [&](auto p) {
+      using P = decltype(p);
+      if constexpr (P::kPreScoreFeasible) {
+        if constexpr (kHasPreScoreFeasibleSince<P>)
+          done = same_prepare(id) && P::prescore_feasible_since(snap, state_of<P>(h.states), query.arena,
+                                                                 state_of<P>(prev.header.states), prev.arena.data(),
+                                                                 left, n_left, count);
+        else
+          done = false;
+      }
+    });
+    if (!done) return false;
+    query.feasible_ranges[id] = ArenaRange{begin, static_cast<uint32_t>(query.arena.size())};
+  }
+  return true;
+}
+
 void intern_pod_resources(Snapshot& snap, const Pod& pod) {
   for (const auto& kv : pod_requests(pod))
     if (kv.first != "pods") snap.intern_resource(kv.first);

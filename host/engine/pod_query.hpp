@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,6 +99,16 @@ void filter_reasons(uint8_t plugin, uint64_t bits, const Snapshot& snap, const P
 // between Filter and Score when query.header.prescore_feasible is set, and
 // only when they score (two or more feasible nodes, or explain).
 void run_feasible_prescore(const Snapshot& snap, PodQuery& query, const uint32_t* feasible, uint32_t count);
+
+// run_feasible_prescore from an earlier query's tables (`prev`, through its
+// feasible-set PreScore), for a feasible set that is prev's minus the nodes
+// `left` (`count` remaining) with only pods and resources changed since
+// (the batch cache): each plugin derives its tables from prev's
+// (prescore_feasible_since) when `same_prepare(id)` says its prepare wrote
+// the same bytes as prev's. False when some plugin cannot: then call
+// run_feasible_prescore.
+bool run_feasible_prescore_since(const Snapshot& snap, PodQuery& query, const PodQuery& prev, const uint32_t* left,
+                                 uint32_t n_left, uint32_t count, const std::function<bool(uint8_t)>& same_prepare);
 
 // `objects`: the Services, controllers and Namespaces (PodTopologySpread's
 // default selector); nullptr when there are none.
