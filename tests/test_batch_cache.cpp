@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <sstream>
 #include <string>
@@ -152,7 +153,8 @@ SchedulerConfig whole_config() {
 
 TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
   const SchedulerConfig configs[] = {parity_config(), whole_config()};
-  uint64_t hits = 0, attempts = 0, rescored = 0, renormalized = 0, whole_plugin = 0;
+  uint64_t hits = 0, attempts = 0, rescored = 0, renormalized = 0, whole_plugin = 0, group_scores = 0,
+           prescore_updates = 0;
   std::map<std::string, uint64_t> flushes;
   for (uint32_t seed = 0; seed < 48; ++seed) {
     SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0xba7c4ull, seed);
@@ -176,23 +178,112 @@ TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
       rescored += exact.counters.rescored_nodes;
       renormalized += exact.counters.renormalizations;
       whole_plugin += exact.counters.full_plugin_rescores;
+      group_scores += exact.counters.group_scores;
+      prescore_updates += exact.counters.prescore_updates;
       for (size_t r = 0; r < exact.counters.flushed.size(); ++r)
         flushes[flush_reason_name(static_cast<FlushReason>(r))] += exact.counters.flushed[r];
     }
   }
   std::printf(
       "[ batch ] %llu of %llu pods answered from the cache; %llu node scores recomputed, %llu renormalized, "
-      "%llu plugins re-scored whole\n",
+      "%llu plugins re-scored whole, %llu group scores, %llu PreScore tables updated\n",
       static_cast<unsigned long long>(hits), static_cast<unsigned long long>(attempts),
       static_cast<unsigned long long>(rescored), static_cast<unsigned long long>(renormalized),
-      static_cast<unsigned long long>(whole_plugin));
+      static_cast<unsigned long long>(whole_plugin), static_cast<unsigned long long>(group_scores),
+      static_cast<unsigned long long>(prescore_updates));
   for (const auto& [reason, n] : flushes)
     std::printf("[ batch ]   flushed %s: %llu\n", reason.c_str(), (unsigned long long)n);
   // The test must exercise the cache, not only misses.
   EXPECT_GT(hits, attempts / 4);
   EXPECT_GT(renormalized, 0u);
   EXPECT_GT(whole_plugin, 0u);
+  // Both ways of following PodTopologySpread's tables: per group of nodes
+  // with updated tables, and per node with rebuilt ones.
+  EXPECT_GT(group_scores, 0u);
+  EXPECT_GT(prescore_updates, 0u);
   EXPECT_GT(flushes["node_became_feasible"] + flushes["filter_changed"], 0u);
+}
+
+// PodTopologySpread's two contracts with the cache, on random clusters and
+// pods: tables derived from an earlier query's (prescore_feasible_since)
+// equal rebuilt ones byte for byte after pods came and went and feasible
+// nodes left, and nodes of one score class get one score.
+TEST(BatchCache, SpreadTablesFromTheCacheEqualRebuiltOnesAndClassesShareScores) {
+  using PTS = plugins::PodTopologySpread;
+  const uint8_t id = plugin_id<PTS>();
+  const SchedulerConfig& config = parity_config();
+  std::vector<std::string> schedulers;
+  for (const auto& p : config.profiles) schedulers.push_back(p.scheduler_name);
+  const ProfilePlan plan = make_profile_plan(config.profiles[0]);
+  uint64_t derived = 0, declined = 0, classed = 0;
+  for (uint32_t seed = 0; seed < 60; ++seed) {
+    SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x7ab1e5ull, seed);
+    const uint32_t nodes = 2 + static_cast<uint32_t>(rng.below(seed % 4 == 3 ? 300 : 60));
+    const Cluster cluster = random_cluster(rng, ClusterShape{nodes, 0, 0.05}, schedulers);
+    Snapshot snap = Snapshot::build(cluster.nodes, cluster.running_pods);
+    for (uint32_t i = 0; i < 40; ++i) {
+      Pod pod = random_pending_pod(rng, i, nodes, schedulers);
+      pod.scheduler_name = config.profiles[0].scheduler_name;
+      intern_pod_for_plan(snap, pod, plan, &cluster.objects);
+      PodQuery first = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, &cluster.objects);
+      if (first.rejected || !first.header.prescore_feasible) continue;
+      std::vector<uint32_t> feasible;
+      for (uint32_t n = 0; n < snap.num_nodes(); ++n)
+        if (filter_node(snap.view(), first.view(), n).feasible()) feasible.push_back(n);
+      if (feasible.size() < 2) continue;
+      run_feasible_prescore(snap, first, feasible.data(), static_cast<uint32_t>(feasible.size()));
+      // Pods of the same kind placed, one removed; some feasible nodes leave.
+      for (uint64_t k = rng.below(4); k-- > 0;) {
+        Pod copy = pod;
+        copy.name += "-placed-" + std::to_string(k);
+        snap.add_pod(copy, feasible[rng.below(feasible.size())]);
+      }
+      if (snap.num_pods() > 0 && rng.chance(0.5))
+        for (int tries = 0; tries < 8; ++tries) {
+          const auto pid = static_cast<uint32_t>(rng.below(snap.pod_id_bound()));
+          if (!snap.has_pod(pid)) continue;
+          snap.remove_pod(pid);
+          break;
+        }
+      std::vector<uint32_t> left, remaining;
+      for (uint32_t n : feasible) (rng.chance(0.2) ? left : remaining).push_back(n);
+      if (remaining.size() < 2) continue;
+
+      const PodQuery second = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, &cluster.objects);
+      PodQuery rebuilt = second, updated = second;
+      run_feasible_prescore(snap, rebuilt, remaining.data(), static_cast<uint32_t>(remaining.size()));
+      if (!run_feasible_prescore_since(snap, updated, first, left.data(), static_cast<uint32_t>(left.size()),
+                                       static_cast<uint32_t>(remaining.size()), [](uint8_t) { return true; })) {
+        ++declined;
+      } else {
+        ++derived;
+        const auto& a = state_of<PTS>(rebuilt.header.states);
+        const auto& b = state_of<PTS>(updated.header.states);
+        ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << "seed " << seed << " pod " << i;
+        const ArenaRange ra = rebuilt.feasible_ranges[id], rb = updated.feasible_ranges[id];
+        ASSERT_EQ(ra.end - ra.begin, rb.end - rb.begin) << "seed " << seed << " pod " << i;
+        ASSERT_EQ(std::memcmp(rebuilt.arena.data() + ra.begin, updated.arena.data() + rb.begin, ra.end - ra.begin), 0)
+            << "seed " << seed << " pod " << i << ": the tables differ";
+      }
+      // Score classes: one score per class.
+      const PodQueryView v = rebuilt.view();
+      std::map<uint64_t, int64_t> by_class;
+      for (uint32_t n : remaining) {
+        uint64_t cls = 0;
+        if (!PTS::score_class(snap.view(), state_of<PTS>(v.states), v.arena, n, cls)) break;
+        const int64_t score = run_score(id, snap.view(), v, n);
+        const auto [it, fresh] = by_class.emplace(cls, score);
+        ASSERT_EQ(it->second, score) << "seed " << seed << " pod " << i << " node " << n << ": class " << cls;
+        classed += fresh ? 0 : 1;
+      }
+    }
+  }
+  std::printf("[ batch ] spread tables: %llu derived and equal, %llu declined; %llu nodes shared a class\n",
+              static_cast<unsigned long long>(derived), static_cast<unsigned long long>(declined),
+              static_cast<unsigned long long>(classed));
+  EXPECT_GT(derived, 15u);
+  EXPECT_GT(declined, 0u);
+  EXPECT_GT(classed, 100u);
 }
 
 // Generated clusters (the quick start's kind: ReplicaSets, StatefulSets and

@@ -734,6 +734,69 @@ TEST(SnapshotPods, AddThenRemoveRestoresEveryColumnBitForBit) {
   EXPECT_EQ(snap.num_pods(), c.running_pods.size());
 }
 
+// The per-domain sums (PodTopologySpread's Score counts) equal a recount
+// from the per-node counters after pods come and go and nodes are added,
+// relabelled and removed.
+TEST(SnapshotPods, TopologyDomainSumsFollowEveryMutation) {
+  const Cluster c = generated(80, 200, 23);
+  Snapshot snap = Snapshot::build(c.nodes, c.running_pods);
+  const char* const kKeys[] = {"topology.kubernetes.io/zone", "kubernetes.io/hostname"};
+  LabelSelector every;
+  every.match_expressions.push_back({"app", "Exists", {}});
+  const std::string ns = c.running_pods.front().namespace_name;
+  const uint32_t m = snap.topology_matcher(ns, every);
+  for (const char* k : kKeys) snap.register_topology_domain_sums(m, snap.string_id(k));
+  const auto check = [&](const std::string& when) {
+    for (const char* k : kKeys) {
+      const int32_t key = snap.string_id(k);
+      const int32_t slot = snap.dense_label_slot(key);
+      const std::vector<int64_t>* sums = snap.topology_domain_sums(m, key);
+      ASSERT_EQ(sums != nullptr, slot >= 0) << when << ", " << k;
+      if (!sums) continue;
+      std::vector<int64_t> want(snap.dense_label_values(slot).size() + 1, 0);
+      const SnapshotView v = snap.view();
+      for (uint32_t n = 0; n < snap.num_nodes(); ++n) {
+        const int32_t r = v.dense_rank(slot, n);
+        want[r < 0 ? want.size() - 1 : static_cast<size_t>(r)] += v.topology_count(m, n);
+      }
+      ASSERT_EQ(*sums, want) << when << ", " << k;
+    }
+  };
+  ASSERT_NE(snap.topology_domain_sums(m, snap.string_id(kKeys[0])), nullptr);
+  check("after registration");
+  Rng rng(9);
+  for (int round = 0; round < 60; ++round) {
+    const std::string when = "round " + std::to_string(round);
+    const uint32_t what = rng.below(10);
+    if (what < 5) {
+      Pod pod = random_pod(rng, "extra-" + std::to_string(round), false);
+      pod.namespace_name = ns;
+      pod.labels["app"] = "x";
+      snap.add_pod(pod, rng.below(snap.num_nodes()));
+    } else if (what < 8) {
+      for (int tries = 0; tries < 8; ++tries) {
+        const uint32_t id = rng.below(snap.pod_id_bound());
+        if (!snap.has_pod(id)) continue;
+        snap.remove_pod(id);
+        break;
+      }
+    } else if (what < 9) {
+      Node n = c.nodes[rng.below(static_cast<uint32_t>(c.nodes.size()))];
+      if (snap.node_index(n.name) < 0) continue;
+      n.labels["topology.kubernetes.io/zone"] = "zone-moved-" + std::to_string(rng.below(2));  // structural
+      snap.update_node(n);
+    } else if (snap.num_nodes() > 2) {
+      snap.remove_node(snap.node_name(rng.below(snap.num_nodes())));
+    }
+    check(when);
+  }
+  Node added = c.nodes.front();
+  added.name = "added-node";
+  added.labels["kubernetes.io/hostname"] = added.name;
+  snap.add_node(added);
+  check("after add_node");
+}
+
 TEST(SnapshotPods, RemovingRunningPodsEqualsBuildingWithoutThem) {
   uint32_t seq = 0;
   Rng rng(11);

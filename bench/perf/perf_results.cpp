@@ -176,6 +176,8 @@ std::string perf_results_json(const PerfRunResult& result) {
       j.key("rescoredNodes").value(m.batch.rescored_nodes);
       j.key("pluginsRescoredWhole").value(m.batch.full_plugin_rescores);
       j.key("renormalizations").value(m.batch.renormalizations);
+      j.key("groupScores").value(m.batch.group_scores);
+      j.key("prescoreUpdates").value(m.batch.prescore_updates);
       j.end_object();
       j.key("windows").begin_array();
       for (double s : m.throughput.samples) j.value(s);

@@ -69,6 +69,8 @@ BatchCounters& BatchCounters::operator+=(const BatchCounters& o) {
   full_plugin_rescores += o.full_plugin_rescores;
   renormalizations += o.renormalizations;
   tied_nodes += o.tied_nodes;
+  group_scores += o.group_scores;
+  prescore_updates += o.prescore_updates;
   return *this;
 }
 
@@ -84,6 +86,8 @@ BatchCounters BatchCounters::since(const BatchCounters& e) const {
   d.full_plugin_rescores = full_plugin_rescores - e.full_plugin_rescores;
   d.renormalizations = renormalizations - e.renormalizations;
   d.tied_nodes = tied_nodes - e.tied_nodes;
+  d.group_scores = group_scores - e.group_scores;
+  d.prescore_updates = prescore_updates - e.prescore_updates;
   return d;
 }
 
@@ -149,6 +153,12 @@ std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCou
        &BatchCounters::renormalizations},
       {"bulkscore_batch_tied_nodes_total", "Cache hits' random tie-break: nodes tied at the highest total drawn among.",
        &BatchCounters::tied_nodes},
+      {"bulkscore_batch_group_scores_total",
+       "Cache hits' raw scores of Score plugins with score classes, computed once per group of nodes.",
+       &BatchCounters::group_scores},
+      {"bulkscore_batch_prescore_updates_total",
+       "Cache hits whose feasible-set PreScore tables were updated from the cached ones, not rebuilt.",
+       &BatchCounters::prescore_updates},
   };
   for (const auto& f : own) {
     family(f.name, f.help);
@@ -290,9 +300,11 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
       const auto it = std::find(out.new_classes.begin(), out.new_classes.end(), cls);
       fresh = static_cast<uint32_t>(it - out.new_classes.begin());
       if (it == out.new_classes.end()) out.new_classes.push_back(cls);
-      if (groups_.size() + out.new_classes.size() > kMaxGroups ||
-          (groups_.size() + out.new_classes.size()) * leaves_ > kMaxGroupLeaves)
-        return FlushReason::kTooManyChanges;
+      // New classes take the empty groups first (add_groups).
+      size_t empty = 0;
+      for (const Group& gr : groups_) empty += gr.members == 0 ? 1 : 0;
+      const size_t total = groups_.size() + (out.new_classes.size() > empty ? out.new_classes.size() - empty : 0);
+      if (total > kMaxGroups || total * leaves_ > kMaxGroupLeaves) return FlushReason::kTooManyChanges;
     }
     out.moved_to.push_back(g);
     out.moved_new.push_back(fresh);
@@ -320,10 +332,29 @@ bool BatchCache::classes_of(const SnapshotView& s, const PodQueryView& v, uint32
   return ok;
 }
 
+// A group with members only: an empty one may be given to another class
+// (add_groups).
 uint32_t BatchCache::find_group(const Classes& cls) const {
   for (uint32_t g = 0; g < groups_.size(); ++g)
-    if (groups_[g].cls == cls) return g;
+    if (groups_[g].members && groups_[g].cls == cls) return g;
   return kNone;
+}
+
+// Groups for new classes: the groups empty now (their trees hold no
+// position), then new ones.
+void BatchCache::add_groups(const std::vector<Classes>& classes, std::vector<uint32_t>& ids) {
+  ids.clear();
+  uint32_t g = 0;
+  for (const Classes& cls : classes) {
+    while (g < groups_.size() && groups_[g].members) ++g;
+    if (g < groups_.size()) {
+      groups_[g].cls = cls;
+      ids.push_back(g++);
+    } else {
+      ids.push_back(add_group(cls));
+      g = static_cast<uint32_t>(groups_.size());
+    }
+  }
 }
 
 uint32_t BatchCache::add_group(const Classes& cls) {
@@ -393,8 +424,8 @@ void BatchCache::score_groups(const SnapshotView& s, const PodQueryView& v, Batc
       if (!g.members) continue;
       g.raw[slot] = run_score(v.scores[slot], s, v, node_[g.tree[1]]);
       add_to_stats(norm, g.raw[slot]);
+      if (counters) ++counters->group_scores;
     }
-    if (counters) counters->rescored_nodes += groups_.size();
     for (Group& g : groups_)
       if (g.members) g.bonus += normalize_score(v.normalize[slot], g.raw[slot], norm) * v.weights[slot];
   }
@@ -436,8 +467,8 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   const SnapshotView s = snap.view();
   counters.refiltered_nodes += hp.changed.size();
   const PodQueryView prepared = query.header;
-  std::vector<uint32_t> fresh_ids(hp.new_classes.size());
-  for (size_t i = 0; i < hp.new_classes.size(); ++i) fresh_ids[i] = add_group(hp.new_classes[i]);
+  std::vector<uint32_t>& fresh_ids = fresh_ids_;
+  add_groups(hp.new_classes, fresh_ids);
   // Touched positions leave their group (and the cache, when Filter now
   // rejects them) or move to their new one; moved_to keeps the old group
   // for the tree updates below.
@@ -467,8 +498,10 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
     const auto same_prepare = [&](uint8_t id) {
       return plugin_equal(id, prepared_, query_, prepared, query, false);
     };
-    if (!run_feasible_prescore_since(snap, query, query_, left_nodes_.data(),
-                                     static_cast<uint32_t>(left_nodes_.size()), live_, same_prepare)) {
+    if (run_feasible_prescore_since(snap, query, query_, left_nodes_.data(),
+                                    static_cast<uint32_t>(left_nodes_.size()), live_, same_prepare)) {
+      ++counters.prescore_updates;
+    } else {
       feasible_list_.clear();
       for (uint32_t pos = 0; pos < size_; ++pos)
         if (alive_[pos]) feasible_list_.push_back(node_[pos]);

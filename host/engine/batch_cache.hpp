@@ -76,6 +76,8 @@ struct BatchCounters {
   uint64_t full_plugin_rescores = 0;  // a plugin re-scored on every cached node
   uint64_t renormalizations = 0;      // hits whose normalization changed: every total recomputed
   uint64_t tied_nodes = 0;            // random tie-break: tied nodes drawn among on hits (2 or more)
+  uint64_t group_scores = 0;          // grouped Score plugins' raw scores, one per group of nodes, on hits
+  uint64_t prescore_updates = 0;      // hits whose feasible-set PreScore tables were updated, not rebuilt
 
   BatchCounters& operator+=(const BatchCounters& o);
   // The counts since `earlier` (a copy taken before).
@@ -186,6 +188,7 @@ class BatchCache {
   bool classes_of(const SnapshotView& s, const PodQueryView& v, uint32_t node, Classes& out) const;
   uint32_t find_group(const Classes& cls) const;
   uint32_t add_group(const Classes& cls);
+  void add_groups(const std::vector<Classes>& classes, std::vector<uint32_t>& ids);
   bool group_grouping(const SnapshotView& s, const PodQueryView& v);
   void score_groups(const SnapshotView& s, const PodQueryView& v, BatchCounters* counters);
 
@@ -222,7 +225,7 @@ class BatchCache {
 
   // Scratch, reused across pods.
   HitPlan plan_scratch_;
-  std::vector<uint32_t> feasible_list_, left_nodes_, qualifying_;
+  std::vector<uint32_t> feasible_list_, left_nodes_, qualifying_, fresh_ids_;
 };
 
 }  // namespace bulkscore
