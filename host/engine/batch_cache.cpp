@@ -176,8 +176,8 @@ std::string batch_summary(Batching mode, const BatchCounters& c) {
     s += " (" + std::to_string(c.hint_not_used) + " hints not used, " + std::to_string(c.rescore_attempts) +
          " rescorings of the last chosen node)";
   else if (c.hint_used)
-    s += " (" + std::to_string(c.rescored_nodes) + " node scores recomputed, " + std::to_string(c.renormalizations) +
-         " renormalizations)";
+    s += " (" + std::to_string(c.rescored_nodes) + " node scores recomputed, " + std::to_string(c.group_scores) +
+         " group scores, " + std::to_string(c.renormalizations) + " renormalizations)";
   std::string flushes;
   for (size_t r = 0; r < c.flushed.size(); ++r)
     if (c.flushed[r])
