@@ -383,23 +383,30 @@ bool BatchCache::group_grouping(const SnapshotView& s, const PodQueryView& v) {
   groups_.clear();
   group_of_.assign(size_, 0);
   if (num_grouped_) {
-    std::vector<std::pair<Classes, uint32_t>> keyed(size_);
+    // Classes in order of first appearance; past the bound on groups, stop:
+    // O(positions x groups), groups few.
+    const size_t max_groups = std::min(kMaxGroups, kMaxGroupLeaves / leaves_);
+    std::vector<Classes> distinct;
+    Classes cls{};
+    uint32_t last = 0;
     bool ok = true;
     for (uint32_t pos = 0; pos < size_ && ok; ++pos) {
-      keyed[pos].second = pos;
-      ok = classes_of(s, v, node_[pos], keyed[pos].first);
-    }
-    if (ok) {
-      std::sort(keyed.begin(), keyed.end());
-      std::vector<Classes> distinct;
-      for (uint32_t i = 0; i < size_; ++i) {
-        if (i == 0 || keyed[i].first != keyed[i - 1].first) distinct.push_back(keyed[i].first);
-        group_of_[keyed[i].second] = static_cast<uint32_t>(distinct.size() - 1);
+      ok = classes_of(s, v, node_[pos], cls);
+      if (!ok) break;
+      if (last < distinct.size() && distinct[last] == cls) {
+        group_of_[pos] = last;
+        continue;
       }
-      ok = distinct.size() <= kMaxGroups && distinct.size() * leaves_ <= kMaxGroupLeaves;
-      if (ok)
-        for (const Classes& c : distinct) add_group(c);
+      const auto it = std::find(distinct.begin(), distinct.end(), cls);
+      last = static_cast<uint32_t>(it - distinct.begin());
+      if (it == distinct.end()) {
+        distinct.push_back(cls);
+        ok = distinct.size() <= max_groups;
+      }
+      group_of_[pos] = last;
     }
+    if (ok)
+      for (const Classes& c : distinct) add_group(c);
     if (!ok) {
       num_grouped_ = 0;
       grouped_.fill(false);
