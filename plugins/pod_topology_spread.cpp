@@ -419,7 +419,7 @@ void PodTopologySpread::prescore_feasible(const Snapshot& snap, State& st, Arena
   std::vector<uint8_t> per_node(cs.size(), 0);
   bool any_per_node = false;
   for (size_t i = 0; i < cs.size(); ++i) {
-    if (cs[i].hostname) continue;
+    if (cs[i].hostname || cs[i].matcher < 0) continue;  // a selector that counts no pod: zeros
     const std::vector<int64_t>* sums = score_sums(snap, st, cs[i], cs.size());
     if (sums && tallies[i].set_from_sums(*sums, !st.require_all)) continue;
     per_node[i] = 1;
@@ -475,7 +475,9 @@ bool PodTopologySpread::prescore_feasible_since(const Snapshot& snap, State& st,
     }
   }
   for (size_t i = 0; i < cs.size(); ++i) {
-    if (!cs[i].hostname) {
+    if (!cs[i].hostname && cs[i].matcher < 0) {
+      for (DomainCount& e : tables[i]) e.count = 0;  // a selector that counts no pod
+    } else if (!cs[i].hostname) {
       const std::vector<int64_t>* sums = score_sums(snap, st, cs[i], cs.size());
       if (!sums || cs[i].dense_slot < 0) return false;
       const DomainTally tally(snap, st, cs[i]);
