@@ -315,6 +315,22 @@ TEST(BatchCache, GeneratedWorkloadsDecideExactlyAsUnbatched) {
   }
 }
 
+// Pending pod p-<i> of the default scheduler, one container asking for
+// `cpu` milli-cpu and `memory` bytes.
+Pod pending_pod(uint32_t i, int64_t cpu, int64_t memory) {
+  Pod p;
+  p.namespace_name = "default";
+  p.name = "p-" + std::to_string(i);
+  p.phase = "Pending";
+  p.scheduler_name = "default-scheduler";
+  Container c;
+  c.name = "main";
+  c.requests["cpu"] = cpu;
+  c.requests["memory"] = memory;
+  p.containers.push_back(c);
+  return p;
+}
+
 // Identical pods on identical nodes: every pod is a hit after the first, and
 // the random tie-break spreads them as uniformly as a fresh draw would.
 TEST(BatchCache, IdenticalPodsAreHitsAfterTheFirst) {
@@ -327,19 +343,7 @@ TEST(BatchCache, IdenticalPodsAreHitsAfterTheFirst) {
     cluster.nodes.push_back(n);
   }
   std::vector<Pod> pods;
-  for (uint32_t i = 0; i < 200; ++i) {
-    Pod p;
-    p.namespace_name = "default";
-    p.name = "p-" + std::to_string(i);
-    p.phase = "Pending";
-    p.scheduler_name = "default-scheduler";
-    Container c;
-    c.name = "main";
-    c.requests["cpu"] = 100;
-    c.requests["memory"] = 64 * kMi;
-    p.containers.push_back(c);
-    pods.push_back(p);
-  }
+  for (uint32_t i = 0; i < 200; ++i) pods.push_back(pending_pod(i, 100, 64 * kMi));
   const Outcome off = run(default_scheduler_config(), cluster, pods, TieBreak::Random, Batching::Off, 1, 0.0);
   const Outcome exact = run(default_scheduler_config(), cluster, pods, TieBreak::Random, Batching::Exact, 1, 0.0);
   ASSERT_EQ(first_difference(pods, off.results, exact.results), "");
@@ -380,19 +384,7 @@ TEST(BatchCache, RandomTieBreakIsUniformOverTiedNodes) {
     cluster.nodes.push_back(n);
   }
   std::vector<Pod> pods;
-  for (uint32_t i = 0; i < 3; ++i) {
-    Pod p;
-    p.namespace_name = "default";
-    p.name = "p-" + std::to_string(i);
-    p.phase = "Pending";
-    p.scheduler_name = "default-scheduler";
-    Container c;
-    c.name = "main";
-    c.requests["cpu"] = 1000;
-    c.requests["memory"] = kGi;
-    p.containers.push_back(c);
-    pods.push_back(p);
-  }
+  for (uint32_t i = 0; i < 3; ++i) pods.push_back(pending_pod(i, 1000, kGi));
   const SchedulerConfig taints_only = parse_scheduler_config(R"(apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
