@@ -87,7 +87,8 @@ struct PodTopologySpread {
   // The same tables from an earlier query's (plugin_api.hpp): its feasible
   // nodes minus `left`, with only pods changed since. The domains' node
   // counts drop with the leaving nodes, the counts come from the snapshot's
-  // per-domain sums; false where those cannot serve (inclusion policies).
+  // per-domain sums; false where those cannot serve (an inclusion policy,
+  // several constraints under require_all, a key without a dense column).
   static bool prescore_feasible_since(const Snapshot& snap, State& st, Arena& arena, const State& prev,
                                       const uint8_t* prev_arena, const uint32_t* left, uint32_t n_left,
                                       uint32_t count);
@@ -144,7 +145,7 @@ struct PodTopologySpread {
   // (hostname) or its value's domain table entry; the class is those
   // (the value id standing for its domain), packed 32 bits per constraint,
   // from the constraints as prepare left them (prescore_feasible adds only
-  // weights and tables). Up to two constraints (System defaults have two).
+  // weights, `counted` and tables). Up to two constraints (System defaults have two).
   static bool score_class(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node,
                           uint64_t& cls) {
     if (st.soft_prepared.count > 2) return false;

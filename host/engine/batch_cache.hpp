@@ -14,7 +14,8 @@
 //    changed (the node the last pod was assumed on, and any other change).
 // A node is re-filtered and re-scored when it changed; a score plugin whose
 // bytes changed (PodTopologySpread's domain counts after a placement, say)
-// is re-scored on every cached node; a filter plugin whose bytes changed, a
+// is re-scored once per group of nodes of one score class, or else on every
+// cached node; a filter plugin whose bytes changed, a
 // node that became feasible, a structural snapshot change or sampling make
 // the pod a miss (a full evaluation, which then becomes the cache).
 // Normalization statistics are kept with the number of nodes at the min and
