@@ -211,6 +211,19 @@ int64_t node_count(const SnapshotView& s, const Constraint& c, uint32_t n) {
 // rank of the node's value in the key's dense column (O(1) per node), or by
 // domain id in a map for a key without one. A domain exists once registered
 // (a node of it counts, or is feasible), even with a zero sum.
+// A domain's (a value id; kNoId for "" and the missing key, one domain) sum
+// in Snapshot::topology_domain_sums of c's key (c.dense_slot >= 0); the
+// nodes without the key count when `missing_counts`.
+int64_t domain_sum(const Snapshot& snap, const PodTopologySpread::State& st, const Constraint& c,
+                   const std::vector<int64_t>& sums, int32_t domain, bool missing_counts) {
+  if (domain != kNoId) {
+    const int32_t r = snap.dense_label_rank_of(c.dense_slot, domain);
+    return r < 0 ? 0 : sums[static_cast<size_t>(r)];
+  }
+  const int32_t empty_rank = st.empty_value == kNoId ? -1 : snap.dense_label_rank_of(c.dense_slot, st.empty_value);
+  return (missing_counts ? sums.back() : 0) + (empty_rank >= 0 ? sums[static_cast<size_t>(empty_rank)] : 0);
+}
+
 class DomainTally {
  public:
   struct Entry {
@@ -257,7 +270,7 @@ class DomainTally {
     const size_t last = sum_.size() - 1;
     for (size_t b = 0; b < last; ++b)
       if (nodes_[b]) sum_[b] += sums[b];
-    if (nodes_[last]) sum_[last] += domain_sum(sums, kNoId, missing_counts);
+    if (nodes_[last]) sum_[last] += domain_sum(snap_, st_, c_, sums, kNoId, missing_counts);
     return true;
   }
   // The registered domains and their sums ("" and a missing key are one domain).
@@ -273,16 +286,6 @@ class DomainTally {
       out[d].nodes += nodes_[b];
     }
     return out;
-  }
-
-  // A domain's (a value id, kNoId for "" and the missing key) sum in
-  // Snapshot::topology_domain_sums of this constraint's key.
-  int64_t domain_sum(const std::vector<int64_t>& sums, int32_t domain, bool missing_counts) const {
-    if (domain != kNoId) {
-      const int32_t r = snap_.dense_label_rank_of(c_.dense_slot, domain);
-      return r < 0 ? 0 : sums[static_cast<size_t>(r)];
-    }
-    return (missing_counts ? sums.back() : 0) + (empty_rank_ >= 0 ? sums[static_cast<size_t>(empty_rank_)] : 0);
   }
 
  private:
@@ -480,8 +483,7 @@ bool PodTopologySpread::prescore_feasible_since(const Snapshot& snap, State& st,
     } else if (!cs[i].hostname) {
       const std::vector<int64_t>* sums = score_sums(snap, st, cs[i], cs.size());
       if (!sums || cs[i].dense_slot < 0) return false;
-      const DomainTally tally(snap, st, cs[i]);
-      for (DomainCount& e : tables[i]) e.count = tally.domain_sum(*sums, e.value, !st.require_all);
+      for (DomainCount& e : tables[i]) e.count = domain_sum(snap, st, cs[i], *sums, e.value, !st.require_all);
     }
     const size_t size = cs[i].hostname ? cs[i].counted : tables[i].size();
     cs[i].weight = std::log(static_cast<double>(size + 2));
