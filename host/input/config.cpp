@@ -116,8 +116,19 @@ constexpr std::array<KnownPlugin, 19> kKnownPlugins = {{
 constexpr std::array<std::string_view, 4> kRemovedPlugins = {"AzureDiskLimits", "CinderLimits", "EBSLimits",
                                                              "GCEPDLimits"};
 
+// bulkscore's own plugins (docs/plugins.md, "Beyond upstream"): known to
+// the configuration like in-tree ones, in no default set; a profile enables
+// them by name (at their points or through multiPoint).
+constexpr std::array<KnownPlugin, 2> kOutOfTreePlugins = {{
+    {"GpuShare", kPreFilterFilter, 0},
+    {"WorkloadType", kPreFilterFilter, 0},
+}};
+
 const KnownPlugin* find_plugin(std::string_view name) {
   for (const KnownPlugin& p : kKnownPlugins) {
+    if (p.name == name) return &p;
+  }
+  for (const KnownPlugin& p : kOutOfTreePlugins) {
     if (p.name == name) return &p;
   }
   return nullptr;
