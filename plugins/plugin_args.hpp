@@ -38,6 +38,7 @@ NodeResourcesBalancedAllocationArgs parse_node_resources_balanced_allocation_arg
 NodeAffinityArgs parse_node_affinity_args(const YamlReader& r, const YAML::Node& args);
 InterPodAffinityArgs parse_inter_pod_affinity_args(const YamlReader& r, const YAML::Node& args);
 PodTopologySpreadArgs parse_pod_topology_spread_args(const YamlReader& r, const YAML::Node& args);
+GpuShareArgs parse_gpu_share_args(const YamlReader& r, const YAML::Node& args);
 // Plugins bulkscore does not run: validated, nothing kept.
 void check_default_preemption_args(const YamlReader& r, const YAML::Node& args);
 void check_volume_binding_args(const YamlReader& r, const YAML::Node& args);

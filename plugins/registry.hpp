@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 
+#include "plugins/gpu_share.hpp"
 #include "plugins/image_locality.hpp"
 #include "plugins/inter_pod_affinity.hpp"
 #include "plugins/node_affinity.hpp"
@@ -28,7 +29,8 @@ struct PluginList {};
 using Plugins =
     PluginList<plugins::NodeUnschedulable, plugins::NodeName, plugins::TaintToleration, plugins::NodeAffinity,
                plugins::NodePorts, plugins::NodeResourcesFit, plugins::NodeResourcesBalancedAllocation,
-               plugins::ImageLocality, plugins::PodTopologySpread, plugins::InterPodAffinity, plugins::SeamProbe>;
+               plugins::ImageLocality, plugins::PodTopologySpread, plugins::InterPodAffinity, plugins::SeamProbe,
+               plugins::GpuShare>;
 
 namespace detail {
 template <class P, class List>

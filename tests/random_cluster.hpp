@@ -84,6 +84,16 @@ inline Node random_node(SplitMix64& rng, uint32_t i, bool degenerate) {
     n.allocatable["ephemeral-storage"] = rng.between(20, 200) * kGi;
     n.allocatable["pods"] = rng.between(4, 110);
     if (pool == "gpu") n.allocatable["example.com/gpu"] = rng.between(1, 8);
+    // GpuShare's devices (a stream of its own, so the rest of the cluster is
+    // what it was before they came).
+    SplitMix64 grng = SplitMix64::derive(parity_seed() ^ 0x69b5ull, i);
+    if (pool == "gpu" || grng.chance(0.1)) {
+      static const char* const kCards[] = {"G2", "T4", "V100M32"};
+      const int64_t gpus = grng.between(1, 8);
+      n.allocatable["alibabacloud.com/gpu-count"] = gpus;
+      if (!grng.chance(0.1)) n.allocatable["alibabacloud.com/gpu-milli"] = 1000 * gpus;
+      if (!grng.chance(0.1)) n.labels["alibabacloud.com/gpu-card-model"] = pick(grng, kCards);
+    }
     if (rng.chance(0.15)) n.allocatable["hugepages-2Mi"] = rng.between(0, 64) * 2 * kMi;
   }
   const uint32_t images = static_cast<uint32_t>(rng.below(8));
@@ -151,6 +161,18 @@ inline NodeSelectorTerm random_term(SplitMix64& rng, uint32_t num_nodes) {
     t.match_fields.push_back(f);
   }
   return t;
+}
+
+// GpuShare's demand annotations: a share of one device, or whole devices,
+// sometimes restricted to card models (one no node has, now and then).
+inline void add_random_device_demand(SplitMix64& rng, Pod& p) {
+  const bool share = rng.chance(0.6);
+  p.annotations["alibabacloud.com/gpu-count"] = share ? "1" : std::to_string(rng.between(1, 4));
+  if (share)
+    p.annotations["alibabacloud.com/gpu-milli"] = std::to_string(rng.between(1, 999));
+  else if (rng.chance(0.7))
+    p.annotations["alibabacloud.com/gpu-milli"] = "1000";
+  if (rng.chance(0.3)) p.annotations["alibabacloud.com/gpu-card-model"] = rng.chance(0.8) ? "T4|G2" : "A100";
 }
 
 inline Pod random_pending_pod(SplitMix64& rng, uint32_t i, uint32_t num_nodes,
@@ -248,6 +270,12 @@ inline Pod random_pending_pod(SplitMix64& rng, uint32_t i, uint32_t num_nodes,
       p.topology_spread_constraints.push_back(c);
     }
   }
+  // GpuShare's annotations, a stream of its own.
+  SplitMix64 grng = SplitMix64::derive(parity_seed() ^ 0x69b6ull, i);
+  if (grng.chance(0.25)) {
+    add_random_device_demand(grng, p);
+    if (grng.chance(0.5)) p.scheduler_name = "gpu-share";
+  }
   // InterPodAffinity, a stream of its own again.
   SplitMix64 arng = SplitMix64::derive(parity_seed() ^ 0xaff1417ull, i);
   if (!probe)
@@ -286,6 +314,13 @@ inline Cluster random_cluster(SplitMix64& rng, const ClusterShape& shape, const 
       p.origin = "parity: running";
       p.containers.push_back(random_container(rng, "main", false));
       if (rng.chance(0.15)) p.containers[0].ports.push_back(random_host_port(rng));
+      // Devices held (indices the node may lack, or none listed: the
+      // engine then assigns them at load).
+      SplitMix64 grng = SplitMix64::derive(parity_seed() ^ (0x69b7ull + i), j);
+      if (grng.chance(0.3)) {
+        add_random_device_demand(grng, p);
+        if (!grng.chance(0.2)) p.annotations["alibabacloud.com/gpu-index"] = std::to_string(grng.below(4));
+      }
       c.running_pods.push_back(p);
     }
   }
@@ -387,6 +422,13 @@ inline const SchedulerConfig& parity_config() {
     probe.scheduler_name = "seam-probe-sampled";
     probe.percentage_of_nodes_to_score = 0;
     c.profiles.push_back(probe);
+    // GpuShare (no configuration file's default set has it), spreading shares.
+    ProfileConfig gpu = c.profiles[0];
+    gpu.scheduler_name = "gpu-share";
+    gpu.pre_filter.push_back("GpuShare");
+    gpu.filter.push_back("GpuShare");
+    gpu.gpu_share_args.selection = DeviceSelection::Worst;
+    c.profiles.push_back(gpu);
     return c;
   }();
   return config;

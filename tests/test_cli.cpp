@@ -149,6 +149,58 @@ TEST(Cli, ExplainShowsFilterAndScores) {
   EXPECT_NE(r.out.find(R"("chosen":"n1")"), std::string::npos) << r.out;
 }
 
+// GpuShare end to end: devices chosen, reported and charged; a malformed
+// device annotation on a pending pod is bad input naming the file and item.
+TEST(Cli, GpuShareReportsDevicesAndRefusesMalformedAnnotations) {
+  auto gpu_node = [](const std::string& name, int gpus) {
+    return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
+           R"(","labels":{"alibabacloud.com/gpu-card-model":"T4"}},"status":{"allocatable":{"cpu":"32","memory":"64Gi","pods":"110","alibabacloud.com/gpu-count":")" +
+           std::to_string(gpus) + R"(","alibabacloud.com/gpu-milli":")" + std::to_string(1000 * gpus) + R"("}}})";
+  };
+  auto gpu_pod = [](const std::string& name, const std::string& count, const std::string& milli) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+           R"(","namespace":"default","annotations":{"alibabacloud.com/gpu-count":")" + count +
+           R"(","alibabacloud.com/gpu-milli":")" + milli +
+           R"("}},"spec":{"containers":[{"name":"c","image":"x","resources":{"requests":{"cpu":"1"}}}]}})";
+  };
+  const std::string nodes = write("gpu-nodes.json", list("NodeList", {gpu_node("g1", 2), gpu_node("g2", 1)}));
+  const std::string config = write("gpu.yaml", R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    multiPoint:
+      enabled: [{name: GpuShare}]
+  pluginConfig:
+  - name: GpuShare
+    args: {deviceSelection: Best}
+)");
+  const std::string pods = write("gpu-pods.json", list("PodList", {gpu_pod("a", "1", "600"), gpu_pod("b", "1", "400"),
+                                                                   gpu_pod("c", "2", "1000"), gpu_pod("d", "2", "1000")}));
+  const CliRun r = run_cli("schedule --backend cpu --tie-break first --nodes " + nodes + " --pods " + pods +
+                           " --config " + config);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // a: both nodes tie, the first wins, device 0 (all free, lowest index).
+  // b: LeastAllocated now prefers g2. c and d need two whole devices: g1's
+  // device 0 holds a's share and g2 has one device.
+  EXPECT_NE(r.out.find(R"("pod":"default/a","node":"g1","score":)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("pod":"default/b","node":"g2","score":)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("devices":[0]})"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("message":"0/2 nodes are available: 2 node(s) didn't have enough free GPU.")"),
+            std::string::npos)
+      << r.out;
+
+  const std::string bad = write("gpu-bad.json", list("PodList", {gpu_pod("a", "1", "600"), gpu_pod("z", "one", "5")}));
+  const std::string out = dir() + "/gpu-out.jsonl";
+  std::remove(out.c_str());
+  const CliRun b = run_cli("schedule --backend cpu --nodes " + nodes + " --pods " + bad + " --config " + config +
+                           " -o " + out);
+  EXPECT_EQ(b.exit_code, 2) << b.out;
+  EXPECT_NE(b.out.find(R"(gpu-bad.json: items[1]: pod "default/z": metadata.annotations["alibabacloud.com/gpu-count"])"),
+            std::string::npos)
+      << b.out;
+  EXPECT_FALSE(exists(out));
+}
+
 TEST(Cli, ExplainUnknownPodIsBadInput) {
   Fixture f;
   const CliRun r = run_cli("explain --nodes " + f.nodes + " --pods " + f.pods + " --pod default/nope");

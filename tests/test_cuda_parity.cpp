@@ -27,6 +27,7 @@
 #include "host/input/config.hpp"
 #include "host/input/model.hpp"
 #include "host/snapshot/snapshot.hpp"
+#include "plugins/gpu_share.hpp"
 #include "tests/random_cluster.hpp"
 #include "tests/random_pod_affinity.hpp"
 #include "tests/reference_backend.hpp"
@@ -127,6 +128,8 @@ struct Coverage {
   uint32_t prescored = 0;        // scored with a feasible-set PreScore (SeamProbe)
   uint32_t negative_totals = 0;  // evaluations with some node total below zero
   uint32_t ignored_nodes = 0;    // scored nodes some plugin ignored (kIgnoredScore)
+  uint32_t device_filtered = 0;  // evaluations where GpuShare's filter ran
+  uint32_t device_feasible = 0;  // ... and some node fitted
 };
 
 std::ostream& operator<<(std::ostream& os, const Coverage& c) {
@@ -134,7 +137,8 @@ std::ostream& operator<<(std::ostream& os, const Coverage& c) {
             << c.none_feasible << " none feasible, " << c.cut << " sampling cuts; " << c.assumed << " pods assumed, "
             << c.structure_changes << " structure changes, " << c.removed << " removals, " << c.node_updates
             << " node updates; " << c.prescored << " prescored, " << c.negative_totals << " negative totals, "
-            << c.ignored_nodes << " ignored scores";
+            << c.ignored_nodes << " ignored scores; GpuShare filtered " << c.device_filtered << " ("
+            << c.device_feasible << " with a feasible node)";
 }
 
 // Evaluates every pending pod of a random cluster with both backends under a
@@ -147,6 +151,7 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
   const std::vector<std::string> schedulers = scheduler_names();
   Cluster cluster = random_cluster(rng, shape, schedulers);
   Snapshot snap = Snapshot::build(cluster.nodes, cluster.running_pods);
+  snap.configure_devices(DeviceModel{});
   std::vector<uint32_t> assumed_ids;
   std::vector<ProfilePlan> plans;
   for (const auto& p : parity_config().profiles) plans.push_back(make_profile_plan(p));
@@ -219,6 +224,10 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
           want.scored && std::any_of(want.totals.begin(), want.totals.end(), [](int64_t t) { return t < 0; }) ? 1 : 0;
       cov.ignored_nodes +=
           static_cast<uint32_t>(std::count(want.raw_scores.begin(), want.raw_scores.end(), kIgnoredScore));
+      const bool device_filter = !q.rejected && pod.scheduler_name == "gpu-share" &&
+                                 pod_device_demand(pod, DeviceModel{}).any();
+      cov.device_filtered += device_filter ? 1 : 0;
+      cov.device_feasible += device_filter && want.num_feasible > 0 ? 1 : 0;
     }
 
     // Assume the pod where the plain request put it, most of the time.
@@ -226,6 +235,10 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
     if (want.chosen >= 0 && rng.chance(0.7)) {
       Pod assumed = pod;
       assumed.node_name = snap.node_name(static_cast<uint32_t>(want.chosen));
+      // Devices as the engine takes them (the device columns change too).
+      const std::vector<int32_t> devices = plugins::GpuShare::choose_devices(
+          snap, static_cast<uint32_t>(want.chosen), pod_device_demand(pod, DeviceModel{}), DeviceSelection::Best);
+      if (!devices.empty()) assumed.annotations["alibabacloud.com/gpu-index"] = format_device_indices(devices);
       assumed_ids.push_back(snap.add_pod(assumed, static_cast<uint32_t>(want.chosen)));
       ++cov.assumed;
     }

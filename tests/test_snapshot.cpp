@@ -384,6 +384,19 @@ Decoded decode(const Snapshot& s) {
     d["pod_label_values"].push_back(ok);
   }
 
+  // Devices: each node's (units, free) in index order.
+  per_node("device_offsets", [&](uint32_t n) { return std::to_string(v.device_offsets[n + 1] - v.device_offsets[n]); });
+  per_node("device_units", [&](uint32_t n) {
+    std::vector<std::string> parts;
+    for (uint32_t d = v.device_offsets[n]; d < v.device_offsets[n + 1]; ++d) parts.push_back(std::to_string(v.device_units[d]));
+    return join(parts, false);
+  });
+  per_node("device_free", [&](uint32_t n) {
+    std::vector<std::string> parts;
+    for (uint32_t d = v.device_offsets[n]; d < v.device_offsets[n + 1]; ++d) parts.push_back(std::to_string(v.device_free[d]));
+    return join(parts, false);
+  });
+
   // Host-side parts and the view's counts.
   // (The node-tree order is compared on its own: after node changes it is
   // upstream's node tree, which a fresh build does not always reproduce.)

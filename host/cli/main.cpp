@@ -159,6 +159,11 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
     if (r.node >= 0) {
       ++scheduled;
       w.field("node", r.node_name).field("score", r.score).field("feasibleNodes", r.feasible_nodes);
+      if (!r.devices.empty()) {
+        w.key("devices").begin_array();
+        for (int32_t d : r.devices) w.value(static_cast<int64_t>(d));
+        w.end_array();
+      }
     } else {
       ++unschedulable;
       w.field_null("node").field("feasibleNodes", r.feasible_nodes).field("code", bs::code_name(r.code));
@@ -209,6 +214,11 @@ void write_explanation(const bs::Explanation& ex, std::string& text) {
     w.field_null("chosen");
   else
     w.field("chosen", ex.chosen);
+  if (!ex.devices.empty()) {
+    w.key("devices").begin_array();
+    for (int32_t d : ex.devices) w.value(static_cast<int64_t>(d));
+    w.end_array();
+  }
   w.key("nodes").begin_array();
   for (const auto& n : ex.nodes) {
     w.begin_object().field("name", n.name).field("evaluated", n.evaluated).field("feasible", n.feasible);

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "host/common.hpp"
+#include "plugins/gpu_share.hpp"
 
 namespace bulkscore {
 
@@ -26,6 +27,14 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
   if (config_.profiles.empty()) throw InputError("scheduler configuration has no profile");
   for (const auto& p : config_.profiles) plans_.push_back(make_profile_plan(p));
   batch_counters_.resize(plans_.size());
+  for (const ProfileConfig& p : config_.profiles) {
+    if (std::find(p.filter.begin(), p.filter.end(), plugins::GpuShare::kName) == p.filter.end()) continue;
+    if (device_model_ && *device_model_ != p.gpu_share_args.model)
+      throw InputError("profile \"" + p.scheduler_name +
+                       "\": GpuShare's device model (resources, label and annotations) differs from another "
+                       "profile's; the profiles share one cluster and so one model");
+    device_model_ = p.gpu_share_args.model;
+  }
   upstream_.resize(plans_.size());
   // By name through the backend registry: the core never calls into the
   // CUDA library. "cuda" is a known name even in a build without it, so that
@@ -79,7 +88,48 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   batch_.clear();
   for (auto& u : upstream_) u = UpstreamBatch{};
   std::vector<std::string> warnings;
+  if (device_model_) {
+    snapshot_.configure_devices(*device_model_);  // InputError for malformed annotations
+    assign_running_devices(warnings);
+    for (std::string& w : snapshot_.take_device_warnings()) warnings.push_back(std::move(w));
+  }
   return warnings;
+}
+
+std::vector<int32_t> Engine::choose_devices(const Pod& pod, const ProfilePlan& plan, uint32_t node) const {
+  if (!device_model_) return {};
+  const DeviceDemand demand = pod_device_demand(pod, *device_model_);
+  if (!demand.any()) return {};
+  // A profile without GpuShare places such a pod too (its filter did not
+  // look at devices); it then takes them by the default selection.
+  const bool enabled = std::find(plan.config.filter.begin(), plan.config.filter.end(), plugins::GpuShare::kName) !=
+                       plan.config.filter.end();
+  const DeviceSelection selection = enabled ? plan.config.gpu_share_args.selection : DeviceSelection::Best;
+  return plugins::GpuShare::choose_devices(snapshot_, node, demand, selection);
+}
+
+void Engine::assign_running_devices(std::vector<std::string>& warnings) {
+  for (uint32_t id = 0; id < snapshot_.pod_id_bound(); ++id) {
+    if (!snapshot_.has_pod(id)) continue;
+    const Pod& pod = snapshot_.pod(id);
+    if (!pod_device_demand(pod, *device_model_).any() || !pod_device_indices(pod, *device_model_).empty()) continue;
+    const uint32_t node = snapshot_.pod_node(id);
+    const ProfilePlan* plan = &plans_.front();
+    for (const auto& p : plans_)
+      if (p.config.scheduler_name == pod.scheduler_name) plan = &p;
+    const std::vector<int32_t> devices = choose_devices(pod, *plan, node);
+    const std::string where = "running pod \"" + pod.key() + "\" on node \"" + snapshot_.node_name(node) + "\"";
+    if (devices.empty()) {
+      warnings.push_back(where + " asks for devices but has no " + device_model_->index_annotation +
+                         " annotation, and none are free for it there; it holds none");
+      continue;
+    }
+    Pod updated = pod;
+    updated.annotations[device_model_->index_annotation] = format_device_indices(devices);
+    warnings.push_back(where + " asks for devices but has no " + device_model_->index_annotation +
+                       " annotation; it is taken to hold devices " + format_device_indices(devices));
+    snapshot_.update_pod(id, updated);
+  }
 }
 
 std::vector<std::string> Engine::take_warnings() {
@@ -178,10 +228,19 @@ std::string Engine::fit_error(const PodQuery& q, const EvalResult& r) const {
   return msg;
 }
 
-void Engine::assume(const Pod& pod, ScheduleResult& res) {
+void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res) {
   res.node_name = snapshot_.node_name(static_cast<uint32_t>(res.node));
   Pod assumed = pod;
   assumed.node_name = res.node_name;
+  if (device_model_) {
+    res.devices = choose_devices(pod, plan, static_cast<uint32_t>(res.node));
+    if (!res.devices.empty()) {
+      assumed.annotations[device_model_->index_annotation] = format_device_indices(res.devices);
+    } else if (pod_device_demand(pod, *device_model_).any()) {
+      res.warnings.push_back("placed by a profile without GpuShare where no devices are free for it: it holds none");
+      assumed.annotations.erase(device_model_->index_annotation);
+    }
+  }
   snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
 }
 
@@ -226,7 +285,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
       res.feasible_nodes = hit.num_feasible;
       res.node = hit.chosen;
       res.score = hit.chosen_total;
-      assume(pod, res);
+      assume(pod, plan, res);
       return res;
     }
     ++counters.no_hint;
@@ -249,7 +308,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
       res.node = hinted;
       res.score = upstream_[profile].cached_total(hinted);
       upstream_[profile].store(snapshot_, cycle, signature, hinted, hinted, nullptr, nullptr, now, counters);
-      assume(pod, res);
+      assume(pod, plan, res);
       return res;
     }
     req.want_scores = true;
@@ -273,7 +332,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   res.score = scratch_.chosen_total;
   if (batching && whole) batch_.store(snapshot_, plan, std::move(q), prepared, scratch_);
   if (upstream) upstream_[profile].store(snapshot_, cycle, signature, hinted, res.node, &q, &scratch_, now, counters);
-  assume(pod, res);
+  assume(pod, plan, res);
   return res;
 }
 
@@ -329,9 +388,10 @@ Explanation Engine::explain(const Pod& pod) {
   EvalResult r;
   evaluate(q, req, r);
   ex.feasible_nodes = r.num_feasible;
-  if (r.chosen >= 0)
+  if (r.chosen >= 0) {
     ex.chosen = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
-  else
+    ex.devices = choose_devices(pod, plan, static_cast<uint32_t>(r.chosen));
+  } else
     ex.message = fit_error(q, r);
 
   std::vector<int32_t> scored_pos(n, -1);

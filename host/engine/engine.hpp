@@ -41,6 +41,9 @@ struct ScheduleResult {
   Code code = Code::Success;  // Unschedulable / UnschedulableAndUnresolvable / Error when not placed
   std::string message;        // FitError text when not placed
   std::vector<std::string> warnings;
+  // GpuShare: the device indices the pod took on its node (ascending), also
+  // written to its index annotation in the snapshot; empty otherwise.
+  std::vector<int32_t> devices;
 };
 
 struct PluginScoreExplanation {
@@ -67,6 +70,7 @@ struct Explanation {
   std::vector<NodeExplanation> nodes;  // snapshot order
   uint32_t feasible_nodes = 0;
   std::string chosen;   // the node schedule would pick, "" if none
+  std::vector<int32_t> devices;  // GpuShare: the devices it would take there
   std::string message;  // FitError text when no node is feasible
   // Whether schedule would answer this pod from the batch cache now (after
   // the pods scheduled so far): "hit", "off", or the reason it would not
@@ -121,7 +125,13 @@ class Engine {
  private:
   const ProfilePlan& plan_for(const Pod& pod) const;
   uint32_t num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates) const;
-  void assume(const Pod& pod, ScheduleResult& res);
+  void assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res);
+  // GpuShare: the devices `pod` would take on `node` under `plan`'s
+  // selection (empty when it asks for none or the node cannot hold it).
+  std::vector<int32_t> choose_devices(const Pod& pod, const ProfilePlan& plan, uint32_t node) const;
+  // Running pods that ask for devices without listing them get the ones
+  // the selection picks, with a warning each.
+  void assign_running_devices(std::vector<std::string>& warnings);
   std::string fit_error(const PodQuery& q, const EvalResult& r) const;
   void evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out);
 
@@ -140,6 +150,8 @@ class Engine {
   std::vector<BatchCounters> batch_counters_;  // by profile, parallel to plans_
   std::vector<UpstreamBatch> upstream_;        // --batching upstream: per profile, as upstream's
   uint64_t cycle_ = 0;                         // scheduling cycles: every pod schedule() is given
+  // The device model of the profiles that enable GpuShare (one for all).
+  std::optional<DeviceModel> device_model_;
 };
 
 // Upstream's numFeasibleNodesToFind (semantics doc §2.2).

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "host/input/devices.hpp"
 #include "host/input/model.hpp"
 
 namespace bulkscore {
@@ -61,6 +62,21 @@ struct PluginEntry {
   int32_t weight = 1;
 };
 
+// How GpuShare picks a node's devices for a pod (docs/gpu-placement.md).
+enum class DeviceSelection {
+  Best,   // the fitting devices with the least free units first (a share packs)
+  Worst,  // the most free units first (a share spreads)
+  First,  // the lowest indices
+};
+
+// GpuShareArgs (bulkscore's own plugin): the device model and the selection.
+// Every profile that enables GpuShare must name the same model: the
+// snapshot keeps one device table.
+struct GpuShareArgs {
+  DeviceModel model;
+  DeviceSelection selection = DeviceSelection::Best;
+};
+
 struct ProfileConfig {
   std::string scheduler_name = "default-scheduler";
   // Effective value: the profile's, else the global one, else 100 (bulkscore
@@ -80,6 +96,7 @@ struct ProfileConfig {
   NodeAffinityArgs node_affinity_args;
   InterPodAffinityArgs inter_pod_affinity_args;
   PodTopologySpreadArgs pod_topology_spread_args;
+  GpuShareArgs gpu_share_args;
 };
 
 struct SchedulerConfig {

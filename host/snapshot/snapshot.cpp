@@ -89,6 +89,120 @@ void Snapshot::structural_change() {
   identity_.log.clear();
   // Nodes and dense columns may have moved: the per-domain sums follow.
   for (DomainSums& d : domain_sums_) recount_domain_sums(d);
+  rebuild_devices();
+}
+
+// ---- Snapshot: devices ------------------------------------------------------
+
+namespace {
+// A device's units: the node's published total split evenly, or the default
+// when the node publishes none.
+int32_t units_per_device(int64_t count, int64_t total) {
+  if (count <= 0 || total <= 0) return kDefaultDeviceUnits;
+  return static_cast<int32_t>(std::min<int64_t>(total / count, INT32_MAX));
+}
+}  // namespace
+
+void Snapshot::configure_devices(const DeviceModel& model) {
+  device_model_ = model;
+  // Malformed annotations of the pods already here fail now, before any
+  // column changes.
+  for (uint32_t id = 0; id < pods_.size(); ++id) {
+    if (pod_slot_[id] == kNoPod) continue;
+    pod_device_demand(pods_[id], model);
+    pod_device_indices(pods_[id], model);
+  }
+  structural_change();
+}
+
+std::vector<std::string> Snapshot::take_device_warnings() {
+  std::vector<std::string> out;
+  out.swap(device_warnings_);
+  return out;
+}
+
+Snapshot::DeviceCharges Snapshot::device_charges(const Pod& pod, uint32_t node, bool warn) {
+  DeviceCharges out;
+  if (!device_model_) return out;
+  const std::vector<int32_t> indices = pod_device_indices(pod, *device_model_);
+  const DeviceDemand demand = pod_device_demand(pod, *device_model_);
+  if (indices.empty()) return out;
+  const std::string& annotation = device_model_->index_annotation;
+  if (!demand.any()) {
+    if (warn)
+      device_warnings_.push_back("pod \"" + pod.key() + "\" on node \"" + node_names_[node] + "\" lists devices in " +
+                                 annotation + " but asks for none; it holds none");
+    return out;
+  }
+  if (warn && indices.size() != static_cast<size_t>(demand.count))
+    device_warnings_.push_back("pod \"" + pod.key() + "\" on node \"" + node_names_[node] + "\" asks for " +
+                               std::to_string(demand.count) + " device(s) but " + annotation + " lists " +
+                               std::to_string(indices.size()) + "; it holds the listed ones");
+  const uint32_t have = device_count(node);
+  for (int32_t i : indices) {
+    const auto idx = static_cast<uint32_t>(i);
+    if (idx >= have) {
+      if (warn)
+        device_warnings_.push_back("pod \"" + pod.key() + "\" on node \"" + node_names_[node] + "\" holds device " +
+                                   std::to_string(i) + " (" + annotation + ") but the node has " +
+                                   std::to_string(have) + "; left out");
+      continue;
+    }
+    const int32_t units = demand.milli == kWholeDevice ? device_units(node, idx) : demand.milli;
+    out.push_back(DeviceCharge{idx, units});
+  }
+  return out;
+}
+
+void Snapshot::apply_device_charges(uint32_t node, const DeviceCharges& charges, int32_t sign) {
+  const uint32_t first = device_offsets_[node];
+  for (const DeviceCharge& c : charges) device_free_[first + c.index] -= sign * c.units;
+}
+
+bool Snapshot::device_shape_changed(uint32_t n) const {
+  const int32_t count_r = resource_index(device_model_->count_resource);
+  const int32_t milli_r = resource_index(device_model_->milli_resource);
+  const int64_t count = count_r < 0 ? 0 : allocatable_[static_cast<size_t>(count_r) * num_nodes_ + n];
+  const int64_t total = milli_r < 0 ? 0 : allocatable_[static_cast<size_t>(milli_r) * num_nodes_ + n];
+  const uint32_t have = device_count(n);
+  if (std::clamp<int64_t>(count, 0, kMaxDevicesPerNode) != static_cast<int64_t>(have)) return true;
+  return have > 0 && device_units(n, 0) != units_per_device(count, total);
+}
+
+void Snapshot::rebuild_devices() {
+  const uint32_t n = num_nodes_;
+  device_offsets_.assign(static_cast<size_t>(n) + 1, 0);
+  device_units_.clear();
+  device_free_.clear();
+  pod_device_charges_.assign(pods_.size(), DeviceCharges{});
+  if (!device_model_) return;
+  const int32_t count_r = resource_index(device_model_->count_resource);
+  const int32_t milli_r = resource_index(device_model_->milli_resource);
+  for (uint32_t i = 0; i < n; ++i) {
+    const int64_t published = count_r < 0 ? 0 : allocatable_[static_cast<size_t>(count_r) * n + i];
+    const int64_t total = milli_r < 0 ? 0 : allocatable_[static_cast<size_t>(milli_r) * n + i];
+    const int32_t units = units_per_device(published, total);
+    const int64_t count = std::clamp<int64_t>(published, 0, kMaxDevicesPerNode);
+    if (published > count)
+      device_warnings_.push_back("node \"" + node_names_[i] + "\" has " + std::to_string(published) + " " +
+                                 device_model_->count_resource + "; only the first " +
+                                 std::to_string(kMaxDevicesPerNode) + " are used");
+    device_offsets_[i + 1] = device_offsets_[i] + static_cast<uint32_t>(count);
+    device_units_.insert(device_units_.end(), static_cast<size_t>(count), units);
+  }
+  device_free_ = device_units_;
+  for (uint32_t id = 0; id < pods_.size(); ++id) {
+    if (pod_slot_[id] == kNoPod) continue;
+    const uint32_t node = pod_node(id);
+    pod_device_charges_[id] = device_charges(pods_[id], node, true);
+    apply_device_charges(node, pod_device_charges_[id], +1);
+  }
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t d = 0; d < device_count(i); ++d)
+      if (device_free(i, d) < 0)
+        device_warnings_.push_back("node \"" + node_names_[i] + "\": the pods on device " + std::to_string(d) +
+                                   " hold " + std::to_string(device_units(i, d) - device_free(i, d)) + " of its " +
+                                   std::to_string(device_units(i, d)) + " units; it takes no more pods");
 }
 
 namespace {
@@ -495,7 +609,7 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, std::vector<Pod>&& runn
   s.pods_.reserve(running_pods.size());
   s.pod_key_heads_.reserve(running_pods.size());
   for (size_t p = 0; p < running_pods.size(); ++p)
-    s.place_pod(std::move(running_pods[p]), pod_node[p], encoded[p], s.take_pod_id());
+    s.place_pod(std::move(running_pods[p]), pod_node[p], encoded[p], s.take_pod_id(), DeviceCharges{});
 
   s.structural_change();
   s.port_layout_version_ = s.pod_layout_version_ = s.identity_.version;
@@ -592,6 +706,8 @@ void Snapshot::update_node(const Node& node) {
         allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = amount;
       }
     }
+    // A change of the node's devices lays the device columns out again.
+    if (structure_version() == version && device_model_ && device_shape_changed(n)) structural_change();
     if (structure_version() == version) identity_.log.push_back(n);
     return;
   }
@@ -775,7 +891,8 @@ uint32_t Snapshot::pod_labels_end(uint32_t node) const {
   return pod_label_offsets_[last] + pod_label_counts_[last];
 }
 
-uint32_t Snapshot::place_pod(Pod&& pod, uint32_t node, const EncodedPod& enc, uint32_t id) {
+uint32_t Snapshot::place_pod(Pod&& pod, uint32_t node, const EncodedPod& enc, uint32_t id,
+                             DeviceCharges&& charges) {
   account_requests(pod, node, +1);
   const auto count = static_cast<uint32_t>(pod_count_[node]);
   const auto num_labels = static_cast<uint32_t>(enc.labels.size());
@@ -800,6 +917,9 @@ uint32_t Snapshot::place_pod(Pod&& pod, uint32_t node, const EncodedPod& enc, ui
   pod_slot_[id] = slot;
   pod_num_ports_[id] = static_cast<uint32_t>(enc.ports.size());
   count_pod(slot, node, +1);
+  apply_device_charges(node, charges, +1);
+  if (pod_device_charges_.size() <= id) pod_device_charges_.resize(static_cast<size_t>(id) + 1);
+  pod_device_charges_[id] = std::move(charges);
   pod.node_name = node_names_[node];
   index_affinity_terms(pod, node, +1);
   pods_[id] = std::move(pod);
@@ -811,8 +931,10 @@ uint32_t Snapshot::place_pod(Pod&& pod, uint32_t node, const EncodedPod& enc, ui
 
 uint32_t Snapshot::add_pod(Pod&& pod, uint32_t node) {
   if (node >= num_nodes_) throw Error("add_pod: node index " + std::to_string(node) + " is out of range");
+  // Charges first: a malformed annotation throws before anything changes.
+  DeviceCharges charges = device_charges(pod, node, false);
   const EncodedPod enc = encode_pod(pod);
-  return place_pod(std::move(pod), node, enc, take_pod_id());
+  return place_pod(std::move(pod), node, enc, take_pod_id(), std::move(charges));
 }
 
 Pod Snapshot::remove_pod(uint32_t id) {
@@ -823,6 +945,8 @@ Pod Snapshot::remove_pod(uint32_t id) {
   const uint32_t last = first + static_cast<uint32_t>(pod_count_[node]) - 1;
   account_requests(pods_[id], node, -1);
   count_pod(slot, node, -1);
+  apply_device_charges(node, pod_device_charges_[id], -1);
+  pod_device_charges_[id].clear();
   index_affinity_terms(pods_[id], node, -1);
 
   // Host ports: the node's entries are its pods' entries in slot order, so
@@ -886,9 +1010,12 @@ uint32_t Snapshot::update_pod(uint32_t id, const Pod& updated) {
       throw InputError("update_pod: pod \"" + pod.key() + "\" names unknown node \"" + pod.node_name + "\"");
     node = static_cast<uint32_t>(named);
   }
+  // Charges first (a malformed annotation throws before anything changes);
+  // they depend on the node's devices, not on what is free.
+  DeviceCharges charges = device_charges(pod, node, false);
   remove_pod(id);
   const EncodedPod enc = encode_pod(pod);
-  return place_pod(std::move(pod), node, enc, take_pod_id(id));
+  return place_pod(std::move(pod), node, enc, take_pod_id(id), std::move(charges));
 }
 
 uint32_t Snapshot::update_pod(const Pod& updated) {
@@ -1322,6 +1449,11 @@ void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
   fn("pod_label_keys", pod_label_keys_, v.pod_label_keys, pod_label_slots);
   fn("pod_label_values", pod_label_values_, v.pod_label_values, pod_label_slots);
   fn("topology_counts", topology_counts_, v.topology_counts, topology_rows);
+  // Laid out by every structural change; assumes change a node's range.
+  const Sync device_slots{K::kNodeSlots, structure, &device_offsets_};
+  fn("device_offsets", device_offsets_, v.device_offsets, fixed);
+  fn("device_units", device_units_, v.device_units, fixed);
+  fn("device_free", device_free_, v.device_free, device_slots);
 }
 
 SnapshotView Snapshot::view() const {

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "host/common.hpp"
+#include "host/input/devices.hpp"
 #include "host/input/go_int.hpp"
 #include "host/input/model.hpp"
 #include "host/input/resource_names.hpp"
@@ -137,6 +138,15 @@ struct SnapshotView {
   // topology_counts[m * num_nodes + n]. Kept current by every mutation.
   uint32_t num_topology_matchers = 0;
   const int32_t* topology_counts = nullptr;
+
+  // Devices (docs/gpu-placement.md), once Snapshot::configure_devices has
+  // named the model: node n's devices are device_offsets[n] ..
+  // device_offsets[n + 1] in index order, each with its units (capacity)
+  // and the units no pod holds (negative when running pods over-commit it).
+  // Without a model every node has none.
+  const uint32_t* device_offsets = nullptr;  // [num_nodes + 1]
+  const int32_t* device_units = nullptr;     // [devices]
+  const int32_t* device_free = nullptr;      // [devices]
 
   BULKSCORE_HD int32_t topology_count(uint32_t matcher, uint32_t node) const {
     return topology_counts[static_cast<size_t>(matcher) * num_nodes + node];
@@ -343,6 +353,24 @@ class Snapshot {
   void update_node(const Node& node);
   std::vector<Pod> remove_node(std::string_view name);
 
+  // ---- devices (docs/gpu-placement.md) ------------------------------------------
+  // Names how nodes publish devices and pods hold them, and lays the device
+  // columns out from the nodes' allocatable and every pod's index
+  // annotation (structural). From then on add_pod, remove_pod and
+  // update_pod charge and release exactly the devices a pod's annotation
+  // lists, and node changes lay the columns out again. InputError for a pod
+  // whose device annotations are malformed.
+  void configure_devices(const DeviceModel& model);
+  const std::optional<DeviceModel>& device_model() const { return device_model_; }
+  uint32_t device_count(uint32_t n) const { return device_offsets_[n + 1] - device_offsets_[n]; }
+  int32_t device_units(uint32_t n, uint32_t i) const { return device_units_[device_offsets_[n] + i]; }
+  int32_t device_free(uint32_t n, uint32_t i) const { return device_free_[device_offsets_[n] + i]; }
+  // What the last layout found wrong with the cluster (a node with more
+  // devices than kMaxDevicesPerNode, a pod holding a device its node lacks
+  // or more than is free, devices held by a pod that asks for none), one
+  // line each; the call clears them.
+  std::vector<std::string> take_device_warnings();
+
   // ---- topology counters ------------------------------------------------------
   // A matcher is a conjunction of clauses, each a namespace set (or every
   // namespace) and a label selector (labels.Selector semantics; an empty
@@ -528,7 +556,22 @@ class Snapshot {
   void release_pod_id(uint32_t id);
   void link_pod_key(uint32_t id);
   void unlink_pod_key(uint32_t id);
-  uint32_t place_pod(Pod&& pod, uint32_t node, const EncodedPod& enc, uint32_t id);
+  // One device a pod holds: its index on the node and the units taken.
+  struct DeviceCharge {
+    uint32_t index;
+    int32_t units;
+  };
+  using DeviceCharges = std::vector<DeviceCharge>;
+  // What `pod` holds on `node` under the device model (none without one).
+  // InputError for malformed annotations; indices the node lacks are left
+  // out, with a warning when `warn`.
+  DeviceCharges device_charges(const Pod& pod, uint32_t node, bool warn);
+  void apply_device_charges(uint32_t node, const DeviceCharges& charges, int32_t sign);
+  // Lays the device columns out and charges every pod (structural_change).
+  void rebuild_devices();
+  // Whether node n's allocatable now gives it other devices than its columns.
+  bool device_shape_changed(uint32_t n) const;
+  uint32_t place_pod(Pod&& pod, uint32_t node, const EncodedPod& enc, uint32_t id, DeviceCharges&& charges);
   uint32_t pod_labels_end(uint32_t node) const;
   void add_ports(uint32_t node, const std::vector<HostPortEntry>& wanted);
   void relayout_ports(uint32_t extra_for_node, uint32_t node);
@@ -634,6 +677,13 @@ class Snapshot {
   int32_t node_label_value(uint32_t n, int32_t key) const;
   std::vector<int32_t> topology_counts_;  // [m * N + n]
   uint64_t topology_layout_version_ = 0;
+
+  // Devices: the model, the columns, and each pod id's charges (host-only).
+  std::optional<DeviceModel> device_model_;
+  std::vector<uint32_t> device_offsets_{0};
+  std::vector<int32_t> device_units_, device_free_;
+  std::vector<DeviceCharges> pod_device_charges_;
+  std::vector<std::string> device_warnings_;
 
   int32_t any_ip_id_ = kNoId;
   uint64_t port_layout_version_ = 0;

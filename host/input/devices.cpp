@@ -1,0 +1,125 @@
+#include "host/input/devices.hpp"
+
+#include <algorithm>
+
+#include "host/common.hpp"
+#include "host/input/pod_resources.hpp"
+#include "host/input/quote.hpp"
+
+namespace bulkscore {
+namespace {
+
+[[noreturn]] void bad_annotation(const Pod& pod, const std::string& key, const std::string& value,
+                                 const std::string& why) {
+  throw InputError(pod.origin + ": pod \"" + pod.key() + "\": metadata.annotations[" + quote_for_message(key) +
+                   "]: " + why + ", got " + quote_for_message(value));
+}
+
+// A non-negative decimal integer without sign or spaces, at most `max`.
+std::optional<int64_t> parse_decimal(const std::string& s, int64_t max) {
+  if (s.empty() || s.size() > 10) return std::nullopt;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  if (v > max) return std::nullopt;
+  return v;
+}
+
+const std::string* annotation(const Pod& pod, const std::string& key) {
+  if (key.empty()) return nullptr;
+  const auto it = pod.annotations.find(key);
+  return it == pod.annotations.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+DeviceDemand pod_device_demand(const Pod& pod, const DeviceModel& model) {
+  constexpr int64_t kMaxUnits = 1000000000;
+  DeviceDemand d;
+  const std::string* count = annotation(pod, model.count_annotation);
+  const std::string* milli = annotation(pod, model.milli_annotation);
+  if (count) {
+    const auto v = parse_decimal(*count, kMaxDevicesPerNode);
+    if (!v)
+      bad_annotation(pod, model.count_annotation, *count,
+                     "must be a decimal integer of devices in 0.." + std::to_string(kMaxDevicesPerNode));
+    d.count = static_cast<int32_t>(*v);
+  }
+  if (milli) {
+    const auto v = parse_decimal(*milli, kMaxUnits);
+    if (!v || *v == 0)
+      bad_annotation(pod, model.milli_annotation, *milli,
+                     "must be a decimal integer of units per device in 1.." + std::to_string(kMaxUnits));
+    // A share without a count is a share of one device (gpushare-style
+    // clusters annotate the share only).
+    if (!count) d.count = 1;
+    d.milli = d.count > 0 ? static_cast<int32_t>(*v) : 0;
+  } else if (d.count > 0) {
+    d.milli = kWholeDevice;
+  }
+  // Whole devices through the extended resource (nvidia.com/gpu: 2).
+  const ResourceList requests = pod_requests(pod);
+  const auto req = requests.find(model.count_resource);
+  if (req != requests.end() && req->second > 0) {
+    if (count && d.count != req->second)
+      bad_annotation(
+          pod, model.count_annotation, *count,
+          "contradicts the containers' request of " + std::to_string(req->second) + " " + model.count_resource);
+    if (req->second > static_cast<int64_t>(kMaxDevicesPerNode))
+      throw InputError(pod.origin + ": pod \"" + pod.key() + "\": requests " + std::to_string(req->second) + " " +
+                       model.count_resource + ", more than the " + std::to_string(kMaxDevicesPerNode) +
+                       " devices a node may have");
+    if (!count && !milli) {
+      d.count = static_cast<int32_t>(req->second);
+      d.milli = kWholeDevice;
+    }
+  }
+  if (d.count == 0) d.milli = 0;
+  if (const std::string* models = annotation(pod, model.model_annotation)) {
+    if (d.count > 0) {
+      size_t start = 0;
+      while (true) {
+        const size_t bar = models->find('|', start);
+        std::string one = models->substr(start, bar == std::string::npos ? std::string::npos : bar - start);
+        if (one.empty()) bad_annotation(pod, model.model_annotation, *models, "must list card models separated by '|'");
+        d.models.push_back(std::move(one));
+        if (bar == std::string::npos) break;
+        start = bar + 1;
+      }
+      std::sort(d.models.begin(), d.models.end());
+      d.models.erase(std::unique(d.models.begin(), d.models.end()), d.models.end());
+    }
+  }
+  return d;
+}
+
+std::vector<int32_t> pod_device_indices(const Pod& pod, const DeviceModel& model) {
+  std::vector<int32_t> out;
+  const std::string* text = annotation(pod, model.index_annotation);
+  if (!text) return out;
+  size_t start = 0;
+  while (true) {
+    const size_t dash = text->find('-', start);
+    const std::string one = text->substr(start, dash == std::string::npos ? std::string::npos : dash - start);
+    const auto v = parse_decimal(one, kMaxDevicesPerNode - 1);
+    if (!v)
+      bad_annotation(pod, model.index_annotation, *text,
+                     "must list device indices in 0.." + std::to_string(kMaxDevicesPerNode - 1) + " separated by '-'");
+    if (std::find(out.begin(), out.end(), static_cast<int32_t>(*v)) != out.end())
+      bad_annotation(pod, model.index_annotation, *text, "lists device " + one + " twice");
+    out.push_back(static_cast<int32_t>(*v));
+    if (dash == std::string::npos) break;
+    start = dash + 1;
+  }
+  return out;
+}
+
+std::string format_device_indices(const std::vector<int32_t>& indices) {
+  std::string s;
+  for (size_t i = 0; i < indices.size(); ++i) s += (i ? "-" : "") + std::to_string(indices[i]);
+  return s;
+}
+
+}  // namespace bulkscore

@@ -1,0 +1,75 @@
+// GPU devices as data (docs/gpu-placement.md): how nodes publish their
+// devices and how pods ask for them, in the model of a GPU-sharing cluster
+// (the Alibaba trace's, by default; every name is configurable, so other
+// vendors' device plugins fit the same model).
+//
+//  * A node has `allocatable[countResource]` devices, numbered 0..count-1,
+//    each of `allocatable[milliResource] / count` units (1000 when the node
+//    does not publish milliResource), and its card model in a label.
+//  * A pod asks, through annotations, for `count` devices with `milli` free
+//    units on each: a share of one device (count 1, milli below a device's
+//    capacity) or whole devices (milli equal to the capacity). A pod that
+//    requests countResource in its containers instead (nvidia.com/gpu: 2)
+//    asks for that many whole devices. It may restrict the card models.
+//  * Once placed, the pod's index annotation lists the devices it holds
+//    ("3", "0-1-2-3"): that is what the snapshot accounts, for pods assumed
+//    by bulkscore and for running pods alike.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/input/model.hpp"
+
+namespace bulkscore {
+
+struct DeviceModel {
+  std::string count_resource = "alibabacloud.com/gpu-count";  // node allocatable: devices
+  std::string milli_resource = "alibabacloud.com/gpu-milli";  // node allocatable: units over all devices
+  std::string model_label = "alibabacloud.com/gpu-card-model";
+  std::string count_annotation = "alibabacloud.com/gpu-count";
+  std::string milli_annotation = "alibabacloud.com/gpu-milli";
+  std::string model_annotation = "alibabacloud.com/gpu-card-model";  // allowed models, '|'-separated
+  std::string index_annotation = "alibabacloud.com/gpu-index";       // devices held, '-'-separated
+  bool operator==(const DeviceModel& o) const {
+    return count_resource == o.count_resource && milli_resource == o.milli_resource && model_label == o.model_label &&
+           count_annotation == o.count_annotation && milli_annotation == o.milli_annotation &&
+           model_annotation == o.model_annotation && index_annotation == o.index_annotation;
+  }
+  bool operator!=(const DeviceModel& o) const { return !(*this == o); }
+};
+
+// A device's units when its node does not publish milliResource.
+constexpr int32_t kDefaultDeviceUnits = 1000;
+// Devices a node may have: more are left out, with a warning at load.
+constexpr uint32_t kMaxDevicesPerNode = 64;
+// DeviceDemand::milli of a pod that asks for whole devices without naming
+// units (a container request of countResource): each device must be free.
+constexpr int32_t kWholeDevice = -1;
+
+struct DeviceDemand {
+  int32_t count = 0;                // devices; 0: the pod asks for none
+  int32_t milli = 0;                // free units needed on each device, or kWholeDevice
+  std::vector<std::string> models;  // allowed card models; empty: any
+  bool any() const { return count > 0; }
+};
+
+// The devices `pod` asks for. InputError naming the pod (its origin), the
+// annotation and the value when an annotation is malformed: not a decimal
+// integer, out of range (count 0..kMaxDevicesPerNode, milli 1..10^9), milli
+// without a positive count, an empty model list entry, or annotations that
+// contradict a container request of countResource.
+DeviceDemand pod_device_demand(const Pod& pod, const DeviceModel& model);
+
+// The device indices the pod's index annotation lists, in its order; an
+// empty vector when the pod has none. InputError (naming the pod and the
+// annotation) when it is malformed: an entry that is not a decimal integer
+// in 0..kMaxDevicesPerNode-1, or an index listed twice.
+std::vector<int32_t> pod_device_indices(const Pod& pod, const DeviceModel& model);
+
+// "0-1-2": the index annotation's value for `indices`.
+std::string format_device_indices(const std::vector<int32_t>& indices);
+
+}  // namespace bulkscore

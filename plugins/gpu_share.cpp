@@ -1,0 +1,66 @@
+#include "plugins/gpu_share.hpp"
+
+#include <algorithm>
+
+#include "plugins/prepare.hpp"
+
+namespace bulkscore::plugins {
+
+PrepareResult GpuShare::prepare(const PrepareContext& ctx, State& st, Arena& arena) {
+  PrepareResult r;
+  // InputError for malformed annotations, naming the pod and the field.
+  const DeviceDemand demand = pod_device_demand(ctx.pod, ctx.profile.gpu_share_args.model);
+  st = State{};
+  if (!demand.any()) {
+    r.prefilter = Code::Skip;
+    return r;
+  }
+  st.count = demand.count;
+  st.milli = demand.milli;
+  st.model_key = ctx.snapshot.string_id(ctx.profile.gpu_share_args.model.model_label);
+  st.model_slot = st.model_key == kNoId ? -1 : ctx.snapshot.dense_label_slot(st.model_key);
+  st.has_models = demand.models.empty() ? 0 : 1;
+  std::vector<int32_t> ids;
+  for (const std::string& m : demand.models) {
+    const int32_t id = ctx.snapshot.string_id(m);
+    if (id != kNoId) ids.push_back(id);  // a model no node has matches none
+  }
+  std::sort(ids.begin(), ids.end());
+  st.models = arena.push(ids);
+  return r;
+}
+
+void GpuShare::reasons(uint64_t bits, const Snapshot&, const State&, const uint8_t*, uint32_t,
+                       std::vector<std::string>& out) {
+  if (bits & kNoDevices) out.emplace_back("node(s) had no GPU");
+  if (bits & kOtherModel) out.emplace_back("node(s) didn't have an allowed GPU card model");
+  if (bits & kNotEnoughFree) out.emplace_back("node(s) didn't have enough free GPU");
+}
+
+std::vector<int32_t> GpuShare::choose_devices(const Snapshot& snap, uint32_t node, const DeviceDemand& demand,
+                                              DeviceSelection selection) {
+  struct Candidate {
+    int32_t free;
+    int32_t index;
+  };
+  std::vector<Candidate> fitting;
+  for (uint32_t d = 0; d < snap.device_count(node); ++d) {
+    const int32_t need = demand.milli == kWholeDevice ? snap.device_units(node, d) : demand.milli;
+    if (snap.device_free(node, d) >= need) fitting.push_back(Candidate{snap.device_free(node, d), int32_t(d)});
+  }
+  if (fitting.size() < static_cast<size_t>(demand.count)) return {};
+  // Stable: equal keys keep index order.
+  if (selection == DeviceSelection::Best)
+    std::stable_sort(fitting.begin(), fitting.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.free < b.free; });
+  else if (selection == DeviceSelection::Worst)
+    std::stable_sort(fitting.begin(), fitting.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.free > b.free; });
+  std::vector<int32_t> out;
+  out.reserve(static_cast<size_t>(demand.count));
+  for (int32_t i = 0; i < demand.count; ++i) out.push_back(fitting[static_cast<size_t>(i)].index);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace bulkscore::plugins
