@@ -48,6 +48,8 @@ const std::vector<PluginArgsEntry>& plugin_args_table() {
                           ProfileConfig& p) { p.node_affinity_args = parse_node_affinity_args(r, n); }},
       {"DynamicResources", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
                               ProfileConfig&) { check_dynamic_resources_args(r, n); }},
+      {"WorkloadType", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
+                          ProfileConfig& p) { p.workload_type_args = parse_workload_type_args(r, n); }},
   };
   return kTable;
 }
