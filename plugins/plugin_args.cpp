@@ -50,6 +50,8 @@ const std::vector<PluginArgsEntry>& plugin_args_table() {
                               ProfileConfig&) { check_dynamic_resources_args(r, n); }},
       {"GpuShare", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
                       ProfileConfig& p) { p.gpu_share_args = parse_gpu_share_args(r, n); }},
+      {"WorkloadType", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
+                          ProfileConfig& p) { p.workload_type_args = parse_workload_type_args(r, n); }},
   };
   return kTable;
 }

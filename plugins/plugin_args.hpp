@@ -4,6 +4,7 @@
 //   plugins/node_resources_fit_args.cpp
 //   plugins/node_resources_balanced_allocation_args.cpp
 //   plugins/node_affinity_args.cpp
+//   plugins/workload_type_args.cpp   (bulkscore's own plugin)
 //   plugins/args/*.cpp   plugins bulkscore has no rule for yet (their args
 //                        are still read and validated, as upstream does)
 //
@@ -39,6 +40,7 @@ NodeAffinityArgs parse_node_affinity_args(const YamlReader& r, const YAML::Node&
 InterPodAffinityArgs parse_inter_pod_affinity_args(const YamlReader& r, const YAML::Node& args);
 PodTopologySpreadArgs parse_pod_topology_spread_args(const YamlReader& r, const YAML::Node& args);
 GpuShareArgs parse_gpu_share_args(const YamlReader& r, const YAML::Node& args);
+WorkloadTypeArgs parse_workload_type_args(const YamlReader& r, const YAML::Node& args);
 // Plugins bulkscore does not run: validated, nothing kept.
 void check_default_preemption_args(const YamlReader& r, const YAML::Node& args);
 void check_volume_binding_args(const YamlReader& r, const YAML::Node& args);

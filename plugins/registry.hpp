@@ -20,6 +20,7 @@
 #include "plugins/pod_topology_spread.hpp"
 #include "plugins/seam_probe.hpp"
 #include "plugins/taint_toleration.hpp"
+#include "plugins/workload_type.hpp"
 
 namespace bulkscore {
 
@@ -30,7 +31,7 @@ using Plugins =
     PluginList<plugins::NodeUnschedulable, plugins::NodeName, plugins::TaintToleration, plugins::NodeAffinity,
                plugins::NodePorts, plugins::NodeResourcesFit, plugins::NodeResourcesBalancedAllocation,
                plugins::ImageLocality, plugins::PodTopologySpread, plugins::InterPodAffinity, plugins::SeamProbe,
-               plugins::GpuShare>;
+               plugins::GpuShare, plugins::WorkloadType>;
 
 namespace detail {
 template <class P, class List>

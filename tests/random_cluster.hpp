@@ -2,7 +2,7 @@
 // label, taint, image and capacity shape the plugins distinguish, running
 // pods (some labelled, some with pod affinity), pending pods that use every
 // feature, and the parity configuration's profiles (every scoring strategy,
-// sampling, a filter-only profile and the SeamProbe). Reproducible from
+// sampling, a filter-only profile, WorkloadType and the SeamProbe). Reproducible from
 // parity_seed() (BULKSCORE_PARITY_SEED=<n> overrides it).
 #pragma once
 
@@ -276,6 +276,13 @@ inline Pod random_pending_pod(SplitMix64& rng, uint32_t i, uint32_t num_nodes,
     add_random_device_demand(grng, p);
     if (grng.chance(0.5)) p.scheduler_name = "gpu-share";
   }
+  // WorkloadType (enabled in the most-allocated profile): the label, from a
+  // stream of its own; the third value is one the plugin skips.
+  SplitMix64 wrng = SplitMix64::derive(parity_seed() ^ 0x3017c1a55ull, i);
+  if (wrng.chance(0.3)) {
+    static const char* const kWorkloads[] = {"CPU-intensive", "GPU-intensive", "memory-intensive"};
+    p.labels["workload-type"] = pick(wrng, kWorkloads);
+  }
   // InterPodAffinity, a stream of its own again.
   SplitMix64 arng = SplitMix64::derive(parity_seed() ^ 0xaff1417ull, i);
   if (!probe)
@@ -339,14 +346,23 @@ inline Cluster random_cluster(SplitMix64& rng, const ClusterShape& shape, const 
   return c;
 }
 
-// Profiles covering every scoring strategy, sampling and a filter-only one.
+// Profiles covering every scoring strategy, sampling, a filter-only one, and
+// bulkscore's own WorkloadType (most-allocated).
 inline const char* const kParityConfig = R"(apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
 - schedulerName: default-scheduler
 - schedulerName: most-allocated
   percentageOfNodesToScore: 30
+  plugins:
+    multiPoint:
+      enabled:
+      - name: WorkloadType
   pluginConfig:
+  - name: WorkloadType
+    args:
+      cpuThreshold: "8"
+      gpuResourceNames: [example.com/gpu]
   - name: NodeResourcesFit
     args:
       scoringStrategy:

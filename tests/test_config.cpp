@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -1030,6 +1031,133 @@ TEST(PodTopologySpreadArgsTest, ConstraintsAreValidated) {
                                                                "      - {maxSkew: 2, topologyKey: k, "
                                                                "whenUnsatisfiable: DoNotSchedule}\n")),
               HasSubstr("defaultConstraints[1]: duplicate constraint {k, DoNotSchedule}"));
+}
+
+// ---------------------------------------------------------------------------
+// WorkloadType (bulkscore's own plugin) and its WorkloadTypeArgs
+// ---------------------------------------------------------------------------
+
+bool lists(const std::vector<std::string>& list, const std::string& name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+TEST(WorkloadTypeConfig, OffByDefault) {
+  const ProfileConfig p = default_scheduler_config().profiles.at(0);
+  EXPECT_FALSE(lists(p.pre_filter, "WorkloadType"));
+  EXPECT_FALSE(lists(p.filter, "WorkloadType"));
+  const WorkloadTypeArgs& a = p.workload_type_args;
+  EXPECT_EQ(a.label_key, "workload-type");
+  EXPECT_EQ(a.cpu_intensive_value, "CPU-intensive");
+  EXPECT_EQ(a.gpu_intensive_value, "GPU-intensive");
+  EXPECT_EQ(a.cpu_threshold_milli, 2000);
+  EXPECT_THAT(a.gpu_resource_names, ElementsAre("nvidia.com/gpu"));
+}
+
+TEST(WorkloadTypeConfig, EnabledAtPreFilterAndFilter) {
+  const ProfileConfig p = parse_profile(
+      "  plugins:\n    preFilter:\n      enabled:\n      - name: WorkloadType\n"
+      "    filter:\n      enabled:\n      - name: WorkloadType\n");
+  std::vector<std::string> pre_filter = kDefaultPreFilter;
+  pre_filter.push_back("WorkloadType");
+  std::vector<std::string> filter = kDefaultFilter;
+  filter.push_back("WorkloadType");
+  EXPECT_EQ(p.pre_filter, pre_filter);
+  EXPECT_EQ(p.filter, filter);
+  EXPECT_EQ(p.pre_score, kDefaultPreScore);
+  EXPECT_EQ(score_weights(p), kDefaultScore);
+}
+
+TEST(WorkloadTypeConfig, EnabledThroughMultiPointAtItsTwoPointsOnly) {
+  const ProfileConfig p = parse_profile("  plugins:\n    multiPoint:\n      enabled:\n      - name: WorkloadType\n");
+  ASSERT_FALSE(p.pre_filter.empty());
+  ASSERT_FALSE(p.filter.empty());
+  EXPECT_EQ(p.pre_filter.back(), "WorkloadType");
+  EXPECT_EQ(p.filter.back(), "WorkloadType");
+  EXPECT_EQ(p.pre_filter.size(), kDefaultPreFilter.size() + 1);
+  EXPECT_EQ(p.filter.size(), kDefaultFilter.size() + 1);
+  EXPECT_EQ(p.pre_score, kDefaultPreScore);
+  EXPECT_EQ(score_weights(p), kDefaultScore);
+}
+
+TEST(WorkloadTypeConfig, AtAScorePointIsRejected) {
+  EXPECT_THAT(error_of("profiles:\n- plugins:\n    score:\n      enabled:\n      - name: WorkloadType\n"),
+              HasSubstr("WorkloadType"));
+}
+
+TEST(WorkloadTypeArgsTest, AbsentArgsAndFieldsKeepTheDefaults) {
+  for (const char* args : {"", "      {}\n", "      labelKey: null\n      gpuResourceNames: ~\n"}) {
+    SCOPED_TRACE(args);
+    const ProfileConfig p = parse_profile(std::string("  pluginConfig:\n  - name: WorkloadType\n") +
+                                          (*args ? std::string("    args:\n") + args : ""));
+    const WorkloadTypeArgs& a = p.workload_type_args;
+    EXPECT_EQ(a.label_key, "workload-type");
+    EXPECT_EQ(a.cpu_intensive_value, "CPU-intensive");
+    EXPECT_EQ(a.gpu_intensive_value, "GPU-intensive");
+    EXPECT_EQ(a.cpu_threshold_milli, 2000);
+    EXPECT_THAT(a.gpu_resource_names, ElementsAre("nvidia.com/gpu"));
+  }
+}
+
+TEST(WorkloadTypeArgsTest, ValuesAreStored) {
+  const ProfileConfig p = parse_profile(
+      "  plugins:\n    multiPoint:\n      enabled:\n      - name: WorkloadType\n"
+      "  pluginConfig:\n  - name: WorkloadType\n    args:\n"
+      "      apiVersion: kubescheduler.config.k8s.io/v1\n      kind: WorkloadTypeArgs\n"
+      "      labelKey: example.com/profile\n      cpuIntensiveValue: compute\n"
+      "      gpuIntensiveValue: training\n      cpuThreshold: 1500m\n"
+      "      gpuResourceNames: [amd.com/gpu, nvidia.com/gpu]\n");
+  const WorkloadTypeArgs& a = p.workload_type_args;
+  EXPECT_EQ(a.label_key, "example.com/profile");
+  EXPECT_EQ(a.cpu_intensive_value, "compute");
+  EXPECT_EQ(a.gpu_intensive_value, "training");
+  EXPECT_EQ(a.cpu_threshold_milli, 1500);
+  EXPECT_THAT(a.gpu_resource_names, ElementsAre("amd.com/gpu", "nvidia.com/gpu"));
+}
+
+TEST(WorkloadTypeArgsTest, CpuThresholdIsACpuQuantity) {
+  const std::vector<std::pair<std::string, int64_t>> cases = {
+      {"\"2\"", 2000}, {"2", 2000}, {"4000m", 4000}, {"\"0.5\"", 500}, {"0", 0}, {"0x10", 16000}, {"1u", 1}};
+  for (const auto& [text, milli] : cases) {
+    SCOPED_TRACE(text);
+    const ProfileConfig p =
+        parse_profile("  pluginConfig:\n  - name: WorkloadType\n    args:\n      cpuThreshold: " + text + "\n");
+    EXPECT_EQ(p.workload_type_args.cpu_threshold_milli, milli);
+  }
+}
+
+TEST(WorkloadTypeArgsTest, EachInvalidFieldIsNamed) {
+  const std::string prefix = "sched.yaml: profiles[0].pluginConfig[0] (WorkloadType): ";
+  const auto error = [](const std::string& args) { return error_of(plugin_args("WorkloadType", args)); };
+  EXPECT_THAT(error("      labelKey: \"\"\n"), HasSubstr(prefix + "labelKey: must not be empty"));
+  EXPECT_THAT(error("      labelKey: a/b/c\n"), HasSubstr(prefix + "labelKey: \"a/b/c\": must be a qualified name"));
+  EXPECT_THAT(error("      labelKey: -bad\n"), HasSubstr(prefix + "labelKey: \"-bad\": the name part"));
+  EXPECT_THAT(error("      labelKey: 7\n"), HasSubstr(prefix + "labelKey: must be a string"));
+  EXPECT_THAT(error("      cpuIntensiveValue: \"\"\n"), HasSubstr(prefix + "cpuIntensiveValue: must not be empty"));
+  EXPECT_THAT(error("      gpuIntensiveValue: \"\"\n"), HasSubstr(prefix + "gpuIntensiveValue: must not be empty"));
+  EXPECT_THAT(error("      cpuIntensiveValue: \"has space\"\n"),
+              HasSubstr(prefix + "cpuIntensiveValue: \"has space\": a non-empty label value"));
+  EXPECT_THAT(error("      cpuIntensiveValue: heavy\n      gpuIntensiveValue: heavy\n"),
+              HasSubstr(prefix + "gpuIntensiveValue: must differ from cpuIntensiveValue, both are \"heavy\""));
+  EXPECT_THAT(error("      gpuIntensiveValue: CPU-intensive\n"),
+              HasSubstr(prefix + "gpuIntensiveValue: must differ from cpuIntensiveValue"));
+  EXPECT_THAT(error("      cpuThreshold: -1\n"), HasSubstr(prefix + "cpuThreshold: must not be negative, got -1000m"));
+  EXPECT_THAT(error("      cpuThreshold: lots\n"), HasSubstr(prefix + "cpuThreshold: bad quantity \"lots\""));
+  EXPECT_THAT(error("      cpuThreshold: 1.5\n"), HasSubstr(prefix + "cpuThreshold: must be a cpu quantity"));
+  EXPECT_THAT(error("      cpuThreshold: [2]\n"), HasSubstr(prefix + "cpuThreshold: must be a cpu quantity"));
+  EXPECT_THAT(error("      gpuResourceNames: []\n"),
+              HasSubstr(prefix + "gpuResourceNames: at least one resource name is required"));
+  EXPECT_THAT(error("      gpuResourceNames: [nvidia.com/gpu, nvidia.com/gpu]\n"),
+              HasSubstr(prefix + "gpuResourceNames[1]: duplicate resource \"nvidia.com/gpu\""));
+  EXPECT_THAT(error("      gpuResourceNames: [nvidia.com/gpu, cpu]\n"),
+              HasSubstr(prefix + "gpuResourceNames[1]: \"cpu\": must be an extended resource name"));
+  EXPECT_THAT(error("      gpuResourceNames: [kubernetes.io/gpu]\n"),
+              HasSubstr(prefix + "gpuResourceNames[0]: \"kubernetes.io/gpu\": must be an extended resource name"));
+  EXPECT_THAT(error("      gpuResourceNames: [a/b/c]\n"),
+              HasSubstr(prefix + "gpuResourceNames[0]: \"a/b/c\": must be a qualified name"));
+  EXPECT_THAT(error("      gpuResourceNames: nvidia.com/gpu\n"),
+              HasSubstr(prefix + "gpuResourceNames: must be a list"));
+  EXPECT_THAT(error("      gpuResources: [nvidia.com/gpu]\n"), HasSubstr(prefix + "gpuResources: unknown field"));
+  EXPECT_THAT(error("      kind: NodeAffinityArgs\n"), HasSubstr("kind: must be WorkloadTypeArgs"));
 }
 
 // ---------------------------------------------------------------------------

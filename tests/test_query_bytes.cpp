@@ -27,6 +27,7 @@
 #include "plugins/seam_probe.hpp"
 #include "plugins/taint_toleration.hpp"
 #include "plugins/topology_tables.hpp"
+#include "plugins/workload_type.hpp"
 #pragma GCC diagnostic pop
 
 #include <gtest/gtest.h>

@@ -56,6 +56,18 @@ struct PodTopologySpreadArgs {
   std::vector<TopologySpreadConstraint> default_constraints;
 };
 
+// bulkscore's own WorkloadType plugin (docs/plugins.md): which pod label
+// marks the workload type, and what each type needs from a node.
+struct WorkloadTypeArgs {
+  std::string label_key = "workload-type";
+  std::string cpu_intensive_value = "CPU-intensive";
+  std::string gpu_intensive_value = "GPU-intensive";
+  // The allocatable cpu (millicores) a node needs for a CPU-intensive pod.
+  int64_t cpu_threshold_milli = 2000;
+  // A GPU-intensive pod needs a node with any one of them allocatable (> 0).
+  std::vector<std::string> gpu_resource_names{"nvidia.com/gpu"};
+};
+
 // A plugin at one extension point, with its Score weight (Score only).
 struct PluginEntry {
   std::string name;
@@ -97,6 +109,7 @@ struct ProfileConfig {
   InterPodAffinityArgs inter_pod_affinity_args;
   PodTopologySpreadArgs pod_topology_spread_args;
   GpuShareArgs gpu_share_args;
+  WorkloadTypeArgs workload_type_args;
 };
 
 struct SchedulerConfig {
