@@ -79,6 +79,26 @@ enum class DeviceSelection {
   Best,   // the fitting devices with the least free units first (a share packs)
   Worst,  // the most free units first (a share spreads)
   First,  // the lowest indices
+  // FGD: the device whose use grows the node's fragmentation least
+  // (GpuFragmentationArgs' typical tasks); whole devices: the lowest indices.
+  Fragmentation,
+  // Uniformly among the fitting devices, from a hash of the pod and the seed.
+  Random,
+};
+
+// GpuFragmentationArgs (FGD's Score and the Fragmentation device choice):
+// the target workload fragmentation is measured against. Empty: the CLI
+// fills it in from the pending pods (typical_tasks), a library caller must.
+struct GpuFragmentationArgs {
+  std::vector<TypicalTask> typical_tasks;
+};
+
+// The baselines' normalizers (GpuBestFit, GpuDotProduct): the largest node's
+// cpu and GPU units, as the ATC '23 simulator fixes them for its trace.
+struct GpuScoreArgs {
+  int64_t max_cpu_milli = 128000;
+  int64_t max_gpu_units = 8000;
+  uint64_t seed = 0;  // GpuRandomFit and the Random device choice
 };
 
 // GpuShareArgs (bulkscore's own plugin): the device model and the selection.
@@ -109,6 +129,8 @@ struct ProfileConfig {
   InterPodAffinityArgs inter_pod_affinity_args;
   PodTopologySpreadArgs pod_topology_spread_args;
   GpuShareArgs gpu_share_args;
+  GpuFragmentationArgs gpu_fragmentation_args;
+  GpuScoreArgs gpu_score_args;
   WorkloadTypeArgs workload_type_args;
 };
 

@@ -1,6 +1,8 @@
 #include "host/input/devices.hpp"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "host/common.hpp"
 #include "host/input/pod_resources.hpp"
@@ -112,6 +114,37 @@ std::vector<int32_t> pod_device_indices(const Pod& pod, const DeviceModel& model
     out.push_back(static_cast<int32_t>(*v));
     if (dash == std::string::npos) break;
     start = dash + 1;
+  }
+  return out;
+}
+
+std::vector<TypicalTask> typical_tasks(const std::vector<Pod>& pods, const DeviceModel& model, double popularity) {
+  using Key = std::tuple<int64_t, int32_t, int32_t, std::vector<std::string>>;
+  std::map<Key, int64_t> counts;
+  for (const Pod& pod : pods) {
+    const DeviceDemand d = pod_device_demand(pod, model);
+    const ResourceList requests = pod_requests(pod);
+    const auto cpu = requests.find("cpu");
+    counts[Key{cpu == requests.end() ? 0 : cpu->second, d.milli, d.count, d.models}] += 1;
+  }
+  std::vector<std::pair<Key, int64_t>> groups(counts.begin(), counts.end());
+  // Largest first; equal sizes: the larger key first (a total order, so
+  // the list does not depend on the sort's stability).
+  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+    if (a.second != b.second) return a.second > b.second;
+    return b.first < a.first;
+  });
+  const double wanted = popularity * static_cast<double>(pods.size());
+  int64_t kept = 0;
+  size_t n = 0;
+  while (n < groups.size() && static_cast<double>(kept) < wanted) kept += groups[n++].second;
+  std::vector<TypicalTask> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    TypicalTask t;
+    std::tie(t.cpu_milli, t.milli, t.count, t.models) = groups[i].first;
+    t.weight = static_cast<double>(groups[i].second) / static_cast<double>(kept);
+    out.push_back(std::move(t));
   }
   return out;
 }

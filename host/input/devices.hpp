@@ -69,6 +69,29 @@ DeviceDemand pod_device_demand(const Pod& pod, const DeviceModel& model);
 // in 0..kMaxDevicesPerNode-1, or an index listed twice.
 std::vector<int32_t> pod_device_indices(const Pod& pod, const DeviceModel& model);
 
+// One task shape of a workload and its share of it: the target workload
+// GPU fragmentation is measured against (plugins/gpu_fragmentation.hpp).
+struct TypicalTask {
+  int64_t cpu_milli = 0;
+  int32_t milli = 0;  // units per device, kWholeDevice, or 0 without devices
+  int32_t count = 0;  // devices
+  std::vector<std::string> models;  // allowed card models, sorted; empty: any
+  double weight = 0;  // share of the workload; a list's weights sum to 1
+  bool operator==(const TypicalTask& o) const {
+    return cpu_milli == o.cpu_milli && milli == o.milli && count == o.count && models == o.models &&
+           weight == o.weight;
+  }
+};
+
+// The typical tasks of `pods`, as the ATC '23 simulator picks them: pods
+// grouped by (cpu request, units per device, device count, models);
+// groups sorted by size, largest first (ties: the larger key first); the
+// largest groups kept until they hold `popularity` (0..1] of the pods;
+// weights their shares of the kept pods. InputError for malformed device
+// annotations.
+std::vector<TypicalTask> typical_tasks(const std::vector<Pod>& pods, const DeviceModel& model,
+                                       double popularity = 0.95);
+
 // "0-1-2": the index annotation's value for `indices`.
 std::string format_device_indices(const std::vector<int32_t>& indices);
 
