@@ -17,9 +17,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "host/common.hpp"
 #include "host/input/devices.hpp"
+#include "host/snapshot/snapshot.hpp"
 
 namespace bulkscore {
 
@@ -27,9 +30,9 @@ namespace bulkscore {
 // allowed models are `num_models` string ids at models[first_model]).
 struct TaskShape {
   int64_t cpu_milli;
-  double weight;        // its share of the workload, the weights summing to 1
-  int32_t milli;        // units per device, kWholeDevice, or 0 with count 0
-  int32_t count;        // devices
+  double weight;  // its share of the workload, the weights summing to 1
+  int32_t milli;  // units per device, kWholeDevice, or 0 with count 0
+  int32_t count;  // devices
   uint32_t first_model;
   uint32_t num_models;  // 0: any model
 };
@@ -66,8 +69,8 @@ BULKSCORE_HD int32_t units_needed(int32_t milli, int32_t device_units) {
 }
 
 // Fragments of one node for one shape (see the top of the file).
-BULKSCORE_HD int64_t shape_fragments(const int32_t* free, const int32_t* units, uint32_t num_devices,
-                                     int64_t cpu_left, int32_t model, const TaskShape& k, const int32_t* models) {
+BULKSCORE_HD int64_t shape_fragments(const int32_t* free, const int32_t* units, uint32_t num_devices, int64_t cpu_left,
+                                     int32_t model, const TaskShape& k, const int32_t* models) {
   int64_t idle = 0;
   for (uint32_t d = 0; d < num_devices; ++d) idle += free[d];
   if (k.count == 0) return idle;
@@ -98,6 +101,95 @@ BULKSCORE_HD double node_fragmentation(const int32_t* free, const int32_t* units
     f = f + shapes[i].weight *
                 static_cast<double>(shape_fragments(free, units, num_devices, cpu_left, model, shapes[i], models));
   return f;
+}
+
+}  // namespace bulkscore
+
+namespace bulkscore {
+
+struct PrepareContext;
+class Snapshot;
+
+// What the GPU placement policies read of the incoming pod (prepare).
+struct GpuPod {
+  int64_t cpu_milli;     // its cpu request
+  int32_t count;         // devices (0: none)
+  int32_t milli;         // units per device, kWholeDevice, or 0
+  int32_t model_key;     // string id of the card-model label key, kNoId when unknown
+  int32_t model_slot;    // its dense label column, or -1
+  uint32_t no_requests;  // the pod requests nothing at all (FGD scores it 100)
+  uint32_t reserved;     // zero: the state is compared byte for byte
+};
+
+// A 64-bit hash of a seed and a string (FNV-1a, then SplitMix64's
+// finalizer): the policies' deterministic random draws.
+uint64_t mix_hash(uint64_t seed, const std::string& text);
+
+// The pod as the policies see it (host; InputError for malformed device
+// annotations, naming the pod).
+GpuPod gpu_pod_of(const PrepareContext& ctx);
+// The typical tasks as rule inputs: shapes and their models' string ids
+// (a model no node has gets -1, which matches no node).
+void flatten_tasks(const std::vector<TypicalTask>& tasks, const Snapshot& snap, std::vector<TaskShape>& shapes,
+                   std::vector<int32_t>& models);
+
+// ---- per-node reads the policies share -------------------------------------------
+
+BULKSCORE_HD int64_t node_cpu_left(const SnapshotView& s, uint32_t node) { return s.alloc(0, node) - s.req(0, node); }
+BULKSCORE_HD int32_t node_card_model(const SnapshotView& s, const GpuPod& p, uint32_t node) {
+  return p.model_key == -1 ? -1 : s.label_value(node, p.model_key, p.model_slot);
+}
+BULKSCORE_HD int64_t node_free_units(const SnapshotView& s, uint32_t node) {
+  int64_t sum = 0;
+  for (uint32_t d = s.device_offsets[node]; d < s.device_offsets[node + 1]; ++d) sum += s.device_free[d];
+  return sum;
+}
+// A share of one device (count 1, fewer units than the device has), which
+// packs with others; anything else takes whole devices.
+BULKSCORE_HD bool is_share(int32_t count, int32_t milli, int32_t device_units) {
+  return count == 1 && milli != kWholeDevice && milli < device_units;
+}
+
+// FGD on one node (the paper's Algorithm: the fragmentation the placement
+// removes, through a sigmoid into 0..100, truncated). For a share, every
+// device that holds it is tried and the best kept (ties: the lower index),
+// written to `*device`; whole devices take the fitting ones with the
+// fewest units free first (ties: the lower index), `*device` -1.
+BULKSCORE_HD int64_t fgd_node_score(const int32_t* free, const int32_t* units, uint32_t num_devices, int64_t cpu_left,
+                                    int32_t model, int64_t cpu, int32_t count, int32_t milli, const TaskShape* shapes,
+                                    uint32_t num_shapes, const int32_t* models, int32_t* device) {
+  int32_t after[kMaxDevicesPerNode];
+  for (uint32_t d = 0; d < num_devices; ++d) after[d] = free[d];
+  const double before = node_fragmentation(free, units, num_devices, cpu_left, model, shapes, num_shapes, models);
+  *device = -1;
+  if (num_devices > 0 && is_share(count, milli, units[0])) {
+    int64_t best = 0;
+    for (uint32_t d = 0; d < num_devices; ++d) {
+      if (free[d] < milli) continue;
+      after[d] = free[d] - milli;
+      const double f = node_fragmentation(after, units, num_devices, cpu_left - cpu, model, shapes, num_shapes, models);
+      after[d] = free[d];
+      const auto s = static_cast<int64_t>(portable_sigmoid((before - f) / 1000.0) * 100.0);
+      if (*device < 0 || s > best) {
+        best = s;
+        *device = static_cast<int32_t>(d);
+      }
+    }
+    return best;
+  }
+  uint64_t taken = 0;  // kMaxDevicesPerNode is 64
+  for (int32_t n = 0; n < count; ++n) {
+    int32_t pick = -1;
+    for (uint32_t d = 0; d < num_devices; ++d) {
+      if (((taken >> d) & 1) != 0 || free[d] < units_needed(milli, units[d])) continue;
+      if (pick < 0 || free[d] < free[pick]) pick = static_cast<int32_t>(d);
+    }
+    if (pick < 0) break;
+    taken |= uint64_t(1) << pick;
+    after[pick] = free[pick] - units_needed(milli, units[pick]);
+  }
+  const double f = node_fragmentation(after, units, num_devices, cpu_left - cpu, model, shapes, num_shapes, models);
+  return static_cast<int64_t>(portable_sigmoid((before - f) / 1000.0) * 100.0);
 }
 
 }  // namespace bulkscore

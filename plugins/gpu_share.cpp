@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "host/input/pod_resources.hpp"
+#include "plugins/gpu_fragmentation.hpp"
 #include "plugins/prepare.hpp"
 
 namespace bulkscore::plugins {
@@ -37,14 +39,48 @@ void GpuShare::reasons(uint64_t bits, const Snapshot&, const State&, const uint8
   if (bits & kNotEnoughFree) out.emplace_back("node(s) didn't have enough free GPU");
 }
 
-std::vector<int32_t> GpuShare::choose_devices(const Snapshot& snap, uint32_t node, const DeviceDemand& demand,
-                                              DeviceSelection selection) {
+std::vector<int32_t> GpuShare::choose_devices(const Snapshot& snap, uint32_t node, const Pod& pod,
+                                              const DeviceDemand& demand, const ProfileConfig& profile) {
+  DeviceSelection selection = profile.gpu_share_args.selection;
+  const uint32_t count = snap.device_count(node);
+  const bool share = count > 0 && is_share(demand.count, demand.milli, snap.device_units(node, 0));
+  if (selection == DeviceSelection::Fragmentation || selection == DeviceSelection::Random) {
+    if (!share) {
+      selection = DeviceSelection::Best;
+    } else if (selection == DeviceSelection::Random) {
+      std::vector<int32_t> fitting;
+      for (uint32_t d = 0; d < count; ++d)
+        if (snap.device_free(node, d) >= demand.milli) fitting.push_back(static_cast<int32_t>(d));
+      if (fitting.empty()) return {};
+      return {fitting[mix_hash(profile.gpu_score_args.seed ^ 0x5eedull, pod.key()) % fitting.size()]};
+    } else {
+      std::vector<TaskShape> shapes;
+      std::vector<int32_t> models;
+      flatten_tasks(profile.gpu_fragmentation_args.typical_tasks, snap, shapes, models);
+      std::vector<int32_t> free(count), units(count);
+      for (uint32_t d = 0; d < count; ++d) {
+        free[d] = snap.device_free(node, d);
+        units[d] = snap.device_units(node, d);
+      }
+      const SnapshotView v = snap.view();
+      const int32_t key = snap.string_id(profile.gpu_share_args.model.model_label);
+      const int32_t model = key == kNoId ? kNoId : v.label_value(node, key, snap.dense_label_slot(key));
+      const ResourceList requests = pod_requests(pod);
+      const auto cpu = requests.find("cpu");
+      int32_t device = -1;
+      fgd_node_score(free.data(), units.data(), count, node_cpu_left(v, node), model,
+                     cpu == requests.end() ? 0 : cpu->second, demand.count, demand.milli, shapes.data(),
+                     static_cast<uint32_t>(shapes.size()), models.data(), &device);
+      if (device < 0) return {};
+      return {device};
+    }
+  }
   struct Candidate {
     int32_t free;
     int32_t index;
   };
   std::vector<Candidate> fitting;
-  for (uint32_t d = 0; d < snap.device_count(node); ++d) {
+  for (uint32_t d = 0; d < count; ++d) {
     const int32_t need = demand.milli == kWholeDevice ? snap.device_units(node, d) : demand.milli;
     if (snap.device_free(node, d) >= need) fitting.push_back(Candidate{snap.device_free(node, d), int32_t(d)});
   }

@@ -15,8 +15,7 @@
 
 namespace bulkscore {
 
-struct GpuShareArgs;
-enum class DeviceSelection;
+struct ProfileConfig;
 
 namespace plugins {
 
@@ -69,11 +68,14 @@ struct GpuShare {
   static void reasons(uint64_t bits, const Snapshot& snap, const State& st, const uint8_t* arena, uint32_t node,
                       std::vector<std::string>& out);
 
-  // Host: the devices `demand` takes on `node` (which passes the filter),
-  // ascending; empty when the node cannot hold the pod. The fitting devices
-  // in `selection`'s order (ties: the lower index), the first demand.count.
-  static std::vector<int32_t> choose_devices(const Snapshot& snap, uint32_t node, const DeviceDemand& demand,
-                                             DeviceSelection selection);
+  // Host: the devices `pod` (asking for `demand`) takes on `node` under
+  // `profile`'s deviceSelection, ascending; empty when the node cannot hold
+  // it. Best, Worst, First: the fitting devices in that order (ties: the
+  // lower index), the first demand.count. Fragmentation: FGD's device for
+  // a share, Best's for whole devices. Random: a share's device drawn from
+  // the seed and the pod's name, Best's for whole devices.
+  static std::vector<int32_t> choose_devices(const Snapshot& snap, uint32_t node, const Pod& pod,
+                                             const DeviceDemand& demand, const ProfileConfig& profile);
 };
 
 }  // namespace plugins

@@ -100,6 +100,9 @@ enum class NormalizeKind : uint8_t {
   // InterPodAffinity: int64(100 * (float64(raw-min) / float64(max-min)))
   // over every scored node (raw may be negative); max == min gives 0.
   MinMax,
+  // The ATC '23 simulator's NormalizeScore (GpuBestFit): (raw-min)*100 /
+  // (max-min) in integers over every scored node; max == min gives 0.
+  MinMaxInteger,
 };
 
 // A raw score a plugin returns for a node it ignores (PodTopologySpread's
@@ -148,6 +151,10 @@ BULKSCORE_HD int64_t normalize_score(NormalizeKind kind, int64_t raw, NormStats 
       if (diff <= 0) return 0;
       // Division first, then the product, as upstream computes it.
       return static_cast<int64_t>(100.0 * (static_cast<double>(raw - st.min) / static_cast<double>(diff)));
+    }
+    case NormalizeKind::MinMaxInteger: {
+      const int64_t diff = st.max - st.min;
+      return diff <= 0 ? 0 : div_trunc((raw - st.min) * 100, diff);
     }
   }
   return raw;

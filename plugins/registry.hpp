@@ -8,6 +8,8 @@
 #include <array>
 #include <cstdint>
 
+#include "plugins/gpu_baselines.hpp"
+#include "plugins/gpu_fgd.hpp"
 #include "plugins/gpu_share.hpp"
 #include "plugins/image_locality.hpp"
 #include "plugins/inter_pod_affinity.hpp"
@@ -31,7 +33,9 @@ using Plugins =
     PluginList<plugins::NodeUnschedulable, plugins::NodeName, plugins::TaintToleration, plugins::NodeAffinity,
                plugins::NodePorts, plugins::NodeResourcesFit, plugins::NodeResourcesBalancedAllocation,
                plugins::ImageLocality, plugins::PodTopologySpread, plugins::InterPodAffinity, plugins::SeamProbe,
-               plugins::GpuShare, plugins::WorkloadType>;
+               plugins::GpuShare, plugins::WorkloadType, plugins::GpuFragmentation,
+               plugins::GpuBestFit, plugins::GpuDotProduct, plugins::GpuPacking, plugins::GpuClustering,
+               plugins::GpuRandomFit>;
 
 namespace detail {
 template <class P, class List>

@@ -274,7 +274,8 @@ inline Pod random_pending_pod(SplitMix64& rng, uint32_t i, uint32_t num_nodes,
   SplitMix64 grng = SplitMix64::derive(parity_seed() ^ 0x69b6ull, i);
   if (grng.chance(0.25)) {
     add_random_device_demand(grng, p);
-    if (grng.chance(0.5)) p.scheduler_name = "gpu-share";
+    static const char* const kGpuProfiles[] = {"gpu-share", "gpu-fgd", "gpu-baselines"};
+    if (grng.chance(0.6)) p.scheduler_name = pick(grng, kGpuProfiles);
   }
   // WorkloadType (enabled in the most-allocated profile): the label, from a
   // stream of its own; the third value is one the plugin skips.
@@ -445,6 +446,32 @@ inline const SchedulerConfig& parity_config() {
     gpu.filter.push_back("GpuShare");
     gpu.gpu_share_args.selection = DeviceSelection::Worst;
     c.profiles.push_back(gpu);
+    // FGD beside the default scores, against a few typical tasks (one with
+    // models, one CPU-only), choosing share devices its way.
+    ProfileConfig fgd = gpu;
+    fgd.scheduler_name = "gpu-fgd";
+    fgd.score.push_back(PluginEntry{"GpuFragmentation", 5});
+    fgd.gpu_share_args.selection = DeviceSelection::Fragmentation;
+    auto task = [](int64_t cpu, int32_t milli, int32_t count, double weight, std::vector<std::string> models) {
+      TypicalTask t;
+      t.cpu_milli = cpu;
+      t.milli = milli;
+      t.count = count;
+      t.weight = weight;
+      t.models = std::move(models);
+      return t;
+    };
+    fgd.gpu_fragmentation_args.typical_tasks = {task(1000, 500, 1, 0.4, {}), task(4000, 1000, 2, 0.3, {}),
+                                                task(2000, 250, 1, 0.2, {"T4", "V100M32"}), task(500, 0, 0, 0.1, {})};
+    c.profiles.push_back(fgd);
+    // Every baseline at once, with a random share device.
+    ProfileConfig base = gpu;
+    base.scheduler_name = "gpu-baselines";
+    base.score = {PluginEntry{"GpuBestFit", 2}, PluginEntry{"GpuDotProduct", 1}, PluginEntry{"GpuPacking", 3},
+                  PluginEntry{"GpuClustering", 1}, PluginEntry{"GpuRandomFit", 1}};
+    base.gpu_share_args.selection = DeviceSelection::Random;
+    base.gpu_score_args.seed = 7;
+    c.profiles.push_back(base);
     return c;
   }();
   return config;

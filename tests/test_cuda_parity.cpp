@@ -145,11 +145,37 @@ std::ostream& operator<<(std::ostream& os, const Coverage& c) {
 // spread of requests (all nodes, explain-style lists, sorted lists, sampling
 // from random starts, shuffled candidate lists), assuming some pods between
 // evaluations so the device mirror follows the mutation log.
-Coverage run_backend_parity(Backend& reference, Backend& under_test, const ClusterShape& shape, uint64_t stream) {
+// A GPU cluster: every node has 1-8 devices, most pending pods ask for
+// devices under one of the GPU profiles (GpuShare, FGD, the baselines).
+void make_gpu_heavy(Cluster& cluster, uint64_t stream) {
+  SplitMix64 g = SplitMix64::derive(parity_seed() ^ 0x69b8ull, stream);
+  static const char* const kCards[] = {"G2", "T4", "V100M32"};
+  for (Node& n : cluster.nodes) {
+    if (n.allocatable.count("cpu") == 0) continue;  // zero-capacity nodes stay so
+    const int64_t gpus = g.between(1, 8);
+    n.allocatable["alibabacloud.com/gpu-count"] = gpus;
+    n.allocatable["alibabacloud.com/gpu-milli"] = 1000 * gpus;
+    n.labels["alibabacloud.com/gpu-card-model"] = pick(g, kCards);
+  }
+  // Running pods' anti-affinity would keep whole zones out of reach.
+  for (Pod& p : cluster.running_pods) p.affinity.reset();
+  static const char* const kGpuProfiles[] = {"gpu-share", "gpu-fgd", "gpu-baselines"};
+  for (Pod& p : cluster.pending_pods) {
+    if (!g.chance(0.85)) continue;
+    if (p.annotations.count("alibabacloud.com/gpu-count") == 0) add_random_device_demand(g, p);
+    p.scheduler_name = pick(g, kGpuProfiles);
+    p.affinity.reset();  // keep most of them feasible somewhere
+    p.topology_spread_constraints.clear();
+  }
+}
+
+Coverage run_backend_parity(Backend& reference, Backend& under_test, const ClusterShape& shape, uint64_t stream,
+                            bool gpu_heavy = false) {
   Coverage cov;
   SplitMix64 rng = SplitMix64::derive(parity_seed(), stream);
   const std::vector<std::string> schedulers = scheduler_names();
   Cluster cluster = random_cluster(rng, shape, schedulers);
+  if (gpu_heavy) make_gpu_heavy(cluster, stream);
   Snapshot snap = Snapshot::build(cluster.nodes, cluster.running_pods);
   snap.configure_devices(DeviceModel{});
   std::vector<uint32_t> assumed_ids;
@@ -224,7 +250,7 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
           want.scored && std::any_of(want.totals.begin(), want.totals.end(), [](int64_t t) { return t < 0; }) ? 1 : 0;
       cov.ignored_nodes +=
           static_cast<uint32_t>(std::count(want.raw_scores.begin(), want.raw_scores.end(), kIgnoredScore));
-      const bool device_filter = !q.rejected && pod.scheduler_name == "gpu-share" &&
+      const bool device_filter = !q.rejected && pod.scheduler_name.rfind("gpu-", 0) == 0 &&
                                  pod_device_demand(pod, DeviceModel{}).any();
       cov.device_filtered += device_filter ? 1 : 0;
       cov.device_feasible += device_filter && want.num_feasible > 0 ? 1 : 0;
@@ -236,8 +262,10 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
       Pod assumed = pod;
       assumed.node_name = snap.node_name(static_cast<uint32_t>(want.chosen));
       // Devices as the engine takes them (the device columns change too).
-      const std::vector<int32_t> devices = plugins::GpuShare::choose_devices(
-          snap, static_cast<uint32_t>(want.chosen), pod_device_demand(pod, DeviceModel{}), DeviceSelection::Best);
+      const std::vector<int32_t> devices =
+          plugins::GpuShare::choose_devices(snap, static_cast<uint32_t>(want.chosen), pod,
+                                            pod_device_demand(pod, DeviceModel{}),
+                                            plan_named(plans, pod.scheduler_name).config);
       if (!devices.empty()) assumed.annotations["alibabacloud.com/gpu-index"] = format_device_indices(devices);
       assumed_ids.push_back(snap.add_pod(assumed, static_cast<uint32_t>(want.chosen)));
       ++cov.assumed;
@@ -307,6 +335,25 @@ INSTANTIATE_TEST_SUITE_P(Sizes, CudaParity,
                                            ParityCase{300, 20, 1.0}, ParityCase{1000, 24, 0.05},
                                            ParityCase{10000, 8, 0.05}, ParityCase{100000, 3, 0.05}),
                          case_name);
+
+// GPU clusters: the device filter, FGD and the baselines on every node,
+// devices chosen and charged between evaluations.
+TEST_P(CudaParity, GpuClustersMatchTheCpuBackend) {
+  REQUIRE_BACKEND_UNDER_TEST();
+  const ParityCase c = GetParam();
+  auto cpu = make_cpu_backend();
+  auto dev = backend_under_test();
+  run_backend_parity(*cpu, *dev, ClusterShape{c.nodes, c.pods, c.degenerate}, c.nodes * 7919ull + c.pods + 1, true);
+}
+
+TEST_P(CudaParity, GpuClustersCpuBackendMatchesTheNodeMajorReference) {
+  const ParityCase c = GetParam();
+  ReferenceBackend reference;
+  auto cpu = make_cpu_backend();
+  const Coverage cov = run_backend_parity(reference, *cpu, ClusterShape{c.nodes, c.pods, c.degenerate},
+                                          c.nodes * 7919ull + c.pods + 1, true);
+  if (c.nodes >= 31 && c.degenerate < 1.0) EXPECT_GT(cov.device_feasible, 0u) << "no GPU pod fitted anywhere";
+}
 
 // Always runs, GPU or not: the CPU backend (plugin-major, threaded) against
 // the node-major reference, which takes the kernels' path through

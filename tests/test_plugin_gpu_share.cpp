@@ -243,22 +243,26 @@ TEST(GpuShareChoice, SelectionsOnOneNode) {
   Snapshot snap = Snapshot::build({n}, running);
   snap.configure_devices(DeviceModel{});
   const DeviceModel m;
-  using G = plugins::GpuShare;
+  auto choose = [&](const DeviceDemand& demand, DeviceSelection sel) {
+    ProfileConfig profile;
+    profile.gpu_share_args.selection = sel;
+    return plugins::GpuShare::choose_devices(snap, 0, make_pod("p"), demand, profile);
+  };
   const DeviceDemand share = pod_device_demand(gpu_pod("p", 1, 500), m);
-  EXPECT_EQ(G::choose_devices(snap, 0, share, DeviceSelection::Best), std::vector<int32_t>{0});   // 540: tightest
-  EXPECT_EQ(G::choose_devices(snap, 0, share, DeviceSelection::Worst), std::vector<int32_t>{1});  // 1000, lower index
-  EXPECT_EQ(G::choose_devices(snap, 0, share, DeviceSelection::First), std::vector<int32_t>{0});
+  EXPECT_EQ(choose(share, DeviceSelection::Best), std::vector<int32_t>{0});   // 540: tightest
+  EXPECT_EQ(choose(share, DeviceSelection::Worst), std::vector<int32_t>{1});  // 1000, lower index
+  EXPECT_EQ(choose(share, DeviceSelection::First), std::vector<int32_t>{0});
   const DeviceDemand small = pod_device_demand(gpu_pod("p", 1, 150), m);
-  EXPECT_EQ(G::choose_devices(snap, 0, small, DeviceSelection::Best), std::vector<int32_t>{2});  // 200
-  EXPECT_EQ(G::choose_devices(snap, 0, small, DeviceSelection::First), std::vector<int32_t>{0});
+  EXPECT_EQ(choose(small, DeviceSelection::Best), std::vector<int32_t>{2});  // 200
+  EXPECT_EQ(choose(small, DeviceSelection::First), std::vector<int32_t>{0});
   // Whole devices: the free ones, lowest indices, in every selection.
   const DeviceDemand two = pod_device_demand(gpu_pod("p", 2, 1000), m);
   for (DeviceSelection s : {DeviceSelection::Best, DeviceSelection::Worst, DeviceSelection::First})
-    EXPECT_EQ(G::choose_devices(snap, 0, two, s), (std::vector<int32_t>{1, 3}));
-  EXPECT_TRUE(G::choose_devices(snap, 0, pod_device_demand(gpu_pod("p", 3, 1000), m), DeviceSelection::Best).empty());
+    EXPECT_EQ(choose(two, s), (std::vector<int32_t>{1, 3}));
+  EXPECT_TRUE(choose(pod_device_demand(gpu_pod("p", 3, 1000), m), DeviceSelection::Best).empty());
   // Several shares of 600 each: two devices with 700 and 1000 free; Best takes 700 and 1000 (index 1).
   const DeviceDemand multi = pod_device_demand(gpu_pod("p", 2, 600), m);
-  EXPECT_EQ(G::choose_devices(snap, 0, multi, DeviceSelection::Best), (std::vector<int32_t>{1, 4}));
+  EXPECT_EQ(choose(multi, DeviceSelection::Best), (std::vector<int32_t>{1, 4}));
 }
 
 // ---- engine ---------------------------------------------------------------------
@@ -384,6 +388,8 @@ void expect_same_devices(const Snapshot& s, const std::vector<Node>& nodes, cons
   for (uint32_t n = 0; n < s.num_nodes(); ++n) {
     const uint32_t m = static_cast<uint32_t>(fresh.node_index(s.node_name(n)));
     ASSERT_EQ(s.device_count(n), fresh.device_count(m)) << where << ": node " << s.node_name(n);
+    ASSERT_EQ(s.view().device_pod_classes[n], fresh.view().device_pod_classes[m])
+        << where << ": node " << s.node_name(n);
     for (uint32_t d = 0; d < s.device_count(n); ++d) {
       ASSERT_EQ(s.device_units(n, d), fresh.device_units(m, d)) << where << ": node " << s.node_name(n);
       ASSERT_EQ(s.device_free(n, d), fresh.device_free(m, d))

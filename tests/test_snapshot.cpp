@@ -397,6 +397,8 @@ Decoded decode(const Snapshot& s) {
     return join(parts, false);
   });
 
+  per_node("device_pod_classes", [&](uint32_t n) { return std::to_string(v.device_pod_classes[n]); });
+
   // Host-side parts and the view's counts.
   // (The node-tree order is compared on its own: after node changes it is
   // upstream's node tree, which a fresh build does not always reproduce.)

@@ -104,8 +104,9 @@ std::vector<int32_t> Engine::choose_devices(const Pod& pod, const ProfilePlan& p
   // look at devices); it then takes them by the default selection.
   const bool enabled = std::find(plan.config.filter.begin(), plan.config.filter.end(), plugins::GpuShare::kName) !=
                        plan.config.filter.end();
-  const DeviceSelection selection = enabled ? plan.config.gpu_share_args.selection : DeviceSelection::Best;
-  return plugins::GpuShare::choose_devices(snapshot_, node, demand, selection);
+  if (enabled) return plugins::GpuShare::choose_devices(snapshot_, node, pod, demand, plan.config);
+  ProfileConfig defaults;
+  return plugins::GpuShare::choose_devices(snapshot_, node, pod, demand, defaults);
 }
 
 void Engine::assign_running_devices(std::vector<std::string>& warnings) {

@@ -67,7 +67,7 @@ void filter_reasons(uint8_t plugin, uint64_t bits, const Snapshot& snap, const P
                     std::vector<std::string>& out) {
   visit_plugin(plugin, [&](auto p) {
     using P = decltype(p);
-    P::reasons(bits, snap, plugin_state<P>(q), q.arena, node, out);
+    if constexpr (P::kHasFilter) P::reasons(bits, snap, plugin_state<P>(q), q.arena, node, out);
   });
 }
 

@@ -119,9 +119,15 @@ constexpr std::array<std::string_view, 4> kRemovedPlugins = {"AzureDiskLimits", 
 // bulkscore's own plugins (docs/plugins.md, "Beyond upstream"): known to
 // the configuration like in-tree ones, in no default set; a profile enables
 // them by name (at their points or through multiPoint).
-constexpr std::array<KnownPlugin, 2> kOutOfTreePlugins = {{
+constexpr std::array<KnownPlugin, 8> kOutOfTreePlugins = {{
     {"GpuShare", kPreFilterFilter, 0},
     {"WorkloadType", kPreFilterFilter, 0},
+    {"GpuFragmentation", bit(kPreScore) | bit(kScore), 0},
+    {"GpuBestFit", bit(kPreScore) | bit(kScore), 0},
+    {"GpuDotProduct", bit(kPreScore) | bit(kScore), 0},
+    {"GpuPacking", bit(kPreScore) | bit(kScore), 0},
+    {"GpuClustering", bit(kPreScore) | bit(kScore), 0},
+    {"GpuRandomFit", bit(kPreScore) | bit(kScore), 0},
 }};
 
 const KnownPlugin* find_plugin(std::string_view name) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "host/common.hpp"
 #include "host/input/model.hpp"
 
 namespace bulkscore {
@@ -49,6 +50,14 @@ constexpr uint32_t kMaxDevicesPerNode = 64;
 // units (a container request of countResource): each device must be free.
 constexpr int32_t kWholeDevice = -1;
 
+// A GPU pod's class, as GpuClustering groups pods: bit 0 for a share of
+// one device, bit k for k whole devices (k above 63: bit 63).
+BULKSCORE_HD uint64_t device_class_bit(int32_t count, int32_t milli, int32_t device_units) {
+  if (count <= 0) return 0;
+  if (count == 1 && milli != kWholeDevice && milli < device_units) return 1;
+  return uint64_t(1) << (count < 63 ? count : 63);
+}
+
 struct DeviceDemand {
   int32_t count = 0;                // devices; 0: the pod asks for none
   int32_t milli = 0;                // free units needed on each device, or kWholeDevice
@@ -73,13 +82,12 @@ std::vector<int32_t> pod_device_indices(const Pod& pod, const DeviceModel& model
 // GPU fragmentation is measured against (plugins/gpu_fragmentation.hpp).
 struct TypicalTask {
   int64_t cpu_milli = 0;
-  int32_t milli = 0;  // units per device, kWholeDevice, or 0 without devices
-  int32_t count = 0;  // devices
+  int32_t milli = 0;                // units per device, kWholeDevice, or 0 without devices
+  int32_t count = 0;                // devices
   std::vector<std::string> models;  // allowed card models, sorted; empty: any
-  double weight = 0;  // share of the workload; a list's weights sum to 1
+  double weight = 0;                // share of the workload; a list's weights sum to 1
   bool operator==(const TypicalTask& o) const {
-    return cpu_milli == o.cpu_milli && milli == o.milli && count == o.count && models == o.models &&
-           weight == o.weight;
+    return cpu_milli == o.cpu_milli && milli == o.milli && count == o.count && models == o.models && weight == o.weight;
   }
 };
 

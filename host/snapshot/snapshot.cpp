@@ -126,6 +126,8 @@ Snapshot::DeviceCharges Snapshot::device_charges(const Pod& pod, uint32_t node, 
   if (!device_model_) return out;
   const std::vector<int32_t> indices = pod_device_indices(pod, *device_model_);
   const DeviceDemand demand = pod_device_demand(pod, *device_model_);
+  out.class_bit = device_class_bit(demand.count, demand.milli,
+                                   device_count(node) > 0 ? device_units(node, 0) : kDefaultDeviceUnits);
   if (indices.empty()) return out;
   const std::string& annotation = device_model_->index_annotation;
   if (!demand.any()) {
@@ -149,14 +151,23 @@ Snapshot::DeviceCharges Snapshot::device_charges(const Pod& pod, uint32_t node, 
       continue;
     }
     const int32_t units = demand.milli == kWholeDevice ? device_units(node, idx) : demand.milli;
-    out.push_back(DeviceCharge{idx, units});
+    out.held.push_back(DeviceCharge{idx, units});
   }
   return out;
 }
 
 void Snapshot::apply_device_charges(uint32_t node, const DeviceCharges& charges, int32_t sign) {
   const uint32_t first = device_offsets_[node];
-  for (const DeviceCharge& c : charges) device_free_[first + c.index] -= sign * c.units;
+  for (const DeviceCharge& c : charges.held) device_free_[first + c.index] -= sign * c.units;
+  if (charges.class_bit == 0) return;
+  auto& counts = class_counts_[node];
+  auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == charges.class_bit; });
+  if (it == counts.end()) it = counts.insert(counts.end(), {charges.class_bit, 0});
+  it->second += sign;
+  if (it->second == 0) counts.erase(it);
+  uint64_t mask = 0;
+  for (const auto& c : counts) mask |= c.first;
+  device_pod_classes_[node] = mask;
 }
 
 bool Snapshot::device_shape_changed(uint32_t n) const {
@@ -174,6 +185,8 @@ void Snapshot::rebuild_devices() {
   device_offsets_.assign(static_cast<size_t>(n) + 1, 0);
   device_units_.clear();
   device_free_.clear();
+  device_pod_classes_.assign(n, 0);
+  class_counts_.assign(n, {});
   pod_device_charges_.assign(pods_.size(), DeviceCharges{});
   if (!device_model_) return;
   const int32_t count_r = resource_index(device_model_->count_resource);
@@ -946,7 +959,7 @@ Pod Snapshot::remove_pod(uint32_t id) {
   account_requests(pods_[id], node, -1);
   count_pod(slot, node, -1);
   apply_device_charges(node, pod_device_charges_[id], -1);
-  pod_device_charges_[id].clear();
+  pod_device_charges_[id] = DeviceCharges{};
   index_affinity_terms(pods_[id], node, -1);
 
   // Host ports: the node's entries are its pods' entries in slot order, so
@@ -1454,6 +1467,7 @@ void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
   fn("device_offsets", device_offsets_, v.device_offsets, fixed);
   fn("device_units", device_units_, v.device_units, fixed);
   fn("device_free", device_free_, v.device_free, device_slots);
+  fn("device_pod_classes", device_pod_classes_, v.device_pod_classes, scalar);
 }
 
 SnapshotView Snapshot::view() const {

@@ -147,6 +147,8 @@ struct SnapshotView {
   const uint32_t* device_offsets = nullptr;  // [num_nodes + 1]
   const int32_t* device_units = nullptr;     // [devices]
   const int32_t* device_free = nullptr;      // [devices]
+  // Per node, the classes of the GPU pods on it (device_class_bit, OR-ed).
+  const uint64_t* device_pod_classes = nullptr;  // [num_nodes]
 
   BULKSCORE_HD int32_t topology_count(uint32_t matcher, uint32_t node) const {
     return topology_counts[static_cast<size_t>(matcher) * num_nodes + node];
@@ -561,7 +563,12 @@ class Snapshot {
     uint32_t index;
     int32_t units;
   };
-  using DeviceCharges = std::vector<DeviceCharge>;
+  // What a pod holds: its devices, and its class (device_class_bit), or 0
+  // when it asks for none.
+  struct DeviceCharges {
+    std::vector<DeviceCharge> held;
+    uint64_t class_bit = 0;
+  };
   // What `pod` holds on `node` under the device model (none without one).
   // InputError for malformed annotations; indices the node lacks are left
   // out, with a warning when `warn`.
@@ -683,6 +690,8 @@ class Snapshot {
   std::vector<uint32_t> device_offsets_{0};
   std::vector<int32_t> device_units_, device_free_;
   std::vector<DeviceCharges> pod_device_charges_;
+  std::vector<uint64_t> device_pod_classes_;                          // [N]: the view's column
+  std::vector<std::vector<std::pair<uint64_t, int32_t>>> class_counts_;  // [N]: pods per class (host)
   std::vector<std::string> device_warnings_;
 
   int32_t any_ip_id_ = kNoId;

@@ -1,0 +1,42 @@
+// GpuFragmentation (PreScore, Score; bulkscore's own): FGD, "Beware of
+// Fragmentation" (USENIX ATC '23). A node scores by how much placing the
+// pod there changes the node's GPU fragmentation measured against the
+// typical tasks (plugins/gpu_fragmentation.hpp): 50 for no change, above
+// for a placement that removes fragments. Raw scores are final (0..100).
+// The device a share takes is chosen the same way (GpuShare's
+// `deviceSelection: Fragmentation`).
+#pragma once
+
+#include "plugins/gpu_fragmentation.hpp"
+#include "plugins/plugin_api.hpp"
+
+namespace bulkscore {
+namespace plugins {
+
+struct GpuFragmentation {
+  static constexpr const char* kName = "GpuFragmentation";
+  static constexpr bool kHasFilter = false;
+  static constexpr bool kHasScore = true;
+  static constexpr NormalizeKind kNormalize = NormalizeKind::None;
+  static constexpr bool kPreScoreFeasible = false;
+
+  struct State {
+    GpuPod pod;
+    Span<TaskShape> shapes;
+    Span<int32_t> models;
+  };
+
+  static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
+
+  static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
+    if (st.pod.no_requests) return 100;
+    const uint32_t first = s.device_offsets[node];
+    int32_t device = -1;
+    return fgd_node_score(s.device_free + first, s.device_units + first, s.device_offsets[node + 1] - first,
+                          node_cpu_left(s, node), node_card_model(s, st.pod, node), st.pod.cpu_milli, st.pod.count,
+                          st.pod.milli, st.shapes.data(arena), st.shapes.count, st.models.data(arena), &device);
+  }
+};
+
+}  // namespace plugins
+}  // namespace bulkscore

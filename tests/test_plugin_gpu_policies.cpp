@@ -1,0 +1,251 @@
+// The GPU placement policies (plugins/gpu_fgd.hpp, plugins/gpu_baselines.hpp)
+// on small hand-computed cases: the fragmentation measure, FGD's score and
+// device choice, the baselines' formulas, typical tasks, and the engine
+// placing pods with each.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "host/engine/engine.hpp"
+#include "plugins/gpu_baselines.hpp"
+#include "plugins/gpu_fgd.hpp"
+#include "tests/test_util.hpp"
+
+namespace bulkscore {
+namespace {
+
+using namespace testutil;
+
+constexpr const char* kCount = "alibabacloud.com/gpu-count";
+constexpr const char* kMilli = "alibabacloud.com/gpu-milli";
+constexpr const char* kModel = "alibabacloud.com/gpu-card-model";
+constexpr const char* kIndex = "alibabacloud.com/gpu-index";
+
+Node gpu_node(const std::string& name, int64_t gpus, int64_t cpu = 64000) {
+  Node n = make_node(name, cpu, 256 * 1024 * kMiB, 110);
+  n.allocatable[kCount] = gpus;
+  n.allocatable[kMilli] = 1000 * gpus;
+  n.labels[kModel] = "G2";
+  return n;
+}
+
+Pod gpu_pod(const std::string& name, int32_t count, int32_t milli, int64_t cpu = 8000) {
+  Pod p = make_pod(name, {container({{"cpu", cpu}, {"memory", 1024 * kMiB}})});
+  if (count > 0) {
+    p.annotations[kCount] = std::to_string(count);
+    p.annotations[kMilli] = std::to_string(milli);
+  }
+  return p;
+}
+
+Pod holding(Pod p, const std::string& node, const std::string& indices) {
+  p = on_node(std::move(p), node);
+  p.annotations[kIndex] = indices;
+  return p;
+}
+
+TypicalTask task(int64_t cpu, int32_t milli, int32_t count, double weight, std::vector<std::string> models = {}) {
+  TypicalTask t;
+  t.cpu_milli = cpu;
+  t.milli = milli;
+  t.count = count;
+  t.weight = weight;
+  t.models = std::move(models);
+  return t;
+}
+
+// ---- the fragmentation measure ------------------------------------------------
+
+TEST(GpuFragmentationMeasure, ShapesAndNodes) {
+  const int32_t units[] = {1000, 1000, 1000, 1000};
+  const int32_t models[] = {7};
+  TaskShape share{0, 1.0, 500, 1, 0, 0};
+  // Free 300, 1000, 600, 0: a 500 share fits; the 300 left on device 0 is a fragment.
+  const int32_t free[] = {300, 1000, 600, 0};
+  EXPECT_EQ(shape_fragments(free, units, 4, 1000, 7, share, models), 300);
+  // Not enough cpu: every free unit is a fragment.
+  share.cpu_milli = 2000;
+  EXPECT_EQ(shape_fragments(free, units, 4, 1000, 7, share, models), 1900);
+  // Two whole devices: only one device is free; everything is a fragment.
+  const TaskShape two{0, 1.0, 1000, 2, 0, 0};
+  EXPECT_EQ(shape_fragments(free, units, 4, 1000, 7, two, models), 1900);
+  // A CPU-only task: every free unit.
+  const TaskShape cpu_only{100, 1.0, 0, 0, 0, 0};
+  EXPECT_EQ(shape_fragments(free, units, 4, 1000, 7, cpu_only, models), 1900);
+  // Models: 7 allowed here; a node of model 8, or without one, cannot run it.
+  const TaskShape typed{0, 1.0, 500, 1, 0, 1};
+  EXPECT_EQ(shape_fragments(free, units, 4, 1000, 7, typed, models), 300);
+  EXPECT_EQ(shape_fragments(free, units, 4, 1000, 8, typed, models), 1900);
+  EXPECT_EQ(shape_fragments(free, units, 4, 1000, -1, typed, models), 1900);
+  // The node: the weighted sum, 0.25 x 300 + 0.75 x 1900.
+  const TaskShape shapes[] = {TaskShape{0, 0.25, 500, 1, 0, 0}, TaskShape{0, 0.75, 1000, 2, 0, 0}};
+  EXPECT_DOUBLE_EQ(node_fragmentation(free, units, 4, 1000, 7, shapes, 2, models), 75.0 + 1425.0);
+}
+
+TEST(GpuFragmentationMeasure, PortableExpIsExp) {
+  for (double x : {-50.0, -3.7, -1.0, -0.4, 0.0, 1e-9, 0.2, 1.0, 2.5, 30.0}) {
+    EXPECT_NEAR(portable_exp(x), std::exp(x), std::exp(x) * 4e-16) << x;
+  }
+  EXPECT_EQ(static_cast<int64_t>(portable_sigmoid(-0.4) * 100.0), 40);
+  EXPECT_EQ(static_cast<int64_t>(portable_sigmoid(0.0) * 100.0), 50);
+}
+
+// ---- FGD ------------------------------------------------------------------------
+
+TEST(GpuFgd, ScoresAndDeviceChoiceByHand) {
+  // One typical task: a 500 share, no cpu.
+  const TaskShape shapes[] = {TaskShape{0, 1.0, 500, 1, 0, 0}};
+  const int32_t units[] = {1000, 1000};
+  int32_t device = -2;
+  // Idle node: a 300 share leaves 700 (still fits a 500): no new fragment, 50, device 0.
+  const int32_t idle[] = {1000, 1000};
+  EXPECT_EQ(fgd_node_score(idle, units, 2, 64000, 0, 0, 1, 300, shapes, 1, nullptr, &device), 50);
+  EXPECT_EQ(device, 0);
+  // A 600 share leaves 400, a fragment: sigmoid(-0.4) -> 40.
+  EXPECT_EQ(fgd_node_score(idle, units, 2, 64000, 0, 0, 1, 600, shapes, 1, nullptr, &device), 40);
+  // Free 500 and 1000: a 300 share on device 0 would leave a 200 fragment
+  // (45), on device 1 leaves 700 (50): FGD takes device 1.
+  const int32_t half[] = {500, 1000};
+  EXPECT_EQ(fgd_node_score(half, units, 2, 64000, 0, 0, 1, 300, shapes, 1, nullptr, &device), 50);
+  EXPECT_EQ(device, 1);
+  // Free 400 and 1000: the 400 is already a fragment; a 400 share there
+  // removes it: sigmoid(0.4) -> 59.
+  const int32_t frag[] = {400, 1000};
+  EXPECT_EQ(fgd_node_score(frag, units, 2, 64000, 0, 0, 1, 400, shapes, 1, nullptr, &device), 59);
+  EXPECT_EQ(device, 0);
+  // A whole device: free 400 and 1000 -> 400 and 0; fragments stay 400: 50.
+  EXPECT_EQ(fgd_node_score(frag, units, 2, 64000, 0, 0, 1, 1000, shapes, 1, nullptr, &device), 50);
+  EXPECT_EQ(device, -1);
+}
+
+std::unique_ptr<Engine> policy_engine(const std::vector<Node>& nodes, const std::vector<Pod>& running,
+                                      const std::string& plugin, DeviceSelection selection,
+                                      std::vector<TypicalTask> tasks = {}) {
+  ProfileConfig p = default_scheduler_config().profiles.at(0);
+  p.pre_filter.push_back("GpuShare");
+  p.filter.push_back("GpuShare");
+  p.score = {PluginEntry{plugin, 1000}};
+  p.gpu_share_args.selection = selection;
+  p.gpu_fragmentation_args.typical_tasks = std::move(tasks);
+  SchedulerConfig c;
+  c.profiles.push_back(p);
+  EngineOptions opts;
+  opts.backend = "cpu";
+  opts.tie_break = TieBreak::First;
+  auto e = std::make_unique<Engine>(c, opts);
+  Cluster cl;
+  cl.nodes = nodes;
+  cl.running_pods = running;
+  e->load(cl);
+  return e;
+}
+
+TEST(GpuFgd, TheEngineAvoidsFragments) {
+  // "a" has free 500 and 1000 (a 500 share runs on device 0); "b" is idle.
+  // A 300 share: on "a" device 1 scores 50 (no new fragment), on "b" also
+  // 50: the tie goes to "a" (first). A 600 share next: on "a" device 1
+  // (700 free) leaves 100 -> fragment; on "b" leaves 400: 600 on "a" dev 1
+  // makes 100 of fragments (sigmoid(-0.1) = 47), on "b" 400 (40): "a".
+  const std::vector<TypicalTask> tasks = {task(0, 500, 1, 1.0)};
+  auto e = policy_engine({gpu_node("a", 2), gpu_node("b", 2)}, {holding(gpu_pod("r", 1, 500, 0), "a", "0")},
+                         "GpuFragmentation", DeviceSelection::Fragmentation, tasks);
+  ScheduleResult r = e->schedule(gpu_pod("p1", 1, 300, 0));
+  EXPECT_EQ(r.node_name, "a");
+  EXPECT_EQ(r.devices, std::vector<int32_t>{1});
+  r = e->schedule(gpu_pod("p2", 1, 600, 0));
+  EXPECT_EQ(r.node_name, "a");
+  EXPECT_EQ(r.devices, std::vector<int32_t>{1});
+  // Without typical tasks the pod's cycle fails with an Error naming why.
+  auto bare = policy_engine({gpu_node("a", 2), gpu_node("b", 2)}, {}, "GpuFragmentation", DeviceSelection::Best);
+  r = bare->schedule(gpu_pod("p", 1, 300));
+  EXPECT_EQ(r.code, Code::Error);
+  EXPECT_NE(r.message.find("no typical tasks"), std::string::npos) << r.message;
+}
+
+// ---- baselines ----------------------------------------------------------------------
+
+// Every node's raw score for `pod` under `plugin` (no filter), with the
+// device model configured.
+std::vector<int64_t> raw_scores(const std::string& plugin, const std::vector<Node>& nodes,
+                                const std::vector<Pod>& running, const Pod& pod) {
+  Snapshot snap = Snapshot::build(nodes, running);
+  snap.configure_devices(DeviceModel{});
+  const ProfilePlan plan = make_profile_plan(score_only_profile(plugin));
+  intern_pod_for_plan(snap, pod, plan, nullptr);
+  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, nullptr);
+  EvalRequest req;
+  req.want_scores = true;
+  req.want_verdicts = true;
+  req.score_single = true;
+  EvalResult out;
+  make_cpu_backend()->evaluate(snap, q, req, out);
+  std::vector<int64_t> raw(snap.num_nodes(), -1);
+  for (size_t i = 0; i < out.scored_nodes.size(); ++i) raw[out.scored_nodes[i]] = out.raw_scores.at(i);
+  return raw;
+}
+
+TEST(GpuBaselines, FormulasByHand) {
+  // "idle": 2 free devices, 64 cores; "used": device 0 holds a 540 share
+  // (460 free); "three": 3 devices, a whole one taken.
+  const std::vector<Node> nodes = {gpu_node("idle", 2), gpu_node("used", 2), gpu_node("three", 3)};
+  const std::vector<Pod> running = {holding(gpu_pod("s", 1, 540, 0), "used", "0"),
+                                    holding(gpu_pod("w", 1, 1000, 0), "three", "1")};
+  const Pod share = gpu_pod("p", 1, 400);  // 8 cores
+  // BestFit: idle: 1 - (0.5 x 56000/128000 + 0.5 x 1600/8000) = 0.68125 -> 68;
+  // used: 1 - (0.21875 + 0.5 x 1060/8000 = 0.06625) = 0.715 -> 71;
+  // three: 1 - (0.21875 + 0.5 x 1600/8000 = 0.1) = 0.68125 -> 68.
+  EXPECT_EQ(raw_scores("GpuBestFit", nodes, running, share), (std::vector<int64_t>{68, 71, 68}));
+  // DotProduct: (64000/128000 x 8000/128000 + free/8000 x 400/8000) / 2:
+  // idle 0.5 x 0.0625 + 0.25 x 0.05 = 0.04375 -> /2 = 0.021875 -> 97;
+  // used 0.03125 + 0.1825 x 0.05 = 0.040375 -> 97; three same as idle -> 97.
+  EXPECT_EQ(raw_scores("GpuDotProduct", nodes, running, share), (std::vector<int64_t>{97, 97, 97}));
+  // Packing: idle: max(33 - 2, 2) = 31; used: the 460 device (shared):
+  // 100 - 46 / 10 = 96; three: takes a free device: max(50 - 1, 33) = 49.
+  EXPECT_EQ(raw_scores("GpuPacking", nodes, running, share), (std::vector<int64_t>{31, 96, 49}));
+  // Clustering: base = 25 x (8000 - free) / 8000: idle 18, used 20
+  // (free 1460), three 18 (free 2000). A share: idle has no classes (+25),
+  // used only shares (+75), three only whole ones (+0).
+  EXPECT_EQ(raw_scores("GpuClustering", nodes, running, share), (std::vector<int64_t>{43, 95, 18}));
+  const Pod whole = gpu_pod("w1", 1, 1000);
+  EXPECT_EQ(raw_scores("GpuClustering", nodes, running, whole), (std::vector<int64_t>{43, 20, 93}));
+  // CPU-only pods: Packing and Clustering give 0.
+  EXPECT_EQ(raw_scores("GpuPacking", nodes, running, gpu_pod("c", 0, 0)), (std::vector<int64_t>{0, 0, 0}));
+  // RandomFit: exactly one node scores 100, the same one for the same pod.
+  const auto r1 = raw_scores("GpuRandomFit", nodes, running, share);
+  EXPECT_EQ(std::count(r1.begin(), r1.end(), 100), 1);
+  EXPECT_EQ(std::count(r1.begin(), r1.end(), 0), 2);
+  EXPECT_EQ(raw_scores("GpuRandomFit", nodes, running, share), r1);
+}
+
+TEST(GpuBaselines, BestFitNormalizesInIntegersAcrossTheFeasibleNodes) {
+  auto e = policy_engine({gpu_node("idle", 2), gpu_node("used", 2)}, {holding(gpu_pod("s", 1, 540, 0), "used", "0")},
+                         "GpuBestFit", DeviceSelection::Best);
+  const Explanation ex = e->explain(gpu_pod("p", 1, 400));
+  ASSERT_EQ(ex.nodes.size(), 2u);
+  EXPECT_EQ(ex.nodes[0].scores.at(0).raw, 68);
+  EXPECT_EQ(ex.nodes[0].scores.at(0).normalized, 0);
+  EXPECT_EQ(ex.nodes[1].scores.at(0).normalized, 100);
+  EXPECT_EQ(ex.chosen, "used");
+  EXPECT_EQ(ex.devices, std::vector<int32_t>{0});  // Best: the 460 free device
+}
+
+// ---- typical tasks --------------------------------------------------------------------
+
+TEST(GpuTypicalTasks, LargestGroupsUpToThePopularity) {
+  std::vector<Pod> pods;
+  for (int i = 0; i < 10; ++i) pods.push_back(gpu_pod("a" + std::to_string(i), 1, 500, 4000));
+  for (int i = 0; i < 6; ++i) pods.push_back(gpu_pod("b" + std::to_string(i), 2, 1000, 8000));
+  for (int i = 0; i < 3; ++i) pods.push_back(gpu_pod("c" + std::to_string(i), 0, 0, 1000));
+  pods.push_back(gpu_pod("d", 1, 250, 2000));
+  // 95% of 20 pods = 19: the groups of 10, 6 and 3 (19) are kept.
+  const auto t = typical_tasks(pods, DeviceModel{}, 0.95);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0], task(4000, 500, 1, 10.0 / 19));
+  EXPECT_EQ(t[1], task(8000, 1000, 2, 6.0 / 19));
+  EXPECT_EQ(t[2], task(1000, 0, 0, 3.0 / 19));
+  // Everything at 100%.
+  EXPECT_EQ(typical_tasks(pods, DeviceModel{}, 1.0).size(), 4u);
+}
+
+}  // namespace
+}  // namespace bulkscore
