@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -225,6 +226,8 @@ struct SeedRun {
   double schedule_seconds = 0;        // Engine::schedule calls only
   double wall_seconds = 0;            // the whole seed: setup, scheduling and metrics
   std::vector<std::string> warnings;  // distinct engine warnings, "(n pods)"
+  // Why pods found no node: the FitError text and how many pods got it.
+  std::map<std::string, size_t> failures;
 };
 
 // The typical tasks of the untuned trace (popularity 0.95).

@@ -180,6 +180,7 @@ int replay_main(const ReplayCliOptions& o) {
           100.0 * static_cast<double>(last.allocated_units) / trace.gpu_capacity_units,
           100.0 * static_cast<double>(last.arrived_units) / trace.gpu_capacity_units, r.schedule_seconds,
           r.schedule_seconds > 0 ? static_cast<double>(r.events.size()) / r.schedule_seconds : 0.0, r.wall_seconds);
+      for (const auto& [message, pods] : r.failures) spdlog::debug("  {} pod(s): {}", pods, message);
     }
     summaries.push_back(summarize_policy(policy->name, runs, trace.gpu_capacity_units));
     for (const std::string& w : summaries.back().warnings) spdlog::warn("{}: {}", policy->name, w);

@@ -169,7 +169,7 @@ std::string replay_gnuplot_script(const std::vector<PolicySummary>& policies, co
   s += "set title 'Unallocated GPU vs arrived workload (mean over seeds)'\n";
   s += "set xlabel 'Arrived workload (% of GPU capacity)'\n";
   s += "set ylabel 'Unallocated GPU (%)'\n";
-  s += "set xrange [0:*]\nset yrange [0:*]\nset grid\nset key top left\n";
+  s += "set xrange [0:130]\nset yrange [0:*]\nset grid\nset key top right\n";
   std::string plots;
   for (const PolicySummary& p : policies) {
     if (!p.error.empty()) continue;

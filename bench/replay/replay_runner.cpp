@@ -156,6 +156,7 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
       metrics.update(engine.snapshot(), static_cast<uint32_t>(r.node));
     } else {
       ++state.failed;
+      ++run.failures[r.message];
     }
     state.idle_units = metrics.idle();
     state.allocated_units = metrics.allocated();
