@@ -54,7 +54,7 @@ const char* const kPodHeader =
 TEST(ReplayCsv, ReadsAGoodFile) {
   const std::string d = temp_dir();
   write(d + "/nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\r\nn0,64000,262144,2,P100\r\nn1,96000,393216,0,\r\n\n");
-  const CsvTable t = read_csv(d + "/nodes.csv", kTraceNodeHeader);
+  const CsvTable t = read_csv(d + "/nodes.csv", trace_node_header());
   ASSERT_EQ(t.rows.size(), 2U);
   EXPECT_EQ(t.rows[0].line, 2U);
   EXPECT_EQ(t.rows[1].fields[4], "");

@@ -87,9 +87,9 @@ struct TracePod {
   std::string origin;     // "file:line"
 };
 
-extern const std::vector<std::string> kTraceNodeHeader;
-extern const std::vector<std::string> kTracePodHeader;       // all eleven columns
-extern const std::vector<std::string> kTracePodShortHeader;  // name .. gpu_milli (multigpuNN)
+const std::vector<std::string>& trace_node_header();
+const std::vector<std::string>& trace_pod_header();        // all eleven columns
+const std::vector<std::string>& trace_pod_short_header();  // name .. gpu_milli (the multigpuNN lists)
 
 std::vector<TraceNode> parse_trace_nodes(const std::string& text, const std::string& origin);
 std::vector<TracePod> parse_trace_pods(const std::string& text, const std::string& origin);

@@ -2,7 +2,10 @@
 // table, the CSV and the plot. The experiment itself is in the other files
 // of bench/replay/ (docs/gpu-placement.md, "Replay: the paper's experiment").
 #include <spdlog/spdlog.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <chrono>
 #include <cstdio>
@@ -60,17 +63,47 @@ bool on_path(const std::string& program) {
   }
 }
 
-// Runs gnuplot on `script`; false (with a warning) when it fails.
+// Runs gnuplot (found on PATH, no shell in between) with `script` on its
+// standard input; false (with a warning) when it cannot start or fails.
 bool run_gnuplot(const std::string& script) {
-  FILE* p = popen("gnuplot", "w");
-  if (!p) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    spdlog::warn("--plot: cannot make a pipe to gnuplot");
+    return false;
+  }
+  const pid_t child = fork();
+  if (child < 0) {
+    close(fds[0]);
+    close(fds[1]);
     spdlog::warn("--plot: cannot start gnuplot");
     return false;
   }
-  const size_t written = std::fwrite(script.data(), 1, script.size(), p);
-  const int status = pclose(p);
-  if (written != script.size() || status != 0) {
-    spdlog::warn("--plot: gnuplot failed (status {})", status);
+  if (child == 0) {
+    // The child: the pipe is its standard input; only async-signal-safe calls.
+    dup2(fds[0], STDIN_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execlp("gnuplot", "gnuplot", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[0]);
+  // SIGPIPE is ignored by the CLI: a gnuplot that exits early makes write fail.
+  bool written = true;
+  for (size_t at = 0; at < script.size();) {
+    const ssize_t n = write(fds[1], script.data() + at, script.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      written = false;
+      break;
+    }
+    at += static_cast<size_t>(n);
+  }
+  close(fds[1]);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!written || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    spdlog::warn("--plot: gnuplot failed (exit status {})", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     return false;
   }
   return true;
@@ -177,9 +210,10 @@ int replay_main(const ReplayCliOptions& o) {
           "{} seed {}: {} pods ({} clones added, {} removed), {} placed, {} failed; allocated {:.2f}% at "
           "arrival {:.2f}%; scheduling {:.2f} s ({:.0f} pods/s), wall {:.2f} s",
           policy->name, seed, r.events.size(), r.workload.added, r.workload.removed, last.placed, last.failed,
-          100.0 * static_cast<double>(last.allocated_units) / trace.gpu_capacity_units,
-          100.0 * static_cast<double>(last.arrived_units) / trace.gpu_capacity_units, r.schedule_seconds,
-          r.schedule_seconds > 0 ? static_cast<double>(r.events.size()) / r.schedule_seconds : 0.0, r.wall_seconds);
+          100.0 * static_cast<double>(last.allocated_units) / static_cast<double>(trace.gpu_capacity_units),
+          100.0 * static_cast<double>(last.arrived_units) / static_cast<double>(trace.gpu_capacity_units),
+          r.schedule_seconds, r.schedule_seconds > 0 ? static_cast<double>(r.events.size()) / r.schedule_seconds : 0.0,
+          r.wall_seconds);
       for (const auto& [message, pods] : r.failures) spdlog::debug("  {} pod(s): {}", pods, message);
     }
     summaries.push_back(summarize_policy(policy->name, runs, trace.gpu_capacity_units));

@@ -44,7 +44,7 @@ std::string join(const std::vector<std::string>& v) {
 
 // Units per GPU in the trace's model (the node's milli resource is 1000 x GPUs).
 constexpr int64_t kUnitsPerGpu = 1000;
-constexpr int64_t kBytesPerMib = 1024 * 1024;
+constexpr int64_t kBytesPerMib = int64_t{1024} * 1024;
 // The simulator's nodes allow 1001 pods, so the pod count never binds.
 constexpr int64_t kTracePodsPerNode = 1001;
 // Bounds that keep every product below 2^63: cpu and memory of one node or
@@ -54,11 +54,22 @@ constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;
 
 }  // namespace
 
-const std::vector<std::string> kTraceNodeHeader{"sn", "cpu_milli", "memory_mib", "gpu", "model"};
-const std::vector<std::string> kTracePodShortHeader{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"};
-const std::vector<std::string> kTracePodHeader{"name",          "cpu_milli",     "memory_mib",    "num_gpu",
+const std::vector<std::string>& trace_node_header() {
+  static const std::vector<std::string> header{"sn", "cpu_milli", "memory_mib", "gpu", "model"};
+  return header;
+}
+
+const std::vector<std::string>& trace_pod_header() {
+  static const std::vector<std::string> header{"name",          "cpu_milli",     "memory_mib",    "num_gpu",
                                                "gpu_milli",     "gpu_spec",      "qos",           "pod_phase",
                                                "creation_time", "deletion_time", "scheduled_time"};
+  return header;
+}
+
+const std::vector<std::string>& trace_pod_short_header() {
+  static const std::vector<std::string> header{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"};
+  return header;
+}
 
 CsvTable parse_csv(const std::string& text, const std::string& origin,
                    const std::vector<std::string>& expected_header) {
@@ -126,7 +137,7 @@ int64_t csv_int(const CsvTable& table, const CsvRow& row, size_t column, int64_t
 }
 
 std::vector<TraceNode> parse_trace_nodes(const std::string& text, const std::string& origin) {
-  const CsvTable t = parse_csv(text, origin, kTraceNodeHeader);
+  const CsvTable t = parse_csv(text, origin, trace_node_header());
   std::vector<TraceNode> nodes;
   nodes.reserve(t.rows.size());
   for (const CsvRow& r : t.rows) {
@@ -145,7 +156,7 @@ std::vector<TraceNode> parse_trace_nodes(const std::string& text, const std::str
 
 std::vector<TracePod> parse_trace_pods(const std::string& text, const std::string& origin) {
   const CsvTable t =
-      parse_csv(text, origin, std::vector<std::vector<std::string>>{kTracePodHeader, kTracePodShortHeader});
+      parse_csv(text, origin, std::vector<std::vector<std::string>>{trace_pod_header(), trace_pod_short_header()});
   const bool has_spec = t.header.size() > 5;
   std::vector<TracePod> pods;
   pods.reserve(t.rows.size());
