@@ -354,6 +354,51 @@ TEST(ReplayRun, FirstFitEndToEndIsSaneAndDeterministic) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 132);
 }
 
+// Fragmentation by hand: one T4 node (2 GPUs, 64 cores), a share pod
+// (4 cores, 500 units of a T4 or V100M16) and a CPU pod (60 cores). Typical
+// tasks: those two shapes at weight 1/2 each.
+//  * the CPU shape counts every idle unit;
+//  * the share shape fits while 4 cores are left (no fragment: both GPUs
+//    have 500 free), and counts every idle unit once they are not.
+TEST(ReplayRun, FragmentationMatchesAHandComputation) {
+  ReplayTrace t = make_trace(
+      {TraceNode{"n0", 64000, 262144, 2, "T4", "n:2"}},
+      {TracePod{"share", 4000, 1024, 1, 500, "T4|V100M16", "p:2"}, TracePod{"cpu", 60000, 1024, 0, 0, "", "p:3"}});
+  const std::vector<TypicalTask> typical = replay_typical_tasks(t);
+  ASSERT_EQ(typical.size(), 2U);
+  EXPECT_DOUBLE_EQ(typical[0].weight, 0.5);
+  ReplayOptions o;
+  o.tune.inflation = 0.25;  // the target is the trace's own 500 units: no clone, no removal
+  int share_first_runs = 0;
+  constexpr int kSeeds = 8;
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    const SeedRun r = run_replay_seed(t, typical, replay_policy("firstfit"), seed, o);
+    ASSERT_EQ(r.events.size(), 2U);
+    const bool share_first = t.pods[r.workload.order[0]].name == "share";
+    share_first_runs += share_first ? 1 : 0;
+    const ReplayEvent& first = r.events[0];
+    if (share_first) {
+      // GPU 0 has 500 free, GPU 1 1000; 60 cores left: the share shape fits.
+      EXPECT_EQ(first.arrived_units, 500);
+      EXPECT_EQ(first.allocated_units, 500);
+      EXPECT_DOUBLE_EQ(first.frag_units, 0.5 * 1500 + 0.5 * 0);
+    } else {
+      // 4 cores left: the share shape still fits.
+      EXPECT_EQ(first.arrived_units, 0);
+      EXPECT_EQ(first.allocated_units, 0);
+      EXPECT_DOUBLE_EQ(first.frag_units, 0.5 * 2000 + 0.5 * 0);
+    }
+    // Both placed, no core left: every idle unit is a fragment for both shapes.
+    const ReplayEvent& last = r.events[1];
+    EXPECT_EQ(last.placed, 2U);
+    EXPECT_EQ(last.idle_units, 1500);
+    EXPECT_DOUBLE_EQ(last.frag_units, 1500.0);
+  }
+  // The shuffle gave both orders.
+  EXPECT_GT(share_first_runs, 0);
+  EXPECT_LT(share_first_runs, kSeeds);
+}
+
 TEST(ReplayRun, BucketsFallBackToANeighbour) {
   SeedRun r;
   // Capacity 1000: events at 10% and 12%; 11% is empty and takes 10%'s.

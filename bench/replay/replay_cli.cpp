@@ -163,6 +163,15 @@ int replay_main(const ReplayCliOptions& o) {
   if (o.nodes_csv.empty() || o.pods_csv.empty()) trace_dir = find_trace_dir(o.trace_dir);
   const std::string nodes_path = o.nodes_csv.empty() ? trace_dir + "/" + kNodeList : o.nodes_csv;
   const std::string pods_path = o.pods_csv.empty() ? trace_dir + "/openb_pod_list_" + o.trace + ".csv" : o.pods_csv;
+  const std::vector<std::pair<const char*, const std::string*>> outputs{
+      {"-o", &o.output}, {"--csv", &o.csv}, {"--plot", &o.plot}};
+  for (size_t i = 0; i < outputs.size(); ++i)
+    for (size_t j = i + 1; j < outputs.size(); ++j) {
+      const std::string& a = *outputs[i].second;
+      const std::string& b = *outputs[j].second;
+      if (!a.empty() && a != "-" && (a == b || same_file(a, b)))
+        throw InputError(a + ": " + outputs[i].first + " and " + outputs[j].first + " name the same file");
+    }
   for (const std::string* out : {&o.output, &o.csv, &o.plot})
     for (const std::string* in : {&nodes_path, &pods_path})
       if (!out->empty() && *out != "-" && (*out == *in || same_file(*out, *in)))
