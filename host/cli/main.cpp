@@ -4,6 +4,7 @@
 //   bulkscore explain  --nodes F --pods F [--objects F]... --pod ns/name [--config F]
 //   bulkscore generate --nodes-out F --pods-out F [--objects-out F] [--nodes N] ...
 //   bulkscore perf     --config performance-config.yaml ...
+//   bulkscore replay   [--trace default] [--policies fgd,bestfit] [--seeds 42-51] ...
 //
 // Exit codes: 0 success, 2 bad input or usage, 1 any other failure.
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -19,6 +20,7 @@
 
 #include "bench/generator/generator.hpp"
 #include "bench/perf/perf.hpp"
+#include "bench/replay/replay.hpp"
 #include "host/engine/backend.hpp"
 #include "host/engine/engine.hpp"
 #include "host/input/config.hpp"
@@ -402,6 +404,38 @@ int main(int argc, char** argv) {
   perf_cmd->add_option("--compare", perf.compare_files, "print a table comparing results JSON files")->expected(1, -1);
   perf_cmd->add_flag("--list", perf.list_only, "list the selected workloads and exit");
 
+  bs::ReplayCliOptions replay;
+  auto* replay_cmd = app.add_subcommand(
+      "replay", "the ATC '23 workload-inflation experiment on the Alibaba GPU trace (docs/gpu-placement.md)");
+  replay_cmd->add_option("--trace-dir", replay.trace_dir,
+                         "folder of the trace's CSVs (default: $BULKSCORE_TRACE_DIR, else "
+                         "../shared/data/alibaba-gpu-v2023 from the working directory or the repository)");
+  replay_cmd->add_option("--trace", replay.trace, "pod list variant: openb_pod_list_<TRACE>.csv")
+      ->capture_default_str();
+  replay_cmd->add_option("--pods-csv", replay.pods_csv, "pod list CSV (instead of --trace)");
+  replay_cmd->add_option("--nodes-csv", replay.nodes_csv, "node list CSV (default: openb_node_list_gpu_node.csv)");
+  replay_cmd
+      ->add_option("--policies", replay.policies,
+                   "comma-separated: random, dotprod, clustering, packing, bestfit, fgd, firstfit; or all")
+      ->capture_default_str();
+  replay_cmd->add_option("--seeds", replay.seeds, "seeds: a range 42-51 and/or a list 42,45")->capture_default_str();
+  replay_cmd->add_option("--inflation", replay.inflation, "target GPU demand as a multiple of the capacity")
+      ->capture_default_str();
+  replay_cmd->add_flag("--no-quirk", replay.no_quirk,
+                       "tuning tests units x count per clone (the simulator tests the per-GPU units)");
+  replay_cmd->add_option("--backend", replay.backend, "auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  replay_cmd->add_option("--batching", replay.batching, batching_help)
+      ->check(CLI::IsMember({"exact", "upstream", "off"}));
+  replay_cmd->add_option("--threads", replay.threads, "CPU backend threads (0 = one per core)")
+      ->check(CLI::Range(0, 1024));
+  replay_cmd->add_option("--max-pods", replay.max_pods, "schedule only the first N pods of each tuned workload");
+  replay_cmd->add_option("--arrivals", replay.arrivals, "arrival % points of the table")->capture_default_str();
+  replay_cmd->add_option("-o,--output", replay.output, "the table (written whole or not at all); default stdout");
+  replay_cmd->add_option("--csv", replay.csv, "every arrival % bucket of every policy, as CSV");
+  replay_cmd->add_option("--plot", replay.plot, "PNG of unallocated GPU % vs arrival % (gnuplot; like Fig. 9a)");
+
   // -v is accepted before or after the subcommand.
   for (auto* sub : app.get_subcommands({})) sub->fallthrough();
 
@@ -426,6 +460,10 @@ int main(int argc, char** argv) {
     if (*perf_cmd) {
       perf.verbosity = std::max(1, verbosity);  // progress is shown unless asked otherwise
       return bs::perf_main(perf);
+    }
+    if (*replay_cmd) {
+      replay.verbosity = verbosity;
+      return bs::replay_main(replay);
     }
   } catch (const bs::InputError& e) {
     std::fprintf(stderr, "bulkscore: error: %s\n", e.what());

@@ -1,0 +1,326 @@
+// `bulkscore replay`: the workload-inflation experiment of "Beware of
+// Fragmentation" (USENIX ATC '23) on the Alibaba GPU trace, through the
+// engine (docs/gpu-placement.md, "Replay: the paper's experiment").
+//
+// The pipeline, per placement policy and seed:
+//  1. the trace's CSVs are read strictly (read_trace) and turned into Nodes
+//     and Pods in the simulator's model (trace_node_object, trace_pod_object);
+//  2. the typical tasks are taken from the untuned pod list;
+//  3. the pods are sorted by name and shuffled, the workload is tuned to a
+//     multiple of the cluster's GPU capacity (tune_workload), and the nodes
+//     are put in a seeded random order, which is the tie-break;
+//  4. the pods are scheduled one at a time, with no departures, and after
+//     every pod the arrived and allocated GPU units and the cluster's
+//     fragmentation are recorded (run_replay_seed);
+//  5. the records are bucketed by arrival % as the paper's scripts do, and
+//     averaged over seeds (bucket_seed_run, summarize_policy).
+//
+// The library does not print; the CLI front end (replay_cli.cpp) logs,
+// writes the outputs and draws the plot. Errors in the input are
+// InputError naming file:line and the column.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "host/engine/batch_cache.hpp"
+#include "host/input/config.hpp"
+#include "host/input/devices.hpp"
+#include "host/input/model.hpp"
+
+namespace bulkscore {
+
+// ---- CSV --------------------------------------------------------------------
+
+// One data row: its 1-based line number in the file and its fields.
+struct CsvRow {
+  size_t line = 0;
+  std::vector<std::string> fields;
+};
+
+// A strict CSV table: the first line must be exactly `expected_header`;
+// every row has as many fields as the header; fields are separated by
+// commas with no quoting (a '"' is an error, since the trace never quotes);
+// CRLF line ends and a missing final newline are accepted; empty lines are
+// errors except at the very end. InputError("<origin>:<line>: ...").
+struct CsvTable {
+  std::string origin;  // the file's name, for messages
+  std::vector<std::string> header;
+  std::vector<CsvRow> rows;
+};
+CsvTable parse_csv(const std::string& text, const std::string& origin, const std::vector<std::string>& expected_header);
+// The same, the header being any one of `accepted_headers`.
+CsvTable parse_csv(const std::string& text, const std::string& origin,
+                   const std::vector<std::vector<std::string>>& accepted_headers);
+CsvTable read_csv(const std::string& path, const std::vector<std::string>& expected_header);
+
+// The field of `row` in `column` (a header name) as a decimal integer in
+// [min, max]. InputError("<origin>:<line>: column <name>: ...") otherwise.
+int64_t csv_int(const CsvTable& table, const CsvRow& row, size_t column, int64_t min, int64_t max);
+
+// ---- the trace ----------------------------------------------------------------
+
+// A row of openb_node_list_*.csv: sn,cpu_milli,memory_mib,gpu,model.
+struct TraceNode {
+  std::string name;
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  int32_t gpus = 0;
+  std::string model;   // empty for a CPU-only node
+  std::string origin;  // "file:line"
+};
+
+// A row of openb_pod_list_*.csv: the columns the experiment reads. The
+// multigpu variants have only the first five columns (no gpu_spec); qos,
+// phase and the times are not read (no departures; they may be empty).
+struct TracePod {
+  std::string name;
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  int32_t num_gpu = 0;
+  int32_t gpu_milli = 0;  // as written; the simulator clamps it to 1000 per GPU
+  std::string gpu_spec;   // allowed models, '|'-separated; empty: any
+  std::string origin;     // "file:line"
+};
+
+const std::vector<std::string>& trace_node_header();
+const std::vector<std::string>& trace_pod_header();        // all eleven columns
+const std::vector<std::string>& trace_pod_short_header();  // name .. gpu_milli (the multigpuNN lists)
+
+std::vector<TraceNode> parse_trace_nodes(const std::string& text, const std::string& origin);
+std::vector<TracePod> parse_trace_pods(const std::string& text, const std::string& origin);
+
+// The units a pod asks for on each of its GPUs: gpu_milli clamped to 1000,
+// 0 without GPUs.
+int32_t trace_pod_milli(const TracePod& p);
+// Its whole GPU demand in units: milli x count.
+int64_t trace_pod_gpu_units(const TracePod& p);
+
+// The objects the simulator makes of the rows (docs/gpu-placement.md):
+// allocatable cpu, memory (MiB -> bytes), pods 1001, the GPU count and
+// 1000 units per GPU, and the card-model label on a GPU node; a pod with one
+// container requesting cpu and memory, and the GPU annotations when it asks
+// for GPUs. `name` overrides the pod's name (clones of tuning).
+Node trace_node_object(const TraceNode& row, const DeviceModel& model = DeviceModel{});
+Pod trace_pod_object(const TracePod& row, const DeviceModel& model = DeviceModel{}, const std::string& name = "");
+
+// A trace as the experiment uses it: the nodes in file order and the pods
+// sorted by name (the simulator's first step; names are unique in the trace
+// but the sort is stable anyway).
+struct ReplayTrace {
+  std::string nodes_path;
+  std::string pods_path;
+  std::vector<TraceNode> nodes;
+  std::vector<TracePod> pods;
+  int64_t gpu_capacity_units = 0;  // sum over nodes of 1000 x GPUs
+  int64_t gpus = 0;
+};
+ReplayTrace read_trace(const std::string& nodes_path, const std::string& pods_path);
+ReplayTrace make_trace(std::vector<TraceNode> nodes, std::vector<TracePod> pods);
+
+// ---- the workload of one seed -------------------------------------------------
+
+// A deterministic stream for one seed and one purpose (shuffle, tuning,
+// node order): SplitMix64 streams, so each step's draws do not depend on
+// how many the others took. Not Go's math/rand: results are distributions
+// like the paper's, not the same runs.
+enum class ReplayStream : uint64_t { Shuffle = 1, Tune = 2, NodeOrder = 3 };
+
+struct TuneOptions {
+  // Target GPU demand as a multiple of the cluster's capacity (1.3: 130%).
+  double inflation = 1.3;
+  // The simulator's test for "would the next clone exceed the target" adds
+  // the clone's per-GPU units rather than units x count, so multi-GPU
+  // clones overshoot a little; kept by default to match the paper.
+  bool per_gpu_milli_quirk = true;
+};
+
+struct TunedWorkload {
+  // Indices into ReplayTrace::pods (name order), in scheduling order:
+  // the shuffled pods, then the clones. An index may repeat (clones).
+  std::vector<uint32_t> order;
+  int64_t demand_before = 0;  // GPU units of the original pods
+  int64_t demand_after = 0;   // of `order`
+  int64_t target = 0;         // inflation x capacity
+  size_t added = 0;           // clones appended
+  size_t removed = 0;         // pods removed when the trace asked for more than the target
+};
+
+// Step 3 and 4 of the simulator's procedure for `seed`: the name-sorted
+// pods shuffled; then, below the target, clones drawn uniformly with
+// replacement from the name-sorted pods appended until the next would
+// exceed it; above it, uniformly random pods removed until the demand is
+// at most the target.
+TunedWorkload tune_workload(const ReplayTrace& trace, uint64_t seed, const TuneOptions& options);
+
+// Step 5: a seeded random permutation of the nodes. rank[i] is node i's
+// position in the scheduling order (the simulator's "%04d-" name prefix).
+std::vector<uint32_t> node_ranks(size_t num_nodes, uint64_t seed);
+
+// ---- policies -------------------------------------------------------------------
+
+struct ReplayPolicy {
+  std::string name;          // random, dotprod, clustering, packing, bestfit, fgd, firstfit
+  std::string score_plugin;  // "" for firstfit: no Score plugin
+  DeviceSelection selection = DeviceSelection::Best;
+};
+
+// The paper's six policies and firstfit, in the paper's order.
+const std::vector<ReplayPolicy>& replay_policies();
+// The policy of that name; InputError listing the known names otherwise.
+const ReplayPolicy& replay_policy(const std::string& name);
+
+// The one-profile configuration of a policy: the default profile scoring
+// every node, GpuShare appended to PreFilter and Filter, the Score list
+// replaced by the policy's plugin at weight 1000 (and PreScore by it), the
+// device selection, the seed and the typical tasks.
+SchedulerConfig replay_scheduler_config(const ReplayPolicy& policy, uint64_t seed,
+                                        const std::vector<TypicalTask>& typical);
+
+// ---- running ----------------------------------------------------------------------
+
+// The state after one pod.
+struct ReplayEvent {
+  int64_t arrived_units = 0;    // GPU units of every pod so far, placed or not
+  int64_t allocated_units = 0;  // units held on the devices
+  int64_t idle_units = 0;       // free units on the devices
+  double frag_units = 0;        // sum over nodes of the node's fragmentation
+  uint32_t placed = 0;          // pods placed so far
+  uint32_t failed = 0;          // pods that found no node so far
+};
+
+struct ReplayProgress {
+  std::string policy;
+  uint64_t seed = 0;
+  size_t done = 0;   // pods scheduled in this seed's run
+  size_t total = 0;  // pods of this seed's run
+};
+
+struct ReplayOptions {
+  std::string backend = "cpu";
+  Batching batching = Batching::Exact;
+  int threads = 0;  // CPU backend threads; results do not depend on it
+  TuneOptions tune;
+  size_t max_pods = 0;  // 0: all; else the first max_pods of the tuned workload
+  // Called every `progress_every` pods and at the end of a seed.
+  std::function<void(const ReplayProgress&)> on_progress;
+  size_t progress_every = 1000;
+  // Checked after each pod: when set, the run stops (InterruptedError).
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// Thrown when ReplayOptions::stop is set during a run.
+class ReplayInterrupted : public Error {
+ public:
+  using Error::Error;
+};
+
+struct SeedRun {
+  uint64_t seed = 0;
+  TunedWorkload workload;
+  std::vector<ReplayEvent> events;    // one per pod, in order
+  double schedule_seconds = 0;        // Engine::schedule calls only
+  double wall_seconds = 0;            // the whole seed: setup, scheduling and metrics
+  std::vector<std::string> warnings;  // distinct engine warnings, "(n pods)"
+  // Why pods found no node: the FitError text and how many pods got it.
+  std::map<std::string, size_t> failures;
+};
+
+// The typical tasks of the untuned trace (popularity 0.95).
+std::vector<TypicalTask> replay_typical_tasks(const ReplayTrace& trace);
+
+// One policy, one seed. InputError when the policy's plugins are not
+// available in this build (make_profile_plan's message).
+SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>& typical, const ReplayPolicy& policy,
+                        uint64_t seed, const ReplayOptions& options);
+
+// Throws the InputError run_replay_seed would for an unavailable plugin,
+// without running anything.
+void check_replay_policy(const ReplayPolicy& policy, const std::vector<TypicalTask>& typical);
+
+// ---- bucketing and summaries --------------------------------------------------
+
+// Per arrival % bucket 0..max_pct (index = %): the mean over the bucket's
+// events, as merge_*_discrete.py computes it. An empty bucket takes the
+// previous bucket's value, else the next one's (computed from non-empty
+// buckets), else NaN.
+struct BucketCurve {
+  std::vector<double> alloc_pct;        // allocated / capacity x 100
+  std::vector<double> frag_ratio_pct;   // frag / idle x 100 (0 when nothing is idle)
+  std::vector<double> frag_amount_pct;  // frag / capacity x 100
+  std::vector<double> placed;           // pods placed at the bucket's last event
+};
+BucketCurve bucket_seed_run(const SeedRun& run, int64_t capacity_units, int max_pct = 130);
+
+struct PolicySummary {
+  std::string policy;
+  std::string error;  // not run: why (e.g. a plugin not in this build)
+  std::vector<uint64_t> seeds;
+  // Per bucket, over seeds: mean and sample SD of alloc %, means of the
+  // others.
+  std::vector<double> alloc_mean, alloc_sd, frag_ratio_mean, frag_amount_mean, placed_mean;
+  double schedule_seconds = 0;  // all seeds
+  double wall_seconds = 0;      // all seeds
+  size_t pods = 0;              // scheduled, all seeds
+  std::vector<std::string> warnings;
+};
+PolicySummary summarize_policy(const std::string& policy, const std::vector<SeedRun>& runs, int64_t capacity_units,
+                               int max_pct = 130);
+
+// ---- reports --------------------------------------------------------------------
+
+struct ReplayReportHeader {
+  std::string nodes_path, pods_path;
+  size_t nodes = 0, pods = 0;
+  int64_t gpus = 0;
+  double inflation = 1.3;
+  std::vector<uint64_t> seeds;
+  size_t typical_tasks = 0;
+  std::string backend;
+};
+
+// The table: per policy, one row per arrival point (alloc %, its seed SD,
+// unallocated %, frag ratio %, frag amount %, pods placed), then the times.
+std::string format_replay_table(const ReplayReportHeader& header, const std::vector<PolicySummary>& policies,
+                                const std::vector<int>& arrival_points);
+// Every bucket of every policy that ran, as CSV.
+std::string format_replay_csv(const std::vector<PolicySummary>& policies);
+// A gnuplot script drawing unallocated GPU % against arrival % (one line per
+// policy, like the paper's Fig. 9a) from format_replay_csv's file into a PNG.
+std::string replay_gnuplot_script(const std::vector<PolicySummary>& policies, const std::string& csv_path,
+                                  const std::string& png_path);
+
+// "42-51" or "42,43,50" (or both, "1,5-7"): the seeds, in the order given.
+std::vector<uint64_t> parse_seed_list(const std::string& text);
+// "50,80,90,100,130": arrival points in 0..max_pct.
+std::vector<int> parse_arrival_points(const std::string& text, int max_pct = 130);
+
+// ---- the CLI (replay_cli.cpp) ---------------------------------------------------
+
+struct ReplayCliOptions {
+  std::string
+      trace_dir;  // "": $BULKSCORE_TRACE_DIR, else ../shared/data/alibaba-gpu-v2023 (cwd, then the binary's repo)
+  std::string trace = "default";
+  std::string pods_csv;   // overrides --trace
+  std::string nodes_csv;  // "": <trace_dir>/openb_node_list_gpu_node.csv
+  std::string policies = "all";
+  std::string seeds = "42-51";
+  double inflation = 1.3;
+  bool no_quirk = false;
+  std::string backend = "cpu";
+  std::string batching = "exact";
+  int threads = 0;
+  size_t max_pods = 0;
+  std::string arrivals = "50,80,90,100,130";
+  std::string output;  // table; "" stdout
+  std::string csv;
+  std::string plot;
+  int verbosity = 0;
+};
+int replay_main(const ReplayCliOptions& options);
+
+}  // namespace bulkscore

@@ -1,0 +1,251 @@
+// `bulkscore replay` front end: finds the trace, logs progress, writes the
+// table, the CSV and the plot. The experiment itself is in the other files
+// of bench/replay/ (docs/gpu-placement.md, "Replay: the paper's experiment").
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "bench/replay/replay.hpp"
+#include "host/io/io.hpp"
+
+namespace bulkscore {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kTraceDirEnv = "BULKSCORE_TRACE_DIR";
+constexpr const char* kRelativeTraceDir = "../shared/data/alibaba-gpu-v2023";
+constexpr const char* kNodeList = "openb_node_list_gpu_node.csv";
+
+bool is_dir(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+// --trace-dir, else $BULKSCORE_TRACE_DIR, else the shared data folder beside
+// the repository: seen from the working directory (the repository root),
+// then from the binary (build folder inside the repository).
+std::string find_trace_dir(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv(kTraceDirEnv); env && *env) return env;
+  std::vector<fs::path> tried{fs::path(kRelativeTraceDir)};
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) tried.push_back(exe.parent_path().parent_path() / kRelativeTraceDir);
+  std::string names;
+  for (const fs::path& p : tried) {
+    if (is_dir(p)) return p.lexically_normal().string();
+    names += (names.empty() ? "" : ", ") + p.string();
+  }
+  throw InputError("no trace folder: give --trace-dir or set " + std::string(kTraceDirEnv) + " (tried " + names + ")");
+}
+
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  if (!path) return false;
+  std::string dirs = path;
+  size_t start = 0;
+  for (;;) {
+    const size_t colon = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return true;
+    if (colon == std::string::npos) return false;
+    start = colon + 1;
+  }
+}
+
+// Runs gnuplot (found on PATH, no shell in between) with `script` on its
+// standard input; false (with a warning) when it cannot start or fails.
+bool run_gnuplot(const std::string& script) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    spdlog::warn("--plot: cannot make a pipe to gnuplot");
+    return false;
+  }
+  const pid_t child = fork();
+  if (child < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    spdlog::warn("--plot: cannot start gnuplot");
+    return false;
+  }
+  if (child == 0) {
+    // The child: the pipe is its standard input; only async-signal-safe calls.
+    dup2(fds[0], STDIN_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execlp("gnuplot", "gnuplot", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[0]);
+  // SIGPIPE is ignored by the CLI: a gnuplot that exits early makes write fail.
+  bool written = true;
+  for (size_t at = 0; at < script.size();) {
+    const ssize_t n = write(fds[1], script.data() + at, script.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      written = false;
+      break;
+    }
+    at += static_cast<size_t>(n);
+  }
+  close(fds[1]);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!written || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    spdlog::warn("--plot: gnuplot failed (exit status {})", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return false;
+  }
+  return true;
+}
+
+void write_plot(const std::vector<PolicySummary>& policies, const std::string& csv_text, const std::string& csv_path,
+                const std::string& png_path) {
+  if (!on_path("gnuplot")) {
+    spdlog::warn("--plot: gnuplot not found on PATH; no plot drawn (apt-get install gnuplot-nox)");
+    return;
+  }
+  // gnuplot reads the data from a file: --csv's, else a private temporary one.
+  std::string data = csv_path;
+  std::string temp_dir;
+  if (data.empty() || data == "-") {
+    std::string templ = (fs::temp_directory_path() / "bulkscore-replay-XXXXXX").string();
+    if (!mkdtemp(templ.data())) throw Error("--plot: cannot create a temporary folder");
+    temp_dir = templ;
+    data = temp_dir + "/replay.csv";
+    write_file_atomically(data, csv_text);
+  }
+  // The PNG is drawn beside its target and renamed, so it appears whole.
+  const fs::path target(png_path);
+  const std::string partial = (target.parent_path() / ("." + target.filename().string() + ".partial")).string();
+  const bool ok = run_gnuplot(replay_gnuplot_script(policies, data, partial));
+  std::error_code ec;
+  if (ok) {
+    fs::rename(partial, target, ec);
+    if (ec) spdlog::warn("--plot: cannot rename {} to {}: {}", partial, png_path, ec.message());
+  } else {
+    fs::remove(partial, ec);
+  }
+  if (!temp_dir.empty()) fs::remove_all(temp_dir, ec);
+  if (ok && !ec) spdlog::info("plot written to {}", png_path);
+}
+
+}  // namespace
+
+int replay_main(const ReplayCliOptions& o) {
+  const std::vector<uint64_t> seeds = parse_seed_list(o.seeds);
+  const std::vector<int> arrivals = parse_arrival_points(o.arrivals);
+  if (!(o.inflation > 0 && o.inflation <= 10)) throw InputError("--inflation: expected a ratio in (0, 10]");
+  std::vector<const ReplayPolicy*> policies;
+  if (o.policies == "all") {
+    for (const ReplayPolicy& p : replay_policies()) policies.push_back(&p);
+  } else {
+    size_t start = 0;
+    for (;;) {
+      const size_t comma = o.policies.find(',', start);
+      policies.push_back(&replay_policy(o.policies.substr(start, comma == std::string::npos ? comma : comma - start)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+
+  std::string trace_dir;
+  if (o.nodes_csv.empty() || o.pods_csv.empty()) trace_dir = find_trace_dir(o.trace_dir);
+  const std::string nodes_path = o.nodes_csv.empty() ? trace_dir + "/" + kNodeList : o.nodes_csv;
+  const std::string pods_path = o.pods_csv.empty() ? trace_dir + "/openb_pod_list_" + o.trace + ".csv" : o.pods_csv;
+  const std::vector<std::pair<const char*, const std::string*>> outputs{
+      {"-o", &o.output}, {"--csv", &o.csv}, {"--plot", &o.plot}};
+  for (size_t i = 0; i < outputs.size(); ++i)
+    for (size_t j = i + 1; j < outputs.size(); ++j) {
+      const std::string& a = *outputs[i].second;
+      const std::string& b = *outputs[j].second;
+      if (!a.empty() && a != "-" && (a == b || same_file(a, b)))
+        throw InputError(a + ": " + outputs[i].first + " and " + outputs[j].first + " name the same file");
+    }
+  for (const std::string* out : {&o.output, &o.csv, &o.plot})
+    for (const std::string* in : {&nodes_path, &pods_path})
+      if (!out->empty() && *out != "-" && (*out == *in || same_file(*out, *in)))
+        throw InputError(*out + ": the output would replace the input " + *in);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const ReplayTrace trace = read_trace(nodes_path, pods_path);
+  const std::vector<TypicalTask> typical = replay_typical_tasks(trace);
+  spdlog::info("read {} nodes ({} GPUs) and {} pods in {:.2f} s; {} typical tasks", trace.nodes.size(), trace.gpus,
+               trace.pods.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+               typical.size());
+
+  ReplayOptions ro;
+  ro.backend = o.backend;
+  ro.batching = parse_batching(o.batching);
+  ro.threads = o.threads;
+  ro.tune.inflation = o.inflation;
+  ro.tune.per_gpu_milli_quirk = !o.no_quirk;
+  ro.max_pods = o.max_pods;
+  ro.on_progress = [](const ReplayProgress& p) {
+    spdlog::debug("{} seed {}: {}/{} pods", p.policy, p.seed, p.done, p.total);
+  };
+
+  std::vector<PolicySummary> summaries;
+  size_t ran = 0;
+  std::string first_error;
+  for (const ReplayPolicy* policy : policies) {
+    try {
+      check_replay_policy(*policy, typical);
+    } catch (const InputError& e) {
+      PolicySummary s;
+      s.policy = policy->name;
+      s.error = e.what();
+      spdlog::warn("{}: not run: {}", policy->name, s.error);
+      if (first_error.empty()) first_error = policy->name + ": " + s.error;
+      summaries.push_back(std::move(s));
+      continue;
+    }
+    std::vector<SeedRun> runs;
+    for (uint64_t seed : seeds) {
+      runs.push_back(run_replay_seed(trace, typical, *policy, seed, ro));
+      const SeedRun& r = runs.back();
+      const ReplayEvent last = r.events.empty() ? ReplayEvent{} : r.events.back();
+      spdlog::info(
+          "{} seed {}: {} pods ({} clones added, {} removed), {} placed, {} failed; allocated {:.2f}% at "
+          "arrival {:.2f}%; scheduling {:.2f} s ({:.0f} pods/s), wall {:.2f} s",
+          policy->name, seed, r.events.size(), r.workload.added, r.workload.removed, last.placed, last.failed,
+          100.0 * static_cast<double>(last.allocated_units) / static_cast<double>(trace.gpu_capacity_units),
+          100.0 * static_cast<double>(last.arrived_units) / static_cast<double>(trace.gpu_capacity_units),
+          r.schedule_seconds, r.schedule_seconds > 0 ? static_cast<double>(r.events.size()) / r.schedule_seconds : 0.0,
+          r.wall_seconds);
+      for (const auto& [message, pods] : r.failures) spdlog::debug("  {} pod(s): {}", pods, message);
+    }
+    summaries.push_back(summarize_policy(policy->name, runs, trace.gpu_capacity_units));
+    for (const std::string& w : summaries.back().warnings) spdlog::warn("{}: {}", policy->name, w);
+    ++ran;
+  }
+
+  ReplayReportHeader h;
+  h.nodes_path = nodes_path;
+  h.pods_path = pods_path;
+  h.nodes = trace.nodes.size();
+  h.pods = trace.pods.size();
+  h.gpus = trace.gpus;
+  h.inflation = o.inflation;
+  h.seeds = seeds;
+  h.typical_tasks = typical.size();
+  h.backend = o.backend;
+  write_file_atomically(o.output.empty() ? "-" : o.output, format_replay_table(h, summaries, arrivals));
+  if (ran == 0) throw InputError("no policy could run; " + first_error);
+  const std::string csv_text = format_replay_csv(summaries);
+  if (!o.csv.empty()) write_file_atomically(o.csv, csv_text);
+  if (!o.plot.empty()) write_plot(summaries, csv_text, o.csv, o.plot);
+  return 0;
+}
+
+}  // namespace bulkscore

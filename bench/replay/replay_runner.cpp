@@ -1,0 +1,270 @@
+// Running one policy over one seed's workload, the per-pod metrics, and the
+// paper's bucketing by arrival %.
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "bench/replay/replay.hpp"
+#include "host/engine/engine.hpp"
+#include "host/engine/pod_query.hpp"
+#include "plugins/gpu_fragmentation.hpp"
+
+namespace bulkscore {
+namespace {
+
+// The typical tasks flattened for node_fragmentation, their allowed models
+// as the snapshot's string ids (a model no node has gets kNoId, which never
+// equals a node's model).
+struct FlatShapes {
+  std::vector<TaskShape> shapes;
+  std::vector<int32_t> models;
+};
+
+FlatShapes flatten(const std::vector<TypicalTask>& typical, const Snapshot& snap) {
+  FlatShapes f;
+  for (const TypicalTask& t : typical) {
+    TaskShape s{};
+    s.cpu_milli = t.cpu_milli;
+    s.weight = t.weight;
+    s.milli = t.milli;
+    s.count = t.count;
+    s.first_model = static_cast<uint32_t>(f.models.size());
+    s.num_models = static_cast<uint32_t>(t.models.size());
+    for (const std::string& m : t.models) f.models.push_back(snap.string_id(m));
+    f.shapes.push_back(s);
+  }
+  return f;
+}
+
+// The cluster's GPU state, kept per node so that a placement only
+// recomputes the node it changed.
+class ClusterGpuMetrics {
+ public:
+  ClusterGpuMetrics(const Snapshot& snap, const DeviceModel& model, FlatShapes shapes)
+      : shapes_(std::move(shapes)), model_key_(snap.string_id(model.model_label)) {
+    const uint32_t n = snap.num_nodes();
+    frag_.assign(n, 0.0);
+    idle_.assign(n, 0);
+    const SnapshotView v = snap.view();
+    for (uint32_t node = 0; node < n; ++node) {
+      for (uint32_t d = v.device_offsets[node]; d < v.device_offsets[node + 1]; ++d) units_ += v.device_units[d];
+      update(snap, node);
+    }
+  }
+
+  // Node `node` changed (a pod was placed on it).
+  void update(const Snapshot& snap, uint32_t node) {
+    const SnapshotView v = snap.view();
+    const uint32_t first = v.device_offsets[node];
+    const uint32_t count = v.device_offsets[node + 1] - first;
+    int64_t idle = 0;
+    for (uint32_t d = first; d < first + count; ++d) idle += v.device_free[d];
+    idle_total_ += idle - idle_[node];
+    idle_[node] = idle;
+    const int32_t model = model_key_ == kNoId ? -1 : v.label_value(node, model_key_);
+    const int64_t cpu_left = v.alloc(kCpu, node) - v.req(kCpu, node);
+    frag_[node] =
+        node_fragmentation(v.device_free + first, v.device_units + first, count, cpu_left, model, shapes_.shapes.data(),
+                           static_cast<uint32_t>(shapes_.shapes.size()), shapes_.models.data());
+  }
+
+  int64_t idle() const { return idle_total_; }
+  int64_t allocated() const { return units_ - idle_total_; }
+  // Summed afresh in node order each time: the same bits whatever the
+  // order of placements (an incremental total would drift).
+  double frag() const {
+    double f = 0;
+    for (double x : frag_) f += x;
+    return f;
+  }
+
+ private:
+  FlatShapes shapes_;
+  int32_t model_key_;
+  std::vector<double> frag_;
+  std::vector<int64_t> idle_;
+  int64_t idle_total_ = 0;
+  int64_t units_ = 0;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+std::vector<TypicalTask> replay_typical_tasks(const ReplayTrace& trace) {
+  std::vector<Pod> pods;
+  pods.reserve(trace.pods.size());
+  for (const TracePod& p : trace.pods) pods.push_back(trace_pod_object(p));
+  constexpr double kPopularity = 0.95;  // the paper's podPopularityThreshold
+  return typical_tasks(pods, DeviceModel{}, kPopularity);
+}
+
+void check_replay_policy(const ReplayPolicy& policy, const std::vector<TypicalTask>& typical) {
+  const SchedulerConfig config = replay_scheduler_config(policy, 0, typical);
+  (void)make_profile_plan(config.profiles.at(0));
+}
+
+SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>& typical, const ReplayPolicy& policy,
+                        uint64_t seed, const ReplayOptions& options) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  SeedRun run;
+  run.seed = seed;
+  run.workload = tune_workload(trace, seed, options.tune);
+  if (options.max_pods > 0 && run.workload.order.size() > options.max_pods) run.workload.order.resize(options.max_pods);
+
+  EngineOptions eo;
+  eo.backend = options.backend;
+  eo.tie_break = TieBreak::First;  // the lowest node index: the lowest rank of the permutation
+  eo.seed = seed;
+  eo.threads = options.threads;
+  eo.batching = options.batching;
+  Engine engine(replay_scheduler_config(policy, seed, typical), eo);
+
+  Cluster cluster;
+  cluster.nodes.resize(trace.nodes.size());
+  const std::vector<uint32_t> rank = node_ranks(trace.nodes.size(), seed);
+  for (size_t i = 0; i < trace.nodes.size(); ++i) cluster.nodes[rank[i]] = trace_node_object(trace.nodes[i]);
+  for (const std::string& w : engine.load(std::move(cluster))) run.warnings.push_back(w);
+
+  const DeviceModel model;
+  ClusterGpuMetrics metrics(engine.snapshot(), model, flatten(typical, engine.snapshot()));
+
+  // Clones get a name of their own so that every pod key is unique.
+  std::vector<uint32_t> times_used(trace.pods.size(), 0);
+  std::map<std::string, size_t> warnings;
+  ReplayProgress progress;
+  progress.policy = policy.name;
+  progress.seed = seed;
+  progress.total = run.workload.order.size();
+  run.events.reserve(run.workload.order.size());
+  ReplayEvent state;
+  for (size_t i = 0; i < run.workload.order.size(); ++i) {
+    if (options.stop && options.stop->load()) throw ReplayInterrupted("interrupted");
+    const TracePod& row = trace.pods[run.workload.order[i]];
+    const uint32_t copy = times_used[run.workload.order[i]]++;
+    const Pod pod = trace_pod_object(row, model, copy == 0 ? row.name : row.name + "-clone-" + std::to_string(copy));
+    const auto t0 = std::chrono::steady_clock::now();
+    const ScheduleResult r = engine.schedule(pod);
+    run.schedule_seconds += seconds_since(t0);
+    for (const std::string& w : r.warnings) ++warnings[w];
+    state.arrived_units += trace_pod_gpu_units(row);
+    if (r.node >= 0) {
+      ++state.placed;
+      metrics.update(engine.snapshot(), static_cast<uint32_t>(r.node));
+    } else {
+      ++state.failed;
+      ++run.failures[r.message];
+    }
+    state.idle_units = metrics.idle();
+    state.allocated_units = metrics.allocated();
+    state.frag_units = metrics.frag();
+    run.events.push_back(state);
+    progress.done = i + 1;
+    if (options.on_progress && options.progress_every > 0 && progress.done % options.progress_every == 0)
+      options.on_progress(progress);
+  }
+  for (const std::string& w : engine.take_warnings()) ++warnings[w];
+  for (const auto& [w, n] : warnings) run.warnings.push_back(w + " (" + std::to_string(n) + " pod(s))");
+  run.wall_seconds = seconds_since(wall0);
+  if (options.on_progress) options.on_progress(progress);
+  return run;
+}
+
+BucketCurve bucket_seed_run(const SeedRun& run, int64_t capacity_units, int max_pct) {
+  const auto buckets = static_cast<size_t>(max_pct) + 1;
+  std::vector<double> alloc(buckets, 0), ratio(buckets, 0), amount(buckets, 0), placed(buckets, 0);
+  std::vector<size_t> count(buckets, 0);
+  const auto cap = static_cast<double>(capacity_units);
+  for (const ReplayEvent& e : run.events) {
+    const long pct = std::lround(100.0 * static_cast<double>(e.arrived_units) / cap);
+    if (pct < 0 || pct > max_pct) continue;
+    const auto b = static_cast<size_t>(pct);
+    ++count[b];
+    alloc[b] += 100.0 * static_cast<double>(e.allocated_units) / cap;
+    ratio[b] += e.idle_units > 0 ? 100.0 * e.frag_units / static_cast<double>(e.idle_units) : 0.0;
+    amount[b] += 100.0 * e.frag_units / cap;
+    placed[b] = e.placed;  // the bucket's last event
+  }
+  BucketCurve c;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  c.alloc_pct.assign(buckets, nan);
+  c.frag_ratio_pct.assign(buckets, nan);
+  c.frag_amount_pct.assign(buckets, nan);
+  c.placed.assign(buckets, nan);
+  const auto fill = [&](size_t to, size_t from) {
+    const auto n = static_cast<double>(count[from]);
+    c.alloc_pct[to] = alloc[from] / n;
+    c.frag_ratio_pct[to] = ratio[from] / n;
+    c.frag_amount_pct[to] = amount[from] / n;
+    c.placed[to] = placed[from];
+  };
+  for (size_t b = 0; b < buckets; ++b) {
+    if (count[b] > 0)
+      fill(b, b);
+    else if (b > 0 && count[b - 1] > 0)
+      fill(b, b - 1);
+    else if (b + 1 < buckets && count[b + 1] > 0)
+      fill(b, b + 1);
+  }
+  return c;
+}
+
+PolicySummary summarize_policy(const std::string& policy, const std::vector<SeedRun>& runs, int64_t capacity_units,
+                               int max_pct) {
+  PolicySummary s;
+  s.policy = policy;
+  std::vector<BucketCurve> curves;
+  curves.reserve(runs.size());
+  for (const SeedRun& r : runs) {
+    s.seeds.push_back(r.seed);
+    s.schedule_seconds += r.schedule_seconds;
+    s.wall_seconds += r.wall_seconds;
+    s.pods += r.events.size();
+    for (const std::string& w : r.warnings) s.warnings.push_back("seed " + std::to_string(r.seed) + ": " + w);
+    curves.push_back(bucket_seed_run(r, capacity_units, max_pct));
+  }
+  const auto buckets = static_cast<size_t>(max_pct) + 1;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Mean (and sample SD) over the seeds that have the bucket.
+  const auto stats = [&](std::vector<double> BucketCurve::*field, size_t b, double* sd) {
+    double sum = 0;
+    size_t n = 0;
+    for (const BucketCurve& c : curves) {
+      const double x = (c.*field)[b];
+      if (std::isnan(x)) continue;
+      sum += x;
+      ++n;
+    }
+    if (n == 0) {
+      if (sd) *sd = nan;
+      return nan;
+    }
+    const double mean = sum / static_cast<double>(n);
+    if (sd) {
+      double sq = 0;
+      for (const BucketCurve& c : curves) {
+        const double x = (c.*field)[b];
+        if (!std::isnan(x)) sq += (x - mean) * (x - mean);
+      }
+      *sd = n > 1 ? std::sqrt(sq / static_cast<double>(n - 1)) : 0.0;
+    }
+    return mean;
+  };
+  s.alloc_mean.resize(buckets);
+  s.alloc_sd.resize(buckets);
+  s.frag_ratio_mean.resize(buckets);
+  s.frag_amount_mean.resize(buckets);
+  s.placed_mean.resize(buckets);
+  for (size_t b = 0; b < buckets; ++b) {
+    s.alloc_mean[b] = stats(&BucketCurve::alloc_pct, b, &s.alloc_sd[b]);
+    s.frag_ratio_mean[b] = stats(&BucketCurve::frag_ratio_pct, b, nullptr);
+    s.frag_amount_mean[b] = stats(&BucketCurve::frag_amount_pct, b, nullptr);
+    s.placed_mean[b] = stats(&BucketCurve::placed, b, nullptr);
+  }
+  return s;
+}
+
+}  // namespace bulkscore
