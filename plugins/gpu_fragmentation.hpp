@@ -166,6 +166,12 @@ BULKSCORE_HD int64_t fgd_node_score(const int32_t* free, const int32_t* units, u
     int64_t best = 0;
     for (uint32_t d = 0; d < num_devices; ++d) {
       if (free[d] < milli) continue;
+      // Fragments depend on the free units as a multiset (a node's devices
+      // are alike): a device with the same free units as a lower one gives
+      // the same score, and the lower index wins the tie anyway.
+      bool seen = false;
+      for (uint32_t e = 0; e < d && !seen; ++e) seen = free[e] == free[d] && units[e] == units[d];
+      if (seen) continue;
       after[d] = free[d] - milli;
       const double f = node_fragmentation(after, units, num_devices, cpu_left - cpu, model, shapes, num_shapes, models);
       after[d] = free[d];

@@ -52,8 +52,12 @@ GpuShareArgs parse_gpu_share_args(const YamlReader& r, const YAML::Node& n) {
       args.selection = DeviceSelection::Worst;
     else if (s == "First")
       args.selection = DeviceSelection::First;
+    else if (s == "Fragmentation")
+      args.selection = DeviceSelection::Fragmentation;
+    else if (s == "Random")
+      args.selection = DeviceSelection::Random;
     else
-      r.fail("deviceSelection", "must be Best, Worst or First, got " + quoted(s));
+      r.fail("deviceSelection", "must be Best, Worst, First, Fragmentation or Random, got " + quoted(s));
   }
   return args;
 }

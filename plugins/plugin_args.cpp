@@ -50,6 +50,21 @@ const std::vector<PluginArgsEntry>& plugin_args_table() {
                               ProfileConfig&) { check_dynamic_resources_args(r, n); }},
       {"GpuShare", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
                       ProfileConfig& p) { p.gpu_share_args = parse_gpu_share_args(r, n); }},
+      {"GpuFragmentation",
+       [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&, ProfileConfig& p) {
+         p.gpu_fragmentation_args = parse_gpu_fragmentation_args(r, n);
+       }},
+      // The baselines share their args (one set per profile; the last given wins).
+      {"GpuBestFit", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
+                        ProfileConfig& p) { p.gpu_score_args = parse_gpu_score_args(r, n); }},
+      {"GpuDotProduct", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
+                           ProfileConfig& p) { p.gpu_score_args = parse_gpu_score_args(r, n); }},
+      {"GpuPacking", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
+                        ProfileConfig& p) { p.gpu_score_args = parse_gpu_score_args(r, n); }},
+      {"GpuClustering", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
+                           ProfileConfig& p) { p.gpu_score_args = parse_gpu_score_args(r, n); }},
+      {"GpuRandomFit", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
+                          ProfileConfig& p) { p.gpu_score_args = parse_gpu_score_args(r, n); }},
       {"WorkloadType", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
                           ProfileConfig& p) { p.workload_type_args = parse_workload_type_args(r, n); }},
   };

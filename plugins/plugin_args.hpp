@@ -40,6 +40,8 @@ NodeAffinityArgs parse_node_affinity_args(const YamlReader& r, const YAML::Node&
 InterPodAffinityArgs parse_inter_pod_affinity_args(const YamlReader& r, const YAML::Node& args);
 PodTopologySpreadArgs parse_pod_topology_spread_args(const YamlReader& r, const YAML::Node& args);
 GpuShareArgs parse_gpu_share_args(const YamlReader& r, const YAML::Node& args);
+GpuFragmentationArgs parse_gpu_fragmentation_args(const YamlReader& r, const YAML::Node& args);
+GpuScoreArgs parse_gpu_score_args(const YamlReader& r, const YAML::Node& args);
 WorkloadTypeArgs parse_workload_type_args(const YamlReader& r, const YAML::Node& args);
 // Plugins bulkscore does not run: validated, nothing kept.
 void check_default_preemption_args(const YamlReader& r, const YAML::Node& args);

@@ -118,6 +118,24 @@ std::vector<std::pair<const char*, std::string>> input_paths(const std::string& 
   return in;
 }
 
+// FGD measures fragmentation against typical tasks. A profile that uses it
+// without naming them gets those of its own pending pods: the CLI sees the
+// whole pending set, which a one-pod-at-a-time scheduler cannot.
+void fill_typical_tasks(bs::SchedulerConfig& config, const std::vector<bs::Pod>& pending) {
+  for (auto& profile : config.profiles) {
+    const bool scores = std::any_of(profile.score.begin(), profile.score.end(),
+                                    [](const bs::PluginEntry& e) { return e.name == "GpuFragmentation"; });
+    const bool chooses = profile.gpu_share_args.selection == bs::DeviceSelection::Fragmentation;
+    if ((!scores && !chooses) || !profile.gpu_fragmentation_args.typical_tasks.empty()) continue;
+    std::vector<bs::Pod> mine;
+    for (const auto& pod : pending)
+      if (pod.scheduler_name == profile.scheduler_name) mine.push_back(pod);
+    profile.gpu_fragmentation_args.typical_tasks = bs::typical_tasks(mine, profile.gpu_share_args.model);
+    spdlog::info("profile {}: GpuFragmentation measures against {} typical tasks of its {} pending pods",
+                 profile.scheduler_name, profile.gpu_fragmentation_args.typical_tasks.size(), mine.size());
+  }
+}
+
 struct ScheduleFlags {
   std::string backend = "auto";
   std::string tie_break = "random";
@@ -143,6 +161,7 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   opts.threads = flags.threads;
   opts.batching = bs::parse_batching(flags.batching);
   LoadedInput in = load_input(nodes, pods, config, objects);
+  fill_typical_tasks(in.config, in.cluster.pending_pods);
   bs::Engine engine(std::move(in.config), opts);
   spdlog::info("backend: {}", engine.backend_note());
   // The engine takes the nodes and running pods over: no second copy.
@@ -287,6 +306,7 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
       if (p.key() == pod_key) break;
       before.push_back(std::move(p));
     }
+  fill_typical_tasks(in.config, in.cluster.pending_pods);
   bs::Engine engine(std::move(in.config), opts);
   log_warnings(engine.load(std::move(in.cluster)));
   for (const auto& p : before) (void)engine.schedule(p);
