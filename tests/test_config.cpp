@@ -1161,6 +1161,85 @@ TEST(WorkloadTypeArgsTest, EachInvalidFieldIsNamed) {
 }
 
 // ---------------------------------------------------------------------------
+// GpuShare and the GPU placement policies (bulkscore's own plugins)
+// ---------------------------------------------------------------------------
+
+SchedulerConfig parse_body(const std::string& body) {
+  return parse_scheduler_config(
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" + body, "sched.yaml");
+}
+
+TEST(GpuPolicyConfig, OffByDefaultAndEnabledByName) {
+  const ProfileConfig d = default_scheduler_config().profiles.at(0);
+  EXPECT_FALSE(lists(d.filter, "GpuShare"));
+  for (const auto& e : d.score) EXPECT_EQ(e.name.rfind("Gpu", 0), std::string::npos) << e.name;
+  const SchedulerConfig c = parse_body(
+      "profiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: GpuShare}, {name: GpuFragmentation, weight: "
+      "1000}]\n    score:\n      disabled: [{name: '*'}]\n      enabled: [{name: GpuFragmentation, weight: 1000}]\n");
+  const ProfileConfig& p = c.profiles.at(0);
+  EXPECT_EQ(p.filter.back(), "GpuShare");
+  EXPECT_EQ(p.pre_filter.back(), "GpuShare");
+  ASSERT_EQ(p.score.size(), 1u);
+  EXPECT_EQ(p.score[0].name, "GpuFragmentation");
+  EXPECT_EQ(p.score[0].weight, 1000);
+  // GpuShare has no Score; the policies no Filter.
+  EXPECT_THAT(error_of("profiles:\n- plugins:\n    score:\n      enabled: [{name: GpuShare}]\n"),
+              HasSubstr("does not implement the score extension point"));
+  EXPECT_THAT(error_of("profiles:\n- plugins:\n    filter:\n      enabled: [{name: GpuPacking}]\n"),
+              HasSubstr("does not implement the filter extension point"));
+}
+
+TEST(GpuPolicyConfig, ArgsAreReadAndValidated) {
+  const SchedulerConfig c = parse_body(
+      "profiles:\n- pluginConfig:\n  - name: GpuShare\n    args:\n      countResource: nvidia.com/gpu\n"
+      "      deviceSelection: Fragmentation\n  - name: GpuFragmentation\n    args:\n      typicalTasks:\n"
+      "      - {cpuMilli: 4000, gpuMilli: 500, gpuCount: 1, weight: 3}\n"
+      "      - {cpuMilli: 8000, gpuCount: 2, cardModels: [T4, A10, T4], weight: 1}\n"
+      "  - name: GpuBestFit\n    args: {maxCpuMilli: 96000, maxGpuUnits: 4000, seed: 9}\n");
+  const ProfileConfig& p = c.profiles.at(0);
+  EXPECT_EQ(p.gpu_share_args.model.count_resource, "nvidia.com/gpu");
+  EXPECT_EQ(p.gpu_share_args.model.milli_resource, "alibabacloud.com/gpu-milli");
+  EXPECT_EQ(p.gpu_share_args.selection, DeviceSelection::Fragmentation);
+  const auto& t = p.gpu_fragmentation_args.typical_tasks;
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].milli, 500);
+  EXPECT_DOUBLE_EQ(t[0].weight, 0.75);
+  EXPECT_EQ(t[1].milli, kWholeDevice);  // a count without units: whole devices
+  EXPECT_EQ(t[1].models, (std::vector<std::string>{"A10", "T4"}));
+  EXPECT_DOUBLE_EQ(t[1].weight, 0.25);
+  EXPECT_EQ(p.gpu_score_args.max_cpu_milli, 96000);
+  EXPECT_EQ(p.gpu_score_args.max_gpu_units, 4000);
+  EXPECT_EQ(p.gpu_score_args.seed, 9u);
+
+  const auto error = [](const std::string& plugin, const std::string& args) {
+    return error_of(plugin_args(plugin, args));
+  };
+  const std::string gs = "sched.yaml: profiles[0].pluginConfig[0] (GpuShare): ";
+  EXPECT_THAT(error("GpuShare", "      deviceSelection: Tightest\n"),
+              HasSubstr(gs + "deviceSelection: must be Best, Worst, First, Fragmentation or Random, got \"Tightest\""));
+  EXPECT_THAT(error("GpuShare", "      countResource: gpu\n"),
+              HasSubstr(gs + "countResource: must be an extended resource name with a domain"));
+  EXPECT_THAT(error("GpuShare", "      podIndexAnnotation: alibabacloud.com/gpu-count\n"),
+              HasSubstr("podCountAnnotation, podMilliAnnotation, podCardModelAnnotation and podIndexAnnotation must "
+                        "differ"));
+  EXPECT_THAT(error("GpuShare", "      milliResource: alibabacloud.com/gpu-count\n"),
+              HasSubstr(gs + "milliResource: must differ from countResource"));
+  EXPECT_THAT(error("GpuShare", "      gpuCount: 1\n"), HasSubstr(gs + "gpuCount: unknown field"));
+  const std::string fg = "sched.yaml: profiles[0].pluginConfig[0] (GpuFragmentation): ";
+  EXPECT_THAT(error("GpuFragmentation", "      typicalTasks: [{gpuCount: 1}]\n"),
+              HasSubstr(fg + "typicalTasks[0].weight: is required"));
+  EXPECT_THAT(error("GpuFragmentation", "      typicalTasks: [{gpuCount: 1, weight: 0}]\n"),
+              HasSubstr(fg + "typicalTasks[0].weight: must be a positive number"));
+  EXPECT_THAT(error("GpuFragmentation", "      typicalTasks: [{gpuCount: 65, weight: 1}]\n"),
+              HasSubstr(fg + "typicalTasks[0].gpuCount: must be in the range [0, 64], got 65"));
+  EXPECT_THAT(error("GpuFragmentation", "      typicalTasks: [{gpus: 1, weight: 1}]\n"),
+              HasSubstr(fg + "typicalTasks[0].gpus: unknown field"));
+  EXPECT_THAT(error("GpuPacking", "      maxGpuUnits: 0\n"),
+              HasSubstr("(GpuPacking): maxGpuUnits: must be positive, got 0"));
+  EXPECT_THAT(error("GpuRandomFit", "      seed: -1\n"), HasSubstr("(GpuRandomFit): seed: must not be negative"));
+}
+
+// ---------------------------------------------------------------------------
 // Args bulkscore validates but does not keep
 // ---------------------------------------------------------------------------
 
