@@ -206,6 +206,12 @@ struct ReplayOptions {
   int threads = 0;  // CPU backend threads; results do not depend on it
   TuneOptions tune;
   size_t max_pods = 0;  // 0: all; else the first max_pods of the tuned workload
+  // Look-ahead (not the paper's; off by default): the arriving pods are
+  // taken in consecutive windows of this many; within a window, the pod
+  // whose placement scores best (Engine::peek) is placed first, then the
+  // best of the rest, and so on. A pod counts as arrived when it is placed
+  // (or fails). 0 or 1: arrival order, one pod at a time.
+  size_t lookahead = 0;
   // Called every `progress_every` pods and at the end of a seed.
   std::function<void(const ReplayProgress&)> on_progress;
   size_t progress_every = 1000;
@@ -315,6 +321,7 @@ struct ReplayCliOptions {
   std::string batching = "exact";
   int threads = 0;
   size_t max_pods = 0;
+  size_t lookahead = 0;
   std::string arrivals = "50,80,90,100,130";
   std::string output;  // table; "" stdout
   std::string csv;

@@ -191,6 +191,7 @@ int replay_main(const ReplayCliOptions& o) {
   ro.tune.inflation = o.inflation;
   ro.tune.per_gpu_milli_quirk = !o.no_quirk;
   ro.max_pods = o.max_pods;
+  ro.lookahead = o.lookahead;
   ro.on_progress = [](const ReplayProgress& p) {
     spdlog::debug("{} seed {}: {}/{} pods", p.policy, p.seed, p.done, p.total);
   };

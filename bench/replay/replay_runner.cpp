@@ -1,5 +1,6 @@
 // Running one policy over one seed's workload, the per-pod metrics, and the
 // paper's bucketing by arrival %.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -141,12 +142,39 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
   progress.total = run.workload.order.size();
   run.events.reserve(run.workload.order.size());
   ReplayEvent state;
+  // Look-ahead: the window of arrived pods not placed yet, in arrival order.
+  std::vector<std::pair<size_t, Pod>> window;
+  size_t next = 0;
+  const size_t width = std::max<size_t>(options.lookahead, 1);
   for (size_t i = 0; i < run.workload.order.size(); ++i) {
     if (options.stop && options.stop->load()) throw ReplayInterrupted("interrupted");
-    const TracePod& row = trace.pods[run.workload.order[i]];
-    const uint32_t copy = times_used[run.workload.order[i]]++;
-    const Pod pod = trace_pod_object(row, model, copy == 0 ? row.name : row.name + "-clone-" + std::to_string(copy));
+    if (window.empty()) {
+      for (; next < run.workload.order.size() && window.size() < width; ++next) {
+        const TracePod& row = trace.pods[run.workload.order[next]];
+        const uint32_t copy = times_used[run.workload.order[next]]++;
+        window.emplace_back(
+            next, trace_pod_object(row, model, copy == 0 ? row.name : row.name + "-clone-" + std::to_string(copy)));
+      }
+    }
     const auto t0 = std::chrono::steady_clock::now();
+    // With a window, the pod whose placement scores best goes first (the
+    // earliest among equals; the earliest when none fits anywhere).
+    size_t pick = 0;
+    if (window.size() > 1) {
+      int64_t best = 0;
+      bool found = false;
+      for (size_t k = 0; k < window.size(); ++k) {
+        const ScheduleResult peek = engine.peek(window[k].second);
+        if (peek.node >= 0 && (!found || peek.score > best)) {
+          best = peek.score;
+          pick = k;
+          found = true;
+        }
+      }
+    }
+    const Pod pod = std::move(window[pick].second);
+    const TracePod& row = trace.pods[run.workload.order[window[pick].first]];
+    window.erase(window.begin() + static_cast<std::ptrdiff_t>(pick));
     const ScheduleResult r = engine.schedule(pod);
     run.schedule_seconds += seconds_since(t0);
     for (const std::string& w : r.warnings) ++warnings[w];

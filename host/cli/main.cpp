@@ -451,6 +451,8 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--threads", replay.threads, "CPU backend threads (0 = one per core)")
       ->check(CLI::Range(0, 1024));
   replay_cmd->add_option("--max-pods", replay.max_pods, "schedule only the first N pods of each tuned workload");
+  replay_cmd->add_option("--lookahead", replay.lookahead,
+                         "not the paper's: within each window of N arriving pods, place the best-scoring pod first (0: off)");
   replay_cmd->add_option("--arrivals", replay.arrivals, "arrival % points of the table")->capture_default_str();
   replay_cmd->add_option("-o,--output", replay.output, "the table (written whole or not at all); default stdout");
   replay_cmd->add_option("--csv", replay.csv, "every arrival % bucket of every policy, as CSV");

@@ -344,6 +344,46 @@ std::vector<ScheduleResult> Engine::schedule_all(const std::vector<Pod>& pods) {
   return out;
 }
 
+ScheduleResult Engine::peek(const Pod& pod) {
+  ScheduleResult res;
+  res.pod = pod.key();
+  const ProfilePlan& plan = plan_for(pod);
+  if (snapshot_.num_nodes() == 0) {
+    res.code = Code::UnschedulableAndUnresolvable;
+    res.message = "no nodes available to schedule pods";
+    return res;
+  }
+  intern_pod_for_plan(snapshot_, pod, plan, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
+  q.header.pod_seq = pod_seq_;  // the draw schedule would give it next
+  res.warnings = q.warnings;
+  if (q.rejected) {
+    res.code = Code::Unschedulable;
+    res.message = fit_error(q, scratch_);
+    return res;
+  }
+  EvalRequest req;
+  req.candidates = q.candidates ? &*q.candidates : nullptr;
+  EvalResult r;
+  evaluate(q, req, r);
+  res.feasible_nodes = r.num_feasible;
+  if (r.chosen < 0) {
+    res.code = Code::Unschedulable;
+    res.message = fit_error(q, r);
+    return res;
+  }
+  if (r.scored && !q.score_error.empty()) {
+    res.code = Code::Error;
+    res.message = q.score_error;
+    return res;
+  }
+  res.node = r.chosen;
+  res.node_name = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
+  res.score = r.chosen_total;
+  res.devices = choose_devices(pod, plan, static_cast<uint32_t>(r.chosen));
+  return res;
+}
+
 Explanation Engine::explain(const Pod& pod) {
   Explanation ex;
   ex.pod = pod.key();

@@ -102,6 +102,10 @@ class Engine {
 
   // The evaluation of `pod` against the snapshot as it is; nothing assumed.
   Explanation explain(const Pod& pod);
+  // What schedule(pod) would decide now (node, total, feasible nodes, and
+  // the devices it would take), with every candidate node scored; nothing
+  // is assumed, cached or advanced. For look-ahead over pending pods.
+  ScheduleResult peek(const Pod& pod);
 
   const Snapshot& snapshot() const { return snapshot_; }
   // The Services, controllers and Namespaces of the last load (--objects).
