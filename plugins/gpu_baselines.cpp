@@ -9,7 +9,13 @@ PrepareResult prepare_gpu_baseline(const PrepareContext& ctx, GpuBaselineState& 
   st.pod = gpu_pod_of(ctx);
   st.max_cpu_milli = ctx.profile.gpu_score_args.max_cpu_milli;
   st.max_gpu_units = ctx.profile.gpu_score_args.max_gpu_units;
-  return PrepareResult{};
+  PrepareResult r;
+  if (st.max_cpu_milli <= 0 || st.max_gpu_units <= 0) {
+    // The YAML args refuse these; a library caller may still set them.
+    st.max_cpu_milli = st.max_gpu_units = 1;
+    r.score_error = "GPU baselines: maxCpuMilli and maxGpuUnits must be positive";
+  }
+  return r;
 }
 
 PrepareResult GpuBestFit::prepare(const PrepareContext& ctx, State& st, Arena&) {

@@ -97,7 +97,7 @@ struct GpuPacking {
   static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t*, uint32_t node) {
     if (st.pod.count == 0) return 0;
     const uint32_t first = s.device_offsets[node], n = s.device_offsets[node + 1] - first;
-    const int32_t* free = s.device_free + first;
+    const int64_t* free = s.device_free + first;
     const int32_t* units = s.device_units + first;
     int64_t fully_free = 0;
     for (uint32_t d = 0; d < n; ++d) fully_free += free[d] == units[d] ? 1 : 0;

@@ -69,7 +69,7 @@ BULKSCORE_HD int32_t units_needed(int32_t milli, int32_t device_units) {
 }
 
 // Fragments of one node for one shape (see the top of the file).
-BULKSCORE_HD int64_t shape_fragments(const int32_t* free, const int32_t* units, uint32_t num_devices, int64_t cpu_left,
+BULKSCORE_HD int64_t shape_fragments(const int64_t* free, const int32_t* units, uint32_t num_devices, int64_t cpu_left,
                                      int32_t model, const TaskShape& k, const int32_t* models) {
   int64_t idle = 0;
   for (uint32_t d = 0; d < num_devices; ++d) idle += free[d];
@@ -93,7 +93,7 @@ BULKSCORE_HD int64_t shape_fragments(const int32_t* free, const int32_t* units, 
 
 // The node's fragmentation: sum over shapes of weight x fragments, in shape
 // order (the order fixes the floating-point sum).
-BULKSCORE_HD double node_fragmentation(const int32_t* free, const int32_t* units, uint32_t num_devices,
+BULKSCORE_HD double node_fragmentation(const int64_t* free, const int32_t* units, uint32_t num_devices,
                                        int64_t cpu_left, int32_t model, const TaskShape* shapes, uint32_t num_shapes,
                                        const int32_t* models) {
   double f = 0.0;
@@ -155,10 +155,10 @@ BULKSCORE_HD bool is_share(int32_t count, int32_t milli, int32_t device_units) {
 // device that holds it is tried and the best kept (ties: the lower index),
 // written to `*device`; whole devices take the fitting ones with the
 // fewest units free first (ties: the lower index), `*device` -1.
-BULKSCORE_HD int64_t fgd_node_score(const int32_t* free, const int32_t* units, uint32_t num_devices, int64_t cpu_left,
+BULKSCORE_HD int64_t fgd_node_score(const int64_t* free, const int32_t* units, uint32_t num_devices, int64_t cpu_left,
                                     int32_t model, int64_t cpu, int32_t count, int32_t milli, const TaskShape* shapes,
                                     uint32_t num_shapes, const int32_t* models, int32_t* device) {
-  int32_t after[kMaxDevicesPerNode];
+  int64_t after[kMaxDevicesPerNode];
   for (uint32_t d = 0; d < num_devices; ++d) after[d] = free[d];
   const double before = node_fragmentation(free, units, num_devices, cpu_left, model, shapes, num_shapes, models);
   *device = -1;

@@ -57,7 +57,8 @@ std::vector<int32_t> GpuShare::choose_devices(const Snapshot& snap, uint32_t nod
       std::vector<TaskShape> shapes;
       std::vector<int32_t> models;
       flatten_tasks(profile.gpu_fragmentation_args.typical_tasks, snap, shapes, models);
-      std::vector<int32_t> free(count), units(count);
+      std::vector<int64_t> free(count);
+      std::vector<int32_t> units(count);
       for (uint32_t d = 0; d < count; ++d) {
         free[d] = snap.device_free(node, d);
         units[d] = snap.device_units(node, d);
@@ -76,7 +77,7 @@ std::vector<int32_t> GpuShare::choose_devices(const Snapshot& snap, uint32_t nod
     }
   }
   struct Candidate {
-    int32_t free;
+    int64_t free;
     int32_t index;
   };
   std::vector<Candidate> fitting;

@@ -46,6 +46,7 @@ GpuShareArgs parse_gpu_share_args(const YamlReader& r, const YAML::Node& n) {
   const YAML::Node sel = r.field(n, "deviceSelection");
   if (!yaml_absent(sel)) {
     const std::string s = r.read_string(sel, "deviceSelection");
+    args.selection_given = true;
     if (s == "Best")
       args.selection = DeviceSelection::Best;
     else if (s == "Worst")

@@ -61,7 +61,7 @@ TEST(GpuFragmentationMeasure, ShapesAndNodes) {
   const int32_t models[] = {7};
   TaskShape share{0, 1.0, 500, 1, 0, 0};
   // Free 300, 1000, 600, 0: a 500 share fits; the 300 left on device 0 is a fragment.
-  const int32_t free[] = {300, 1000, 600, 0};
+  const int64_t free[] = {300, 1000, 600, 0};
   EXPECT_EQ(shape_fragments(free, units, 4, 1000, 7, share, models), 300);
   // Not enough cpu: every free unit is a fragment.
   share.cpu_milli = 2000;
@@ -98,19 +98,19 @@ TEST(GpuFgd, ScoresAndDeviceChoiceByHand) {
   const int32_t units[] = {1000, 1000};
   int32_t device = -2;
   // Idle node: a 300 share leaves 700 (still fits a 500): no new fragment, 50, device 0.
-  const int32_t idle[] = {1000, 1000};
+  const int64_t idle[] = {1000, 1000};
   EXPECT_EQ(fgd_node_score(idle, units, 2, 64000, 0, 0, 1, 300, shapes, 1, nullptr, &device), 50);
   EXPECT_EQ(device, 0);
   // A 600 share leaves 400, a fragment: sigmoid(-0.4) -> 40.
   EXPECT_EQ(fgd_node_score(idle, units, 2, 64000, 0, 0, 1, 600, shapes, 1, nullptr, &device), 40);
   // Free 500 and 1000: a 300 share on device 0 would leave a 200 fragment
   // (45), on device 1 leaves 700 (50): FGD takes device 1.
-  const int32_t half[] = {500, 1000};
+  const int64_t half[] = {500, 1000};
   EXPECT_EQ(fgd_node_score(half, units, 2, 64000, 0, 0, 1, 300, shapes, 1, nullptr, &device), 50);
   EXPECT_EQ(device, 1);
   // Free 400 and 1000: the 400 is already a fragment; a 400 share there
   // removes it: sigmoid(0.4) -> 59.
-  const int32_t frag[] = {400, 1000};
+  const int64_t frag[] = {400, 1000};
   EXPECT_EQ(fgd_node_score(frag, units, 2, 64000, 0, 0, 1, 400, shapes, 1, nullptr, &device), 59);
   EXPECT_EQ(device, 0);
   // A whole device: free 400 and 1000 -> 400 and 0; fragments stay 400: 50.

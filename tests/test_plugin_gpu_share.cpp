@@ -374,6 +374,59 @@ TEST(GpuShareEngine, ProfilesMustAgreeOnTheModelAndPodsOfOtherProfilesStillHoldD
   EXPECT_NE(r.warnings[0].find("holds none"), std::string::npos);
 }
 
+TEST(GpuShareSnapshot, EdgeCasesOfTheLayout) {
+  // A node update that publishes GPUs under names the cluster has never
+  // seen (interning them is structural) lays the devices out from the new
+  // allocatable, not a half-written one.
+  Node plain = make_node("n", 8000, 64 * 1024 * kMiB);
+  Snapshot s = Snapshot::build({plain}, {});
+  s.configure_devices(DeviceModel{});
+  EXPECT_EQ(s.device_count(0), 0u);
+  plain.allocatable[kCount] = 4;
+  plain.allocatable[kMilli] = 8000;
+  plain.allocatable["hugepages-2Mi"] = 0;  // another new name, sorting before them
+  s.update_node(plain);
+  ASSERT_EQ(s.device_count(0), 4u);
+  EXPECT_EQ(s.device_units(0, 3), 2000);
+  // Fewer units than devices: each device still has one.
+  plain.allocatable[kMilli] = 1;
+  s.update_node(plain);
+  EXPECT_EQ(s.device_units(0, 0), 1);
+  // A malformed running pod: configure_devices fails and leaves no model.
+  Snapshot bad = Snapshot::build({gpu_node("g", 2, "T4")}, {holding(gpu_pod("b", 1, 300), "g", "x")});
+  EXPECT_THROW(bad.configure_devices(DeviceModel{}), InputError);
+  EXPECT_FALSE(bad.device_model().has_value());
+  // A share whose implied count contradicts the containers' request.
+  DeviceModel nv;
+  nv.count_resource = "nvidia.com/gpu";
+  Pod p = make_pod("p", {container({{"nvidia.com/gpu", 2}})});
+  p.annotations[kMilli] = "500";
+  EXPECT_THROW(pod_device_demand(p, nv), InputError);
+}
+
+TEST(GpuShareEngine, PoliciesWithoutTheFilterStillSeeDevicesAndBadPodsChangeNothing) {
+  // A profile that scores with a placement policy but filters without
+  // GpuShare: the device columns exist all the same.
+  ProfileConfig p = default_scheduler_config().profiles.at(0);
+  p.score = {PluginEntry{"GpuPacking", 1}};
+  SchedulerConfig c;
+  c.profiles.push_back(p);
+  EngineOptions opts;
+  opts.backend = "cpu";
+  Engine e(c, opts);
+  Cluster cl;
+  cl.nodes = {gpu_node("a", 2, "T4")};
+  e.load(cl);
+  EXPECT_EQ(e.snapshot().device_count(0), 2u);
+  // A malformed annotation fails the pod before anything changes.
+  Pod bad = gpu_pod("bad", 1, 300);
+  bad.annotations[kCount] = "one";
+  const size_t pods = e.snapshot().num_pods();
+  EXPECT_THROW(e.schedule(bad), InputError);
+  EXPECT_EQ(e.snapshot().num_pods(), pods);
+  EXPECT_EQ(e.schedule(gpu_pod("ok", 1, 300)).devices, std::vector<int32_t>{0});
+}
+
 // ---- the columns follow every mutation -------------------------------------------
 
 // Device columns of `s` against those of a snapshot built afresh from the

@@ -298,6 +298,8 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
   opts.seed = flags.seed;
   opts.batching = bs::parse_batching(flags.batching);
   const bs::Pod pod = *target;
+  // From every pending pod, as schedule does (before any is moved below).
+  fill_typical_tasks(in.config, in.cluster.pending_pods);
   // --schedule-before: the pending pods listed before it are scheduled
   // first, so the pod is explained where schedule would evaluate it.
   std::vector<bs::Pod> before;
@@ -306,7 +308,6 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
       if (p.key() == pod_key) break;
       before.push_back(std::move(p));
     }
-  fill_typical_tasks(in.config, in.cluster.pending_pods);
   bs::Engine engine(std::move(in.config), opts);
   log_warnings(engine.load(std::move(in.cluster)));
   for (const auto& p : before) (void)engine.schedule(p);

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "host/common.hpp"
+#include "plugins/gpu_fgd.hpp"
 #include "plugins/gpu_share.hpp"
 
 namespace bulkscore {
@@ -25,10 +26,19 @@ uint32_t num_feasible_nodes_to_find(int32_t percentage, uint32_t n, bool has_sco
 Engine::Engine(SchedulerConfig config, EngineOptions options)
     : config_(std::move(config)), options_(std::move(options)) {
   if (config_.profiles.empty()) throw InputError("scheduler configuration has no profile");
+  for (auto& p : config_.profiles) {
+    const bool fgd = std::any_of(p.score.begin(), p.score.end(),
+                                 [](const PluginEntry& e) { return e.name == plugins::GpuFragmentation::kName; });
+    if (fgd && !p.gpu_share_args.selection_given) p.gpu_share_args.selection = DeviceSelection::Fragmentation;
+  }
   for (const auto& p : config_.profiles) plans_.push_back(make_profile_plan(p));
   batch_counters_.resize(plans_.size());
   for (const ProfileConfig& p : config_.profiles) {
-    if (std::find(p.filter.begin(), p.filter.end(), plugins::GpuShare::kName) == p.filter.end()) continue;
+    // GpuShare, or a placement policy: both read the device columns.
+    const bool filters = std::find(p.filter.begin(), p.filter.end(), plugins::GpuShare::kName) != p.filter.end();
+    const bool scores = std::any_of(p.score.begin(), p.score.end(),
+                                    [](const PluginEntry& e) { return e.name.rfind("Gpu", 0) == 0; });
+    if (!filters && !scores) continue;
     if (device_model_ && *device_model_ != p.gpu_share_args.model)
       throw InputError("profile \"" + p.scheduler_name +
                        "\": GpuShare's device model (resources, label and annotations) differs from another "
@@ -257,6 +267,8 @@ ScheduleResult Engine::schedule(const Pod& pod) {
     res.message = "no nodes available to schedule pods";
     return res;
   }
+  // Malformed device annotations fail the pod before anything changes.
+  if (device_model_) pod_device_demand(pod, *device_model_);
   intern_pod_for_plan(snapshot_, pod, plan, &objects_);
   PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
   q.header.pod_seq = seq;
@@ -348,6 +360,7 @@ ScheduleResult Engine::peek(const Pod& pod) {
   ScheduleResult res;
   res.pod = pod.key();
   const ProfilePlan& plan = plan_for(pod);
+  if (device_model_) pod_device_demand(pod, *device_model_);
   if (snapshot_.num_nodes() == 0) {
     res.code = Code::UnschedulableAndUnresolvable;
     res.message = "no nodes available to schedule pods";
@@ -388,6 +401,7 @@ Explanation Engine::explain(const Pod& pod) {
   Explanation ex;
   ex.pod = pod.key();
   const ProfilePlan& plan = plan_for(pod);
+  if (device_model_) pod_device_demand(pod, *device_model_);
   intern_pod_for_plan(snapshot_, pod, plan, &objects_);
   PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
   q.header.pod_seq = pod_seq_;  // the draw schedule would give it next

@@ -102,9 +102,10 @@ class Engine {
 
   // The evaluation of `pod` against the snapshot as it is; nothing assumed.
   Explanation explain(const Pod& pod);
-  // What schedule(pod) would decide now (node, total, feasible nodes, and
-  // the devices it would take), with every candidate node scored; nothing
-  // is assumed, cached or advanced. For look-ahead over pending pods.
+  // The decision of an evaluation of `pod` now (node, total, feasible
+  // nodes, the devices it would take) with every candidate node scored:
+  // schedule's when the profile scores every node. Nothing is assumed,
+  // cached or advanced. For look-ahead over pending pods.
   ScheduleResult peek(const Pod& pod);
 
   const Snapshot& snapshot() const { return snapshot_; }

@@ -107,6 +107,9 @@ struct GpuScoreArgs {
 struct GpuShareArgs {
   DeviceModel model;
   DeviceSelection selection = DeviceSelection::Best;
+  // deviceSelection was written: otherwise a profile that scores with FGD
+  // takes FGD's device (Fragmentation), the one its score assumed.
+  bool selection_given = false;
 };
 
 struct ProfileConfig {

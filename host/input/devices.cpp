@@ -38,7 +38,6 @@ const std::string* annotation(const Pod& pod, const std::string& key) {
 }  // namespace
 
 DeviceDemand pod_device_demand(const Pod& pod, const DeviceModel& model) {
-  constexpr int64_t kMaxUnits = 1000000000;
   DeviceDemand d;
   const std::string* count = annotation(pod, model.count_annotation);
   const std::string* milli = annotation(pod, model.milli_annotation);
@@ -50,10 +49,10 @@ DeviceDemand pod_device_demand(const Pod& pod, const DeviceModel& model) {
     d.count = static_cast<int32_t>(*v);
   }
   if (milli) {
-    const auto v = parse_decimal(*milli, kMaxUnits);
+    const auto v = parse_decimal(*milli, kMaxDeviceUnits);
     if (!v || *v == 0)
       bad_annotation(pod, model.milli_annotation, *milli,
-                     "must be a decimal integer of units per device in 1.." + std::to_string(kMaxUnits));
+                     "must be a decimal integer of units per device in 1.." + std::to_string(kMaxDeviceUnits));
     // A share without a count is a share of one device (gpushare-style
     // clusters annotate the share only).
     if (!count) d.count = 1;
@@ -65,10 +64,13 @@ DeviceDemand pod_device_demand(const Pod& pod, const DeviceModel& model) {
   const ResourceList requests = pod_requests(pod);
   const auto req = requests.find(model.count_resource);
   if (req != requests.end() && req->second > 0) {
-    if (count && d.count != req->second)
-      bad_annotation(
-          pod, model.count_annotation, *count,
-          "contradicts the containers' request of " + std::to_string(req->second) + " " + model.count_resource);
+    if ((count || milli) && d.count != req->second) {
+      const std::string& key = count ? model.count_annotation : model.milli_annotation;
+      bad_annotation(pod, key, count ? *count : *milli,
+                     "asks for " + std::to_string(d.count) +
+                         " device(s), which contradicts the containers' request of " + std::to_string(req->second) +
+                         " " + model.count_resource);
+    }
     if (req->second > static_cast<int64_t>(kMaxDevicesPerNode))
       throw InputError(pod.origin + ": pod \"" + pod.key() + "\": requests " + std::to_string(req->second) + " " +
                        model.count_resource + ", more than the " + std::to_string(kMaxDevicesPerNode) +

@@ -42,6 +42,8 @@ struct DeviceModel {
   bool operator!=(const DeviceModel& o) const { return !(*this == o); }
 };
 
+// The most units a device may have, and a pod may ask for per device.
+constexpr int64_t kMaxDeviceUnits = 10000000;
 // A device's units when its node does not publish milliResource.
 constexpr int32_t kDefaultDeviceUnits = 1000;
 // Devices a node may have: more are left out, with a warning at load.
@@ -67,7 +69,7 @@ struct DeviceDemand {
 
 // The devices `pod` asks for. InputError naming the pod (its origin), the
 // annotation and the value when an annotation is malformed: not a decimal
-// integer, out of range (count 0..kMaxDevicesPerNode, milli 1..10^9), milli
+// integer, out of range (count 0..kMaxDevicesPerNode, milli 1..kMaxDeviceUnits), milli
 // without a positive count, an empty model list entry, or annotations that
 // contradict a container request of countResource.
 DeviceDemand pod_device_demand(const Pod& pod, const DeviceModel& model);

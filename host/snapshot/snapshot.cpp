@@ -99,19 +99,21 @@ namespace {
 // when the node publishes none.
 int32_t units_per_device(int64_t count, int64_t total) {
   if (count <= 0 || total <= 0) return kDefaultDeviceUnits;
-  return static_cast<int32_t>(std::min<int64_t>(total / count, INT32_MAX));
+  // At least one unit: a device of 0 units would take any number of
+  // whole-device pods (and divide by zero in the policies).
+  return static_cast<int32_t>(std::clamp<int64_t>(total / count, 1, kMaxDeviceUnits));
 }
 }  // namespace
 
 void Snapshot::configure_devices(const DeviceModel& model) {
-  device_model_ = model;
-  // Malformed annotations of the pods already here fail now, before any
-  // column changes.
+  // Malformed annotations of the pods already here fail now, before
+  // anything changes.
   for (uint32_t id = 0; id < pods_.size(); ++id) {
     if (pod_slot_[id] == kNoPod) continue;
     pod_device_demand(pods_[id], model);
     pod_device_indices(pods_[id], model);
   }
+  device_model_ = model;
   structural_change();
 }
 
@@ -158,7 +160,7 @@ Snapshot::DeviceCharges Snapshot::device_charges(const Pod& pod, uint32_t node, 
 
 void Snapshot::apply_device_charges(uint32_t node, const DeviceCharges& charges, int32_t sign) {
   const uint32_t first = device_offsets_[node];
-  for (const DeviceCharge& c : charges.held) device_free_[first + c.index] -= sign * c.units;
+  for (const DeviceCharge& c : charges.held) device_free_[first + c.index] -= int64_t(sign) * c.units;
   if (charges.class_bit == 0) return;
   auto& counts = class_counts_[node];
   auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == charges.class_bit; });
@@ -182,6 +184,7 @@ bool Snapshot::device_shape_changed(uint32_t n) const {
 
 void Snapshot::rebuild_devices() {
   const uint32_t n = num_nodes_;
+  device_warnings_.clear();  // what this layout finds; the previous ones were about an older state
   device_offsets_.assign(static_cast<size_t>(n) + 1, 0);
   device_units_.clear();
   device_free_.clear();
@@ -203,7 +206,7 @@ void Snapshot::rebuild_devices() {
     device_offsets_[i + 1] = device_offsets_[i] + static_cast<uint32_t>(count);
     device_units_.insert(device_units_.end(), static_cast<size_t>(count), units);
   }
-  device_free_ = device_units_;
+  device_free_.assign(device_units_.begin(), device_units_.end());
   for (uint32_t id = 0; id < pods_.size(); ++id) {
     if (pod_slot_[id] == kNoPod) continue;
     const uint32_t node = pod_node(id);
@@ -707,6 +710,10 @@ void Snapshot::update_node(const Node& node) {
                             image_ids_.begin() + image_offsets_[n + 1]);
   }
   if (same_lists) {
+    // New resource names first: interning is structural, and must not
+    // lay the device columns out from a half-written allocatable row.
+    for (const auto& kv : node.allocatable)
+      if (kv.first != "pods") intern_resource(kv.first);
     const uint64_t version = structure_version();
     unschedulable_[n] = node.unschedulable ? 1 : 0;
     allowed_pods_[n] = 0;
@@ -715,12 +722,12 @@ void Snapshot::update_node(const Node& node) {
       if (name == "pods") {
         allowed_pods_[n] = amount;
       } else {
-        const int32_t r = intern_resource(name);  // a new resource is structural
+        const int32_t r = resource_index(name);  // interned above
         allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = amount;
       }
     }
     // A change of the node's devices lays the device columns out again.
-    if (structure_version() == version && device_model_ && device_shape_changed(n)) structural_change();
+    if (device_model_ && device_shape_changed(n)) structural_change();
     if (structure_version() == version) identity_.log.push_back(n);
     return;
   }

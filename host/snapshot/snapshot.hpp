@@ -146,7 +146,7 @@ struct SnapshotView {
   // Without a model every node has none.
   const uint32_t* device_offsets = nullptr;  // [num_nodes + 1]
   const int32_t* device_units = nullptr;     // [devices]
-  const int32_t* device_free = nullptr;      // [devices]
+  const int64_t* device_free = nullptr;      // [devices] (int64: running pods may over-commit without bound)
   // Per node, the classes of the GPU pods on it (device_class_bit, OR-ed).
   const uint64_t* device_pod_classes = nullptr;  // [num_nodes]
 
@@ -366,7 +366,7 @@ class Snapshot {
   const std::optional<DeviceModel>& device_model() const { return device_model_; }
   uint32_t device_count(uint32_t n) const { return device_offsets_[n + 1] - device_offsets_[n]; }
   int32_t device_units(uint32_t n, uint32_t i) const { return device_units_[device_offsets_[n] + i]; }
-  int32_t device_free(uint32_t n, uint32_t i) const { return device_free_[device_offsets_[n] + i]; }
+  int64_t device_free(uint32_t n, uint32_t i) const { return device_free_[device_offsets_[n] + i]; }
   // What the last layout found wrong with the cluster (a node with more
   // devices than kMaxDevicesPerNode, a pod holding a device its node lacks
   // or more than is free, devices held by a pod that asks for none), one
@@ -688,7 +688,8 @@ class Snapshot {
   // Devices: the model, the columns, and each pod id's charges (host-only).
   std::optional<DeviceModel> device_model_;
   std::vector<uint32_t> device_offsets_{0};
-  std::vector<int32_t> device_units_, device_free_;
+  std::vector<int32_t> device_units_;
+  std::vector<int64_t> device_free_;
   std::vector<DeviceCharges> pod_device_charges_;
   std::vector<uint64_t> device_pod_classes_;                          // [N]: the view's column
   std::vector<std::vector<std::pair<uint64_t, int32_t>>> class_counts_;  // [N]: pods per class (host)
