@@ -159,6 +159,9 @@ Snapshot::DeviceCharges Snapshot::device_charges(const Pod& pod, uint32_t node, 
 }
 
 void Snapshot::apply_device_charges(uint32_t node, const DeviceCharges& charges, int32_t sign) {
+  // Nothing to charge (no device model: the build places pods before the
+  // device columns exist, so they must not be read).
+  if (charges.held.empty() && charges.class_bit == 0) return;
   const uint32_t first = device_offsets_[node];
   for (const DeviceCharge& c : charges.held) device_free_[first + c.index] -= int64_t(sign) * c.units;
   if (charges.class_bit == 0) return;
