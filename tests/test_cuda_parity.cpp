@@ -352,7 +352,9 @@ TEST_P(CudaParity, GpuClustersCpuBackendMatchesTheNodeMajorReference) {
   auto cpu = make_cpu_backend();
   const Coverage cov = run_backend_parity(reference, *cpu, ClusterShape{c.nodes, c.pods, c.degenerate},
                                           c.nodes * 7919ull + c.pods + 1, true);
-  if (c.nodes >= 31 && c.degenerate < 1.0) EXPECT_GT(cov.device_feasible, 0u) << "no GPU pod fitted anywhere";
+  if (c.nodes >= 31 && c.degenerate < 1.0) {
+    EXPECT_GT(cov.device_feasible, 0u) << "no GPU pod fitted anywhere";
+  }
 }
 
 // Always runs, GPU or not: the CPU backend (plugin-major, threaded) against

@@ -82,8 +82,9 @@ TEST(QueryBytes, EqualPodsGiveEqualBytes) {
         // pods never share its draw, so the batch cache never reuses one.
         if constexpr (std::is_same_v<P, plugins::GpuRandomFit>) {
           const bool used = std::find(plan->score.begin(), plan->score.end(), id) != plan->score.end();
-          if (used)
+          if (used) {
             EXPECT_NE(state_of<P>(a.header.states).draw, state_of<P>(b.header.states).draw) << pod.key();
+          }
           return;
         }
         EXPECT_EQ(std::memcmp(&state_of<P>(a.header.states), &state_of<P>(b.header.states), sizeof(typename P::State)),
