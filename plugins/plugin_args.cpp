@@ -67,6 +67,10 @@ const std::vector<PluginArgsEntry>& plugin_args_table() {
                           ProfileConfig& p) { p.gpu_score_args = parse_gpu_score_args(r, n); }},
       {"WorkloadType", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
                           ProfileConfig& p) { p.workload_type_args = parse_workload_type_args(r, n); }},
+      {"SharedDeviceGroup",
+       [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&, ProfileConfig& p) {
+         p.shared_device_group_args = parse_shared_device_group_args(r, n);
+       }},
   };
   return kTable;
 }

@@ -4,7 +4,8 @@
 //   plugins/node_resources_fit_args.cpp
 //   plugins/node_resources_balanced_allocation_args.cpp
 //   plugins/node_affinity_args.cpp
-//   plugins/workload_type_args.cpp   (bulkscore's own plugin)
+//   plugins/workload_type_args.cpp   (bulkscore's own plugins: also gpu_*_args.cpp,
+//                                      shared_device_group_args.cpp)
 //   plugins/args/*.cpp   plugins bulkscore has no rule for yet (their args
 //                        are still read and validated, as upstream does)
 //
@@ -43,6 +44,7 @@ GpuShareArgs parse_gpu_share_args(const YamlReader& r, const YAML::Node& args);
 GpuFragmentationArgs parse_gpu_fragmentation_args(const YamlReader& r, const YAML::Node& args);
 GpuScoreArgs parse_gpu_score_args(const YamlReader& r, const YAML::Node& args);
 WorkloadTypeArgs parse_workload_type_args(const YamlReader& r, const YAML::Node& args);
+SharedDeviceGroupArgs parse_shared_device_group_args(const YamlReader& r, const YAML::Node& args);
 // Plugins bulkscore does not run: validated, nothing kept.
 void check_default_preemption_args(const YamlReader& r, const YAML::Node& args);
 void check_volume_binding_args(const YamlReader& r, const YAML::Node& args);

@@ -21,6 +21,7 @@
 #include "plugins/node_unschedulable.hpp"
 #include "plugins/pod_topology_spread.hpp"
 #include "plugins/seam_probe.hpp"
+#include "plugins/shared_device_group.hpp"
 #include "plugins/taint_toleration.hpp"
 #include "plugins/workload_type.hpp"
 
@@ -35,7 +36,7 @@ using Plugins =
                plugins::ImageLocality, plugins::PodTopologySpread, plugins::InterPodAffinity, plugins::SeamProbe,
                plugins::GpuShare, plugins::WorkloadType, plugins::GpuFragmentation,
                plugins::GpuBestFit, plugins::GpuDotProduct, plugins::GpuPacking, plugins::GpuClustering,
-               plugins::GpuRandomFit>;
+               plugins::GpuRandomFit, plugins::SharedDeviceGroup>;
 
 namespace detail {
 template <class P, class List>

@@ -145,6 +145,22 @@ struct ScheduleFlags {
   std::string metrics;  // Prometheus text file of the batch counters; "" = none
 };
 
+// SharedDeviceGroup: "sharedDevices": the group, its devices by resource,
+// and the environment a device plugin would set for the pod.
+void write_shared_devices(bs::JsonWriter& w, const std::string& group, const bs::GroupDevices& devices) {
+  if (group.empty() || devices.empty()) return;
+  w.key("sharedDevices").begin_object().field("group", group);
+  w.key("devices").begin_object();
+  for (const auto& [resource, list] : devices) {
+    w.key(resource).begin_array();
+    for (int32_t d : list) w.value(static_cast<int64_t>(d));
+    w.end_array();
+  }
+  w.end_object().key("env").begin_object();
+  for (const auto& [resource, list] : devices) w.field(bs::visible_devices_env(resource), bs::format_device_list(list));
+  w.end_object().end_object();
+}
+
 int cmd_schedule(const std::string& nodes, const std::string& pods, const std::string& config,
                  const std::vector<std::string>& objects, const ScheduleFlags& flags, const std::string& out) {
   auto inputs = input_paths(nodes, pods, config, objects);
@@ -185,6 +201,7 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
         for (int32_t d : r.devices) w.value(static_cast<int64_t>(d));
         w.end_array();
       }
+      write_shared_devices(w, r.device_group, r.group_devices);
     } else {
       ++unschedulable;
       w.field_null("node").field("feasibleNodes", r.feasible_nodes).field("code", bs::code_name(r.code));
@@ -240,6 +257,7 @@ void write_explanation(const bs::Explanation& ex, std::string& text) {
     for (int32_t d : ex.devices) w.value(static_cast<int64_t>(d));
     w.end_array();
   }
+  if (!ex.chosen.empty()) write_shared_devices(w, ex.device_group, ex.group_devices);
   w.key("nodes").begin_array();
   for (const auto& n : ex.nodes) {
     w.begin_object().field("name", n.name).field("evaluated", n.evaluated).field("feasible", n.feasible);

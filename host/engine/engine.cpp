@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "host/common.hpp"
 #include "plugins/gpu_fgd.hpp"
 #include "plugins/gpu_share.hpp"
+#include "plugins/shared_device_group.hpp"
 
 namespace bulkscore {
 
@@ -44,6 +46,14 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
                        "\": GpuShare's device model (resources, label and annotations) differs from another "
                        "profile's; the profiles share one cluster and so one model");
     device_model_ = p.gpu_share_args.model;
+  }
+  for (const ProfileConfig& p : config_.profiles) {
+    if (std::find(p.filter.begin(), p.filter.end(), plugins::SharedDeviceGroup::kName) == p.filter.end()) continue;
+    if (group_model_ && *group_model_ != p.shared_device_group_args.model)
+      throw InputError("profile \"" + p.scheduler_name +
+                       "\": SharedDeviceGroup's label and annotations differ from another profile's; the profiles "
+                       "share one cluster and so one set of groups");
+    group_model_ = p.shared_device_group_args.model;
   }
   upstream_.resize(plans_.size());
   // By name through the backend registry: the core never calls into the
@@ -103,7 +113,30 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
     assign_running_devices(warnings);
     for (std::string& w : snapshot_.take_device_warnings()) warnings.push_back(std::move(w));
   }
+  if (group_model_) {
+    // InputError for malformed annotations; warnings for what does not add up.
+    snapshot_.configure_device_groups(objects_.device_groups, *group_model_);
+    for (std::string& w : snapshot_.take_device_warnings()) warnings.push_back(std::move(w));
+  }
   return warnings;
+}
+
+void Engine::check_device_annotations(const Pod& pod) const {
+  if (device_model_) pod_device_demand(pod, *device_model_);
+  if (group_model_) {
+    pod_device_group(pod, *group_model_);
+    pod_group_devices(pod, *group_model_);
+  }
+}
+
+std::pair<std::string, GroupDevices> Engine::choose_group_devices(const Pod& pod, uint32_t node) const {
+  if (!group_model_) return {};
+  std::string name = pod_device_group(pod, *group_model_);
+  const int32_t g = name.empty() ? -1 : snapshot_.device_group_index(name);
+  if (g < 0) return {std::move(name), {}};
+  const Snapshot::GroupBinding& b = snapshot_.device_group_binding(static_cast<uint32_t>(g));
+  if (b.node >= 0) return {std::move(name), b.node == static_cast<int32_t>(node) ? b.devices : GroupDevices{}};
+  return {std::move(name), plugins::SharedDeviceGroup::choose_devices(snapshot_, node, static_cast<uint32_t>(g))};
 }
 
 std::vector<int32_t> Engine::choose_devices(const Pod& pod, const ProfilePlan& plan, uint32_t node) const {
@@ -252,7 +285,21 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
       assumed.annotations.erase(device_model_->index_annotation);
     }
   }
+  if (group_model_) {
+    std::tie(res.device_group, res.group_devices) = choose_group_devices(pod, static_cast<uint32_t>(res.node));
+    if (!res.group_devices.empty()) {
+      annotate_group_devices(assumed, *group_model_, res.group_devices);
+    } else if (!res.device_group.empty()) {
+      // Only a profile without SharedDeviceGroup places a group's pod where
+      // its group cannot be: the pod then shares nothing.
+      assumed.annotations.erase(group_model_->devices_annotation);
+      res.warnings.push_back("placed by a profile without SharedDeviceGroup where SharedDeviceGroup \"" +
+                             res.device_group + "\" cannot be: it shares no devices");
+    }
+  }
   snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
+  if (group_model_)
+    for (std::string& w : snapshot_.take_device_warnings()) res.warnings.push_back(std::move(w));
 }
 
 ScheduleResult Engine::schedule(const Pod& pod) {
@@ -268,7 +315,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
     return res;
   }
   // Malformed device annotations fail the pod before anything changes.
-  if (device_model_) pod_device_demand(pod, *device_model_);
+  check_device_annotations(pod);
   intern_pod_for_plan(snapshot_, pod, plan, &objects_);
   PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
   q.header.pod_seq = seq;
@@ -360,7 +407,7 @@ ScheduleResult Engine::peek(const Pod& pod) {
   ScheduleResult res;
   res.pod = pod.key();
   const ProfilePlan& plan = plan_for(pod);
-  if (device_model_) pod_device_demand(pod, *device_model_);
+  check_device_annotations(pod);
   if (snapshot_.num_nodes() == 0) {
     res.code = Code::UnschedulableAndUnresolvable;
     res.message = "no nodes available to schedule pods";
@@ -394,6 +441,7 @@ ScheduleResult Engine::peek(const Pod& pod) {
   res.node_name = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
   res.score = r.chosen_total;
   res.devices = choose_devices(pod, plan, static_cast<uint32_t>(r.chosen));
+  std::tie(res.device_group, res.group_devices) = choose_group_devices(pod, static_cast<uint32_t>(r.chosen));
   return res;
 }
 
@@ -401,7 +449,7 @@ Explanation Engine::explain(const Pod& pod) {
   Explanation ex;
   ex.pod = pod.key();
   const ProfilePlan& plan = plan_for(pod);
-  if (device_model_) pod_device_demand(pod, *device_model_);
+  check_device_annotations(pod);
   intern_pod_for_plan(snapshot_, pod, plan, &objects_);
   PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
   q.header.pod_seq = pod_seq_;  // the draw schedule would give it next
@@ -446,6 +494,7 @@ Explanation Engine::explain(const Pod& pod) {
   if (r.chosen >= 0) {
     ex.chosen = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
     ex.devices = choose_devices(pod, plan, static_cast<uint32_t>(r.chosen));
+    std::tie(ex.device_group, ex.group_devices) = choose_group_devices(pod, static_cast<uint32_t>(r.chosen));
   } else
     ex.message = fit_error(q, r);
 

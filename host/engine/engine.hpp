@@ -44,6 +44,10 @@ struct ScheduleResult {
   // GpuShare: the device indices the pod took on its node (ascending), also
   // written to its index annotation in the snapshot; empty otherwise.
   std::vector<int32_t> devices;
+  // SharedDeviceGroup: the pod's group and the devices it shares there, by
+  // resource (also written to its annotations); empty otherwise.
+  std::string device_group;
+  GroupDevices group_devices;
 };
 
 struct PluginScoreExplanation {
@@ -71,6 +75,8 @@ struct Explanation {
   uint32_t feasible_nodes = 0;
   std::string chosen;   // the node schedule would pick, "" if none
   std::vector<int32_t> devices;  // GpuShare: the devices it would take there
+  std::string device_group;      // SharedDeviceGroup: its group and the devices
+  GroupDevices group_devices;    // it would share there
   std::string message;  // FitError text when no node is feasible
   // Whether schedule would answer this pod from the batch cache now (after
   // the pods scheduled so far): "hit", "off", or the reason it would not
@@ -87,7 +93,8 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // Replaces the snapshot with these nodes and running pods, and the
-  // cluster objects (Services, controllers, Namespaces) with its. Returns
+  // cluster objects (Services, controllers, Namespaces, SharedDeviceGroups)
+  // with its. Returns
   // warnings about the cluster for the caller to log (none today: every
   // constraint a running pod carries into scheduling is enforced); the
   // library does not log them.
@@ -134,6 +141,12 @@ class Engine {
   // GpuShare: the devices `pod` would take on `node` under `plan`'s
   // selection (empty when it asks for none or the node cannot hold it).
   std::vector<int32_t> choose_devices(const Pod& pod, const ProfilePlan& plan, uint32_t node) const;
+  // SharedDeviceGroup: the group `pod` names and the devices it would share
+  // on `node` (its group's when bound there, else the strategy's choice);
+  // an empty name when it names no group, empty devices when none are free.
+  std::pair<std::string, GroupDevices> choose_group_devices(const Pod& pod, uint32_t node) const;
+  // InputError when the pod's device annotations are malformed.
+  void check_device_annotations(const Pod& pod) const;
   // Running pods that ask for devices without listing them get the ones
   // the selection picks, with a warning each.
   void assign_running_devices(std::vector<std::string>& warnings);
@@ -157,6 +170,9 @@ class Engine {
   uint64_t cycle_ = 0;                         // scheduling cycles: every pod schedule() is given
   // The device model of the profiles that enable GpuShare (one for all).
   std::optional<DeviceModel> device_model_;
+  // The shared device groups' model of the profiles that enable
+  // SharedDeviceGroup (one for all).
+  std::optional<DeviceGroupModel> group_model_;
 };
 
 // Upstream's numFeasibleNodesToFind (semantics doc §2.2).

@@ -119,8 +119,9 @@ constexpr std::array<std::string_view, 4> kRemovedPlugins = {"AzureDiskLimits", 
 // bulkscore's own plugins (docs/plugins.md, "Beyond upstream"): known to
 // the configuration like in-tree ones, in no default set; a profile enables
 // them by name (at their points or through multiPoint).
-constexpr std::array<KnownPlugin, 8> kOutOfTreePlugins = {{
+constexpr std::array<KnownPlugin, 9> kOutOfTreePlugins = {{
     {"GpuShare", kPreFilterFilter, 0},
+    {"SharedDeviceGroup", kFullScoring, 0},
     {"WorkloadType", kPreFilterFilter, 0},
     {"GpuFragmentation", bit(kPreScore) | bit(kScore), 0},
     {"GpuBestFit", bit(kPreScore) | bit(kScore), 0},

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "host/input/device_groups.hpp"
 #include "host/input/devices.hpp"
 #include "host/input/model.hpp"
 
@@ -112,6 +113,13 @@ struct GpuShareArgs {
   bool selection_given = false;
 };
 
+// SharedDeviceGroupArgs (bulkscore's own plugin): the node label and the
+// pod annotations shared device groups use. Every profile that enables the
+// plugin must name the same ones: the snapshot keeps one set of groups.
+struct SharedDeviceGroupArgs {
+  DeviceGroupModel model;
+};
+
 struct ProfileConfig {
   std::string scheduler_name = "default-scheduler";
   // Effective value: the profile's, else the global one, else 100 (bulkscore
@@ -135,6 +143,7 @@ struct ProfileConfig {
   GpuFragmentationArgs gpu_fragmentation_args;
   GpuScoreArgs gpu_score_args;
   WorkloadTypeArgs workload_type_args;
+  SharedDeviceGroupArgs shared_device_group_args;
 };
 
 struct SchedulerConfig {

@@ -2,6 +2,8 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
@@ -16,6 +18,8 @@
 #include <vector>
 
 #include "host/common.hpp"
+#include "host/input/device_groups.hpp"
+#include "host/input/devices.hpp"
 #include "host/input/labels.hpp"
 #include "host/input/quantity.hpp"
 #include "host/input/quote.hpp"
@@ -980,13 +984,99 @@ bool has_bom(simdjson::padded_string_view json) {
 const char* without_bom(simdjson::padded_string_view json) { return json.data() + (has_bom(json) ? 3 : 0); }
 size_t without_bom_size(simdjson::padded_string_view json) { return json.size() - (has_bom(json) ? 3 : 0); }
 
-// A Namespace, Service, ReplicationController, ReplicaSet or StatefulSet
-// reduced to what the topology plugins read.
+// A SharedDeviceGroup (deviceshare.io/v1alpha1): spec.resources (device
+// resource -> count), spec.nodeSelector, spec.schedulingStrategy (binpack |
+// spread), and status.nodeName / status.selectedDevices once bound.
+SharedDeviceGroup convert_device_group(element item, Reader& r, std::string_view name, std::string origin) {
+  const Path root;
+  SharedDeviceGroup g;
+  g.name = std::string(name);
+  g.origin = std::move(origin);
+  std::string phase;
+  std::string selected_json_where;
+  r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
+    if (k == "apiVersion") {
+      const std::string_view api = r.as_string_view(v, p);
+      if (api != "deviceshare.io/v1alpha1")
+        r.fail(p, "expected deviceshare.io/v1alpha1, got " + quote(api));
+    } else if (k == "spec") {
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 == "resources") {
+          r.for_each_field(v2, p2, [&](std::string_view resource, element v3, const Path& p3) {
+            const std::string problem = qualified_name_problem(std::string(resource));
+            if (!problem.empty()) r.fail(p3, "resource name " + quote(resource) + ": " + problem);
+            const int64_t count = r.as_int64(v3, p3);
+            if (count < 1 || count > static_cast<int64_t>(kMaxDevicesPerNode))
+              r.fail(p3, "must be a device count in 1.." + std::to_string(kMaxDevicesPerNode) + ", got " +
+                             std::to_string(count));
+            g.resources[std::string(resource)] = static_cast<int32_t>(count);
+          });
+        } else if (k2 == "nodeSelector") {
+          g.node_selector = r.as_string_map(v2, p2);
+        } else if (k2 == "schedulingStrategy") {
+          std::string s = r.as_string(v2, p2);
+          std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+          if (s == "binpack" || s.empty()) {
+            g.strategy = SharedDeviceGroup::Strategy::BinPack;
+          } else if (s == "spread") {
+            g.strategy = SharedDeviceGroup::Strategy::Spread;
+          } else {
+            r.fail(p2, "expected binpack or spread, got " + quote(r.as_string(v2, p2)));
+          }
+        }
+      });
+    } else if (k == "status") {
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 == "phase") phase = r.as_string(v2, p2);
+        if (k2 == "nodeName") g.bound_node = r.as_string(v2, p2);
+        if (k2 == "selectedDevices") {
+          // The controller writes it as the pods' annotation does: a map of
+          // resource name to a device list string.
+          for (const auto& [resource, text] : r.as_string_map(v2, p2)) {
+            const Path at = p2.field(resource);
+            try {
+              g.bound_devices[resource] = parse_device_list(text, "");
+            } catch (const InputError& e) {
+              r.fail(at, std::string_view(e.what()).substr(2));  // past parse_device_list's ": "
+            }
+          }
+        }
+      });
+    }
+  });
+  if (g.resources.empty()) r.fail(root.field("spec").field("resources"), "at least one device resource is required");
+  // A group is bound when its status names a node; a phase other than Bound
+  // beside a node name is the controller mid-update: the node decides.
+  if (g.bound_node.empty()) g.bound_devices.clear();
+  for (const auto& [resource, list] : g.bound_devices) {
+    const auto it = g.resources.find(resource);
+    if (it == g.resources.end())
+      r.fail(root.field("status").field("selectedDevices").field(resource),
+             "the group's spec.resources does not name " + quote(resource));
+    if (list.size() != static_cast<size_t>(it->second))
+      r.fail(root.field("status").field("selectedDevices").field(resource),
+             "lists " + std::to_string(list.size()) + " device(s), spec.resources asks for " +
+                 std::to_string(it->second));
+  }
+  if (phase == "Bound" && g.bound_node.empty())
+    r.fail(root.field("status").field("nodeName"), "missing (status.phase is Bound)");
+  return g;
+}
+
+// A Namespace, Service, ReplicationController, ReplicaSet, StatefulSet or
+// SharedDeviceGroup reduced to what the plugins read.
 void convert_cluster_object(element item, std::string_view kind, Reader& r, std::string origin, ClusterObjects& out) {
   const Path root;
   const object obj = r.as_object(item, root);
   const std::string_view name = r.required_name(obj);
   r.set_name(name);
+  if (kind == "SharedDeviceGroup") {
+    for (const SharedDeviceGroup& g : out.device_groups)
+      if (g.name == name)
+        r.fail(root.field("metadata").field("name"), "SharedDeviceGroup " + quote(name) + " is also " + g.origin);
+    out.device_groups.push_back(convert_device_group(item, r, name, std::move(origin)));
+    return;
+  }
   if (kind == "Namespace") {
     Namespace ns;
     ns.name = std::string(name);
@@ -1036,7 +1126,8 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
 }
 
 bool is_cluster_object_kind(std::string_view k) {
-  return k == "Namespace" || k == "Service" || k == "ReplicationController" || k == "ReplicaSet" || k == "StatefulSet";
+  return k == "Namespace" || k == "Service" || k == "ReplicationController" || k == "ReplicaSet" ||
+         k == "StatefulSet" || k == "SharedDeviceGroup";
 }
 
 // Walks a List, a typed list of one of the kinds above, or a single object
@@ -1046,7 +1137,8 @@ void objects_from(simdjson::dom::parser& parser, const simdjson::padded_string_v
                   ClusterObjects& out) {
   element root;
   if (const auto err = parser.parse(json.data(), json.size(), false).get(root)) throw_json_error(origin, err, json);
-  const char* expected = "List, Namespace, Service, ReplicationController, ReplicaSet, StatefulSet or a list of them";
+  const char* expected =
+      "List, Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, SharedDeviceGroup or a list of them";
   object obj;
   if (root.get_object().get(obj) != simdjson::SUCCESS)
     throw InputError(origin + ": expected a JSON object (" + expected + "), got " + type_name(root.type()));

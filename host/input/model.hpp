@@ -202,9 +202,28 @@ struct SelectingObject {
   std::string origin;                           // "objects.json: items[3]"
 };
 
+// A SharedDeviceGroup (deviceshare.io/v1alpha1, cluster-scoped; the
+// SharedDeviceGroup plugin, docs/gpu-placement.md): the pods annotated with
+// its name share one node's devices, which the group holds from the moment
+// its first pod is placed until its last pod or the group itself is gone.
+struct SharedDeviceGroup {
+  enum class Strategy : uint8_t { BinPack, Spread };
+  std::string name;
+  // spec.resources: device resource name -> devices the group holds (1..64).
+  std::map<std::string, int32_t> resources;
+  StringMap node_selector;  // spec.nodeSelector: labels the node must carry
+  Strategy strategy = Strategy::BinPack;
+  // status: the node the group is bound to ("" when not bound) and the
+  // devices it holds there, by resource name, as the controller records them.
+  std::string bound_node;
+  std::map<std::string, std::vector<int32_t>> bound_devices;
+  std::string origin;  // "objects.json: items[3]"
+};
+
 struct ClusterObjects {
   std::vector<Namespace> namespaces;
   std::vector<SelectingObject> selecting;  // file order
+  std::vector<SharedDeviceGroup> device_groups;  // file order; names unique
 };
 
 // What the CLI and the engine load: nodes, and pods either running on a node

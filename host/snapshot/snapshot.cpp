@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "host/input/pod_resources.hpp"
+#include "host/input/quote.hpp"
 
 namespace bulkscore {
 
@@ -90,6 +91,7 @@ void Snapshot::structural_change() {
   // Nodes and dense columns may have moved: the per-domain sums follow.
   for (DomainSums& d : domain_sums_) recount_domain_sums(d);
   rebuild_devices();
+  rebuild_device_groups();
 }
 
 // ---- Snapshot: devices ------------------------------------------------------
@@ -222,6 +224,215 @@ void Snapshot::rebuild_devices() {
         device_warnings_.push_back("node \"" + node_names_[i] + "\": the pods on device " + std::to_string(d) +
                                    " hold " + std::to_string(device_units(i, d) - device_free(i, d)) + " of its " +
                                    std::to_string(device_units(i, d)) + " units; it takes no more pods");
+}
+
+// ---- Snapshot: shared device groups --------------------------------------------
+
+namespace {
+std::string quote(std::string_view s) { return quote_for_message(s); }
+
+int popcount64(uint64_t x) {
+  int n = 0;
+  for (; x; x &= x - 1) ++n;
+  return n;
+}
+}  // namespace
+
+void Snapshot::check_group_annotations(const Pod& pod) const {
+  if (!group_model_) return;
+  pod_device_group(pod, *group_model_);
+  pod_group_devices(pod, *group_model_);
+}
+
+void Snapshot::configure_device_groups(std::vector<SharedDeviceGroup> groups, const DeviceGroupModel& model) {
+  for (size_t i = 0; i < groups.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (groups[i].name == groups[j].name)
+        throw InputError(groups[i].origin + ": SharedDeviceGroup " + quote(groups[i].name) + " is also " +
+                         groups[j].origin);
+  // Malformed annotations of the pods already here fail now, before
+  // anything changes.
+  for (uint32_t id = 0; id < pods_.size(); ++id) {
+    if (pod_slot_[id] == kNoPod) continue;
+    pod_device_group(pods_[id], model);
+    pod_group_devices(pods_[id], model);
+  }
+  group_model_ = model;
+  groups_ = std::move(groups);
+  structural_change();
+}
+
+void Snapshot::add_device_group(SharedDeviceGroup group) {
+  if (!group_model_) throw Error("add_device_group: configure_device_groups first");
+  if (device_group_index(group.name) >= 0)
+    throw InputError(group.origin + ": SharedDeviceGroup " + quote(group.name) + " exists already");
+  groups_.push_back(std::move(group));
+  structural_change();
+}
+
+bool Snapshot::remove_device_group(std::string_view name) {
+  const int32_t g = device_group_index(name);
+  if (g < 0) return false;
+  groups_.erase(groups_.begin() + g);
+  structural_change();
+  return true;
+}
+
+int32_t Snapshot::device_group_index(std::string_view name) const {
+  for (size_t g = 0; g < groups_.size(); ++g)
+    if (groups_[g].name == name) return static_cast<int32_t>(g);
+  return -1;
+}
+
+int32_t Snapshot::group_device_row(std::string_view resource) const {
+  const auto it = std::lower_bound(group_types_.begin(), group_types_.end(), resource);
+  return it != group_types_.end() && *it == resource ? static_cast<int32_t>(it - group_types_.begin()) : -1;
+}
+
+int32_t Snapshot::group_node_devices(uint32_t row, uint32_t node) const {
+  const int32_t r = resource_index(group_types_[row]);
+  if (r < 0) return 0;
+  return static_cast<int32_t>(
+      std::clamp<int64_t>(allocatable_[static_cast<size_t>(r) * num_nodes_ + node], 0, kMaxDevicesPerNode));
+}
+
+std::vector<int32_t> Snapshot::group_free_device_ids(uint32_t node, uint32_t row) const {
+  std::vector<int32_t> out;
+  const uint64_t held = group_held_[static_cast<size_t>(row) * num_nodes_ + node];
+  const int32_t have = group_node_devices(row, node);
+  for (int32_t d = 0; d < have; ++d)
+    if (!(held >> d & 1)) out.push_back(d);
+  return out;
+}
+
+void Snapshot::bind_device_group(uint32_t g, uint32_t node, const GroupDevices& devices, const std::string& who) {
+  GroupBinding& b = bindings_[g];
+  const SharedDeviceGroup& group = groups_[g];
+  const std::string where = "SharedDeviceGroup " + quote(group.name) + " on node " + quote(node_names_[node]);
+  b.node = static_cast<int32_t>(node);
+  b.devices.clear();
+  for (const auto& [resource, count] : group.resources) {
+    const auto row = static_cast<uint32_t>(group_device_row(resource));
+    const size_t at = static_cast<size_t>(row) * num_nodes_ + node;
+    const int32_t have = group_node_devices(row, node);
+    std::vector<int32_t> kept;
+    const auto listed = devices.find(resource);
+    if (listed == devices.end()) {
+      device_warnings_.push_back(where + " (" + who + "): no " + resource + " devices are listed; it holds none");
+    } else {
+      for (int32_t d : listed->second) {
+        if (d >= have) {
+          device_warnings_.push_back(where + " (" + who + "): " + resource + " device " + std::to_string(d) +
+                                     " is not on the node (it has " + std::to_string(have) + "); left out");
+        } else if (group_held_[at] >> d & 1) {
+          device_warnings_.push_back(where + " (" + who + "): " + resource + " device " + std::to_string(d) +
+                                     " is held by another group; left out");
+        } else {
+          group_held_[at] |= uint64_t(1) << d;
+          kept.push_back(d);
+        }
+      }
+      if (listed->second.size() != static_cast<size_t>(count))
+        device_warnings_.push_back(where + " (" + who + "): lists " + std::to_string(listed->second.size()) + " " +
+                                   resource + " device(s) for a group of " + std::to_string(count));
+    }
+    group_free_[at] = have - popcount64(group_held_[at]);
+    b.devices[resource] = std::move(kept);
+  }
+}
+
+void Snapshot::release_device_group(uint32_t g) {
+  GroupBinding& b = bindings_[g];
+  if (b.node < 0) return;
+  const auto node = static_cast<uint32_t>(b.node);
+  for (const auto& [resource, list] : b.devices) {
+    const auto row = static_cast<uint32_t>(group_device_row(resource));
+    const size_t at = static_cast<size_t>(row) * num_nodes_ + node;
+    for (int32_t d : list) group_held_[at] &= ~(uint64_t(1) << d);
+    group_free_[at] = group_node_devices(row, node) - popcount64(group_held_[at]);
+  }
+  b = GroupBinding{};
+  identity_.log.push_back(node);
+}
+
+void Snapshot::join_device_group(uint32_t id, uint32_t node) {
+  if (pod_group_.size() <= id) pod_group_.resize(static_cast<size_t>(id) + 1, -1);
+  pod_group_[id] = -1;
+  if (!group_model_) return;
+  const Pod& pod = pods_[id];
+  const std::string name = pod_device_group(pod, *group_model_);
+  if (name.empty()) return;
+  const std::string who = "pod " + quote(pod.key());
+  const int32_t g = device_group_index(name);
+  if (g < 0) {
+    device_warnings_.push_back(who + " on node " + quote(node_names_[node]) + " names SharedDeviceGroup " +
+                               quote(name) + ", which does not exist; it holds no group devices");
+    return;
+  }
+  GroupBinding& b = bindings_[static_cast<size_t>(g)];
+  const GroupDevices listed = pod_group_devices(pod, *group_model_);
+  if (b.node < 0) {
+    if (listed.empty()) {
+      device_warnings_.push_back(who + " on node " + quote(node_names_[node]) + " names SharedDeviceGroup " +
+                                 quote(name) + " but lists no devices (" + group_model_->devices_annotation +
+                                 "); the group stays unbound");
+      return;
+    }
+    bind_device_group(static_cast<uint32_t>(g), node, listed, who);
+  } else if (b.node != static_cast<int32_t>(node)) {
+    device_warnings_.push_back(who + " runs on node " + quote(node_names_[node]) + " but SharedDeviceGroup " +
+                               quote(name) + " is bound to node " + quote(node_names_[static_cast<size_t>(b.node)]) +
+                               "; it is not counted as the group's");
+    return;
+  } else if (!listed.empty() && listed != b.devices) {
+    device_warnings_.push_back(who + " lists " + format_group_devices(listed) + " but SharedDeviceGroup " +
+                               quote(name) + " holds " + format_group_devices(b.devices) + "; the group's count");
+  }
+  ++b.members;
+  pod_group_[id] = g;
+}
+
+void Snapshot::leave_device_group(uint32_t id) {
+  if (id >= pod_group_.size() || pod_group_[id] < 0) return;
+  const auto g = static_cast<uint32_t>(pod_group_[id]);
+  pod_group_[id] = -1;
+  if (--bindings_[g].members == 0) release_device_group(g);
+}
+
+void Snapshot::rebuild_device_groups() {
+  group_types_.clear();
+  for (const SharedDeviceGroup& g : groups_)
+    for (const auto& r : g.resources) group_types_.push_back(r.first);
+  std::sort(group_types_.begin(), group_types_.end());
+  group_types_.erase(std::unique(group_types_.begin(), group_types_.end()), group_types_.end());
+  const size_t cells = group_types_.size() * num_nodes_;
+  group_held_.assign(cells, 0);
+  group_free_.assign(cells, 0);
+  group_type_max_.assign(group_types_.size(), 0);
+  for (uint32_t row = 0; row < group_types_.size(); ++row)
+    for (uint32_t n = 0; n < num_nodes_; ++n) {
+      group_free_[static_cast<size_t>(row) * num_nodes_ + n] = group_node_devices(row, n);
+      group_type_max_[row] = std::max(group_type_max_[row], group_node_devices(row, n));
+    }
+  bindings_.assign(groups_.size(), GroupBinding{});
+  pod_group_.assign(pods_.size(), -1);
+  if (!group_model_) return;
+  // The controller's record first, then the pods, in id order: a pod whose
+  // group its status binds elsewhere is the one out of place.
+  for (uint32_t g = 0; g < groups_.size(); ++g) {
+    const SharedDeviceGroup& group = groups_[g];
+    if (group.bound_node.empty()) continue;
+    const int32_t node = node_index(group.bound_node);
+    if (node < 0) {
+      device_warnings_.push_back("SharedDeviceGroup " + quote(group.name) + " (" + group.origin +
+                                 "): status.nodeName " + quote(group.bound_node) +
+                                 " is not in the cluster; the group is taken as unbound");
+      continue;
+    }
+    bind_device_group(g, static_cast<uint32_t>(node), group.bound_devices, "its status");
+  }
+  for (uint32_t id = 0; id < pods_.size(); ++id)
+    if (pod_slot_[id] != kNoPod) join_device_group(id, pod_node(id));
 }
 
 namespace {
@@ -948,6 +1159,7 @@ uint32_t Snapshot::place_pod(Pod&& pod, uint32_t node, const EncodedPod& enc, ui
   pods_[id] = std::move(pod);
   link_pod_key(id);
   ++num_live_pods_;
+  join_device_group(id, node);
   identity_.log.push_back(node);
   return id;
 }
@@ -956,6 +1168,7 @@ uint32_t Snapshot::add_pod(Pod&& pod, uint32_t node) {
   if (node >= num_nodes_) throw Error("add_pod: node index " + std::to_string(node) + " is out of range");
   // Charges first: a malformed annotation throws before anything changes.
   DeviceCharges charges = device_charges(pod, node, false);
+  check_group_annotations(pod);
   const EncodedPod enc = encode_pod(pod);
   return place_pod(std::move(pod), node, enc, take_pod_id(), std::move(charges));
 }
@@ -971,6 +1184,7 @@ Pod Snapshot::remove_pod(uint32_t id) {
   apply_device_charges(node, pod_device_charges_[id], -1);
   pod_device_charges_[id] = DeviceCharges{};
   index_affinity_terms(pods_[id], node, -1);
+  leave_device_group(id);
 
   // Host ports: the node's entries are its pods' entries in slot order, so
   // this pod's are one run; the later ones move down over it.
@@ -1036,6 +1250,7 @@ uint32_t Snapshot::update_pod(uint32_t id, const Pod& updated) {
   // Charges first (a malformed annotation throws before anything changes);
   // they depend on the node's devices, not on what is free.
   DeviceCharges charges = device_charges(pod, node, false);
+  check_group_annotations(pod);
   remove_pod(id);
   const EncodedPod enc = encode_pod(pod);
   return place_pod(std::move(pod), node, enc, take_pod_id(id), std::move(charges));
@@ -1478,6 +1693,7 @@ void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
   fn("device_units", device_units_, v.device_units, fixed);
   fn("device_free", device_free_, v.device_free, device_slots);
   fn("device_pod_classes", device_pod_classes_, v.device_pod_classes, scalar);
+  fn("group_free", group_free_, v.group_free, rows);
 }
 
 SnapshotView Snapshot::view() const {
@@ -1515,6 +1731,7 @@ SnapshotView Snapshot::counts_only() const {
   v.num_dense_labels = static_cast<uint32_t>(dense_label_keys_.size());
   v.num_pod_slots = static_cast<uint32_t>(pod_namespace_.size());
   v.num_topology_matchers = static_cast<uint32_t>(matchers_.size());
+  v.num_group_device_types = static_cast<uint32_t>(group_types_.size());
   return v;
 }
 

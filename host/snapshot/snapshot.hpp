@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "host/common.hpp"
+#include "host/input/device_groups.hpp"
 #include "host/input/devices.hpp"
 #include "host/input/go_int.hpp"
 #include "host/input/model.hpp"
@@ -150,8 +151,19 @@ struct SnapshotView {
   // Per node, the classes of the GPU pods on it (device_class_bit, OR-ed).
   const uint64_t* device_pod_classes = nullptr;  // [num_nodes]
 
+  // Shared device groups (docs/gpu-placement.md), once
+  // Snapshot::configure_device_groups has run: one row per device resource
+  // some group asks for (Snapshot::group_device_type), and per node the
+  // devices of it that no group holds: group_free[row * num_nodes + n].
+  uint32_t num_group_device_types = 0;
+  const int32_t* group_free = nullptr;
+
   BULKSCORE_HD int32_t topology_count(uint32_t matcher, uint32_t node) const {
     return topology_counts[static_cast<size_t>(matcher) * num_nodes + node];
+  }
+
+  BULKSCORE_HD int32_t group_free_devices(uint32_t row, uint32_t node) const {
+    return group_free[static_cast<size_t>(row) * num_nodes + node];
   }
 
   BULKSCORE_HD int64_t alloc(uint32_t r, uint32_t node) const {
@@ -372,6 +384,39 @@ class Snapshot {
   // or more than is free, devices held by a pod that asks for none), one
   // line each; the call clears them.
   std::vector<std::string> take_device_warnings();
+
+  // ---- shared device groups (docs/gpu-placement.md) ---------------------------
+  // Names the groups and how nodes and pods take part, and binds each group
+  // from its status and from the devices annotation of the pods that name
+  // it (structural). From then on a pod added with the annotation on its
+  // group's node joins it (the first one binds an unbound group to the
+  // devices it lists), and removing the group's last pod releases them.
+  // Problems found on the way (a pod naming an unknown group, a group bound
+  // elsewhere, devices the node lacks or another group holds) are warnings
+  // (take_device_warnings). InputError for malformed annotations.
+  void configure_device_groups(std::vector<SharedDeviceGroup> groups, const DeviceGroupModel& model);
+  const std::optional<DeviceGroupModel>& device_group_model() const { return group_model_; }
+  // A group more, or one fewer (releasing what it holds); both structural.
+  // InputError when the name is taken; false when there is no such group.
+  void add_device_group(SharedDeviceGroup group);
+  bool remove_device_group(std::string_view name);
+  uint32_t num_device_groups() const { return static_cast<uint32_t>(groups_.size()); }
+  int32_t device_group_index(std::string_view name) const;  // -1 if absent
+  const SharedDeviceGroup& device_group(uint32_t g) const { return groups_[g]; }
+  struct GroupBinding {
+    int32_t node = -1;     // -1: not bound
+    GroupDevices devices;  // what it holds there, by resource
+    uint32_t members = 0;  // its pods on the node
+  };
+  const GroupBinding& device_group_binding(uint32_t g) const { return bindings_[g]; }
+  // The rows of SnapshotView::group_free: the resources groups ask for, sorted.
+  uint32_t num_group_device_types() const { return static_cast<uint32_t>(group_types_.size()); }
+  const std::string& group_device_type(uint32_t row) const { return group_types_[row]; }
+  int32_t group_device_row(std::string_view resource) const;  // -1 if no group asks for it
+  // The most devices of the row's resource any node has.
+  int32_t group_device_max(uint32_t row) const { return group_type_max_[row]; }
+  // The devices of the row's resource on `node` that no group holds, ascending.
+  std::vector<int32_t> group_free_device_ids(uint32_t node, uint32_t row) const;
 
   // ---- topology counters ------------------------------------------------------
   // A matcher is a conjunction of clauses, each a namespace set (or every
@@ -694,6 +739,26 @@ class Snapshot {
   std::vector<uint64_t> device_pod_classes_;                          // [N]: the view's column
   std::vector<std::vector<std::pair<uint64_t, int32_t>>> class_counts_;  // [N]: pods per class (host)
   std::vector<std::string> device_warnings_;
+
+  // Shared device groups (host-only but for group_free_).
+  void rebuild_device_groups();
+  void check_group_annotations(const Pod& pod) const;  // InputError when malformed
+  int32_t group_node_devices(uint32_t row, uint32_t node) const;  // the node's devices of the row
+  // Binds group g to `node` with `devices` (those the node lacks or another
+  // group holds are left out, with a warning naming `who`).
+  void bind_device_group(uint32_t g, uint32_t node, const GroupDevices& devices, const std::string& who);
+  void release_device_group(uint32_t g);
+  // Pod id joins (or does not join) the group its annotation names.
+  void join_device_group(uint32_t id, uint32_t node);
+  void leave_device_group(uint32_t id);
+  std::optional<DeviceGroupModel> group_model_;
+  std::vector<SharedDeviceGroup> groups_;
+  std::vector<GroupBinding> bindings_;
+  std::vector<std::string> group_types_;
+  std::vector<int32_t> group_type_max_;
+  std::vector<uint64_t> group_held_;  // [row * N + n]: bit d = device d is held by a group
+  std::vector<int32_t> group_free_;   // [row * N + n]: the view's column
+  std::vector<int32_t> pod_group_;    // [pod id]: the group it is a member of, or -1
 
   int32_t any_ip_id_ = kNoId;
   uint64_t port_layout_version_ = 0;
