@@ -472,6 +472,14 @@ inline const SchedulerConfig& parity_config() {
     base.gpu_share_args.selection = DeviceSelection::Random;
     base.gpu_score_args.seed = 7;
     c.profiles.push_back(base);
+    // Shared device groups beside the default plugins.
+    ProfileConfig groups = c.profiles[0];
+    groups.scheduler_name = "device-groups";
+    groups.pre_filter.push_back("SharedDeviceGroup");
+    groups.filter.push_back("SharedDeviceGroup");
+    groups.pre_score.push_back("SharedDeviceGroup");
+    groups.score.push_back(PluginEntry{"SharedDeviceGroup", 4});
+    c.profiles.push_back(groups);
     return c;
   }();
   return config;

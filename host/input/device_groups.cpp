@@ -51,6 +51,8 @@ std::string format_device_list(const std::vector<int32_t>& devices) {
 
 std::vector<int32_t> parse_device_list(const std::string& text, const std::string& where) {
   std::vector<int32_t> out;
+  // "": no devices (a group left with none of a resource it asks for).
+  if (text.find_first_not_of(' ') == std::string::npos) return out;
   size_t at = 0;
   while (at <= text.size()) {
     size_t end = text.find(',', at);

@@ -47,8 +47,9 @@ std::string visible_devices_env(const std::string& resource);
 
 // "0,1,3": a device list as the annotations write it (ascending).
 std::string format_device_list(const std::vector<int32_t>& devices);
-// The inverse; InputError naming `where` on an entry that is not a decimal
-// integer in 0..kMaxDevicesPerNode-1, or a repeated one. Sorted.
+// The inverse ("" is no devices); InputError naming `where` on an entry that
+// is not a decimal integer in 0..kMaxDevicesPerNode-1, or a repeated one.
+// Sorted.
 std::vector<int32_t> parse_device_list(const std::string& text, const std::string& where);
 
 // {"nvidia.com/gpu":"0,1"}: the devices annotation's value (keys sorted).
