@@ -201,6 +201,56 @@ profiles:
   EXPECT_FALSE(exists(out));
 }
 
+TEST(Cli, SharedDeviceGroupsReportDevicesAndRefuseBadObjects) {
+  auto node = [](const std::string& name, int gpus, bool shared) {
+    return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","labels":{)" +
+           (shared ? R"("deviceshare.io/mode":"shared")" : "") +
+           R"(}},"status":{"allocatable":{"cpu":"32","memory":"64Gi","pods":"110","nvidia.com/gpu":")" +
+           std::to_string(gpus) + R"("}}})";
+  };
+  auto pod = [](const std::string& name, const std::string& group) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+           R"(","namespace":"ml","annotations":{"deviceshare.io/group":")" + group +
+           R"("}},"spec":{"containers":[{"name":"c","image":"x","resources":{"requests":{"cpu":"1"}}}]}})";
+  };
+  const std::string nodes =
+      write("sdg-nodes.json", list("NodeList", {node("n8", 8, true), node("n4", 4, true), node("plain", 8, false)}));
+  const std::string objects = write("sdg-objects.json", list("List", {R"({"apiVersion":"deviceshare.io/v1alpha1",
+      "kind":"SharedDeviceGroup","metadata":{"name":"train"},"spec":{"resources":{"nvidia.com/gpu":3}}})"}));
+  const std::string config = write("sdg.yaml", R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    multiPoint:
+      enabled: [{name: SharedDeviceGroup, weight: 5}]
+)");
+  const std::string pods =
+      write("sdg-pods.json", list("PodList", {pod("a", "train"), pod("b", "train"), pod("c", "missing")}));
+  const CliRun r = run_cli("schedule --backend cpu --tie-break first --nodes " + nodes + " --pods " + pods +
+                           " --objects " + objects + " --config " + config);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string shared =
+      R"("sharedDevices":{"group":"train","devices":{"nvidia.com/gpu":[0,1,2]},"env":{"NVIDIA_VISIBLE_DEVICES":"0,1,2"}})";
+  EXPECT_NE(r.out.find(R"("pod":"ml/a","node":"n4","score":)"), std::string::npos) << r.out;  // binpack: 3 of 4
+  EXPECT_NE(r.out.find(R"("pod":"ml/b","node":"n4","score":)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(shared), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"(SharedDeviceGroup \"missing\" (annotation deviceshare.io/group) does not exist.)"),
+            std::string::npos)
+      << r.out;
+
+  const std::string bad = write("sdg-bad.json", list("List", {R"({"apiVersion":"deviceshare.io/v1alpha1",
+      "kind":"SharedDeviceGroup","metadata":{"name":"train"},"spec":{"resources":{"nvidia.com/gpu":0}}})"}));
+  const std::string out = dir() + "/sdg-out.jsonl";
+  std::remove(out.c_str());
+  const CliRun b = run_cli("schedule --backend cpu --nodes " + nodes + " --pods " + pods + " --objects " + bad +
+                           " --config " + config + " -o " + out);
+  EXPECT_EQ(b.exit_code, 2) << b.out;
+  EXPECT_NE(b.out.find(R"(sdg-bad.json: items[0] (SharedDeviceGroup "train"): spec.resources.nvidia.com/gpu)"),
+            std::string::npos)
+      << b.out;
+  EXPECT_FALSE(exists(out));
+}
+
 TEST(Cli, ExplainUnknownPodIsBadInput) {
   Fixture f;
   const CliRun r = run_cli("explain --nodes " + f.nodes + " --pods " + f.pods + " --pod default/nope");

@@ -437,6 +437,78 @@ TEST(SharedDeviceGroupEngine, ProfilesMustAgreeOnTheModel) {
   EXPECT_THROW(Engine(c, EngineOptions{}), InputError);
 }
 
+// ---- the snapshot's group state under mutation ---------------------------------------
+
+// What the group state is: per group its binding, and the group_free column.
+std::string group_state(const Snapshot& s) {
+  std::string out;
+  for (uint32_t g = 0; g < s.num_device_groups(); ++g) {
+    const Snapshot::GroupBinding& b = s.device_group_binding(g);
+    out += s.device_group(g).name + "@" + (b.node < 0 ? "-" : s.node_name(static_cast<uint32_t>(b.node))) + " " +
+           format_group_devices(b.devices) + " x" + std::to_string(b.members) + "\n";
+  }
+  const SnapshotView v = s.view();
+  for (uint32_t row = 0; row < s.num_group_device_types(); ++row)
+    for (uint32_t n = 0; n < s.num_nodes(); ++n)
+      out += std::to_string(v.group_free_devices(row, n)) + (n + 1 == s.num_nodes() ? "\n" : " ");
+  return out;
+}
+
+TEST(SharedDeviceGroupSnapshot, GroupStateEqualsAFreshLoadAfterRandomMutations) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    SplitMix64 g = SplitMix64::derive(seed, 0xa11ull);
+    std::vector<Node> nodes;
+    const uint32_t n = static_cast<uint32_t>(g.between(1, 12));
+    for (uint32_t i = 0; i < n; ++i) {
+      Node node = shared_node("n" + std::to_string(i), g.between(0, 8), {}, g.chance(0.8));
+      if (g.chance(0.3)) node.allocatable["amd.com/gpu"] = g.between(1, 4);
+      nodes.push_back(node);
+    }
+    std::vector<SharedDeviceGroup> groups;
+    const uint32_t k = static_cast<uint32_t>(g.between(1, 6));
+    for (uint32_t i = 0; i < k; ++i) {
+      std::map<std::string, int32_t> res{{kGpu, static_cast<int32_t>(g.between(1, 3))}};
+      if (g.chance(0.3)) res["amd.com/gpu"] = 1;
+      groups.push_back(group("g" + std::to_string(i), res,
+                             g.chance(0.5) ? SharedDeviceGroup::Strategy::Spread : SharedDeviceGroup::Strategy::BinPack));
+    }
+    Snapshot snap = Snapshot::build(nodes, {});
+    snap.configure_device_groups(groups, DeviceGroupModel{});
+    std::vector<std::string> live;
+    for (int step = 0; step < 60; ++step) {
+      const double what = g.unit();
+      if (what < 0.6) {
+        // Assume a member where the group can be, as the engine would.
+        const uint32_t gi = static_cast<uint32_t>(g.below(k));
+        const Snapshot::GroupBinding& b = snap.device_group_binding(gi);
+        const uint32_t node = b.node >= 0 ? static_cast<uint32_t>(b.node) : static_cast<uint32_t>(g.below(n));
+        const GroupDevices devices = b.node >= 0 ? b.devices : plugins::SharedDeviceGroup::choose_devices(snap, node, gi);
+        if (devices.empty()) continue;
+        Pod p = on_node(member("p" + std::to_string(step), "g" + std::to_string(gi)), nodes[node].name);
+        annotate_group_devices(p, DeviceGroupModel{}, devices);
+        snap.add_pod(p, node);
+        live.push_back(p.name);
+      } else if (what < 0.9 && !live.empty()) {
+        const size_t at = g.below(live.size());
+        snap.remove_pod("default", live[at]);
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(at));
+      } else {
+        Node changed = nodes[g.below(n)];
+        changed.labels["touched"] = std::to_string(step);  // structural
+        snap.update_node(changed);
+        nodes[static_cast<size_t>(snap.node_index(changed.name))] = changed;
+      }
+      EXPECT_TRUE(snap.take_device_warnings().empty()) << "seed " << seed << " step " << step;
+      // A fresh load of the same pods, with the same groups.
+      std::vector<Pod> pods;
+      for (const std::string& name : live) pods.push_back(snap.pod(snap.find_pod("default", name)));
+      Snapshot fresh = Snapshot::build(nodes, pods);
+      fresh.configure_device_groups(groups, DeviceGroupModel{});
+      ASSERT_EQ(group_state(snap), group_state(fresh)) << "seed " << seed << ": first difference at step " << step;
+    }
+  }
+}
+
 // ---- the batch cache ---------------------------------------------------------------
 
 // A random group workload: shared and plain nodes of 0-8 devices, groups of

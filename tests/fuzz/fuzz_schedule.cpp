@@ -4,8 +4,9 @@
 // (which takes the kernels' code path); the chosen node is feasible; and the
 // engine decides every pod the same with the batch cache as without it.
 //
-// Input: three parts separated by a line "@@": NodeList JSON, PodList JSON,
-// KubeSchedulerConfiguration YAML (may be empty: the defaults).
+// Input: parts separated by a line "@@": NodeList JSON, PodList JSON,
+// KubeSchedulerConfiguration YAML (may be empty: the defaults), and
+// optionally the --objects JSON (Services, SharedDeviceGroups...).
 #include <cstdlib>
 
 #include "host/engine/backend.hpp"
@@ -28,10 +29,10 @@ void check_same(const EvalResult& a, const EvalResult& b) {
 }
 
 void run(const std::string& input) {
-  std::string parts[3];
+  std::string parts[4];
   size_t at = 0;
-  for (int i = 0; i < 3; ++i) {
-    const size_t sep = i < 2 ? input.find("\n@@\n", at) : std::string::npos;
+  for (int i = 0; i < 4; ++i) {
+    const size_t sep = i < 3 ? input.find("\n@@\n", at) : std::string::npos;
     parts[i] = input.substr(at, sep == std::string::npos ? std::string::npos : sep - at);
     if (sep == std::string::npos) break;
     at = sep + 4;
@@ -47,6 +48,7 @@ void run(const std::string& input) {
   Cluster cluster =
       assemble_cluster(parse_nodes_json(parts[0], "fuzz-nodes.json"), parse_pods_json(parts[1], "fuzz-pods.json"),
                        names, "fuzz-nodes.json", "fuzz-pods.json");
+  if (!parts[3].empty()) cluster.objects = parse_objects_json(parts[3], "fuzz-objects.json");
   // The batch cache changes nothing (docs/batching.md).
   {
     std::vector<ScheduleResult> results[2];
@@ -61,7 +63,7 @@ void run(const std::string& input) {
       const ScheduleResult& a = results[0][i];
       const ScheduleResult& b = results[1][i];
       if (a.node != b.node || a.score != b.score || a.feasible_nodes != b.feasible_nodes || a.code != b.code ||
-          a.message != b.message)
+          a.message != b.message || a.devices != b.devices || a.group_devices != b.group_devices)
         std::abort();
     }
   }
