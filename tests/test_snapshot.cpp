@@ -398,6 +398,13 @@ Decoded decode(const Snapshot& s) {
   });
 
   per_node("device_pod_classes", [&](uint32_t n) { return std::to_string(v.device_pod_classes[n]); });
+  // Shared device groups: per node, the free devices of each row's resource.
+  per_node("group_free", [&](uint32_t n) {
+    std::vector<std::string> parts;
+    for (uint32_t row = 0; row < v.num_group_device_types; ++row)
+      parts.push_back(s.group_device_type(row) + "=" + std::to_string(v.group_free_devices(row, n)));
+    return join(parts, false);
+  });
 
   // Host-side parts and the view's counts.
   // (The node-tree order is compared on its own: after node changes it is
