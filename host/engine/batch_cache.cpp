@@ -538,8 +538,20 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
         using P = decltype(p);
         if constexpr (P::kHasScore) {
           const auto& state = plugin_state<P>(v);
-          for (uint32_t pos = 0; pos < size_; ++pos)
-            if (alive_[pos]) raw[pos] = P::score(s, state, v.arena, node_[pos]);
+          if constexpr (kHasScoreNodes<P>) {
+            feasible_list_.clear();
+            for (uint32_t pos = 0; pos < size_; ++pos)
+              if (alive_[pos]) feasible_list_.push_back(node_[pos]);
+            rescored_.resize(feasible_list_.size());
+            P::score_nodes(s, state, v.arena, feasible_list_.data(), static_cast<uint32_t>(feasible_list_.size()),
+                           rescored_.data());
+            size_t i = 0;
+            for (uint32_t pos = 0; pos < size_; ++pos)
+              if (alive_[pos]) raw[pos] = rescored_[i++];
+          } else {
+            for (uint32_t pos = 0; pos < size_; ++pos)
+              if (alive_[pos]) raw[pos] = P::score(s, state, v.arena, node_[pos]);
+          }
         }
       });
       counters.rescored_nodes += live_;

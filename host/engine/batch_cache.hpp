@@ -227,6 +227,7 @@ class BatchCache {
   // Scratch, reused across pods.
   HitPlan plan_scratch_;
   std::vector<uint32_t> feasible_list_, left_nodes_, qualifying_, fresh_ids_;
+  std::vector<int64_t> rescored_;
 };
 
 }  // namespace bulkscore
