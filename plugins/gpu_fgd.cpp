@@ -1,6 +1,7 @@
 #include "plugins/gpu_fgd.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -56,15 +57,22 @@ struct NodeState {
 };
 static_assert(sizeof(NodeState) == 8 * kStateDevices + 24, "no padding: states are compared byte for byte");
 
-uint64_t state_hash(const NodeState& k) {
-  uint64_t words[sizeof(NodeState) / 8];
-  std::memcpy(words, &k, sizeof(words));
-  uint64_t h = 0x243f6a8885a308d3ull;
-  for (uint64_t w : words) {
-    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 32;
-  }
-  return h;
+constexpr size_t kStateWords = sizeof(NodeState) / 8;
+
+// Independent products summed, then mixed once: the multiplications do not
+// wait for each other.
+uint64_t state_hash(const uint64_t* w) {
+  uint64_t h = 0;
+  for (size_t i = 0; i < kStateWords; ++i) h += w[i] * (0x9e3779b97f4a7c15ull * (2 * i + 1));
+  h ^= h >> 31;
+  h *= 0x94d049bb133111ebull;
+  return h ^ (h >> 29);
+}
+
+bool same_words(const uint64_t* a, const uint64_t* b, size_t n) {
+  uint64_t diff = 0;
+  for (size_t i = 0; i < n; ++i) diff |= a[i] ^ b[i];
+  return diff == 0;
 }
 
 }  // namespace
@@ -91,9 +99,17 @@ void GpuFragmentation::score_nodes(const SnapshotView& s, const State& st, const
   uint32_t capacity = 64;
   while (capacity < 2 * count && capacity < (1u << 16)) capacity *= 2;
   std::vector<int32_t> slots(capacity, -1);
-  std::vector<NodeState> states;
+  std::vector<std::array<uint64_t, kStateWords>> states;
   std::vector<int64_t> scores;
   const uint32_t mask = capacity - 1;
+
+  // The previous node's inputs as read (devices in index order, cpu left):
+  // nodes laid out alike often come in runs, which skip the state's sort,
+  // ranks and hash.
+  constexpr size_t kRawWords = kStateDevices + 3;
+  uint64_t previous[kRawWords] = {};
+  int64_t previous_score = 0;
+  bool have_previous = false;
 
   for (uint32_t i = 0; i < count; ++i) {
     const uint32_t node = nodes[i];
@@ -105,6 +121,17 @@ void GpuFragmentation::score_nodes(const SnapshotView& s, const State& st, const
       out[i] = score(s, st, arena, node);
       continue;
     }
+    const int32_t model = node_card_model(s, st.pod, node);
+    const int64_t cpu_left = node_cpu_left(s, node);
+    uint64_t raw[kRawWords] = {};
+    for (uint32_t d = 0; d < n; ++d) raw[d] = static_cast<uint64_t>(s.device_free[first + d]);
+    raw[kStateDevices] = n | (uint64_t(n > 0 ? static_cast<uint32_t>(s.device_units[first]) : 0) << 32);
+    raw[kStateDevices + 1] = static_cast<uint32_t>(model);
+    raw[kStateDevices + 2] = static_cast<uint64_t>(cpu_left);
+    if (have_previous && same_words(raw, previous, kRawWords)) {
+      out[i] = previous_score;
+      continue;
+    }
     NodeState k{};
     for (uint32_t d = 0; d < n; ++d) {  // insertion sort: at most 8
       const int64_t v = s.device_free[first + d];
@@ -114,23 +141,27 @@ void GpuFragmentation::score_nodes(const SnapshotView& s, const State& st, const
     }
     k.num_devices = static_cast<int32_t>(n);
     k.units = n > 0 ? s.device_units[first] : 0;
-    k.model = node_card_model(s, st.pod, node);
-    const int64_t cpu_left = node_cpu_left(s, node);
+    k.model = model;
     k.cpu_rank_before = cpu_rank(cpu_left);
     k.cpu_rank_after = cpu_rank(cpu_left - st.pod.cpu_milli);
-    uint32_t at = static_cast<uint32_t>(state_hash(k)) & mask;
-    while (slots[at] >= 0 && std::memcmp(&states[static_cast<size_t>(slots[at])], &k, sizeof(NodeState)) != 0)
+    std::array<uint64_t, kStateWords> words;
+    std::memcpy(words.data(), &k, sizeof(NodeState));
+    uint32_t at = static_cast<uint32_t>(state_hash(words.data())) & mask;
+    while (slots[at] >= 0 && !same_words(states[static_cast<size_t>(slots[at])].data(), words.data(), kStateWords))
       at = (at + 1) & mask;
     if (slots[at] >= 0) {
       out[i] = scores[static_cast<size_t>(slots[at])];
-      continue;
+    } else {
+      out[i] = score(s, st, arena, node);
+      if (2 * (states.size() + 1) <= capacity) {
+        slots[at] = static_cast<int32_t>(states.size());
+        states.push_back(words);
+        scores.push_back(out[i]);
+      }
     }
-    out[i] = score(s, st, arena, node);
-    if (2 * (states.size() + 1) <= capacity) {
-      slots[at] = static_cast<int32_t>(states.size());
-      states.push_back(k);
-      scores.push_back(out[i]);
-    }
+    std::memcpy(previous, raw, sizeof(raw));
+    previous_score = out[i];
+    have_previous = true;
   }
 }
 
