@@ -81,7 +81,8 @@ std::vector<Pod> fgd_pods(const FgdSetup& s, bool shuffled, uint32_t count) {
   return pods;
 }
 
-void fgd_at_scale(benchmark::State& state, bool shuffled, Batching mode, uint32_t nodes, uint32_t count) {
+void fgd_at_scale(benchmark::State& state, bool shuffled, Batching mode, uint32_t nodes, uint32_t count,
+                  uint32_t batch_states) {
   std::string error;
   const FgdSetup* s = fgd_setup(nodes, error);
   if (!s) {
@@ -93,6 +94,7 @@ void fgd_at_scale(benchmark::State& state, bool shuffled, Batching mode, uint32_
   options.backend = "cpu";
   options.batching = mode;
   options.tie_break = TieBreak::First;
+  options.batch_states = batch_states;
   Engine engine(s->config, options);
   uint64_t placed = 0, hits = 0;
   for (auto _ : state) {
@@ -119,11 +121,23 @@ void register_benchmarks() {
         const uint32_t count = !shuffled && mode == Batching::Exact ? 4000 : nodes >= 100000 ? 60 : 400;
         const std::string name = std::string("BM_FgdAtScale/") + (shuffled ? "shuffled" : "one_shape") + "/" +
                                  batching_name(mode) + "/" + std::to_string(nodes) + "Nodes";
-        benchmark::RegisterBenchmark(name.c_str(), fgd_at_scale, shuffled, mode, nodes, count)
+        benchmark::RegisterBenchmark(name.c_str(), fgd_at_scale, shuffled, mode, nodes, count, 1u)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime()
             ->Iterations(1);
       }
+  // Shuffled shapes with a batch state kept per recent signature (the trace
+  // has 151 pod shapes, the 32 commonest about 87% of its pods): a longer
+  // run, since every shape's first pod is a full evaluation.
+  for (const uint32_t nodes : {10000u, 100000u})
+    for (const uint32_t states : {16u, 32u, 64u}) {
+      const std::string name = "BM_FgdAtScale/shuffled/exact_" + std::to_string(states) + "_states/" +
+                               std::to_string(nodes) + "Nodes";
+      benchmark::RegisterBenchmark(name.c_str(), fgd_at_scale, true, Batching::Exact, nodes, 3000u, states)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->Iterations(1);
+    }
 }
 
 }  // namespace

@@ -203,6 +203,7 @@ TEST(GpuFgdStates, FewestFreeFirstEqualsAStableSortOfTheFittingDevices) {
 // (scores by state) and the node-major reference rule (node by node) place
 // every pod on the same node and devices, batching off and exact.
 TEST(GpuFgdStates, EngineDecisionsEqualTheNodeByNodeRule) {
+  uint64_t hits[3] = {};
   for (uint32_t seed = 0; seed < 8; ++seed) {
     SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0xe9e1ull, seed);
     const RandomGpuCluster c = random_gpu_cluster(rng, 200 + static_cast<uint32_t>(rng.below(400)));
@@ -218,23 +219,30 @@ TEST(GpuFgdStates, EngineDecisionsEqualTheNodeByNodeRule) {
     config.profiles.push_back(p);
     std::vector<Pod> pods;
     for (uint32_t i = 0; i < 150; ++i) {
-      // Runs of one shape (cache hits) between shuffled ones.
-      pods.push_back(i % 3 == 0 || pods.empty() ? random_fgd_pod(rng, i) : pods.back());
+      // Runs of one shape (cache hits) between shuffled ones, and shapes
+      // coming back (hits on a state kept for them).
+      if (i % 3 == 0 || pods.empty())
+        pods.push_back(i >= 12 && rng.chance(0.5) ? pods[rng.below(pods.size())] : random_fgd_pod(rng, i));
+      else
+        pods.push_back(pods.back());
       pods.back().name = "p" + std::to_string(i);
       pods.back().uid = "uid-p" + std::to_string(i);
     }
     std::vector<std::vector<ScheduleResult>> runs;
-    for (const Batching batching : {Batching::Off, Batching::Exact}) {
+    const std::pair<Batching, uint32_t> modes[] = {{Batching::Off, 1}, {Batching::Exact, 1}, {Batching::Exact, 4}};
+    for (const auto& [batching, states] : modes) {
       EngineOptions o;
       o.backend = "cpu";
       o.tie_break = TieBreak::First;
       o.batching = batching;
+      o.batch_states = states;
       Engine e(config, o);
       Cluster cl;
       cl.nodes = c.nodes;
       cl.running_pods = c.running;
       e.load(cl);
       runs.push_back(e.schedule_all(pods));
+      hits[runs.size() - 1] += e.batch_counters().hint_used;
     }
     // The node-by-node rule: the same snapshot walked with FGD's score() on
     // every feasible node, the best total then the lower index.
@@ -261,14 +269,17 @@ TEST(GpuFgdStates, EngineDecisionsEqualTheNodeByNodeRule) {
       }
       for (size_t r = 0; r < runs.size(); ++r) {
         const ScheduleResult& got = runs[r][i];
-        ASSERT_EQ(got.node, best) << "seed " << seed << ", pod " << i << ", " << (r ? "exact" : "off") << ": "
-                                  << feasible << " feasible, " << got.message;
+        const std::string mode = r == 0 ? "off" : r == 1 ? "exact" : "exact, four states";
+        ASSERT_EQ(got.node, best) << "seed " << seed << ", pod " << i << ", " << mode << ": " << feasible
+                                  << " feasible, " << got.message;
         if (best >= 0 && feasible > 1) {
-          ASSERT_EQ(got.score, best_total) << "seed " << seed << ", pod " << i << ", " << (r ? "exact" : "off");
+          ASSERT_EQ(got.score, best_total) << "seed " << seed << ", pod " << i << ", " << mode;
+        }
+        if (best >= 0) {
+          ASSERT_EQ(got.devices, runs[0][i].devices) << "seed " << seed << ", pod " << i << ", " << mode;
         }
       }
       if (best >= 0) {
-        ASSERT_EQ(runs[0][i].devices, runs[1][i].devices) << "seed " << seed << ", pod " << i;
         Pod assumed = pods[i];
         assumed.node_name = snap.node_name(static_cast<uint32_t>(best));
         if (!runs[0][i].devices.empty())
@@ -277,6 +288,10 @@ TEST(GpuFgdStates, EngineDecisionsEqualTheNodeByNodeRule) {
       }
     }
   }
+  std::printf("[ fgd states ] pods from the batch cache: %llu with one state, %llu with four\n",
+              static_cast<unsigned long long>(hits[1]), static_cast<unsigned long long>(hits[2]));
+  // Shapes come back: states kept for them answer where one state misses.
+  EXPECT_GT(hits[2], hits[1]);
 }
 
 }  // namespace

@@ -250,6 +250,15 @@ bool BatchCache::filters_equal(const PodQuery& query) const {
   return true;
 }
 
+bool BatchCache::scores_equal(const PodQuery& query) const {
+  if (!valid_ || query.header.num_scores != prepared_.num_scores) return false;
+  for (uint32_t slot = 0; slot < prepared_.num_scores; ++slot)
+    if (query.header.scores[slot] != prepared_.scores[slot] ||
+        !plugin_equal(prepared_.scores[slot], prepared_, query_, query.header, query, false))
+      return false;
+  return true;
+}
+
 bool BatchCache::is_candidate(uint32_t node) const {
   if (!query_.candidates) return true;
   return std::binary_search(query_.candidates->begin(), query_.candidates->end(), node);

@@ -125,6 +125,11 @@ class BatchCache {
   void store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared,
              const EvalResult& result);
 
+  // Whether the cached query's Score plugins were prepared with the same
+  // bytes as `query`'s: a hit then rescores only the changed nodes (an engine
+  // keeping several states tries such a one first).
+  bool scores_equal(const PodQuery& query) const;
+
   void clear() { valid_ = false; }
   bool valid() const { return valid_; }
 
