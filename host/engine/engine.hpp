@@ -33,7 +33,7 @@ struct EngineOptions {
   // Exact: how many cached evaluations to keep, one per recent pod signature
   // (the most recently used kept). More let pods of a few shapes in any
   // order hit (each state brought up to date with the nodes changed since
-  // it was last used), at the memory of one evaluation each (about 60 bytes
+  // it was last used), at the memory of one evaluation each (about 50 bytes
   // per feasible node). Decisions do not depend on it.
   uint32_t batch_states = 1;
 };
