@@ -45,8 +45,7 @@ const FgdSetup* fgd_setup(uint32_t nodes, std::string& error) {
     error = "no trace at " + dir + " (set BULKSCORE_TRACE_DIR)";
     return nullptr;
   }
-  const ReplayTrace trace =
-      read_trace(dir + "/openb_node_list_gpu_node.csv", dir + "/openb_pod_list_default.csv");
+  const ReplayTrace trace = read_trace(dir + "/openb_node_list_gpu_node.csv", dir + "/openb_pod_list_default.csv");
   auto s = std::make_unique<FgdSetup>();
   s->trace_pods = trace.pods;
   for (uint32_t i = 0; i < nodes; ++i) {
@@ -131,8 +130,8 @@ void register_benchmarks() {
   // run, since every shape's first pod is a full evaluation.
   for (const uint32_t nodes : {10000u, 100000u})
     for (const uint32_t states : {16u, 32u, 64u}) {
-      const std::string name = "BM_FgdAtScale/shuffled/exact_" + std::to_string(states) + "_states/" +
-                               std::to_string(nodes) + "Nodes";
+      const std::string name =
+          "BM_FgdAtScale/shuffled/exact_" + std::to_string(states) + "_states/" + std::to_string(nodes) + "Nodes";
       benchmark::RegisterBenchmark(name.c_str(), fgd_at_scale, true, Batching::Exact, nodes, 3000u, states)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime()

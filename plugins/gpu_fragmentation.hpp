@@ -72,8 +72,8 @@ BULKSCORE_HD int32_t units_needed(int32_t milli, int32_t device_units) {
 // 64) that have the units a shape asking `milli` per device needs, the one
 // with the fewest units free (ties: the lower index), or -1: how whole
 // devices are taken by FGD, GpuPacking and GpuShare's Best selection.
-BULKSCORE_HD int32_t fewest_free_fitting(const int64_t* free, const int32_t* units, uint32_t num_devices,
-                                         int32_t milli, uint64_t taken) {
+BULKSCORE_HD int32_t fewest_free_fitting(const int64_t* free, const int32_t* units, uint32_t num_devices, int32_t milli,
+                                         uint64_t taken) {
   int32_t pick = -1;
   for (uint32_t d = 0; d < num_devices; ++d) {
     if (((taken >> d) & 1) != 0 || free[d] < units_needed(milli, units[d])) continue;

@@ -43,7 +43,7 @@ RandomGpuCluster random_gpu_cluster(SplitMix64& rng, uint32_t num_nodes) {
   for (uint32_t i = 0; i < num_nodes; ++i) {
     const int64_t gpus = kGpus[rng.below(8)];
     const int64_t units = kUnits[rng.below(3)];
-    Node n = make_node("n" + std::to_string(i), kCpus[rng.below(3)], 512 * 1024 * kMiB, 110);
+    Node n = make_node("n" + std::to_string(i), kCpus[rng.below(3)], 512 * kMiB * 1024, 110);
     n.allocatable[kCount] = gpus;
     n.allocatable[kMilli] = units * gpus;
     if (rng.chance(0.9)) n.labels[kModel] = kCards[rng.below(3)];
@@ -175,9 +175,9 @@ TEST(GpuFgdStates, FewestFreeFirstEqualsAStableSortOfTheFittingDevices) {
     std::vector<int32_t> units(n, rng.chance(0.8) ? 1000 : 500);
     for (uint32_t d = 0; d < n; ++d) free[d] = 100 * rng.between(0, units[d] / 100);
     const int32_t count = static_cast<int32_t>(rng.between(1, 4));
-    const int32_t milli = count == 1 && rng.chance(0.5)   ? static_cast<int32_t>(100 * rng.between(1, 9))
-                          : rng.chance(0.5) ? kWholeDevice
-                                            : 1000;
+    const int32_t milli = count == 1 && rng.chance(0.5) ? static_cast<int32_t>(100 * rng.between(1, 9))
+                          : rng.chance(0.5)             ? kWholeDevice
+                                                        : 1000;
     std::vector<std::pair<int64_t, int32_t>> fitting;
     for (uint32_t d = 0; d < n; ++d)
       if (free[d] >= units_needed(milli, units[d])) fitting.emplace_back(free[d], static_cast<int32_t>(d));
@@ -282,8 +282,7 @@ TEST(GpuFgdStates, EngineDecisionsEqualTheNodeByNodeRule) {
       if (best >= 0) {
         Pod assumed = pods[i];
         assumed.node_name = snap.node_name(static_cast<uint32_t>(best));
-        if (!runs[0][i].devices.empty())
-          assumed.annotations[kIndex] = format_device_indices(runs[0][i].devices);
+        if (!runs[0][i].devices.empty()) assumed.annotations[kIndex] = format_device_indices(runs[0][i].devices);
         snap.add_pod(assumed, static_cast<uint32_t>(best));
       }
     }

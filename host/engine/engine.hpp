@@ -157,7 +157,7 @@ class Engine {
   uint64_t pod_seq_ = 0;  // the random tie-break's per-pod draw
   uint32_t next_start_node_index_ = 0;
   EvalResult scratch_;
-  std::vector<BatchCache> batch_;  // --batching exact: the most recently used first
+  std::vector<BatchCache> batch_;              // --batching exact: the most recently used first
   std::vector<BatchCounters> batch_counters_;  // by profile, parallel to plans_
   std::vector<UpstreamBatch> upstream_;        // --batching upstream: per profile, as upstream's
   uint64_t cycle_ = 0;                         // scheduling cycles: every pod schedule() is given

@@ -1078,8 +1078,7 @@ void Snapshot::relayout_pods(uint32_t node, uint32_t extra_slots, uint32_t extra
   // turn: 100,000 nodes spent most of a pod's time here), every node gets
   // more room, up to kMaxPodSlackDoublings times, so that relayouts stay
   // rare against the placements between them.
-  if (placed_since_relayout_ < num_nodes_ / 8 && pod_slack_doublings_ < kMaxPodSlackDoublings)
-    ++pod_slack_doublings_;
+  if (placed_since_relayout_ < num_nodes_ / 8 && pod_slack_doublings_ < kMaxPodSlackDoublings) ++pod_slack_doublings_;
   placed_since_relayout_ = 0;
   const uint32_t slack = kMinPodSlack << pod_slack_doublings_;
   const uint32_t label_slack = kMinPodLabelSlack << pod_slack_doublings_;
