@@ -106,11 +106,7 @@ struct GpuPacking {
     uint64_t taken = 0;
     int64_t fully_free_taken = 0, free_percent = 0;
     for (int32_t k = 0; k < st.pod.count; ++k) {
-      int32_t pick = -1;
-      for (uint32_t d = 0; d < n; ++d) {
-        if (((taken >> d) & 1) != 0 || free[d] < units_needed(st.pod.milli, units[d])) continue;
-        if (pick < 0 || free[d] < free[pick]) pick = static_cast<int32_t>(d);
-      }
+      const int32_t pick = fewest_free_fitting(free, units, n, st.pod.milli, taken);
       if (pick < 0) return 0;  // does not fit (the filter keeps such nodes out)
       taken |= uint64_t(1) << pick;
       fully_free_taken += free[pick] == units[pick] ? 1 : 0;

@@ -28,6 +28,11 @@ struct GpuFragmentation {
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
 
+  // Host: score() of many nodes, computed once per distinct node state and
+  // looked up for the others (gpu_fgd.cpp says what a state is).
+  static void score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
+                          uint32_t count, int64_t* out);
+
   static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
     if (st.pod.no_requests) return 100;
     const uint32_t first = s.device_offsets[node];

@@ -68,6 +68,20 @@ BULKSCORE_HD int32_t units_needed(int32_t milli, int32_t device_units) {
   return milli == kWholeDevice ? device_units : milli;
 }
 
+// Among the devices not in `taken` (a bit per device; kMaxDevicesPerNode is
+// 64) that have the units a shape asking `milli` per device needs, the one
+// with the fewest units free (ties: the lower index), or -1: how whole
+// devices are taken by FGD, GpuPacking and GpuShare's Best selection.
+BULKSCORE_HD int32_t fewest_free_fitting(const int64_t* free, const int32_t* units, uint32_t num_devices, int32_t milli,
+                                         uint64_t taken) {
+  int32_t pick = -1;
+  for (uint32_t d = 0; d < num_devices; ++d) {
+    if (((taken >> d) & 1) != 0 || free[d] < units_needed(milli, units[d])) continue;
+    if (pick < 0 || free[d] < free[pick]) pick = static_cast<int32_t>(d);
+  }
+  return pick;
+}
+
 // Fragments of one node for one shape (see the top of the file).
 BULKSCORE_HD int64_t shape_fragments(const int64_t* free, const int32_t* units, uint32_t num_devices, int64_t cpu_left,
                                      int32_t model, const TaskShape& k, const int32_t* models) {
@@ -187,11 +201,7 @@ BULKSCORE_HD int64_t fgd_node_score(const int64_t* free, const int32_t* units, u
   }
   uint64_t taken = 0;  // kMaxDevicesPerNode is 64
   for (int32_t n = 0; n < count; ++n) {
-    int32_t pick = -1;
-    for (uint32_t d = 0; d < num_devices; ++d) {
-      if (((taken >> d) & 1) != 0 || free[d] < units_needed(milli, units[d])) continue;
-      if (pick < 0 || free[d] < free[pick]) pick = static_cast<int32_t>(d);
-    }
+    const int32_t pick = fewest_free_fitting(free, units, num_devices, milli, taken);
     if (pick < 0) break;
     taken |= uint64_t(1) << pick;
     after[pick] = free[pick] - units_needed(milli, units[pick]);

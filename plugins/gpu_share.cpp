@@ -44,6 +44,12 @@ std::vector<int32_t> GpuShare::choose_devices(const Snapshot& snap, uint32_t nod
   DeviceSelection selection = profile.gpu_share_args.selection;
   const uint32_t count = snap.device_count(node);
   const bool share = count > 0 && is_share(demand.count, demand.milli, snap.device_units(node, 0));
+  std::vector<int64_t> free(count);
+  std::vector<int32_t> units(count);
+  for (uint32_t d = 0; d < count; ++d) {
+    free[d] = snap.device_free(node, d);
+    units[d] = snap.device_units(node, d);
+  }
   if (selection == DeviceSelection::Fragmentation || selection == DeviceSelection::Random) {
     if (!share) {
       selection = DeviceSelection::Best;
@@ -57,12 +63,6 @@ std::vector<int32_t> GpuShare::choose_devices(const Snapshot& snap, uint32_t nod
       std::vector<TaskShape> shapes;
       std::vector<int32_t> models;
       flatten_tasks(profile.gpu_fragmentation_args.typical_tasks, snap, shapes, models);
-      std::vector<int64_t> free(count);
-      std::vector<int32_t> units(count);
-      for (uint32_t d = 0; d < count; ++d) {
-        free[d] = snap.device_free(node, d);
-        units[d] = snap.device_units(node, d);
-      }
       const SnapshotView v = snap.view();
       const int32_t key = snap.string_id(profile.gpu_share_args.model.model_label);
       const int32_t model = key == kNoId ? kNoId : v.label_value(node, key, snap.dense_label_slot(key));
@@ -76,6 +76,19 @@ std::vector<int32_t> GpuShare::choose_devices(const Snapshot& snap, uint32_t nod
       return {device};
     }
   }
+  if (selection == DeviceSelection::Best) {
+    // The rule FGD and GpuPacking take whole devices by.
+    std::vector<int32_t> out;
+    uint64_t taken = 0;
+    for (int32_t i = 0; i < demand.count; ++i) {
+      const int32_t pick = fewest_free_fitting(free.data(), units.data(), count, demand.milli, taken);
+      if (pick < 0) return {};
+      taken |= uint64_t(1) << pick;
+      out.push_back(pick);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
   struct Candidate {
     int64_t free;
     int32_t index;
@@ -87,10 +100,7 @@ std::vector<int32_t> GpuShare::choose_devices(const Snapshot& snap, uint32_t nod
   }
   if (fitting.size() < static_cast<size_t>(demand.count)) return {};
   // Stable: equal keys keep index order.
-  if (selection == DeviceSelection::Best)
-    std::stable_sort(fitting.begin(), fitting.end(),
-                     [](const Candidate& a, const Candidate& b) { return a.free < b.free; });
-  else if (selection == DeviceSelection::Worst)
+  if (selection == DeviceSelection::Worst)
     std::stable_sort(fitting.begin(), fitting.end(),
                      [](const Candidate& a, const Candidate& b) { return a.free > b.free; });
   std::vector<int32_t> out;

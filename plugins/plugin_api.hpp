@@ -31,6 +31,12 @@
 //     // tables prescore_feasible builds, and the class reads only what
 //     // prepare wrote and the node's columns. False: no classes for this pod.
 //     static bool score_class(const SnapshotView&, const State&, const uint8_t* arena, uint32_t node, uint64_t& cls);
+//     // Host, optional: score() of `count` nodes at once, out[i] for
+//     // nodes[i], equal to score() node by node; for a rule that can share
+//     // its work between nodes in the same state. The CPU backend and the
+//     // batch cache call it; device kernels keep score().
+//     static void score_nodes(const SnapshotView&, const State&, const uint8_t* arena, const uint32_t* nodes,
+//                             uint32_t count, int64_t* out);
 //   };
 //
 // and its type in plugins/registry.hpp. Backends never name a plugin.
@@ -177,6 +183,14 @@ template <class P>
 struct HasScoreClass<P, std::void_t<decltype(&P::score_class)>> : std::true_type {};
 template <class P>
 constexpr bool kHasScoreClass = HasScoreClass<P>::value;
+
+// Whether plugin P has the optional score_nodes.
+template <class P, class = void>
+struct HasScoreNodes : std::false_type {};
+template <class P>
+struct HasScoreNodes<P, std::void_t<decltype(&P::score_nodes)>> : std::true_type {};
+template <class P>
+constexpr bool kHasScoreNodes = HasScoreNodes<P>::value;
 
 // Whether plugin P has the optional prescore_feasible_since.
 template <class P, class = void>

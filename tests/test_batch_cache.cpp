@@ -116,9 +116,10 @@ struct Outcome {
 // Schedules `pods` on `cluster`, with the same mutations before the same
 // pods whatever the batching.
 Outcome run(const SchedulerConfig& config, const Cluster& cluster, const std::vector<Pod>& pods, TieBreak tie,
-            Batching batching, uint64_t mutation_seed, double mutation_chance) {
+            Batching batching, uint64_t mutation_seed, double mutation_chance, uint32_t batch_states = 1) {
   EngineOptions options{"cpu", tie, parity_seed()};
   options.batching = batching;
+  options.batch_states = batch_states;
   Engine engine(config, options);
   engine.load(cluster);
   SplitMix64 mrng = SplitMix64::derive(mutation_seed, 7);
@@ -154,7 +155,7 @@ SchedulerConfig whole_config() {
 TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
   const SchedulerConfig configs[] = {parity_config(), whole_config()};
   uint64_t hits = 0, attempts = 0, rescored = 0, renormalized = 0, whole_plugin = 0, group_scores = 0,
-           prescore_updates = 0;
+           prescore_updates = 0, several_hits = 0;
   std::map<std::string, uint64_t> flushes;
   for (uint32_t seed = 0; seed < 48; ++seed) {
     SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0xba7c4ull, seed);
@@ -173,6 +174,15 @@ TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
                           << (seed % 2 ? "every node scored" : "parity config") << ", tie "
                           << (tie == TieBreak::First ? "first" : "random") << ", mutations " << mutation_chance;
       EXPECT_EQ(off.counters.hint_used, 0u);
+      // Several states kept, one per recent signature: pods of the runs'
+      // shapes interleaved hit states other than the last one.
+      const Outcome several = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 3);
+      const std::string diff_several = first_difference(pods, off.results, several.results);
+      ASSERT_EQ(diff_several, "") << "three batch states: seed " << seed << " (parity seed " << parity_seed() << "), "
+                                  << nodes << " nodes, " << (seed % 2 ? "every node scored" : "parity config")
+                                  << ", tie " << (tie == TieBreak::First ? "first" : "random") << ", mutations "
+                                  << mutation_chance;
+      several_hits += several.counters.hint_used;
       hits += exact.counters.hint_used;
       attempts += exact.counters.hint_used + exact.counters.no_hint;
       rescored += exact.counters.rescored_nodes;
@@ -193,9 +203,12 @@ TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
       static_cast<unsigned long long>(prescore_updates));
   for (const auto& [reason, n] : flushes)
     std::printf("[ batch ]   flushed %s: %llu\n", reason.c_str(), (unsigned long long)n);
+  std::printf("[ batch ] with three states kept: %llu pods answered from the cache\n",
+              static_cast<unsigned long long>(several_hits));
   // The test must exercise the cache, not only misses (about a quarter of
   // the pods hit; the parity config's many profiles interleave).
   EXPECT_GT(hits, attempts / 5);
+  EXPECT_GT(several_hits, hits);
   EXPECT_GT(renormalized, 0u);
   EXPECT_GT(whole_plugin, 0u);
   // Both ways of following PodTopologySpread's tables: per group of nodes

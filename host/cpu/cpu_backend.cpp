@@ -150,7 +150,10 @@ class CpuBackend final : public Backend {
           using P = decltype(plugin);
           if constexpr (P::kHasScore) {
             const auto& st = plugin_state<P>(q);
-            for (uint32_t i = lo; i < hi; ++i) raw[i] = P::score(s, st, q.arena, feasible_[i]);
+            if constexpr (kHasScoreNodes<P>)
+              P::score_nodes(s, st, q.arena, feasible_.data() + lo, hi - lo, raw + lo);
+            else
+              for (uint32_t i = lo; i < hi; ++i) raw[i] = P::score(s, st, q.arena, feasible_[i]);
           }
         });
         NormStats& bs = block_stats_[static_cast<size_t>(b) * S + slot];

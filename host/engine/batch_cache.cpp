@@ -250,6 +250,15 @@ bool BatchCache::filters_equal(const PodQuery& query) const {
   return true;
 }
 
+bool BatchCache::scores_equal(const PodQuery& query) const {
+  if (!valid_ || query.header.num_scores != prepared_.num_scores) return false;
+  for (uint32_t slot = 0; slot < prepared_.num_scores; ++slot)
+    if (query.header.scores[slot] != prepared_.scores[slot] ||
+        !plugin_equal(prepared_.scores[slot], prepared_, query_, query.header, query, false))
+      return false;
+  return true;
+}
+
 bool BatchCache::is_candidate(uint32_t node) const {
   if (!query_.candidates) return true;
   return std::binary_search(query_.candidates->begin(), query_.candidates->end(), node);
@@ -538,8 +547,20 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
         using P = decltype(p);
         if constexpr (P::kHasScore) {
           const auto& state = plugin_state<P>(v);
-          for (uint32_t pos = 0; pos < size_; ++pos)
-            if (alive_[pos]) raw[pos] = P::score(s, state, v.arena, node_[pos]);
+          if constexpr (kHasScoreNodes<P>) {
+            feasible_list_.clear();
+            for (uint32_t pos = 0; pos < size_; ++pos)
+              if (alive_[pos]) feasible_list_.push_back(node_[pos]);
+            rescored_.resize(feasible_list_.size());
+            P::score_nodes(s, state, v.arena, feasible_list_.data(), static_cast<uint32_t>(feasible_list_.size()),
+                           rescored_.data());
+            size_t i = 0;
+            for (uint32_t pos = 0; pos < size_; ++pos)
+              if (alive_[pos]) raw[pos] = rescored_[i++];
+          } else {
+            for (uint32_t pos = 0; pos < size_; ++pos)
+              if (alive_[pos]) raw[pos] = P::score(s, state, v.arena, node_[pos]);
+          }
         }
       });
       counters.rescored_nodes += live_;

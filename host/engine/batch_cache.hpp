@@ -125,6 +125,11 @@ class BatchCache {
   void store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared,
              const EvalResult& result);
 
+  // Whether the cached query's Score plugins were prepared with the same
+  // bytes as `query`'s: a hit then rescores only the changed nodes (an engine
+  // keeping several states tries such a one first).
+  bool scores_equal(const PodQuery& query) const;
+
   void clear() { valid_ = false; }
   bool valid() const { return valid_; }
 
@@ -227,6 +232,7 @@ class BatchCache {
   // Scratch, reused across pods.
   HitPlan plan_scratch_;
   std::vector<uint32_t> feasible_list_, left_nodes_, qualifying_, fresh_ids_;
+  std::vector<int64_t> rescored_;
 };
 
 }  // namespace bulkscore

@@ -35,6 +35,7 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
   }
   for (const auto& p : config_.profiles) plans_.push_back(make_profile_plan(p));
   batch_counters_.resize(plans_.size());
+  batch_.resize(std::max<uint32_t>(1, options_.batch_states));
   for (const ProfileConfig& p : config_.profiles) {
     // GpuShare, or a placement policy: both read the device columns.
     const bool filters = std::find(p.filter.begin(), p.filter.end(), plugins::GpuShare::kName) != p.filter.end();
@@ -105,7 +106,7 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   std::vector<Pod>().swap(cluster.running_pods);
   objects_ = std::move(cluster.objects);
   next_start_node_index_ = 0;
-  batch_.clear();
+  for (BatchCache& b : batch_) b.clear();
   for (auto& u : upstream_) u = UpstreamBatch{};
   std::vector<std::string> warnings;
   if (device_model_) {
@@ -337,16 +338,39 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   const bool upstream = options_.batching == Batching::Upstream;
   const bool whole = req.num_to_find >= m;
   BatchCounters& counters = batch_counters_[profile];
+  // The state a miss's evaluation replaces: one kept for the same signature
+  // that could not answer, else an empty one, else the least recently used.
+  size_t replaced = batch_.size() - 1;
   if (batching) {
     BatchHit hit;
     FlushReason why = FlushReason::kSampling;
-    if (whole && batch_.try_hit(snapshot_, plan, q, hit, why, counters)) {
-      next_start_node_index_ = (next_start_node_index_ + m) % snapshot_.num_nodes();
-      res.feasible_nodes = hit.num_feasible;
-      res.node = hit.chosen;
-      res.score = hit.chosen_total;
-      assume(pod, plan, res);
-      return res;
+    if (whole) {
+      // States whose Score plugins match first (a hit then rescores only the
+      // changed nodes), each in order of use. The reason a miss counts is
+      // the most recently used state's, as with one state.
+      bool replaced_found = false;
+      for (const bool scores_match : {true, false})
+        for (size_t k = 0; k < batch_.size(); ++k) {
+          if (batch_[k].scores_equal(q) != scores_match) continue;
+          FlushReason r = FlushReason::kNoState;
+          if (batch_[k].try_hit(snapshot_, plan, q, hit, r, counters)) {
+            std::rotate(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(k),
+                        batch_.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+            next_start_node_index_ = (next_start_node_index_ + m) % snapshot_.num_nodes();
+            res.feasible_nodes = hit.num_feasible;
+            res.node = hit.chosen;
+            res.score = hit.chosen_total;
+            assume(pod, plan, res);
+            return res;
+          }
+          if (k == 0) why = r;
+          const bool same_signature = r != FlushReason::kNoState && r != FlushReason::kPodIncompatible &&
+                                      r != FlushReason::kFilterChanged && r != FlushReason::kSnapshotChanged;
+          if (!replaced_found && (same_signature || r == FlushReason::kNoState)) {
+            replaced = k;
+            replaced_found = same_signature;
+          }
+        }
     }
     ++counters.no_hint;
     if (why != FlushReason::kNoState) ++counters.flushed[static_cast<size_t>(why)];
@@ -390,7 +414,11 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   }
   res.node = scratch_.chosen;
   res.score = scratch_.chosen_total;
-  if (batching && whole) batch_.store(snapshot_, plan, std::move(q), prepared, scratch_);
+  if (batching && whole) {
+    batch_[replaced].store(snapshot_, plan, std::move(q), prepared, scratch_);
+    std::rotate(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(replaced),
+                batch_.begin() + static_cast<std::ptrdiff_t>(replaced) + 1);
+  }
   if (upstream) upstream_[profile].store(snapshot_, cycle, signature, hinted, res.node, &q, &scratch_, now, counters);
   assume(pod, plan, res);
   return res;
@@ -469,8 +497,12 @@ Explanation Engine::explain(const Pod& pod) {
     ex.batch = "rejected at PreFilter";
   } else {
     const uint32_t m = q.candidates ? static_cast<uint32_t>(q.candidates->size()) : n;
-    const FlushReason why =
-        num_nodes_to_find(plan, m) < m ? FlushReason::kSampling : batch_.would_hit(snapshot_, plan, q);
+    FlushReason why = FlushReason::kSampling;
+    if (num_nodes_to_find(plan, m) >= m) {
+      why = batch_.front().would_hit(snapshot_, plan, q);
+      for (const BatchCache& b : batch_)
+        if (b.would_hit(snapshot_, plan, q) == FlushReason::kCount) why = FlushReason::kCount;
+    }
     ex.batch = why == FlushReason::kCount ? "hit" : flush_reason_name(why);
   }
   if (q.rejected) {

@@ -30,6 +30,12 @@ struct EngineOptions {
   // Upstream: kube-scheduler v1.35.4's batching (upstream_batch.hpp);
   // decisions may differ where upstream's would.
   Batching batching = Batching::Exact;
+  // Exact: how many cached evaluations to keep, one per recent pod signature
+  // (the most recently used kept). More let pods of a few shapes in any
+  // order hit (each state brought up to date with the nodes changed since
+  // it was last used), at the memory of one evaluation each (about 50 bytes
+  // per feasible node). Decisions do not depend on it.
+  uint32_t batch_states = 1;
 };
 
 struct ScheduleResult {
@@ -164,7 +170,7 @@ class Engine {
   uint64_t pod_seq_ = 0;  // the random tie-break's per-pod draw
   uint32_t next_start_node_index_ = 0;
   EvalResult scratch_;
-  BatchCache batch_;
+  std::vector<BatchCache> batch_;              // --batching exact: the most recently used first
   std::vector<BatchCounters> batch_counters_;  // by profile, parallel to plans_
   std::vector<UpstreamBatch> upstream_;        // --batching upstream: per profile, as upstream's
   uint64_t cycle_ = 0;                         // scheduling cycles: every pod schedule() is given

@@ -439,6 +439,8 @@ namespace {
 constexpr uint32_t kPortSlack = 4;          // free host-port slots kept per node
 constexpr uint32_t kMinPodSlack = 4;        // free pod slots kept per node, at least
 constexpr uint32_t kMinPodLabelSlack = 16;  // free pod-label entries kept per node, at least
+// How many times relayout_pods may double both of the above (see there).
+constexpr uint32_t kMaxPodSlackDoublings = 2;
 constexpr HostPortEntry kNoPort{kNoId, kNoId, 0};
 
 // Room for `need` entries and some more: a quarter more, at least
@@ -1160,6 +1162,7 @@ uint32_t Snapshot::place_pod(Pod&& pod, uint32_t node, const EncodedPod& enc, ui
   link_pod_key(id);
   ++num_live_pods_;
   join_device_group(id, node);
+  ++placed_since_relayout_;
   identity_.log.push_back(node);
   return id;
 }
@@ -1285,12 +1288,25 @@ void Snapshot::relayout_ports(uint32_t extra_for_node, uint32_t node) {
 }
 
 void Snapshot::relayout_pods(uint32_t node, uint32_t extra_slots, uint32_t extra_labels) {
-  std::vector<uint32_t> offsets(1, 0), regions(1, 0);
+  // A relayout costs O(nodes). When they come close together (pods filling
+  // empty nodes one after another, each overflowing its few free slots in
+  // turn: 100,000 nodes spent most of a pod's time here), every node gets
+  // more room, up to kMaxPodSlackDoublings times, so that relayouts stay
+  // rare against the placements between them.
+  if (placed_since_relayout_ < num_nodes_ / 8 && pod_slack_doublings_ < kMaxPodSlackDoublings) ++pod_slack_doublings_;
+  placed_since_relayout_ = 0;
+  const uint32_t slack = kMinPodSlack << pod_slack_doublings_;
+  const uint32_t label_slack = kMinPodLabelSlack << pod_slack_doublings_;
+  std::vector<uint32_t> offsets, regions;
+  offsets.reserve(static_cast<size_t>(num_nodes_) + 1);
+  regions.reserve(static_cast<size_t>(num_nodes_) + 1);
+  offsets.push_back(0);
+  regions.push_back(0);
   for (uint32_t i = 0; i < num_nodes_; ++i) {
     const auto slots = static_cast<uint32_t>(pod_count_[i]) + (i == node ? extra_slots : 0);
     const uint32_t labels = pod_labels_end(i) - pod_label_regions_[i] + (i == node ? extra_labels : 0);
-    offsets.push_back(offsets.back() + with_slack(slots, kMinPodSlack));
-    regions.push_back(regions.back() + with_slack(labels, kMinPodLabelSlack));
+    offsets.push_back(offsets.back() + with_slack(slots, slack));
+    regions.push_back(regions.back() + with_slack(labels, label_slack));
   }
   const uint32_t num_slots = offsets.back();
   std::vector<int32_t> ns(num_slots, kNoId), nodes(num_slots, kNoId);

@@ -763,6 +763,8 @@ class Snapshot {
   int32_t any_ip_id_ = kNoId;
   uint64_t port_layout_version_ = 0;
   uint64_t pod_layout_version_ = 0;
+  uint32_t pod_slack_doublings_ = 0;    // relayout_pods' extra room per node
+  uint64_t placed_since_relayout_ = 0;  // pods placed since relayout_pods last ran
   Identity identity_;
 };
 
