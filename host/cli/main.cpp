@@ -142,6 +142,7 @@ struct ScheduleFlags {
   uint64_t seed = 0;
   int threads = 0;
   std::string batching = "exact";
+  uint32_t batch_states = 1;  // --batching exact: cached evaluations kept
   std::string metrics;  // Prometheus text file of the batch counters; "" = none
 };
 
@@ -176,6 +177,7 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   opts.seed = flags.seed;
   opts.threads = flags.threads;
   opts.batching = bs::parse_batching(flags.batching);
+  opts.batch_states = flags.batch_states;
   LoadedInput in = load_input(nodes, pods, config, objects);
   fill_typical_tasks(in.config, in.cluster.pending_pods);
   bs::Engine engine(std::move(in.config), opts);
@@ -393,6 +395,10 @@ int main(int argc, char** argv) {
   schedule->add_option("--threads", flags.threads, "CPU backend threads (0 = one per core)")
       ->check(CLI::Range(0, 1024));
   schedule->add_option("--batching", flags.batching, batching_help)->check(CLI::IsMember({"exact", "upstream", "off"}));
+  schedule->add_option("--batch-states", flags.batch_states,
+                       "--batching exact: evaluations kept, one per recent pod shape (1 = the previous pod's only); "
+                       "pods of a few shapes in any order then hit; decisions do not depend on it")
+      ->check(CLI::Range(1, 1024));
   schedule->add_option("--metrics", flags.metrics,
                        "write the batch counters here, Prometheus text format (written whole or not at all)");
   schedule->add_option("-o,--output", out, "output file (JSON lines; written whole or not at all); default stdout");
