@@ -25,7 +25,7 @@ constexpr const char* kGroup = "deviceshare.io/group";
 constexpr const char* kDevices = "deviceshare.io/selected-devices";
 
 Node shared_node(const std::string& name, int64_t gpus, StringMap labels = {}, bool shared = true) {
-  Node n = make_node(name, 32000, 128 * 1024 * kMiB, 110);
+  Node n = make_node(name, 32000, int64_t{128} * 1024 * kMiB, 110);
   if (gpus > 0) n.allocatable[kGpu] = gpus;
   n.labels = std::move(labels);
   if (shared) n.labels[kMode] = "shared";

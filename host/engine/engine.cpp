@@ -131,13 +131,17 @@ void Engine::check_device_annotations(const Pod& pod) const {
 }
 
 std::pair<std::string, GroupDevices> Engine::choose_group_devices(const Pod& pod, uint32_t node) const {
-  if (!group_model_) return {};
-  std::string name = pod_device_group(pod, *group_model_);
-  const int32_t g = name.empty() ? -1 : snapshot_.device_group_index(name);
-  if (g < 0) return {std::move(name), {}};
+  std::pair<std::string, GroupDevices> out;
+  if (!group_model_) return out;
+  out.first = pod_device_group(pod, *group_model_);
+  const int32_t g = out.first.empty() ? -1 : snapshot_.device_group_index(out.first);
+  if (g < 0) return out;
   const Snapshot::GroupBinding& b = snapshot_.device_group_binding(static_cast<uint32_t>(g));
-  if (b.node >= 0) return {std::move(name), b.node == static_cast<int32_t>(node) ? b.devices : GroupDevices{}};
-  return {std::move(name), plugins::SharedDeviceGroup::choose_devices(snapshot_, node, static_cast<uint32_t>(g))};
+  if (b.node < 0)
+    out.second = plugins::SharedDeviceGroup::choose_devices(snapshot_, node, static_cast<uint32_t>(g));
+  else if (b.node == static_cast<int32_t>(node))
+    out.second = b.devices;
+  return out;
 }
 
 std::vector<int32_t> Engine::choose_devices(const Pod& pod, const ProfilePlan& plan, uint32_t node) const {
