@@ -227,9 +227,10 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
       // made afresh with them and the pods placed so far; the metrics keep
       // measuring against the trace's typical tasks.
       std::vector<Pod> pending;
-      const size_t begin = window.empty() ? next : window.front().first;
+      // The window's pods not placed yet, then the later arrivals.
       const size_t horizon = options.retarget_horizon > 0 ? options.retarget_horizon : run.workload.order.size();
-      for (size_t j = begin; j < run.workload.order.size() && j < begin + horizon; ++j)
+      for (size_t k = 0; k < window.size() && pending.size() < horizon; ++k) pending.push_back(window[k].second);
+      for (size_t j = next; j < run.workload.order.size() && pending.size() < horizon; ++j)
         pending.push_back(trace_pod_object(trace.pods[run.workload.order[j]], model));
       const std::vector<TypicalTask> target = typical_tasks(pending, model, 0.95);
       engine_ptr = std::make_unique<Engine>(replay_scheduler_config(policy, seed, target), eo);
