@@ -242,7 +242,9 @@ struct ReplayOptions {
   // 0.95): the next `retarget_horizon` pods in arrival order, the current
   // one first (0: all that remain). The engine is made anew with them and
   // the pods placed so far. The metrics still measure against the
-  // trace's typical tasks. 0: the trace's typical tasks throughout.
+  // trace's typical tasks. 0: the trace's typical tasks throughout. Only
+  // FGD reads typical tasks; for the other policies a retarget only makes
+  // the engine anew (which restarts firstfit's rotation).
   size_t retarget_every = 0;
   size_t retarget_horizon = 0;
   // Called every `progress_every` pods and at the end of a seed.

@@ -221,18 +221,17 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
     }
     const auto t0 = std::chrono::steady_clock::now();
     if (options.retarget_every > 0 && i % options.retarget_every == 0) {
-      // FGD's target workload from the pending pods: the typical tasks of
-      // the next retarget_horizon pods in arrival order (this one first),
-      // as replay_typical_tasks takes them from the trace. The engine is
-      // made afresh with them and the pods placed so far; the metrics keep
-      // measuring against the trace's typical tasks.
+      // FGD's target workload from the pending pods (ReplayOptions): the
+      // window's pods not placed yet, then the later arrivals, up to the
+      // horizon. The engine is made afresh with their typical tasks and the
+      // pods placed so far; the metrics keep the trace's typical tasks.
       std::vector<Pod> pending;
-      // The window's pods not placed yet, then the later arrivals.
       const size_t horizon = options.retarget_horizon > 0 ? options.retarget_horizon : run.workload.order.size();
       for (size_t k = 0; k < window.size() && pending.size() < horizon; ++k) pending.push_back(window[k].second);
       for (size_t j = next; j < run.workload.order.size() && pending.size() < horizon; ++j)
         pending.push_back(trace_pod_object(trace.pods[run.workload.order[j]], model));
       const std::vector<TypicalTask> target = typical_tasks(pending, model, 0.95);
+      for (const std::string& w : engine_ptr->take_warnings()) ++warnings[w];
       engine_ptr = std::make_unique<Engine>(replay_scheduler_config(policy, seed, target), eo);
       Cluster again;
       again.nodes = nodes_in_order;
@@ -266,9 +265,9 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
       ++state.failed;
       ++run.failures[r.message];
     }
-    state.idle_units = metrics_ptr->idle();
-    state.allocated_units = metrics_ptr->allocated();
-    state.frag_units = metrics_ptr->frag();
+    state.idle_units = metrics.idle();
+    state.allocated_units = metrics.allocated();
+    state.frag_units = metrics.frag();
     run.events.push_back(state);
     progress.done = i + 1;
     if (options.on_progress && options.progress_every > 0 && progress.done % options.progress_every == 0)
