@@ -11,26 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/cli_run.hpp"
+
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string out;  // stdout and stderr together
-};
-
-// `redirect`: the shell redirections of the process's output; by default
-// stdout and stderr both come back.
-CliRun run_cli(const std::string& args, const std::string& redirect = "2>&1") {
-  const std::string cmd = std::string(BULKSCORE_CLI) + " " + args + " " + redirect;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return {-1, "popen failed"};
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using bulkscore::testutil::CliRun;
+using bulkscore::testutil::run_cli;
 
 // A folder of this test's own: ctest runs the tests of this file in parallel
 // processes, which must not share file names.

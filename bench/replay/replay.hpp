@@ -200,18 +200,53 @@ struct ReplayProgress {
   size_t total = 0;  // pods of this seed's run
 };
 
+// How a look-ahead window picks its next pod (ReplayOptions::lookahead_order;
+// pick_from_window in replay_runner.cpp).
+enum class LookaheadOrder { Score, Growth, GrowthPerGpu, Fill, Constrained };
+// "score", "growth", "growth-per-gpu", "fill", "constrained"; InputError otherwise.
+LookaheadOrder parse_lookahead_order(const std::string& text);
+
 struct ReplayOptions {
   std::string backend = "cpu";
   Batching batching = Batching::Exact;
   int threads = 0;  // CPU backend threads; results do not depend on it
   TuneOptions tune;
   size_t max_pods = 0;  // 0: all; else the first max_pods of the tuned workload
-  // Look-ahead (not the paper's; off by default): the arriving pods are
-  // taken in consecutive windows of this many; within a window, the pod
-  // whose placement scores best (Engine::peek) is placed first, then the
-  // best of the rest, and so on. A pod counts as arrived when it is placed
-  // (or fails). 0 or 1: arrival order, one pod at a time.
+  // Look-ahead over the pending set (not the paper's; off by default). The
+  // arriving pods are taken in consecutive windows of `lookahead`: the
+  // method sees the pods of the current window and no others. Within a
+  // window, every pod not yet placed is evaluated as things stand
+  // (Engine::peek, nothing assumed); a pod that fits nowhere goes first
+  // (it fails whenever it is tried, and changes nothing); otherwise the
+  // pod that `lookahead_order` ranks first is placed, and the rest are
+  // evaluated again:
+  //  * Score: the best total score (FGD's score, relative to the pod's own
+  //    nodes; a pod with one feasible node has total 0, as schedule
+  //    reports it, so it goes last);
+  //  * Growth: the least growth of the cluster's fragmentation, in units,
+  //    measured with the trace's typical tasks on the node and devices the
+  //    pod would take;
+  //  * GrowthPerGpu: that growth per GPU unit the pod takes (a pod without
+  //    GPUs counts as one GPU);
+  //  * Fill: the pod whose placement shrinks fragmentation most, if any
+  //    does; else the earliest;
+  //  * Constrained: the fewest feasible nodes (most at risk of failing
+  //    once the others are placed).
+  // Ties go to the earliest arrival. A pod counts as arrived when it is
+  // placed or fails. 0 or 1: arrival order, one pod at a time.
   size_t lookahead = 0;
+  LookaheadOrder lookahead_order = LookaheadOrder::Score;
+  // Retargeting (not the paper's; off by default): before every
+  // `retarget_every`-th pod (the first included), FGD's typical tasks are
+  // taken afresh from the pending pods, as the trace's are (popularity
+  // 0.95): the next `retarget_horizon` pods in arrival order, the current
+  // one first (0: all that remain). The engine is made anew with them and
+  // the pods placed so far. The metrics still measure against the
+  // trace's typical tasks. 0: the trace's typical tasks throughout. Only
+  // FGD reads typical tasks; for the other policies a retarget only makes
+  // the engine anew (which restarts firstfit's rotation).
+  size_t retarget_every = 0;
+  size_t retarget_horizon = 0;
   // Called every `progress_every` pods and at the end of a seed.
   std::function<void(const ReplayProgress&)> on_progress;
   size_t progress_every = 1000;
@@ -229,6 +264,7 @@ struct SeedRun {
   uint64_t seed = 0;
   TunedWorkload workload;
   std::vector<ReplayEvent> events;    // one per pod, in order
+  std::vector<size_t> event_pods;     // per event, its pod: an index into workload.order
   double schedule_seconds = 0;        // Engine::schedule calls only
   double wall_seconds = 0;            // the whole seed: setup, scheduling and metrics
   std::vector<std::string> warnings;  // distinct engine warnings, "(n pods)"
@@ -322,6 +358,9 @@ struct ReplayCliOptions {
   int threads = 0;
   size_t max_pods = 0;
   size_t lookahead = 0;
+  std::string lookahead_order = "score";
+  size_t retarget_every = 0;
+  size_t retarget_horizon = 0;
   std::string arrivals = "50,80,90,100,130";
   std::string output;  // table; "" stdout
   std::string csv;

@@ -192,6 +192,9 @@ int replay_main(const ReplayCliOptions& o) {
   ro.tune.per_gpu_milli_quirk = !o.no_quirk;
   ro.max_pods = o.max_pods;
   ro.lookahead = o.lookahead;
+  ro.lookahead_order = parse_lookahead_order(o.lookahead_order);
+  ro.retarget_every = o.retarget_every;
+  ro.retarget_horizon = o.retarget_horizon;
   ro.on_progress = [](const ReplayProgress& p) {
     spdlog::debug("{} seed {}: {}/{} pods", p.policy, p.seed, p.done, p.total);
   };

@@ -64,6 +64,15 @@ std::string gnuplot_quoted(const std::string& s) {
 
 }  // namespace
 
+LookaheadOrder parse_lookahead_order(const std::string& text) {
+  if (text == "score") return LookaheadOrder::Score;
+  if (text == "growth") return LookaheadOrder::Growth;
+  if (text == "growth-per-gpu") return LookaheadOrder::GrowthPerGpu;
+  if (text == "fill") return LookaheadOrder::Fill;
+  if (text == "constrained") return LookaheadOrder::Constrained;
+  throw InputError("--lookahead-order: \"" + text + "\": expected score, growth, growth-per-gpu, fill or constrained");
+}
+
 std::vector<uint64_t> parse_seed_list(const std::string& text) {
   constexpr uint64_t kMaxSeeds = 10000;
   std::vector<uint64_t> seeds;

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
+#include <memory>
 
 #include "bench/replay/replay.hpp"
 #include "host/engine/engine.hpp"
@@ -70,6 +73,25 @@ class ClusterGpuMetrics {
                            static_cast<uint32_t>(shapes_.shapes.size()), shapes_.models.data());
   }
 
+  // How much node `node`'s fragmentation would grow (in units; negative:
+  // shrink) if a pod took `milli` units (kWholeDevice: all of them) on each
+  // of `devices` and `cpu` millicores there. The same rule as update().
+  double growth_if(const Snapshot& snap, uint32_t node, const std::vector<int32_t>& devices, int32_t milli,
+                   int64_t cpu) const {
+    const SnapshotView v = snap.view();
+    const uint32_t first = v.device_offsets[node];
+    const uint32_t count = v.device_offsets[node + 1] - first;
+    std::vector<int64_t> free(v.device_free + first, v.device_free + first + count);
+    for (int32_t d : devices)
+      free[static_cast<size_t>(d)] -= units_needed(milli, v.device_units[first + static_cast<uint32_t>(d)]);
+    const int32_t model = model_key_ == kNoId ? -1 : v.label_value(node, model_key_);
+    const int64_t cpu_left = v.alloc(kCpu, node) - v.req(kCpu, node) - cpu;
+    const double after =
+        node_fragmentation(free.data(), v.device_units + first, count, cpu_left, model, shapes_.shapes.data(),
+                           static_cast<uint32_t>(shapes_.shapes.size()), shapes_.models.data());
+    return after - frag_[node];
+  }
+
   int64_t idle() const { return idle_total_; }
   int64_t allocated() const { return units_ - idle_total_; }
   // Summed afresh in node order each time: the same bits whatever the
@@ -91,6 +113,43 @@ class ClusterGpuMetrics {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The window's pod to place next (an index into `window`, which is in
+// arrival order), as ReplayOptions::lookahead describes. Growth is measured
+// on the node and devices Engine::peek reports, in units, so that it
+// compares across pods, unlike FGD's score, which is relative to the pod's
+// own nodes.
+size_t pick_from_window(Engine& engine, const ClusterGpuMetrics& metrics, const ReplayTrace& trace,
+                        const TunedWorkload& workload, const std::vector<std::pair<size_t, Pod>>& window,
+                        LookaheadOrder order) {
+  size_t pick = 0;
+  bool found = false;
+  double best = 0;
+  for (size_t k = 0; k < window.size(); ++k) {
+    const ScheduleResult peek = engine.peek(window[k].second);
+    if (peek.node < 0) return k;
+    double key = 0;  // smaller is better
+    if (order == LookaheadOrder::Score) {
+      key = -static_cast<double>(peek.score);
+    } else if (order == LookaheadOrder::Constrained) {
+      key = static_cast<double>(peek.feasible_nodes);
+    } else {
+      const TracePod& row = trace.pods[workload.order[window[k].first]];
+      const double growth = metrics.growth_if(engine.snapshot(), static_cast<uint32_t>(peek.node), peek.devices,
+                                              trace_pod_milli(row), row.cpu_milli);
+      key = growth;
+      if (order == LookaheadOrder::GrowthPerGpu)
+        key = growth / static_cast<double>(std::max<int64_t>(trace_pod_gpu_units(row), 1000));
+      if (order == LookaheadOrder::Fill && !(growth < 0)) continue;
+    }
+    if (!found || key < best) {
+      best = key;
+      pick = k;
+      found = true;
+    }
+  }
+  return pick;
 }
 
 }  // namespace
@@ -122,16 +181,20 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
   eo.seed = seed;
   eo.threads = options.threads;
   eo.batching = options.batching;
-  Engine engine(replay_scheduler_config(policy, seed, typical), eo);
+  auto engine_ptr = std::make_unique<Engine>(replay_scheduler_config(policy, seed, typical), eo);
 
   Cluster cluster;
   cluster.nodes.resize(trace.nodes.size());
   const std::vector<uint32_t> rank = node_ranks(trace.nodes.size(), seed);
   for (size_t i = 0; i < trace.nodes.size(); ++i) cluster.nodes[rank[i]] = trace_node_object(trace.nodes[i]);
-  for (const std::string& w : engine.load(std::move(cluster))) run.warnings.push_back(w);
+  // Retargeting reloads the nodes with the pods placed so far.
+  const std::vector<Node> nodes_in_order = options.retarget_every > 0 ? cluster.nodes : std::vector<Node>{};
+  std::vector<Pod> placed_pods;
+  for (const std::string& w : engine_ptr->load(std::move(cluster))) run.warnings.push_back(w);
 
   const DeviceModel model;
-  ClusterGpuMetrics metrics(engine.snapshot(), model, flatten(typical, engine.snapshot()));
+  auto metrics_ptr =
+      std::make_unique<ClusterGpuMetrics>(engine_ptr->snapshot(), model, flatten(typical, engine_ptr->snapshot()));
 
   // Clones get a name of their own so that every pod key is unique.
   std::vector<uint32_t> times_used(trace.pods.size(), 0);
@@ -157,21 +220,31 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
       }
     }
     const auto t0 = std::chrono::steady_clock::now();
-    // With a window, the pod whose placement scores best goes first (the
-    // earliest among equals; the earliest when none fits anywhere).
-    size_t pick = 0;
-    if (window.size() > 1) {
-      int64_t best = 0;
-      bool found = false;
-      for (size_t k = 0; k < window.size(); ++k) {
-        const ScheduleResult peek = engine.peek(window[k].second);
-        if (peek.node >= 0 && (!found || peek.score > best)) {
-          best = peek.score;
-          pick = k;
-          found = true;
-        }
-      }
+    if (options.retarget_every > 0 && i % options.retarget_every == 0) {
+      // FGD's target workload from the pending pods (ReplayOptions): the
+      // window's pods not placed yet, then the later arrivals, up to the
+      // horizon. The engine is made afresh with their typical tasks and the
+      // pods placed so far; the metrics keep the trace's typical tasks.
+      std::vector<Pod> pending;
+      const size_t horizon = options.retarget_horizon > 0 ? options.retarget_horizon : run.workload.order.size();
+      for (size_t k = 0; k < window.size() && pending.size() < horizon; ++k) pending.push_back(window[k].second);
+      for (size_t j = next; j < run.workload.order.size() && pending.size() < horizon; ++j)
+        pending.push_back(trace_pod_object(trace.pods[run.workload.order[j]], model));
+      const std::vector<TypicalTask> target = typical_tasks(pending, model, 0.95);
+      for (const std::string& w : engine_ptr->take_warnings()) ++warnings[w];
+      engine_ptr = std::make_unique<Engine>(replay_scheduler_config(policy, seed, target), eo);
+      Cluster again;
+      again.nodes = nodes_in_order;
+      again.running_pods = placed_pods;
+      for (const std::string& w : engine_ptr->load(std::move(again))) ++warnings[w];
+      metrics_ptr =
+          std::make_unique<ClusterGpuMetrics>(engine_ptr->snapshot(), model, flatten(typical, engine_ptr->snapshot()));
     }
+    Engine& engine = *engine_ptr;
+    ClusterGpuMetrics& metrics = *metrics_ptr;
+    const size_t pick =
+        window.size() > 1 ? pick_from_window(engine, metrics, trace, run.workload, window, options.lookahead_order) : 0;
+    run.event_pods.push_back(window[pick].first);
     const Pod pod = std::move(window[pick].second);
     const TracePod& row = trace.pods[run.workload.order[window[pick].first]];
     window.erase(window.begin() + static_cast<std::ptrdiff_t>(pick));
@@ -181,6 +254,12 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
     state.arrived_units += trace_pod_gpu_units(row);
     if (r.node >= 0) {
       ++state.placed;
+      if (options.retarget_every > 0) {
+        Pod held = pod;
+        held.node_name = r.node_name;
+        if (!r.devices.empty()) held.annotations[model.index_annotation] = format_device_indices(r.devices);
+        placed_pods.push_back(std::move(held));
+      }
       metrics.update(engine.snapshot(), static_cast<uint32_t>(r.node));
     } else {
       ++state.failed;
@@ -194,7 +273,7 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
     if (options.on_progress && options.progress_every > 0 && progress.done % options.progress_every == 0)
       options.on_progress(progress);
   }
-  for (const std::string& w : engine.take_warnings()) ++warnings[w];
+  for (const std::string& w : engine_ptr->take_warnings()) ++warnings[w];
   for (const auto& [w, n] : warnings) run.warnings.push_back(w + " (" + std::to_string(n) + " pod(s))");
   run.wall_seconds = seconds_since(wall0);
   if (options.on_progress) options.on_progress(progress);

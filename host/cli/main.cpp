@@ -477,7 +477,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1024));
   replay_cmd->add_option("--max-pods", replay.max_pods, "schedule only the first N pods of each tuned workload");
   replay_cmd->add_option("--lookahead", replay.lookahead,
-                         "not the paper's: within each window of N arriving pods, place the best-scoring pod first (0: off)");
+                         "not the paper's: within each window of N arriving pods, choose which to place next by "
+                         "--lookahead-order (0: off)");
+  replay_cmd
+      ->add_option("--lookahead-order", replay.lookahead_order,
+                   "with --lookahead: score, growth, growth-per-gpu, fill or constrained")
+      ->capture_default_str();
+  replay_cmd->add_option("--retarget-every", replay.retarget_every,
+                         "not the paper's: every N pods, FGD's typical tasks from the pending pods (0: off)");
+  replay_cmd->add_option("--retarget-horizon", replay.retarget_horizon,
+                         "with --retarget-every: how many pending pods, in arrival order (0: all)");
   replay_cmd->add_option("--arrivals", replay.arrivals, "arrival % points of the table")->capture_default_str();
   replay_cmd->add_option("-o,--output", replay.output, "the table (written whole or not at all); default stdout");
   replay_cmd->add_option("--csv", replay.csv, "every arrival % bucket of every policy, as CSV");
