@@ -95,7 +95,7 @@ GroupDevices SharedDeviceGroup::choose_devices(const Snapshot& snap, uint32_t no
     std::vector<int32_t> chosen;
     for (size_t i = 0; i < k; ++i)
       chosen.push_back(group.strategy == bulkscore::SharedDeviceGroup::Strategy::Spread ? free[i * free.size() / k]
-                                                                                           : free[i]);
+                                                                                        : free[i]);
     out[resource] = std::move(chosen);
   }
   return out;

@@ -34,7 +34,7 @@ struct SharedDeviceGroup {
   static constexpr uint64_t kNotShared = 1;
   static constexpr uint64_t kOtherNode = 2;
   static constexpr uint64_t kSelector = 4;
-  static constexpr uint64_t kNotEnough = 8;         // a group's pod
+  static constexpr uint64_t kNotEnough = 8;          // a group's pod
   static constexpr uint64_t kNotEnoughOutside = 16;  // a pod outside groups
 
   // One device resource wanted: its row of SnapshotView::group_free, its
@@ -57,8 +57,8 @@ struct SharedDeviceGroup {
     int32_t mode_key;    // the mode label's key id (kNoId: no node has it)
     int32_t mode_slot;
     int32_t mode_value;
-    uint32_t in_group;           // 1: the pod names a group; 0: it only requests group devices
-    uint32_t spread;             // the group's strategy is spread (else binpack)
+    uint32_t in_group;            // 1: the pod names a group; 0: it only requests group devices
+    uint32_t spread;              // the group's strategy is spread (else binpack)
     uint32_t selector_unmatched;  // a selector label no node has: nothing matches
     uint32_t padding;
     Span<Need> needs;

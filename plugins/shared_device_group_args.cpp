@@ -13,9 +13,9 @@ SharedDeviceGroupArgs parse_shared_device_group_args(const YamlReader& r, const 
   SharedDeviceGroupArgs args;
   if (yaml_absent(n)) return args;
   DeviceGroupModel& m = args.model;
-  r.check_map(n, "",
-              {"apiVersion", "kind", "modeLabel", "modeValue", "groupAnnotation", "devicesAnnotation",
-               "envAnnotationPrefix"});
+  r.check_map(
+      n, "",
+      {"apiVersion", "kind", "modeLabel", "modeValue", "groupAnnotation", "devicesAnnotation", "envAnnotationPrefix"});
   struct Field {
     const char* name;
     std::string* value;

@@ -211,7 +211,8 @@ TEST(SharedDeviceGroupPlugin, BinpackPrefersTheTightestNodeAndSpreadTheFreest) {
     EXPECT_EQ(ex.chosen, spread ? "n8" : "n3");
     EXPECT_EQ(ex.device_group, "g");
     // binpack takes the lowest free devices, spread spaces them out.
-    EXPECT_EQ(ex.group_devices, (GroupDevices{{kGpu, spread ? std::vector<int32_t>{0, 4} : std::vector<int32_t>{0, 1}}}));
+    EXPECT_EQ(ex.group_devices,
+              (GroupDevices{{kGpu, spread ? std::vector<int32_t>{0, 4} : std::vector<int32_t>{0, 1}}}));
   }
 }
 
@@ -380,10 +381,10 @@ TEST(SharedDeviceGroupEngine, WhatDoesNotAddUpAtLoadIsAWarning) {
   Pod beyond = on_node(member("f", "fourth"), "n2");
   beyond.annotations[kDevices] = R"({"nvidia.com/gpu":"9"})";
   std::vector<std::string> w;
-  auto e = group_engine(nodes,
-                        {group("g", {{kGpu, 2}}), group("other", {{kGpu, 2}}), group("third", {{kGpu, 1}}),
-                         group("fourth", {{kGpu, 1}})},
-                        {a, elsewhere, clash, unknown, unlisted, beyond}, &w);
+  auto e = group_engine(
+      nodes,
+      {group("g", {{kGpu, 2}}), group("other", {{kGpu, 2}}), group("third", {{kGpu, 1}}), group("fourth", {{kGpu, 1}})},
+      {a, elsewhere, clash, unknown, unlisted, beyond}, &w);
   EXPECT_TRUE(contains(w, "pod \"default/b\" runs on node \"n2\" but SharedDeviceGroup \"g\" is bound to node \"n1\""));
   EXPECT_TRUE(contains(w, "device 1 is held by another group; left out"));
   EXPECT_TRUE(contains(w, "names SharedDeviceGroup \"missing\", which does not exist"));
@@ -469,8 +470,9 @@ TEST(SharedDeviceGroupSnapshot, GroupStateEqualsAFreshLoadAfterRandomMutations) 
     for (uint32_t i = 0; i < k; ++i) {
       std::map<std::string, int32_t> res{{kGpu, static_cast<int32_t>(g.between(1, 3))}};
       if (g.chance(0.3)) res["amd.com/gpu"] = 1;
-      groups.push_back(group("g" + std::to_string(i), res,
-                             g.chance(0.5) ? SharedDeviceGroup::Strategy::Spread : SharedDeviceGroup::Strategy::BinPack));
+      groups.push_back(
+          group("g" + std::to_string(i), res,
+                g.chance(0.5) ? SharedDeviceGroup::Strategy::Spread : SharedDeviceGroup::Strategy::BinPack));
     }
     Snapshot snap = Snapshot::build(nodes, {});
     snap.configure_device_groups(groups, DeviceGroupModel{});
@@ -482,7 +484,8 @@ TEST(SharedDeviceGroupSnapshot, GroupStateEqualsAFreshLoadAfterRandomMutations) 
         const uint32_t gi = static_cast<uint32_t>(g.below(k));
         const Snapshot::GroupBinding& b = snap.device_group_binding(gi);
         const uint32_t node = b.node >= 0 ? static_cast<uint32_t>(b.node) : static_cast<uint32_t>(g.below(n));
-        const GroupDevices devices = b.node >= 0 ? b.devices : plugins::SharedDeviceGroup::choose_devices(snap, node, gi);
+        const GroupDevices devices =
+            b.node >= 0 ? b.devices : plugins::SharedDeviceGroup::choose_devices(snap, node, gi);
         if (devices.empty()) continue;
         Pod p = on_node(member("p" + std::to_string(step), "g" + std::to_string(gi)), nodes[node].name);
         annotate_group_devices(p, DeviceGroupModel{}, devices);
@@ -521,14 +524,14 @@ TEST(SharedDeviceGroupEngine, BatchCacheDecidesExactlyAsWithout) {
     std::vector<Node> nodes;
     const uint32_t n = static_cast<uint32_t>(g.between(3, 60));
     for (uint32_t i = 0; i < n; ++i)
-      nodes.push_back(shared_node("n" + std::to_string(i), g.between(0, 8),
-                                  {{"zone", g.chance(0.5) ? "a" : "b"}}, g.chance(0.8)));
+      nodes.push_back(
+          shared_node("n" + std::to_string(i), g.between(0, 8), {{"zone", g.chance(0.5) ? "a" : "b"}}, g.chance(0.8)));
     std::vector<SharedDeviceGroup> groups;
     const uint32_t k = static_cast<uint32_t>(g.between(1, 10));
     for (uint32_t i = 0; i < k; ++i) {
-      SharedDeviceGroup gr = group("g" + std::to_string(i), {{kGpu, static_cast<int32_t>(g.between(1, 4))}},
-                                   g.chance(0.5) ? SharedDeviceGroup::Strategy::Spread
-                                                 : SharedDeviceGroup::Strategy::BinPack);
+      SharedDeviceGroup gr =
+          group("g" + std::to_string(i), {{kGpu, static_cast<int32_t>(g.between(1, 4))}},
+                g.chance(0.5) ? SharedDeviceGroup::Strategy::Spread : SharedDeviceGroup::Strategy::BinPack);
       if (g.chance(0.3)) gr.node_selector = {{"zone", "a"}};
       groups.push_back(gr);
     }

@@ -12,12 +12,6 @@
 namespace bulkscore {
 namespace {
 
-[[noreturn]] void bad_annotation(const Pod& pod, const std::string& key, const std::string& value,
-                                 const std::string& why) {
-  throw InputError(pod.origin + ": pod \"" + pod.key() + "\": metadata.annotations[" + quote_for_message(key) +
-                   "]: " + why + ", got " + quote_for_message(value));
-}
-
 void push_device(std::vector<int32_t>& out, int64_t v, const std::string& what, const std::string& where) {
   if (v < 0 || v >= static_cast<int64_t>(kMaxDevicesPerNode))
     throw InputError(where + ": device " + what + " must be an index in 0.." + std::to_string(kMaxDevicesPerNode - 1));
@@ -108,8 +102,7 @@ GroupDevices parse_group_devices(const std::string& json, const std::string& whe
     } else if (field.value.get_array().get(items) == simdjson::SUCCESS) {
       for (const auto item : items) {
         int64_t v = 0;
-        if (item.get_int64().get(v) != simdjson::SUCCESS)
-          throw InputError(at + ": expected device indices (integers)");
+        if (item.get_int64().get(v) != simdjson::SUCCESS) throw InputError(at + ": expected device indices (integers)");
         push_device(list, v, std::to_string(v), at);
       }
       std::sort(list.begin(), list.end());
@@ -124,7 +117,8 @@ GroupDevices parse_group_devices(const std::string& json, const std::string& whe
 std::string pod_device_group(const Pod& pod, const DeviceGroupModel& model) {
   const auto it = pod.annotations.find(model.group_annotation);
   if (it == pod.annotations.end()) return {};
-  if (it->second.empty()) bad_annotation(pod, model.group_annotation, it->second, "must name a SharedDeviceGroup");
+  if (it->second.empty())
+    throw_bad_annotation(pod, model.group_annotation, it->second, "must name a SharedDeviceGroup");
   return it->second;
 }
 

@@ -11,12 +11,6 @@
 namespace bulkscore {
 namespace {
 
-[[noreturn]] void bad_annotation(const Pod& pod, const std::string& key, const std::string& value,
-                                 const std::string& why) {
-  throw InputError(pod.origin + ": pod \"" + pod.key() + "\": metadata.annotations[" + quote_for_message(key) +
-                   "]: " + why + ", got " + quote_for_message(value));
-}
-
 // A non-negative decimal integer without sign or spaces, at most `max`.
 std::optional<int64_t> parse_decimal(const std::string& s, int64_t max) {
   if (s.empty() || s.size() > 10) return std::nullopt;
@@ -37,6 +31,11 @@ const std::string* annotation(const Pod& pod, const std::string& key) {
 
 }  // namespace
 
+void throw_bad_annotation(const Pod& pod, const std::string& key, const std::string& value, const std::string& why) {
+  throw InputError(pod.origin + ": pod \"" + pod.key() + "\": metadata.annotations[" + quote_for_message(key) +
+                   "]: " + why + ", got " + quote_for_message(value));
+}
+
 DeviceDemand pod_device_demand(const Pod& pod, const DeviceModel& model) {
   DeviceDemand d;
   const std::string* count = annotation(pod, model.count_annotation);
@@ -44,15 +43,15 @@ DeviceDemand pod_device_demand(const Pod& pod, const DeviceModel& model) {
   if (count) {
     const auto v = parse_decimal(*count, kMaxDevicesPerNode);
     if (!v)
-      bad_annotation(pod, model.count_annotation, *count,
-                     "must be a decimal integer of devices in 0.." + std::to_string(kMaxDevicesPerNode));
+      throw_bad_annotation(pod, model.count_annotation, *count,
+                           "must be a decimal integer of devices in 0.." + std::to_string(kMaxDevicesPerNode));
     d.count = static_cast<int32_t>(*v);
   }
   if (milli) {
     const auto v = parse_decimal(*milli, kMaxDeviceUnits);
     if (!v || *v == 0)
-      bad_annotation(pod, model.milli_annotation, *milli,
-                     "must be a decimal integer of units per device in 1.." + std::to_string(kMaxDeviceUnits));
+      throw_bad_annotation(pod, model.milli_annotation, *milli,
+                           "must be a decimal integer of units per device in 1.." + std::to_string(kMaxDeviceUnits));
     // A share without a count is a share of one device (gpushare-style
     // clusters annotate the share only).
     if (!count) d.count = 1;
@@ -66,10 +65,10 @@ DeviceDemand pod_device_demand(const Pod& pod, const DeviceModel& model) {
   if (req != requests.end() && req->second > 0) {
     if ((count || milli) && d.count != req->second) {
       const std::string& key = count ? model.count_annotation : model.milli_annotation;
-      bad_annotation(pod, key, count ? *count : *milli,
-                     "asks for " + std::to_string(d.count) +
-                         " device(s), which contradicts the containers' request of " + std::to_string(req->second) +
-                         " " + model.count_resource);
+      throw_bad_annotation(pod, key, count ? *count : *milli,
+                           "asks for " + std::to_string(d.count) +
+                               " device(s), which contradicts the containers' request of " +
+                               std::to_string(req->second) + " " + model.count_resource);
     }
     if (req->second > static_cast<int64_t>(kMaxDevicesPerNode))
       throw InputError(pod.origin + ": pod \"" + pod.key() + "\": requests " + std::to_string(req->second) + " " +
@@ -87,7 +86,8 @@ DeviceDemand pod_device_demand(const Pod& pod, const DeviceModel& model) {
       while (true) {
         const size_t bar = models->find('|', start);
         std::string one = models->substr(start, bar == std::string::npos ? std::string::npos : bar - start);
-        if (one.empty()) bad_annotation(pod, model.model_annotation, *models, "must list card models separated by '|'");
+        if (one.empty())
+          throw_bad_annotation(pod, model.model_annotation, *models, "must list card models separated by '|'");
         d.models.push_back(std::move(one));
         if (bar == std::string::npos) break;
         start = bar + 1;
@@ -109,10 +109,11 @@ std::vector<int32_t> pod_device_indices(const Pod& pod, const DeviceModel& model
     const std::string one = text->substr(start, dash == std::string::npos ? std::string::npos : dash - start);
     const auto v = parse_decimal(one, kMaxDevicesPerNode - 1);
     if (!v)
-      bad_annotation(pod, model.index_annotation, *text,
-                     "must list device indices in 0.." + std::to_string(kMaxDevicesPerNode - 1) + " separated by '-'");
+      throw_bad_annotation(
+          pod, model.index_annotation, *text,
+          "must list device indices in 0.." + std::to_string(kMaxDevicesPerNode - 1) + " separated by '-'");
     if (std::find(out.begin(), out.end(), static_cast<int32_t>(*v)) != out.end())
-      bad_annotation(pod, model.index_annotation, *text, "lists device " + one + " twice");
+      throw_bad_annotation(pod, model.index_annotation, *text, "lists device " + one + " twice");
     out.push_back(static_cast<int32_t>(*v));
     if (dash == std::string::npos) break;
     start = dash + 1;

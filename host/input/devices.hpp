@@ -102,6 +102,11 @@ struct TypicalTask {
 std::vector<TypicalTask> typical_tasks(const std::vector<Pod>& pods, const DeviceModel& model,
                                        double popularity = 0.95);
 
+// InputError naming the pod (its origin and key), the annotation and its
+// value: "<origin>: pod "ns/name": metadata.annotations[key]: why, got value".
+[[noreturn]] void throw_bad_annotation(const Pod& pod, const std::string& key, const std::string& value,
+                                       const std::string& why);
+
 // "0-1-2": the index annotation's value for `indices`.
 std::string format_device_indices(const std::vector<int32_t>& indices);
 
