@@ -137,6 +137,16 @@ void register_benchmarks() {
           ->UseRealTime()
           ->Iterations(1);
     }
+  // Every shape kept (more states than the trace has shapes) over a run
+  // long enough that the first pod of each shape, a full evaluation, is a
+  // small part of it: the steady state of a scheduler that runs on.
+  for (const uint32_t pods : {3000u, 12000u}) {
+    const std::string name = "BM_FgdAtScale/shuffled/exact_160_states/" + std::to_string(pods) + "Pods/100000Nodes";
+    benchmark::RegisterBenchmark(name.c_str(), fgd_at_scale, true, Batching::Exact, 100000u, pods, 160u)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(1);
+  }
 }
 
 }  // namespace
