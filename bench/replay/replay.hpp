@@ -209,6 +209,7 @@ LookaheadOrder parse_lookahead_order(const std::string& text);
 struct ReplayOptions {
   std::string backend = "cpu";
   Batching batching = Batching::Exact;
+  uint32_t batch_states = 1;  // Exact: cached evaluations kept (EngineOptions::batch_states)
   int threads = 0;  // CPU backend threads; results do not depend on it
   TuneOptions tune;
   size_t max_pods = 0;  // 0: all; else the first max_pods of the tuned workload
@@ -355,6 +356,7 @@ struct ReplayCliOptions {
   bool no_quirk = false;
   std::string backend = "cpu";
   std::string batching = "exact";
+  uint32_t batch_states = 1;
   int threads = 0;
   size_t max_pods = 0;
   size_t lookahead = 0;

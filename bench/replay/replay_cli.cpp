@@ -187,6 +187,7 @@ int replay_main(const ReplayCliOptions& o) {
   ReplayOptions ro;
   ro.backend = o.backend;
   ro.batching = parse_batching(o.batching);
+  ro.batch_states = o.batch_states;
   ro.threads = o.threads;
   ro.tune.inflation = o.inflation;
   ro.tune.per_gpu_milli_quirk = !o.no_quirk;

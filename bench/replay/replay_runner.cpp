@@ -181,6 +181,7 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
   eo.seed = seed;
   eo.threads = options.threads;
   eo.batching = options.batching;
+  eo.batch_states = options.batch_states;
   auto engine_ptr = std::make_unique<Engine>(replay_scheduler_config(policy, seed, typical), eo);
 
   Cluster cluster;

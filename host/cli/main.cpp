@@ -473,6 +473,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   replay_cmd->add_option("--batching", replay.batching, batching_help)
       ->check(CLI::IsMember({"exact", "upstream", "off"}));
+  replay_cmd->add_option("--batch-states", replay.batch_states,
+                         "--batching exact: evaluations kept, one per recent pod shape; decisions do not depend on it")
+      ->check(CLI::Range(1, 1024));
   replay_cmd->add_option("--threads", replay.threads, "CPU backend threads (0 = one per core)")
       ->check(CLI::Range(0, 1024));
   replay_cmd->add_option("--max-pods", replay.max_pods, "schedule only the first N pods of each tuned workload");
