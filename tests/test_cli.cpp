@@ -224,6 +224,15 @@ profiles:
             std::string::npos)
       << r.out;
 
+  // Several batch states change no output byte.
+  const std::string one = dir() + "/sdg-one.jsonl", several = dir() + "/sdg-several.jsonl";
+  const std::string args = "schedule --backend cpu --tie-break first --nodes " + nodes + " --pods " + pods +
+                           " --objects " + objects + " --config " + config;
+  ASSERT_EQ(run_cli(args + " -o " + one).exit_code, 0);
+  ASSERT_EQ(run_cli(args + " --batch-states 4 -o " + several).exit_code, 0);
+  EXPECT_EQ(slurp(one), slurp(several));
+  EXPECT_EQ(run_cli(args + " --batch-states 0").exit_code, 2);
+
   const std::string bad = write("sdg-bad.json", list("List", {R"({"apiVersion":"deviceshare.io/v1alpha1",
       "kind":"SharedDeviceGroup","metadata":{"name":"train"},"spec":{"resources":{"nvidia.com/gpu":0}}})"}));
   const std::string out = dir() + "/sdg-out.jsonl";
