@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.hpp"
 #include "bench/generator/generator.hpp"
 #include "host/engine/backend.hpp"
 #include "host/engine/engine.hpp"
@@ -213,21 +214,7 @@ void batching(benchmark::State& state, Batching mode, Shape shape, uint32_t node
   options.backend = "cpu";
   options.batching = mode;
   Engine engine(default_scheduler_config(), options);
-  uint64_t scheduled = 0, hits = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
-    engine.load(cluster);
-    const uint64_t hits_before = engine.batch_counters().hint_used;
-    state.ResumeTiming();
-    for (const Pod& p : pods) scheduled += engine.schedule(p).node >= 0 ? 1 : 0;
-    hits += engine.batch_counters().hint_used - hits_before;
-  }
-  const double pods_done = static_cast<double>(state.iterations()) * count;
-  state.counters["pods_per_s"] = benchmark::Counter(pods_done, benchmark::Counter::kIsRate);
-  state.counters["ns_per_node_per_pod"] =
-      benchmark::Counter(pods_done * nodes, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-  state.counters["hit_share"] = static_cast<double>(hits) / pods_done;
-  state.counters["placed_share"] = static_cast<double>(scheduled) / pods_done;
+  benchutil::time_schedule_runs(state, engine, cluster, pods, nodes);
 }
 
 // Registered from main, not by a static initializer: a throw there would

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 
+#include "bench/bench_util.hpp"
 #include "bench/generator/generator.hpp"
 #include "bench/replay/replay.hpp"
 #include "host/engine/engine.hpp"
@@ -95,21 +96,7 @@ void fgd_at_scale(benchmark::State& state, bool shuffled, Batching mode, uint32_
   options.tie_break = TieBreak::First;
   options.batch_states = batch_states;
   Engine engine(s->config, options);
-  uint64_t placed = 0, hits = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
-    engine.load(s->cluster);
-    const uint64_t hits_before = engine.batch_counters().hint_used;
-    state.ResumeTiming();
-    for (const Pod& p : pods) placed += engine.schedule(p).node >= 0 ? 1 : 0;
-    hits += engine.batch_counters().hint_used - hits_before;
-  }
-  const double pods_done = static_cast<double>(state.iterations()) * count;
-  state.counters["pods_per_s"] = benchmark::Counter(pods_done, benchmark::Counter::kIsRate);
-  state.counters["ns_per_node_per_pod"] =
-      benchmark::Counter(pods_done * nodes, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-  state.counters["hit_share"] = static_cast<double>(hits) / pods_done;
-  state.counters["placed_share"] = static_cast<double>(placed) / pods_done;
+  benchutil::time_schedule_runs(state, engine, s->cluster, pods, nodes);
 }
 
 void register_benchmarks() {

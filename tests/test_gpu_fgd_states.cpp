@@ -12,6 +12,7 @@
 #include "plugins/gpu_fgd.hpp"
 #include "plugins/gpu_share.hpp"
 #include "plugins/prepare.hpp"
+#include "tests/gpu_test_util.hpp"
 #include "tests/random_cluster.hpp"
 #include "tests/test_util.hpp"
 
@@ -19,11 +20,6 @@ namespace bulkscore {
 namespace {
 
 using namespace testutil;
-
-constexpr const char* kCount = "alibabacloud.com/gpu-count";
-constexpr const char* kMilli = "alibabacloud.com/gpu-milli";
-constexpr const char* kModel = "alibabacloud.com/gpu-card-model";
-constexpr const char* kIndex = "alibabacloud.com/gpu-index";
 
 // A cluster of a few node kinds, each node holding pods drawn from a few
 // shapes on devices in random order: many nodes end up in one state.

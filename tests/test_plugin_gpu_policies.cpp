@@ -9,40 +9,13 @@
 #include "host/engine/engine.hpp"
 #include "plugins/gpu_baselines.hpp"
 #include "plugins/gpu_fgd.hpp"
+#include "tests/gpu_test_util.hpp"
 #include "tests/test_util.hpp"
 
 namespace bulkscore {
 namespace {
 
 using namespace testutil;
-
-constexpr const char* kCount = "alibabacloud.com/gpu-count";
-constexpr const char* kMilli = "alibabacloud.com/gpu-milli";
-constexpr const char* kModel = "alibabacloud.com/gpu-card-model";
-constexpr const char* kIndex = "alibabacloud.com/gpu-index";
-
-Node gpu_node(const std::string& name, int64_t gpus, int64_t cpu = 64000) {
-  Node n = make_node(name, cpu, 256 * 1024 * kMiB, 110);
-  n.allocatable[kCount] = gpus;
-  n.allocatable[kMilli] = 1000 * gpus;
-  n.labels[kModel] = "G2";
-  return n;
-}
-
-Pod gpu_pod(const std::string& name, int32_t count, int32_t milli, int64_t cpu = 8000) {
-  Pod p = make_pod(name, {container({{"cpu", cpu}, {"memory", 1024 * kMiB}})});
-  if (count > 0) {
-    p.annotations[kCount] = std::to_string(count);
-    p.annotations[kMilli] = std::to_string(milli);
-  }
-  return p;
-}
-
-Pod holding(Pod p, const std::string& node, const std::string& indices) {
-  p = on_node(std::move(p), node);
-  p.annotations[kIndex] = indices;
-  return p;
-}
 
 TypicalTask task(int64_t cpu, int32_t milli, int32_t count, double weight, std::vector<std::string> models = {}) {
   TypicalTask t;
@@ -147,7 +120,7 @@ TEST(GpuFgd, TheEngineAvoidsFragments) {
   // (700 free) leaves 100 -> fragment; on "b" leaves 400: 600 on "a" dev 1
   // makes 100 of fragments (sigmoid(-0.1) = 47), on "b" 400 (40): "a".
   const std::vector<TypicalTask> tasks = {task(0, 500, 1, 1.0)};
-  auto e = policy_engine({gpu_node("a", 2), gpu_node("b", 2)}, {holding(gpu_pod("r", 1, 500, 0), "a", "0")},
+  auto e = policy_engine({gpu_node("a", 2, "G2"), gpu_node("b", 2, "G2")}, {holding(gpu_pod("r", 1, 500, 0), "a", "0")},
                          "GpuFragmentation", DeviceSelection::Fragmentation, tasks);
   ScheduleResult r = e->schedule(gpu_pod("p1", 1, 300, 0));
   EXPECT_EQ(r.node_name, "a");
@@ -156,8 +129,9 @@ TEST(GpuFgd, TheEngineAvoidsFragments) {
   EXPECT_EQ(r.node_name, "a");
   EXPECT_EQ(r.devices, std::vector<int32_t>{1});
   // Without typical tasks the pod's cycle fails with an Error naming why.
-  auto bare = policy_engine({gpu_node("a", 2), gpu_node("b", 2)}, {}, "GpuFragmentation", DeviceSelection::Best);
-  r = bare->schedule(gpu_pod("p", 1, 300));
+  auto bare =
+      policy_engine({gpu_node("a", 2, "G2"), gpu_node("b", 2, "G2")}, {}, "GpuFragmentation", DeviceSelection::Best);
+  r = bare->schedule(gpu_pod("p", 1, 300, 8000));
   EXPECT_EQ(r.code, Code::Error);
   EXPECT_NE(r.message.find("no typical tasks"), std::string::npos) << r.message;
 }
@@ -187,10 +161,10 @@ std::vector<int64_t> raw_scores(const std::string& plugin, const std::vector<Nod
 TEST(GpuBaselines, FormulasByHand) {
   // "idle": 2 free devices, 64 cores; "used": device 0 holds a 540 share
   // (460 free); "three": 3 devices, a whole one taken.
-  const std::vector<Node> nodes = {gpu_node("idle", 2), gpu_node("used", 2), gpu_node("three", 3)};
+  const std::vector<Node> nodes = {gpu_node("idle", 2, "G2"), gpu_node("used", 2, "G2"), gpu_node("three", 3, "G2")};
   const std::vector<Pod> running = {holding(gpu_pod("s", 1, 540, 0), "used", "0"),
                                     holding(gpu_pod("w", 1, 1000, 0), "three", "1")};
-  const Pod share = gpu_pod("p", 1, 400);  // 8 cores
+  const Pod share = gpu_pod("p", 1, 400, 8000);  // 8 cores
   // BestFit: idle: 1 - (0.5 x 56000/128000 + 0.5 x 1600/8000) = 0.68125 -> 68;
   // used: 1 - (0.21875 + 0.5 x 1060/8000 = 0.06625) = 0.715 -> 71;
   // three: 1 - (0.21875 + 0.5 x 1600/8000 = 0.1) = 0.68125 -> 68.
@@ -206,10 +180,10 @@ TEST(GpuBaselines, FormulasByHand) {
   // (free 1460), three 18 (free 2000). A share: idle has no classes (+25),
   // used only shares (+75), three only whole ones (+0).
   EXPECT_EQ(raw_scores("GpuClustering", nodes, running, share), (std::vector<int64_t>{43, 95, 18}));
-  const Pod whole = gpu_pod("w1", 1, 1000);
+  const Pod whole = gpu_pod("w1", 1, 1000, 8000);
   EXPECT_EQ(raw_scores("GpuClustering", nodes, running, whole), (std::vector<int64_t>{43, 20, 93}));
   // CPU-only pods: Packing and Clustering give 0.
-  EXPECT_EQ(raw_scores("GpuPacking", nodes, running, gpu_pod("c", 0, 0)), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(raw_scores("GpuPacking", nodes, running, gpu_pod("c", 0, 0, 8000)), (std::vector<int64_t>{0, 0, 0}));
   // RandomFit: exactly one node scores 100, the same one for the same pod.
   const auto r1 = raw_scores("GpuRandomFit", nodes, running, share);
   EXPECT_EQ(std::count(r1.begin(), r1.end(), 100), 1);
@@ -218,9 +192,9 @@ TEST(GpuBaselines, FormulasByHand) {
 }
 
 TEST(GpuBaselines, BestFitNormalizesInIntegersAcrossTheFeasibleNodes) {
-  auto e = policy_engine({gpu_node("idle", 2), gpu_node("used", 2)}, {holding(gpu_pod("s", 1, 540, 0), "used", "0")},
-                         "GpuBestFit", DeviceSelection::Best);
-  const Explanation ex = e->explain(gpu_pod("p", 1, 400));
+  auto e = policy_engine({gpu_node("idle", 2, "G2"), gpu_node("used", 2, "G2")},
+                         {holding(gpu_pod("s", 1, 540, 0), "used", "0")}, "GpuBestFit", DeviceSelection::Best);
+  const Explanation ex = e->explain(gpu_pod("p", 1, 400, 8000));
   ASSERT_EQ(ex.nodes.size(), 2u);
   EXPECT_EQ(ex.nodes[0].scores.at(0).raw, 68);
   EXPECT_EQ(ex.nodes[0].scores.at(0).normalized, 0);

@@ -9,6 +9,7 @@
 
 #include "host/engine/engine.hpp"
 #include "plugins/gpu_share.hpp"
+#include "tests/gpu_test_util.hpp"
 #include "tests/random_cluster.hpp"
 #include "tests/test_util.hpp"
 
@@ -16,38 +17,6 @@ namespace bulkscore {
 namespace {
 
 using namespace testutil;
-
-constexpr const char* kCount = "alibabacloud.com/gpu-count";
-constexpr const char* kMilli = "alibabacloud.com/gpu-milli";
-constexpr const char* kModel = "alibabacloud.com/gpu-card-model";
-constexpr const char* kIndex = "alibabacloud.com/gpu-index";
-
-// A node of the trace's model: `gpus` devices of 1000 units, card `model`.
-Node gpu_node(const std::string& name, int64_t gpus, const std::string& model, int64_t cpu = 64000) {
-  Node n = make_node(name, cpu, 256 * 1024 * kMiB, 110);
-  if (gpus > 0) {
-    n.allocatable[kCount] = gpus;
-    n.allocatable[kMilli] = 1000 * gpus;
-    n.labels[kModel] = model;
-  }
-  return n;
-}
-
-// A pod asking for `count` devices with `milli` units each (the trace's
-// annotations); milli 0 leaves the milli annotation out.
-Pod gpu_pod(const std::string& name, int32_t count, int32_t milli, const std::string& models = "") {
-  Pod p = make_pod(name, {container({{"cpu", 1000}, {"memory", 1024 * kMiB}})});
-  p.annotations[kCount] = std::to_string(count);
-  if (milli > 0) p.annotations[kMilli] = std::to_string(milli);
-  if (!models.empty()) p.annotations[kModel] = models;
-  return p;
-}
-
-Pod holding(Pod p, const std::string& node, const std::string& indices) {
-  p = on_node(std::move(p), node);
-  p.annotations[kIndex] = indices;
-  return p;
-}
 
 ProfileConfig gpu_profile(DeviceSelection selection = DeviceSelection::Best) {
   ProfileConfig p = default_scheduler_config().profiles.at(0);
@@ -76,28 +45,8 @@ std::unique_ptr<Engine> gpu_engine(const std::vector<Node>& nodes, const std::ve
 
 // The filter alone, over a snapshot with the device model configured.
 FilterRun device_filter(const std::vector<Node>& nodes, const std::vector<Pod>& running, const Pod& pod) {
-  Snapshot snap = Snapshot::build(nodes, running);
-  snap.configure_devices(DeviceModel{});
-  const ProfilePlan plan = make_profile_plan(filter_only_profile("GpuShare", gpu_profile()));
-  intern_pod_for_plan(snap, pod, plan, nullptr);
-  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, nullptr);
-  FilterRun run;
-  for (const auto& s : q.prefilter)
-    if (s.plugin == "GpuShare") run.prefilter = s.code;
-  EvalRequest req;
-  req.want_verdicts = true;
-  EvalResult out;
-  make_cpu_backend()->evaluate(snap, q, req, out);
-  for (uint32_t i = 0; i < snap.num_nodes(); ++i) {
-    const NodeVerdict& v = out.verdicts.at(i);
-    NodeFilterResult r;
-    if (!v.feasible()) {
-      r.code = v.code;
-      r.reasons = reason_strings(v.plugin, v.reasons, snap, q, i);
-    }
-    run.nodes.push_back(std::move(r));
-  }
-  return run;
+  return run_filter("GpuShare", nodes, running, pod, gpu_profile(), nullptr,
+                    [](Snapshot& snap) { snap.configure_devices(DeviceModel{}); });
 }
 
 const NodeFilterResult kNoGpu = rejected(Code::UnschedulableAndUnresolvable, {"node(s) had no GPU"});
@@ -125,7 +74,7 @@ TEST(GpuDemand, AnnotationsAndRequests) {
   // Count 0 asks for nothing, whatever else is written.
   EXPECT_FALSE(pod_device_demand(gpu_pod("zero", 0, 500), m).any());
   // Models: '|'-separated, sorted, duplicates dropped.
-  EXPECT_EQ(pod_device_demand(gpu_pod("models", 1, 500, "V100M32|T4|V100M32"), m).models,
+  EXPECT_EQ(pod_device_demand(gpu_pod("models", 1, 500, 1000, "V100M32|T4|V100M32"), m).models,
             (std::vector<std::string>{"T4", "V100M32"}));
   // Another vendor's whole-device resource, requested by the containers.
   DeviceModel nv;
@@ -158,7 +107,7 @@ TEST(GpuDemand, MalformedAnnotationsNameThePodAndTheField) {
   expect_input_error(bad(kCount, "65"), "0..64");
   expect_input_error(bad(kMilli, "0"), "gpu-milli\"]: must be a decimal integer of units per device in 1..");
   expect_input_error(bad(kMilli, " 5"), "gpu-milli");
-  Pod models = gpu_pod("bad", 1, 500, "T4||A10");
+  Pod models = gpu_pod("bad", 1, 500, 1000, "T4||A10");
   expect_input_error(models, "must list card models separated by '|'");
   expect_input_error(bad(kIndex, "1-1"), "lists device 1 twice");
   expect_input_error(bad(kIndex, "0-x"), "gpu-index\"]: must list device indices in 0..63");
@@ -197,11 +146,11 @@ TEST(GpuShareFilter, SharesWholeDevicesModelsAndNodesWithout) {
   r = device_filter(nodes, running, gpu_pod("three", 3, 1000));
   EXPECT_EQ(r.nodes[0], kNotEnough);
   // Models: only the listed ones; a model no node has matches none.
-  r = device_filter(nodes, running, gpu_pod("model", 1, 500, "G2|V100M32"));
+  r = device_filter(nodes, running, gpu_pod("model", 1, 500, 1000, "G2|V100M32"));
   EXPECT_EQ(r.nodes[0], kOtherModel);
   EXPECT_EQ(r.nodes[1], fits());
   EXPECT_EQ(r.nodes[2], kNoGpu);
-  r = device_filter(nodes, running, gpu_pod("unknown-model", 1, 500, "A100"));
+  r = device_filter(nodes, running, gpu_pod("unknown-model", 1, 500, 1000, "A100"));
   EXPECT_EQ(r.nodes[0], kOtherModel);
   EXPECT_EQ(r.nodes[1], kOtherModel);
   // A pod without devices: PreFilter Skip, every node passes.
@@ -301,7 +250,7 @@ TEST(GpuShareEngine, FitErrorAndExplain) {
   ScheduleResult r = e->schedule(gpu_pod("big", 3, 1000));
   EXPECT_EQ(r.node, -1);
   EXPECT_EQ(r.message, "0/3 nodes are available: 1 node(s) had no GPU, 2 node(s) didn't have enough free GPU.");
-  r = e->schedule(gpu_pod("t4", 1, 500, "T4"));
+  r = e->schedule(gpu_pod("t4", 1, 500, 1000, "T4"));
   EXPECT_EQ(r.message,
             "0/3 nodes are available: 1 node(s) didn't have an allowed GPU card model, 1 node(s) didn't have enough "
             "free GPU, 1 node(s) had no GPU.");

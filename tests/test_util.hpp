@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -217,10 +218,14 @@ inline ProfileConfig score_only_profile(const std::string& plugin, ProfileConfig
   return base;
 }
 
+// `prepare`, when given, is applied to the snapshot right after it is built
+// (e.g. configure_devices for the device plugins).
 inline FilterRun run_filter(const std::string& plugin, const std::vector<Node>& nodes,
                             const std::vector<Pod>& running_pods, const Pod& pod, ProfileConfig base = {},
-                            const ClusterObjects* objects = nullptr) {
+                            const ClusterObjects* objects = nullptr,
+                            const std::function<void(Snapshot&)>& prepare = {}) {
   Snapshot snap = Snapshot::build(nodes, running_pods);
+  if (prepare) prepare(snap);
   const ProfilePlan plan = make_profile_plan(filter_only_profile(plugin, std::move(base)));
   intern_pod_for_plan(snap, pod, plan, objects);
   PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, objects);
