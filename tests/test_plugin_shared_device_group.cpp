@@ -428,6 +428,33 @@ TEST(SharedDeviceGroupEngine, BadRequestsGetAClearPerPodMessage) {
   EXPECT_EQ(binding(*e, "g").members, 1u);
 }
 
+TEST(SharedDeviceGroupEngine, AProfileWithoutThePluginBindsNoGroup) {
+  // Two profiles: one runs SharedDeviceGroup, the other does not.
+  SchedulerConfig c;
+  c.profiles.push_back(group_profile());
+  ProfileConfig plain = default_scheduler_config().profiles.at(0);
+  plain.scheduler_name = "plain";
+  c.profiles.push_back(plain);
+  EngineOptions opts;
+  opts.backend = "cpu";
+  opts.tie_break = TieBreak::First;
+  Engine e(c, opts);
+  Cluster cl;
+  cl.nodes = {shared_node("n1", 4), shared_node("off", 4, {}, false)};
+  cl.objects.device_groups = {group("g", {{kGpu, 2}})};
+  e.load(cl);
+  Pod stray = member("stray", "g");
+  stray.scheduler_name = "plain";
+  const ScheduleResult r = e.schedule(stray);
+  ASSERT_GE(r.node, 0);
+  EXPECT_TRUE(r.group_devices.empty());
+  EXPECT_TRUE(contains(r.warnings, "placed by a profile without SharedDeviceGroup, outside SharedDeviceGroup \"g\""));
+  EXPECT_EQ(binding(e, "g").node, -1);
+  // The group's own profile then binds it on a shared-mode node.
+  ASSERT_EQ(e.schedule(member("first", "g")).node_name, "n1");
+  EXPECT_EQ(binding(e, "g").members, 1u);
+}
+
 TEST(SharedDeviceGroupEngine, ProfilesMustAgreeOnTheModel) {
   SchedulerConfig c;
   c.profiles.push_back(group_profile());

@@ -130,14 +130,19 @@ void Engine::check_device_annotations(const Pod& pod) const {
   }
 }
 
-std::pair<std::string, GroupDevices> Engine::choose_group_devices(const Pod& pod, uint32_t node) const {
+std::pair<std::string, GroupDevices> Engine::choose_group_devices(const Pod& pod, const ProfilePlan& plan,
+                                                                  uint32_t node) const {
   std::pair<std::string, GroupDevices> out;
   if (!group_model_) return out;
   out.first = pod_device_group(pod, *group_model_);
   const int32_t g = out.first.empty() ? -1 : snapshot_.device_group_index(out.first);
   if (g < 0) return out;
   const Snapshot::GroupBinding& b = snapshot_.device_group_binding(static_cast<uint32_t>(g));
-  if (b.node < 0)
+  // Only a profile that runs the plugin binds a group: another profile's
+  // choice of node never looked at shared-device mode or the selector.
+  const bool enabled = std::find(plan.config.filter.begin(), plan.config.filter.end(),
+                                 plugins::SharedDeviceGroup::kName) != plan.config.filter.end();
+  if (b.node < 0 && enabled)
     out.second = plugins::SharedDeviceGroup::choose_devices(snapshot_, node, static_cast<uint32_t>(g));
   else if (b.node == static_cast<int32_t>(node))
     out.second = b.devices;
@@ -291,15 +296,15 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
     }
   }
   if (group_model_) {
-    std::tie(res.device_group, res.group_devices) = choose_group_devices(pod, static_cast<uint32_t>(res.node));
+    std::tie(res.device_group, res.group_devices) = choose_group_devices(pod, plan, static_cast<uint32_t>(res.node));
     if (!res.group_devices.empty()) {
       annotate_group_devices(assumed, *group_model_, res.group_devices);
     } else if (!res.device_group.empty()) {
-      // Only a profile without SharedDeviceGroup places a group's pod where
-      // its group cannot be: the pod then shares nothing.
+      // Only a profile without SharedDeviceGroup places a group's pod
+      // without its group: the pod then shares nothing.
       assumed.annotations.erase(group_model_->devices_annotation);
-      res.warnings.push_back("placed by a profile without SharedDeviceGroup where SharedDeviceGroup \"" +
-                             res.device_group + "\" cannot be: it shares no devices");
+      res.warnings.push_back("placed by a profile without SharedDeviceGroup, outside SharedDeviceGroup \"" +
+                             res.device_group + "\": it shares no devices");
     }
   }
   snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
@@ -473,7 +478,7 @@ ScheduleResult Engine::peek(const Pod& pod) {
   res.node_name = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
   res.score = r.chosen_total;
   res.devices = choose_devices(pod, plan, static_cast<uint32_t>(r.chosen));
-  std::tie(res.device_group, res.group_devices) = choose_group_devices(pod, static_cast<uint32_t>(r.chosen));
+  std::tie(res.device_group, res.group_devices) = choose_group_devices(pod, plan, static_cast<uint32_t>(r.chosen));
   return res;
 }
 
@@ -530,7 +535,7 @@ Explanation Engine::explain(const Pod& pod) {
   if (r.chosen >= 0) {
     ex.chosen = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
     ex.devices = choose_devices(pod, plan, static_cast<uint32_t>(r.chosen));
-    std::tie(ex.device_group, ex.group_devices) = choose_group_devices(pod, static_cast<uint32_t>(r.chosen));
+    std::tie(ex.device_group, ex.group_devices) = choose_group_devices(pod, plan, static_cast<uint32_t>(r.chosen));
   } else
     ex.message = fit_error(q, r);
 

@@ -148,9 +148,11 @@ class Engine {
   // selection (empty when it asks for none or the node cannot hold it).
   std::vector<int32_t> choose_devices(const Pod& pod, const ProfilePlan& plan, uint32_t node) const;
   // SharedDeviceGroup: the group `pod` names and the devices it would share
-  // on `node` (its group's when bound there, else the strategy's choice);
-  // an empty name when it names no group, empty devices when none are free.
-  std::pair<std::string, GroupDevices> choose_group_devices(const Pod& pod, uint32_t node) const;
+  // on `node` (its group's when bound there, else the strategy's choice
+  // when `plan` runs the plugin); an empty name when it names no group,
+  // empty devices when it would share none.
+  std::pair<std::string, GroupDevices> choose_group_devices(const Pod& pod, const ProfilePlan& plan,
+                                                            uint32_t node) const;
   // InputError when the pod's device annotations are malformed.
   void check_device_annotations(const Pod& pod) const;
   // Running pods that ask for devices without listing them get the ones
