@@ -138,6 +138,9 @@ TEST(SharedDeviceGroupObjects, BadObjectsNameTheFileTheObjectAndTheField) {
   expect_objects_error(head + R"("spec":{"resources":{"nvidia.com/gpu":65}}})", "device count in 1..64");
   expect_objects_error(head + R"("spec":{"resources":{"nvidia.com/gpu":"2"}}})", "expected an integer");
   expect_objects_error(head + R"("spec":{}})", "at least one device resource");
+  expect_objects_error(head + R"("spec":{"resources":{"cpu":1}}})", "must be an extended resource name");
+  expect_objects_error(head + R"("spec":{"resources":{"nvidia.com/gpu":1,"nvidia.com/mig-1g.10gb":1}}})",
+                       "sets NVIDIA_VISIBLE_DEVICES as \"nvidia.com/gpu\" does");
   expect_objects_error(head + R"("spec":{"resources":{"nvidia.com/gpu":1},"schedulingStrategy":"pack"}})",
                        "expected binpack or spread");
   expect_objects_error(head + R"("spec":{"resources":{"nvidia.com/gpu":2}},
@@ -398,6 +401,36 @@ TEST(SharedDeviceGroupEngine, WhatDoesNotAddUpAtLoadIsAWarning) {
   EXPECT_THROW(group_engine(nodes, {group("g", {{kGpu, 2}})}, {bad}), InputError);
 }
 
+TEST(SharedDeviceGroupEngine, AReleasedStatusBindingStaysReleasedThroughLayouts) {
+  // g's status binds it to n1 (devices 0,1) and its one pod runs there
+  // without listing devices.
+  SharedDeviceGroup g = group("g", {{kGpu, 2}});
+  g.bound_node = "n1";
+  g.bound_devices = {{kGpu, {0, 1}}};
+  auto e = group_engine({shared_node("n1", 8), shared_node("n2", 2)}, {g}, {on_node(member("p", "g"), "n1")});
+  ASSERT_EQ(binding(*e, "g").members, 1u);
+  // Updating the pod (a label) keeps the group bound: it was its last pod.
+  Pod updated = e->snapshot().pod(e->snapshot().find_pod("default", "p"));
+  updated.labels["v"] = "2";
+  e->mutable_snapshot().update_pod(updated);
+  EXPECT_EQ(binding(*e, "g").node, 0);
+  EXPECT_EQ(binding(*e, "g").members, 1u);
+  // Removing it releases; the next pod binds the group afresh (binpack: n2).
+  e->mutable_snapshot().remove_pod("default", "p");
+  EXPECT_EQ(binding(*e, "g").node, -1);
+  ASSERT_EQ(e->schedule(member("q", "g")).node_name, "n2");
+  // A structural change (a new node) does not bring the old status back.
+  Node extra = shared_node("n3", 4);
+  e->mutable_snapshot().add_node(extra);
+  EXPECT_EQ(e->snapshot().node_name(static_cast<uint32_t>(binding(*e, "g").node)), "n2");
+  EXPECT_EQ(free_on(*e, "n1"), 8);
+  EXPECT_EQ(free_on(*e, "n2"), 0);
+  // Devices taken away in place: the column follows.
+  Node smaller = shared_node("n1", 3);
+  e->mutable_snapshot().update_node(smaller);
+  EXPECT_EQ(free_on(*e, "n1"), 3);
+}
+
 // ---- per-pod errors ------------------------------------------------------------------
 
 TEST(SharedDeviceGroupEngine, BadRequestsGetAClearPerPodMessage) {
@@ -504,6 +537,7 @@ TEST(SharedDeviceGroupSnapshot, GroupStateEqualsAFreshLoadAfterRandomMutations) 
     Snapshot snap = Snapshot::build(nodes, {});
     snap.configure_device_groups(groups, DeviceGroupModel{});
     std::vector<std::string> live;
+    bool shrunk = false;
     for (int step = 0; step < 60; ++step) {
       const double what = g.unit();
       if (what < 0.6) {
@@ -524,11 +558,18 @@ TEST(SharedDeviceGroupSnapshot, GroupStateEqualsAFreshLoadAfterRandomMutations) 
         live.erase(live.begin() + static_cast<std::ptrdiff_t>(at));
       } else {
         Node changed = nodes[g.below(n)];
-        changed.labels["touched"] = std::to_string(step);  // structural
+        if (g.chance(0.5)) {
+          changed.labels["touched"] = std::to_string(step);  // structural
+        } else {
+          changed.allocatable[kGpu] = g.between(0, 8);  // in place: the devices groups take from
+          shrunk = true;
+        }
         snap.update_node(changed);
         nodes[static_cast<size_t>(snap.node_index(changed.name))] = changed;
       }
-      EXPECT_TRUE(snap.take_device_warnings().empty()) << "seed " << seed << " step " << step;
+      // Fewer devices than a group holds there is a warning; otherwise none.
+      const std::vector<std::string> warnings = snap.take_device_warnings();
+      if (!shrunk) EXPECT_TRUE(warnings.empty()) << "seed " << seed << " step " << step << ": " << warnings.front();
       // A fresh load of the same pods, with the same groups.
       std::vector<Pod> pods;
       for (const std::string& name : live) pods.push_back(snap.pod(snap.find_pod("default", name)));

@@ -109,16 +109,16 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   for (BatchCache& b : batch_) b.clear();
   for (auto& u : upstream_) u = UpstreamBatch{};
   std::vector<std::string> warnings;
+  // Groups first: configuring the devices lays every device column out
+  // again (the groups' included), so its warnings are the whole story once.
+  // InputError for malformed annotations; warnings for what does not add up.
+  if (group_model_) snapshot_.configure_device_groups(objects_.device_groups, *group_model_);
   if (device_model_) {
-    snapshot_.configure_devices(*device_model_);  // InputError for malformed annotations
+    snapshot_.configure_devices(*device_model_);
     assign_running_devices(warnings);
-    for (std::string& w : snapshot_.take_device_warnings()) warnings.push_back(std::move(w));
   }
-  if (group_model_) {
-    // InputError for malformed annotations; warnings for what does not add up.
-    snapshot_.configure_device_groups(objects_.device_groups, *group_model_);
+  if (group_model_ || device_model_)
     for (std::string& w : snapshot_.take_device_warnings()) warnings.push_back(std::move(w));
-  }
   return warnings;
 }
 
@@ -303,13 +303,21 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
       // Only a profile without SharedDeviceGroup places a group's pod
       // without its group: the pod then shares nothing.
       assumed.annotations.erase(group_model_->devices_annotation);
+      for (auto it = assumed.annotations.begin(); it != assumed.annotations.end();)
+        it = it->first.rfind(group_model_->env_annotation_prefix, 0) == 0 ? assumed.annotations.erase(it) : std::next(it);
       res.warnings.push_back("placed by a profile without SharedDeviceGroup, outside SharedDeviceGroup \"" +
                              res.device_group + "\": it shares no devices");
     }
   }
+  // The snapshot's warnings about this pod joining its group. A layout
+  // (a new resource name is structural) raises the cluster's load-time
+  // findings again: those are not this pod's.
+  if (group_model_) snapshot_.take_device_warnings();
+  const std::string key = pod.key();
   snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
   if (group_model_)
-    for (std::string& w : snapshot_.take_device_warnings()) res.warnings.push_back(std::move(w));
+    for (std::string& w : snapshot_.take_device_warnings())
+      if (w.find("pod \"" + key + "\"") != std::string::npos) res.warnings.push_back(std::move(w));
 }
 
 ScheduleResult Engine::schedule(const Pod& pod) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -1045,6 +1046,22 @@ SharedDeviceGroup convert_device_group(element item, Reader& r, std::string_view
     }
   });
   if (g.resources.empty()) r.fail(root.field("spec").field("resources"), "at least one device resource is required");
+  std::map<std::string, std::string> by_env;  // environment variable -> resource
+  // Each Path points at its parent: the chain lives in named variables.
+  const Path spec = root.field("spec");
+  const Path resources = spec.field("resources");
+  for (const auto& entry : g.resources) {
+    const std::string& resource = entry.first;
+    const Path at = resources.field(resource);
+    // Devices come from device plugins, as extended resources; cpu or
+    // memory here would make every pod requesting them a device user.
+    if (!is_extended_resource_name(resource))
+      r.fail(at, "must be an extended resource name (a device plugin's, like nvidia.com/gpu), got " + quote(resource));
+    const auto [it, fresh] = by_env.emplace(visible_devices_env(resource), resource);
+    if (!fresh)
+      r.fail(at, "sets " + it->first + " as " + quote(it->second) +
+                     " does; a group takes one resource per device plugin's variable");
+  }
   // A group is bound when its status names a node; a phase other than Bound
   // beside a node name is the controller mid-update: the node decides.
   if (g.bound_node.empty()) g.bound_devices.clear();

@@ -259,6 +259,7 @@ void Snapshot::configure_device_groups(std::vector<SharedDeviceGroup> groups, co
   }
   group_model_ = model;
   groups_ = std::move(groups);
+  status_superseded_.assign(groups_.size(), 0);
   structural_change();
 }
 
@@ -267,6 +268,7 @@ void Snapshot::add_device_group(SharedDeviceGroup group) {
   if (device_group_index(group.name) >= 0)
     throw InputError(group.origin + ": SharedDeviceGroup " + quote(group.name) + " exists already");
   groups_.push_back(std::move(group));
+  status_superseded_.push_back(0);
   structural_change();
 }
 
@@ -274,6 +276,7 @@ bool Snapshot::remove_device_group(std::string_view name) {
   const int32_t g = device_group_index(name);
   if (g < 0) return false;
   groups_.erase(groups_.begin() + g);
+  status_superseded_.erase(status_superseded_.begin() + g);
   structural_change();
   return true;
 }
@@ -344,6 +347,9 @@ void Snapshot::bind_device_group(uint32_t g, uint32_t node, const GroupDevices& 
 void Snapshot::release_device_group(uint32_t g) {
   GroupBinding& b = bindings_[g];
   if (b.node < 0) return;
+  // From now on the group's status is history: a later layout must not
+  // bind it there again.
+  status_superseded_[g] = 1;
   const auto node = static_cast<uint32_t>(b.node);
   for (const auto& [resource, list] : b.devices) {
     const auto row = static_cast<uint32_t>(group_device_row(resource));
@@ -421,7 +427,7 @@ void Snapshot::rebuild_device_groups() {
   // group its status binds elsewhere is the one out of place.
   for (uint32_t g = 0; g < groups_.size(); ++g) {
     const SharedDeviceGroup& group = groups_[g];
-    if (group.bound_node.empty()) continue;
+    if (group.bound_node.empty() || status_superseded_[g]) continue;
     const int32_t node = node_index(group.bound_node);
     if (node < 0) {
       device_warnings_.push_back("SharedDeviceGroup " + quote(group.name) + " (" + group.origin +
@@ -942,8 +948,13 @@ void Snapshot::update_node(const Node& node) {
         allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = amount;
       }
     }
-    // A change of the node's devices lays the device columns out again.
-    if (device_model_ && device_shape_changed(n)) structural_change();
+    // A change of the node's devices lays the device columns out again,
+    // and so does a change of the devices groups take from.
+    bool group_devices_changed = false;
+    for (uint32_t row = 0; row < group_types_.size() && !group_devices_changed; ++row)
+      group_devices_changed = group_node_devices(row, n) - popcount64(group_held_[static_cast<size_t>(row) * num_nodes_ + n]) !=
+                              group_free_[static_cast<size_t>(row) * num_nodes_ + n];
+    if ((device_model_ && device_shape_changed(n)) || group_devices_changed) structural_change();
     if (structure_version() == version) identity_.log.push_back(n);
     return;
   }
@@ -1254,9 +1265,16 @@ uint32_t Snapshot::update_pod(uint32_t id, const Pod& updated) {
   // they depend on the node's devices, not on what is free.
   DeviceCharges charges = device_charges(pod, node, false);
   check_group_annotations(pod);
+  // The pod's group is held across the update: were it the group's last
+  // pod, leaving would release a binding the updated pod then rejoins.
+  const int32_t group = id < pod_group_.size() ? pod_group_[id] : -1;
+  if (group >= 0) ++bindings_[static_cast<size_t>(group)].members;
   remove_pod(id);
   const EncodedPod enc = encode_pod(pod);
-  return place_pod(std::move(pod), node, enc, take_pod_id(id), std::move(charges));
+  const uint32_t out = place_pod(std::move(pod), node, enc, take_pod_id(id), std::move(charges));
+  if (group >= 0 && --bindings_[static_cast<size_t>(group)].members == 0)
+    release_device_group(static_cast<uint32_t>(group));
+  return out;
 }
 
 uint32_t Snapshot::update_pod(const Pod& updated) {

@@ -759,6 +759,9 @@ class Snapshot {
   std::vector<uint64_t> group_held_;  // [row * N + n]: bit d = device d is held by a group
   std::vector<int32_t> group_free_;   // [row * N + n]: the view's column
   std::vector<int32_t> pod_group_;    // [pod id]: the group it is a member of, or -1
+  // [group]: released since configured, so its status no longer binds it
+  // (kept across layouts, unlike the bindings).
+  std::vector<uint8_t> status_superseded_;
 
   int32_t any_ip_id_ = kNoId;
   uint64_t port_layout_version_ = 0;
