@@ -20,6 +20,7 @@
 #include "bench/bench_util.hpp"
 #include "bench/generator/generator.hpp"
 #include "bench/replay/replay.hpp"
+#include "host/engine/backend.hpp"
 #include "host/engine/engine.hpp"
 
 namespace bulkscore {
@@ -82,7 +83,14 @@ std::vector<Pod> fgd_pods(const FgdSetup& s, bool shuffled, uint32_t count) {
 }
 
 void fgd_at_scale(benchmark::State& state, bool shuffled, Batching mode, uint32_t nodes, uint32_t count,
-                  uint32_t batch_states) {
+                  uint32_t batch_states, const std::string& backend) {
+  if (backend == "cuda") {
+    const std::string why = cuda_unavailable_reason();
+    if (!why.empty()) {
+      state.SkipWithError(why.c_str());
+      return;
+    }
+  }
   std::string error;
   const FgdSetup* s = fgd_setup(nodes, error);
   if (!s) {
@@ -91,7 +99,7 @@ void fgd_at_scale(benchmark::State& state, bool shuffled, Batching mode, uint32_
   }
   const std::vector<Pod> pods = fgd_pods(*s, shuffled, count);
   EngineOptions options;
-  options.backend = "cpu";
+  options.backend = backend;
   options.batching = mode;
   options.tie_break = TieBreak::First;
   options.batch_states = batch_states;
@@ -107,7 +115,8 @@ void register_benchmarks() {
         const uint32_t count = !shuffled && mode == Batching::Exact ? 4000 : nodes >= 100000 ? 60 : 400;
         const std::string name = std::string("BM_FgdAtScale/") + (shuffled ? "shuffled" : "one_shape") + "/" +
                                  batching_name(mode) + "/" + std::to_string(nodes) + "Nodes";
-        benchmark::RegisterBenchmark(name.c_str(), fgd_at_scale, shuffled, mode, nodes, count, 1u)
+        benchmark::RegisterBenchmark(name.c_str(), fgd_at_scale, shuffled, mode, nodes, count, 1u,
+                                     std::string("cpu"))
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime()
             ->Iterations(1);
@@ -119,7 +128,8 @@ void register_benchmarks() {
     for (const uint32_t states : {16u, 32u, 64u}) {
       const std::string name =
           "BM_FgdAtScale/shuffled/exact_" + std::to_string(states) + "_states/" + std::to_string(nodes) + "Nodes";
-      benchmark::RegisterBenchmark(name.c_str(), fgd_at_scale, true, Batching::Exact, nodes, 3000u, states)
+      benchmark::RegisterBenchmark(name.c_str(), fgd_at_scale, true, Batching::Exact, nodes, 3000u, states,
+                                   std::string("cpu"))
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime()
           ->Iterations(1);
@@ -129,11 +139,30 @@ void register_benchmarks() {
   // small part of it: the steady state of a scheduler that runs on.
   for (const uint32_t pods : {3000u, 12000u}) {
     const std::string name = "BM_FgdAtScale/shuffled/exact_160_states/" + std::to_string(pods) + "Pods/100000Nodes";
-    benchmark::RegisterBenchmark(name.c_str(), fgd_at_scale, true, Batching::Exact, 100000u, pods, 160u)
+    benchmark::RegisterBenchmark(name.c_str(), fgd_at_scale, true, Batching::Exact, 100000u, pods, 160u,
+                                   std::string("cpu"))
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()
         ->Iterations(1);
   }
+  // The same runs on the CUDA backend (the GPU device rows and FGD's score in
+  // the kernels); skipped where no GPU is present. Names carry "cuda" so a
+  // filter picks one backend: --benchmark_filter=/cuda/ or -/cuda/.
+  for (const bool shuffled : {false, true})
+    for (const Batching mode : {Batching::Exact, Batching::Off}) {
+      const uint32_t count = !shuffled && mode == Batching::Exact ? 4000 : 400;
+      const std::string name = std::string("BM_FgdAtScale/cuda/") + (shuffled ? "shuffled" : "one_shape") + "/" +
+                               batching_name(mode) + "/100000Nodes";
+      benchmark::RegisterBenchmark(name.c_str(), fgd_at_scale, shuffled, mode, 100000u, count, 1u, std::string("cuda"))
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->Iterations(1);
+    }
+  benchmark::RegisterBenchmark("BM_FgdAtScale/cuda/shuffled/exact_160_states/3000Pods/100000Nodes", fgd_at_scale,
+                               true, Batching::Exact, 100000u, 3000u, 160u, std::string("cuda"))
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime()
+      ->Iterations(1);
 }
 
 }  // namespace

@@ -13,10 +13,10 @@ cd "$(dirname "$0")/.."
 command -v nvcc >/dev/null || { echo "gpu-bundle.sh: nvcc not found" >&2; exit 1; }
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DBULKSCORE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DBULKSCORE_BUILD_TESTS=ON -DBULKSCORE_BUILD_BENCH=ON
-cmake --build build-gpu -j"$JOBS" --target bulkscore test_cuda_parity test_cli bench_engine
+cmake --build build-gpu -j"$JOBS" --target bulkscore test_cuda_parity test_cli bench_engine bench_fgd
 
 rm -rf .device && mkdir -p .device/bin .device/lib
-cp build-gpu/bulkscore build-gpu/tests/test_cuda_parity build-gpu/tests/test_cli build-gpu/bench/bench_engine .device/bin/
+cp build-gpu/bulkscore build-gpu/tests/test_cuda_parity build-gpu/tests/test_cli build-gpu/bench/bench_engine build-gpu/bench/bench_fgd .device/bin/
 # Libraries outside glibc, libstdc++ and libgcc (the GPU image has its own).
 for b in .device/bin/*; do
   ldd "$b" | awk '/=> \// {print $3}'
@@ -26,6 +26,13 @@ done | sort -u | while read -r lib; do
     *) cp -L "$lib" .device/lib/ ;;
   esac
 done
+# The default trace (issue 11's replay and FGD benchmark), where this
+# checkout has it: ../shared does not travel to the device.
+trace=${BULKSCORE_TRACE_DIR:-../shared/data/alibaba-gpu-v2023}
+if [ -f "$trace/openb_pod_list_default.csv" ]; then
+  mkdir -p .device/trace
+  cp "$trace/openb_node_list_gpu_node.csv" "$trace/openb_pod_list_default.csv" .device/trace/
+fi
 git rev-parse --short HEAD > .device/COMMIT 2>/dev/null || echo unknown > .device/COMMIT
 du -sh .device
 echo "gpu-bundle.sh: ready; run with carry [\".device\"]: bash scripts/gpu-run.sh"
