@@ -5,7 +5,8 @@
 // Residency: the snapshot mirror and all scratch live in device memory owned
 // by the backend, grown to a high-water mark and reused; pinned host buffers
 // carry every transfer. All work goes to one stream; evaluate() returns
-// after one stream synchronization (two when lists are requested back).
+// after one stream synchronization (two when lists are requested back, or
+// when the random tie-break finds a tie: then the tied nodes alone).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -219,8 +220,9 @@ class SnapshotMirror {
   DeviceBuffer d_staging_;
 };
 
-static_assert(offsetof(Control, hist) == offsetof(Control, answer) + sizeof(Answer),
-              "the answer and the histogram are copied back as one block");
+static_assert(offsetof(Control, hist) == offsetof(Control, answer) + sizeof(Answer) &&
+                  offsetof(Control, num_tied) == offsetof(Control, hist) + sizeof(uint32_t) * kHistBins,
+              "the answer, the histogram and the tie count are copied back as one block");
 
 // The backend's stream. Declared after every buffer in CudaBackend, so it
 // is destroyed first: queued work (a call that threw) finishes before the
@@ -348,6 +350,8 @@ class CudaBackend final : public Backend {
       raw_c_.reserve(slots * n * sizeof(int64_t));
       norm_c_.reserve(slots * n * sizeof(int64_t));
     }
+    const bool random_ties = hq.tie_break == TieBreak::Random;
+    if (random_ties) tied_.reserve(n * sizeof(uint32_t));
     partials_.reserve(select_blocks * sizeof(BestItem));
     temp_.reserve(temp_bytes);
 
@@ -382,6 +386,7 @@ class CudaBackend final : public Backend {
       w.raw_c = raw_c_.as<int64_t>();
       w.norm_c = norm_c_.as<int64_t>();
     }
+    w.tied = random_ties ? tied_.as<uint32_t>() : nullptr;
     w.partials = partials_.as<BestItem>();
     w.temp = temp_.get();
     w.temp_bytes = temp_bytes;
@@ -390,8 +395,9 @@ class CudaBackend final : public Backend {
       throw CudaError("CUDA backend: injected fault (BULKSCORE_CUDA_FAULT_AT) after the filter kernels were queued");
     const uint32_t to_score = p.fused ? 0 : run_prescore(snap, query, req, host_visit, p, w);
     BULKSCORE_CUDA_TRY(enqueue_scoring(p, w, to_score, stream_));
+    if (random_ties) BULKSCORE_CUDA_TRY(enqueue_collect_tied(p, w, stream_));
 
-    // The answer and the histogram: one small copy back, one sync.
+    // The answer, the histogram and the tie count: one small copy back, one sync.
     constexpr size_t kBackBytes = sizeof(Control) - offsetof(Control, answer);
     BULKSCORE_CUDA_TRY(cudaMemcpyAsync(back_.get(),
                                        reinterpret_cast<const uint8_t*>(w.ctrl) + offsetof(Control, answer), kBackBytes,
@@ -401,30 +407,31 @@ class CudaBackend final : public Backend {
     Answer a;
     std::memcpy(&a, back_.get(), sizeof a);
     std::memcpy(out.rejections.counts.data(), back_.get() + sizeof(Answer), sizeof(uint32_t) * kHistBins);
+    uint32_t num_tied = 0;
+    std::memcpy(&num_tied, back_.get() + (offsetof(Control, num_tied) - offsetof(Control, answer)), sizeof num_tied);
     out.num_feasible = a.num_feasible;
     out.processed = a.processed;
     out.chosen = a.chosen;
     out.chosen_total = a.chosen_total;
     out.scored = a.scored != 0;
     // --tie-break random: the kernels found the best total (and the lowest
-    // node with it); the pod's draw among the nodes tied at that total is
-    // made on the host over the kept keys and nodes (host/engine/backend.hpp).
-    if (p.query.tie_break == TieBreak::Random && out.scored && a.num_feasible > 1) {
-      const size_t f = a.num_feasible;
-      tie_keys_.resize(f);
-      tie_nodes_.resize(f);
+    // node with it) and gathered the nodes tied at that total; the pod's draw
+    // among them is made on the host (host/engine/backend.hpp). One tied node
+    // is the chosen one; only a real tie copies the (short) list back.
+    if (random_ties && out.scored && a.num_feasible > 1 && num_tied > 1) {
+      if (num_tied > a.num_feasible)
+        throw CudaError("CUDA backend: " + std::to_string(num_tied) + " tied nodes out of " +
+                        std::to_string(a.num_feasible) + " feasible");
+      tied_back_.reserve(num_tied * sizeof(uint32_t));
       in_flight_ = true;
-      BULKSCORE_CUDA_TRY(
-          cudaMemcpyAsync(tie_keys_.data(), w.keys, f * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
-      BULKSCORE_CUDA_TRY(
-          cudaMemcpyAsync(tie_nodes_.data(), w.nodes, f * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream_));
+      BULKSCORE_CUDA_TRY(cudaMemcpyAsync(tied_back_.get(), w.tied, num_tied * sizeof(uint32_t),
+                                         cudaMemcpyDeviceToHost, stream_));
       BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
       in_flight_ = false;
-      // Compared as the keys' high halves (the biased total), as the kernels
-      // compared them.
+      const auto* tied = reinterpret_cast<const uint32_t*>(tied_back_.get());
       out.chosen = static_cast<int32_t>(pick_tied(
-          f, static_cast<int64_t>(a.best_key >> 32), [&](size_t i) { return static_cast<int64_t>(tie_keys_[i] >> 32); },
-          [&](size_t i) { return tie_nodes_[i]; }, p.query, tie_scratch_, static_cast<uint32_t>(a.chosen)));
+          num_tied, a.chosen_total, [&](size_t) { return a.chosen_total; }, [&](size_t i) { return tied[i]; },
+          p.query, tie_scratch_, static_cast<uint32_t>(a.chosen)));
     }
 
     if (req.want_verdicts || ((req.want_scores || req.want_sorted) && a.num_feasible > 0))
@@ -586,9 +593,7 @@ class CudaBackend final : public Backend {
   int num_sms_ = 1;
   cudaStream_t stream_ = nullptr;
   bool in_flight_ = false;  // work enqueued and not yet waited for (a call threw)
-  // The random tie-break's copies of the kept keys and nodes (host).
-  std::vector<uint64_t> tie_keys_;
-  std::vector<uint32_t> tie_nodes_, tie_scratch_;
+  std::vector<uint32_t> tie_scratch_;  // the random tie-break's draw
   Control control_init_;
   SnapshotMirror mirror_;
   uint32_t temp_count_ = 0;
@@ -596,12 +601,12 @@ class CudaBackend final : public Backend {
   size_t temp_bytes_ = 0;
 
   // Per-pod scratch, grown to the high-water mark.
-  PinnedBuffer upload_, back_, result_, prescore_pos_, prescore_arena_;
+  PinnedBuffer upload_, back_, result_, prescore_pos_, prescore_arena_, tied_back_;
   std::vector<uint32_t> prescore_nodes_;
   DeviceBuffer d_prescore_arena_;
   Stream stream_holder_;  // last: destroyed first (see Stream)
   DeviceBuffer d_pod_, flags_, pos_verdicts_, raw_pos_, feasible_pos_, keys_, nodes_, totals_, raw_c_, norm_c_,
-      partials_, temp_, sorted_keys_, sorted_nodes_;
+      tied_, partials_, temp_, sorted_keys_, sorted_nodes_;
 };
 
 }  // namespace

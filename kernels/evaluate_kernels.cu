@@ -287,6 +287,18 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+// The nodes tied with the chosen one at the best total (the keys' high
+// halves, as the selection compared them). Grid-stride over the kept list,
+// whose length only the device knows (the Answer, written by
+// score_and_select before this kernel in stream order).
+__global__ void __launch_bounds__(kBlock)
+    collect_tied(const uint64_t* keys, const uint32_t* nodes, uint32_t* tied, Control* ctrl) {
+  const uint32_t kept = ctrl->answer.num_feasible;
+  const uint64_t best = ctrl->answer.best_key >> 32;
+  for (uint32_t i = blockIdx.x * kBlock + threadIdx.x; i < kept; i += gridDim.x * kBlock)
+    if ((keys[i] >> 32) == best) tied[atomicAdd(&ctrl->num_tied, 1u)] = nodes[i];
+}
+
 // The mirror's scatter: one block per segment, whatever the column. Elements
 // whose size is a multiple of 4 move as 32-bit words (the destination and
 // the staging runs are 4-byte aligned then), others byte by byte.
@@ -369,6 +381,14 @@ cudaError_t enqueue_scoring(const PodLaunch& p, const WorkBuffers& w, uint32_t t
   score_and_select<<<p.select_blocks, kBlock, 0, stream>>>(p.query, p.visit, p.cap, p.score_single, w.raw_pos,
                                                            w.feasible_pos, w.keys, w.nodes, w.totals, w.raw_c, w.norm_c,
                                                            w.partials, w.ctrl);
+  BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
+  BULKSCORE_DEBUG_SYNC(stream);
+  return cudaSuccess;
+}
+
+cudaError_t enqueue_collect_tied(const PodLaunch& p, const WorkBuffers& w, cudaStream_t stream) {
+  if (p.visit.count == 0) return cudaSuccess;
+  collect_tied<<<p.select_blocks, kBlock, 0, stream>>>(w.keys, w.nodes, w.tied, w.ctrl);
   BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
   BULKSCORE_DEBUG_SYNC(stream);
   return cudaSuccess;

@@ -35,9 +35,10 @@ struct Control {
   uint32_t blocks_done;   // last-block ticket of the selection kernel
   int64_t stat_min[kMaxProfilePlugins];
   int64_t stat_max[kMaxProfilePlugins];
-  // Copied back as one block: the answer, then the histogram.
+  // Copied back as one block: the answer, the histogram, the tie count.
   Answer answer;
   uint32_t hist[kHistBins];
+  uint32_t num_tied;  // random tie-break: nodes whose total equals the best (enqueue_collect_tied)
 };
 
 // One block's best node by ranks_before.
@@ -77,6 +78,7 @@ struct WorkBuffers {
   int64_t* totals = nullptr;            // [F] (want_scores)
   int64_t* raw_c = nullptr;             // [slot * F + i] (want_scores)
   int64_t* norm_c = nullptr;            // [slot * F + i] (want_scores)
+  uint32_t* tied = nullptr;             // [F] nodes tied at the best total, any order (random tie-break)
   BestItem* partials = nullptr;         // [select_blocks]
   void* temp = nullptr;                 // CUB temporary storage
   size_t temp_bytes = 0;
@@ -116,6 +118,13 @@ cudaError_t enqueue_filter(const PodLaunch& p, const WorkBuffers& w, cudaStream_
 // !p.fused: the host knows it then (it ran the PreScore over those nodes),
 // and it is 0 when nothing is scored.
 cudaError_t enqueue_scoring(const PodLaunch& p, const WorkBuffers& w, uint32_t to_score, cudaStream_t stream);
+
+// After enqueue_scoring, for the random tie-break: the nodes whose
+// selection key has the best key's total (its high half) into w.tied, their
+// number into w.ctrl->num_tied. In no particular order: the draw among them
+// (pick_tied) depends on the set alone. Copying back only these, not every
+// key and node, keeps a 100,000-node pass from moving megabytes to the host.
+cudaError_t enqueue_collect_tied(const PodLaunch& p, const WorkBuffers& w, cudaStream_t stream);
 
 // Sorts `num_items` (key, node) pairs by descending key, stably, looking at
 // key bits [0, end_bit).
