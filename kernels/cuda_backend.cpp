@@ -327,8 +327,11 @@ class CudaBackend final : public Backend {
         std::max<uint32_t>(1, std::min<uint32_t>((count + 255) / 256, 8u * static_cast<uint32_t>(num_sms_)));
     // CUB temporary storage, sized for the largest candidate count seen (the
     // need grows with the item count), for the sort too once it was wanted.
-    if (count > temp_count_ || (req.want_sorted && !temp_has_sort_)) {
-      const uint32_t items = std::max(temp_count_, count);
+    // The random tie-break may compact over every node (enqueue_rank_tied).
+    const bool random_ties = hq.tie_break == TieBreak::Random;
+    const uint32_t select_items = random_ties ? std::max(count, hs.num_nodes) : count;
+    if (select_items > temp_count_ || (req.want_sorted && !temp_has_sort_)) {
+      const uint32_t items = std::max(temp_count_, select_items);
       const bool with_sort = temp_has_sort_ || req.want_sorted;
       size_t select_bytes = 0, sort_bytes = 0;
       BULKSCORE_CUDA_TRY(select_temp_bytes(items, select_bytes));
@@ -350,7 +353,6 @@ class CudaBackend final : public Backend {
       raw_c_.reserve(slots * n * sizeof(int64_t));
       norm_c_.reserve(slots * n * sizeof(int64_t));
     }
-    const bool random_ties = hq.tie_break == TieBreak::Random;
     if (random_ties) tied_.reserve(n * sizeof(uint32_t));
     partials_.reserve(select_blocks * sizeof(BestItem));
     temp_.reserve(temp_bytes);
@@ -415,23 +417,17 @@ class CudaBackend final : public Backend {
     out.chosen_total = a.chosen_total;
     out.scored = a.scored != 0;
     // --tie-break random: the kernels found the best total (and the lowest
-    // node with it) and gathered the nodes tied at that total; the pod's draw
-    // among them is made on the host (host/engine/backend.hpp). One tied node
-    // is the chosen one; only a real tie copies the (short) list back.
+    // node with it) and gathered the nodes tied at that total. The pod's draw
+    // is a rank among them in ascending node index (tie_rank, the CPU
+    // backend's rule). One tied node is the chosen one; a small tie copies
+    // the tied nodes back for pick_tied; a large one (identical nodes of a
+    // big cluster) is put in index order on the device and only the node of
+    // the drawn rank comes back.
     if (random_ties && out.scored && a.num_feasible > 1 && num_tied > 1) {
       if (num_tied > a.num_feasible)
         throw CudaError("CUDA backend: " + std::to_string(num_tied) + " tied nodes out of " +
                         std::to_string(a.num_feasible) + " feasible");
-      tied_back_.reserve(num_tied * sizeof(uint32_t));
-      in_flight_ = true;
-      BULKSCORE_CUDA_TRY(cudaMemcpyAsync(tied_back_.get(), w.tied, num_tied * sizeof(uint32_t),
-                                         cudaMemcpyDeviceToHost, stream_));
-      BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
-      in_flight_ = false;
-      const auto* tied = reinterpret_cast<const uint32_t*>(tied_back_.get());
-      out.chosen = static_cast<int32_t>(pick_tied(
-          num_tied, a.chosen_total, [&](size_t) { return a.chosen_total; }, [&](size_t i) { return tied[i]; },
-          p.query, tie_scratch_, static_cast<uint32_t>(a.chosen)));
+      out.chosen = static_cast<int32_t>(draw_tied(w, num_tied, hs.num_nodes, p.query, static_cast<uint32_t>(a.chosen)));
     }
 
     if (req.want_verdicts || ((req.want_scores || req.want_sorted) && a.num_feasible > 0))
@@ -439,6 +435,46 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  // Ties up to this many are drawn on the host from the copied list;
+  // larger ones are ranked on the device (enqueue_rank_tied).
+  static constexpr uint32_t kHostTieLimit = 1024;
+
+  // The node of rank tie_rank(num_tied) in ascending index among the
+  // `num_tied` nodes in w.tied (after the answer's sync; the stream is idle).
+  uint32_t draw_tied(const WorkBuffers& w, uint32_t num_tied, uint32_t num_nodes, const PodQueryView& q,
+                     uint32_t fallback) {
+    in_flight_ = true;
+    if (num_tied <= kHostTieLimit) {
+      tied_back_.reserve(num_tied * sizeof(uint32_t));
+      BULKSCORE_CUDA_TRY(cudaMemcpyAsync(tied_back_.get(), w.tied, num_tied * sizeof(uint32_t),
+                                         cudaMemcpyDeviceToHost, stream_));
+      BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
+      in_flight_ = false;
+      const auto* tied = reinterpret_cast<const uint32_t*>(tied_back_.get());
+      return pick_tied(
+          num_tied, 0, [](size_t) { return int64_t{0}; }, [&](size_t i) { return tied[i]; }, q, tie_scratch_,
+          fallback);
+    }
+    const uint64_t rank = tie_rank(num_tied, q);
+    tie_flags_.reserve(num_nodes);
+    ranked_.reserve(static_cast<size_t>(num_nodes) * sizeof(uint32_t));
+    tied_back_.reserve(2 * sizeof(uint32_t));
+    BULKSCORE_CUDA_TRY(
+        enqueue_rank_tied(w, num_tied, tie_flags_.as<uint8_t>(), num_nodes, ranked_.as<uint32_t>(), stream_));
+    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(tied_back_.get(), ranked_.as<uint32_t>() + rank, sizeof(uint32_t),
+                                       cudaMemcpyDeviceToHost, stream_));
+    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(tied_back_.get() + sizeof(uint32_t), &w.ctrl->num_ranked, sizeof(uint32_t),
+                                       cudaMemcpyDeviceToHost, stream_));
+    BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
+    in_flight_ = false;
+    uint32_t node = 0, ranked = 0;
+    std::memcpy(&node, tied_back_.get(), sizeof node);
+    std::memcpy(&ranked, tied_back_.get() + sizeof(uint32_t), sizeof ranked);
+    if (ranked != num_tied)
+      throw CudaError("CUDA backend: " + std::to_string(ranked) + " tied nodes ranked of " + std::to_string(num_tied));
+    return node;
+  }
+
   // The feasible-set PreScore, between Filter and Score: waits for the
   // compaction, reads the kept feasible positions back, runs the host
   // PreScore over their nodes (exactly as the CPU backend does) and uploads
@@ -593,7 +629,7 @@ class CudaBackend final : public Backend {
   int num_sms_ = 1;
   cudaStream_t stream_ = nullptr;
   bool in_flight_ = false;  // work enqueued and not yet waited for (a call threw)
-  std::vector<uint32_t> tie_scratch_;  // the random tie-break's draw
+  std::vector<uint32_t> tie_scratch_;  // the random tie-break's draw (small ties)
   Control control_init_;
   SnapshotMirror mirror_;
   uint32_t temp_count_ = 0;
@@ -606,7 +642,7 @@ class CudaBackend final : public Backend {
   DeviceBuffer d_prescore_arena_;
   Stream stream_holder_;  // last: destroyed first (see Stream)
   DeviceBuffer d_pod_, flags_, pos_verdicts_, raw_pos_, feasible_pos_, keys_, nodes_, totals_, raw_c_, norm_c_,
-      tied_, partials_, temp_, sorted_keys_, sorted_nodes_;
+      tied_, tie_flags_, ranked_, partials_, temp_, sorted_keys_, sorted_nodes_;
 };
 
 }  // namespace

@@ -299,6 +299,11 @@ __global__ void __launch_bounds__(kBlock)
     if ((keys[i] >> 32) == best) tied[atomicAdd(&ctrl->num_tied, 1u)] = nodes[i];
 }
 
+__global__ void __launch_bounds__(kBlock) mark_tied(const uint32_t* tied, uint32_t num_tied, uint8_t* node_flags) {
+  const uint32_t i = blockIdx.x * kBlock + threadIdx.x;
+  if (i < num_tied) node_flags[tied[i]] = 1;
+}
+
 // The mirror's scatter: one block per segment, whatever the column. Elements
 // whose size is a multiple of 4 move as 32-bit words (the destination and
 // the staging runs are 4-byte aligned then), others byte by byte.
@@ -390,6 +395,21 @@ cudaError_t enqueue_collect_tied(const PodLaunch& p, const WorkBuffers& w, cudaS
   if (p.visit.count == 0) return cudaSuccess;
   collect_tied<<<p.select_blocks, kBlock, 0, stream>>>(w.keys, w.nodes, w.tied, w.ctrl);
   BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
+  BULKSCORE_DEBUG_SYNC(stream);
+  return cudaSuccess;
+}
+
+cudaError_t enqueue_rank_tied(const WorkBuffers& w, uint32_t num_tied, uint8_t* node_flags, uint32_t num_nodes,
+                              uint32_t* ranked, cudaStream_t stream) {
+  if (num_tied == 0) return cudaSuccess;
+  BULKSCORE_RETURN_IF_ERROR(cudaMemsetAsync(node_flags, 0, num_nodes, stream));
+  mark_tied<<<blocks_for(num_tied), kBlock, 0, stream>>>(w.tied, num_tied, node_flags);
+  BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
+  BULKSCORE_DEBUG_SYNC(stream);
+  size_t temp_bytes = w.temp_bytes;
+  BULKSCORE_RETURN_IF_ERROR(cub::DeviceSelect::Flagged(w.temp, temp_bytes, PositionIterator(0),
+                                                       static_cast<const uint8_t*>(node_flags), ranked,
+                                                       &w.ctrl->num_ranked, static_cast<int64_t>(num_nodes), stream));
   BULKSCORE_DEBUG_SYNC(stream);
   return cudaSuccess;
 }

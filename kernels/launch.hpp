@@ -39,6 +39,7 @@ struct Control {
   Answer answer;
   uint32_t hist[kHistBins];
   uint32_t num_tied;  // random tie-break: nodes whose total equals the best (enqueue_collect_tied)
+  uint32_t num_ranked;  // the same nodes, counted again by enqueue_rank_tied's compaction
 };
 
 // One block's best node by ranks_before.
@@ -125,6 +126,13 @@ cudaError_t enqueue_scoring(const PodLaunch& p, const WorkBuffers& w, uint32_t t
 // (pick_tied) depends on the set alone. Copying back only these, not every
 // key and node, keeps a 100,000-node pass from moving megabytes to the host.
 cudaError_t enqueue_collect_tied(const PodLaunch& p, const WorkBuffers& w, cudaStream_t stream);
+
+// A large tie (w.tied holds `num_tied` nodes, any order): the same nodes in
+// ascending index into `ranked` (node_flags: `num_nodes` bytes of scratch),
+// so the host copies back only the one of the rank it drew rather than
+// every tied node. `temp` must hold a compaction of `num_nodes` items.
+cudaError_t enqueue_rank_tied(const WorkBuffers& w, uint32_t num_tied, uint8_t* node_flags, uint32_t num_nodes,
+                              uint32_t* ranked, cudaStream_t stream);
 
 // Sorts `num_items` (key, node) pairs by descending key, stably, looking at
 // key bits [0, end_bit).

@@ -5,7 +5,9 @@
 # time (the bounds add up to about 480 s, inside the device tool's 10-minute
 # command, leaving a session room for a second call):
 #   1. device facts (nvidia-smi)          2. the CUDA parity suite
-#   3. a device fault mid-run falls back  4. compute-sanitizer memcheck
+#   3. a device fault mid-run falls back, and a cluster of identical nodes
+#      (large random ties) places as on the CPU
+#   4. compute-sanitizer memcheck
 #   5. the trace replay, CUDA against CPU, byte for byte (GPU devices, FGD,
 #      every baseline on real data)
 #   6. FGD at 100,000 nodes on the kernels (bench_fgd, CUDA and CPU)
@@ -70,6 +72,7 @@ replay_check() {
 export bin logs
 export -f fault_check replay_check  # `timeout` runs programs, not shell functions
 step fault 30 bash -c fault_check
+step ties 40 scripts/gpu-ties-check.sh "$bin/bulkscore" "$logs"
 
 if command -v compute-sanitizer >/dev/null; then
   step memcheck 90 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/test_cuda_parity" \
