@@ -365,6 +365,46 @@ TEST(BatchCache, IdenticalPodsAreHitsAfterTheFirst) {
   EXPECT_EQ(exact.counters.hint_used, pods.size() - 1);
 }
 
+// A miss of a shape not seen lately is not kept when every state slot is
+// taken (docs/batching.md, "Which misses become a state"): a run of one
+// shape, five pods of shapes seen once, and the first shape again, which
+// still finds its state. Decisions equal the cache off, with one state and
+// with two.
+TEST(BatchCache, ShapesSeenOnceDoNotDisplaceAState) {
+  Cluster cluster;
+  SplitMix64 rng = SplitMix64::derive(11, 0);
+  for (uint32_t i = 0; i < 40; ++i) {
+    Node n = random_node(rng, i, false);
+    n.taints.clear();
+    n.unschedulable = false;
+    cluster.nodes.push_back(n);
+  }
+  std::vector<Pod> pods;
+  uint32_t i = 0;
+  for (; i < 20; ++i) pods.push_back(pending_pod(i, 100, 64 * kMi));
+  for (uint32_t k = 0; k < 5; ++k, ++i) pods.push_back(pending_pod(i, 200 + 50 * k, 64 * kMi));
+  for (uint32_t k = 0; k < 5; ++k, ++i) pods.push_back(pending_pod(i, 100, 64 * kMi));
+  // Then two shapes alternating. One state: neither can hit (each would
+  // displace the other), and the ring of remembered shapes, as long as the
+  // states, never holds the one that comes next, so neither is kept. Two
+  // states: each is remembered once, then kept, then hits.
+  for (uint32_t k = 0; k < 10; ++k, ++i) pods.push_back(pending_pod(i, k % 2 ? 700 : 900, 128 * kMi));
+  const Outcome off = run(default_scheduler_config(), cluster, pods, TieBreak::Random, Batching::Off, 3, 0.0);
+  const Outcome one = run(default_scheduler_config(), cluster, pods, TieBreak::Random, Batching::Exact, 3, 0.0);
+  ASSERT_EQ(first_difference(pods, off.results, one.results), "");
+  // 1 + 5 misses in the first 30 pods, 19 + 5 hits; the alternating ten are
+  // misses, none kept.
+  EXPECT_EQ(one.counters.first_of_shape, 5u + 10u);
+  EXPECT_EQ(one.counters.hint_used, 19u + 5u);
+  EXPECT_EQ(one.counters.no_hint, 6u + 10u);
+  const Outcome two = run(default_scheduler_config(), cluster, pods, TieBreak::Random, Batching::Exact, 3, 0.0, 2);
+  ASSERT_EQ(first_difference(pods, off.results, two.results), "");
+  // Two states: the first unseen shape takes the empty slot; of the
+  // alternating ten, two are remembered, two kept, six hit.
+  EXPECT_EQ(two.counters.first_of_shape, 4u + 2u);
+  EXPECT_EQ(two.counters.hint_used, 19u + 5u + 6u);
+}
+
 // Chi-square over `counts` against a uniform distribution.
 double chi_square(const std::map<std::string, uint64_t>& counts, uint64_t cells, uint64_t total) {
   const double expected = static_cast<double>(total) / static_cast<double>(cells);

@@ -71,6 +71,7 @@ BatchCounters& BatchCounters::operator+=(const BatchCounters& o) {
   tied_nodes += o.tied_nodes;
   group_scores += o.group_scores;
   prescore_updates += o.prescore_updates;
+  first_of_shape += o.first_of_shape;
   return *this;
 }
 
@@ -88,6 +89,7 @@ BatchCounters BatchCounters::since(const BatchCounters& e) const {
   d.tied_nodes = tied_nodes - e.tied_nodes;
   d.group_scores = group_scores - e.group_scores;
   d.prescore_updates = prescore_updates - e.prescore_updates;
+  d.first_of_shape = first_of_shape - e.first_of_shape;
   return d;
 }
 
@@ -184,6 +186,7 @@ std::string batch_summary(Batching mode, const BatchCounters& c) {
       flushes += (flushes.empty() ? "" : ", ") + std::string(flush_reason_name(static_cast<FlushReason>(r))) + " " +
                  std::to_string(c.flushed[r]);
   if (!flushes.empty()) s += "; misses by reason: " + flushes;
+  if (c.first_of_shape) s += "; " + std::to_string(c.first_of_shape) + " misses not kept (first of their shape)";
   return s;
 }
 
@@ -224,24 +227,39 @@ FlushReason BatchCache::check_header(const Snapshot& snap, const ProfilePlan& pl
   if (snap.structure_version() != structure_version_ || snap.num_nodes() != num_nodes_ ||
       snap.mutation_log().size() < log_position_)
     return FlushReason::kSnapshotChanged;
-  const PodQueryView& a = prepared_;
-  const PodQueryView& b = query.header;
-  const bool same_lists = &plan == plan_ && a.num_filters == b.num_filters && a.num_scores == b.num_scores &&
-                          std::equal(a.filters, a.filters + a.num_filters, b.filters) &&
-                          std::equal(a.scores, a.scores + a.num_scores, b.scores) &&
-                          std::equal(a.normalize, a.normalize + a.num_scores, b.normalize) &&
-                          std::equal(a.weights, a.weights + a.num_scores, b.weights) &&
-                          a.prescore_feasible == b.prescore_feasible && a.tie_break == b.tie_break &&
-                          a.tie_seed == b.tie_seed;
-  if (!same_lists || query.candidates != query_.candidates || !query.score_error.empty())
-    return FlushReason::kPodIncompatible;
+  if (!lists_equal(plan, query)) return FlushReason::kPodIncompatible;
   if (!filters_equal(query)) return FlushReason::kFilterChanged;
+  const PodQueryView& b = query.header;
   // A grouped Score plugin's classes come from what its prepare wrote: the
   // same bytes keep every untouched node in its group.
   for (uint32_t slot = 0; slot < b.num_scores; ++slot)
     if (grouped_[slot] && !plugin_equal(b.scores[slot], prepared_, query_, b, query, false))
       return FlushReason::kFilterChanged;
   return FlushReason::kCount;  // no reason: the header, every Filter input and the groups match
+}
+
+bool BatchCache::lists_equal(const ProfilePlan& plan, const PodQuery& query) const {
+  const PodQueryView& a = prepared_;
+  const PodQueryView& b = query.header;
+  return &plan == plan_ && a.num_filters == b.num_filters && a.num_scores == b.num_scores &&
+         std::equal(a.filters, a.filters + a.num_filters, b.filters) &&
+         std::equal(a.scores, a.scores + a.num_scores, b.scores) &&
+         std::equal(a.normalize, a.normalize + a.num_scores, b.normalize) &&
+         std::equal(a.weights, a.weights + a.num_scores, b.weights) && a.prescore_feasible == b.prescore_feasible &&
+         a.tie_break == b.tie_break && a.tie_seed == b.tie_seed && query.candidates == query_.candidates &&
+         query.score_error.empty();
+}
+
+bool BatchCache::same_shape(const ProfilePlan& plan, const PodQuery& query) const {
+  return (valid_ || shape_only_) && lists_equal(plan, query) && filters_equal(query);
+}
+
+void BatchCache::remember_shape(const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared) {
+  valid_ = false;
+  shape_only_ = true;
+  plan_ = &plan;
+  query_ = std::move(query);
+  prepared_ = prepared;
 }
 
 bool BatchCache::filters_equal(const PodQuery& query) const {
@@ -753,6 +771,7 @@ void BatchCache::store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&&
   if (num_grouped_) score_groups(s, v, nullptr);
 
   valid_ = true;
+  shape_only_ = false;
   plan_ = &plan;
   query_ = std::move(query);
   prepared_ = prepared;

@@ -79,6 +79,7 @@ struct BatchCounters {
   uint64_t tied_nodes = 0;            // random tie-break: tied nodes drawn among on hits (2 or more)
   uint64_t group_scores = 0;          // grouped Score plugins' raw scores, one per group of nodes, on hits
   uint64_t prescore_updates = 0;      // hits whose feasible-set PreScore tables were updated, not rebuilt
+  uint64_t first_of_shape = 0;        // misses not kept as a state: no state or recent pod had their shape
 
   BatchCounters& operator+=(const BatchCounters& o);
   // The counts since `earlier` (a copy taken before).
@@ -130,7 +131,16 @@ class BatchCache {
   // keeping several states tries such a one first).
   bool scores_equal(const PodQuery& query) const;
 
-  void clear() { valid_ = false; }
+  // Keeps only the shape of a pod whose evaluation was not worth keeping
+  // (the first of its shape lately, Engine::schedule): its query, to tell
+  // a later pod of the same shape. Drops any state held.
+  void remember_shape(const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared);
+  // Whether `query` could hit a state taken from the pod this holds (a
+  // state or a remembered shape): the same profile, plugin lists, weights,
+  // PreFilterResult and Filter bytes, whatever the snapshot did since.
+  bool same_shape(const ProfilePlan& plan, const PodQuery& query) const;
+
+  void clear() { valid_ = shape_only_ = false; }
   bool valid() const { return valid_; }
 
  private:
@@ -188,6 +198,9 @@ class BatchCache {
 
   FlushReason check_header(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const;
   bool filters_equal(const PodQuery& query) const;
+  // The profile, plugin lists, weights, tie-break and PreFilterResult match
+  // (and the pod has no Score error).
+  bool lists_equal(const ProfilePlan& plan, const PodQuery& query) const;
   bool is_candidate(uint32_t node) const;
   FlushReason plan_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query, HitPlan& out) const;
 
@@ -206,6 +219,7 @@ class BatchCache {
   uint32_t best_position(const PodQueryView& v, BatchCounters& counters, int64_t& total);
 
   bool valid_ = false;
+  bool shape_only_ = false;  // remember_shape: query_, prepared_ and plan_ alone
   const ProfilePlan* plan_ = nullptr;
   PodQuery query_;           // the query the entries are scored under (after feasible-set PreScore)
   PodQueryView prepared_{};  // its header as prepare left it (Filter's view)

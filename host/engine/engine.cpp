@@ -36,6 +36,7 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
   for (const auto& p : config_.profiles) plans_.push_back(make_profile_plan(p));
   batch_counters_.resize(plans_.size());
   batch_.resize(std::max<uint32_t>(1, options_.batch_states));
+  shapes_.resize(batch_.size());
   for (const ProfileConfig& p : config_.profiles) {
     // GpuShare, or a placement policy: both read the device columns.
     const bool filters = std::find(p.filter.begin(), p.filter.end(), plugins::GpuShare::kName) != p.filter.end();
@@ -107,6 +108,7 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   objects_ = std::move(cluster.objects);
   next_start_node_index_ = 0;
   for (BatchCache& b : batch_) b.clear();
+  for (BatchCache& b : shapes_) b.clear();
   for (auto& u : upstream_) u = UpstreamBatch{};
   std::vector<std::string> warnings;
   // Groups first: configuring the devices lays every device column out
@@ -358,6 +360,12 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   // The state a miss's evaluation replaces: one kept for the same signature
   // that could not answer, else an empty one, else the least recently used.
   size_t replaced = batch_.size() - 1;
+  // Whether a miss's evaluation becomes a state: when a state slot is still
+  // empty, or a state or a recent miss had the pod's shape. Otherwise the
+  // pod is evaluated as with the cache off and only its shape remembered:
+  // a state is not given up for a shape that may not come again.
+  // Decisions do not depend on it.
+  bool keep = false;
   if (batching) {
     BatchHit hit;
     FlushReason why = FlushReason::kSampling;
@@ -388,10 +396,13 @@ ScheduleResult Engine::schedule(const Pod& pod) {
             replaced_found = same_signature;
           }
         }
+      keep = replaced_found || !batch_[replaced].valid();
+      for (size_t k = 0; k < batch_.size() && !keep; ++k) keep = batch_[k].same_shape(plan, q);
+      for (size_t k = 0; k < shapes_.size() && !keep; ++k) keep = shapes_[k].same_shape(plan, q);
     }
     ++counters.no_hint;
     if (why != FlushReason::kNoState) ++counters.flushed[static_cast<size_t>(why)];
-    req.want_scores = whole;
+    req.want_scores = keep;
   }
   // Upstream's batching: a hint that passes Filter takes the pod, unscored,
   // as upstream's nominated-node path does.
@@ -431,10 +442,14 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   }
   res.node = scratch_.chosen;
   res.score = scratch_.chosen_total;
-  if (batching && whole) {
+  if (batching && whole && keep) {
     batch_[replaced].store(snapshot_, plan, std::move(q), prepared, scratch_);
     std::rotate(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(replaced),
                 batch_.begin() + static_cast<std::ptrdiff_t>(replaced) + 1);
+  } else if (batching && whole) {
+    ++counters.first_of_shape;
+    shapes_[next_shape_].remember_shape(plan, std::move(q), prepared);
+    next_shape_ = (next_shape_ + 1) % shapes_.size();
   }
   if (upstream) upstream_[profile].store(snapshot_, cycle, signature, hinted, res.node, &q, &scratch_, now, counters);
   assume(pod, plan, res);

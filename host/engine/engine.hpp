@@ -173,6 +173,12 @@ class Engine {
   uint32_t next_start_node_index_ = 0;
   EvalResult scratch_;
   std::vector<BatchCache> batch_;              // --batching exact: the most recently used first
+  // --batching exact: the shapes of recent misses that were not kept (a
+  // ring as long as batch_): a miss is kept as a state only when its shape
+  // was seen lately, so pods of shapes that do not recur cost what they cost
+  // with the cache off (no score lists, no state built).
+  std::vector<BatchCache> shapes_;
+  size_t next_shape_ = 0;
   std::vector<BatchCounters> batch_counters_;  // by profile, parallel to plans_
   std::vector<UpstreamBatch> upstream_;        // --batching upstream: per profile, as upstream's
   uint64_t cycle_ = 0;                         // scheduling cycles: every pod schedule() is given
