@@ -458,15 +458,17 @@ TEST(ReplayLookahead, OrdersParseAndOthersAreInputErrors) {
   EXPECT_EQ(parse_lookahead_order("fill"), LookaheadOrder::Fill);
   EXPECT_EQ(parse_lookahead_order("constrained"), LookaheadOrder::Constrained);
   EXPECT_EQ(parse_lookahead_order("decreasing"), LookaheadOrder::Decreasing);
+  EXPECT_EQ(parse_lookahead_order("decreasing-cpu"), LookaheadOrder::DecreasingCpu);
   EXPECT_EQ(parse_lookahead_order("decreasing-gpu-pods"), LookaheadOrder::DecreasingGpuPods);
   EXPECT_EQ(parse_lookahead_order("big-shares-first"), LookaheadOrder::BigSharesFirst);
   const std::string e = error_of([] { parse_lookahead_order("largest"); });
   EXPECT_NE(e.find("--lookahead-order: \"largest\""), std::string::npos) << e;
-  EXPECT_NE(e.find("decreasing, decreasing-gpu-pods or big-shares-first"), std::string::npos) << e;
+  EXPECT_NE(e.find("decreasing, decreasing-cpu, decreasing-gpu-pods or big-shares-first"), std::string::npos) << e;
   EXPECT_THROW(parse_lookahead_order("Decreasing"), InputError);
   EXPECT_FALSE(lookahead_order_sorts(LookaheadOrder::Score));
   EXPECT_FALSE(lookahead_order_sorts(LookaheadOrder::Constrained));
   EXPECT_TRUE(lookahead_order_sorts(LookaheadOrder::Decreasing));
+  EXPECT_TRUE(lookahead_order_sorts(LookaheadOrder::DecreasingCpu));
   EXPECT_TRUE(lookahead_order_sorts(LookaheadOrder::DecreasingGpuPods));
   EXPECT_TRUE(lookahead_order_sorts(LookaheadOrder::BigSharesFirst));
 }
@@ -485,14 +487,15 @@ TEST(ReplayLookahead, SortOrdersOnAHandMadeWindow) {
   std::vector<const TracePod*> rows;
   for (const TracePod& p : pods) rows.push_back(&p);
   using V = std::vector<size_t>;
-  // GPU units descending (2000, 1000 x 3, 810, 600, 300 x 2, 0); among
-  // the whole GPUs the most cpu first, then arrival order (c before f);
-  // the two shares of 300 in arrival order (b before g).
-  EXPECT_EQ(sort_window(rows, LookaheadOrder::Decreasing), (V{4, 8, 2, 5, 3, 7, 1, 6, 0}));
-  // The pod without GPUs keeps position 0; the rest as above.
-  EXPECT_EQ(sort_window(rows, LookaheadOrder::DecreasingGpuPods), (V{0, 4, 8, 2, 5, 3, 7, 1, 6}));
+  // GPU units descending (2000, 1000 x 3, 810, 600, 300 x 2, 0); equal
+  // units in arrival order (c, f, i; b before g).
+  EXPECT_EQ(sort_window(rows, LookaheadOrder::Decreasing), (V{4, 2, 5, 8, 3, 7, 1, 6, 0}));
+  // With cpu: among the whole GPUs i (8 cores) first, then c before f.
+  EXPECT_EQ(sort_window(rows, LookaheadOrder::DecreasingCpu), (V{4, 8, 2, 5, 3, 7, 1, 6, 0}));
+  // The pod without GPUs keeps position 0; the rest as Decreasing.
+  EXPECT_EQ(sort_window(rows, LookaheadOrder::DecreasingGpuPods), (V{0, 4, 2, 5, 8, 3, 7, 1, 6}));
   // Shares above 500 units, whole GPUs, other shares, no GPU.
-  EXPECT_EQ(sort_window(rows, LookaheadOrder::BigSharesFirst), (V{3, 7, 4, 8, 2, 5, 1, 6, 0}));
+  EXPECT_EQ(sort_window(rows, LookaheadOrder::BigSharesFirst), (V{3, 7, 4, 2, 5, 8, 1, 6, 0}));
   // The peeking orders do not sort.
   EXPECT_EQ(sort_window(rows, LookaheadOrder::Growth), (V{0, 1, 2, 3, 4, 5, 6, 7, 8}));
   // Identical pods keep arrival order.
@@ -512,8 +515,8 @@ TEST(ReplayLookahead, SortingOffIsTheDefaultRun) {
   const ReplayPolicy& fgd = replay_policy("fgd");
   const SeedRun plain = run_replay_seed(t, typical, fgd, 42, ReplayOptions{});
   for (size_t width : {size_t(0), size_t(1)}) {
-    for (LookaheadOrder order :
-         {LookaheadOrder::Decreasing, LookaheadOrder::DecreasingGpuPods, LookaheadOrder::BigSharesFirst}) {
+    for (LookaheadOrder order : {LookaheadOrder::Decreasing, LookaheadOrder::DecreasingCpu,
+                                 LookaheadOrder::DecreasingGpuPods, LookaheadOrder::BigSharesFirst}) {
       ReplayOptions o;
       o.lookahead = width;
       o.lookahead_order = order;
@@ -538,8 +541,8 @@ TEST(ReplayLookahead, SortingPlacesInSortOrderDeterministically) {
   const std::vector<TypicalTask> typical = replay_typical_tasks(t);
   const ReplayPolicy& fgd = replay_policy("fgd");
   for (size_t width : {size_t(4), size_t(16), size_t(1000000)}) {
-    for (LookaheadOrder order :
-         {LookaheadOrder::Decreasing, LookaheadOrder::DecreasingGpuPods, LookaheadOrder::BigSharesFirst}) {
+    for (LookaheadOrder order : {LookaheadOrder::Decreasing, LookaheadOrder::DecreasingCpu,
+                                 LookaheadOrder::DecreasingGpuPods, LookaheadOrder::BigSharesFirst}) {
       ReplayOptions o;
       o.lookahead = width;
       o.lookahead_order = order;
@@ -585,7 +588,7 @@ TEST(ReplayLookahead, WindowsAreConsecutiveAndEveryPodArrivesOnce) {
   const SeedRun plain = run_replay_seed(t, typical, fgd, 42, ReplayOptions{});
   for (size_t i = 0; i < plain.event_pods.size(); ++i) ASSERT_EQ(plain.event_pods[i], i);
   constexpr size_t kWidth = 4;
-  for (const char* order : {"score", "growth", "growth-per-gpu", "fill", "constrained", "decreasing",
+  for (const char* order : {"score", "growth", "growth-per-gpu", "fill", "constrained", "decreasing", "decreasing-cpu",
                             "decreasing-gpu-pods", "big-shares-first"}) {
     ReplayOptions o;
     o.lookahead = kWidth;

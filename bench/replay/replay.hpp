@@ -202,7 +202,7 @@ struct ReplayProgress {
 
 // How a look-ahead window picks its next pod (ReplayOptions::lookahead_order;
 // pick_from_window and sort_window in replay_runner.cpp). The first five
-// peek at every pod of the window before each placement; the last three
+// peek at every pod of the window before each placement; the last four
 // sort the window once by the pods' demands and peek at nothing.
 enum class LookaheadOrder {
   Score,
@@ -211,14 +211,16 @@ enum class LookaheadOrder {
   Fill,
   Constrained,
   Decreasing,
+  DecreasingCpu,
   DecreasingGpuPods,
   BigSharesFirst
 };
 // "score", "growth", "growth-per-gpu", "fill", "constrained", "decreasing",
-// "decreasing-gpu-pods", "big-shares-first"; InputError otherwise.
+// "decreasing-cpu", "decreasing-gpu-pods", "big-shares-first"; InputError
+// otherwise.
 LookaheadOrder parse_lookahead_order(const std::string& text);
-// Whether `order` sorts each window once (Decreasing, DecreasingGpuPods,
-// BigSharesFirst) rather than peeking.
+// Whether `order` sorts each window once (Decreasing, DecreasingCpu,
+// DecreasingGpuPods, BigSharesFirst) rather than peeking.
 bool lookahead_order_sorts(LookaheadOrder order);
 // The order in which a sorting order places a window's pods: positions in
 // `rows`, the window's pods in arrival order. Ties keep arrival order. An
@@ -258,7 +260,8 @@ struct ReplayOptions {
   // placed in that order (first-fit decreasing in spirit), FGD choosing
   // each one's node as usual:
   //  * Decreasing: the most GPU units first (a whole GPU counts 1000, a
-  //    share its units), then the most cpu;
+  //    share its units); equal units keep arrival order;
+  //  * DecreasingCpu: as Decreasing, then the most cpu among equal units;
   //  * DecreasingGpuPods: the pods with GPUs sorted as Decreasing among
   //    themselves; pods without GPUs keep their places in the window;
   //  * BigSharesFirst: shares above 500 units first, then whole GPUs, then

@@ -175,14 +175,14 @@ bool demand_before(const TracePod& a, const TracePod& b, LookaheadOrder order) {
   const int64_t ua = trace_pod_gpu_units(a);
   const int64_t ub = trace_pod_gpu_units(b);
   if (ua != ub) return ua > ub;
-  return a.cpu_milli > b.cpu_milli;
+  return order == LookaheadOrder::DecreasingCpu && a.cpu_milli > b.cpu_milli;
 }
 
 }  // namespace
 
 bool lookahead_order_sorts(LookaheadOrder order) {
-  return order == LookaheadOrder::Decreasing || order == LookaheadOrder::DecreasingGpuPods ||
-         order == LookaheadOrder::BigSharesFirst;
+  return order == LookaheadOrder::Decreasing || order == LookaheadOrder::DecreasingCpu ||
+         order == LookaheadOrder::DecreasingGpuPods || order == LookaheadOrder::BigSharesFirst;
 }
 
 std::vector<size_t> sort_window(const std::vector<const TracePod*>& rows, LookaheadOrder order) {
