@@ -743,6 +743,14 @@ TEST(ReplayCli, BadLookaheadOrderExitsTwo) {
   EXPECT_NE(r.out.find("--lookahead-order: \"best\""), std::string::npos) << r.out;
 }
 
+TEST(ReplayCli, SortedWholeSetRuns) {
+  const std::string d = small_trace_dir();
+  const CliRun r = run_cli("replay --nodes-csv " + d + "/nodes.csv --pods-csv " + d +
+                           "/pods.csv --policies fgd --seeds 42 --lookahead 1000000 --lookahead-order decreasing");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("fgd"), std::string::npos) << r.out;
+}
+
 // The paper's headline on the real trace, one seed: FGD leaves fewer GPUs
 // unallocated at 100% arrival than BestFit, its best baseline.
 TEST(ReplayRun, RealTraceFgdBeatsBestFit) {
