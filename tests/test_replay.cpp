@@ -457,8 +457,125 @@ TEST(ReplayLookahead, OrdersParseAndOthersAreInputErrors) {
   EXPECT_EQ(parse_lookahead_order("growth-per-gpu"), LookaheadOrder::GrowthPerGpu);
   EXPECT_EQ(parse_lookahead_order("fill"), LookaheadOrder::Fill);
   EXPECT_EQ(parse_lookahead_order("constrained"), LookaheadOrder::Constrained);
+  EXPECT_EQ(parse_lookahead_order("decreasing"), LookaheadOrder::Decreasing);
+  EXPECT_EQ(parse_lookahead_order("decreasing-cpu"), LookaheadOrder::DecreasingCpu);
+  EXPECT_EQ(parse_lookahead_order("decreasing-gpu-pods"), LookaheadOrder::DecreasingGpuPods);
+  EXPECT_EQ(parse_lookahead_order("big-shares-first"), LookaheadOrder::BigSharesFirst);
   const std::string e = error_of([] { parse_lookahead_order("largest"); });
   EXPECT_NE(e.find("--lookahead-order: \"largest\""), std::string::npos) << e;
+  EXPECT_NE(e.find("decreasing, decreasing-cpu, decreasing-gpu-pods or big-shares-first"), std::string::npos) << e;
+  EXPECT_THROW(parse_lookahead_order("Decreasing"), InputError);
+  EXPECT_FALSE(lookahead_order_sorts(LookaheadOrder::Score));
+  EXPECT_FALSE(lookahead_order_sorts(LookaheadOrder::Constrained));
+  EXPECT_TRUE(lookahead_order_sorts(LookaheadOrder::Decreasing));
+  EXPECT_TRUE(lookahead_order_sorts(LookaheadOrder::DecreasingCpu));
+  EXPECT_TRUE(lookahead_order_sorts(LookaheadOrder::DecreasingGpuPods));
+  EXPECT_TRUE(lookahead_order_sorts(LookaheadOrder::BigSharesFirst));
+}
+
+// The sorting orders on a hand-made window (positions in arrival order):
+// 0 no GPU, 8 cores; 1 and 6 a 300-unit share, 2 cores (a tie); 2 and 5
+// one GPU, 4 cores (a tie); 3 an 810-unit share; 4 two GPUs; 7 a 600-unit
+// share, 6 cores; 8 one GPU, 8 cores (more cpu than 2 and 5).
+TEST(ReplayLookahead, SortOrdersOnAHandMadeWindow) {
+  const std::vector<TracePod> pods{
+      TracePod{"a", 8000, 1024, 0, 0, "", "p:2"},    TracePod{"b", 2000, 1024, 1, 300, "", "p:3"},
+      TracePod{"c", 4000, 1024, 1, 1000, "", "p:4"}, TracePod{"d", 1000, 1024, 1, 810, "", "p:5"},
+      TracePod{"e", 1000, 1024, 2, 1000, "", "p:6"}, TracePod{"f", 4000, 1024, 1, 1000, "", "p:7"},
+      TracePod{"g", 2000, 1024, 1, 300, "", "p:8"},  TracePod{"h", 6000, 1024, 1, 600, "", "p:9"},
+      TracePod{"i", 8000, 1024, 1, 1000, "", "p:10"}};
+  std::vector<const TracePod*> rows;
+  for (const TracePod& p : pods) rows.push_back(&p);
+  using V = std::vector<size_t>;
+  // GPU units descending (2000, 1000 x 3, 810, 600, 300 x 2, 0); equal
+  // units in arrival order (c, f, i; b before g).
+  EXPECT_EQ(sort_window(rows, LookaheadOrder::Decreasing), (V{4, 2, 5, 8, 3, 7, 1, 6, 0}));
+  // With cpu: among the whole GPUs i (8 cores) first, then c before f.
+  EXPECT_EQ(sort_window(rows, LookaheadOrder::DecreasingCpu), (V{4, 8, 2, 5, 3, 7, 1, 6, 0}));
+  // The pod without GPUs keeps position 0; the rest as Decreasing.
+  EXPECT_EQ(sort_window(rows, LookaheadOrder::DecreasingGpuPods), (V{0, 4, 2, 5, 8, 3, 7, 1, 6}));
+  // Shares above 500 units, whole GPUs, other shares, no GPU.
+  EXPECT_EQ(sort_window(rows, LookaheadOrder::BigSharesFirst), (V{3, 7, 4, 2, 5, 8, 1, 6, 0}));
+  // The peeking orders do not sort.
+  EXPECT_EQ(sort_window(rows, LookaheadOrder::Growth), (V{0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  // Identical pods keep arrival order.
+  const std::vector<TracePod> same(5, TracePod{"s", 1000, 1024, 1, 500, "", "p:2"});
+  std::vector<const TracePod*> same_rows;
+  for (const TracePod& p : same) same_rows.push_back(&p);
+  EXPECT_EQ(sort_window(same_rows, LookaheadOrder::Decreasing), (V{0, 1, 2, 3, 4}));
+  EXPECT_TRUE(sort_window({}, LookaheadOrder::Decreasing).empty());
+}
+
+// Off (a window of 0 or 1) is arrival order whatever the order names, and
+// decides as the default options do.
+TEST(ReplayLookahead, SortingOffIsTheDefaultRun) {
+  const std::string d = small_trace_dir();
+  const ReplayTrace t = read_trace(d + "/nodes.csv", d + "/pods.csv");
+  const std::vector<TypicalTask> typical = replay_typical_tasks(t);
+  const ReplayPolicy& fgd = replay_policy("fgd");
+  const SeedRun plain = run_replay_seed(t, typical, fgd, 42, ReplayOptions{});
+  for (size_t width : {size_t(0), size_t(1)}) {
+    for (LookaheadOrder order : {LookaheadOrder::Decreasing, LookaheadOrder::DecreasingCpu,
+                                 LookaheadOrder::DecreasingGpuPods, LookaheadOrder::BigSharesFirst}) {
+      ReplayOptions o;
+      o.lookahead = width;
+      o.lookahead_order = order;
+      const SeedRun r = run_replay_seed(t, typical, fgd, 42, o);
+      ASSERT_EQ(r.events.size(), plain.events.size());
+      EXPECT_EQ(r.event_pods, plain.event_pods);
+      for (size_t i = 0; i < r.events.size(); ++i) {
+        ASSERT_EQ(r.events[i].allocated_units, plain.events[i].allocated_units) << width << " pod " << i;
+        ASSERT_EQ(r.events[i].arrived_units, plain.events[i].arrived_units) << width << " pod " << i;
+        ASSERT_EQ(r.events[i].frag_units, plain.events[i].frag_units) << width << " pod " << i;
+      }
+    }
+  }
+}
+
+// A sorting order places each window in sort_window's order (the whole
+// workload when the window is wider), the same way twice for a seed, and
+// every pod arrives once.
+TEST(ReplayLookahead, SortingPlacesInSortOrderDeterministically) {
+  const std::string d = small_trace_dir();
+  const ReplayTrace t = read_trace(d + "/nodes.csv", d + "/pods.csv");
+  const std::vector<TypicalTask> typical = replay_typical_tasks(t);
+  const ReplayPolicy& fgd = replay_policy("fgd");
+  for (size_t width : {size_t(4), size_t(16), size_t(1000000)}) {
+    for (LookaheadOrder order : {LookaheadOrder::Decreasing, LookaheadOrder::DecreasingCpu,
+                                 LookaheadOrder::DecreasingGpuPods, LookaheadOrder::BigSharesFirst}) {
+      ReplayOptions o;
+      o.lookahead = width;
+      o.lookahead_order = order;
+      const SeedRun r = run_replay_seed(t, typical, fgd, 42, o);
+      const size_t n = r.workload.order.size();
+      ASSERT_EQ(r.event_pods.size(), n);
+      for (size_t start = 0; start < n; start += width) {
+        const size_t end = std::min(start + width, n);
+        std::vector<const TracePod*> rows;
+        for (size_t k = start; k < end; ++k) rows.push_back(&t.pods[r.workload.order[k]]);
+        const std::vector<size_t> want = sort_window(rows, order);
+        for (size_t k = 0; k < want.size(); ++k)
+          ASSERT_EQ(r.event_pods[start + k], start + want[k]) << width << " window at " << start;
+      }
+      EXPECT_EQ(r.events.back().arrived_units, r.workload.demand_after) << width;
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(r.events[i].placed + r.events[i].failed, i + 1);
+      const SeedRun again = run_replay_seed(t, typical, fgd, 42, o);
+      EXPECT_EQ(again.event_pods, r.event_pods);
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(again.events[i].allocated_units, r.events[i].allocated_units) << width << " pod " << i;
+        ASSERT_EQ(again.events[i].frag_units, r.events[i].frag_units) << width << " pod " << i;
+      }
+    }
+  }
+  // The whole set, decreasing: GPU units never grow from one pod to the next.
+  ReplayOptions all;
+  all.lookahead = 1000000;
+  all.lookahead_order = LookaheadOrder::Decreasing;
+  const SeedRun r = run_replay_seed(t, typical, fgd, 42, all);
+  for (size_t i = 1; i < r.event_pods.size(); ++i)
+    ASSERT_LE(trace_pod_gpu_units(t.pods[r.workload.order[r.event_pods[i]]]),
+              trace_pod_gpu_units(t.pods[r.workload.order[r.event_pods[i - 1]]]))
+        << i;
 }
 
 // Windows are consecutive: a window's pods all arrive before the next
@@ -471,7 +588,8 @@ TEST(ReplayLookahead, WindowsAreConsecutiveAndEveryPodArrivesOnce) {
   const SeedRun plain = run_replay_seed(t, typical, fgd, 42, ReplayOptions{});
   for (size_t i = 0; i < plain.event_pods.size(); ++i) ASSERT_EQ(plain.event_pods[i], i);
   constexpr size_t kWidth = 4;
-  for (const char* order : {"score", "growth", "growth-per-gpu", "fill", "constrained"}) {
+  for (const char* order : {"score", "growth", "growth-per-gpu", "fill", "constrained", "decreasing", "decreasing-cpu",
+                            "decreasing-gpu-pods", "big-shares-first"}) {
     ReplayOptions o;
     o.lookahead = kWidth;
     o.lookahead_order = parse_lookahead_order(order);
@@ -623,6 +741,14 @@ TEST(ReplayCli, BadLookaheadOrderExitsTwo) {
                            "/pods.csv --policies fgd --lookahead 4 --lookahead-order best");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("--lookahead-order: \"best\""), std::string::npos) << r.out;
+}
+
+TEST(ReplayCli, SortedWholeSetRuns) {
+  const std::string d = small_trace_dir();
+  const CliRun r = run_cli("replay --nodes-csv " + d + "/nodes.csv --pods-csv " + d +
+                           "/pods.csv --policies fgd --seeds 42 --lookahead 1000000 --lookahead-order decreasing");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("fgd"), std::string::npos) << r.out;
 }
 
 // The paper's headline on the real trace, one seed: FGD leaves fewer GPUs

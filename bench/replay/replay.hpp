@@ -201,10 +201,32 @@ struct ReplayProgress {
 };
 
 // How a look-ahead window picks its next pod (ReplayOptions::lookahead_order;
-// pick_from_window in replay_runner.cpp).
-enum class LookaheadOrder { Score, Growth, GrowthPerGpu, Fill, Constrained };
-// "score", "growth", "growth-per-gpu", "fill", "constrained"; InputError otherwise.
+// pick_from_window and sort_window in replay_runner.cpp). The first five
+// peek at every pod of the window before each placement; the last four
+// sort the window once by the pods' demands and peek at nothing.
+enum class LookaheadOrder {
+  Score,
+  Growth,
+  GrowthPerGpu,
+  Fill,
+  Constrained,
+  Decreasing,
+  DecreasingCpu,
+  DecreasingGpuPods,
+  BigSharesFirst
+};
+// "score", "growth", "growth-per-gpu", "fill", "constrained", "decreasing",
+// "decreasing-cpu", "decreasing-gpu-pods", "big-shares-first"; InputError
+// otherwise.
 LookaheadOrder parse_lookahead_order(const std::string& text);
+// Whether `order` sorts each window once (Decreasing, DecreasingCpu,
+// DecreasingGpuPods, BigSharesFirst) rather than peeking.
+bool lookahead_order_sorts(LookaheadOrder order);
+// The order in which a sorting order places a window's pods: positions in
+// `rows`, the window's pods in arrival order. Ties keep arrival order. An
+// order that does not sort keeps arrival order. ReplayOptions::lookahead
+// describes the keys.
+std::vector<size_t> sort_window(const std::vector<const TracePod*>& rows, LookaheadOrder order);
 
 struct ReplayOptions {
   std::string backend = "cpu";
@@ -233,8 +255,20 @@ struct ReplayOptions {
   //    does; else the earliest;
   //  * Constrained: the fewest feasible nodes (most at risk of failing
   //    once the others are placed).
-  // Ties go to the earliest arrival. A pod counts as arrived when it is
-  // placed or fails. 0 or 1: arrival order, one pod at a time.
+  // Ties go to the earliest arrival. The sorting orders evaluate nothing:
+  // each window is sorted once, when it is full, and its pods are then
+  // placed in that order (first-fit decreasing in spirit), FGD choosing
+  // each one's node as usual:
+  //  * Decreasing: the most GPU units first (a whole GPU counts 1000, a
+  //    share its units); equal units keep arrival order;
+  //  * DecreasingCpu: as Decreasing, then the most cpu among equal units;
+  //  * DecreasingGpuPods: the pods with GPUs sorted as Decreasing among
+  //    themselves; pods without GPUs keep their places in the window;
+  //  * BigSharesFirst: shares above 500 units first, then whole GPUs, then
+  //    the other shares, then pods without GPUs; each group as Decreasing.
+  // A window as wide as the workload sorts the whole arrival set: that
+  // knows every future arrival. A pod counts as arrived when it is placed
+  // or fails. 0 or 1: arrival order, one pod at a time.
   size_t lookahead = 0;
   LookaheadOrder lookahead_order = LookaheadOrder::Score;
   // Retargeting (not the paper's; off by default): before every

@@ -70,7 +70,13 @@ LookaheadOrder parse_lookahead_order(const std::string& text) {
   if (text == "growth-per-gpu") return LookaheadOrder::GrowthPerGpu;
   if (text == "fill") return LookaheadOrder::Fill;
   if (text == "constrained") return LookaheadOrder::Constrained;
-  throw InputError("--lookahead-order: \"" + text + "\": expected score, growth, growth-per-gpu, fill or constrained");
+  if (text == "decreasing") return LookaheadOrder::Decreasing;
+  if (text == "decreasing-cpu") return LookaheadOrder::DecreasingCpu;
+  if (text == "decreasing-gpu-pods") return LookaheadOrder::DecreasingGpuPods;
+  if (text == "big-shares-first") return LookaheadOrder::BigSharesFirst;
+  throw InputError("--lookahead-order: \"" + text +
+                   "\": expected score, growth, growth-per-gpu, fill, constrained, decreasing, decreasing-cpu, "
+                   "decreasing-gpu-pods or big-shares-first");
 }
 
 std::vector<uint64_t> parse_seed_list(const std::string& text) {

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 
 #include "bench/replay/replay.hpp"
 #include "host/engine/engine.hpp"
@@ -121,7 +123,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // compares across pods, unlike FGD's score, which is relative to the pod's
 // own nodes.
 size_t pick_from_window(Engine& engine, const ClusterGpuMetrics& metrics, const ReplayTrace& trace,
-                        const TunedWorkload& workload, const std::vector<std::pair<size_t, Pod>>& window,
+                        const TunedWorkload& workload, const std::deque<std::pair<size_t, Pod>>& window,
                         LookaheadOrder order) {
   size_t pick = 0;
   bool found = false;
@@ -152,7 +154,51 @@ size_t pick_from_window(Engine& engine, const ClusterGpuMetrics& metrics, const 
   return pick;
 }
 
+// BigSharesFirst's groups: shares above 500 units, whole GPUs, other
+// shares, no GPU.
+int big_shares_group(const TracePod& p) {
+  const int32_t milli = trace_pod_milli(p);
+  if (p.num_gpu == 0 || milli == 0) return 3;
+  if (milli >= 1000) return 1;
+  return milli > 500 ? 0 : 2;
+}
+
+// Whether `a` goes strictly before `b` in a sorting order (a strict weak
+// order: equal keys compare false both ways, so a stable sort keeps
+// arrival order among them).
+bool demand_before(const TracePod& a, const TracePod& b, LookaheadOrder order) {
+  if (order == LookaheadOrder::BigSharesFirst) {
+    const int ga = big_shares_group(a);
+    const int gb = big_shares_group(b);
+    if (ga != gb) return ga < gb;
+  }
+  const int64_t ua = trace_pod_gpu_units(a);
+  const int64_t ub = trace_pod_gpu_units(b);
+  if (ua != ub) return ua > ub;
+  return order == LookaheadOrder::DecreasingCpu && a.cpu_milli > b.cpu_milli;
+}
+
 }  // namespace
+
+bool lookahead_order_sorts(LookaheadOrder order) {
+  return order == LookaheadOrder::Decreasing || order == LookaheadOrder::DecreasingCpu ||
+         order == LookaheadOrder::DecreasingGpuPods || order == LookaheadOrder::BigSharesFirst;
+}
+
+std::vector<size_t> sort_window(const std::vector<const TracePod*>& rows, LookaheadOrder order) {
+  std::vector<size_t> placed(rows.size());
+  std::iota(placed.begin(), placed.end(), size_t{0});
+  if (!lookahead_order_sorts(order)) return placed;
+  // The positions that take part; DecreasingGpuPods leaves the others be.
+  std::vector<size_t> slots;
+  for (size_t k = 0; k < rows.size(); ++k)
+    if (order != LookaheadOrder::DecreasingGpuPods || trace_pod_gpu_units(*rows[k]) > 0) slots.push_back(k);
+  std::vector<size_t> sorted = slots;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [&](size_t a, size_t b) { return demand_before(*rows[a], *rows[b], order); });
+  for (size_t i = 0; i < slots.size(); ++i) placed[slots[i]] = sorted[i];
+  return placed;
+}
 
 std::vector<TypicalTask> replay_typical_tasks(const ReplayTrace& trace) {
   std::vector<Pod> pods;
@@ -206,10 +252,12 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
   progress.total = run.workload.order.size();
   run.events.reserve(run.workload.order.size());
   ReplayEvent state;
-  // Look-ahead: the window of arrived pods not placed yet, in arrival order.
-  std::vector<std::pair<size_t, Pod>> window;
+  // Look-ahead: the window of arrived pods not placed yet, in arrival order
+  // (a sorting order: in the order they will be placed).
+  std::deque<std::pair<size_t, Pod>> window;
   size_t next = 0;
   const size_t width = std::max<size_t>(options.lookahead, 1);
+  const bool sorts = lookahead_order_sorts(options.lookahead_order);
   for (size_t i = 0; i < run.workload.order.size(); ++i) {
     if (options.stop && options.stop->load()) throw ReplayInterrupted("interrupted");
     if (window.empty()) {
@@ -218,6 +266,14 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
         const uint32_t copy = times_used[run.workload.order[next]]++;
         window.emplace_back(
             next, trace_pod_object(row, model, copy == 0 ? row.name : row.name + "-clone-" + std::to_string(copy)));
+      }
+      if (sorts && window.size() > 1) {
+        std::vector<const TracePod*> rows;
+        rows.reserve(window.size());
+        for (const auto& w : window) rows.push_back(&trace.pods[run.workload.order[w.first]]);
+        std::deque<std::pair<size_t, Pod>> sorted;
+        for (size_t k : sort_window(rows, options.lookahead_order)) sorted.push_back(std::move(window[k]));
+        window = std::move(sorted);
       }
     }
     const auto t0 = std::chrono::steady_clock::now();
@@ -243,8 +299,9 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
     }
     Engine& engine = *engine_ptr;
     ClusterGpuMetrics& metrics = *metrics_ptr;
-    const size_t pick =
-        window.size() > 1 ? pick_from_window(engine, metrics, trace, run.workload, window, options.lookahead_order) : 0;
+    const size_t pick = !sorts && window.size() > 1
+                            ? pick_from_window(engine, metrics, trace, run.workload, window, options.lookahead_order)
+                            : 0;
     run.event_pods.push_back(window[pick].first);
     const Pod pod = std::move(window[pick].second);
     const TracePod& row = trace.pods[run.workload.order[window[pick].first]];

@@ -481,10 +481,13 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--max-pods", replay.max_pods, "schedule only the first N pods of each tuned workload");
   replay_cmd->add_option("--lookahead", replay.lookahead,
                          "not the paper's: within each window of N arriving pods, choose which to place next by "
-                         "--lookahead-order (0: off)");
+                         "--lookahead-order (0 or 1: off)");
   replay_cmd
       ->add_option("--lookahead-order", replay.lookahead_order,
-                   "with --lookahead: score, growth, growth-per-gpu, fill or constrained")
+                   "with --lookahead: score, growth, growth-per-gpu, fill or constrained (each peeks at the window's "
+                   "pods before every placement); decreasing, decreasing-cpu, decreasing-gpu-pods or "
+                   "big-shares-first (each sorts the window once by demand; a window wider than the workload sorts "
+                   "the whole arrival set)")
       ->capture_default_str();
   replay_cmd->add_option("--retarget-every", replay.retarget_every,
                          "not the paper's: every N pods, FGD's typical tasks from the pending pods (0: off)");
