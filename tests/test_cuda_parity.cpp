@@ -134,6 +134,26 @@ struct Coverage {
   uint32_t group_assumed = 0;    // SharedDeviceGroup members assumed
 };
 
+Coverage& operator+=(Coverage& a, const Coverage& b) {
+  a.evaluations += b.evaluations;
+  a.scored += b.scored;
+  a.lone_feasible += b.lone_feasible;
+  a.none_feasible += b.none_feasible;
+  a.cut += b.cut;
+  a.assumed += b.assumed;
+  a.structure_changes += b.structure_changes;
+  a.removed += b.removed;
+  a.node_updates += b.node_updates;
+  a.prescored += b.prescored;
+  a.negative_totals += b.negative_totals;
+  a.ignored_nodes += b.ignored_nodes;
+  a.device_filtered += b.device_filtered;
+  a.device_feasible += b.device_feasible;
+  a.group_feasible += b.group_feasible;
+  a.group_assumed += b.group_assumed;
+  return a;
+}
+
 std::ostream& operator<<(std::ostream& os, const Coverage& c) {
   return os << c.evaluations << " evaluations: " << c.scored << " scored, " << c.lone_feasible << " lone feasible, "
             << c.none_feasible << " none feasible, " << c.cut << " sampling cuts; " << c.assumed << " pods assumed, "
@@ -591,8 +611,16 @@ TEST(CudaParityHarness, ReusedCpuBackendAgreesWithFreshOnes) {
   FreshCpu fresh;
   for (const uint32_t nodes : {0u, 1u, 33u})
     run_backend_parity(*reused, fresh, ClusterShape{nodes, 16, 0.05}, 77 + nodes);
-  // The clusters exercise every path the parity tests are meant to cover.
-  const Coverage cov = run_backend_parity(*reused, fresh, ClusterShape{400, 40, 0.05}, 477);
+  // The clusters exercise every path the parity tests are meant to cover:
+  // one cluster usually does; with another BULKSCORE_PARITY_SEED a rare
+  // path (a negative total, say) can take a second or third.
+  const auto covered = [](const Coverage& c) {
+    return c.scored > 20 && c.lone_feasible + c.none_feasible > 0 && c.cut > 10 && c.assumed > 10 &&
+           c.prescored > 10 && c.removed > 0 && c.node_updates > 0 && c.negative_totals > 0 && c.ignored_nodes > 0;
+  };
+  Coverage cov;
+  for (uint64_t stream = 477; stream < 477 + 4 && !covered(cov); ++stream)
+    cov += run_backend_parity(*reused, fresh, ClusterShape{400, 40, 0.05}, stream);
   EXPECT_GT(cov.scored, 20u) << cov;
   EXPECT_GT(cov.lone_feasible + cov.none_feasible, 0u) << cov;
   EXPECT_GT(cov.cut, 10u) << cov;
