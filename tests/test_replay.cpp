@@ -506,6 +506,10 @@ TEST(ReplayLookahead, SortOrdersOnAHandMadeWindow) {
   EXPECT_TRUE(sort_window({}, LookaheadOrder::Decreasing).empty());
 }
 
+// The orders that sort each window once (lookahead_order_sorts).
+constexpr LookaheadOrder kSortingOrders[] = {LookaheadOrder::Decreasing, LookaheadOrder::DecreasingCpu,
+                                             LookaheadOrder::DecreasingGpuPods, LookaheadOrder::BigSharesFirst};
+
 // Off (a window of 0 or 1) is arrival order whatever the order names, and
 // decides as the default options do.
 TEST(ReplayLookahead, SortingOffIsTheDefaultRun) {
@@ -515,8 +519,7 @@ TEST(ReplayLookahead, SortingOffIsTheDefaultRun) {
   const ReplayPolicy& fgd = replay_policy("fgd");
   const SeedRun plain = run_replay_seed(t, typical, fgd, 42, ReplayOptions{});
   for (size_t width : {size_t(0), size_t(1)}) {
-    for (LookaheadOrder order : {LookaheadOrder::Decreasing, LookaheadOrder::DecreasingCpu,
-                                 LookaheadOrder::DecreasingGpuPods, LookaheadOrder::BigSharesFirst}) {
+    for (LookaheadOrder order : kSortingOrders) {
       ReplayOptions o;
       o.lookahead = width;
       o.lookahead_order = order;
@@ -541,8 +544,7 @@ TEST(ReplayLookahead, SortingPlacesInSortOrderDeterministically) {
   const std::vector<TypicalTask> typical = replay_typical_tasks(t);
   const ReplayPolicy& fgd = replay_policy("fgd");
   for (size_t width : {size_t(4), size_t(16), size_t(1000000)}) {
-    for (LookaheadOrder order : {LookaheadOrder::Decreasing, LookaheadOrder::DecreasingCpu,
-                                 LookaheadOrder::DecreasingGpuPods, LookaheadOrder::BigSharesFirst}) {
+    for (LookaheadOrder order : kSortingOrders) {
       ReplayOptions o;
       o.lookahead = width;
       o.lookahead_order = order;
