@@ -6,7 +6,9 @@
 // by the backend, grown to a high-water mark and reused; pinned host buffers
 // carry every transfer. All work goes to one stream; evaluate() returns
 // after one stream synchronization (two when lists are requested back, or
-// when the random tie-break finds a tie: then the tied nodes alone).
+// when the random tie-break finds a tie: then the tied nodes alone, or for
+// a tie of over 1,024 nodes only the drawn one; more around a feasible-set
+// PreScore).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>

@@ -20,6 +20,10 @@
 //   5. score_and_select: normalization, weighted totals and selection keys of
 //      the kept nodes, compacted; the best node by block reduction; the last
 //      block to finish reduces the block results and writes the Answer.
+//   6. (--tie-break random) collect_tied: the kept nodes at the best total
+//      and their count; after the answer's sync, a tie of over 1,024 nodes
+//      is put in node order (mark_tied, then a compaction over every node:
+//      enqueue_rank_tied) for the host to copy back the drawn one.
 // Counts that only the device knows (feasible nodes, the cut) are read from
 // device memory by the kernels, so nothing waits on the host in between
 // (except around the PreScore, which is host code).
