@@ -205,9 +205,11 @@ TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
     std::printf("[ batch ]   flushed %s: %llu\n", reason.c_str(), (unsigned long long)n);
   std::printf("[ batch ] with three states kept: %llu pods answered from the cache\n",
               static_cast<unsigned long long>(several_hits));
-  // The test must exercise the cache, not only misses (about a quarter of
-  // the pods hit; the parity config's many profiles interleave).
-  EXPECT_GT(hits, attempts / 5);
+  // The test must exercise the cache, not only misses (a fifth to a third
+  // of the pods hit over BULKSCORE_PARITY_SEED 1-40, 0.197 at seed 8 since
+  // a shape's first miss lately is not kept; the parity config's many
+  // profiles interleave).
+  EXPECT_GT(hits, attempts / 8);
   EXPECT_GT(several_hits, hits);
   EXPECT_GT(renormalized, 0u);
   EXPECT_GT(whole_plugin, 0u);
