@@ -338,6 +338,9 @@ class CudaBackend final : public Backend {
       size_t select_bytes = 0, sort_bytes = 0;
       BULKSCORE_CUDA_TRY(select_temp_bytes(items, select_bytes));
       if (with_sort) BULKSCORE_CUDA_TRY(sort_temp_bytes(items, sort_bytes));
+      // Allocated before the sizes are recorded: an allocation that throws
+      // leaves them describing what temp_ holds.
+      temp_.reserve(std::max(select_bytes, sort_bytes));
       temp_count_ = items;
       temp_has_sort_ = with_sort;
       temp_bytes_ = std::max(select_bytes, sort_bytes);

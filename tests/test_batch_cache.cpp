@@ -407,6 +407,44 @@ TEST(BatchCache, ShapesSeenOnceDoNotDisplaceAState) {
   EXPECT_EQ(two.counters.hint_used, 19u + 5u + 6u);
 }
 
+// A state from before a structural change can never answer again: its
+// slot is free, so the next shape's first miss is kept and its second pod
+// hits, as on an empty cache.
+TEST(BatchCache, AStateBeforeAStructuralChangeLeavesItsSlotFree) {
+  Cluster cluster;
+  SplitMix64 rng = SplitMix64::derive(13, 0);
+  for (uint32_t i = 0; i < 20; ++i) {
+    Node n = random_node(rng, i, false);
+    n.taints.clear();
+    n.unschedulable = false;
+    cluster.nodes.push_back(n);
+  }
+  EngineOptions options{"cpu", TieBreak::First, parity_seed()};
+  options.batching = Batching::Exact;
+  Engine engine(default_scheduler_config(), options);
+  engine.load(cluster);
+  Engine plain(default_scheduler_config(), EngineOptions{"cpu", TieBreak::First, parity_seed()});
+  plain.load(cluster);
+  uint32_t i = 0;
+  const auto both = [&](const Pod& p) {
+    const ScheduleResult a = engine.schedule(p), b = plain.schedule(p);
+    ASSERT_EQ(a.node, b.node) << p.name;
+    ASSERT_EQ(a.score, b.score) << p.name;
+  };
+  for (; i < 5; ++i) both(pending_pod(i, 100, 64 * kMi));
+  Node extra = random_node(rng, 100, false);
+  extra.taints.clear();
+  extra.unschedulable = false;
+  engine.mutable_snapshot().add_node(extra);  // structural: the state is dead
+  plain.mutable_snapshot().add_node(extra);
+  const BatchCounters before = engine.batch_counters();
+  for (; i < 10; ++i) both(pending_pod(i, 300, 128 * kMi));
+  const BatchCounters after = engine.batch_counters().since(before);
+  EXPECT_EQ(after.first_of_shape, 0u);
+  EXPECT_EQ(after.no_hint, 1u);
+  EXPECT_EQ(after.hint_used, 4u);
+}
+
 // Chi-square over `counts` against a uniform distribution.
 double chi_square(const std::map<std::string, uint64_t>& counts, uint64_t cells, uint64_t total) {
   const double expected = static_cast<double>(total) / static_cast<double>(cells);

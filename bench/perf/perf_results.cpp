@@ -178,6 +178,7 @@ std::string perf_results_json(const PerfRunResult& result) {
       j.key("renormalizations").value(m.batch.renormalizations);
       j.key("groupScores").value(m.batch.group_scores);
       j.key("prescoreUpdates").value(m.batch.prescore_updates);
+      j.key("firstOfShape").value(m.batch.first_of_shape);
       j.end_object();
       j.key("windows").begin_array();
       for (double s : m.throughput.samples) j.value(s);

@@ -161,6 +161,9 @@ std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCou
       {"bulkscore_batch_prescore_updates_total",
        "Cache hits whose feasible-set PreScore tables were updated from the cached ones, not rebuilt.",
        &BatchCounters::prescore_updates},
+      {"bulkscore_batch_first_of_shape_total",
+       "Misses not kept as a state: every slot was taken and no state or recent miss had their shape.",
+       &BatchCounters::first_of_shape},
   };
   for (const auto& f : own) {
     family(f.name, f.help);

@@ -373,7 +373,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
       // States whose Score plugins match first (a hit then rescores only the
       // changed nodes), each in order of use. The reason a miss counts is
       // the most recently used state's, as with one state.
-      bool replaced_found = false;
+      bool replaced_found = false, replaced_free = false;
       for (const bool scores_match : {true, false})
         for (size_t k = 0; k < batch_.size(); ++k) {
           if (batch_[k].scores_equal(q) != scores_match) continue;
@@ -391,12 +391,16 @@ ScheduleResult Engine::schedule(const Pod& pod) {
           if (k == 0) why = r;
           const bool same_signature = r != FlushReason::kNoState && r != FlushReason::kPodIncompatible &&
                                       r != FlushReason::kFilterChanged && r != FlushReason::kSnapshotChanged;
-          if (!replaced_found && (same_signature || r == FlushReason::kNoState)) {
+          // A state from before a structural change can never answer again
+          // (versions do not repeat): its slot is as free as an empty one.
+          const bool free_slot = r == FlushReason::kNoState || r == FlushReason::kSnapshotChanged;
+          if (!replaced_found && (same_signature || free_slot)) {
             replaced = k;
             replaced_found = same_signature;
+            replaced_free = free_slot;
           }
         }
-      keep = replaced_found || !batch_[replaced].valid();
+      keep = replaced_found || replaced_free;
       for (size_t k = 0; k < batch_.size() && !keep; ++k) keep = batch_[k].same_shape(plan, q);
       for (size_t k = 0; k < shapes_.size() && !keep; ++k) keep = shapes_[k].same_shape(plan, q);
     }
