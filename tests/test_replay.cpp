@@ -743,6 +743,14 @@ TEST(ReplayCli, BadLookaheadOrderExitsTwo) {
                            "/pods.csv --policies fgd --lookahead 4 --lookahead-order best");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("--lookahead-order: \"best\""), std::string::npos) << r.out;
+  // An order without a window, or a horizon without retargeting, would
+  // change nothing: refused rather than ignored.
+  for (const char* args : {"--lookahead-order decreasing", "--retarget-horizon 100"}) {
+    const CliRun alone = run_cli("replay --nodes-csv " + d + "/nodes.csv --pods-csv " + d +
+                                 "/pods.csv --policies fgd " + args);
+    EXPECT_EQ(alone.exit_code, 2) << args << ": " << alone.out;
+    EXPECT_NE(alone.out.find("requires"), std::string::npos) << args << ": " << alone.out;
+  }
 }
 
 TEST(ReplayCli, SortedWholeSetRuns) {

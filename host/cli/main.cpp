@@ -479,7 +479,7 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--threads", replay.threads, "CPU backend threads (0 = one per core)")
       ->check(CLI::Range(0, 1024));
   replay_cmd->add_option("--max-pods", replay.max_pods, "schedule only the first N pods of each tuned workload");
-  replay_cmd->add_option("--lookahead", replay.lookahead,
+  auto* lookahead_opt = replay_cmd->add_option("--lookahead", replay.lookahead,
                          "not the paper's: within each window of N arriving pods, choose which to place next by "
                          "--lookahead-order (0 or 1: off)");
   replay_cmd
@@ -488,11 +488,15 @@ int main(int argc, char** argv) {
                    "pods before every placement); decreasing, decreasing-cpu, decreasing-gpu-pods or "
                    "big-shares-first (each sorts the window once by demand; a window wider than the workload sorts "
                    "the whole arrival set)")
-      ->capture_default_str();
-  replay_cmd->add_option("--retarget-every", replay.retarget_every,
-                         "not the paper's: every N pods, FGD's typical tasks from the pending pods (0: off)");
-  replay_cmd->add_option("--retarget-horizon", replay.retarget_horizon,
-                         "with --retarget-every: how many pending pods, in arrival order (0: all)");
+      ->capture_default_str()
+      ->needs(lookahead_opt);  // alone it would change nothing, silently
+  auto* retarget_opt =
+      replay_cmd->add_option("--retarget-every", replay.retarget_every,
+                             "not the paper's: every N pods, FGD's typical tasks from the pending pods (0: off)");
+  replay_cmd
+      ->add_option("--retarget-horizon", replay.retarget_horizon,
+                   "with --retarget-every: how many pending pods, in arrival order (0: all)")
+      ->needs(retarget_opt);
   replay_cmd->add_option("--arrivals", replay.arrivals, "arrival % points of the table")->capture_default_str();
   replay_cmd->add_option("-o,--output", replay.output, "the table (written whole or not at all); default stdout");
   replay_cmd->add_option("--csv", replay.csv, "every arrival % bucket of every policy, as CSV");
