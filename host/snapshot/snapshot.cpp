@@ -260,6 +260,7 @@ void Snapshot::configure_device_groups(std::vector<SharedDeviceGroup> groups, co
   group_model_ = model;
   groups_ = std::move(groups);
   status_superseded_.assign(groups_.size(), 0);
+  index_device_groups();
   structural_change();
 }
 
@@ -269,6 +270,7 @@ void Snapshot::add_device_group(SharedDeviceGroup group) {
     throw InputError(group.origin + ": SharedDeviceGroup " + quote(group.name) + " exists already");
   groups_.push_back(std::move(group));
   status_superseded_.push_back(0);
+  index_device_groups();
   structural_change();
 }
 
@@ -277,14 +279,26 @@ bool Snapshot::remove_device_group(std::string_view name) {
   if (g < 0) return false;
   groups_.erase(groups_.begin() + g);
   status_superseded_.erase(status_superseded_.begin() + g);
+  index_device_groups();
   structural_change();
   return true;
 }
 
+// Sorted by name, then index: a lookup finds the first group of a name, as
+// a scan of groups_ would (names are unique once loaded).
+void Snapshot::index_device_groups() {
+  group_by_name_.clear();
+  group_by_name_.reserve(groups_.size());
+  for (uint32_t g = 0; g < groups_.size(); ++g) group_by_name_.emplace_back(groups_[g].name, g);
+  std::sort(group_by_name_.begin(), group_by_name_.end());
+}
+
 int32_t Snapshot::device_group_index(std::string_view name) const {
-  for (size_t g = 0; g < groups_.size(); ++g)
-    if (groups_[g].name == name) return static_cast<int32_t>(g);
-  return -1;
+  const auto it = std::lower_bound(group_by_name_.begin(), group_by_name_.end(), name,
+                                   [](const std::pair<std::string, uint32_t>& e, std::string_view n) {
+                                     return std::string_view(e.first) < n;
+                                   });
+  return it != group_by_name_.end() && it->first == name ? static_cast<int32_t>(it->second) : -1;
 }
 
 int32_t Snapshot::group_device_row(std::string_view resource) const {

@@ -753,6 +753,8 @@ class Snapshot {
   void leave_device_group(uint32_t id);
   std::optional<DeviceGroupModel> group_model_;
   std::vector<SharedDeviceGroup> groups_;
+  std::vector<std::pair<std::string, uint32_t>> group_by_name_;  // (name, index in groups_), sorted
+  void index_device_groups();  // after every change to groups_
   std::vector<GroupBinding> bindings_;
   std::vector<std::string> group_types_;
   std::vector<int32_t> group_type_max_;
