@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <tuple>
 
 #include "host/common.hpp"
@@ -36,6 +37,8 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
   for (const auto& p : config_.profiles) plans_.push_back(make_profile_plan(p));
   batch_counters_.resize(plans_.size());
   batch_.resize(std::max<uint32_t>(1, options_.batch_states));
+  batch_order_.resize(batch_.size());
+  std::iota(batch_order_.begin(), batch_order_.end(), 0u);
   shapes_.resize(batch_.size());
   for (const ProfileConfig& p : config_.profiles) {
     // GpuShare, or a placement policy: both read the device columns.
@@ -359,7 +362,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   BatchCounters& counters = batch_counters_[profile];
   // The state a miss's evaluation replaces: one kept for the same signature
   // that could not answer, else an empty one, else the least recently used.
-  size_t replaced = batch_.size() - 1;
+  size_t replaced = batch_order_.size() - 1;  // a position in batch_order_
   // Whether a miss's evaluation becomes a state: when a state slot is still
   // empty, or a state or a recent miss had the pod's shape. Otherwise the
   // pod is evaluated as with the cache off and only its shape remembered:
@@ -375,12 +378,12 @@ ScheduleResult Engine::schedule(const Pod& pod) {
       // the most recently used state's, as with one state.
       bool replaced_found = false, replaced_free = false;
       for (const bool scores_match : {true, false})
-        for (size_t k = 0; k < batch_.size(); ++k) {
-          if (batch_[k].scores_equal(q) != scores_match) continue;
+        for (size_t k = 0; k < batch_order_.size(); ++k) {
+          BatchCache& state = batch_[batch_order_[k]];
+          if (state.scores_equal(q) != scores_match) continue;
           FlushReason r = FlushReason::kNoState;
-          if (batch_[k].try_hit(snapshot_, plan, q, hit, r, counters)) {
-            std::rotate(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(k),
-                        batch_.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+          if (state.try_hit(snapshot_, plan, q, hit, r, counters)) {
+            most_recent(k);
             next_start_node_index_ = (next_start_node_index_ + m) % snapshot_.num_nodes();
             res.feasible_nodes = hit.num_feasible;
             res.node = hit.chosen;
@@ -447,9 +450,8 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   res.node = scratch_.chosen;
   res.score = scratch_.chosen_total;
   if (batching && whole && keep) {
-    batch_[replaced].store(snapshot_, plan, std::move(q), prepared, scratch_);
-    std::rotate(batch_.begin(), batch_.begin() + static_cast<std::ptrdiff_t>(replaced),
-                batch_.begin() + static_cast<std::ptrdiff_t>(replaced) + 1);
+    batch_[batch_order_[replaced]].store(snapshot_, plan, std::move(q), prepared, scratch_);
+    most_recent(replaced);
   } else if (batching && whole) {
     ++counters.first_of_shape;
     shapes_[next_shape_].remember_shape(plan, std::move(q), prepared);
@@ -535,7 +537,7 @@ Explanation Engine::explain(const Pod& pod) {
     const uint32_t m = q.candidates ? static_cast<uint32_t>(q.candidates->size()) : n;
     FlushReason why = FlushReason::kSampling;
     if (num_nodes_to_find(plan, m) >= m) {
-      why = batch_.front().would_hit(snapshot_, plan, q);
+      why = batch_[batch_order_.front()].would_hit(snapshot_, plan, q);
       for (const BatchCache& b : batch_)
         if (b.would_hit(snapshot_, plan, q) == FlushReason::kCount) why = FlushReason::kCount;
     }
