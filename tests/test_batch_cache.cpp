@@ -349,17 +349,20 @@ Pod pending_pod(uint32_t i, int64_t cpu, int64_t memory) {
   return p;
 }
 
+// A random node that every pod may use: no taints, schedulable.
+Node fitting_node(SplitMix64& rng, uint32_t i) {
+  Node n = random_node(rng, i, false);
+  n.taints.clear();
+  n.unschedulable = false;
+  return n;
+}
+
 // Identical pods on identical nodes: every pod is a hit after the first, and
 // the random tie-break spreads them as uniformly as a fresh draw would.
 TEST(BatchCache, IdenticalPodsAreHitsAfterTheFirst) {
   Cluster cluster;
   SplitMix64 rng = SplitMix64::derive(5, 0);
-  for (uint32_t i = 0; i < 50; ++i) {
-    Node n = random_node(rng, i, false);
-    n.taints.clear();  // every node fits
-    n.unschedulable = false;
-    cluster.nodes.push_back(n);
-  }
+  for (uint32_t i = 0; i < 50; ++i) cluster.nodes.push_back(fitting_node(rng, i));
   std::vector<Pod> pods;
   for (uint32_t i = 0; i < 200; ++i) pods.push_back(pending_pod(i, 100, 64 * kMi));
   const Outcome off = run(default_scheduler_config(), cluster, pods, TieBreak::Random, Batching::Off, 1, 0.0);
@@ -377,12 +380,7 @@ TEST(BatchCache, IdenticalPodsAreHitsAfterTheFirst) {
 TEST(BatchCache, ShapesSeenOnceDoNotDisplaceAState) {
   Cluster cluster;
   SplitMix64 rng = SplitMix64::derive(11, 0);
-  for (uint32_t i = 0; i < 40; ++i) {
-    Node n = random_node(rng, i, false);
-    n.taints.clear();
-    n.unschedulable = false;
-    cluster.nodes.push_back(n);
-  }
+  for (uint32_t i = 0; i < 40; ++i) cluster.nodes.push_back(fitting_node(rng, i));
   std::vector<Pod> pods;
   uint32_t i = 0;
   for (; i < 20; ++i) pods.push_back(pending_pod(i, 100, 64 * kMi));
@@ -415,12 +413,7 @@ TEST(BatchCache, ShapesSeenOnceDoNotDisplaceAState) {
 TEST(BatchCache, AStateBeforeAStructuralChangeLeavesItsSlotFree) {
   Cluster cluster;
   SplitMix64 rng = SplitMix64::derive(13, 0);
-  for (uint32_t i = 0; i < 20; ++i) {
-    Node n = random_node(rng, i, false);
-    n.taints.clear();
-    n.unschedulable = false;
-    cluster.nodes.push_back(n);
-  }
+  for (uint32_t i = 0; i < 20; ++i) cluster.nodes.push_back(fitting_node(rng, i));
   EngineOptions options{"cpu", TieBreak::First, parity_seed()};
   options.batching = Batching::Exact;
   Engine engine(default_scheduler_config(), options);
@@ -434,9 +427,7 @@ TEST(BatchCache, AStateBeforeAStructuralChangeLeavesItsSlotFree) {
     ASSERT_EQ(a.score, b.score) << p.name;
   };
   for (; i < 5; ++i) both(pending_pod(i, 100, 64 * kMi));
-  Node extra = random_node(rng, 100, false);
-  extra.taints.clear();
-  extra.unschedulable = false;
+  const Node extra = fitting_node(rng, 100);
   engine.mutable_snapshot().add_node(extra);  // structural: the state is dead
   plain.mutable_snapshot().add_node(extra);
   const BatchCounters before = engine.batch_counters();
