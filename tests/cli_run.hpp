@@ -15,10 +15,8 @@ struct CliRun {
   std::string out;  // what came back through the pipe (by default stdout and stderr)
 };
 
-// `redirect`: the shell redirections of the process's output; by default
-// stdout and stderr both come back.
-inline CliRun run_cli(const std::string& args, const std::string& redirect = "2>&1") {
-  const std::string cmd = std::string(BULKSCORE_CLI) + " " + args + " " + redirect;
+// A shell command line (/bin/sh): its exit status and its standard output.
+inline CliRun run_shell(const std::string& cmd) {
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return {-1, "popen failed"};
   std::string out;
@@ -27,6 +25,17 @@ inline CliRun run_cli(const std::string& args, const std::string& redirect = "2>
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// `args` after the binary's path; `redirect`: the shell redirections of the
+// process's output, by default stdout and stderr both come back.
+inline CliRun run_cli(const std::string& args, const std::string& redirect = "2>&1") {
+  return run_shell(std::string(BULKSCORE_CLI) + " " + args + " " + redirect);
+}
+
+// The binary run by the shell after `prefix` (e.g. "cd DIR &&", "env PATH=X").
+inline CliRun run_cli_after(const std::string& prefix, const std::string& args, const std::string& redirect = "2>&1") {
+  return run_shell(prefix + " " + std::string(BULKSCORE_CLI) + " " + args + " " + redirect);
 }
 
 }  // namespace bulkscore::testutil

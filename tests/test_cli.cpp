@@ -1,6 +1,7 @@
 // End-to-end tests of the bulkscore CLI: real files in, real process, exit
 // codes, output files (whole or absent), upstream message texts.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -636,16 +637,107 @@ TEST(CliOutput, OutputOverAnInputIsRefused) {
   r = run_cli("generate --nodes 10 --running 5 --pending 5 --nodes-out " + dir() + "/gen-n.json --pods-out " + same +
               " --objects-out " + same);
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("--objects-out names the same file"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--pods-out and --objects-out name the same file"), std::string::npos) << r.out;
   EXPECT_FALSE(exists(same));
 }
 
 // generate writes its two files as a unit: the pods file cannot be written
-// (its folder does not exist), so the nodes file is not written either.
+// (a full device), so the nodes file is not written either; a folder that
+// does not exist is found before anything is generated.
 TEST(CliOutput, GenerateWritesBothFilesOrNeither) {
   const std::string nodes = dir() + "/nodes.json";
-  const CliRun r = run_cli("generate --nodes 10 --running 5 --pending 5 --nodes-out " + nodes + " --pods-out " + dir() +
-                           "/no-such-dir/pods.json");
+  CliRun r = run_cli("generate --nodes 10 --running 5 --pending 5 --nodes-out " + nodes + " --pods-out /dev/full");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_FALSE(exists(nodes));
+  r = run_cli("generate --nodes 10 --running 5 --pending 5 --nodes-out " + nodes + " --pods-out " + dir() +
+              "/no-such-dir/pods.json");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("no such folder"), std::string::npos) << r.out;
+  EXPECT_FALSE(exists(nodes));
+}
+
+// schedule's -o and --metrics are one unit: a --metrics that cannot be
+// written leaves -o as it was (it used to be replaced first); a --metrics
+// that names a directory or a missing folder is refused before the run.
+TEST(CliOutput, ScheduleWritesOutputAndMetricsAsAUnit) {
+  Fixture f;
+  const std::string out = write("out.jsonl", "old\n");
+  CliRun r = run_cli(schedule_args(f) + " -o " + out + " --metrics /dev/full");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(slurp(out), "old\n");
+  for (const std::string& bad : {dir(), dir() + "/no-such-dir/m.prom"}) {
+    r = run_cli(schedule_args(f) + " -o " + out + " --metrics " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
+    EXPECT_EQ(slurp(out), "old\n");
+  }
+  const std::string metrics = dir() + "/m.prom";
+  r = run_cli(schedule_args(f) + " -o " + out + " --metrics " + metrics);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(slurp(out).find("default/small"), std::string::npos);
+  EXPECT_NE(slurp(metrics).find("bulkscore_batch"), std::string::npos);
+  r = run_cli(schedule_args(f) + " -o " + out + " --metrics " + dir() + "/./out.jsonl");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+}
+
+// An empty output name is refused, never taken as "no output"; so is a
+// name with a control character; --batch-states means something only to
+// the exact cache.
+TEST(CliOutput, EmptyOrControlCharacterNamesAndIgnoredFlagsAreRefused) {
+  Fixture f;
+  for (const char* args : {" -o ''", " --metrics ''", " -o \"$(printf 'a\\nb')\"", " --batching off --batch-states 4",
+                           " --batching upstream --batch-states 2"}) {
+    const CliRun r = run_cli(schedule_args(f) + args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
+  }
+  const CliRun r = run_cli("explain --backend cpu --nodes " + f.nodes + " --pods " + f.pods + " --pod default/small -o ''");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+}
+
+// A write past the file size limit fails and is reported (exit 1) instead
+// of killing the process with SIGXFSZ, and leaves no temporary behind; a
+// SIGTERM while the output is in progress removes its temporary too.
+TEST(CliOutput, NoTemporaryIsLeftBehindBySignals) {
+  const std::string d = dir();
+  CliRun r = run_cli("generate --nodes 60 --running 100 --pending 200 --nodes-out " + d + "/n.json --pods-out " + d +
+                     "/p.json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string limited = "bash -c 'ulimit -f 4; exec " + std::string(BULKSCORE_CLI) +
+                              " schedule --backend cpu --nodes " + d + "/n.json --pods " + d + "/p.json -o " + d +
+                              "/big.jsonl' 2>&1";
+  FILE* p = popen(limited.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+  const int status = pclose(p);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed: " << text;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << text;
+  EXPECT_NE(text.find("File too large"), std::string::npos) << text;
+  EXPECT_FALSE(exists(d + "/big.jsonl"));
+  EXPECT_EQ(std::system(("test -z \"$(ls -A " + d + " | grep bulkscore)\"").c_str()), 0);
+
+  // --metrics on a FIFO nobody reads: the process waits in the open, with
+  // -o's temporary already made; SIGTERM then must remove it.
+  const std::string fifo = d + "/metrics-fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string cmd = std::string(BULKSCORE_CLI) + " schedule --backend cpu --nodes " + d + "/n.json --pods " + d +
+                          "/p.json -o " + d + "/waits.jsonl --metrics " + fifo + " > /dev/null 2>&1 & echo $!";
+  FILE* bg = popen(cmd.c_str(), "r");
+  ASSERT_NE(bg, nullptr);
+  char pid_text[32] = {};
+  ASSERT_NE(fgets(pid_text, sizeof pid_text, bg), nullptr);
+  pclose(bg);
+  const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+  bool temp_seen = false;
+  for (int i = 0; i < 500 && !temp_seen; ++i) {
+    temp_seen = std::system(("ls -A " + d + " | grep -q bulkscore").c_str()) == 0;
+    if (!temp_seen) usleep(20000);
+  }
+  ASSERT_TRUE(temp_seen) << "the run never reached its outputs";
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  for (int i = 0; i < 500 && kill(pid, 0) == 0; ++i) usleep(20000);
+  EXPECT_NE(kill(pid, 0), 0) << "still running";
+  EXPECT_EQ(std::system(("test -z \"$(ls -A " + d + " | grep bulkscore)\"").c_str()), 0);
+  EXPECT_FALSE(exists(d + "/waits.jsonl"));
 }

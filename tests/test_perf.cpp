@@ -840,6 +840,30 @@ TEST_F(PerfTest, PerfMainWritesResultsAndMapsErrorsToExitCodes) {
   EXPECT_NE(testing::internal::GetCapturedStdout().find("TinyDefaults/2Nodes"), std::string::npos);
 }
 
+// The results file never replaces what the run reads: the workload file,
+// a template, the scheduler configuration (exit 2, checked before the run,
+// the file unchanged).
+TEST_F(PerfTest, ResultsNeverReplaceAnInput) {
+  std::filesystem::copy(kDataDir, dir_ / "data", std::filesystem::copy_options::recursive);
+  const std::string config = (dir_ / "data" / "tiny-config.yaml").string();
+  for (const std::string& victim :
+       {config, (dir_ / "data" / "templates" / "pod-small.yaml").string(),
+        (dir_ / "data" / "templates" / "node-small.yaml").string()}) {
+    const std::string before = read_file(victim);
+    PerfCliOptions o;
+    o.config_path = config;
+    o.workload_filter = "TinyDefaults";
+    o.backend = "cpu";
+    o.verbosity = 0;
+    o.output_path = victim;
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(perf_main(o), 2) << victim;
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("would replace"), std::string::npos) << err;
+    EXPECT_EQ(read_file(victim), before) << victim;
+  }
+}
+
 }  // namespace
 }  // namespace bulkscore
 

@@ -712,6 +712,7 @@ TEST(ReplayRetarget, AtTheFirstPodEqualsThoseTasksFromTheStart) {
 
 using testutil::CliRun;
 using testutil::run_cli;
+using testutil::run_cli_after;
 
 TEST(ReplayCli, SmallTraceWritesTableAndCsv) {
   const std::string d = small_trace_dir();
@@ -727,6 +728,105 @@ TEST(ReplayCli, SmallTraceWritesTableAndCsv) {
   std::string header;
   std::getline(csv, header);
   EXPECT_EQ(header.rfind("policy,arrival_pct,alloc_pct_mean", 0), 0U) << header;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+bool leftovers(const std::string& d) { return std::system(("ls -A " + d + " | grep -q bulkscore").c_str()) == 0; }
+
+std::string replay_args(const std::string& d) {
+  return "replay --nodes-csv " + d + "/nodes.csv --pods-csv " + d + "/pods.csv --policies firstfit,bestfit --seeds 42";
+}
+
+// A --plot name never reaches gnuplot's script: a newline in it cannot
+// start a command (it used to run `system(...)`), and a quote in it is just
+// part of the file's name.
+TEST(ReplayCli, PlotNameCannotRunCommands) {
+  const std::string d = temp_dir();
+  const std::string base = replay_args(d);
+  write(d + "/nodes.csv", slurp(small_trace_dir() + "/nodes.csv"));
+  write(d + "/pods.csv", slurp(small_trace_dir() + "/pods.csv"));
+  CliRun r = run_cli_after("cd " + d + " &&", base + " --plot \"$(printf 'p.png\\nsystem(\"touch PWNED\")')\"");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("control character"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::ifstream(d + "/PWNED").good());
+  const std::string quoted = d + "/it's \"odd\"; system('touch PWNED2').png";
+  r = run_cli(base + " -o " + d + "/t.txt --plot '" + d + "/it'\\''s \"odd\"; system('\\''touch PWNED2'\\'').png'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(slurp(quoted).substr(1, 3), "PNG");
+  EXPECT_FALSE(std::ifstream(d + "/PWNED2").good());
+  EXPECT_FALSE(std::ifstream("PWNED2").good());
+}
+
+// The plot goes through the writer -o uses: a planted symlink where gnuplot
+// used to write its predictable partial file redirects nothing; a symlinked
+// target stays a symlink and its file keeps its mode; a FIFO is written in
+// place.
+TEST(ReplayCli, PlotGoesThroughTheOutputWriter) {
+  const std::string d = small_trace_dir();
+  const std::string base = replay_args(d);
+  write(d + "/victim", "precious\n");
+  ASSERT_EQ(symlink((d + "/victim").c_str(), (d + "/.p.png.partial").c_str()), 0);
+  CliRun r = run_cli(base + " -o " + d + "/t.txt --plot " + d + "/p.png");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(slurp(d + "/victim"), "precious\n");
+  struct stat st {};
+  ASSERT_EQ(lstat((d + "/p.png").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(slurp(d + "/p.png").substr(1, 3), "PNG");
+
+  write(d + "/target.png", "old");
+  ASSERT_EQ(chmod((d + "/target.png").c_str(), 0640), 0);
+  ASSERT_EQ(symlink((d + "/target.png").c_str(), (d + "/link.png").c_str()), 0);
+  r = run_cli(base + " -o " + d + "/t.txt --plot " + d + "/link.png");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_EQ(lstat((d + "/link.png").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(slurp(d + "/target.png").substr(1, 3), "PNG");
+  ASSERT_EQ(stat((d + "/target.png").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640U);
+
+  const std::string fifo = d + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(std::system(("cat " + fifo + " > " + d + "/from-fifo.png &").c_str()), 0);
+  r = run_cli(base + " -o " + d + "/t.txt --plot " + fifo);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  for (int i = 0; i < 100 && slurp(d + "/from-fifo.png").size() < 4; ++i) usleep(20000);
+  EXPECT_EQ(slurp(d + "/from-fifo.png").substr(1, 3), "PNG");
+  EXPECT_FALSE(leftovers(d));
+}
+
+// The table, the CSV and the plot are one unit. A gnuplot that fails, a
+// plot or CSV that cannot be written, or no gnuplot at all: exit 1 (2 for
+// a folder that does not exist, found before the run) and nothing written.
+TEST(ReplayCli, TableCsvAndPlotAreWrittenAsAUnit) {
+  const std::string d = small_trace_dir();
+  const std::string base = replay_args(d);
+  const std::string outs = " -o " + d + "/t.txt --csv " + d + "/c.csv";
+  CliRun r = run_cli(base + outs + " --plot " + d + "/no-such-dir/p.png");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  r = run_cli(base + outs + " --plot /dev/full");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  r = run_cli(base + " -o " + d + "/t.txt --csv /dev/full --plot " + d + "/p.png");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  // A gnuplot that fails, first on PATH.
+  mkdir((d + "/bin").c_str(), 0755);
+  write(d + "/bin/gnuplot", "#!/bin/sh\ncat > /dev/null\necho 'line 3: broken' >&2\nexit 1\n");
+  ASSERT_EQ(chmod((d + "/bin/gnuplot").c_str(), 0755), 0);
+  r = run_cli_after("env PATH=" + d + "/bin:$PATH", base + outs + " --plot " + d + "/p.png");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("gnuplot failed (exit status 1: \"line 3: broken\")"), std::string::npos) << r.out;
+  // No gnuplot at all: refused before the run.
+  r = run_cli_after("env PATH=" + d + "/none", base + outs + " --plot " + d + "/p.png");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("gnuplot not found"), std::string::npos) << r.out;
+  for (const char* f : {"/t.txt", "/c.csv", "/p.png"}) EXPECT_FALSE(std::ifstream(d + f).good()) << f;
+  EXPECT_FALSE(leftovers(d));
 }
 
 TEST(ReplayCli, BadCsvExitsTwoNamingTheLine) {

@@ -147,6 +147,23 @@ void print_workload_summary(const PerfWorkloadResult& w, int verbosity) {
   if (verbosity >= 2) std::fprintf(stderr, "  backend: %s; device: %s\n", w.backend_note.c_str(), w.device.c_str());
 }
 
+// Every file a run of `config` reads: the workload file, and each test
+// case's scheduler configuration and node and pod templates.
+std::vector<FlagPath> perf_input_paths(const PerfConfig& config) {
+  std::vector<FlagPath> in{{"--config", config.path}};
+  const auto add_op = [&in](const PerfOp& op, const auto& self) -> void {
+    if (op.node_template_path) in.push_back({"nodeTemplatePath", *op.node_template_path});
+    if (op.pod_template_path) in.push_back({"podTemplatePath", *op.pod_template_path});
+    for (const PerfOp& nested : op.pods_op) self(nested, self);
+  };
+  for (const PerfTestCase& tc : config.test_cases) {
+    if (!tc.scheduler_config_path.empty()) in.push_back({"schedulerConfigPath", tc.scheduler_config_path});
+    if (tc.default_pod_template_path) in.push_back({"defaultPodTemplatePath", *tc.default_pod_template_path});
+    for (const PerfOp& op : tc.ops) add_op(op, add_op);
+  }
+  return in;
+}
+
 }  // namespace
 
 int perf_main(const PerfCliOptions& o) {
@@ -170,6 +187,12 @@ int perf_main(const PerfCliOptions& o) {
       }
       return 0;
     }
+
+    // The results file may replace nothing the run reads: checked before
+    // the run, against every file of every test case.
+    const std::string output_path =
+        o.output_path.empty() ? default_output_path(o.backend == "auto" ? "auto" : o.backend) : o.output_path;
+    check_output_paths({{"-o", output_path}}, perf_input_paths(config));
 
     ProgressPrinter printer(o.verbosity, isatty(STDERR_FILENO) != 0);
     PerfRunOptions ro;
@@ -211,6 +234,7 @@ int perf_main(const PerfCliOptions& o) {
     if (!result.workloads.empty()) {
       const std::string path =
           o.output_path.empty() ? default_output_path(result.workloads.front().backend) : o.output_path;
+      if (path != output_path) check_output_paths({{"-o", path}}, perf_input_paths(config));
       write_file_atomically(path, perf_results_json(result));
       std::cout << format_perf_table(perf_rows(result));
       std::fprintf(stderr, "results written to %s%s\n", path.c_str(),

@@ -367,9 +367,10 @@ std::string format_replay_table(const ReplayReportHeader& header, const std::vec
 // Every bucket of every policy that ran, as CSV.
 std::string format_replay_csv(const std::vector<PolicySummary>& policies);
 // A gnuplot script drawing unallocated GPU % against arrival % (one line per
-// policy, like the paper's Fig. 9a) from format_replay_csv's file into a PNG.
-std::string replay_gnuplot_script(const std::vector<PolicySummary>& policies, const std::string& csv_path,
-                                  const std::string& png_path);
+// policy, like the paper's Fig. 9a) from format_replay_csv's text, which it
+// carries as a datablock, into a PNG on gnuplot's standard output. It names
+// no file: nothing a user typed reaches gnuplot.
+std::string replay_gnuplot_script(const std::vector<PolicySummary>& policies, const std::string& csv_text);
 
 // "42-51" or "42,43,50" (or both, "1,5-7"): the seeds, in the order given.
 std::vector<uint64_t> parse_seed_list(const std::string& text);

@@ -1,6 +1,7 @@
 // `bulkscore replay` front end: finds the trace, logs progress, writes the
 // table, the CSV and the plot. The experiment itself is in the other files
 // of bench/replay/ (docs/gpu-placement.md, "Replay: the paper's experiment").
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <system_error>
 
 #include "bench/replay/replay.hpp"
+#include "host/input/quote.hpp"
 #include "host/io/io.hpp"
 
 namespace bulkscore {
@@ -64,80 +66,96 @@ bool on_path(const std::string& program) {
 }
 
 // Runs gnuplot (found on PATH, no shell in between) with `script` on its
-// standard input; false (with a warning) when it cannot start or fails.
-bool run_gnuplot(const std::string& script) {
-  int fds[2];
-  if (pipe(fds) != 0) {
-    spdlog::warn("--plot: cannot make a pipe to gnuplot");
-    return false;
+// standard input and returns what it writes on its standard output: the
+// PNG. The script names no file at all (the data is a datablock inside
+// it, the output is standard output), so no name a user chose ever
+// reaches gnuplot, and nothing is written until the CLI's one writer
+// writes the PNG with the other outputs. Throws Error (exit 1) with
+// gnuplot's own message when it cannot start or fails.
+std::string run_gnuplot(const std::string& script) {
+  int to_child[2], from_child[2], err_child[2];
+  if (pipe(to_child) != 0) throw Error("--plot: cannot make a pipe to gnuplot");
+  if (pipe(from_child) != 0) {
+    close(to_child[0]);
+    close(to_child[1]);
+    throw Error("--plot: cannot make a pipe to gnuplot");
+  }
+  if (pipe(err_child) != 0) {
+    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) close(fd);
+    throw Error("--plot: cannot make a pipe to gnuplot");
   }
   const pid_t child = fork();
   if (child < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    spdlog::warn("--plot: cannot start gnuplot");
-    return false;
+    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1], err_child[0], err_child[1]}) close(fd);
+    throw Error("--plot: cannot start gnuplot");
   }
   if (child == 0) {
-    // The child: the pipe is its standard input; only async-signal-safe calls.
-    dup2(fds[0], STDIN_FILENO);
-    close(fds[0]);
-    close(fds[1]);
+    // The child: only async-signal-safe calls until exec.
+    dup2(to_child[0], STDIN_FILENO);
+    dup2(from_child[1], STDOUT_FILENO);
+    dup2(err_child[1], STDERR_FILENO);
+    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1], err_child[0], err_child[1]}) close(fd);
     execlp("gnuplot", "gnuplot", static_cast<char*>(nullptr));
     _exit(127);
   }
-  close(fds[0]);
+  close(to_child[0]);
+  close(from_child[1]);
+  close(err_child[1]);
+  // Feed the script and drain both outputs at once: gnuplot may write
+  // before it has read everything, and a full pipe must not stall either.
   // SIGPIPE is ignored by the CLI: a gnuplot that exits early makes write fail.
-  bool written = true;
-  for (size_t at = 0; at < script.size();) {
-    const ssize_t n = write(fds[1], script.data() + at, script.size() - at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      written = false;
+  std::string png, messages;
+  size_t at = 0;
+  int in_fd = to_child[1];
+  bool out_open = true, err_open = true;
+  while (out_open || err_open) {
+    pollfd fds[3];
+    nfds_t n = 0;
+    if (out_open) fds[n++] = {from_child[0], POLLIN, 0};
+    if (err_open) fds[n++] = {err_child[0], POLLIN, 0};
+    if (in_fd >= 0) fds[n++] = {in_fd, POLLOUT, 0};
+    if (poll(fds, n, -1) < 0) {
+      if (errno == EINTR) continue;
       break;
     }
-    at += static_cast<size_t>(n);
+    for (nfds_t i = 0; i < n; ++i) {
+      if (fds[i].revents == 0) continue;
+      if (fds[i].fd == in_fd) {
+        const ssize_t w = write(in_fd, script.data() + at, script.size() - at);
+        if (w > 0) at += static_cast<size_t>(w);
+        if ((w < 0 && errno != EINTR && errno != EAGAIN) || at == script.size()) {
+          close(in_fd);
+          in_fd = -1;
+        }
+        continue;
+      }
+      char buf[1 << 15];
+      const ssize_t r = read(fds[i].fd, buf, sizeof buf);
+      if (r > 0) {
+        (fds[i].fd == from_child[0] ? png : messages).append(buf, static_cast<size_t>(r));
+      } else if (r == 0 || errno != EINTR) {
+        (fds[i].fd == from_child[0] ? out_open : err_open) = false;
+      }
+    }
   }
-  close(fds[1]);
+  if (in_fd >= 0) close(in_fd);
+  close(from_child[0]);
+  close(err_child[0]);
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!written || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    spdlog::warn("--plot: gnuplot failed (exit status {})", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    return false;
+  const bool exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!exited_ok || at != script.size() || png.empty()) {
+    std::string why = WIFEXITED(status) ? (WEXITSTATUS(status) == 127 ? std::string("could not be started")
+                                                                       : "exit status " +
+                                                                             std::to_string(WEXITSTATUS(status)))
+                                        : "killed by signal " + std::to_string(WTERMSIG(status));
+    if (exited_ok && png.empty()) why = "it drew nothing";
+    while (!messages.empty() && (messages.back() == '\n' || messages.back() == ' ')) messages.pop_back();
+    if (!messages.empty()) why += ": " + quote_for_message(messages, 400);
+    throw Error("--plot: gnuplot failed (" + why + "); nothing was written");
   }
-  return true;
-}
-
-void write_plot(const std::vector<PolicySummary>& policies, const std::string& csv_text, const std::string& csv_path,
-                const std::string& png_path) {
-  if (!on_path("gnuplot")) {
-    spdlog::warn("--plot: gnuplot not found on PATH; no plot drawn (apt-get install gnuplot-nox)");
-    return;
-  }
-  // gnuplot reads the data from a file: --csv's, else a private temporary one.
-  std::string data = csv_path;
-  std::string temp_dir;
-  if (data.empty() || data == "-") {
-    std::string templ = (fs::temp_directory_path() / "bulkscore-replay-XXXXXX").string();
-    if (!mkdtemp(templ.data())) throw Error("--plot: cannot create a temporary folder");
-    temp_dir = templ;
-    data = temp_dir + "/replay.csv";
-    write_file_atomically(data, csv_text);
-  }
-  // The PNG is drawn beside its target and renamed, so it appears whole.
-  const fs::path target(png_path);
-  const std::string partial = (target.parent_path() / ("." + target.filename().string() + ".partial")).string();
-  const bool ok = run_gnuplot(replay_gnuplot_script(policies, data, partial));
-  std::error_code ec;
-  if (ok) {
-    fs::rename(partial, target, ec);
-    if (ec) spdlog::warn("--plot: cannot rename {} to {}: {}", partial, png_path, ec.message());
-  } else {
-    fs::remove(partial, ec);
-  }
-  if (!temp_dir.empty()) fs::remove_all(temp_dir, ec);
-  if (ok && !ec) spdlog::info("plot written to {}", png_path);
+  return png;
 }
 
 }  // namespace
@@ -163,19 +181,13 @@ int replay_main(const ReplayCliOptions& o) {
   if (o.nodes_csv.empty() || o.pods_csv.empty()) trace_dir = find_trace_dir(o.trace_dir);
   const std::string nodes_path = o.nodes_csv.empty() ? trace_dir + "/" + kNodeList : o.nodes_csv;
   const std::string pods_path = o.pods_csv.empty() ? trace_dir + "/openb_pod_list_" + o.trace + ".csv" : o.pods_csv;
-  const std::vector<std::pair<const char*, const std::string*>> outputs{
-      {"-o", &o.output}, {"--csv", &o.csv}, {"--plot", &o.plot}};
-  for (size_t i = 0; i < outputs.size(); ++i)
-    for (size_t j = i + 1; j < outputs.size(); ++j) {
-      const std::string& a = *outputs[i].second;
-      const std::string& b = *outputs[j].second;
-      if (!a.empty() && a != "-" && (a == b || same_file(a, b)))
-        throw InputError(a + ": " + outputs[i].first + " and " + outputs[j].first + " name the same file");
-    }
-  for (const std::string* out : {&o.output, &o.csv, &o.plot})
-    for (const std::string* in : {&nodes_path, &pods_path})
-      if (!out->empty() && *out != "-" && (*out == *in || same_file(*out, *in)))
-        throw InputError(*out + ": the output would replace the input " + *in);
+  std::vector<FlagPath> outputs{{"-o", o.output.empty() ? "-" : o.output}};
+  if (!o.csv.empty()) outputs.push_back({"--csv", o.csv});
+  if (!o.plot.empty()) outputs.push_back({"--plot", o.plot});
+  check_output_paths(outputs, {{"--nodes-csv", nodes_path}, {"--pods-csv", pods_path}});
+  // Found before the experiment runs, not after.
+  if (!o.plot.empty() && !on_path("gnuplot"))
+    throw Error("--plot: gnuplot not found on PATH (apt-get install gnuplot-nox); nothing was run");
 
   const auto t0 = std::chrono::steady_clock::now();
   const ReplayTrace trace = read_trace(nodes_path, pods_path);
@@ -245,11 +257,16 @@ int replay_main(const ReplayCliOptions& o) {
   h.seeds = seeds;
   h.typical_tasks = typical.size();
   h.backend = o.backend;
-  write_file_atomically(o.output.empty() ? "-" : o.output, format_replay_table(h, summaries, arrivals));
   if (ran == 0) throw InputError("no policy could run; " + first_error);
+  // The table, the CSV and the plot are one unit: all written, or none.
+  const std::string table = format_replay_table(h, summaries, arrivals);
   const std::string csv_text = format_replay_csv(summaries);
-  if (!o.csv.empty()) write_file_atomically(o.csv, csv_text);
-  if (!o.plot.empty()) write_plot(summaries, csv_text, o.csv, o.plot);
+  const std::string png = o.plot.empty() ? std::string() : run_gnuplot(replay_gnuplot_script(summaries, csv_text));
+  std::vector<std::pair<std::string, std::string_view>> files{{o.output.empty() ? "-" : o.output, table}};
+  if (!o.csv.empty()) files.emplace_back(o.csv, csv_text);
+  if (!o.plot.empty()) files.emplace_back(o.plot, png);
+  write_files_atomically(files);
+  if (!o.plot.empty()) spdlog::info("plot written to {}", quote_for_message(o.plot));
   return 0;
 }
 

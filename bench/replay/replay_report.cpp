@@ -175,12 +175,16 @@ std::string format_replay_csv(const std::vector<PolicySummary>& policies) {
   return c;
 }
 
-std::string replay_gnuplot_script(const std::vector<PolicySummary>& policies, const std::string& csv_path,
-                                  const std::string& png_path) {
+std::string replay_gnuplot_script(const std::vector<PolicySummary>& policies, const std::string& csv_text) {
   std::string s;
   s += "set terminal png size 900,600\n";
-  s += "set output " + gnuplot_quoted(png_path) + "\n";
+  s += "set output\n";  // no name: standard output
   s += "set datafile separator ','\n";
+  // The CSV holds policy names and numbers only (format_replay_csv), never
+  // a line that ends the datablock.
+  s += "$replay << EOD\n" + csv_text;
+  if (!csv_text.empty() && csv_text.back() != '\n') s += '\n';
+  s += "EOD\n";
   s += "set title 'Unallocated GPU vs arrived workload (mean over seeds)'\n";
   s += "set xlabel 'Arrived workload (% of GPU capacity)'\n";
   s += "set ylabel 'Unallocated GPU (%)'\n";
@@ -189,9 +193,8 @@ std::string replay_gnuplot_script(const std::vector<PolicySummary>& policies, co
   for (const PolicySummary& p : policies) {
     if (!p.error.empty()) continue;
     // Rows of other policies (and the header) give NaN: not drawn.
-    plots += std::string(plots.empty() ? "plot " : ", \\\n     ") + gnuplot_quoted(csv_path) +
-             " using 2:(strcol(1) eq " + gnuplot_quoted(p.policy) + " ? $5 : NaN) with lines lw 2 title " +
-             gnuplot_quoted(p.policy);
+    plots += std::string(plots.empty() ? "plot " : ", \\\n     ") + "$replay using 2:(strcol(1) eq " +
+             gnuplot_quoted(p.policy) + " ? $5 : NaN) with lines lw 2 title " + gnuplot_quoted(p.policy);
   }
   if (plots.empty()) plots = "plot NaN notitle";
   return s + plots + "\n";

@@ -56,16 +56,10 @@ bs::SchedulerConfig load_config(const std::string& path) {
   return bs::load_scheduler_config(path);
 }
 
-// An output must not replace one of the inputs (same path, or the same file
-// through another name), and standard input can be read only once.
-void check_paths(const std::string& out, const std::vector<std::pair<const char*, std::string>>& inputs) {
+// Standard input can be read only once.
+void check_inputs(const std::vector<bs::FlagPath>& inputs) {
   size_t stdin_uses = 0;
-  for (const auto& [flag, in] : inputs) {
-    if (in.empty()) continue;
-    if (in == "-") ++stdin_uses;
-    if (!out.empty() && out != "-" && (out == in || bs::same_file(out, in)))
-      throw bs::InputError(out + ": the output would replace the " + flag + " input");
-  }
+  for (const auto& in : inputs) stdin_uses += in.path == "-" ? 1 : 0;
   if (stdin_uses > 1) throw bs::InputError("-: standard input can feed only one of the inputs");
 }
 
@@ -110,11 +104,10 @@ void report_warnings(const std::map<std::string, size_t>& warnings) {
 }
 
 // The inputs an output must not replace.
-std::vector<std::pair<const char*, std::string>> input_paths(const std::string& nodes, const std::string& pods,
-                                                             const std::string& config,
-                                                             const std::vector<std::string>& objects) {
-  std::vector<std::pair<const char*, std::string>> in{{"--nodes", nodes}, {"--pods", pods}, {"--config", config}};
-  for (const auto& o : objects) in.emplace_back("--objects", o);
+std::vector<bs::FlagPath> input_paths(const std::string& nodes, const std::string& pods, const std::string& config,
+                                      const std::vector<std::string>& objects) {
+  std::vector<bs::FlagPath> in{{"--nodes", nodes}, {"--pods", pods}, {"--config", config}};
+  for (const auto& o : objects) in.push_back({"--objects", o});
   return in;
 }
 
@@ -143,7 +136,8 @@ struct ScheduleFlags {
   int threads = 0;
   std::string batching = "exact";
   uint32_t batch_states = 1;  // --batching exact: cached evaluations kept
-  std::string metrics;  // Prometheus text file of the batch counters; "" = none
+  std::string metrics;  // Prometheus text file of the batch counters
+  bool metrics_given = false;
 };
 
 // SharedDeviceGroup: "sharedDevices": the group, its devices by resource,
@@ -164,13 +158,16 @@ void write_shared_devices(bs::JsonWriter& w, const std::string& group, const bs:
 
 int cmd_schedule(const std::string& nodes, const std::string& pods, const std::string& config,
                  const std::vector<std::string>& objects, const ScheduleFlags& flags, const std::string& out) {
-  auto inputs = input_paths(nodes, pods, config, objects);
-  check_paths(out, inputs);
-  if (!flags.metrics.empty()) {
+  const auto inputs = input_paths(nodes, pods, config, objects);
+  check_inputs(inputs);
+  // Every output checked before anything is computed, and written as one
+  // unit at the end.
+  std::vector<bs::FlagPath> outputs{{"-o", out.empty() ? "-" : out}};
+  if (flags.metrics_given) {
     if (flags.metrics == "-") throw bs::InputError("--metrics: a file name is needed (standard output is the result)");
-    inputs.emplace_back("-o", out);
-    check_paths(flags.metrics, inputs);
+    outputs.push_back({"--metrics", flags.metrics});
   }
+  bs::check_output_paths(outputs, inputs);
   bs::EngineOptions opts;
   opts.backend = flags.backend;
   opts.tie_break = parse_tie_break(flags.tie_break);
@@ -224,9 +221,10 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   log_warnings(engine.take_warnings());
   report_warnings(warnings);
-  bs::write_file_atomically(out.empty() ? "-" : out, text);
-  if (!flags.metrics.empty())
-    bs::write_file_atomically(flags.metrics, bs::batch_metrics_text(engine.batch_counters_by_profile()));
+  const std::string metrics = flags.metrics_given ? bs::batch_metrics_text(engine.batch_counters_by_profile()) : "";
+  std::vector<std::pair<std::string, std::string_view>> files{{outputs[0].path, text}};
+  if (flags.metrics_given) files.emplace_back(flags.metrics, metrics);
+  bs::write_files_atomically(files);
   const size_t total = pending.size();
   std::fprintf(stderr,
                "pods: %zu  scheduled: %zu  unschedulable: %zu  nodes: %u  time: %.3f s  pods/s: %.0f  "
@@ -296,7 +294,9 @@ void write_explanation(const bs::Explanation& ex, std::string& text) {
 int cmd_explain(const std::string& nodes, const std::string& pods, const std::string& config,
                 const std::vector<std::string>& objects, const ScheduleFlags& flags, const std::string& pod_key,
                 bool schedule_before, const std::string& out) {
-  check_paths(out, input_paths(nodes, pods, config, objects));
+  const auto inputs = input_paths(nodes, pods, config, objects);
+  check_inputs(inputs);
+  bs::check_output_paths({{"-o", out.empty() ? "-" : out}}, inputs);
   LoadedInput in = load_input(nodes, pods, config, objects);
   const bs::Pod* target = nullptr;
   for (const auto& p : in.cluster.pending_pods)
@@ -340,10 +340,9 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
 
 int cmd_generate(const bs::GeneratorOptions& g, const std::string& nodes_out, const std::string& pods_out,
                  const std::string& objects_out) {
-  const auto same = [](const std::string& a, const std::string& b) { return a == b || bs::same_file(a, b); };
-  if (same(nodes_out, pods_out)) throw bs::InputError(pods_out + ": --nodes-out and --pods-out name the same file");
-  if (!objects_out.empty() && (same(objects_out, nodes_out) || same(objects_out, pods_out)))
-    throw bs::InputError(objects_out + ": --objects-out names the same file as --nodes-out or --pods-out");
+  std::vector<bs::FlagPath> outputs{{"--nodes-out", nodes_out}, {"--pods-out", pods_out}};
+  if (!objects_out.empty()) outputs.push_back({"--objects-out", objects_out});
+  bs::check_output_paths(outputs, {});
   const auto t0 = std::chrono::steady_clock::now();
   bs::write_generated_cluster(g, nodes_out, pods_out, objects_out);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -395,13 +394,15 @@ int main(int argc, char** argv) {
   schedule->add_option("--threads", flags.threads, "CPU backend threads (0 = one per core)")
       ->check(CLI::Range(0, 1024));
   schedule->add_option("--batching", flags.batching, batching_help)->check(CLI::IsMember({"exact", "upstream", "off"}));
-  schedule->add_option("--batch-states", flags.batch_states,
+  auto* batch_states_opt = schedule->add_option("--batch-states", flags.batch_states,
                        "--batching exact: evaluations kept, one per recent pod shape (1 = the previous pod's only); "
                        "pods of a few shapes in any order then hit; decisions do not depend on it")
       ->check(CLI::Range(1, 1024));
-  schedule->add_option("--metrics", flags.metrics,
-                       "write the batch counters here, Prometheus text format (written whole or not at all)");
-  schedule->add_option("-o,--output", out, "output file (JSON lines; written whole or not at all); default stdout");
+  auto* metrics_opt = schedule->add_option(
+      "--metrics", flags.metrics,
+      "write the batch counters here, Prometheus text format (written with -o as a unit: both or neither)");
+  auto* schedule_out = schedule->add_option(
+      "-o,--output", out, "output file (JSON lines; written whole or not at all); default stdout");
 
   auto* explain = app.add_subcommand("explain", "why one pod would go where it goes (nothing is assumed)");
   explain->add_option("--nodes", nodes, "NodeList JSON")->required();
@@ -417,7 +418,7 @@ int main(int argc, char** argv) {
   explain->add_flag("--schedule-before", schedule_before,
                     "schedule the pending pods listed before the pod first (\"batch\" then says whether schedule "
                     "would answer it from the cache)");
-  explain->add_option("-o,--output", out, "output file; default stdout");
+  auto* explain_out = explain->add_option("-o,--output", out, "output file; default stdout");
 
   bs::GeneratorOptions gen;
   std::string nodes_out, pods_out;
@@ -445,7 +446,7 @@ int main(int argc, char** argv) {
                    "override the profile's percentageOfNodesToScore (0-100)")
       ->check(CLI::Range(0, 100));
   perf_cmd->add_option("--batching", perf.batching, batching_help)->check(CLI::IsMember({"exact", "upstream", "off"}));
-  perf_cmd->add_option("-o,--output", perf.output_path, "results JSON (BenchmarkPerfScheduling shape)");
+  auto* perf_out = perf_cmd->add_option("-o,--output", perf.output_path, "results JSON (BenchmarkPerfScheduling shape)");
   perf_cmd->add_option("--compare", perf.compare_files, "print a table comparing results JSON files")->expected(1, -1);
   perf_cmd->add_flag("--list", perf.list_only, "list the selected workloads and exit");
 
@@ -473,7 +474,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   replay_cmd->add_option("--batching", replay.batching, batching_help)
       ->check(CLI::IsMember({"exact", "upstream", "off"}));
-  replay_cmd->add_option("--batch-states", replay.batch_states,
+  auto* replay_batch_states = replay_cmd->add_option("--batch-states", replay.batch_states,
                          "--batching exact: evaluations kept, one per recent pod shape; decisions do not depend on it")
       ->check(CLI::Range(1, 1024));
   replay_cmd->add_option("--threads", replay.threads, "CPU backend threads (0 = one per core)")
@@ -498,9 +499,11 @@ int main(int argc, char** argv) {
                    "with --retarget-every: how many pending pods, in arrival order (0: all)")
       ->needs(retarget_opt);
   replay_cmd->add_option("--arrivals", replay.arrivals, "arrival % points of the table")->capture_default_str();
-  replay_cmd->add_option("-o,--output", replay.output, "the table (written whole or not at all); default stdout");
-  replay_cmd->add_option("--csv", replay.csv, "every arrival % bucket of every policy, as CSV");
-  replay_cmd->add_option("--plot", replay.plot, "PNG of unallocated GPU % vs arrival % (gnuplot; like Fig. 9a)");
+  auto* replay_out = replay_cmd->add_option(
+      "-o,--output", replay.output, "the table; default stdout (-o, --csv and --plot are written as a unit: all or none)");
+  auto* replay_csv = replay_cmd->add_option("--csv", replay.csv, "every arrival % bucket of every policy, as CSV");
+  auto* replay_plot = replay_cmd->add_option(
+      "--plot", replay.plot, "PNG of unallocated GPU % vs arrival % (gnuplot, required when given; like Fig. 9a)");
 
   // -v is accepted before or after the subcommand.
   for (auto* sub : app.get_subcommands({})) sub->fallthrough();
@@ -518,8 +521,22 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   }
   setup_logging(verbosity);
+  // A kill signal or a write past the file size limit leaves no temporary
+  // output behind (host/io/io.hpp).
+  bs::install_output_signal_cleanup();
 
   try {
+    // A flag given with an empty value is refused, never taken as "none".
+    for (auto* opt : {schedule_out, metrics_opt, explain_out, perf_out, replay_out, replay_csv, replay_plot})
+      if (opt->count() > 0) bs::check_output_name(opt->get_name().c_str(), opt->as<std::string>());
+    flags.metrics_given = metrics_opt->count() > 0;
+    // The number of kept states means something only to the exact cache.
+    if (batch_states_opt->count() > 0 && flags.batching != "exact")
+      throw bs::InputError("--batch-states: only --batching exact keeps states (here --batching " + flags.batching +
+                           ")");
+    if (replay_batch_states->count() > 0 && !replay.batching.empty() && replay.batching != "exact")
+      throw bs::InputError("--batch-states: only --batching exact keeps states (here --batching " + replay.batching +
+                           ")");
     if (*schedule) return cmd_schedule(nodes, pods, config, objects, flags, out);
     if (*explain) return cmd_explain(nodes, pods, config, objects, flags, pod_key, schedule_before, out);
     if (*generate) return cmd_generate(gen, nodes_out, pods_out, objects_out);

@@ -1238,9 +1238,10 @@ std::vector<Pod> pods_from(simdjson::dom::parser& parser, const simdjson::padded
 }
 
 simdjson::padded_string load_padded(const std::string& path) {
-  // Pipes, FIFOs and standard input cannot be sized up front: read them to
-  // the end first (one extra copy, of a stream).
-  if (!is_regular_file(path)) return simdjson::padded_string(read_file(path));
+  // Pipes, FIFOs and standard input cannot be sized up front, and /proc
+  // and sysfs files say size 0 and hold more: read them to the end first
+  // (one extra copy, of a stream or a small file).
+  if (!is_regular_file(path) || regular_file_size(path) == 0) return simdjson::padded_string(read_file(path));
   simdjson::padded_string data;
   errno = 0;
   if (const auto err = simdjson::padded_string::load(path).get(data)) {

@@ -6,6 +6,7 @@
 // written in place, never replaced; every write is checked.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,6 +22,9 @@ std::string read_file(const std::string& path);
 // Whether `path` names something that can be mapped or sized up front (a
 // regular file), as opposed to a stream that must be read to its end.
 bool is_regular_file(const std::string& path);
+// The size stat reports for a regular file (0 for /proc and sysfs files,
+// whose content is made as it is read: read those to the end), or 0.
+uint64_t regular_file_size(const std::string& path);
 
 // Writes `content` to `path` so that it appears whole or not at all:
 //  * "-": standard output (write_stdout);
@@ -35,10 +39,48 @@ bool is_regular_file(const std::string& path);
 // Throws Error naming the path on any failure, leaving the target as it was.
 void write_file_atomically(const std::string& path, std::string_view content);
 
-// Several files as a unit: every one is written, or (on failure) none is
-// changed, as far as POSIX renames allow (replaced files are kept aside until
-// every rename succeeded, and put back otherwise). Paths must differ.
+// Several outputs as a unit: every one is written, or (on failure) none is
+// changed, as far as POSIX allows. Every target is opened (a temporary
+// created, a device or FIFO opened) before anything is written; the
+// temporaries are written and flushed; only then are standard output ("-",
+// at most once) and the in-place targets written, and the temporaries
+// renamed over their targets (replaced files are kept aside until every
+// rename succeeded, and put back otherwise). A device, FIFO or standard
+// output cannot be taken back once written: they are written after every
+// file is ready, so only a failed rename (rare: the folders were writable
+// a moment before) can leave them written while the files are not. Paths
+// must differ (InputError).
 void write_files_atomically(const std::vector<std::pair<std::string, std::string_view>>& files);
+
+// Refuses (InputError naming `flag`) an output name that is empty or holds
+// a control character (a newline, an escape): such a name is never what a
+// user meant, and would corrupt any message or script that repeats it.
+void check_output_name(const char* flag, const std::string& path);
+
+// A command's file named by the flag that gave it ("-o", "--pods").
+struct FlagPath {
+  std::string flag;
+  std::string path;  // "-": standard input or output
+};
+// Checks a command's outputs before it computes anything (InputError):
+// every output name passes check_output_name, is not a directory, and
+// lies in a folder that exists (so that a long run does not end in a
+// write that was bound to fail); no two outputs name the same
+// file (through any link) or both standard output; no output names an
+// input (the same path or the same file), since writing it would replace
+// what was read. Inputs that are "" are left out.
+void check_output_paths(const std::vector<FlagPath>& outputs, const std::vector<FlagPath>& inputs);
+
+// The CLI's signal handling for outputs in progress (never called by the
+// library itself): on SIGTERM, SIGINT, SIGHUP and SIGQUIT the temporaries
+// of outputs not yet renamed into place are removed before the process
+// dies of the signal as it would have; SIGXFSZ (a write past the file size
+// limit) is ignored, so that the write fails with EFBIG and is reported
+// and cleaned up like any other failed write. SIGKILL and a power loss
+// can still leave a `.bulkscore-XXXXXX` file beside a target
+// (docs/reliability.md). Handlers installed later for SIGINT (perf's
+// graceful stop) take precedence while they are installed.
+void install_output_signal_cleanup();
 
 // Writes to standard output, checking every write and the final flush; a
 // full device or a closed pipe throws Error (the CLI exits 1 with it).
