@@ -67,7 +67,8 @@ std::vector<Pod> pod_runs(SplitMix64& rng, uint32_t count, uint32_t num_nodes,
 // pod leaves (a node gains room), an outside pod arrives, a pod is updated in
 // place (new labels, terminating), a node's capacity changes in place, or
 // (rarely) a node is added: a structural change.
-void mutate(SplitMix64& rng, Snapshot& snap, const std::vector<Node>& nodes) {
+void mutate(SplitMix64& rng, Engine& engine, const std::vector<Node>& nodes) {
+  const Snapshot& snap = engine.snapshot();
   const uint64_t what = rng.below(20);
   const auto some_pod = [&]() -> int64_t {
     for (int tries = 0; tries < 8 && snap.num_pods() > 0; ++tries) {
@@ -76,8 +77,10 @@ void mutate(SplitMix64& rng, Snapshot& snap, const std::vector<Node>& nodes) {
     }
     return -1;
   };
+  const auto expect_ok = [](const EventStatus& s) { ASSERT_TRUE(s.ok()) << s.message; };
   if (what < 6) {
-    if (const int64_t id = some_pod(); id >= 0) snap.remove_pod(static_cast<uint32_t>(id));
+    if (const int64_t id = some_pod(); id >= 0)
+      expect_ok(engine.remove_pod(snap.pod(static_cast<uint32_t>(id)).cache_key()));
   } else if (what < 12 && snap.num_nodes() > 0) {
     const auto n = static_cast<uint32_t>(rng.below(snap.num_nodes()));
     Pod p;
@@ -89,22 +92,28 @@ void mutate(SplitMix64& rng, Snapshot& snap, const std::vector<Node>& nodes) {
     c.name = "main";
     c.requests["cpu"] = static_cast<int64_t>(rng.between(1, 20)) * 100;
     p.containers.push_back(c);
-    snap.add_pod(p, n);
+    p.node_name = snap.node_name(n);
+    const EventStatus s = engine.add_pod(p);
+    // A name drawn twice is refused, changing nothing.
+    ASSERT_TRUE(s.ok() || s.code == EventCode::kAlreadyExists) << s.message;
   } else if (what < 16) {
     if (const int64_t id = some_pod(); id >= 0) {
       Pod p = snap.pod(static_cast<uint32_t>(id));
+      // An assumed pod is confirmed (the informer's add) before its update.
+      if (engine.is_assumed_pod(p.cache_key())) expect_ok(engine.add_pod(p));
       p.labels["app"] = rng.chance(0.5) ? "cache" : "web";
       p.deleting = rng.chance(0.3);
-      snap.update_pod(static_cast<uint32_t>(id), p);
+      expect_ok(engine.update_pod(p));
     }
   } else if (what < 19 && !nodes.empty()) {
     Node n = nodes[rng.below(nodes.size())];  // same labels, taints and images: an in-place update
     n.allocatable["cpu"] = static_cast<int64_t>(rng.between(1, 64)) * 1000;
     n.unschedulable = rng.chance(0.2);
-    snap.update_node(n);
+    expect_ok(engine.update_node(n));
   } else {
     Node n = random_node(rng, 100000 + static_cast<uint32_t>(rng.below(1u << 20)), false);
-    snap.add_node(n);
+    const EventStatus s = engine.add_node(n);
+    ASSERT_TRUE(s.ok() || s.code == EventCode::kAlreadyExists) << s.message;
   }
 }
 
@@ -126,7 +135,7 @@ Outcome run(const SchedulerConfig& config, const Cluster& cluster, const std::ve
   Outcome out;
   out.results.reserve(pods.size());
   for (const Pod& p : pods) {
-    if (mrng.chance(mutation_chance)) mutate(mrng, engine.mutable_snapshot(), cluster.nodes);
+    if (mrng.chance(mutation_chance)) mutate(mrng, engine, cluster.nodes);
     out.results.push_back(engine.schedule(p));
   }
   out.counters = engine.batch_counters();
@@ -428,8 +437,8 @@ TEST(BatchCache, AStateBeforeAStructuralChangeLeavesItsSlotFree) {
   };
   for (; i < 5; ++i) both(pending_pod(i, 100, 64 * kMi));
   const Node extra = fitting_node(rng, 100);
-  engine.mutable_snapshot().add_node(extra);  // structural: the state is dead
-  plain.mutable_snapshot().add_node(extra);
+  ASSERT_TRUE(engine.add_node(extra).ok());  // structural: the state is dead
+  ASSERT_TRUE(plain.add_node(extra).ok());
   const BatchCounters before = engine.batch_counters();
   for (; i < 10; ++i) both(pending_pod(i, 300, 128 * kMi));
   const BatchCounters after = engine.batch_counters().since(before);

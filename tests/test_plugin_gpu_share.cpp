@@ -237,7 +237,7 @@ TEST(GpuShareEngine, SharesPackOntoOneDeviceAndTheColumnsFollow) {
   ASSERT_NE(id, Snapshot::kNoPod);
   EXPECT_EQ(s.pod(id).annotations.at(kIndex), format_device_indices(got[0].second));
   // Removing a pod releases its units.
-  e->mutable_snapshot().remove_pod(id);
+  ASSERT_TRUE(e->remove_pod(s.pod(id).cache_key()).ok());
   held = 0;
   for (uint32_t n = 0; n < s.num_nodes(); ++n)
     for (uint32_t d = 0; d < s.device_count(n); ++d) held += s.device_units(n, d) - s.device_free(n, d);

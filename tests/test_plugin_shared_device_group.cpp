@@ -308,10 +308,10 @@ TEST(SharedDeviceGroupEngine, TheFirstPodBindsLaterPodsReuseTheLastReleases) {
   EXPECT_EQ(free_on(*e, "n2"), 1);
 
   // Removing one pod keeps the group; removing the last releases it.
-  e->mutable_snapshot().remove_pod("default", "p1");
+  ASSERT_TRUE(e->remove_pod("uid-p1").ok());
   EXPECT_EQ(binding(*e, "g").node, 1);
   EXPECT_EQ(free_on(*e, "n2"), 1);
-  e->mutable_snapshot().remove_pod("default", "p2");
+  ASSERT_TRUE(e->remove_pod("uid-p2").ok());
   EXPECT_EQ(binding(*e, "g").node, -1);
   EXPECT_EQ(free_on(*e, "n2"), 4);
   // And a new pod binds it afresh.
@@ -327,7 +327,7 @@ TEST(SharedDeviceGroupEngine, TwoGroupsNeverShareADeviceAndRemovingAGroupRelease
   EXPECT_EQ(c.node, -1);
   EXPECT_NE(c.message.find("1 node(s) didn't have enough free devices for the SharedDeviceGroup"), std::string::npos)
       << c.message;
-  ASSERT_TRUE(e->mutable_snapshot().remove_device_group("a"));
+  ASSERT_TRUE(e->remove_object(ObjectKind::kSharedDeviceGroup, "", "a").ok());
   EXPECT_EQ(free_on(*e, "n1"), 5);
   EXPECT_EQ(e->schedule(member("c1", "c")).group_devices, (GroupDevices{{kGpu, {0, 1, 2}}}));
 }
@@ -412,22 +412,22 @@ TEST(SharedDeviceGroupEngine, AReleasedStatusBindingStaysReleasedThroughLayouts)
   // Updating the pod (a label) keeps the group bound: it was its last pod.
   Pod updated = e->snapshot().pod(e->snapshot().find_pod("default", "p"));
   updated.labels["v"] = "2";
-  e->mutable_snapshot().update_pod(updated);
+  ASSERT_TRUE(e->update_pod(updated).ok());
   EXPECT_EQ(binding(*e, "g").node, 0);
   EXPECT_EQ(binding(*e, "g").members, 1u);
   // Removing it releases; the next pod binds the group afresh (binpack: n2).
-  e->mutable_snapshot().remove_pod("default", "p");
+  ASSERT_TRUE(e->remove_pod("uid-p").ok());
   EXPECT_EQ(binding(*e, "g").node, -1);
   ASSERT_EQ(e->schedule(member("q", "g")).node_name, "n2");
   // A structural change (a new node) does not bring the old status back.
   Node extra = shared_node("n3", 4);
-  e->mutable_snapshot().add_node(extra);
+  ASSERT_TRUE(e->add_node(extra).ok());
   EXPECT_EQ(e->snapshot().node_name(static_cast<uint32_t>(binding(*e, "g").node)), "n2");
   EXPECT_EQ(free_on(*e, "n1"), 8);
   EXPECT_EQ(free_on(*e, "n2"), 0);
   // Devices taken away in place: the column follows.
   Node smaller = shared_node("n1", 3);
-  e->mutable_snapshot().update_node(smaller);
+  ASSERT_TRUE(e->update_node(smaller).ok());
   EXPECT_EQ(free_on(*e, "n1"), 3);
 }
 
@@ -618,7 +618,7 @@ TEST(SharedDeviceGroupEngine, BatchCacheDecidesExactlyAsWithout) {
         out.push_back(r.pod + " -> " + r.node_name + " " + std::to_string(r.score) + " " +
                       format_group_devices(r.group_devices));
         // Removals between pods: releases change the columns both ways.
-        if (i % 7 == 6) e->mutable_snapshot().remove_pod("default", pods[i - 3].name);
+        if (i % 7 == 6) static_cast<void>(e->remove_pod(pods[i - 3].cache_key()));
       }
       return out;
     };

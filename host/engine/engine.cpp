@@ -104,7 +104,40 @@ std::vector<std::string> Engine::load(const Cluster& cluster) {
 }
 
 std::vector<std::string> Engine::load(Cluster&& cluster) {
-  snapshot_ = Snapshot::build(cluster.nodes, std::move(cluster.running_pods));
+  std::vector<std::string> warnings;
+  // The running pods as the cache's adds: one per key (a second add of a
+  // key is refused, as upstream's cache refuses it), those on a node not in
+  // the list kept until it comes.
+  pod_records_.clear();
+  waiting_by_node_.clear();
+  std::unordered_map<std::string, uint32_t> node_names;
+  node_names.reserve(cluster.nodes.size());
+  for (uint32_t n = 0; n < cluster.nodes.size(); ++n) node_names.emplace(cluster.nodes[n].name, n);
+  std::vector<Pod> placed;
+  placed.reserve(cluster.running_pods.size());
+  std::vector<std::string> placed_keys;
+  placed_keys.reserve(cluster.running_pods.size());
+  for (Pod& pod : cluster.running_pods) {
+    std::string key = pod.cache_key();
+    if (pod_records_.count(key) != 0) {
+      warnings.push_back("running pod \"" + pod.key() + "\" (" + pod.origin + ") has the key \"" + key +
+                         "\" of an earlier running pod; it is left out");
+      continue;
+    }
+    PodRecord rec;
+    rec.node = pod.node_name;
+    if (node_names.count(pod.node_name) == 0) {
+      waiting_by_node_[rec.node].push_back(key);
+      rec.waiting = std::move(pod);
+    } else {
+      placed_keys.push_back(key);
+      placed.push_back(std::move(pod));
+    }
+    pod_records_.emplace(std::move(key), std::move(rec));
+  }
+  snapshot_ = Snapshot::build(cluster.nodes, std::move(placed));
+  // Pod ids are positions in `placed`.
+  for (uint32_t id = 0; id < placed_keys.size(); ++id) pod_records_.at(placed_keys[id]).id = id;
   // The snapshot holds what it needs; free the parsed objects now.
   std::vector<Node>().swap(cluster.nodes);
   std::vector<Pod>().swap(cluster.running_pods);
@@ -113,14 +146,14 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   for (BatchCache& b : batch_) b.clear();
   for (BatchCache& b : shapes_) b.clear();
   for (auto& u : upstream_) u = UpstreamBatch{};
-  std::vector<std::string> warnings;
   // Groups first: configuring the devices lays every device column out
   // again (the groups' included), so its warnings are the whole story once.
   // InputError for malformed annotations; warnings for what does not add up.
   if (group_model_) snapshot_.configure_device_groups(objects_.device_groups, *group_model_);
   if (device_model_) {
     snapshot_.configure_devices(*device_model_);
-    assign_running_devices(warnings);
+    for (uint32_t id = 0; id < snapshot_.pod_id_bound(); ++id)
+      if (snapshot_.has_pod(id)) assign_pod_devices(id, warnings);
   }
   if (group_model_ || device_model_)
     for (std::string& w : snapshot_.take_device_warnings()) warnings.push_back(std::move(w));
@@ -167,28 +200,25 @@ std::vector<int32_t> Engine::choose_devices(const Pod& pod, const ProfilePlan& p
   return plugins::GpuShare::choose_devices(snapshot_, node, pod, demand, defaults);
 }
 
-void Engine::assign_running_devices(std::vector<std::string>& warnings) {
-  for (uint32_t id = 0; id < snapshot_.pod_id_bound(); ++id) {
-    if (!snapshot_.has_pod(id)) continue;
-    const Pod& pod = snapshot_.pod(id);
-    if (!pod_device_demand(pod, *device_model_).any() || !pod_device_indices(pod, *device_model_).empty()) continue;
-    const uint32_t node = snapshot_.pod_node(id);
-    const ProfilePlan* plan = &plans_.front();
-    for (const auto& p : plans_)
-      if (p.config.scheduler_name == pod.scheduler_name) plan = &p;
-    const std::vector<int32_t> devices = choose_devices(pod, *plan, node);
-    const std::string where = "running pod \"" + pod.key() + "\" on node \"" + snapshot_.node_name(node) + "\"";
-    if (devices.empty()) {
-      warnings.push_back(where + " asks for devices but has no " + device_model_->index_annotation +
-                         " annotation, and none are free for it there; it holds none");
-      continue;
-    }
-    Pod updated = pod;
-    updated.annotations[device_model_->index_annotation] = format_device_indices(devices);
+void Engine::assign_pod_devices(uint32_t id, std::vector<std::string>& warnings) {
+  const Pod& pod = snapshot_.pod(id);
+  if (!pod_device_demand(pod, *device_model_).any() || !pod_device_indices(pod, *device_model_).empty()) return;
+  const uint32_t node = snapshot_.pod_node(id);
+  const ProfilePlan* plan = &plans_.front();
+  for (const auto& p : plans_)
+    if (p.config.scheduler_name == pod.scheduler_name) plan = &p;
+  const std::vector<int32_t> devices = choose_devices(pod, *plan, node);
+  const std::string where = "running pod \"" + pod.key() + "\" on node \"" + snapshot_.node_name(node) + "\"";
+  if (devices.empty()) {
     warnings.push_back(where + " asks for devices but has no " + device_model_->index_annotation +
-                       " annotation; it is taken to hold devices " + format_device_indices(devices));
-    snapshot_.update_pod(id, updated);
+                       " annotation, and none are free for it there; it holds none");
+    return;
   }
+  Pod updated = pod;
+  updated.annotations[device_model_->index_annotation] = format_device_indices(devices);
+  warnings.push_back(where + " asks for devices but has no " + device_model_->index_annotation +
+                     " annotation; it is taken to hold devices " + format_device_indices(devices));
+  snapshot_.update_pod(id, updated);
 }
 
 std::vector<std::string> Engine::take_warnings() {
@@ -319,7 +349,11 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   // findings again: those are not this pod's.
   if (group_model_) snapshot_.take_device_warnings();
   const std::string key = pod.key();
-  snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
+  PodRecord rec;
+  rec.state = PodCacheState::kAssumed;
+  rec.node = res.node_name;
+  rec.id = snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
+  pod_records_.emplace(pod.cache_key(), std::move(rec));
   if (group_model_)
     for (std::string& w : snapshot_.take_device_warnings())
       if (w.find("pod \"" + key + "\"") != std::string::npos) res.warnings.push_back(std::move(w));
@@ -328,6 +362,14 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
 ScheduleResult Engine::schedule(const Pod& pod) {
   ScheduleResult res;
   res.pod = pod.key();
+  if (auto held = pod_records_.find(pod.cache_key()); held != pod_records_.end()) {
+    // Scheduled twice, it would be counted twice.
+    res.code = Code::Error;
+    res.message = "pod \"" + pod.key() + "\" is in the cache already (" +
+                  (held->second.state == PodCacheState::kAssumed ? "assumed" : "bound") + " on node \"" +
+                  held->second.node + "\"): remove or forget it before scheduling it again";
+    return res;
+  }
   const ProfilePlan& plan = plan_for(pod);
   const size_t profile = static_cast<size_t>(&plan - plans_.data());
   const uint64_t cycle = ++cycle_;

@@ -5,10 +5,14 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "host/engine/backend.hpp"
@@ -39,6 +43,10 @@ struct EngineOptions {
   // it was last used), at the memory of one evaluation each (about 50 bytes
   // per feasible node). Decisions do not depend on it.
   uint32_t batch_states = 1;
+  // How long an assumed pod whose binding finished (finish_binding) is kept
+  // without its confirmation before expire_assumed_pods forgets it; 0 (the
+  // default, as kube-scheduler v1.35.4's durationToExpireAssumedPod): never.
+  double assumed_pod_ttl_seconds = 0;
 };
 
 struct ScheduleResult {
@@ -58,6 +66,52 @@ struct ScheduleResult {
   std::string device_group;
   GroupDevices group_devices;
 };
+
+// What an event did (Engine::add_node and the rest): the embedder's
+// informer handler checks `code`; nothing changes unless it is kOk.
+enum class EventCode : uint8_t {
+  kOk = 0,
+  kAlreadyExists = 1,  // an add of an object the engine holds
+  kNotFound = 2,       // an update, removal, forget or finish of one it does not hold
+  kWrongState = 3,     // the pod is not in the state the event needs (update of an
+                       // assumed pod, forget of a bound one, assume of a known one)
+  kInvalid = 4,        // the object itself is refused (no nodeName, malformed annotations)
+};
+const char* event_code_name(EventCode c);
+
+struct EventStatus {
+  EventCode code = EventCode::kOk;
+  std::string message;                // why, when not kOk: names the object
+  std::vector<std::string> warnings;  // things the caller should hear about (kOk too)
+  bool ok() const { return code == EventCode::kOk; }
+};
+
+// A pod as the engine's cache holds it (Engine::pod_entry).
+enum class PodCacheState : uint8_t {
+  kAbsent = 0,   // not held
+  kAssumed = 1,  // placed by schedule() or assume_pod(), not yet confirmed by add_pod()
+  kBound = 2,    // added (a running pod of load(), or add_pod()), or confirmed
+};
+struct PodCacheEntry {
+  PodCacheState state = PodCacheState::kAbsent;
+  std::string node;              // the node it is on (or waits for)
+  bool node_present = false;     // false: its node is not in the cluster (removed, or not
+                                 // added yet); the pod is kept, unseen by scheduling, until
+                                 // the node comes (back) or the pod is removed
+  bool binding_finished = false;  // finish_binding() was called (assumed pods)
+};
+
+// The kinds of cluster objects the engine holds besides nodes and pods.
+enum class ObjectKind : uint8_t {
+  kNamespace,
+  kService,
+  kReplicationController,
+  kReplicaSet,
+  kStatefulSet,
+  kSharedDeviceGroup,
+};
+// "Namespace", "Service", ... as in a manifest's kind.
+const char* object_kind_name(ObjectKind k);
 
 struct PluginScoreExplanation {
   std::string plugin;
@@ -112,7 +166,10 @@ class Engine {
   // pods are left alone (move them out first to keep them).
   std::vector<std::string> load(Cluster&& cluster);
 
-  // Filter, score, select; assumes the pod on the chosen node.
+  // Filter, score, select; assumes the pod on the chosen node (its cache
+  // state becomes kAssumed, under Pod::cache_key). A pod the engine already
+  // holds (assumed or bound) is not scheduled again: code Error, a message
+  // that says so, nothing changes.
   ScheduleResult schedule(const Pod& pod);
   std::vector<ScheduleResult> schedule_all(const std::vector<Pod>& pods);
 
@@ -124,10 +181,76 @@ class Engine {
   // cached or advanced. For look-ahead over pending pods.
   ScheduleResult peek(const Pod& pod);
 
+  // ---- events: kube-scheduler's cache, one informer event at a time ------
+  // (docs/library.md). Nodes are known by name, pods by Pod::cache_key (UID,
+  // else namespace/name), objects by kind, namespace and name. An add of a
+  // present object, or an update, removal, forget or finish of an absent
+  // one, returns a status saying so and changes nothing; so does an object
+  // the engine refuses (kInvalid, with the reason). Every event keeps the
+  // snapshot, the device mirror, the topology tables and the batch cache
+  // exact: the next decision is what a fresh load() of the same cluster
+  // would decide (with every node scored; sampling's round-robin start and
+  // upstream's node tree follow the events as upstream's do).
+  //
+  // Node indices (ScheduleResult::node, Snapshot) hold until the next node
+  // event: remove_node shifts the later nodes down. Names never go stale.
+  EventStatus add_node(const Node& node);
+  // The node of that name, replaced; its pods stay.
+  EventStatus update_node(const Node& node);
+  // The node leaves scheduling; its pods are kept, unseen, until their own
+  // removal or the node's return (upstream's ghost node).
+  EventStatus remove_node(std::string_view name);
+  // The informer's add of a bound pod (spec.nodeName set). For a pod this
+  // engine assumed, the confirmation: it becomes kBound, counted once, moved
+  // if it was bound elsewhere. A pod on a node not (yet) in the cluster is
+  // kept until the node comes. A terminal pod (Succeeded, Failed) holds
+  // nothing and is not added (a warning says so).
+  EventStatus add_pod(const Pod& pod);
+  // A bound pod's new version (labels, requests, annotations...). An
+  // assumed pod is refused (kWrongState, as upstream: confirm it first); a
+  // pod that turned terminal is removed; a pod now bound to another node
+  // than the cache's is refused (upstream treats it as a corrupted cache).
+  EventStatus update_pod(const Pod& pod);
+  // The informer's delete: the pod leaves, assumed or bound.
+  EventStatus remove_pod(std::string_view cache_key);
+  // AssumePod: `pod` placed on pod.node_name without a decision (the
+  // embedder decided, or replays one); kWrongState if the engine holds it.
+  EventStatus assume_pod(const Pod& pod);
+  // ForgetPod: the assumption undone exactly (snapshot, devices, groups,
+  // topology tables, batch cache); kWrongState for a bound pod, kNotFound
+  // for one the engine does not hold. With --tie-break random each
+  // schedule() takes the next draw: forget does not give a draw back.
+  EventStatus forget_pod(std::string_view cache_key);
+  // FinishBinding: the binding call returned; an assumed pod then expires
+  // after EngineOptions::assumed_pod_ttl_seconds (0, upstream's default:
+  // never) unless confirmed. See expire_assumed_pods.
+  EventStatus finish_binding(std::string_view cache_key,
+                             std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
+  // Forgets the assumed pods whose binding finished more than the TTL ago
+  // (upstream's cleanupAssumedPods); returns their cache keys.
+  std::vector<std::string> expire_assumed_pods(
+      std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
+  bool is_assumed_pod(std::string_view cache_key) const;
+  PodCacheEntry pod_entry(std::string_view cache_key) const;
+  size_t num_cached_pods() const { return pod_records_.size(); }
+
+  // Objects: Namespaces, Services, ReplicationControllers, ReplicaSets,
+  // StatefulSets, SharedDeviceGroups. Applied where they are read (the next
+  // pod's PreFilter; a group's binding), never by a reload.
+  EventStatus add_object(const Namespace& ns);
+  EventStatus add_object(const SelectingObject& obj);
+  EventStatus add_object(const SharedDeviceGroup& group);
+  EventStatus update_object(const Namespace& ns);
+  EventStatus update_object(const SelectingObject& obj);
+  EventStatus update_object(const SharedDeviceGroup& group);
+  // `namespace_name` is ignored for the cluster-scoped kinds (Namespace,
+  // SharedDeviceGroup).
+  EventStatus remove_object(ObjectKind kind, std::string_view namespace_name, std::string_view name);
+
   const Snapshot& snapshot() const { return snapshot_; }
-  // The Services, controllers and Namespaces of the last load (--objects).
+  // The Services, controllers, Namespaces and groups: the last load's, as
+  // the object events changed them.
   const ClusterObjects& objects() const { return objects_; }
-  Snapshot& mutable_snapshot() { return snapshot_; }
   const char* backend_name() const { return backend_->name(); }
   // Why the backend is what it is (e.g. "auto: no CUDA device found").
   const std::string& backend_note() const { return backend_note_; }
@@ -158,10 +281,32 @@ class Engine {
                                                             uint32_t node) const;
   // InputError when the pod's device annotations are malformed.
   void check_device_annotations(const Pod& pod) const;
-  // Running pods that ask for devices without listing them get the ones
-  // the selection picks, with a warning each.
-  void assign_running_devices(std::vector<std::string>& warnings);
   std::string fit_error(const PodQuery& q, const EvalResult& r) const;
+  // GpuShare: a bound pod (load, add_pod) that asks for devices without
+  // listing them is taken to hold those the selection picks, with a warning.
+  void assign_pod_devices(uint32_t id, std::vector<std::string>& warnings);
+
+  // ---- the cache's records (engine_events.cpp) ----
+  struct PodRecord {
+    PodCacheState state = PodCacheState::kBound;
+    bool binding_finished = false;
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    std::string node;                  // the node it is on or waits for
+    uint32_t id = Snapshot::kNoPod;    // its snapshot pod id; kNoPod while its node is absent
+    std::optional<Pod> waiting;        // the pod, while its node is absent
+  };
+  // Adds `pod` (node_name set) under `key` in `state`: into the snapshot
+  // when its node is present, else kept waiting for it.
+  EventStatus place_record(Pod pod, const std::string& key, PodCacheState state);
+  // Takes the pod out of the snapshot (or the waiting list) and the records.
+  Pod drop_record(std::unordered_map<std::string, PodRecord>::iterator it);
+  // The node's waiting pods go into the snapshot (after add_node).
+  void admit_waiting_pods(const std::string& node, std::vector<std::string>& warnings);
+  // After a node event: upstream batching's state names node indices.
+  void node_set_changed();
+  std::unordered_map<std::string, PodRecord> pod_records_;
+  // Node name -> the keys of the pods waiting for it.
+  std::unordered_map<std::string, std::vector<std::string>> waiting_by_node_;
   void evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out);
 
   SchedulerConfig config_;

@@ -173,6 +173,9 @@ struct Pod {
   std::string origin;
 
   std::string key() const { return namespace_name + "/" + name; }
+  // The key the engine's events know a pod by, as kube-scheduler's cache
+  // does (GetPodKey): its UID, or namespace/name where it has none.
+  std::string cache_key() const { return uid.empty() ? key() : uid; }
 };
 
 // The other objects the topology plugins read (`--objects`, what
