@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 #include <tuple>
+#include <unordered_map>
 
 #include "host/common.hpp"
 #include "plugins/gpu_fgd.hpp"
@@ -551,6 +552,93 @@ ScheduleResult Engine::peek(const Pod& pod) {
   res.devices = choose_devices(pod, plan, static_cast<uint32_t>(r.chosen));
   std::tie(res.device_group, res.group_devices) = choose_group_devices(pod, plan, static_cast<uint32_t>(r.chosen));
   return res;
+}
+
+Ranking Engine::rank(const Pod& pod, uint32_t k) {
+  Ranking out;
+  out.pod = pod.key();
+  out.tie_break = options_.tie_break;
+  const ProfilePlan& plan = plan_for(pod);
+  check_device_annotations(pod);
+  const uint32_t n = snapshot_.num_nodes();
+  if (n == 0) {
+    out.message = "no nodes available to schedule pods";
+    return out;
+  }
+  intern_pod_for_plan(snapshot_, pod, plan, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
+  q.header.pod_seq = pod_seq_;  // the draw schedule would give it next
+  out.warnings = q.warnings;
+  const PodQueryView v = q.view();
+  for (uint32_t slot = 0; slot < v.num_scores; ++slot) out.score_plugins.emplace_back(plugin_name(v.scores[slot]));
+  if (q.rejected) {
+    std::string plugin;
+    for (const PreFilterStatus& s : q.prefilter)
+      if (s.code != Code::Success && s.code != Code::Skip) plugin = s.plugin;
+    out.rejections.push_back({plugin, q.prefilter_message, n});
+    out.message = fit_error(q, scratch_);
+    return out;
+  }
+  EvalRequest req;
+  req.candidates = q.candidates ? &*q.candidates : nullptr;
+  req.want_scores = true;
+  req.want_sorted = true;
+  req.score_single = true;
+  EvalResult r;
+  evaluate(q, req, r);
+  out.evaluated_nodes = r.processed;
+  out.feasible_nodes = r.num_feasible;
+  // The rejection histogram, by plugin and reason text.
+  std::map<std::pair<std::string, std::string>, uint64_t> counts;
+  std::vector<std::string> reasons;
+  for (uint8_t plugin = 0; plugin < kNumPlugins; ++plugin)
+    for (uint32_t bit = 0; bit < 64; ++bit) {
+      const uint32_t c = r.rejections.at(plugin, bit);
+      if (!c) continue;
+      reasons.clear();
+      filter_reasons(plugin, uint64_t(1) << bit, snapshot_, v, 0, reasons);
+      for (const auto& s : reasons) counts[{plugin_name(plugin), s}] += c;
+    }
+  if (q.candidates && q.candidates->size() < n) {
+    std::vector<std::string> names = q.restricting_plugins;
+    std::sort(names.begin(), names.end());
+    std::string list = "[";
+    for (size_t i = 0; i < names.size(); ++i) list += (i ? " " : "") + names[i];
+    counts[{"", "node(s) didn't satisfy plugin(s) " + list + "]"}] += n - q.candidates->size();
+  }
+  for (const auto& [what, c] : counts) out.rejections.push_back({what.first, what.second, c});
+  std::stable_sort(out.rejections.begin(), out.rejections.end(),
+                   [](const RejectionCount& a, const RejectionCount& b) { return a.nodes > b.nodes; });
+  if (r.chosen < 0) {
+    out.message = fit_error(q, r);
+    return out;
+  }
+  out.chosen = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
+  // Positions of the scored nodes, to read their scores in sorted order.
+  const size_t F = r.scored_nodes.size();
+  std::unordered_map<uint32_t, size_t> pos;
+  pos.reserve(std::min<size_t>(F, static_cast<size_t>(k) * 2 + 16));
+  const size_t take = std::min<size_t>(k, r.sorted_nodes.size());
+  for (size_t i = 0; i < take; ++i) pos.emplace(r.sorted_nodes[i], 0);
+  for (size_t i = 0; i < F; ++i)
+    if (auto it = pos.find(r.scored_nodes[i]); it != pos.end()) it->second = i;
+  const int64_t best = F ? *std::max_element(r.totals.begin(), r.totals.end()) : 0;
+  for (size_t i = 0; i < F; ++i) out.tied_at_best += r.totals[i] == best ? 1 : 0;
+  for (size_t i = 0; i < take; ++i) {
+    RankedNode rn;
+    rn.node = static_cast<int32_t>(r.sorted_nodes[i]);
+    rn.name = snapshot_.node_name(r.sorted_nodes[i]);
+    const size_t p = pos.at(r.sorted_nodes[i]);
+    rn.total = r.totals[p];
+    for (uint32_t slot = 0; slot < v.num_scores; ++slot) {
+      int64_t raw = r.raw_scores[slot * F + p];
+      if (raw == kIgnoredScore) raw = 0;  // upstream's Score gives 0 to the nodes it ignores
+      rn.raw.push_back(raw);
+      rn.weighted.push_back(r.normalized_scores[slot * F + p] * v.weights[slot]);
+    }
+    out.nodes.push_back(std::move(rn));
+  }
+  return out;
 }
 
 Explanation Engine::explain(const Pod& pod) {

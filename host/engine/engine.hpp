@@ -148,6 +148,41 @@ struct Explanation {
   std::vector<std::string> warnings;
 };
 
+// Engine::rank: the best nodes for a pod, with their scores, and why the
+// others were left out; no per-node strings.
+struct RankedNode {
+  std::string name;
+  int32_t node = -1;  // index, valid until the next node event
+  int64_t total = 0;  // weighted total
+  // Per Ranking::score_plugins: the plugin's raw score, and its normalized
+  // score times its weight (the total is their sum).
+  std::vector<int64_t> raw;
+  std::vector<int64_t> weighted;
+};
+struct RejectionCount {
+  std::string plugin;  // "" for the nodes outside a PreFilterResult
+  std::string reason;  // upstream's FitError reason text
+  uint64_t nodes = 0;
+};
+struct Ranking {
+  std::string pod;
+  std::vector<std::string> score_plugins;  // the profile's Score plugins, in order
+  // The first k of the sorted list: total descending, then node index
+  // ascending (--tie-break first picks the first; random draws among the
+  // tied_at_best first entries).
+  std::vector<RankedNode> nodes;
+  uint32_t evaluated_nodes = 0;  // candidates visited (all of them: rank never samples)
+  uint32_t feasible_nodes = 0;
+  uint32_t tied_at_best = 0;  // feasible nodes sharing the best total
+  TieBreak tie_break = TieBreak::Random;
+  std::string chosen;  // the node schedule would pick now, "" if none
+  // Every (plugin, reason) that rejected nodes, as upstream's FitError
+  // counts them, most nodes first (then by reason); whether or not a node fits.
+  std::vector<RejectionCount> rejections;
+  std::string message;  // the FitError text when no node is feasible
+  std::vector<std::string> warnings;
+};
+
 class Engine {
  public:
   Engine(SchedulerConfig config, EngineOptions options);
@@ -175,6 +210,11 @@ class Engine {
 
   // The evaluation of `pod` against the snapshot as it is; nothing assumed.
   Explanation explain(const Pod& pod);
+  // The k best feasible nodes for `pod` now, in the sorted list's order,
+  // with per-plugin scores, the tie at the best total and the rejection
+  // histogram; every candidate evaluated, nothing assumed or cached. One
+  // evaluation, no per-node strings.
+  Ranking rank(const Pod& pod, uint32_t k);
   // The decision of an evaluation of `pod` now (node, total, feasible
   // nodes, the devices it would take) with every candidate node scored:
   // schedule's when the profile scores every node. Nothing is assumed,
