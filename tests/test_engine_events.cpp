@@ -191,7 +191,9 @@ TEST(EngineEvents, ForgetUndoesAnAssumeExactly) {
       const Pod& p = c.pending_pods[i];
       if (i % 2 == 0) {
         const ScheduleResult r = undone.schedule(p);
-        if (r.node >= 0) ASSERT_TRUE(undone.forget_pod(p.cache_key()).ok());
+        if (r.node >= 0) {
+          ASSERT_TRUE(undone.forget_pod(p.cache_key()).ok());
+        }
         continue;
       }
       const ScheduleResult a = undone.schedule(p), b = plain.schedule(p);

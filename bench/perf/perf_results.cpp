@@ -14,6 +14,7 @@
 
 #include "bench/perf/perf.hpp"
 #include "bench/perf/text.hpp"
+#include "bulkscore/version.h"
 #include "host/common.hpp"
 #include "host/io/io.hpp"
 #include "host/io/json_writer.hpp"

@@ -19,10 +19,12 @@
 #include <map>
 
 #include "bench/generator/generator.hpp"
+#include "bulkscore/version.h"
 #include "bench/perf/perf.hpp"
 #include "bench/replay/replay.hpp"
 #include "host/engine/backend.hpp"
 #include "host/engine/engine.hpp"
+#include "host/engine/result_json.hpp"
 #include "host/input/config.hpp"
 #include "host/input/k8s_json.hpp"
 #include "host/io/io.hpp"
@@ -140,22 +142,6 @@ struct ScheduleFlags {
   bool metrics_given = false;
 };
 
-// SharedDeviceGroup: "sharedDevices": the group, its devices by resource,
-// and the environment a device plugin would set for the pod.
-void write_shared_devices(bs::JsonWriter& w, const std::string& group, const bs::GroupDevices& devices) {
-  if (group.empty() || devices.empty()) return;
-  w.key("sharedDevices").begin_object().field("group", group);
-  w.key("devices").begin_object();
-  for (const auto& [resource, list] : devices) {
-    w.key(resource).begin_array();
-    for (int32_t d : list) w.value(static_cast<int64_t>(d));
-    w.end_array();
-  }
-  w.end_object().key("env").begin_object();
-  for (const auto& [resource, list] : devices) w.field(bs::visible_devices_env(resource), bs::format_device_list(list));
-  w.end_object().end_object();
-}
-
 int cmd_schedule(const std::string& nodes, const std::string& pods, const std::string& config,
                  const std::vector<std::string>& objects, const ScheduleFlags& flags, const std::string& out) {
   const auto inputs = input_paths(nodes, pods, config, objects);
@@ -190,32 +176,14 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& pod : pending) {
     const bs::ScheduleResult r = engine.schedule(pod);
-    bs::JsonWriter w(text);
-    w.begin_object().field("pod", r.pod);
     if (r.node >= 0) {
       ++scheduled;
-      w.field("node", r.node_name).field("score", r.score).field("feasibleNodes", r.feasible_nodes);
-      if (!r.devices.empty()) {
-        w.key("devices").begin_array();
-        for (int32_t d : r.devices) w.value(static_cast<int64_t>(d));
-        w.end_array();
-      }
-      write_shared_devices(w, r.device_group, r.group_devices);
     } else {
       ++unschedulable;
-      w.field_null("node").field("feasibleNodes", r.feasible_nodes).field("code", bs::code_name(r.code));
-      w.field("message", r.message);
       spdlog::debug("{}: {}", r.pod, r.message);
     }
-    if (!r.warnings.empty()) {
-      w.key("warnings").begin_array();
-      for (const auto& s : r.warnings) {
-        w.value(s);
-        ++warnings[s];
-      }
-      w.end_array();
-    }
-    w.end_object();
+    for (const auto& s : r.warnings) ++warnings[s];
+    bs::append_schedule_result_json(r, text);
     text += '\n';
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -257,7 +225,7 @@ void write_explanation(const bs::Explanation& ex, std::string& text) {
     for (int32_t d : ex.devices) w.value(static_cast<int64_t>(d));
     w.end_array();
   }
-  if (!ex.chosen.empty()) write_shared_devices(w, ex.device_group, ex.group_devices);
+  if (!ex.chosen.empty()) bs::write_shared_devices(w, ex.device_group, ex.group_devices);
   w.key("nodes").begin_array();
   for (const auto& n : ex.nodes) {
     w.begin_object().field("name", n.name).field("evaluated", n.evaluated).field("feasible", n.feasible);

@@ -1,0 +1,26 @@
+// The JSON of a decision, as `bulkscore schedule` writes it (one line per
+// pod) and the C ABI returns it: one writer, so the CLI, the bindings and
+// an embedder's log agree byte for byte.
+#pragma once
+
+#include <string>
+
+#include "host/engine/engine.hpp"
+#include "host/io/json_writer.hpp"
+
+namespace bulkscore {
+
+// SharedDeviceGroup: the "sharedDevices" field (the group, its devices by
+// resource, the environment a device plugin would set), when there are any.
+void write_shared_devices(JsonWriter& w, const std::string& group, const GroupDevices& devices);
+
+// Appends `r` as one JSON object, without a newline: {"pod", "node",
+// "score", "feasibleNodes", "devices", "sharedDevices"} when placed,
+// {"pod", "node": null, "feasibleNodes", "code", "message"} when not, and
+// "warnings" when it has any.
+void append_schedule_result_json(const ScheduleResult& r, std::string& out);
+
+// `r` as one JSON object: the ranking of Engine::rank.
+void append_ranking_json(const Ranking& r, std::string& out);
+
+}  // namespace bulkscore
