@@ -122,7 +122,10 @@ class BatchCache {
   // evaluated) as the new cached state. `prepared` is the query's header as
   // prepare left it, before the backend's feasible-set PreScore changed it.
   // An evaluation with fewer than two scored nodes is not kept (the previous
-  // state stays: it is still exact, the mutation log says what changed).
+  // state stays: it is still exact, the mutation log says what changed),
+  // nor one whose scored nodes do not ascend by node index (the random
+  // tie-break's walk needs positions in node order; an engine request
+  // always visits in that order).
   void store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared,
              const EvalResult& result);
 
