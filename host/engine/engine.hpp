@@ -307,7 +307,17 @@ class Engine {
   std::unordered_map<std::string, PodRecord> pod_records_;
   // Node name -> the keys of the pods waiting for it.
   std::unordered_map<std::string, std::vector<std::string>> waiting_by_node_;
-  void evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out);
+  // The backend's evaluation, with the device failures handled: any device
+  // error falls back to the CPU backend for the rest of the run, except an
+  // out-of-memory the pass survives without its optional lists (want_scores,
+  // want_verdicts, want_sorted). Then, when `lists_optional` (a batch-cache
+  // state's score lists), the result comes without them and the call
+  // returns false; otherwise (explain, upstream's state) this one evaluation
+  // runs again on a CPU backend with them. The device keeps the passes.
+  bool evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out, bool lists_optional = false);
+  // Drops the backend for the CPU one for the rest of the run, with one
+  // warning that says why.
+  void fall_back(const std::string& why);
 
   SchedulerConfig config_;
   EngineOptions options_;
@@ -316,6 +326,10 @@ class Engine {
   ClusterObjects objects_;
   std::unique_ptr<Backend> backend_;
   std::string backend_note_;
+  // The CPU backend that gives the lists the device had no room for (made
+  // on first need; evaluate()).
+  std::unique_ptr<Backend> list_backend_;
+  bool lists_oom_warned_ = false;  // that happened: warned once
   std::vector<std::string> warnings_;
   uint64_t pod_seq_ = 0;  // the random tie-break's per-pod draw
   uint32_t next_start_node_index_ = 0;
