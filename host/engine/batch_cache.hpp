@@ -38,7 +38,8 @@ namespace bulkscore {
 enum class Batching : uint8_t {
   Off,       // every pod is evaluated in full
   Exact,     // the batch cache; decisions identical to Off
-  Upstream,  // kube-scheduler v1.35.4's batching (host/engine/upstream_batch.hpp)
+  Upstream,  // kube-scheduler v1.35.4's batching (host/engine/upstream_batch.hpp); expires on the
+             // wall clock, so decisions depend on the run's speed
 };
 const char* batching_name(Batching b);
 // "off" / "exact" / "upstream"; InputError otherwise.

@@ -31,11 +31,16 @@ struct EngineOptions {
   std::string backend = "auto";
   TieBreak tie_break = TieBreak::Random;
   uint64_t seed = 0;
-  int threads = 0;  // CPU backend worker threads (0 = one per core); results do not depend on it
+  // CPU backend worker threads (0 = one per core); results do not depend on
+  // it (under Batching::Upstream only through the speed, below).
+  int threads = 0;
   // Exact: consecutive pods reuse the previous evaluation where that is
   // exact (host/engine/batch_cache.hpp); decisions do not depend on it.
   // Upstream: kube-scheduler v1.35.4's batching (upstream_batch.hpp);
-  // decisions may differ where upstream's would.
+  // decisions may differ where upstream's would, and, since its state
+  // expires on the wall clock as upstream's does, with the speed of the
+  // run (machine, backend, threads, load). Exact and Off decide alike on
+  // every backend and machine.
   Batching batching = Batching::Exact;
   // Exact: how many cached evaluations to keep, one per recent pod signature
   // (the most recently used kept). More let pods of a few shapes in any
