@@ -21,6 +21,8 @@
 
 #include "host/common.hpp"
 #include "host/engine/backend.hpp"
+#include "host/engine/device_memory.hpp"
+#include "host/engine/fault_injection.hpp"
 #include "host/snapshot/mirror_sync.hpp"
 #include "kernels/launch.hpp"
 #include "kernels/register_cuda_backend.hpp"
@@ -46,74 +48,47 @@ using namespace cuda_detail;
 
 constexpr size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-// Device memory that only grows. Contents are not kept across a regrow.
-class DeviceBuffer {
+// Device memory (cudaMalloc) and page-locked host memory (cudaMallocHost;
+// async copies need it) for DeviceMemoryPool (host/engine/device_memory.hpp):
+// nullptr when out of memory, so that the pool can drop its growth slack and
+// release idle buffers before it gives up; other errors throw. Stateless,
+// static: they outlive every buffer.
+class CudaDeviceMemory final : public DeviceAllocator {
  public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), cap_(std::exchange(o.cap_, 0)) {}
-  ~DeviceBuffer() { release(); }
-
-  // At least `bytes`; with `slack`, half again as much on a regrow so that a
-  // slowly growing workload reallocates rarely.
-  void reserve(size_t bytes, bool slack = true) {
-    if (bytes <= cap_) return;
-    // The slack is measured on the old capacity, so before release() zeroes it.
-    const size_t want = align_up(slack ? std::max(bytes, cap_ + cap_ / 2) : bytes, 256);
-    release();
+  void* allocate(size_t bytes) override {
     void* p = nullptr;
-    const cudaError_t e = cudaMalloc(&p, want);
+    const cudaError_t e = cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
     if (e != cudaSuccess) throw_cuda(e, "cudaMalloc");
-    ptr_ = p;
-    cap_ = want;
+    return p;
   }
-  void* get() const { return ptr_; }
-  size_t capacity() const { return cap_; }
-  template <class T>
-  T* as() const {
-    return static_cast<T*>(ptr_);
-  }
-
- private:
-  void release() {
-    if (ptr_) cudaFree(ptr_);
-    ptr_ = nullptr;
-    cap_ = 0;
-  }
-  void* ptr_ = nullptr;
-  size_t cap_ = 0;
+  void deallocate(void* p) noexcept override { cudaFree(p); }
+  const char* name() const override { return "CUDA backend: cudaMalloc"; }
 };
 
-// Page-locked host memory that only grows (async copies need it).
-class PinnedBuffer {
+class CudaPinnedMemory final : public DeviceAllocator {
  public:
-  PinnedBuffer() = default;
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  ~PinnedBuffer() { release(); }
-
-  void reserve(size_t bytes) {
-    if (bytes <= cap_) return;
-    const size_t want = align_up(std::max(bytes, cap_ + cap_ / 2), 4096);
-    release();
+  void* allocate(size_t bytes) override {
     void* p = nullptr;
-    const cudaError_t e = cudaMallocHost(&p, want);
+    const cudaError_t e = cudaMallocHost(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
     if (e != cudaSuccess) throw_cuda(e, "cudaMallocHost");
-    ptr_ = static_cast<uint8_t*>(p);
-    cap_ = want;
+    return p;
   }
-  uint8_t* get() const { return ptr_; }
-
- private:
-  void release() {
-    if (ptr_) cudaFreeHost(ptr_);
-    ptr_ = nullptr;
-    cap_ = 0;
-  }
-  uint8_t* ptr_ = nullptr;
-  size_t cap_ = 0;
+  void deallocate(void* p) noexcept override { cudaFreeHost(p); }
+  const char* name() const override { return "CUDA backend: cudaMallocHost"; }
 };
+
+CudaDeviceMemory g_device_memory;
+CudaPinnedMemory g_pinned_memory;
+
+using Growth = DeviceMemoryPool::Growth;
 
 // The snapshot's columns in device memory, one cudaMalloc per column, and
 // the node-tree order (used when sampling visits every node rotated).
@@ -125,8 +100,19 @@ class PinnedBuffer {
 // ranges of the nodes logged since the last sync, packed by the column table
 // (element size, row stride, slot range) into one pinned staging buffer,
 // one copy, one generic scatter kernel. No column is named here.
+//
+// The columns are not scratch: their contents must survive between calls.
+// A column that cannot grow leaves the mirror unknown (the next sync sends
+// everything).
 class SnapshotMirror {
  public:
+  SnapshotMirror(DeviceMemoryPool& device, DeviceMemoryPool& pinned) : device_(device), pinned_(pinned) {
+    device_.add_scratch(d_staging_);
+    pinned_.add_scratch(staging_);
+  }
+  SnapshotMirror(const SnapshotMirror&) = delete;
+  SnapshotMirror& operator=(const SnapshotMirror&) = delete;
+
   const SnapshotView& view() const { return view_; }
   const uint32_t* tree_order() const { return tree_order_.as<const uint32_t>(); }
 
@@ -152,7 +138,7 @@ class SnapshotMirror {
     columns_.resize(cols.size());
     for (uint32_t c = 0; c < cols.size(); ++c) upload_column(c, cols[c], stream);
     const std::vector<uint32_t>& order = snap.tree_order();
-    tree_order_.reserve(order.size() * sizeof(uint32_t), false);
+    device_.reserve(tree_order_, order.size() * sizeof(uint32_t), Growth::kExact);
     if (!order.empty())
       BULKSCORE_CUDA_TRY(cudaMemcpyAsync(tree_order_.get(), order.data(), order.size() * sizeof(uint32_t),
                                          cudaMemcpyHostToDevice, stream));
@@ -161,7 +147,8 @@ class SnapshotMirror {
   // Columns that only grow (the dictionary's) get slack so their tails land
   // in place; the others are allocated to size.
   void upload_column(uint32_t c, const Snapshot::Column& col, cudaStream_t stream) {
-    columns_[c].reserve(col.bytes, col.kind == Snapshot::ColumnKind::kAppend);
+    device_.reserve(columns_[c], col.bytes,
+                    col.kind == Snapshot::ColumnKind::kAppend ? Growth::kSlack : Growth::kExact);
     if (col.bytes)
       BULKSCORE_CUDA_TRY(cudaMemcpyAsync(columns_[c].get(), col.data, col.bytes, cudaMemcpyHostToDevice, stream));
   }
@@ -181,9 +168,9 @@ class SnapshotMirror {
     const size_t table = align_up(plan.ranges.size() * sizeof(ScatterSegment), 8);
     size_t bytes = table;
     for (const auto& r : plan.ranges) bytes += align_up(static_cast<size_t>(r.count) * cols[r.column].element_bytes, 8);
-    staging_.reserve(bytes);
-    d_staging_.reserve(bytes);
-    uint8_t* base = staging_.get();
+    pinned_.reserve(staging_, bytes);
+    device_.reserve(d_staging_, bytes);
+    auto* base = staging_.as<uint8_t>();
     auto* segments = reinterpret_cast<ScatterSegment*>(base);
     size_t at = table;
     for (size_t i = 0; i < plan.ranges.size(); ++i) {
@@ -214,22 +201,25 @@ class SnapshotMirror {
     return snap.view_over(copies);
   }
 
-  std::vector<DeviceBuffer> columns_;  // in Snapshot::columns() order
-  DeviceBuffer tree_order_;
+  DeviceMemoryPool& device_;
+  DeviceMemoryPool& pinned_;
+  std::vector<GrowingBuffer> columns_;  // in Snapshot::columns() order
+  GrowingBuffer tree_order_;
   MirrorSync tracker_;
   SnapshotView view_;
-  PinnedBuffer staging_;
-  DeviceBuffer d_staging_;
+  GrowingBuffer staging_;    // pinned
+  GrowingBuffer d_staging_;  // device
 };
 
 static_assert(offsetof(Control, hist) == offsetof(Control, answer) + sizeof(Answer) &&
                   offsetof(Control, num_tied) == offsetof(Control, hist) + sizeof(uint32_t) * kHistBins,
               "the answer, the histogram and the tie count are copied back as one block");
 
-// The backend's stream. Declared after every buffer in CudaBackend, so it
-// is destroyed first: queued work (a call that threw) finishes before the
-// buffers it uses are freed, and a constructor that throws after creating it
-// does not leak it.
+// The backend's stream. CudaBackend's destructor waits for it before any
+// member goes, and it is CudaBackend's last member, so it is also destroyed
+// first: queued work (a call that threw) finishes before the buffers it
+// uses are freed, whatever cudaFree does. A constructor that throws after
+// creating it does not leak it.
 class Stream {
  public:
   Stream() = default;
@@ -237,12 +227,16 @@ class Stream {
   Stream& operator=(const Stream&) = delete;
   ~Stream() {
     if (s_) {
-      cudaStreamSynchronize(s_);
+      synchronize();
       cudaStreamDestroy(s_);
     }
   }
   void create() { BULKSCORE_CUDA_TRY(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
   cudaStream_t get() const { return s_; }
+  // Waits for the queued work; errors are left for the next call to report.
+  void synchronize() const noexcept {
+    if (s_) (void)cudaStreamSynchronize(s_);
+  }
 
  private:
   cudaStream_t s_ = nullptr;
@@ -274,8 +268,16 @@ class CudaBackend final : public Backend {
  public:
   // Uses the caller's current device, and leaves it current.
   CudaBackend() {
-    BULKSCORE_CUDA_TRY(cudaGetDevice(&device_));
-    BULKSCORE_CUDA_TRY(cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, device_));
+    // Every per-call buffer is scratch: released when a call that does not
+    // use it needs the room (host/engine/device_memory.hpp).
+    for (GrowingBuffer* b : {&upload_, &back_, &result_, &prescore_pos_, &prescore_arena_, &tied_back_})
+      pinned_.add_scratch(*b);
+    for (GrowingBuffer* b : {&d_prescore_arena_, &d_pod_, &flags_, &pos_verdicts_, &raw_pos_, &feasible_pos_, &keys_,
+                             &nodes_, &totals_, &raw_c_, &norm_c_, &tied_, &tie_flags_, &ranked_, &partials_, &temp_,
+                             &sorted_keys_, &sorted_nodes_})
+      device_.add_scratch(*b);
+    BULKSCORE_CUDA_TRY(cudaGetDevice(&device_id_));
+    BULKSCORE_CUDA_TRY(cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, device_id_));
     stream_holder_.create();
     stream_ = stream_holder_.get();
     std::memset(&control_init_, 0, sizeof control_init_);
@@ -283,24 +285,32 @@ class CudaBackend final : public Backend {
       control_init_.stat_min[i] = INT64_MAX;
       control_init_.stat_max[i] = INT64_MIN;
     }
-    back_.reserve(sizeof(Control));
-    // Test hook for GPU runs: BULKSCORE_CUDA_FAULT_AT=N makes the N-th
-    // evaluation fail with a device error after its kernels were queued, as
-    // a kernel fault would; the engine must fall back to the CPU with nothing
-    // lost (tests/test_backend_fallback.cpp does the same with a fake device).
-    if (const char* at = std::getenv("BULKSCORE_CUDA_FAULT_AT")) fault_at_ = std::strtoull(at, nullptr, 10);
+    // Test hook for GPU runs: BULKSCORE_CUDA_FAULT_AT=N[:POINT] makes the
+    // N-th arrival at POINT fail as the device would there
+    // (host/engine/fault_injection.hpp); the engine must lose nothing
+    // (tests/test_backend_fallback.cpp does the same with fake devices,
+    // scripts/gpu-run.sh's fault step with this one).
+    fault_ = FaultInjection::parse(std::getenv("BULKSCORE_CUDA_FAULT_AT"));
   }
+
+  // Queued work (a call that threw) finishes before anything is freed: the
+  // body runs before any member's destructor.
+  ~CudaBackend() override { stream_holder_.synchronize(); }
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
 
   const char* name() const override { return "cuda"; }
 
   void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) override {
-    const ScopedDevice on_our_device(device_);
+    const ScopedDevice on_our_device(device_id_);
     // A previous call that threw may have left copies from the pinned buffers
     // in flight; the host is about to overwrite them.
     if (in_flight_) {
       BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
       in_flight_ = false;
     }
+    device_.begin_call();
+    pinned_.begin_call();
     reset(out);
     const SnapshotView hs = snap.view();
     const PodQueryView hq = query.view();
@@ -312,16 +322,18 @@ class CudaBackend final : public Backend {
 
     in_flight_ = true;
     mirror_.sync(snap, stream_);
+    pinned_.reserve(back_, sizeof(Control));
 
     // Upload: [Control init | arena | candidates], one copy.
     const size_t arena_at = align_up(sizeof(Control), 256);
     const size_t cand_at = align_up(arena_at + query.arena.size(), 256);
     const size_t upload = cand_at + (req.candidates ? static_cast<size_t>(count) * sizeof(uint32_t) : 0);
-    upload_.reserve(upload);
-    d_pod_.reserve(upload);
-    std::memcpy(upload_.get(), &control_init_, sizeof(Control));
-    if (query.arena.size()) std::memcpy(upload_.get() + arena_at, query.arena.data(), query.arena.size());
-    if (req.candidates) std::memcpy(upload_.get() + cand_at, req.candidates->data(), count * sizeof(uint32_t));
+    pinned_.reserve(upload_, upload);
+    device_.reserve(d_pod_, upload);
+    auto* up = upload_.as<uint8_t>();
+    std::memcpy(up, &control_init_, sizeof(Control));
+    if (query.arena.size()) std::memcpy(up + arena_at, query.arena.data(), query.arena.size());
+    if (req.candidates) std::memcpy(up + cand_at, req.candidates->data(), count * sizeof(uint32_t));
 
     const uint32_t slots = hq.num_scores;
     const bool keep_verdicts = sampling || req.want_verdicts;
@@ -339,28 +351,32 @@ class CudaBackend final : public Backend {
       BULKSCORE_CUDA_TRY(select_temp_bytes(items, select_bytes));
       if (with_sort) BULKSCORE_CUDA_TRY(sort_temp_bytes(items, sort_bytes));
       // Allocated before the sizes are recorded: an allocation that throws
-      // leaves them describing what temp_ holds.
-      temp_.reserve(std::max(select_bytes, sort_bytes));
+      // leaves them describing what temp_ holds. (A temp_ released as idle
+      // is reserved again below, at temp_bytes_.)
+      device_.reserve(temp_, std::max(select_bytes, sort_bytes));
       temp_count_ = items;
       temp_has_sort_ = with_sort;
       temp_bytes_ = std::max(select_bytes, sort_bytes);
     }
     const size_t temp_bytes = temp_bytes_;
     const size_t n = count;
-    flags_.reserve(n);
-    if (keep_verdicts) pos_verdicts_.reserve(n * sizeof(NodeVerdict));
-    raw_pos_.reserve(slots * n * sizeof(int64_t));
-    feasible_pos_.reserve(n * sizeof(uint32_t));
-    keys_.reserve(n * sizeof(uint64_t));
-    nodes_.reserve(n * sizeof(uint32_t));
+    // The pass's own buffers first, then the optional lists': should the
+    // lists not fit, the engine retries without them (Engine::evaluate).
+    device_.reserve(flags_, n);
+    if (keep_verdicts) device_.reserve(pos_verdicts_, n * sizeof(NodeVerdict));
+    device_.reserve(raw_pos_, slots * n * sizeof(int64_t));
+    device_.reserve(feasible_pos_, n * sizeof(uint32_t));
+    device_.reserve(keys_, n * sizeof(uint64_t));
+    device_.reserve(nodes_, n * sizeof(uint32_t));
+    if (random_ties) device_.reserve(tied_, n * sizeof(uint32_t));
+    device_.reserve(partials_, select_blocks * sizeof(BestItem));
+    device_.reserve(temp_, temp_bytes);
     if (req.want_scores) {
-      totals_.reserve(n * sizeof(int64_t));
-      raw_c_.reserve(slots * n * sizeof(int64_t));
-      norm_c_.reserve(slots * n * sizeof(int64_t));
+      if (fault_.arrive(FaultPoint::kState)) throw DeviceOutOfMemory(fault_.message("CUDA backend"));
+      device_.reserve(totals_, n * sizeof(int64_t));
+      device_.reserve(raw_c_, slots * n * sizeof(int64_t));
+      device_.reserve(norm_c_, slots * n * sizeof(int64_t));
     }
-    if (random_ties) tied_.reserve(n * sizeof(uint32_t));
-    partials_.reserve(select_blocks * sizeof(BestItem));
-    temp_.reserve(temp_bytes);
 
     BULKSCORE_CUDA_TRY(cudaMemcpyAsync(d_pod_.get(), upload_.get(), upload, cudaMemcpyHostToDevice, stream_));
 
@@ -398,8 +414,7 @@ class CudaBackend final : public Backend {
     w.temp = temp_.get();
     w.temp_bytes = temp_bytes;
     BULKSCORE_CUDA_TRY(enqueue_filter(p, w, stream_));
-    if (fault_at_ != 0 && ++evaluations_ == fault_at_)
-      throw CudaError("CUDA backend: injected fault (BULKSCORE_CUDA_FAULT_AT) after the filter kernels were queued");
+    if (fault_.arrive(FaultPoint::kFilter)) throw CudaError(fault_.message("CUDA backend"));
     const uint32_t to_score = p.fused ? 0 : run_prescore(snap, query, req, host_visit, p, w);
     BULKSCORE_CUDA_TRY(enqueue_scoring(p, w, to_score, stream_));
     if (random_ties) BULKSCORE_CUDA_TRY(enqueue_collect_tied(p, w, stream_));
@@ -411,11 +426,12 @@ class CudaBackend final : public Backend {
                                        cudaMemcpyDeviceToHost, stream_));
     BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
     in_flight_ = false;
+    const auto* back = back_.as<const uint8_t>();
     Answer a;
-    std::memcpy(&a, back_.get(), sizeof a);
-    std::memcpy(out.rejections.counts.data(), back_.get() + sizeof(Answer), sizeof(uint32_t) * kHistBins);
+    std::memcpy(&a, back, sizeof a);
+    std::memcpy(out.rejections.counts.data(), back + sizeof(Answer), sizeof(uint32_t) * kHistBins);
     uint32_t num_tied = 0;
-    std::memcpy(&num_tied, back_.get() + (offsetof(Control, num_tied) - offsetof(Control, answer)), sizeof num_tied);
+    std::memcpy(&num_tied, back + (offsetof(Control, num_tied) - offsetof(Control, answer)), sizeof num_tied);
     out.num_feasible = a.num_feasible;
     out.processed = a.processed;
     out.chosen = a.chosen;
@@ -450,31 +466,34 @@ class CudaBackend final : public Backend {
                      uint32_t fallback) {
     in_flight_ = true;
     if (num_tied <= kHostTieLimit) {
-      tied_back_.reserve(num_tied * sizeof(uint32_t));
+      pinned_.reserve(tied_back_, num_tied * sizeof(uint32_t));
       BULKSCORE_CUDA_TRY(cudaMemcpyAsync(tied_back_.get(), w.tied, num_tied * sizeof(uint32_t),
                                          cudaMemcpyDeviceToHost, stream_));
+      if (fault_.arrive(FaultPoint::kTie)) throw CudaError(fault_.message("CUDA backend"));
       BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
       in_flight_ = false;
-      const auto* tied = reinterpret_cast<const uint32_t*>(tied_back_.get());
+      const auto* tied = tied_back_.as<const uint32_t>();
       return pick_tied(
           num_tied, 0, [](size_t) { return int64_t{0}; }, [&](size_t i) { return tied[i]; }, q, tie_scratch_,
           fallback);
     }
     const uint64_t rank = tie_rank(num_tied, q);
-    tie_flags_.reserve(num_nodes);
-    ranked_.reserve(static_cast<size_t>(num_nodes) * sizeof(uint32_t));
-    tied_back_.reserve(2 * sizeof(uint32_t));
+    device_.reserve(tie_flags_, num_nodes);
+    device_.reserve(ranked_, static_cast<size_t>(num_nodes) * sizeof(uint32_t));
+    pinned_.reserve(tied_back_, 2 * sizeof(uint32_t));
+    auto* back = tied_back_.as<uint8_t>();
     BULKSCORE_CUDA_TRY(
         enqueue_rank_tied(w, num_tied, tie_flags_.as<uint8_t>(), num_nodes, ranked_.as<uint32_t>(), stream_));
-    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(tied_back_.get(), ranked_.as<uint32_t>() + rank, sizeof(uint32_t),
+    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(back, ranked_.as<uint32_t>() + rank, sizeof(uint32_t),
                                        cudaMemcpyDeviceToHost, stream_));
-    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(tied_back_.get() + sizeof(uint32_t), &w.ctrl->num_ranked, sizeof(uint32_t),
+    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(back + sizeof(uint32_t), &w.ctrl->num_ranked, sizeof(uint32_t),
                                        cudaMemcpyDeviceToHost, stream_));
+    if (fault_.arrive(FaultPoint::kTie)) throw CudaError(fault_.message("CUDA backend"));
     BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
     in_flight_ = false;
     uint32_t node = 0, ranked = 0;
-    std::memcpy(&node, tied_back_.get(), sizeof node);
-    std::memcpy(&ranked, tied_back_.get() + sizeof(uint32_t), sizeof ranked);
+    std::memcpy(&node, back, sizeof node);
+    std::memcpy(&ranked, back + sizeof(uint32_t), sizeof ranked);
     if (ranked != num_tied)
       throw CudaError("CUDA backend: " + std::to_string(ranked) + " tied nodes ranked of " + std::to_string(num_tied));
     return node;
@@ -488,7 +507,7 @@ class CudaBackend final : public Backend {
   // lone one, which upstream picks without PreScore and Score).
   uint32_t run_prescore(const Snapshot& snap, PodQuery& query, const EvalRequest& req, const VisitOrder& host_visit,
                         PodLaunch& p, const WorkBuffers& w) {
-    back_.reserve(sizeof(uint32_t));
+    pinned_.reserve(back_, sizeof(Control));
     BULKSCORE_CUDA_TRY(
         cudaMemcpyAsync(back_.get(), &w.ctrl->num_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream_));
     BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
@@ -497,25 +516,26 @@ class CudaBackend final : public Backend {
     const uint32_t kept = std::min(found, p.cap);
     if (kept == 0 || (kept == 1 && !req.score_single)) return 0;
 
-    prescore_pos_.reserve(kept * sizeof(uint32_t));
+    pinned_.reserve(prescore_pos_, kept * sizeof(uint32_t));
     BULKSCORE_CUDA_TRY(
         cudaMemcpyAsync(prescore_pos_.get(), w.feasible_pos, kept * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream_));
     BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
-    const auto* pos = reinterpret_cast<const uint32_t*>(prescore_pos_.get());
+    const auto* pos = prescore_pos_.as<const uint32_t>();
     prescore_nodes_.resize(kept);
     for (uint32_t i = 0; i < kept; ++i) prescore_nodes_[i] = host_visit.node_at(pos[i]);
     run_feasible_prescore(snap, query, prescore_nodes_.data(), kept);
 
     const PodQueryView hq = query.view();
     const size_t bytes = query.arena.size();
-    prescore_arena_.reserve(std::max<size_t>(bytes, 1));
-    d_prescore_arena_.reserve(std::max<size_t>(bytes, 1));
+    pinned_.reserve(prescore_arena_, std::max<size_t>(bytes, 1));
+    device_.reserve(d_prescore_arena_, std::max<size_t>(bytes, 1));
     if (bytes) {
       std::memcpy(prescore_arena_.get(), query.arena.data(), bytes);
       in_flight_ = true;
       BULKSCORE_CUDA_TRY(
           cudaMemcpyAsync(d_prescore_arena_.get(), prescore_arena_.get(), bytes, cudaMemcpyHostToDevice, stream_));
     }
+    if (fault_.arrive(FaultPoint::kPreScore)) throw CudaError(fault_.message("CUDA backend"));
     p.query = hq;
     p.query.arena = d_prescore_arena_.as<const uint8_t>();
     return kept;
@@ -561,9 +581,9 @@ class CudaBackend final : public Backend {
     const size_t totals_at = scored_lists ? place(f * sizeof(int64_t)) : 0;
     const size_t skeys_at = sorted ? place(f * sizeof(uint64_t)) : 0;
     const size_t snodes_at = sorted ? place(f * sizeof(uint32_t)) : 0;
-    result_.reserve(at);
+    pinned_.reserve(result_, at);
     in_flight_ = true;
-    uint8_t* host = result_.get();
+    auto* host = result_.as<uint8_t>();
     auto back = [&](size_t dst, const void* src, size_t bytes) {
       if (bytes) BULKSCORE_CUDA_TRY(cudaMemcpyAsync(host + dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
     };
@@ -582,13 +602,14 @@ class CudaBackend final : public Backend {
         // Keys never exceed the best key: its bit width bounds the passes.
         int end_bit = 64;
         while (end_bit > 1 && !(a.best_key >> (end_bit - 1))) --end_bit;
-        sorted_keys_.reserve(f * sizeof(uint64_t));
-        sorted_nodes_.reserve(f * sizeof(uint32_t));
-        // Sized for all candidates up front; checked for f anyway (the stream
-        // is idle here, so a regrow is safe).
+        device_.reserve(sorted_keys_, f * sizeof(uint64_t));
+        device_.reserve(sorted_nodes_, f * sizeof(uint32_t));
+        // Sized for all candidates up front; checked for f anyway (a regrow
+        // frees only what no queued copy reads: the kernels that used temp_
+        // finished before the answer's sync).
         size_t sort_bytes = 0;
         BULKSCORE_CUDA_TRY(sort_temp_bytes(static_cast<uint32_t>(f), sort_bytes));
-        temp_.reserve(std::max(sort_bytes, w.temp_bytes));
+        device_.reserve(temp_, std::max(sort_bytes, w.temp_bytes));
         BULKSCORE_CUDA_TRY(enqueue_sort_descending(w.keys, w.nodes, sorted_keys_.as<uint64_t>(),
                                                    sorted_nodes_.as<uint32_t>(), static_cast<uint32_t>(f), end_bit,
                                                    temp_.get(), std::max(sort_bytes, w.temp_bytes), stream_));
@@ -598,6 +619,7 @@ class CudaBackend final : public Backend {
       back(skeys_at, keys, f * sizeof(uint64_t));
       back(snodes_at, nodes, f * sizeof(uint32_t));
     }
+    if (fault_.arrive(FaultPoint::kLists)) throw CudaError(fault_.message("CUDA backend"));
     BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
     in_flight_ = false;
 
@@ -628,26 +650,31 @@ class CudaBackend final : public Backend {
     }
   }
 
-  uint64_t fault_at_ = 0;  // BULKSCORE_CUDA_FAULT_AT (0: never)
-  uint64_t evaluations_ = 0;
-  int device_ = 0;
+  FaultInjection fault_;  // BULKSCORE_CUDA_FAULT_AT (never, unless set)
+  int device_id_ = 0;
   int num_sms_ = 1;
   cudaStream_t stream_ = nullptr;
   bool in_flight_ = false;  // work enqueued and not yet waited for (a call threw)
   std::vector<uint32_t> tie_scratch_;  // the random tie-break's draw (small ties)
+  std::vector<uint32_t> prescore_nodes_;
   Control control_init_;
-  SnapshotMirror mirror_;
   uint32_t temp_count_ = 0;
   bool temp_has_sort_ = false;
   size_t temp_bytes_ = 0;
 
-  // Per-pod scratch, grown to the high-water mark.
-  PinnedBuffer upload_, back_, result_, prescore_pos_, prescore_arena_, tied_back_;
-  std::vector<uint32_t> prescore_nodes_;
-  DeviceBuffer d_prescore_arena_;
+  // Members are destroyed in reverse order. The pools come before every
+  // buffer (they only hand memory out: a buffer frees itself through its
+  // static allocator), the buffers before the stream: the stream, last, is
+  // synchronized and destroyed first, then the buffers are freed.
+  DeviceMemoryPool device_{g_device_memory, 256};
+  DeviceMemoryPool pinned_{g_pinned_memory, 4096};
+  SnapshotMirror mirror_{device_, pinned_};
+  // Per-pod scratch, grown to the high-water mark (all of it scratch to the
+  // pools: released when a call that needs room does not use it).
+  GrowingBuffer upload_, back_, result_, prescore_pos_, prescore_arena_, tied_back_;  // pinned
+  GrowingBuffer d_prescore_arena_, d_pod_, flags_, pos_verdicts_, raw_pos_, feasible_pos_, keys_, nodes_, totals_,
+      raw_c_, norm_c_, tied_, tie_flags_, ranked_, partials_, temp_, sorted_keys_, sorted_nodes_;  // device
   Stream stream_holder_;  // last: destroyed first (see Stream)
-  DeviceBuffer d_pod_, flags_, pos_verdicts_, raw_pos_, feasible_pos_, keys_, nodes_, totals_, raw_c_, norm_c_,
-      tied_, tie_flags_, ranked_, partials_, temp_, sorted_keys_, sorted_nodes_;
 };
 
 }  // namespace

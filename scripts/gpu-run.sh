@@ -2,12 +2,15 @@
 # Runs on a GPU machine (the device tool), from the repository root, with the
 # bundle from scripts/gpu-bundle.sh carried in .device/. One call does the
 # owed GPU checks and measurements, most important first, each bounded in
-# time (the bounds add up to about 480 s, inside the device tool's 10-minute
-# command, leaving a session room for a second call):
+# time (about 3 minutes in all on an H200; each step's bound is for a hang,
+# and the summary and logs are written after every step, so a run cut short
+# still reports what it did):
 #   1. device facts (nvidia-smi)          2. the CUDA parity suite
-#   3. a device fault mid-run falls back, and a cluster of identical nodes
-#      (large random ties) places as on the CPU
-#   4. compute-sanitizer memcheck
+#   3. device faults injected at every point (BULKSCORE_CUDA_FAULT_AT=N:POINT)
+#      under both tie-breaks, each byte for byte as the CPU run, and a
+#      cluster of identical nodes (large random ties) places as on the CPU
+#   4. compute-sanitizer memcheck, of the parity suite and of runs where an
+#      injected fault drops the backend with work queued
 #   5. the trace replay, CUDA against CPU, byte for byte (GPU devices, FGD,
 #      every baseline on real data)
 #   6. FGD at 100,000 nodes on the kernels (bench_fgd, CUDA and CPU)
@@ -42,17 +45,67 @@ step() {  # step NAME SECONDS COMMAND...
 step parity 90 "$bin/test_cuda_parity"
 grep -E "^\[  FAILED  \]|Failure|first difference" "$logs/parity.log" | head -n 20 | sed 's/^/    /' | tee -a "$summary"
 
-# A device fault injected mid-run (BULKSCORE_CUDA_FAULT_AT): the engine falls
-# back to the CPU and the placements equal a CPU-only run byte for byte.
+# Device faults injected mid-run (BULKSCORE_CUDA_FAULT_AT=N:POINT,
+# host/engine/fault_injection.hpp) at every point the CUDA backend has, each
+# under both tie-breaks: the placements must equal a CPU-only run byte for
+# byte. A device error (filter, prescore, tie, lists) falls back to the CPU
+# with one warning; an out-of-memory for a cache state's score lists (state)
+# keeps the device. The cluster's ReplicaSets and Services give
+# system-default spreading (a feasible-set PreScore), its empty nodes ties,
+# and the batch cache (on by default) keeps states (lists copied back).
+# Every point must fire, but tie under --tie-break first (no draw).
 fault_check() {
-  "$bin/bulkscore" generate --nodes 2000 --running 3000 --pending 300 --seed 9 \
-    --nodes-out "$logs/fault-nodes.json" --pods-out "$logs/fault-pods.json" &&
-  BULKSCORE_CUDA_FAULT_AT=3 "$bin/bulkscore" schedule --backend cuda --tie-break first \
-    --nodes "$logs/fault-nodes.json" --pods "$logs/fault-pods.json" -o "$logs/fault-cuda.jsonl" &&
-  "$bin/bulkscore" schedule --backend cpu --tie-break first \
-    --nodes "$logs/fault-nodes.json" --pods "$logs/fault-pods.json" -o "$logs/fault-cpu.jsonl" &&
-  cmp "$logs/fault-cuda.jsonl" "$logs/fault-cpu.jsonl" && echo "fault fallback: identical placements"
-  rm -f "$logs"/fault-*
+  local rc=0 d="$logs/fault"
+  mkdir -p "$d"
+  "$bin/bulkscore" generate --nodes 1000 --running 1500 --pending 200 --seed 9 \
+    --nodes-out "$d/nodes.json" --pods-out "$d/pods.json" --objects-out "$d/objects.json" || return 1
+  local in=(--nodes "$d/nodes.json" --pods "$d/pods.json" --objects "$d/objects.json")
+  for tie in first random; do
+    "$bin/bulkscore" schedule --backend cpu --tie-break "$tie" "${in[@]}" -o "$d/cpu-$tie.jsonl" 2>/dev/null || rc=1
+    for point in filter prescore tie lists state; do
+      local run="$d/cuda-$point-$tie"
+      if ! BULKSCORE_CUDA_FAULT_AT=3:$point "$bin/bulkscore" schedule --backend cuda --tie-break "$tie" "${in[@]}" \
+        -o "$run.jsonl" 2> "$run.err"; then
+        echo "fault $point, tie-break $tie: FAILED (exit status), $(tail -n 1 "$run.err")"
+        rc=1
+        continue
+      fi
+      local same=identical fired=no fell=no want_fired=yes want_fell=yes
+      cmp -s "$run.jsonl" "$d/cpu-$tie.jsonl" || same=DIFFERENT
+      grep -q "injected fault" "$run.err" && fired=yes
+      grep -q "fell back to the CPU backend" "$run.err" && fell=yes
+      [ "$point" = tie ] && [ "$tie" = first ] && want_fired=no want_fell=no
+      [ "$point" = state ] && want_fell=no
+      local verdict=ok
+      [ "$same" = identical ] && [ "$fired" = "$want_fired" ] && [ "$fell" = "$want_fell" ] || { verdict=FAILED; rc=1; }
+      echo "fault $point, tie-break $tie: $verdict: $same to the CPU run, fired $fired, fell back $fell"
+    done
+  done
+  rm -f "$d"/*.json "$d"/*.jsonl
+  return $rc
+}
+# The backend dropped with work still queued (a fault injected after the
+# filter kernels, and with the tied nodes' copy in flight), under
+# compute-sanitizer memcheck: the stream is synchronized before any buffer
+# is freed (CudaBackend's destructor and member order), so no kernel or
+# copy touches freed memory; placements as on the CPU.
+fault_memcheck() {
+  local rc=0 d="$logs/fault-memcheck"
+  mkdir -p "$d"
+  "$bin/bulkscore" generate --nodes 300 --running 400 --pending 40 --seed 5 \
+    --nodes-out "$d/nodes.json" --pods-out "$d/pods.json" --objects-out "$d/objects.json" || return 1
+  local in=(--nodes "$d/nodes.json" --pods "$d/pods.json" --objects "$d/objects.json" --tie-break random)
+  "$bin/bulkscore" schedule --backend cpu "${in[@]}" -o "$d/cpu.jsonl" 2>/dev/null || rc=1
+  for point in filter tie; do
+    BULKSCORE_CUDA_FAULT_AT=2:$point compute-sanitizer --tool memcheck --error-exitcode 3 \
+      "$bin/bulkscore" schedule --backend cuda "${in[@]}" -o "$d/cuda-$point.jsonl" > "$d/$point.log" 2>&1 || {
+      echo "fault-memcheck $point: exit status $?"; tail -n 5 "$d/$point.log"; rc=1; }
+    grep -E "ERROR SUMMARY" "$d/$point.log"
+    grep -q "injected fault" "$d/$point.log" || { echo "fault-memcheck $point: the fault did not fire"; rc=1; }
+    cmp "$d/cuda-$point.jsonl" "$d/cpu.jsonl" || rc=1
+  done
+  rm -f "$d"/*.json "$d"/*.jsonl
+  return $rc
 }
 # The trace replay (every policy, one seed) on both backends, with and
 # without the batch cache: the tables and bucket CSVs must be identical.
@@ -70,13 +123,15 @@ replay_check() {
   return $rc
 }
 export bin logs
-export -f fault_check replay_check  # `timeout` runs programs, not shell functions
-step fault 30 bash -c fault_check
+export -f fault_check fault_memcheck replay_check  # `timeout` runs programs, not shell functions
+step fault 90 bash -c fault_check
+grep -E "^fault " "$logs/fault.log" | head -n 7 | sed "s/^/    /" | tee -a "$summary"  # the first runs (the last three are above)
 step ties 40 scripts/gpu-ties-check.sh "$bin/bulkscore" "$logs"
 
 if command -v compute-sanitizer >/dev/null; then
   step memcheck 90 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/test_cuda_parity" \
     --gtest_filter='*EveryEvalResultField*/33Nodes:*EveryEvalResultField*/1000Nodes:*GpuClustersMatchTheCpuBackend/1000Nodes'
+  step fault-memcheck 60 bash -c fault_memcheck
 else
   echo "compute-sanitizer: not found" | tee -a "$summary"
 fi

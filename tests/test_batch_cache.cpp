@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -656,6 +657,53 @@ TEST(UpstreamBatching, RescoresTheLastNodeAndFlushesAfterAFailedPod) {
     if (i != 15) {
       EXPECT_GE(up.results[i].node, 0) << "pod " << i;
     }
+}
+
+// --batching upstream expires its state on the wall clock, as v1.35.4 does
+// (maxBatchAge, 500 ms): the same pods, after the same first pod, take the
+// hint or are evaluated in full by the time between them alone. So that
+// mode's decisions depend on the run's speed (machine, backend, threads),
+// where exact and off never do (README, docs/batching.md, --help).
+TEST(UpstreamBatching, StatesExpireOnTheWallClock) {
+  const ProfilePlan plan =
+      make_profile_plan(parse_scheduler_config(kNoTopologyConfig, "no-topology").profiles[0]);
+  const Cluster cluster = plain_nodes(8);
+  Snapshot snap = Snapshot::build(cluster.nodes, std::vector<Pod>{});
+  const auto backend = make_cpu_backend(1);
+  const Pod first = plain_pod("first", 3000);
+  intern_pod_for_plan(snap, first, plan);
+  PodQuery q = prepare_pod_query(first, snap, plan, TieBreak::First, 1);
+  EvalRequest req;
+  req.want_scores = true;
+  EvalResult r;
+  backend->evaluate(snap, q, req, r);
+  ASSERT_GE(r.chosen, 0);
+  ASSERT_TRUE(r.scored);
+  const auto signature = upstream_pod_signature(first, plan);
+  ASSERT_TRUE(signature);
+  BatchCounters counters;
+  UpstreamBatch stored;
+  const UpstreamBatch::Clock::time_point t0{std::chrono::seconds(100)};
+  stored.store(snap, 1, signature, -1, r.chosen, &q, &r, t0, counters);
+  Pod placed = first;
+  placed.node_name = snap.node_name(static_cast<uint32_t>(r.chosen));
+  snap.add_pod(placed, static_cast<uint32_t>(r.chosen));
+
+  const Pod second = plain_pod("second", 3000);
+  ASSERT_EQ(upstream_pod_signature(second, plan), signature);
+  const auto hint_after = [&](std::chrono::milliseconds gap, FlushReason& why) {
+    UpstreamBatch state = stored;  // the same state, another clock
+    PodQuery q2 = prepare_pod_query(second, snap, plan, TieBreak::First, 1);
+    why = FlushReason::kNoState;
+    return state.hint(snap, 2, signature, q2, t0 + gap, why, counters);
+  };
+  FlushReason why = FlushReason::kNoState;
+  const int32_t fast = hint_after(std::chrono::milliseconds(499), why);
+  EXPECT_GE(fast, 0) << flush_reason_name(why);
+  EXPECT_NE(fast, r.chosen);  // the first pod's node is full (3 of 4 cpus)
+  const int32_t slow = hint_after(std::chrono::milliseconds(501), why);
+  EXPECT_EQ(slow, -1);
+  EXPECT_EQ(why, FlushReason::kExpired);
 }
 
 }  // namespace

@@ -95,6 +95,17 @@ TEST(Cli, HelpOnEveryCommand) {
   }
 }
 
+// --batching upstream expires its state on the wall clock, so only exact and
+// off promise the same decisions everywhere; --help says which.
+TEST(Cli, BatchingHelpSaysWhichModesDecideAlikeEverywhere) {
+  for (const char* cmd : {"schedule ", "explain ", "perf "}) {
+    const CliRun r = run_cli(std::string(cmd) + "--help");
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_NE(r.out.find("wall clock"), std::string::npos) << cmd << r.out;
+    EXPECT_NE(r.out.find("exact and off decide identically"), std::string::npos) << cmd << r.out;
+  }
+}
+
 TEST(Cli, ScheduleWritesOneLinePerPendingPodAndAssumes) {
   Fixture f;
   const std::string out = dir() + "/cli-out.jsonl";

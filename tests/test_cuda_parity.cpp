@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -107,6 +108,31 @@ void expect_same(const EvalResult& want, const EvalResult& got, const std::strin
   expect_same_list(want.sorted_keys, got.sorted_keys, "sorted_keys", where);
 }
 
+// The batch cache keeps a state only from a scored list in ascending node
+// order (its random tie-break walks its positions as nodes,
+// BatchCache::best_position), and every request the engine makes visits the
+// nodes in that order: a backend must keep the visiting order in its scored
+// list (the GPU's compaction does). When the visit ascends, the reference's
+// and the backend's scored lists must ascend too. Returns 1 when a list of
+// two or more nodes was checked.
+uint32_t expect_node_order_kept(const Snapshot& snap, const EvalRequest& req, const EvalResult& want,
+                                const EvalResult& got, const std::string& where) {
+  const VisitOrder visit = visit_order(snap, req);
+  for (uint32_t k = 1; k < visit.count; ++k)
+    if (visit.node_at(k - 1) >= visit.node_at(k)) return 0;
+  for (const EvalResult* r : {&want, &got}) {
+    const auto& nodes = r->scored_nodes;
+    const auto at = std::adjacent_find(nodes.begin(), nodes.end(), std::greater_equal<uint32_t>());
+    if (at != nodes.end()) {
+      ADD_FAILURE() << (r == &want ? "reference" : "under test") << ": scored_nodes[" << (at - nodes.begin())
+                    << "] = " << *at << " then " << *(at + 1) << " although the visit ascends by node index, "
+                    << where;
+      return 0;
+    }
+  }
+  return want.scored_nodes.size() >= 2 ? 1 : 0;
+}
+
 const ProfilePlan& plan_named(const std::vector<ProfilePlan>& plans, const std::string& name) {
   for (const auto& p : plans)
     if (p.config.scheduler_name == name) return p;
@@ -132,6 +158,7 @@ struct Coverage {
   uint32_t device_feasible = 0;  // ... and some node fitted
   uint32_t group_feasible = 0;   // evaluations of a SharedDeviceGroup member with a feasible node
   uint32_t group_assumed = 0;    // SharedDeviceGroup members assumed
+  uint32_t ordered_lists = 0;    // scored lists of 2+ nodes checked to ascend (visit in node order)
 };
 
 Coverage& operator+=(Coverage& a, const Coverage& b) {
@@ -151,6 +178,7 @@ Coverage& operator+=(Coverage& a, const Coverage& b) {
   a.device_feasible += b.device_feasible;
   a.group_feasible += b.group_feasible;
   a.group_assumed += b.group_assumed;
+  a.ordered_lists += b.ordered_lists;
   return a;
 }
 
@@ -161,7 +189,7 @@ std::ostream& operator<<(std::ostream& os, const Coverage& c) {
             << " node updates; " << c.prescored << " prescored, " << c.negative_totals << " negative totals, "
             << c.ignored_nodes << " ignored scores; GpuShare filtered " << c.device_filtered << " ("
             << c.device_feasible << " with a feasible node); " << c.group_feasible << " group evaluations with a feasible node, "
-            << c.group_assumed << " group members assumed";
+            << c.group_assumed << " group members assumed; " << c.ordered_lists << " scored lists in node order";
 }
 
 // Evaluates every pending pod of a random cluster with both backends under a
@@ -312,6 +340,7 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
       reference.evaluate(snap, q, requests[r], want);
       under_test.evaluate(snap, q, requests[r], got);
       expect_same(want, got, where);
+      cov.ordered_lists += expect_node_order_kept(snap, requests[r], want, got, where);
       if (::testing::Test::HasFailure()) return cov;
       ++cov.evaluations;
       cov.scored += want.scored ? 1 : 0;
@@ -617,7 +646,8 @@ TEST(CudaParityHarness, ReusedCpuBackendAgreesWithFreshOnes) {
   // pass).
   const auto covered = [](const Coverage& c) {
     return c.scored > 20 && c.lone_feasible + c.none_feasible > 0 && c.cut > 10 && c.assumed > 10 &&
-           c.prescored > 10 && c.removed > 0 && c.node_updates > 0 && c.negative_totals > 0 && c.ignored_nodes > 0;
+           c.prescored > 10 && c.removed > 0 && c.node_updates > 0 && c.negative_totals > 0 && c.ignored_nodes > 0 &&
+           c.ordered_lists > 10;
   };
   Coverage cov;
   for (uint64_t stream = 477; stream < 477 + 16 && !covered(cov); ++stream)
@@ -631,6 +661,7 @@ TEST(CudaParityHarness, ReusedCpuBackendAgreesWithFreshOnes) {
   EXPECT_GT(cov.node_updates, 0u) << cov;
   EXPECT_GT(cov.negative_totals, 0u) << cov;
   EXPECT_GT(cov.ignored_nodes, 0u) << cov;
+  EXPECT_GT(cov.ordered_lists, 10u) << cov;
 }
 
 TEST(CudaBackendAvailability, MakeCudaBackendThrowsTheReasonWhenUnavailable) {

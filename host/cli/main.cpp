@@ -348,7 +348,9 @@ int main(int argc, char** argv) {
       "Services, controllers and Namespaces (kubectl get svc,rc,rs,sts,ns -A -o json); repeatable";
   const char* batching_help =
       "exact (reuse the previous pod's evaluation where that changes nothing; docs/batching.md), upstream "
-      "(kube-scheduler v1.35.4's own batching) or off";
+      "(kube-scheduler v1.35.4's own batching; its state expires after 500 ms of wall clock, so its decisions "
+      "depend on the machine's and the backend's speed) or off; exact and off decide identically on every "
+      "backend and machine";
 
   auto* schedule = app.add_subcommand("schedule", "schedule every pending pod in file order; JSON lines out");
   schedule->add_option("--nodes", nodes, "NodeList JSON (kubectl get nodes -o json)")->required();

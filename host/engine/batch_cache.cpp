@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 namespace bulkscore {
 
@@ -662,9 +663,10 @@ BatchCache::SlotStats BatchCache::slot_stats(uint32_t slot) const {
 // The best total over the groups, then the position of rank tie_rank among
 // the positions at that total across every group that reaches it. Positions
 // are in the full pass's visiting order, which without sampling (the cache
-// never samples) is ascending node index, so the k-th tied position from
-// the left is the k-th tied node by index; every group's tree has the same
-// leaves, so one walk down all of them finds it.
+// never samples) is ascending node index (store keeps no other list), so
+// the k-th tied position from the left is the k-th tied node by index;
+// every group's tree has the same leaves, so one walk down all of them
+// finds it.
 uint32_t BatchCache::best_position(const PodQueryView& v, BatchCounters& counters, int64_t& total) {
   int64_t best = INT64_MIN;
   uint64_t tied = 0;
@@ -744,6 +746,13 @@ void BatchCache::update_tree(uint32_t gi, uint32_t pos) {
 void BatchCache::store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared,
                        const EvalResult& result) {
   if (!result.scored || result.scored_nodes.size() < 2 || !query.score_error.empty()) return;
+  // best_position's random tie-break walks the positions as node order: a
+  // list whose visit did not ascend by node index (no engine request does
+  // today: no sampling here, candidate lists sorted; test_cuda_parity checks
+  // that every backend keeps that order) is not kept. Exact either way.
+  if (std::adjacent_find(result.scored_nodes.begin(), result.scored_nodes.end(), std::greater_equal<uint32_t>()) !=
+      result.scored_nodes.end())
+    return;
   const PodQueryView v = query.view();
   const auto F = static_cast<uint32_t>(result.scored_nodes.size());
   size_ = live_ = F;

@@ -38,7 +38,8 @@ namespace bulkscore {
 enum class Batching : uint8_t {
   Off,       // every pod is evaluated in full
   Exact,     // the batch cache; decisions identical to Off
-  Upstream,  // kube-scheduler v1.35.4's batching (host/engine/upstream_batch.hpp)
+  Upstream,  // kube-scheduler v1.35.4's batching (host/engine/upstream_batch.hpp); expires on the
+             // wall clock, so decisions depend on the run's speed
 };
 const char* batching_name(Batching b);
 // "off" / "exact" / "upstream"; InputError otherwise.
@@ -122,7 +123,10 @@ class BatchCache {
   // evaluated) as the new cached state. `prepared` is the query's header as
   // prepare left it, before the backend's feasible-set PreScore changed it.
   // An evaluation with fewer than two scored nodes is not kept (the previous
-  // state stays: it is still exact, the mutation log says what changed).
+  // state stays: it is still exact, the mutation log says what changed),
+  // nor one whose scored nodes do not ascend by node index (the random
+  // tie-break's walk needs positions in node order; an engine request
+  // always visits in that order).
   void store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared,
              const EvalResult& result);
 

@@ -258,22 +258,60 @@ uint32_t Engine::num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates)
   return num_feasible_nodes_to_find(plan.config.percentage_of_nodes_to_score, candidates, !plan.config.score.empty());
 }
 
-void Engine::evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out) {
+void Engine::fall_back(const std::string& why) {
+  // Carry on, slower, on the CPU for the rest of the run, with one warning.
+  // Nothing is lost: the snapshot lives on the host, a failed evaluation
+  // assumed nothing, and the query starts its feasible-set PreScore from
+  // the arena as prepare left it. The failed backend is dropped (its
+  // destructor waits for its queued work).
+  backend_note_ = std::string(backend_->name()) + ": " + why + "; fell back to the CPU backend for the rest of the run";
+  warnings_.push_back(backend_note_);
+  backend_.reset();
+  backend_ = make_backend("cpu", BackendOptions{options_.threads});
+}
+
+bool Engine::evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out, bool lists_optional) {
   try {
     backend_->evaluate(snapshot_, q, req, out);
+    return true;
+  } catch (const DeviceOutOfMemory& e) {
+    // Out of memory, after the backend dropped its growth slack and
+    // released its idle buffers (host/engine/device_memory.hpp). If the
+    // request had optional lists, they may be what did not fit: the pass
+    // again without them tells. Only a pass that cannot fit by itself sends
+    // the run to the CPU.
+    const std::string why = e.what();
+    if (!req.want_scores && !req.want_verdicts && !req.want_sorted) {
+      fall_back(why);
+      backend_->evaluate(snapshot_, q, req, out);
+      return true;
+    }
+    EvalRequest pass = req;
+    pass.want_scores = pass.want_verdicts = pass.want_sorted = false;
+    try {
+      backend_->evaluate(snapshot_, q, pass, out);
+    } catch (const CudaError& again) {
+      fall_back(std::string(again.what()) + " (and without the optional lists: " + why + ")");
+      backend_->evaluate(snapshot_, q, req, out);
+      return true;
+    }
+    if (!lists_oom_warned_) {
+      lists_oom_warned_ = true;
+      warnings_.push_back(std::string(backend_->name()) + ": " + why +
+                          "; the pass fits without its optional per-node lists, so the device keeps scheduling: "
+                          "a batch state is not kept then, and lists that are needed (explain, --batching "
+                          "upstream) come from the CPU backend (reported once)");
+    }
+    if (lists_optional) return false;
+    if (!list_backend_) list_backend_ = make_backend("cpu", BackendOptions{options_.threads});
+    list_backend_->evaluate(snapshot_, q, req, out);
+    return true;
   } catch (const CudaError& e) {
-    // Any device failure (out of memory, a kernel fault, a sticky error, a
-    // lost device): carry on, slower, on the CPU for the rest of the run,
-    // with one warning. Nothing is lost: the snapshot lives on the host, the
-    // failed evaluation assumed nothing, and the query starts its
-    // feasible-set PreScore from the arena as prepare left it. The failed
-    // backend is dropped (its destructor waits for its queued work).
-    const std::string from = backend_->name();
-    backend_note_ = from + ": " + e.what() + "; fell back to the CPU backend for the rest of the run";
-    warnings_.push_back(backend_note_);
-    backend_.reset();
-    backend_ = make_backend("cpu", BackendOptions{options_.threads});
+    // Any other device failure (a kernel fault, a sticky error, a lost
+    // device).
+    fall_back(e.what());
     backend_->evaluate(snapshot_, q, req, out);
+    return true;
   }
 }
 
@@ -473,10 +511,14 @@ ScheduleResult Engine::schedule(const Pod& pod) {
       assume(pod, plan, res);
       return res;
     }
-    req.want_scores = true;
+    // The scored list becomes the state; a pod without a signature stores
+    // none (store flushes pod_not_batchable), so it needs no lists.
+    req.want_scores = signature.has_value();
   }
   const PodQueryView prepared = q.header;
-  evaluate(q, req, scratch_);
+  // A state's score lists are optional: without room for them on the
+  // device the miss is evaluated without and not kept (decisions alike).
+  const bool lists_given = evaluate(q, req, scratch_, batching);
   next_start_node_index_ = (next_start_node_index_ + scratch_.processed) % snapshot_.num_nodes();
 
   res.feasible_nodes = scratch_.num_feasible;
@@ -493,8 +535,10 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   res.node = scratch_.chosen;
   res.score = scratch_.chosen_total;
   if (batching && whole && keep) {
-    batch_[batch_order_[replaced]].store(snapshot_, plan, std::move(q), prepared, scratch_);
-    most_recent(replaced);
+    if (lists_given) {
+      batch_[batch_order_[replaced]].store(snapshot_, plan, std::move(q), prepared, scratch_);
+      most_recent(replaced);
+    }
   } else if (batching && whole) {
     ++counters.first_of_shape;
     shapes_[next_shape_].remember_shape(plan, std::move(q), prepared);

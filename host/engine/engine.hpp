@@ -31,11 +31,16 @@ struct EngineOptions {
   std::string backend = "auto";
   TieBreak tie_break = TieBreak::Random;
   uint64_t seed = 0;
-  int threads = 0;  // CPU backend worker threads (0 = one per core); results do not depend on it
+  // CPU backend worker threads (0 = one per core); results do not depend on
+  // it (under Batching::Upstream only through the speed, below).
+  int threads = 0;
   // Exact: consecutive pods reuse the previous evaluation where that is
   // exact (host/engine/batch_cache.hpp); decisions do not depend on it.
   // Upstream: kube-scheduler v1.35.4's batching (upstream_batch.hpp);
-  // decisions may differ where upstream's would.
+  // decisions may differ where upstream's would, and, since its state
+  // expires on the wall clock as upstream's does, with the speed of the
+  // run (machine, backend, threads, load). Exact and Off decide alike on
+  // every backend and machine.
   Batching batching = Batching::Exact;
   // Exact: how many cached evaluations to keep, one per recent pod signature
   // (the most recently used kept). More let pods of a few shapes in any
@@ -347,7 +352,17 @@ class Engine {
   std::unordered_map<std::string, PodRecord> pod_records_;
   // Node name -> the keys of the pods waiting for it.
   std::unordered_map<std::string, std::vector<std::string>> waiting_by_node_;
-  void evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out);
+  // The backend's evaluation, with the device failures handled: any device
+  // error falls back to the CPU backend for the rest of the run, except an
+  // out-of-memory the pass survives without its optional lists (want_scores,
+  // want_verdicts, want_sorted). Then, when `lists_optional` (a batch-cache
+  // state's score lists), the result comes without them and the call
+  // returns false; otherwise (explain, upstream's state) this one evaluation
+  // runs again on a CPU backend with them. The device keeps the passes.
+  bool evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out, bool lists_optional = false);
+  // Drops the backend for the CPU one for the rest of the run, with one
+  // warning that says why.
+  void fall_back(const std::string& why);
 
   SchedulerConfig config_;
   EngineOptions options_;
@@ -356,6 +371,10 @@ class Engine {
   ClusterObjects objects_;
   std::unique_ptr<Backend> backend_;
   std::string backend_note_;
+  // The CPU backend that gives the lists the device had no room for (made
+  // on first need; evaluate()).
+  std::unique_ptr<Backend> list_backend_;
+  bool lists_oom_warned_ = false;  // that happened: warned once
   std::vector<std::string> warnings_;
   uint64_t pod_seq_ = 0;  // the random tie-break's per-pod draw
   uint32_t next_start_node_index_ = 0;
