@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "host/input/quote.hpp"
+
 namespace bulkscore {
 
 const char* batching_name(Batching b) {
@@ -21,7 +23,7 @@ Batching parse_batching(const std::string& text) {
   if (text == "exact") return Batching::Exact;
   if (text == "off") return Batching::Off;
   if (text == "upstream") return Batching::Upstream;
-  throw InputError("--batching: expected exact, upstream or off, got \"" + text + "\"");
+  throw InputError("--batching: expected exact, upstream or off, got " + quote_for_message(text));
 }
 
 const char* flush_reason_name(FlushReason r) {
