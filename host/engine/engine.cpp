@@ -129,7 +129,12 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
 }
 
 void Engine::check_device_annotations(const Pod& pod) const {
-  if (device_model_) pod_device_demand(pod, *device_model_);
+  if (device_model_) {
+    pod_device_demand(pod, *device_model_);
+    // A pending pod's index annotation is replaced when it is placed, but a
+    // malformed one is bad input all the same (docs/gpu-placement.md).
+    pod_device_indices(pod, *device_model_);
+  }
   if (group_model_) {
     pod_device_group(pod, *group_model_);
     pod_group_devices(pod, *group_model_);
