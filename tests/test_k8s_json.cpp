@@ -1390,6 +1390,12 @@ TEST(ObjectsJson, DuplicatesAreRefusedNamingBothItems) {
   EXPECT_EQ(error_of([&] { load_objects_json(path, both); }),
             path + ": Namespace \"shop\": metadata.name: Namespace \"shop\" is also a.json: items[0]");
   std::remove(path.c_str());
+  // The same through parse_objects_json appending to one set.
+  ClusterObjects set;
+  parse_objects_json(svc, "one.json", set);
+  EXPECT_EQ(error_of([&] { parse_objects_json(svc, "two.json", set); }),
+            "two.json: Service \"web\": metadata.name: Service \"shop/web\" is also one.json");
+  EXPECT_EQ(set.selecting.size(), 1u);
 }
 
 TEST(ObjectsJson, SelectorsAndLabelsAsTheApiServerValidatesThem) {

@@ -1484,11 +1484,15 @@ void load_objects_json(const std::string& path, ClusterObjects& out) {
 }
 
 ClusterObjects parse_objects_json(const std::string& text, const std::string& origin) {
+  ClusterObjects out;
+  parse_objects_json(text, origin, out);
+  return out;
+}
+
+void parse_objects_json(const std::string& text, const std::string& origin, ClusterObjects& out) {
   const simdjson::padded_string data(text);
   simdjson::dom::parser parser;
-  ClusterObjects out;
   objects_from(parser, data, origin, out);
-  return out;
 }
 
 Cluster assemble_cluster(std::vector<Node> nodes, std::vector<Pod> pods,
