@@ -1,8 +1,10 @@
 #include "plugins/plugin_args.hpp"
 
+#include "host/input/quote.hpp"
+
 namespace bulkscore {
 
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string quoted(std::string_view s) { return quote_for_message(s); }
 
 std::string range_message(int64_t lo, int64_t hi, int64_t got) {
   return "must be in the range [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(got);

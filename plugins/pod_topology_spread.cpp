@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "host/input/labels.hpp"
+#include "host/input/quote.hpp"
 #include "plugins/node_affinity.hpp"
 #include "plugins/prepare.hpp"
 #include "plugins/taint_toleration.hpp"
@@ -36,14 +37,17 @@ void check_selector(const Pod& pod, const LabelSelector& sel) {
     const bool set_op = r.op == "In" || r.op == "NotIn";
     const bool exist_op = r.op == "Exists" || r.op == "DoesNotExist";
     if (!set_op && !exist_op)
-      throw InputError(pod.origin + ": pod \"" + pod.key() + "\": topologySpreadConstraints: labelSelector: \"" + r.op +
-                       "\" is not a valid label selector operator");
+      throw InputError(pod.origin + ": pod " + quote_for_message(pod.key()) +
+                       ": topologySpreadConstraints: labelSelector: " + quote_for_message(r.op) +
+                       " is not a valid label selector operator");
     if (set_op && r.values.empty())
-      throw InputError(pod.origin + ": pod \"" + pod.key() + "\": topologySpreadConstraints: labelSelector: key \"" +
-                       r.key + "\": for 'in', 'notin' operators, values set can't be empty");
+      throw InputError(pod.origin + ": pod " + quote_for_message(pod.key()) +
+                       ": topologySpreadConstraints: labelSelector: key " + quote_for_message(r.key) +
+                       ": for 'in', 'notin' operators, values set can't be empty");
     if (exist_op && !r.values.empty())
-      throw InputError(pod.origin + ": pod \"" + pod.key() + "\": topologySpreadConstraints: labelSelector: key \"" +
-                       r.key + "\": values set must be empty for exists and does not exist");
+      throw InputError(pod.origin + ": pod " + quote_for_message(pod.key()) +
+                       ": topologySpreadConstraints: labelSelector: key " + quote_for_message(r.key) +
+                       ": values set must be empty for exists and does not exist");
   }
 }
 
@@ -175,8 +179,8 @@ PodTopologySpread::Constraint compile(const Snapshot& snap, const Pod& pod, cons
   if (counts_pods(b)) {
     c.matcher = snap.find_topology_matcher(pod.namespace_name, *b.selector);
     if (c.matcher < 0)
-      throw Error("PodTopologySpread: no topology matcher registered for pod \"" + pod.key() +
-                  "\" (intern_pod_for_plan must run before prepare_pod_query)");
+      throw Error("PodTopologySpread: no topology matcher registered for pod " + quote_for_message(pod.key()) +
+                  " (intern_pod_for_plan must run before prepare_pod_query)");
   }
   c.hostname = b.key == kHostnameKey;
   c.self_match = b.selector && selector_matches(*b.selector, pod.labels);

@@ -258,6 +258,111 @@ profiles:
   EXPECT_FALSE(exists(out));
 }
 
+// Issue 20, item 9: a malformed index annotation on a pending pod is bad
+// input, as docs/gpu-placement.md says of every device annotation.
+TEST(Cli, MalformedGpuIndexOnAPendingPodIsBadInput) {
+  const std::string nodes = write(
+      "gpu-nodes.json",
+      list(
+          "NodeList",
+          {R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"g1","labels":{"alibabacloud.com/gpu-card-model":"T4"}},)"
+           R"("status":{"allocatable":{"cpu":"32","memory":"64Gi","pods":"110","alibabacloud.com/gpu-count":"2",)"
+           R"("alibabacloud.com/gpu-milli":"2000"}}})"}));
+  const std::string config = write("gpu.yaml", R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    multiPoint:
+      enabled: [{name: GpuShare}]
+)");
+  auto gpu_pod = [](const std::string& name, const std::string& index) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+           R"(","namespace":"default","annotations":{"alibabacloud.com/gpu-count":"1","alibabacloud.com/gpu-milli":"500",)"
+           R"("alibabacloud.com/gpu-index":")" +
+           index + R"("}},"spec":{"containers":[{"name":"c","image":"x","resources":{"requests":{"cpu":"1"}}}]}})";
+  };
+  const std::string out = dir() + "/gpu-index-out.jsonl";
+  for (const char* bad : {"0-x", "1-1", "64", ""}) {
+    const std::string pods = write("gpu-index-pods.json", list("PodList", {gpu_pod("ok", "0"), gpu_pod("z", bad)}));
+    std::remove(out.c_str());
+    const CliRun r =
+        run_cli("schedule --backend cpu --nodes " + nodes + " --pods " + pods + " --config " + config + " -o " + out);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
+    EXPECT_NE(
+        r.out.find(
+            R"(gpu-index-pods.json: items[1]: pod "default/z": metadata.annotations["alibabacloud.com/gpu-index"])"),
+        std::string::npos)
+        << bad << ": " << r.out;
+    EXPECT_FALSE(exists(out)) << bad;
+  }
+}
+
+// Issue 20, item 11: --objects that the API server would never have held.
+TEST(Cli, ObjectsTheApiServerWouldRefuseAreBadInput) {
+  Fixture f;
+  const std::string svc = R"({"kind":"Service","metadata":{"name":"web"},"spec":{"selector":{"app":"web"}}})";
+  const std::string out = dir() + "/objects-out.jsonl";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {list("List", {svc, svc}),
+       R"(bad-objects.json: items[1] (Service "web"): metadata.name: Service "default/web" is also )" + dir() +
+           "/bad-objects.json: items[0]"},
+      {list("List",
+            {R"({"kind":"ReplicaSet","metadata":{"name":"rs"},"spec":{"selector":{"matchLabels":{"app":"a b"}}}})"}),
+       R"(bad-objects.json: items[0] (ReplicaSet "rs"): spec.selector.matchLabels: invalid value "a b" of label "app")"},
+      {list("List", {R"({"kind":"Namespace","metadata":{"name":"ns","labels":{"-team":"x"}}})"}),
+       R"(bad-objects.json: items[0] (Namespace "ns"): metadata.labels: invalid label key "-team")"},
+  };
+  for (const auto& [text, expect] : cases) {
+    const std::string objects = write("bad-objects.json", text);
+    std::remove(out.c_str());
+    const CliRun r =
+        run_cli("schedule --nodes " + f.nodes + " --pods " + f.pods + " --objects " + objects + " -o " + out);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find(expect), std::string::npos) << r.out;
+    EXPECT_FALSE(exists(out));
+  }
+  // The same Service in two --objects files.
+  const std::string one = write("svc-1.json", list("List", {svc}));
+  const std::string two = write("svc-2.json", list("List", {svc}));
+  const CliRun r = run_cli("schedule --nodes " + f.nodes + " --pods " + f.pods + " --objects " + one + " --objects " +
+                           two + " -o " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("svc-2.json: items[0] (Service \"web\"): metadata.name: Service \"default/web\" is also " + one +
+                       ": items[0]"),
+            std::string::npos)
+      << r.out;
+}
+
+// Issue 20, item 15: names and values from the input reach the terminal
+// quoted, escape sequences escaped, in warnings and in errors alike.
+TEST(Cli, EscapeSequencesInTheInputNeverReachTheTerminal) {
+  Fixture f;
+  const std::string pods =
+      write("esc-pods.json",
+            list("PodList",
+                 {R"({"kind":"Pod","metadata":{"name":"web\u001b]0;owned\u0007","namespace":"default"},)"
+                  R"("spec":{"nodeName":"gone\u001b[2J","containers":[{"name":"c"}]},"status":{"phase":"Running"}})",
+                  pod_json("small", "200m")}));
+  const CliRun r = run_cli("schedule --backend cpu --nodes " + f.nodes + " --pods " + pods + " -o " + dir() + "/o");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(R"(dropping pod "default/web\x1b]0;owned\x07" ()"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"(it runs on node "gone\x1b[2J", which is not in)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
+  const std::string bad =
+      write("esc-bad.json",
+            list("PodList", {R"({"kind":"Pod","metadata":{"name":"p\u001b[31m","labels":{"k":"\u001b[2J\u009b"}},)"
+                             R"("spec":{"containers":[{"name":"c"}]}})"}));
+  const CliRun b = run_cli("schedule --nodes " + f.nodes + " --pods " + bad);
+  EXPECT_EQ(b.exit_code, 2) << b.out;
+  EXPECT_NE(
+      b.out.find(
+          R"(esc-bad.json: items[0] (Pod "p\x1b[31m"): metadata.labels: invalid value "\x1b[2J\u009b" of label "k")"),
+      std::string::npos)
+      << b.out;
+  EXPECT_EQ(b.out.find('\x1b'), std::string::npos) << b.out;
+}
+
 TEST(Cli, ExplainUnknownPodIsBadInput) {
   Fixture f;
   const CliRun r = run_cli("explain --nodes " + f.nodes + " --pods " + f.pods + " --pod default/nope");

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -1143,9 +1145,11 @@ TEST(ObjectsJson, TypedListsAndSingleObjects) {
   const ClusterObjects ns = parse_objects_json(R"({"kind": "Namespace", "metadata": {"name": "n"}})", "n.json");
   ASSERT_EQ(ns.namespaces.size(), 1u);
   const ClusterObjects rs = parse_objects_json(
-      R"({"kind": "ReplicaSet", "metadata": {"name": "r", "namespace": "x"}, "spec": {"selector": null}})", "r.json");
+      R"({"kind": "ReplicaSet", "metadata": {"name": "r", "namespace": "x"},
+          "spec": {"selector": {"matchLabels": {"app": "r"}}}})",
+      "r.json");
   ASSERT_EQ(rs.selecting.size(), 1u);
-  EXPECT_FALSE(rs.selecting[0].label_selector);
+  EXPECT_TRUE(rs.selecting[0].label_selector);
   EXPECT_EQ(rs.selecting[0].origin, "r.json");
 }
 
@@ -1166,6 +1170,287 @@ TEST(ObjectsJson, ErrorsNameFileObjectAndField) {
   EXPECT_CONTAINS(err(R"({"kind": "NodeList", "items": []})"), "objects.json: kind \"NodeList\": expected");
   EXPECT_CONTAINS(err(R"([1])"), "objects.json: expected a JSON object");
   EXPECT_CONTAINS(err(R"({"kind": "List", "items": [)"), "objects.json: invalid JSON");
+}
+
+// ---- issue 20, item 8: what validatePodAffinityTerm, validateTopologySpreadConstraints
+// and ValidateLabelSelector refuse (pkg/apis/core/validation, apimachinery's
+// meta/v1/validation) ----------------------------------------------------------
+
+std::string pod_with_spec(const std::string& spec_extra, const std::string& labels = "{}") {
+  return list_of("PodList", R"({"metadata":{"name":"p1","labels":)" + labels +
+                                R"(},"spec":{"containers":[{"name":"c"}])" +
+                                (spec_extra.empty() ? "" : "," + spec_extra) + "}}");
+}
+
+std::string spread(const std::string& fields, const std::string& labels = "{}") {
+  return pod_with_spec(
+      R"("topologySpreadConstraints":[{"maxSkew":1,"whenUnsatisfiable":"DoNotSchedule",)" + fields + "}]", labels);
+}
+
+std::string anti_affinity(const std::string& term, const std::string& labels = "{}") {
+  return pod_with_spec(
+      R"("affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[)" + term + "]}}", labels);
+}
+
+const std::string kSpreadAt = "pods.json: items[0] (Pod \"p1\"): spec.topologySpreadConstraints[0].";
+const std::string kTermAt =
+    "pods.json: items[0] (Pod \"p1\"): "
+    "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].";
+
+// A pod affinity term's topologyKey is a label key (ValidateLabelName); a
+// spread constraint's is only required (ValidateTopologyKey checks that it
+// is not empty, nothing more), so bulkscore accepts what the API server
+// accepts there, however odd, and shortens it when a message shows it.
+TEST(ApiValidation, TopologyKeysAsTheApiServerChecksThem) {
+  EXPECT_EQ(pod_error(anti_affinity(R"({"topologyKey":"not a key!","labelSelector":{}})")),
+            kTermAt +
+                "topologyKey: invalid label key \"not a key!\": the name part may hold only letters, digits, "
+                "'-', '_' and '.', and must begin and end with a letter or digit (pattern "
+                "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])");
+  const std::string huge(5 << 20, 'k');  // 5 MB
+  const std::string msg = pod_error(anti_affinity(R"({"topologyKey":")" + huge + R"(","labelSelector":{}})"));
+  EXPECT_CONTAINS(msg, kTermAt + "topologyKey: invalid label key \"kkkk");
+  EXPECT_CONTAINS(msg, "... (5242880 bytes)");
+  EXPECT_LT(msg.size(), 400u) << msg.substr(0, 400);
+  // Spread: any non-empty key.
+  const std::vector<Pod> pods = parse_pods_json(spread(R"("topologyKey":"not a key!")"), "pods.json");
+  EXPECT_EQ(pods.at(0).topology_spread_constraints.at(0).topology_key, "not a key!");
+  const std::vector<Pod> big = parse_pods_json(spread(R"("topologyKey":")" + huge + R"(")"), "pods.json");
+  EXPECT_EQ(big.at(0).topology_spread_constraints.at(0).topology_key.size(), huge.size());
+  // ...and its duplicate is reported in a line, not in 5 MB.
+  const std::string dup = pod_error(
+      pod_with_spec(R"("topologySpreadConstraints":[{"maxSkew":1,"whenUnsatisfiable":"DoNotSchedule",)"
+                    R"("topologyKey":")" +
+                    huge + R"("},{"maxSkew":1,"whenUnsatisfiable":"DoNotSchedule","topologyKey":")" + huge + R"("}])"));
+  EXPECT_CONTAINS(dup, "spec.topologySpreadConstraints[1]: duplicate constraint {\"kkk");
+  EXPECT_LT(dup.size(), 400u) << dup.substr(0, 400);
+}
+
+// nodeAffinityPolicy and nodeTaintsPolicy are pointers upstream: null is
+// unset, but "" is a value, no defaulting clears it, and
+// validateNodeInclusionPolicy refuses it.
+TEST(ApiValidation, EmptyNodeInclusionPoliciesAreRefused) {
+  EXPECT_EQ(pod_error(spread(R"("topologyKey":"zone","nodeTaintsPolicy":"")")),
+            kSpreadAt + "nodeTaintsPolicy: unsupported value \"\" (expected Honor or Ignore)");
+  EXPECT_EQ(pod_error(spread(R"("topologyKey":"zone","nodeAffinityPolicy":"")")),
+            kSpreadAt + "nodeAffinityPolicy: unsupported value \"\" (expected Honor or Ignore)");
+  const std::vector<Pod> pods =
+      parse_pods_json(spread(R"("topologyKey":"zone","nodeTaintsPolicy":null,"nodeAffinityPolicy":null)"), "pods.json");
+  EXPECT_EQ(pods.at(0).topology_spread_constraints.at(0).node_taints_policy, "");
+}
+
+// With MatchLabelKeysInPodTopologySpreadSelectorMerge (beta, on in v1.35)
+// the API server validates a spread constraint's matchLabelKeys as a pod
+// affinity term's (ValidateMatchLabelKeysAndMismatchLabelKeys): label keys,
+// only beside a labelSelector, and, after it merged `key In (value)` for
+// each key the pod carries, at most once in the selector.
+TEST(ApiValidation, MatchLabelKeysAreValidatedAlikeInSpreadAndAffinity) {
+  // Without a labelSelector.
+  EXPECT_EQ(pod_error(spread(R"("topologyKey":"zone","matchLabelKeys":["app"])")),
+            kSpreadAt + "matchLabelKeys: must not be specified when labelSelector is not set");
+  EXPECT_EQ(pod_error(anti_affinity(R"({"topologyKey":"zone","matchLabelKeys":["app"]})")),
+            kTermAt + "matchLabelKeys: must not be specified when labelSelector is not set");
+  EXPECT_EQ(pod_error(anti_affinity(R"({"topologyKey":"zone","mismatchLabelKeys":["app"]})")),
+            kTermAt + "mismatchLabelKeys: must not be specified when labelSelector is not set");
+  // [""] and other keys that are not label keys.
+  EXPECT_EQ(pod_error(spread(R"("topologyKey":"zone","labelSelector":{},"matchLabelKeys":[""])")),
+            kSpreadAt + "matchLabelKeys[0]: invalid label key \"\": the name part must not be empty");
+  EXPECT_EQ(pod_error(anti_affinity(R"({"topologyKey":"zone","labelSelector":{},"matchLabelKeys":["app",""]})")),
+            kTermAt + "matchLabelKeys[1]: invalid label key \"\": the name part must not be empty");
+  EXPECT_CONTAINS(
+      pod_error(anti_affinity(R"({"topologyKey":"zone","labelSelector":{},"mismatchLabelKeys":["a/b/c"]})")),
+      kTermAt + "mismatchLabelKeys[0]: invalid label key \"a/b/c\"");
+  // A key the selector names already, where the merge adds it again.
+  const std::string labels = R"({"app":"web"})";
+  EXPECT_EQ(
+      pod_error(spread(R"("topologyKey":"zone","labelSelector":{"matchLabels":{"app":"web"}},"matchLabelKeys":["app"])",
+                       labels)),
+      kSpreadAt + "matchLabelKeys[0]: \"app\" exists in both matchLabelKeys and labelSelector");
+  EXPECT_EQ(
+      pod_error(anti_affinity(
+          R"({"topologyKey":"zone","labelSelector":{"matchLabels":{"app":"web"}},"matchLabelKeys":["app"]})", labels)),
+      kTermAt + "matchLabelKeys[0]: \"app\" exists in both matchLabelKeys and labelSelector");
+  EXPECT_EQ(pod_error(spread(R"("topologyKey":"zone","labelSelector":{},"matchLabelKeys":["app","app"])", labels)),
+            kSpreadAt + "matchLabelKeys[1]: \"app\" exists in both matchLabelKeys and labelSelector");
+  EXPECT_EQ(pod_error(spread(
+                R"("topologyKey":"zone","labelSelector":{"matchLabels":{"app":"web"},)"
+                R"("matchExpressions":[{"key":"app","operator":"In","values":["web"]}]},"matchLabelKeys":["app"])")),
+            kSpreadAt + "matchLabelKeys[0]: \"app\" exists in both matchLabelKeys and labelSelector");
+  // Accepted: a pod as the API server stores it (the merged requirement
+  // once), a key the pod does not carry, a key named once elsewhere.
+  const std::vector<Pod> pods = parse_pods_json(
+      spread(
+          R"("topologyKey":"zone","labelSelector":{"matchExpressions":[{"key":"app","operator":"In","values":["web"]}]},)"
+          R"("matchLabelKeys":["app","pod-template-hash"])",
+          labels),
+      "pods.json");
+  EXPECT_EQ(pods.at(0).topology_spread_constraints.at(0).match_label_keys.size(), 2u);
+  EXPECT_NO_THROW(parse_pods_json(
+      spread(R"("topologyKey":"zone","labelSelector":{"matchLabels":{"app":"web"}},"matchLabelKeys":["app"])"),
+      "pods.json"));
+  EXPECT_NO_THROW(parse_pods_json(
+      anti_affinity(R"({"topologyKey":"zone","labelSelector":{"matchLabels":{"tier":"a"}},"matchLabelKeys":["app"]})",
+                    labels),
+      "pods.json"));
+}
+
+// ValidateLabelSelector on create: matchLabels are labels; a requirement's
+// key is a label key and its values label values (AllowInvalidLabelValueInSelector
+// is false for a new pod); a pod affinity term's namespaces are namespace names.
+TEST(ApiValidation, LabelSelectorKeysAndValuesAreLabelKeysAndValues) {
+  EXPECT_EQ(pod_error(spread(R"("topologyKey":"zone","labelSelector":{"matchLabels":{"app":"{web}"}})")),
+            kSpreadAt +
+                "labelSelector.matchLabels: invalid value \"{web}\" of label \"app\": a non-empty label value may "
+                "hold only letters, digits, '-', '_' and '.', and must begin and end with a letter or digit "
+                "(pattern ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])");
+  EXPECT_CONTAINS(pod_error(spread(R"("topologyKey":"zone","labelSelector":{"matchLabels":{"-app":"web"}})")),
+                  kSpreadAt + "labelSelector.matchLabels: invalid label key \"-app\"");
+  EXPECT_CONTAINS(
+      pod_error(
+          spread(R"("topologyKey":"zone","labelSelector":{"matchExpressions":[{"key":"a b","operator":"Exists"}]})")),
+      kSpreadAt + "labelSelector.matchExpressions[0].key: invalid label key \"a b\"");
+  EXPECT_CONTAINS(pod_error(spread(R"("topologyKey":"zone","labelSelector":{"matchExpressions":)"
+                                   R"([{"key":"a","operator":"NotIn","values":["ok","not ok"]}]})")),
+                  kSpreadAt + "labelSelector.matchExpressions[0].values[1]: invalid value \"not ok\"");
+  EXPECT_CONTAINS(pod_error(spread(R"("topologyKey":"zone","labelSelector":{"matchExpressions":)"
+                                   R"([{"key":"a","operator":"Gt","values":["1"]}]})")),
+                  kSpreadAt + "labelSelector.matchExpressions[0].operator: unsupported value \"Gt\"");
+  EXPECT_CONTAINS(pod_error(anti_affinity(R"({"topologyKey":"zone","labelSelector":{"matchExpressions":)"
+                                          R"([{"key":"a","operator":"In","values":["x\u001b[2J"]}]}})")),
+                  kTermAt + "labelSelector.matchExpressions[0].values[0]: invalid value \"x\\x1b[2J\"");
+  EXPECT_CONTAINS(
+      pod_error(anti_affinity(R"({"topologyKey":"zone","namespaceSelector":{"matchLabels":{"team":"a/b"}}})")),
+      kTermAt + "namespaceSelector.matchLabels: invalid value \"a/b\" of label \"team\"");
+  EXPECT_CONTAINS(pod_error(anti_affinity(R"({"topologyKey":"zone","labelSelector":{},"namespaces":["ok","Not_OK"]})")),
+                  kTermAt + "namespaces[1]: invalid namespace name \"Not_OK\": must be a lower-case RFC 1123 label");
+  EXPECT_NO_THROW(parse_pods_json(
+      anti_affinity(R"({"topologyKey":"topology.kubernetes.io/zone","namespaces":["shop","kube-system"],)"
+                    R"("labelSelector":{"matchLabels":{"app.kubernetes.io/name":"web","empty":""},)"
+                    R"("matchExpressions":[{"key":"example.com/tier","operator":"In","values":["a-1","B_2",""]}]}})"),
+      "pods.json"));
+}
+
+// Item 15: map keys and values from the input are quoted and shortened in
+// every message, and a pod name reaches no terminal raw.
+TEST(ApiValidation, MessagesQuoteAndShortenWhatTheyEcho) {
+  const std::string key(1 << 20, 'a');
+  const std::string msg = pod_error(pod_with_spec("", R"({"\u001b[2J)" + key + R"(":7})"));
+  EXPECT_CONTAINS(msg, "pods.json: items[0] (Pod \"p1\"): metadata.labels[\"\\x1b[2Jaaaa");
+  EXPECT_CONTAINS(msg, "... (1048580 bytes)]: expected a string, got an integer");
+  EXPECT_EQ(msg.find('\x1b'), std::string::npos);
+  EXPECT_LT(msg.size(), 300u) << msg.substr(0, 300);
+  Pod lost;
+  lost.namespace_name = "shop";
+  lost.name = "web\x1b]0;owned\x07";
+  lost.node_name = "gone\x1b[2J";
+  lost.origin = "pods.json: items[0]";
+  Pod theirs = lost;
+  theirs.name = "theirs";
+  theirs.node_name.clear();
+  theirs.scheduler_name = "sched\x1b[1m";
+  const Cluster c = assemble_cluster({}, {lost, theirs}, {"default-scheduler"}, "nodes.json", "pods.json");
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0],
+            "dropping pod \"shop/web\\x1b]0;owned\\x07\" (pods.json: items[0]): it runs on node "
+            "\"gone\\x1b[2J\", which is not in nodes.json");
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_EQ(c.notes[0].find('\x1b'), std::string::npos) << c.notes[0];
+}
+
+// ---- issue 20, item 11: --objects as the API server would have held them ----
+
+std::string objects_error(const std::string& items) {
+  return error_of([&] { parse_objects_json(R"({"kind":"List","items":[)" + items + "]}", "objects.json"); });
+}
+
+TEST(ObjectsJson, DuplicatesAreRefusedNamingBothItems) {
+  const std::string svc =
+      R"({"kind":"Service","metadata":{"name":"web","namespace":"shop"},"spec":{"selector":{"app":"web"}}})";
+  EXPECT_EQ(
+      objects_error(svc + "," + svc),
+      "objects.json: items[1] (Service \"web\"): metadata.name: Service \"shop/web\" is also objects.json: items[0]");
+  const std::string ns = R"({"kind":"Namespace","metadata":{"name":"shop"}})";
+  EXPECT_EQ(
+      objects_error(ns + "," + svc + "," + ns),
+      "objects.json: items[2] (Namespace \"shop\"): metadata.name: Namespace \"shop\" is also objects.json: items[0]");
+  const std::string rs =
+      R"({"kind":"ReplicaSet","metadata":{"name":"web"},"spec":{"selector":{"matchLabels":{"a":"b"}}}})";
+  EXPECT_CONTAINS(objects_error(rs + "," + rs), "ReplicaSet \"default/web\" is also objects.json: items[0]");
+  // One name in two namespaces, or for two kinds, is two objects.
+  const ClusterObjects o =
+      parse_objects_json(R"({"kind":"List","items":[)" + svc + R"(,{"kind":"Service","metadata":{"name":"web"}},)" +
+                             rs + "," + ns + R"(,{"kind":"Namespace","metadata":{"name":"web"}}]})",
+                         "objects.json");
+  EXPECT_EQ(o.selecting.size(), 3u);
+  EXPECT_EQ(o.namespaces.size(), 2u);
+  // Across --objects files, read into one ClusterObjects.
+  ClusterObjects both = parse_objects_json(R"({"kind":"List","items":[)" + ns + "]}", "a.json");
+  const std::string path = ::testing::TempDir() + "objects-dup-" + std::to_string(getpid()) + ".json";
+  std::ofstream(path) << ns;
+  EXPECT_EQ(error_of([&] { load_objects_json(path, both); }),
+            path + ": Namespace \"shop\": metadata.name: Namespace \"shop\" is also a.json: items[0]");
+  std::remove(path.c_str());
+  // The same through parse_objects_json appending to one set.
+  ClusterObjects set;
+  parse_objects_json(svc, "one.json", set);
+  EXPECT_EQ(error_of([&] { parse_objects_json(svc, "two.json", set); }),
+            "two.json: Service \"web\": metadata.name: Service \"shop/web\" is also one.json");
+  EXPECT_EQ(set.selecting.size(), 1u);
+}
+
+TEST(ObjectsJson, SelectorsAndLabelsAsTheApiServerValidatesThem) {
+  const std::string at = "objects.json: items[0] ";
+  // ReplicaSets and StatefulSets: a selector is required, strict, not empty.
+  EXPECT_EQ(objects_error(R"({"kind":"ReplicaSet","metadata":{"name":"r"},"spec":{}})"),
+            at + "(ReplicaSet \"r\"): spec.selector: required");
+  EXPECT_EQ(objects_error(R"({"kind":"StatefulSet","metadata":{"name":"s"},"spec":{"selector":null}})"),
+            at + "(StatefulSet \"s\"): spec.selector: required");
+  EXPECT_EQ(
+      objects_error(R"({"kind":"ReplicaSet","metadata":{"name":"r"},"spec":{"selector":{}}})"),
+      at + "(ReplicaSet \"r\"): spec.selector: must not be empty (an empty selector is invalid for a ReplicaSet)");
+  EXPECT_CONTAINS(objects_error(R"({"kind":"ReplicaSet","metadata":{"name":"r"},"spec":{"selector":)"
+                                R"({"matchExpressions":[{"key":"app","operator":"In"}]}}})"),
+                  at + "(ReplicaSet \"r\"): spec.selector.matchExpressions[0].values: must be specified");
+  EXPECT_CONTAINS(objects_error(R"({"kind":"ReplicaSet","metadata":{"name":"r"},"spec":{"selector":)"
+                                R"({"matchExpressions":[{"key":"app","operator":"Matches","values":["x"]}]}}})"),
+                  at + "(ReplicaSet \"r\"): spec.selector.matchExpressions[0].operator: unsupported value \"Matches\"");
+  EXPECT_CONTAINS(objects_error(R"({"kind":"StatefulSet","metadata":{"name":"s"},"spec":{"selector":)"
+                                R"({"matchLabels":{"app":"x y"}}}})"),
+                  at + "(StatefulSet \"s\"): spec.selector.matchLabels: invalid value \"x y\" of label \"app\"");
+  // Services: a selector is a set of labels; an RC's is a non-empty one.
+  EXPECT_CONTAINS(objects_error(R"({"kind":"Service","metadata":{"name":"web"},"spec":{"selector":{"a b":"x"}}})"),
+                  at + "(Service \"web\"): spec.selector: invalid label key \"a b\"");
+  EXPECT_EQ(objects_error(R"({"kind":"ReplicationController","metadata":{"name":"rc"},"spec":{"selector":{}}})"),
+            at + "(ReplicationController \"rc\"): spec.selector: required: a ReplicationController selects its pods");
+  // Namespaces: their labels are labels.
+  EXPECT_CONTAINS(objects_error(R"({"kind":"Namespace","metadata":{"name":"ns","labels":{"team":"a b"}}})"),
+                  at + "(Namespace \"ns\"): metadata.labels: invalid value \"a b\" of label \"team\"");
+}
+
+// Object names as the API server requires them of each kind: a Namespace's
+// a DNS-1123 label, a Service's a DNS-1035 label, the controllers' and a
+// custom resource's (SharedDeviceGroup) a DNS-1123 subdomain; and the
+// namespace an object lives in a namespace name.
+TEST(ObjectsJson, NamesAsTheApiServerRequiresThem) {
+  const std::string at = "objects.json: items[0] ";
+  EXPECT_CONTAINS(objects_error(R"({"kind":"Namespace","metadata":{"name":"a.b"}})"),
+                  at + "(Namespace \"a.b\"): metadata.name: invalid name \"a.b\": must be a lower-case RFC 1123 label");
+  EXPECT_CONTAINS(objects_error(R"({"kind":"Service","metadata":{"name":"1web"}})"),
+                  at + "(Service \"1web\"): metadata.name: invalid name \"1web\": must be a lower-case RFC 1035 label");
+  EXPECT_CONTAINS(
+      objects_error(R"({"kind":"SharedDeviceGroup","apiVersion":"deviceshare.io/v1alpha1",)"
+                    R"("metadata":{"name":"-"},"spec":{"resources":{"nvidia.com/gpu":1}}})"),
+      at + "(SharedDeviceGroup \"-\"): metadata.name: invalid name \"-\": must be a lower-case RFC 1123 subdomain");
+  EXPECT_CONTAINS(
+      objects_error(R"({"kind":"ReplicaSet","metadata":{"name":"Web"},"spec":{"selector":{"matchLabels":{"a":"b"}}}})"),
+      at + "(ReplicaSet \"Web\"): metadata.name: invalid name \"Web\"");
+  EXPECT_CONTAINS(objects_error(R"({"kind":"Service","metadata":{"name":"web","namespace":"Shop"}})"),
+                  at + "(Service \"web\"): metadata.namespace: invalid namespace name \"Shop\"");
+  EXPECT_NO_THROW(parse_objects_json(
+      R"({"kind":"List","items":[{"kind":"StatefulSet","metadata":{"name":"db.v1","namespace":"shop"},)"
+      R"("spec":{"selector":{"matchLabels":{"app":"db"}}}},{"kind":"Service","metadata":{"name":"db-0"}},)"
+      R"({"kind":"Namespace","metadata":{"name":"kube-system"}}]})",
+      "objects.json"));
 }
 
 }  // namespace

@@ -701,6 +701,43 @@ TEST(PerfTemplate, ArithmeticHasGosSemanticsWithoutUndefinedBehaviour) {
 
 // ---------------------------------------------------------------- end to end
 
+// Issue 20, item 15: a podTemplatePath that is not a Pod (here a 1 MB
+// scalar with escape sequences) is named in a line, not echoed whole.
+TEST_F(PerfTest, TemplateThatIsNotAPodIsQuotedShortNotEchoedWhole) {
+  write("templates/pod.yaml", "\x1b[2J" + std::string(1 << 20, 'x') + "\n");
+  const std::string path = write("config.yaml", R"(
+- name: T
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: createPods
+    count: 1
+    podTemplatePath: templates/pod.yaml
+    collectMetrics: true
+  workloads:
+  - name: w
+)");
+  const PerfConfig cfg = load_perf_config(path);
+  PerfRunOptions opt;
+  opt.backend = "cpu";
+  try {
+    run_perf_workload(cfg, cfg.test_cases[0], cfg.test_cases[0].workloads[0], opt);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("templates/pod.yaml: expected a Pod object, got \"\\x1b[2Jxxx"), std::string::npos)
+        << msg.substr(0, 300);
+    EXPECT_NE(msg.find("... (1048580 bytes)"), std::string::npos) << msg.substr(0, 300);
+    EXPECT_EQ(msg.find('\x1b'), std::string::npos);
+    EXPECT_LT(msg.size(), 400u) << msg.substr(0, 400);
+  }
+  // Template and config text echoed elsewhere is quoted too.
+  EXPECT_NE(render_error("{{ .a.\x1b[2J }}").find("nested fields (\".a.\\x1b[2J"), std::string::npos)
+      << render_error("{{ .a.\x1b[2J }}");
+  const std::string unknown = load_error("- name: T\n  \"odd\\e[1mkey\": 1\n" + kMinimalOps);
+  EXPECT_NE(unknown.find("unknown field \"odd\\x1b[1mkey\""), std::string::npos) << unknown;
+}
+
 TEST_F(PerfTest, ResultsJsonHasUpstreamShapeAndOurExtraFigures) {
   const PerfRunResult r = run_named("TinyBasic/10Nodes");
   const std::string json = perf_results_json(r);

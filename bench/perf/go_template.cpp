@@ -20,6 +20,7 @@
 #include "bench/perf/perf.hpp"
 #include "bench/perf/text.hpp"
 #include "host/common.hpp"
+#include "host/input/quote.hpp"
 #include "host/io/json_writer.hpp"
 
 namespace bulkscore {
@@ -395,7 +396,8 @@ class TemplateEval {
         size_t j = i + 1;
         while (j < body.size() && (std::isalnum(static_cast<unsigned char>(body[j])) || body[j] == '_')) ++j;
         if (j == i + 1) fail("\".\" alone (the whole environment) is not supported");
-        if (j < body.size() && body[j] == '.') fail("nested fields (" + body.substr(i) + ") are not supported");
+        if (j < body.size() && body[j] == '.')
+          fail("nested fields (" + quote_for_message(body.substr(i)) + ") are not supported");
         toks.push_back({Token::Kind::Field, body.substr(i + 1, j - i - 1)});
         i = j;
       } else if (c == '"' || c == '`') {
@@ -422,7 +424,7 @@ class TemplateEval {
       } else if (c == '$') {
         fail("template variables ($) are not supported");
       } else {
-        fail(std::string("unexpected character '") + c + "'");
+        fail("unexpected character " + quote_for_message(std::string(1, c)));
       }
     }
     toks.push_back({Token::Kind::End, ""});
@@ -446,7 +448,7 @@ class TemplateEval {
     if (toks_[0].kind == Token::Kind::Ident) {
       static const std::set<std::string> keywords = {"if",       "else",  "end",   "range",    "with", "define",
                                                      "template", "block", "break", "continue", "nil"};
-      if (keywords.count(toks_[0].text)) fail("the \"" + toks_[0].text + "\" action is not supported");
+      if (keywords.count(toks_[0].text)) fail("the " + quote_for_message(toks_[0].text) + " action is not supported");
     }
     TValue v = eval_command(Token::Kind::End);
     return tvalue_print(v);
@@ -501,10 +503,10 @@ class TemplateEval {
           v.b = t.text == "true";
           return v;
         }
-        fail("function \"" + t.text + "\" used as an argument; wrap the call in parentheses");
+        fail("function " + quote_for_message(t.text) + " used as an argument; wrap the call in parentheses");
       }
       default:
-        fail("unexpected \"" + t.text + "\"");
+        fail("unexpected " + quote_for_message(t.text));
     }
   }
 
@@ -512,8 +514,8 @@ class TemplateEval {
     const auto it = env_.find(name);
     if (it == env_.end()) {
       std::string known;
-      for (const auto& [k, v] : env_) known += (known.empty() ? "" : ", ") + k;
-      fail("." + name + " is not defined (defined: " + known + ")");
+      for (const auto& [k, v] : env_) known += (known.empty() ? "" : ", ") + quote_for_message(k);
+      fail(quote_for_message("." + name) + " is not defined (defined: " + known + ")");
     }
     TValue v;
     const PerfValue& p = it->second;
@@ -537,7 +539,7 @@ class TemplateEval {
         v.b = p.boolean;
         return v;
       default:
-        fail("." + name + " is not a number, string or bool");
+        fail(quote_for_message("." + name) + " is not a number, string or bool");
     }
   }
 
@@ -556,10 +558,10 @@ class TemplateEval {
       v.i = *i;
       return v;
     }
-    if (!float_syntax && parse_go_uint(text)) fail(text + " overflows int");
+    if (!float_syntax && parse_go_uint(text)) fail(quote_for_message(text) + " overflows int");
     const std::optional<double> f = parse_go_float(text);
-    if (!f) fail("illegal number syntax: " + text);
-    if (!float_syntax) fail("integer overflow: " + text);
+    if (!f) fail("illegal number syntax: " + quote_for_message(text));
+    if (!float_syntax) fail("integer overflow: " + quote_for_message(text));
     v.kind = TValue::Kind::Float;
     v.f = *f;
     return v;
@@ -579,7 +581,9 @@ class TemplateEval {
       case TValue::Kind::Bool:
         break;
     }
-    fail("error calling " + fn + ": cannot cast " + tvalue_print(v) + " to float64");
+    // A string argument is input text: quoted.
+    const std::string shown = v.kind == TValue::Kind::String ? quote_for_message(v.s) : tvalue_print(v);
+    fail("error calling " + fn + ": cannot cast " + shown + " to float64");
   }
 
   // Go's int(f) on an upstream helper's float64 result: where Go leaves an
@@ -641,8 +645,8 @@ class TemplateEval {
       if (!r) fail("error calling Mod: runtime error: integer divide by zero");
       return as_int(*r);
     }
-    fail("function \"" + fn +
-         "\" is not supported (supported: AddInt, SubtractInt, MultiplyInt, DivideInt, Mod, "
+    fail("function " + quote_for_message(fn) +
+         " is not supported (supported: AddInt, SubtractInt, MultiplyInt, DivideInt, Mod, "
          "AddFloat, SubtractFloat, MultiplyFloat, DivideFloat)");
   }
 

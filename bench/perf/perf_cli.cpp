@@ -13,6 +13,7 @@
 
 #include "bench/perf/perf.hpp"
 #include "host/common.hpp"
+#include "host/input/quote.hpp"
 #include "host/io/io.hpp"
 
 namespace bulkscore {
@@ -133,7 +134,7 @@ void print_workload_summary(const PerfWorkloadResult& w, int verbosity) {
     std::fprintf(stderr,
                  "%s: %llu/%llu pods scheduled on %u nodes in %.3f s; SchedulingThroughput avg %.1f pods/s "
                  "(p50 %.1f, p90 %.1f, p99 %.1f; %zu windows), overall %.1f pods/s, %.3f ns/node/pod [%s]%s\n",
-                 m.name.c_str(), static_cast<unsigned long long>(m.scheduled),
+                 name_for_message(m.name).c_str(), static_cast<unsigned long long>(m.scheduled),
                  static_cast<unsigned long long>(m.attempted), m.nodes, m.elapsed_seconds, m.throughput.average,
                  m.throughput.perc50, m.throughput.perc90, m.throughput.perc99, m.throughput.samples.size(),
                  m.overall_pods_per_second, m.ns_per_node_per_pod, w.backend.c_str(),
@@ -143,7 +144,7 @@ void print_workload_summary(const PerfWorkloadResult& w, int verbosity) {
       std::fprintf(stderr, "  threshold %.1f pods/s: %s\n", m.threshold,
                    m.throughput.average > m.threshold ? "above" : "BELOW");
   }
-  for (const auto& n : w.notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
+  for (const auto& n : w.notes) std::fprintf(stderr, "  note: %s\n", escape_for_terminal(n).c_str());
   if (verbosity >= 2) std::fprintf(stderr, "  backend: %s; device: %s\n", w.backend_note.c_str(), w.device.c_str());
 }
 
@@ -177,7 +178,8 @@ int perf_main(const PerfCliOptions& o) {
     const PerfConfig config = load_perf_config(o.config_path);
     const std::vector<PerfSelected> selected = select_perf_workloads(config, o.workload_filter, o.label_filter);
     if (selected.empty())
-      throw InputError(o.config_path + ": no workload selected (label filter \"" + o.label_filter + "\")");
+      throw InputError(o.config_path + ": no workload selected (label filter " + quote_for_message(o.label_filter) +
+                       ")");
     if (o.list_only) {
       for (const auto& s : selected) {
         std::string labels;
@@ -241,7 +243,7 @@ int perf_main(const PerfCliOptions& o) {
                    result.interrupted ? " (partial: interrupted)" : "");
     }
     if (error_rc) {
-      std::fprintf(stderr, "bulkscore perf: %s\n", error.c_str());
+      std::fprintf(stderr, "bulkscore perf: %s\n", escape_for_terminal(error).c_str());
       return error_rc;
     }
     if (result.interrupted) {
@@ -250,13 +252,13 @@ int perf_main(const PerfCliOptions& o) {
     }
     return 0;
   } catch (const InputError& e) {
-    std::fprintf(stderr, "bulkscore perf: %s\n", e.what());
+    std::fprintf(stderr, "bulkscore perf: %s\n", escape_for_terminal(e.what()).c_str());
     return 2;
   } catch (const BackendUnavailable& e) {
-    std::fprintf(stderr, "bulkscore perf: %s\n", e.what());
+    std::fprintf(stderr, "bulkscore perf: %s\n", escape_for_terminal(e.what()).c_str());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "bulkscore perf: %s\n", e.what());
+    std::fprintf(stderr, "bulkscore perf: %s\n", escape_for_terminal(e.what()).c_str());
     return 1;
   }
 }

@@ -14,6 +14,7 @@
 #include "bench/perf/yaml_json.hpp"
 #include "host/common.hpp"
 #include "host/input/quantity.hpp"
+#include "host/input/quote.hpp"
 #include "host/input/yaml_reader.hpp"
 #include "host/io/io.hpp"
 
@@ -68,7 +69,7 @@ class YamlObject {
 
   void reject_unknown() const {
     for (size_t i = 0; i < entries_.size(); ++i)
-      if (!used_[i]) fail_at(ctx_, entries_[i].second, where_, "unknown field \"" + entries_[i].first + "\"");
+      if (!used_[i]) fail_at(ctx_, entries_[i].second, where_, "unknown field " + quote_for_message(entries_[i].first));
   }
 
   const std::string& where() const { return where_; }
@@ -85,6 +86,12 @@ class YamlObject {
 };
 
 bool present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
+
+// A map key from the input as a child of `where` in messages.
+std::string child_path(std::string where, std::string_view key) {
+  append_path_key(where, key);
+  return where;
+}
 
 std::string read_string(const ParseCtx& ctx, const YAML::Node& n, const std::string& where) {
   if (!present(n)) return "";
@@ -134,7 +141,7 @@ StringMap read_string_map(const ParseCtx& ctx, const YAML::Node& n, const std::s
   if (!n.IsMap()) fail_at(ctx, n, where, "expected a mapping, got " + describe(n));
   for (auto it = n.begin(); it != n.end(); ++it) {
     const std::string k = it->first.Scalar();
-    out[k] = read_string(ctx, it->second, where + "." + k);
+    out[k] = read_string(ctx, it->second, child_path(where, k));
   }
   return out;
 }
@@ -145,7 +152,7 @@ std::map<std::string, bool> read_bool_map(const ParseCtx& ctx, const YAML::Node&
   if (!n.IsMap()) fail_at(ctx, n, where, "expected a mapping of names to true/false, got " + describe(n));
   for (auto it = n.begin(); it != n.end(); ++it) {
     const std::string k = it->first.Scalar();
-    out[k] = read_bool(ctx, it->second, where + "." + k);
+    out[k] = read_bool(ctx, it->second, child_path(where, k));
   }
   return out;
 }
@@ -202,7 +209,7 @@ void check_count(const ParseCtx& ctx, const YAML::Node& at, const std::string& w
   if (!param.empty()) {
     if (!starts_with(param, "$") || param.size() < 2)
       fail_at(ctx, at, where + "." + param_field,
-              "\"" + param + "\" must name a workload parameter, like \"$" + param + "\"");
+              quote_for_message(param) + " must name a workload parameter, like " + quote_for_message("$" + param));
     return;
   }
   if (count < 0) fail_at(ctx, at, where + "." + count_field, "must not be negative");
@@ -267,11 +274,11 @@ PerfOp parse_op(const ParseCtx& ctx, const YAML::Node& node, const std::string& 
   op.opcode = read_string(ctx, o.take("opcode"), o.field("opcode"));
   if (nested_pods) {
     if (!op.opcode.empty() && op.opcode != "createPods")
-      fail_at(ctx, node, o.field("opcode"), "must be createPods, got \"" + op.opcode + "\"");
+      fail_at(ctx, node, o.field("opcode"), "must be createPods, got " + quote_for_message(op.opcode));
     op.opcode = "createPods";
   }
-  op.origin = ctx.file + ": " + where + " (" + op.opcode + ")";
-  const std::string w = where + " (" + (op.opcode.empty() ? "no opcode" : op.opcode) + ")";
+  op.origin = ctx.file + ": " + where + " (" + name_for_message(op.opcode) + ")";
+  const std::string w = where + " (" + (op.opcode.empty() ? "no opcode" : name_for_message(op.opcode)) + ")";
   YamlObject ob(ctx, node, w);  // the same fields, with the opcode in messages
   ob.take("opcode");
   if (op.opcode.empty()) fail_at(ctx, node, where + ".opcode", "missing");
@@ -349,7 +356,7 @@ PerfOp parse_op(const ParseCtx& ctx, const YAML::Node& node, const std::string& 
     ob.reject_unknown();
     if (!op.stage_requirement.empty() && op.stage_requirement != "Scheduled" && op.stage_requirement != "Attempted")
       fail_at(ctx, node, ob.field("stageRequirement"),
-              "must be Scheduled or Attempted, got \"" + op.stage_requirement + "\"");
+              "must be Scheduled or Attempted, got " + quote_for_message(op.stage_requirement));
   } else if (op.opcode == "sleep") {
     op.kind = PerfOpKind::Sleep;
     op.duration = read_string(ctx, ob.take("duration"), ob.field("duration"));
@@ -375,7 +382,8 @@ PerfOp parse_op(const ParseCtx& ctx, const YAML::Node& node, const std::string& 
     std::string known;
     for (const char* k : kOpsRun) known += std::string(known.empty() ? "" : ", ") + k;
     for (const auto& k : upstream_ops_not_run()) known += ", " + k;
-    fail_at(ctx, node, ob.field("opcode"), "unknown opcode \"" + op.opcode + "\" (known: " + known + ")");
+    fail_at(ctx, node, ob.field("opcode"),
+            "unknown opcode " + quote_for_message(op.opcode) + " (known: " + known + ")");
   }
   return op;
 }
@@ -390,8 +398,8 @@ PerfWorkload parse_workload(const ParseCtx& ctx, const YAML::Node& node, const s
   YamlObject o(ctx, node, where);
   PerfWorkload w;
   w.name = read_string(ctx, o.take("name"), o.field("name"));
-  w.origin = at_line(ctx.file, node) + ": " + where + (w.name.empty() ? "" : " (" + w.name + ")");
-  const std::string wh = where + (w.name.empty() ? "" : " (" + w.name + ")");
+  w.origin = at_line(ctx.file, node) + ": " + where + (w.name.empty() ? "" : " (" + name_for_message(w.name) + ")");
+  const std::string wh = where + (w.name.empty() ? "" : " (" + name_for_message(w.name) + ")");
   if (w.name.empty()) fail_at(ctx, node, where + ".name", "missing");
   w.params = read_value_map(ctx, o.take("params"), wh + ".params");
   w.labels = read_string_list(ctx, o.take("labels"), wh + ".labels");
@@ -400,7 +408,7 @@ PerfWorkload parse_workload(const ParseCtx& ctx, const YAML::Node& node, const s
     if (th.IsMap()) {
       w.threshold_by_topic = true;
       for (auto it = th.begin(); it != th.end(); ++it)
-        (void)read_number(ctx, it->second, wh + ".threshold." + it->first.Scalar());
+        (void)read_number(ctx, it->second, child_path(wh + ".threshold", it->first.Scalar()));
     } else {
       w.threshold = read_number(ctx, th, wh + ".threshold");
       if (w.threshold < 0) fail_at(ctx, th, wh + ".threshold", "should be non-negative");
@@ -418,7 +426,7 @@ PerfTestCase parse_test_case(const ParseCtx& ctx, const YAML::Node& node, size_t
   PerfTestCase tc;
   tc.name = read_string(ctx, probe.take("name"), where0 + ".name");
   if (tc.name.empty()) fail_at(ctx, node, where0 + ".name", "missing");
-  const std::string where = where0 + " (" + tc.name + ")";
+  const std::string where = where0 + " (" + name_for_message(tc.name) + ")";
   tc.origin = at_line(ctx.file, node) + ": " + where;
   YamlObject o(ctx, node, where);
   o.take("name");
@@ -451,7 +459,7 @@ PerfTestCase parse_test_case(const ParseCtx& ctx, const YAML::Node& node, size_t
       PerfWorkload w = parse_workload(ctx, wn, where + ".workloads[" + std::to_string(i) + "]");
       if (!names.insert(w.name).second)
         fail_at(ctx, wn, where + ".workloads[" + std::to_string(i) + "].name",
-                "workload name " + w.name + " is not unique");
+                "workload name " + name_for_message(w.name) + " is not unique");
       tc.workloads.push_back(std::move(w));
       ++i;
     }
@@ -479,7 +487,7 @@ PerfConfig parse_perf_config(const std::string& yaml_text, const std::string& or
   for (const auto& tcn : doc) {
     PerfTestCase tc = parse_test_case(ctx, tcn, i);
     if (!names.insert(tc.name).second)
-      throw InputError(at_line(origin, tcn) + ": [" + std::to_string(i) + "].name: " + tc.name +
+      throw InputError(at_line(origin, tcn) + ": [" + std::to_string(i) + "].name: " + quote_for_message(tc.name) +
                        ": name is not unique");
     cfg.test_cases.push_back(std::move(tc));
     ++i;
@@ -551,7 +559,7 @@ std::vector<PerfSelected> select_perf_workloads(const PerfConfig& config, const 
     }
   }
   for (size_t i = 0; i < patterns.size(); ++i)
-    if (!pattern_used[i]) throw InputError(config.path + ": no workload matches \"" + patterns[i] + "\"");
+    if (!pattern_used[i]) throw InputError(config.path + ": no workload matches " + quote_for_message(patterns[i]));
   return out;
 }
 

@@ -24,6 +24,7 @@
 #include "host/input/config.hpp"
 #include "host/input/k8s_json.hpp"
 #include "host/input/quantity.hpp"
+#include "host/input/quote.hpp"
 #include "host/io/io.hpp"
 
 namespace bulkscore {
@@ -233,7 +234,7 @@ class WorkloadRunner {
     if (w_.threshold_by_topic) res_.notes.push_back("threshold given per topic: not applied");
     for (const auto& [g, v] : res_.feature_gates)
       if (!gate_matches_bulkscore(g, v))
-        res_.notes.push_back("feature gate " + g + "=" + (v ? "true" : "false") +
+        res_.notes.push_back("feature gate " + name_for_message(g) + "=" + (v ? "true" : "false") +
                              " is recorded but not modelled by bulkscore");
 
     std::vector<PerfOp> ops = unroll_and_patch();
@@ -256,7 +257,7 @@ class WorkloadRunner {
     res_.backend = engine_->backend_name();
     res_.backend_note = engine_->backend_note();
     res_.device = describe_device(res_.backend);
-    progress_.workload = res_.full_name();
+    progress_.workload = name_for_message(res_.full_name());  // shown on the terminal
 
     // Bound pods are kept only when a later createNodes will rebuild the snapshot.
     last_create_nodes_ = -1;
@@ -266,8 +267,8 @@ class WorkloadRunner {
     for (size_t i = 0; i < ops.size() && !res_.interrupted; ++i) run_op(ops[i], i);
 
     if (active_ && !res_.interrupted)
-      res_.notes.push_back("startCollectingMetrics \"" + active_->name +
-                           "\" was never stopped: no result for it (as upstream)");
+      res_.notes.push_back("startCollectingMetrics " + quote_for_message(active_->name) +
+                           " was never stopped: no result for it (as upstream)");
     if (active_ && res_.interrupted) finish_measurement(*active_, true);
     res_.nodes = static_cast<uint32_t>(cluster_.nodes.size());
     res_.wall_seconds = static_cast<double>(steady_ns() - wall_start) / 1e9;
@@ -294,7 +295,8 @@ class WorkloadRunner {
     used_params_.insert(key);
     const auto it = w_.params.find(key);
     if (it == w_.params.end())
-      throw InputError(w_.origin + ": parameter " + key + " is undefined (used by " + op.origin + "." + field + ")");
+      throw InputError(w_.origin + ": parameter " + name_for_message(key) + " is undefined (used by " + op.origin +
+                       "." + field + ")");
     return it->second;
   }
 
@@ -304,11 +306,11 @@ class WorkloadRunner {
     const PerfValue& v = param(ref, op, field);
     const std::string used_by = " (used by " + op.origin + "." + field + ")";
     if (v.kind != PerfValue::Kind::Number)
-      throw InputError(w_.origin + ": parameter " + ref.substr(1) + " must be a number" + used_by);
+      throw InputError(w_.origin + ": parameter " + name_for_message(ref.substr(1)) + " must be a number" + used_by);
     const std::optional<int64_t> i = go_int_of_float(v.number);
     if (!i)
-      throw InputError(w_.origin + ": parameter " + ref.substr(1) + " = " + go_float_string(v.number) +
-                       " does not fit an integer" + used_by);
+      throw InputError(w_.origin + ": parameter " + name_for_message(ref.substr(1)) + " = " +
+                       go_float_string(v.number) + " does not fit an integer" + used_by);
     return *i;
   }
 
@@ -339,13 +341,15 @@ class WorkloadRunner {
     if (!op.duration_param.empty()) {
       const PerfValue& v = param(op.duration_param, op, "durationParam");
       if (v.kind != PerfValue::Kind::String)
-        throw InputError(w_.origin + ": parameter " + op.duration_param.substr(1) + " must be a duration string");
+        throw InputError(w_.origin + ": parameter " + name_for_message(op.duration_param.substr(1)) +
+                         " must be a duration string");
       op.duration = v.text;
     }
     if (!op.steady_state_param.empty()) {
       const PerfValue& v = param(op.steady_state_param, op, "steadyStateParam");
       if (v.kind != PerfValue::Kind::Bool)
-        throw InputError(w_.origin + ": parameter " + op.steady_state_param.substr(1) + " must be true or false");
+        throw InputError(w_.origin + ": parameter " + name_for_message(op.steady_state_param.substr(1)) +
+                         " must be true or false");
       op.steady_state = v.boolean;
     }
     for (auto& [k, v] : op.template_params) {
@@ -405,7 +409,7 @@ class WorkloadRunner {
       if (!used_params_.count(k)) unused.push_back(k);
     if (!unused.empty()) {
       std::string list;
-      for (const auto& u : unused) list += (list.empty() ? "" : " ") + u;
+      for (const auto& u : unused) list += (list.empty() ? "" : " ") + name_for_message(u);
       throw InputError(w_.origin + ": the parameters [" + list + "] are defined but unused; check for typos");
     }
     return out;
@@ -435,7 +439,7 @@ class WorkloadRunner {
       case PerfOpKind::Barrier:
         break;  // every pod was attempted synchronously by its createPods op
       case PerfOpKind::Sleep:
-        res_.notes.push_back(tag + ": sleep " + (op.duration.empty() ? "0s" : op.duration) +
+        res_.notes.push_back(tag + ": sleep " + (op.duration.empty() ? "0s" : name_for_message(op.duration)) +
                              " skipped: no time passes in bulkscore");
         break;
       case PerfOpKind::StartCollectingMetrics: {
@@ -503,7 +507,7 @@ class WorkloadRunner {
       Node node = parsed.object;
       if (!parsed.has_name) node.name = parsed.generate_name + name_suffix(node_seq_++);
       if (!node_names_.insert(node.name).second)
-        throw InputError(origin + ": node name \"" + node.name + "\" is used twice (createNodes op " +
+        throw InputError(origin + ": node name " + quote_for_message(node.name) + " is used twice (createNodes op " +
                          std::to_string(index) + ", node " + std::to_string(i) +
                          "); use generateName or {{.Index}} in the name");
       // Nodes are created with the usual hostname label, as upstream's preparer does.
@@ -534,8 +538,8 @@ class WorkloadRunner {
     if (!parsed.has_name) {
       pod.name = parsed.generate_name + name_suffix(pod_seq_++);
     } else if (!named_pods_.insert(pod.key()).second) {
-      throw InputError(origin + ": pod name \"" + pod.key() + "\" is used twice (pod " + std::to_string(i) +
-                       "); use generateName or {{.Index}} in the name");
+      throw InputError(origin + ": pod name " + quote_for_message(pod.key()) + " is used twice (pod " +
+                       std::to_string(i) + "); use generateName or {{.Index}} in the name");
     }
     pod.node_name.clear();
     if (op.signature_batch_size > 0)
@@ -671,10 +675,10 @@ class WorkloadRunner {
     pm.interrupted = interrupted;
     pm.batch = engine_->batch_counters().since(a.batch_start);
     if (pm.throughput.whole_op_fallback)
-      add_note_once(pm.name +
+      add_note_once(name_for_message(pm.name) +
                     ": the measured op took less than one 1-second window; SchedulingThroughput is its overall rate");
     if (pm.unschedulable + pm.errors > 0)
-      res_.notes.push_back(pm.name + ": " + std::to_string(pm.unschedulable + pm.errors) +
+      res_.notes.push_back(name_for_message(pm.name) + ": " + std::to_string(pm.unschedulable + pm.errors) +
                            " measured pods could not be placed (one attempt each; upstream would retry them)");
     res_.measurements.push_back(std::move(pm));
   }

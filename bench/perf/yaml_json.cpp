@@ -2,6 +2,7 @@
 // document loader the config reader and the object templates share.
 #include "bench/perf/yaml_json.hpp"
 
+#include "host/input/quote.hpp"
 #include "host/input/yaml_reader.hpp"
 
 #include <yaml-cpp/eventhandler.h>
@@ -174,7 +175,8 @@ void emit_json(const YAML::Node& n, std::string& out, const std::string& origin,
           return;
         case PlainKind::Int: {
           const std::string t = int_json_text(s);
-          if (t.empty()) throw InputError(at_line(origin, n) + ": integer " + s + " does not fit 64 bits");
+          if (t.empty())
+            throw InputError(at_line(origin, n) + ": integer " + quote_for_message(s) + " does not fit 64 bits");
           out += t;
           return;
         }
@@ -250,7 +252,8 @@ std::string describe(const YAML::Node& n) {
     case YAML::NodeType::Null:
       return "null";
     case YAML::NodeType::Scalar:
-      return "\"" + n.Scalar() + "\"";
+      // A whole file can be one scalar: quoted, shortened.
+      return quote_for_message(n.Scalar());
     default:
       return "nothing";
   }

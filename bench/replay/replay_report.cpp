@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "bench/replay/replay.hpp"
+#include "host/input/quote.hpp"
 
 namespace bulkscore {
 namespace {
@@ -40,7 +41,7 @@ uint64_t parse_u64(const std::string& flag, const std::string& text) {
   uint64_t v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
-    throw InputError(flag + ": expected a non-negative integer, got \"" + text + "\"");
+    throw InputError(flag + ": expected a non-negative integer, got " + quote_for_message(text));
   return v;
 }
 
@@ -74,8 +75,8 @@ LookaheadOrder parse_lookahead_order(const std::string& text) {
   if (text == "decreasing-cpu") return LookaheadOrder::DecreasingCpu;
   if (text == "decreasing-gpu-pods") return LookaheadOrder::DecreasingGpuPods;
   if (text == "big-shares-first") return LookaheadOrder::BigSharesFirst;
-  throw InputError("--lookahead-order: \"" + text +
-                   "\": expected score, growth, growth-per-gpu, fill, constrained, decreasing, decreasing-cpu, "
+  throw InputError("--lookahead-order: " + quote_for_message(text) +
+                   ": expected score, growth, growth-per-gpu, fill, constrained, decreasing, decreasing-cpu, "
                    "decreasing-gpu-pods or big-shares-first");
 }
 
@@ -89,8 +90,8 @@ std::vector<uint64_t> parse_seed_list(const std::string& text) {
     } else {
       const uint64_t lo = parse_u64("--seeds", part.substr(0, dash));
       const uint64_t hi = parse_u64("--seeds", part.substr(dash + 1));
-      if (hi < lo) throw InputError("--seeds: empty range \"" + part + "\"");
-      if (hi - lo >= kMaxSeeds) throw InputError("--seeds: range \"" + part + "\" is too long");
+      if (hi < lo) throw InputError("--seeds: empty range " + quote_for_message(part));
+      if (hi - lo >= kMaxSeeds) throw InputError("--seeds: range " + quote_for_message(part) + " is too long");
       for (uint64_t s = lo;; ++s) {
         seeds.push_back(s);
         if (s == hi) break;
@@ -106,7 +107,7 @@ std::vector<int> parse_arrival_points(const std::string& text, int max_pct) {
   for (const std::string& part : split(text, ',')) {
     const uint64_t v = parse_u64("--arrivals", part);
     if (v > static_cast<uint64_t>(max_pct))
-      throw InputError("--arrivals: " + part + " is above " + std::to_string(max_pct) + "%");
+      throw InputError("--arrivals: " + quote_for_message(part) + " is above " + std::to_string(max_pct) + "%");
     points.push_back(static_cast<int>(v));
   }
   return points;

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "bench/replay/replay.hpp"
+#include "host/input/quote.hpp"
 #include "host/io/io.hpp"
 
 namespace bulkscore {
@@ -12,12 +13,11 @@ namespace {
 
 std::string where(const std::string& origin, size_t line) { return origin + ":" + std::to_string(line); }
 
-// A field shown in a message: quoted, and cut short so a runaway line does
-// not flood the terminal.
+// A field shown in a message: quoted, escaped and cut short so a runaway
+// line does not flood the terminal.
 std::string shown(std::string_view field) {
   constexpr size_t kMaxShown = 40;
-  if (field.size() <= kMaxShown) return "\"" + std::string(field) + "\"";
-  return "\"" + std::string(field.substr(0, kMaxShown)) + "...\"";
+  return quote_for_message(field, kMaxShown);
 }
 
 std::vector<std::string> split_line(std::string_view line, const std::string& origin, size_t line_no) {

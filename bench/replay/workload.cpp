@@ -6,6 +6,7 @@
 
 #include "bench/generator/generator.hpp"
 #include "bench/replay/replay.hpp"
+#include "host/input/quote.hpp"
 #include "plugins/gpu_share.hpp"
 
 namespace bulkscore {
@@ -91,7 +92,7 @@ const ReplayPolicy& replay_policy(const std::string& name) {
     if (p.name == name) return p;
     known += (known.empty() ? "" : ", ") + p.name;
   }
-  throw InputError("unknown policy \"" + name + "\" (known: " + known + ")");
+  throw InputError("unknown policy " + quote_for_message(name) + " (known: " + known + ")");
 }
 
 SchedulerConfig replay_scheduler_config(const ReplayPolicy& policy, uint64_t seed,

@@ -27,6 +27,7 @@
 #include "host/engine/result_json.hpp"
 #include "host/input/config.hpp"
 #include "host/input/k8s_json.hpp"
+#include "host/input/quote.hpp"
 #include "host/io/io.hpp"
 #include "host/io/json_writer.hpp"
 
@@ -81,8 +82,8 @@ LoadedInput load_input(const std::string& nodes_path, const std::string& pods_pa
   auto pods = bs::load_pods_json(pods_path);
   in.cluster = bs::assemble_cluster(std::move(nodes), std::move(pods), names, nodes_path, pods_path);
   for (const auto& path : objects_paths) bs::load_objects_json(path, in.cluster.objects);
-  for (const auto& w : in.cluster.warnings) spdlog::warn("{}", w);
-  for (const auto& n : in.cluster.notes) spdlog::debug("{}", n);
+  for (const auto& w : in.cluster.warnings) spdlog::warn("{}", bs::escape_for_terminal(w));
+  for (const auto& n : in.cluster.notes) spdlog::debug("{}", bs::escape_for_terminal(n));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   spdlog::info("loaded {} nodes, {} running pods, {} pending pods in {:.2f} s", in.cluster.nodes.size(),
                in.cluster.running_pods.size(), in.cluster.pending_pods.size(), secs);
@@ -92,17 +93,18 @@ LoadedInput load_input(const std::string& nodes_path, const std::string& pods_pa
 bs::TieBreak parse_tie_break(const std::string& s) {
   if (s == "random") return bs::TieBreak::Random;
   if (s == "first") return bs::TieBreak::First;
-  throw bs::InputError("--tie-break: expected random or first, got \"" + s + "\"");
+  throw bs::InputError("--tie-break: expected random or first, got " + bs::quote_for_message(s));
 }
 
-// The library returns its warnings; the CLI logs them.
+// The library returns its warnings; the CLI logs them (what they quote of
+// the input is escaped already; escape_for_terminal is the last guard).
 void log_warnings(const std::vector<std::string>& warnings) {
-  for (const auto& w : warnings) spdlog::warn("{}", w);
+  for (const auto& w : warnings) spdlog::warn("{}", bs::escape_for_terminal(w));
 }
 
 // Logs each distinct warning once, with how many pods carried it.
 void report_warnings(const std::map<std::string, size_t>& warnings) {
-  for (const auto& [w, n] : warnings) spdlog::warn("{} ({} pod(s))", w, n);
+  for (const auto& [w, n] : warnings) spdlog::warn("{} ({} pod(s))", bs::escape_for_terminal(w), n);
 }
 
 // The inputs an output must not replace.
@@ -127,7 +129,8 @@ void fill_typical_tasks(bs::SchedulerConfig& config, const std::vector<bs::Pod>&
       if (pod.scheduler_name == profile.scheduler_name) mine.push_back(pod);
     profile.gpu_fragmentation_args.typical_tasks = bs::typical_tasks(mine, profile.gpu_share_args.model);
     spdlog::info("profile {}: GpuFragmentation measures against {} typical tasks of its {} pending pods",
-                 profile.scheduler_name, profile.gpu_fragmentation_args.typical_tasks.size(), mine.size());
+                 bs::name_for_message(profile.scheduler_name), profile.gpu_fragmentation_args.typical_tasks.size(),
+                 mine.size());
   }
 }
 
@@ -180,7 +183,7 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
       ++scheduled;
     } else {
       ++unschedulable;
-      spdlog::debug("{}: {}", r.pod, r.message);
+      spdlog::debug("{}: {}", bs::quote_for_message(r.pod), bs::escape_for_terminal(r.message));
     }
     for (const auto& s : r.warnings) ++warnings[s];
     bs::append_schedule_result_json(r, text);
@@ -279,7 +282,7 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
         target = &running_copy;
       }
   }
-  if (!target) throw bs::InputError(pods + ": no pod \"" + pod_key + "\" (expected namespace/name)");
+  if (!target) throw bs::InputError(pods + ": no pod " + bs::quote_for_message(pod_key) + " (expected namespace/name)");
   bs::EngineOptions opts;
   opts.backend = flags.backend;
   opts.tie_break = parse_tie_break(flags.tie_break);
@@ -519,13 +522,13 @@ int main(int argc, char** argv) {
       return bs::replay_main(replay);
     }
   } catch (const bs::InputError& e) {
-    std::fprintf(stderr, "bulkscore: error: %s\n", e.what());
+    std::fprintf(stderr, "bulkscore: error: %s\n", bs::escape_for_terminal(e.what()).c_str());
     return kExitBadInput;
   } catch (const bs::BackendUnavailable& e) {
-    std::fprintf(stderr, "bulkscore: error: %s\n", e.what());
+    std::fprintf(stderr, "bulkscore: error: %s\n", bs::escape_for_terminal(e.what()).c_str());
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "bulkscore: failed: %s\n", e.what());
+    std::fprintf(stderr, "bulkscore: failed: %s\n", bs::escape_for_terminal(e.what()).c_str());
     return kExitFailure;
   }
   return kExitFailure;

@@ -7,6 +7,7 @@
 
 #include "host/common.hpp"
 #include "host/engine/backend.hpp"
+#include "host/input/quote.hpp"
 
 namespace bulkscore {
 namespace {
@@ -45,7 +46,7 @@ std::string not_registered(const std::string& name) {
   if (name == "cuda") {
     return "this build has no CUDA backend (configured without a CUDA compiler, or bulkscore_cuda not linked)";
   }
-  return "this build has no backend named \"" + name + "\"";
+  return "this build has no backend named " + quote_for_message(name);
 }
 
 }  // namespace

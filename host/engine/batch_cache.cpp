@@ -4,6 +4,8 @@
 #include <cstring>
 #include <functional>
 
+#include "host/input/quote.hpp"
+
 namespace bulkscore {
 
 const char* batching_name(Batching b) {
@@ -22,7 +24,7 @@ Batching parse_batching(const std::string& text) {
   if (text == "exact") return Batching::Exact;
   if (text == "off") return Batching::Off;
   if (text == "upstream") return Batching::Upstream;
-  throw InputError("--batching: expected exact, upstream or off, got \"" + text + "\"");
+  throw InputError("--batching: expected exact, upstream or off, got " + quote_for_message(text));
 }
 
 const char* flush_reason_name(FlushReason r) {

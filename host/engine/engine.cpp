@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "host/common.hpp"
+#include "host/input/quote.hpp"
 #include "plugins/gpu_fgd.hpp"
 #include "plugins/gpu_share.hpp"
 #include "plugins/shared_device_group.hpp"
@@ -48,16 +49,16 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
                                     [](const PluginEntry& e) { return e.name.rfind("Gpu", 0) == 0; });
     if (!filters && !scores) continue;
     if (device_model_ && *device_model_ != p.gpu_share_args.model)
-      throw InputError("profile \"" + p.scheduler_name +
-                       "\": GpuShare's device model (resources, label and annotations) differs from another "
+      throw InputError("profile " + quote_for_message(p.scheduler_name) +
+                       ": GpuShare's device model (resources, label and annotations) differs from another "
                        "profile's; the profiles share one cluster and so one model");
     device_model_ = p.gpu_share_args.model;
   }
   for (const ProfileConfig& p : config_.profiles) {
     if (std::find(p.filter.begin(), p.filter.end(), plugins::SharedDeviceGroup::kName) == p.filter.end()) continue;
     if (group_model_ && *group_model_ != p.shared_device_group_args.model)
-      throw InputError("profile \"" + p.scheduler_name +
-                       "\": SharedDeviceGroup's label and annotations differ from another profile's; the profiles "
+      throw InputError("profile " + quote_for_message(p.scheduler_name) +
+                       ": SharedDeviceGroup's label and annotations differ from another profile's; the profiles "
                        "share one cluster and so one set of groups");
     group_model_ = p.shared_device_group_args.model;
   }
@@ -90,7 +91,7 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
     std::string known = "auto";
     for (const std::string& name : compiled_backends()) known += ", " + name;
     if (!backend_registered("cuda")) known += ", cuda (not in this build)";
-    throw InputError("unknown backend \"" + options_.backend + "\" (expected " + known + ")");
+    throw InputError("unknown backend " + quote_for_message(options_.backend) + " (expected " + known + ")");
   }
 }
 
@@ -162,7 +163,12 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
 }
 
 void Engine::check_device_annotations(const Pod& pod) const {
-  if (device_model_) pod_device_demand(pod, *device_model_);
+  if (device_model_) {
+    pod_device_demand(pod, *device_model_);
+    // A pending pod's index annotation is replaced when it is placed, but a
+    // malformed one is bad input all the same (docs/gpu-placement.md).
+    pod_device_indices(pod, *device_model_);
+  }
   if (group_model_) {
     pod_device_group(pod, *group_model_);
     pod_group_devices(pod, *group_model_);
@@ -209,7 +215,8 @@ void Engine::assign_pod_devices(uint32_t id, std::vector<std::string>& warnings)
   for (const auto& p : plans_)
     if (p.config.scheduler_name == pod.scheduler_name) plan = &p;
   const std::vector<int32_t> devices = choose_devices(pod, *plan, node);
-  const std::string where = "running pod \"" + pod.key() + "\" on node \"" + snapshot_.node_name(node) + "\"";
+  const std::string where =
+      "running pod " + quote_for_message(pod.key()) + " on node " + quote_for_message(snapshot_.node_name(node));
   if (devices.empty()) {
     warnings.push_back(where + " asks for devices but has no " + device_model_->index_annotation +
                        " annotation, and none are free for it there; it holds none");
@@ -250,8 +257,8 @@ std::vector<std::string> Engine::scheduler_names() const {
 const ProfilePlan& Engine::plan_for(const Pod& pod) const {
   for (const auto& p : plans_)
     if (p.config.scheduler_name == pod.scheduler_name) return p;
-  throw InputError(pod.origin + ": pod \"" + pod.key() + "\": no profile for schedulerName \"" + pod.scheduler_name +
-                   "\"");
+  throw InputError(pod.origin + ": pod " + quote_for_message(pod.key()) + ": no profile for schedulerName " +
+                   quote_for_message(pod.scheduler_name));
 }
 
 uint32_t Engine::num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates) const {
@@ -379,8 +386,8 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
       assumed.annotations.erase(group_model_->devices_annotation);
       for (auto it = assumed.annotations.begin(); it != assumed.annotations.end();)
         it = it->first.rfind(group_model_->env_annotation_prefix, 0) == 0 ? assumed.annotations.erase(it) : std::next(it);
-      res.warnings.push_back("placed by a profile without SharedDeviceGroup, outside SharedDeviceGroup \"" +
-                             res.device_group + "\": it shares no devices");
+      res.warnings.push_back("placed by a profile without SharedDeviceGroup, outside SharedDeviceGroup " +
+                             quote_for_message(res.device_group) + ": it shares no devices");
     }
   }
   // The snapshot's warnings about this pod joining its group. A layout
@@ -395,7 +402,7 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   pod_records_.emplace(pod.cache_key(), std::move(rec));
   if (group_model_)
     for (std::string& w : snapshot_.take_device_warnings())
-      if (w.find("pod \"" + key + "\"") != std::string::npos) res.warnings.push_back(std::move(w));
+      if (w.find("pod " + quote_for_message(key)) != std::string::npos) res.warnings.push_back(std::move(w));
 }
 
 ScheduleResult Engine::schedule(const Pod& pod) {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "host/input/pod_resources.hpp"
+#include "host/input/quote.hpp"
 #include "plugins/prepare.hpp"
 
 namespace bulkscore {
@@ -38,7 +39,8 @@ ProfilePlan make_profile_plan(const ProfileConfig& profile) {
       else if (is_no_rule_plugin(n))
         note(n);
       else
-        throw InputError("profile \"" + profile.scheduler_name + "\": plugin \"" + n + "\" is not supported");
+        throw InputError("profile " + quote_for_message(profile.scheduler_name) + ": plugin " + quote_for_message(n) +
+                         " is not supported");
     }
   };
   resolve(profile.pre_filter, plan.pre_filter);
@@ -51,15 +53,16 @@ ProfilePlan make_profile_plan(const ProfileConfig& profile) {
     } else if (is_no_rule_plugin(e.name)) {
       note(e.name);
     } else {
-      throw InputError("profile \"" + profile.scheduler_name + "\": plugin \"" + e.name + "\" is not supported");
+      throw InputError("profile " + quote_for_message(profile.scheduler_name) + ": plugin " +
+                       quote_for_message(e.name) + " is not supported");
     }
   }
   if (plan.filter.size() > kMaxProfilePlugins || plan.score.size() > kMaxProfilePlugins)
-    throw InputError("profile \"" + profile.scheduler_name + "\": too many plugins");
+    throw InputError("profile " + quote_for_message(profile.scheduler_name) + ": too many plugins");
   for (auto w : plan.weights) plan.max_total += w * 100;
   if (plan.max_total > 0x7FFFFFFF)
-    throw InputError("profile \"" + profile.scheduler_name +
-                     "\": score weights too large (their sum x 100 must be below 2^31)");
+    throw InputError("profile " + quote_for_message(profile.scheduler_name) +
+                     ": score weights too large (their sum x 100 must be below 2^31)");
   return plan;
 }
 

@@ -125,8 +125,9 @@ std::string pod_device_group(const Pod& pod, const DeviceGroupModel& model) {
 GroupDevices pod_group_devices(const Pod& pod, const DeviceGroupModel& model) {
   const auto it = pod.annotations.find(model.devices_annotation);
   if (it == pod.annotations.end()) return {};
-  return parse_group_devices(it->second, pod.origin + ": pod \"" + pod.key() + "\": metadata.annotations[" +
-                                             quote_for_message(model.devices_annotation) + "]");
+  return parse_group_devices(it->second, pod.origin + ": pod " + quote_for_message(pod.key()) +
+                                             ": metadata.annotations[" + quote_for_message(model.devices_annotation) +
+                                             "]");
 }
 
 void annotate_group_devices(Pod& pod, const DeviceGroupModel& model, const GroupDevices& devices) {

@@ -32,8 +32,8 @@ const std::string* annotation(const Pod& pod, const std::string& key) {
 }  // namespace
 
 void throw_bad_annotation(const Pod& pod, const std::string& key, const std::string& value, const std::string& why) {
-  throw InputError(pod.origin + ": pod \"" + pod.key() + "\": metadata.annotations[" + quote_for_message(key) +
-                   "]: " + why + ", got " + quote_for_message(value));
+  throw InputError(pod.origin + ": pod " + quote_for_message(pod.key()) + ": metadata.annotations[" +
+                   quote_for_message(key) + "]: " + why + ", got " + quote_for_message(value));
 }
 
 DeviceDemand pod_device_demand(const Pod& pod, const DeviceModel& model) {
@@ -71,9 +71,9 @@ DeviceDemand pod_device_demand(const Pod& pod, const DeviceModel& model) {
                                std::to_string(req->second) + " " + model.count_resource);
     }
     if (req->second > static_cast<int64_t>(kMaxDevicesPerNode))
-      throw InputError(pod.origin + ": pod \"" + pod.key() + "\": requests " + std::to_string(req->second) + " " +
-                       model.count_resource + ", more than the " + std::to_string(kMaxDevicesPerNode) +
-                       " devices a node may have");
+      throw InputError(pod.origin + ": pod " + quote_for_message(pod.key()) + ": requests " +
+                       std::to_string(req->second) + " " + model.count_resource + ", more than the " +
+                       std::to_string(kMaxDevicesPerNode) + " devices a node may have");
     if (!count && !milli) {
       d.count = static_cast<int32_t>(req->second);
       d.milli = kWholeDevice;

@@ -51,9 +51,8 @@ struct Path {
       out += '[';
       out += std::to_string(index);
       out += ']';
-    } else if (!key.empty()) {
-      if (!out.empty()) out += '.';
-      out.append(key.data(), key.size());
+    } else if (parent != nullptr) {
+      append_path_key(out, key);  // a map key from the input may be anything, "" too
     }
   }
 };
@@ -275,7 +274,7 @@ class Reader {
     }
     for (size_t j = 0; j < before.size(); ++j) {
       if (before[j].topology_key == c.topology_key && before[j].when_unsatisfiable == c.when_unsatisfiable) {
-        fail(p, "duplicate constraint {" + c.topology_key + ", " + c.when_unsatisfiable +
+        fail(p, "duplicate constraint {" + name_for_message(c.topology_key) + ", " + c.when_unsatisfiable +
                     "} (same topologyKey and whenUnsatisfiable as constraint " + std::to_string(j) + ")");
       }
     }
@@ -294,6 +293,10 @@ class Reader {
     };
     check_policy("nodeAffinityPolicy", c.node_affinity_policy);
     check_policy("nodeTaintsPolicy", c.node_taints_policy);
+    // With MatchLabelKeysInPodTopologySpreadSelectorMerge (on in v1.35) the
+    // keys are validated as a pod affinity term's; the selector strictly.
+    check_label_keys("matchLabelKeys", c.match_label_keys, c.label_selector.has_value(), p);
+    if (c.label_selector) check_label_selector(*c.label_selector, p.field("labelSelector"));
   }
 
   // ---- shared pieces of the Pod spec ----
@@ -397,8 +400,11 @@ class Reader {
     return term;
   }
 
-  // ValidateLabelSelector: operators and their values.
+  // ValidateLabelSelector, strict as the API server is on creation:
+  // matchLabels as labels; each requirement's operator and the number of
+  // its values, its key a label key and its values label values.
   void check_label_selector(const LabelSelector& sel, const Path& path) const {
+    check_labels(sel.match_labels, path.field("matchLabels"));
     const Path exprs = path.field("matchExpressions");
     for (size_t i = 0; i < sel.match_expressions.size(); ++i) {
       const LabelSelectorRequirement& r = sel.match_expressions[i];
@@ -410,20 +416,82 @@ class Reader {
       } else {
         fail(rp.field("operator"), "unsupported value " + quote(r.op) + " (expected In, NotIn, Exists or DoesNotExist)");
       }
+      if (!is_qualified_name(r.key))
+        fail(rp.field("key"), "invalid label key " + quote(r.key) + ": " + qualified_name_problem(r.key));
+      const Path values = rp.field("values");
+      for (size_t j = 0; j < r.values.size(); ++j) {
+        if (!is_valid_label_value(r.values[j]))
+          fail(values.at(j), "invalid value " + quote(r.values[j]) + ": " + label_value_problem(r.values[j]));
+      }
     }
   }
 
-  // validatePodAffinityTerm as the API server runs it.
+  // matchLabelKeys / mismatchLabelKeys (validateLabelKeys): label keys,
+  // and only beside a labelSelector.
+  void check_label_keys(std::string_view field, const std::vector<std::string>& keys, bool has_selector,
+                        const Path& path) const {
+    if (keys.empty()) return;
+    const Path fp = path.field(field);
+    if (!has_selector) fail(fp, "must not be specified when labelSelector is not set");
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!is_qualified_name(keys[i]))
+        fail(fp.at(i), "invalid label key " + quote(keys[i]) + ": " + qualified_name_problem(keys[i]));
+    }
+  }
+
+  // validatePodAffinityTerm as the API server runs it (the matchLabelKeys
+  // keys against the selector: check_match_label_keys_once, once the pod's
+  // labels are known).
   void check_pod_affinity_term(const PodAffinityTerm& t, const Path& path) const {
     if (t.topology_key.empty()) fail(path.field("topologyKey"), "required: can not be empty");
+    if (!is_qualified_name(t.topology_key))
+      fail(path.field("topologyKey"),
+           "invalid label key " + quote(t.topology_key) + ": " + qualified_name_problem(t.topology_key));
     if (t.label_selector) check_label_selector(*t.label_selector, path.field("labelSelector"));
     if (t.namespace_selector) check_label_selector(*t.namespace_selector, path.field("namespaceSelector"));
-    if (!t.label_selector && (!t.match_label_keys.empty() || !t.mismatch_label_keys.empty()))
-      fail(path.field(t.match_label_keys.empty() ? "mismatchLabelKeys" : "matchLabelKeys"),
-           "must not be specified when labelSelector is not set");
+    const Path namespaces = path.field("namespaces");
+    for (size_t i = 0; i < t.namespaces.size(); ++i) {
+      const std::string problem = dns1123_label_problem(t.namespaces[i]);
+      if (!problem.empty()) fail(namespaces.at(i), "invalid namespace name " + quote(t.namespaces[i]) + ": " + problem);
+    }
+    check_label_keys("matchLabelKeys", t.match_label_keys, t.label_selector.has_value(), path);
+    check_label_keys("mismatchLabelKeys", t.mismatch_label_keys, t.label_selector.has_value(), path);
     for (const auto& k : t.match_label_keys)
       if (std::find(t.mismatch_label_keys.begin(), t.mismatch_label_keys.end(), k) != t.mismatch_label_keys.end())
         fail(path.field("matchLabelKeys"), quote(k) + " exists in both matchLabelKeys and mismatchLabelKeys");
+  }
+
+  // The API server validates matchLabelKeys after it merged them into the
+  // selector (a requirement `key In (the pod's value)` appended for each key
+  // the pod's labels have): a matchLabelKeys key may then appear in the
+  // selector once (matchLabels first, then the requirements in order). A
+  // selector read back from the API server holds the merged requirements
+  // already, so the merge is simulated only for keys no requirement names
+  // (a requirement on such a key written by hand, which the API server
+  // would refuse beside the merged one, cannot be told from a merged one).
+  void check_match_label_keys_once(const std::vector<std::string>& keys, const LabelSelector& sel,
+                                   const StringMap& pod_labels, const Path& path) const {
+    if (keys.empty()) return;
+    std::unordered_map<std::string_view, size_t> position;  // the last, as upstream's map keeps it
+    for (size_t i = 0; i < keys.size(); ++i) position[keys[i]] = i;
+    const auto required = [&](std::string_view k) {
+      return std::any_of(sel.match_expressions.begin(), sel.match_expressions.end(),
+                         [&](const LabelSelectorRequirement& r) { return r.key == k; });
+    };
+    std::vector<std::string_view> requirement_keys;
+    requirement_keys.reserve(sel.match_expressions.size() + keys.size());
+    for (const auto& r : sel.match_expressions) requirement_keys.push_back(r.key);
+    for (const auto& k : keys)
+      if (pod_labels.count(k) != 0 && !required(k)) requirement_keys.push_back(k);
+    std::unordered_set<std::string_view> seen;
+    for (const auto& [k, v] : sel.match_labels) seen.insert(k);
+    const Path fp = path.field("matchLabelKeys");
+    for (const std::string_view k : requirement_keys) {
+      const auto it = position.find(k);
+      if (it != position.end() && seen.count(k) != 0)
+        fail(fp.at(it->second), quote(k) + " exists in both matchLabelKeys and labelSelector");
+      seen.insert(k);
+    }
   }
 
   PodAffinity as_pod_affinity(element v, const Path& path) const {
@@ -521,6 +589,14 @@ class Reader {
     return out;
   }
 
+  // nodeAffinityPolicy / nodeTaintsPolicy: null is unset, but "" is a value
+  // the API server refuses (no defaulting turns it into unset).
+  std::string as_policy(element v, const Path& path) const {
+    std::string s = as_string(v, path);
+    if (s.empty()) fail(path, "unsupported value \"\" (expected Honor or Ignore)");
+    return s;
+  }
+
   std::vector<TopologySpreadConstraint> as_spread_constraints(element v, const Path& path) const {
     std::vector<TopologySpreadConstraint> out;
     for_each_item(v, path, [&](element item, const Path& ip) {
@@ -538,9 +614,9 @@ class Reader {
           else if (k == "minDomains")
             c.min_domains = as_int32(fv, fp);
           else if (k == "nodeAffinityPolicy")
-            c.node_affinity_policy = as_string(fv, fp);
+            c.node_affinity_policy = as_policy(fv, fp);
           else if (k == "nodeTaintsPolicy")
-            c.node_taints_policy = as_string(fv, fp);
+            c.node_taints_policy = as_policy(fv, fp);
           else if (k == "matchLabelKeys")
             c.match_label_keys = as_string_list(fv, fp);
         });
@@ -810,6 +886,39 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
   // `key In [value]` (`NotIn` for mismatch) requirement joins the term's
   // labelSelector. A pod read back from the API server already carries
   // them; a requirement already present is not added twice.
+  // What the API server checks after its merge, before bulkscore's own.
+  {
+    const Path spec = root.field("spec");
+    const Path spread = spec.field("topologySpreadConstraints");
+    for (size_t i = 0; i < pod.topology_spread_constraints.size(); ++i) {
+      const TopologySpreadConstraint& c = pod.topology_spread_constraints[i];
+      if (c.label_selector)
+        r.check_match_label_keys_once(c.match_label_keys, *c.label_selector, pod.labels, spread.at(i));
+    }
+    if (pod.affinity) {
+      const Path affinity = spec.field("affinity");
+      const auto check_side = [&](const std::optional<PodAffinity>& side, std::string_view field) {
+        if (!side) return;
+        const Path sp = affinity.field(field);
+        const Path required = sp.field("requiredDuringSchedulingIgnoredDuringExecution");
+        for (size_t i = 0; i < side->required.size(); ++i) {
+          const PodAffinityTerm& t = side->required[i];
+          if (t.label_selector)
+            r.check_match_label_keys_once(t.match_label_keys, *t.label_selector, pod.labels, required.at(i));
+        }
+        const Path preferred = sp.field("preferredDuringSchedulingIgnoredDuringExecution");
+        for (size_t i = 0; i < side->preferred.size(); ++i) {
+          const PodAffinityTerm& t = side->preferred[i].term;
+          const Path item = preferred.at(i);
+          if (t.label_selector)
+            r.check_match_label_keys_once(t.match_label_keys, *t.label_selector, pod.labels,
+                                          item.field("podAffinityTerm"));
+        }
+      };
+      check_side(pod.affinity->pod_affinity, "podAffinity");
+      check_side(pod.affinity->pod_anti_affinity, "podAntiAffinity");
+    }
+  }
   if (pod.affinity) {
     const auto merge = [&](PodAffinityTerm& t) {
       if (!t.label_selector) return;
@@ -1080,17 +1189,72 @@ SharedDeviceGroup convert_device_group(element item, Reader& r, std::string_view
   return g;
 }
 
+// The objects of every --objects file read so far, by kind, namespace and
+// name: the API server holds one of each, so a second is an error naming
+// both.
+class ObjectIndex {
+ public:
+  explicit ObjectIndex(const ClusterObjects& out) {
+    for (const Namespace& ns : out.namespaces) where_.emplace(key("Namespace", "", ns.name), ns.origin);
+    for (const SelectingObject& o : out.selecting)
+      where_.emplace(key(kind_name(o.kind), o.namespace_name, o.name), o.origin);
+    for (const SharedDeviceGroup& g : out.device_groups) where_.emplace(key("SharedDeviceGroup", "", g.name), g.origin);
+  }
+
+  // The origin of an object already read with this kind, namespace ("" for
+  // cluster-scoped kinds) and name, else nullptr; records this one.
+  const std::string* add(std::string_view kind, std::string_view ns, std::string_view name, const std::string& origin) {
+    const auto [it, fresh] = where_.emplace(key(kind, ns, name), origin);
+    return fresh ? nullptr : &it->second;
+  }
+
+  static const char* kind_name(SelectingObject::Kind k) {
+    using K = SelectingObject::Kind;
+    return k == K::Service                 ? "Service"
+           : k == K::ReplicationController ? "ReplicationController"
+           : k == K::ReplicaSet            ? "ReplicaSet"
+                                           : "StatefulSet";
+  }
+
+ private:
+  // Names hold no '/' once validated; the kind never does.
+  static std::string key(std::string_view kind, std::string_view ns, std::string_view name) {
+    std::string k(kind);
+    k += '/';
+    k.append(ns.data(), ns.size());
+    k += '/';
+    k.append(name.data(), name.size());
+    return k;
+  }
+
+  std::unordered_map<std::string, std::string> where_;
+};
+
+// metadata.name as the API server requires it of each kind (ValidateObjectMeta
+// with the kind's name rule). StatefulSets: v1.35 creates only DNS-1123
+// labels, but one created before keeps its subdomain name, so a subdomain
+// is accepted.
+std::string object_name_problem(std::string_view kind, std::string_view name) {
+  if (kind == "Namespace") return dns1123_label_problem(name);
+  if (kind == "Service") return dns1035_label_problem(name);
+  return dns1123_subdomain_problem(name);  // RCs, ReplicaSets, StatefulSets, custom resources
+}
+
 // A Namespace, Service, ReplicationController, ReplicaSet, StatefulSet or
-// SharedDeviceGroup reduced to what the plugins read.
-void convert_cluster_object(element item, std::string_view kind, Reader& r, std::string origin, ClusterObjects& out) {
+// SharedDeviceGroup reduced to what the plugins read, validated as the API
+// server validates what bulkscore reads of it.
+void convert_cluster_object(element item, std::string_view kind, Reader& r, std::string origin, ClusterObjects& out,
+                            ObjectIndex& index) {
   const Path root;
+  const Path metadata = root.field("metadata");
   const object obj = r.as_object(item, root);
   const std::string_view name = r.required_name(obj);
   r.set_name(name);
+  if (const std::string problem = object_name_problem(kind, name); !problem.empty())
+    r.fail(metadata.field("name"), "invalid name " + quote(name) + ": " + problem);
   if (kind == "SharedDeviceGroup") {
-    for (const SharedDeviceGroup& g : out.device_groups)
-      if (g.name == name)
-        r.fail(root.field("metadata").field("name"), "SharedDeviceGroup " + quote(name) + " is also " + g.origin);
+    if (const std::string* first = index.add(kind, "", name, origin))
+      r.fail(metadata.field("name"), "SharedDeviceGroup " + quote(name) + " is also " + *first);
     out.device_groups.push_back(convert_device_group(item, r, name, std::move(origin)));
     return;
   }
@@ -1100,11 +1264,17 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
     r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
       if (k != "metadata") return;
       r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
-        if (k2 == "labels") ns.labels = r.as_string_map(v2, p2);
+        if (k2 == "labels") {
+          ns.labels = r.as_string_map(v2, p2);
+          r.check_labels(ns.labels, p2);
+        }
       });
     });
+    if (const std::string* first = index.add(kind, "", name, origin))
+      r.fail(metadata.field("name"), "Namespace " + quote(name) + " is also " + *first);
     // The API server sets this label on every namespace (NamespaceDefaultLabelName).
     ns.labels["kubernetes.io/metadata.name"] = ns.name;
+    ns.origin = std::move(origin);
     out.namespaces.push_back(std::move(ns));
     return;
   }
@@ -1118,6 +1288,8 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
            : kind == "ReplicaSet"            ? K::ReplicaSet
                                              : K::StatefulSet;
   const bool map_selector = o.kind == K::Service || o.kind == K::ReplicationController;
+  const Path spec = root.field("spec");
+  const Path selector = spec.field("selector");
   r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
     if (k == "metadata") {
       r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
@@ -1139,6 +1311,34 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
     }
   });
   if (o.namespace_name.empty()) o.namespace_name = "default";
+  if (const std::string problem = dns1123_label_problem(o.namespace_name); !problem.empty())
+    r.fail(metadata.field("namespace"), "invalid namespace name " + quote(o.namespace_name) + ": " + problem);
+  switch (o.kind) {
+    case K::Service:
+      // ValidateService: a selector, when there is one, is a set of labels.
+      r.check_labels(o.selector_map, selector);
+      break;
+    case K::ReplicationController:
+      // After defaulting (the template's labels when empty) the selector
+      // must select something, and it must match the template's labels,
+      // which are valid labels: so it is a non-empty set of labels.
+      if (o.selector_map.empty()) r.fail(selector, "required: a ReplicationController selects its pods");
+      r.check_labels(o.selector_map, selector);
+      break;
+    case K::ReplicaSet:
+    case K::StatefulSet:
+      // ValidateReplicaSetSpec / ValidateStatefulSetSpec: required, strict,
+      // and not empty (it would select every pod of the namespace).
+      if (!o.label_selector) r.fail(selector, "required");
+      r.check_label_selector(*o.label_selector, selector);
+      if (o.label_selector->match_labels.empty() && o.label_selector->match_expressions.empty())
+        r.fail(selector,
+               std::string("must not be empty (an empty selector is invalid for a ") + std::string(kind) + ")");
+      break;
+  }
+  if (const std::string* first = index.add(kind, o.namespace_name, name, o.origin))
+    r.fail(metadata.field("name"),
+           std::string(kind) + " " + quote(o.namespace_name + "/" + o.name) + " is also " + *first);
   out.selecting.push_back(std::move(o));
 }
 
@@ -1168,7 +1368,8 @@ void objects_from(simdjson::dom::parser& parser, const simdjson::padded_string_v
   if (is_cluster_object_kind(doc_kind)) {
     const std::string kind(doc_kind);
     Reader reader(origin, kind.c_str(), std::nullopt);
-    convert_cluster_object(root, kind, reader, reader.location(), out);
+    ObjectIndex index(out);
+    convert_cluster_object(root, kind, reader, reader.location(), out, index);
     return;
   }
   std::string item_kind_default;  // a typed list implies its items' kind
@@ -1183,6 +1384,7 @@ void objects_from(simdjson::dom::parser& parser, const simdjson::padded_string_v
   array items;
   if (items_value.get_array().get(items) != simdjson::SUCCESS)
     throw InputError(origin + ": items: expected an array, got " + type_name(items_value.type()));
+  ObjectIndex index(out);
   size_t i = 0;
   for (const element item : items) {
     const std::string where = origin + ": items[" + std::to_string(i) + "]";
@@ -1203,7 +1405,7 @@ void objects_from(simdjson::dom::parser& parser, const simdjson::padded_string_v
     }
     if (is_cluster_object_kind(kind)) {
       Reader reader(origin, kind.c_str(), i);
-      convert_cluster_object(item, kind, reader, reader.location(), out);
+      convert_cluster_object(item, kind, reader, reader.location(), out, index);
     }
     ++i;
   }
@@ -1283,11 +1485,15 @@ void load_objects_json(const std::string& path, ClusterObjects& out) {
 }
 
 ClusterObjects parse_objects_json(const std::string& text, const std::string& origin) {
+  ClusterObjects out;
+  parse_objects_json(text, origin, out);
+  return out;
+}
+
+void parse_objects_json(const std::string& text, const std::string& origin, ClusterObjects& out) {
   const simdjson::padded_string data(text);
   simdjson::dom::parser parser;
-  ClusterObjects out;
   objects_from(parser, data, origin, out);
-  return out;
 }
 
 Cluster assemble_cluster(std::vector<Node> nodes, std::vector<Pod> pods,
@@ -1318,7 +1524,8 @@ Cluster assemble_cluster(std::vector<Node> nodes, std::vector<Pod> pods,
 
   const std::unordered_set<std::string_view> schedulers(scheduler_names.begin(), scheduler_names.end());
   Cluster cluster;
-  const auto describe = [](const Pod& pod) { return "pod " + pod.key() + " (" + pod.origin + ")"; };
+  // Names and values from the input, quoted: a pod name may hold anything.
+  const auto describe = [](const Pod& pod) { return "pod " + quote(pod.key()) + " (" + pod.origin + ")"; };
   for (Pod& pod : pods) {
     if (pod.phase == "Succeeded" || pod.phase == "Failed") {
       cluster.notes.push_back("ignoring " + describe(pod) + ": phase " + pod.phase);
@@ -1327,7 +1534,7 @@ Cluster assemble_cluster(std::vector<Node> nodes, std::vector<Pod> pods,
         cluster.running_pods.push_back(std::move(pod));
       } else {
         // kubectl's node and pod lists are two reads, not one snapshot.
-        cluster.warnings.push_back("dropping " + describe(pod) + ": it runs on node " + pod.node_name +
+        cluster.warnings.push_back("dropping " + describe(pod) + ": it runs on node " + quote(pod.node_name) +
                                    ", which is not in " + nodes_origin);
       }
     } else if (pod.deleting) {
@@ -1336,7 +1543,7 @@ Cluster assemble_cluster(std::vector<Node> nodes, std::vector<Pod> pods,
     } else if (schedulers.count(pod.scheduler_name) != 0) {
       cluster.pending_pods.push_back(std::move(pod));
     } else {
-      cluster.notes.push_back("ignoring pending " + describe(pod) + ": scheduler " + pod.scheduler_name +
+      cluster.notes.push_back("ignoring pending " + describe(pod) + ": scheduler " + quote(pod.scheduler_name) +
                               " is not ours");
     }
   }

@@ -24,8 +24,12 @@ std::vector<Pod> parse_pods_json(const std::string& text, const std::string& ori
 // list or a single object), appended to `out` in file order: Namespaces,
 // Services, ReplicationControllers, ReplicaSets, StatefulSets. Items of
 // other kinds are skipped.
+// Objects are validated as the API server validates them (names, labels,
+// selectors), and a second object of one kind, namespace and name, in this
+// file or one read before into `out`, is an InputError naming both.
 void load_objects_json(const std::string& path, ClusterObjects& out);
 ClusterObjects parse_objects_json(const std::string& text, const std::string& origin);
+void parse_objects_json(const std::string& text, const std::string& origin, ClusterObjects& out);
 
 // Splits pods into running (spec.nodeName set, phase not Succeeded/Failed, on a
 // node in `nodes`) and pending (no nodeName, schedulerName in `scheduler_names`).

@@ -54,6 +54,25 @@ std::string dns1123_subdomain_problem(std::string_view s) {
   return {};
 }
 
+std::string dns1123_label_problem(std::string_view s) {
+  if (s.size() > kMaxNameLength) return max_length(kMaxNameLength);
+  if (s.find('.') != std::string_view::npos || !matches_subdomain_format(s)) {
+    return "must be a lower-case RFC 1123 label: lower-case letters, digits and '-', beginning and ending with a "
+           "letter or digit (like my-name)";
+  }
+  return {};
+}
+
+std::string dns1035_label_problem(std::string_view s) {
+  if (s.size() > kMaxNameLength) return max_length(kMaxNameLength);
+  if (s.find('.') != std::string_view::npos || !matches_subdomain_format(s) ||
+      !(s.front() >= 'a' && s.front() <= 'z')) {
+    return "must be a lower-case RFC 1035 label: lower-case letters, digits and '-', beginning with a letter and "
+           "ending with a letter or digit (like my-name)";
+  }
+  return {};
+}
+
 bool is_dns1123_subdomain(std::string_view s) { return s.size() <= kMaxSubdomainLength && matches_subdomain_format(s); }
 
 std::string qualified_name_problem(std::string_view k) {

@@ -19,6 +19,14 @@ namespace bulkscore {
 std::string dns1123_subdomain_problem(std::string_view s);
 bool is_dns1123_subdomain(std::string_view s);
 
+// IsDNS1123Label (namespace names): at most 63 characters of lower-case
+// alphanumerics and '-', starting and ending alphanumeric.
+std::string dns1123_label_problem(std::string_view s);
+
+// IsDNS1035Label (Service names): as a DNS-1123 label, but starting with a
+// letter.
+std::string dns1035_label_problem(std::string_view s);
+
 // IsQualifiedName (label keys, topology keys, resource names):
 // [prefix/]name, prefix a DNS-1123 subdomain, name 1..63 characters of
 // alphanumerics, '-', '_', '.', starting and ending alphanumeric.

@@ -186,6 +186,7 @@ struct Pod {
 struct Namespace {
   std::string name;
   StringMap labels;
+  std::string origin = {};  // "objects.json: items[3]"; "" when not read from a file
 };
 
 // A workload object reduced to what DefaultSelector reads: its namespace and

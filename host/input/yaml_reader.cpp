@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "host/common.hpp"
+#include "host/input/quote.hpp"
 
 namespace bulkscore {
 namespace {
@@ -147,7 +148,7 @@ namespace {
 
 constexpr std::string_view kTagPrefix = "tag:yaml.org,2002:";
 
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string quoted(std::string_view s) { return quote_for_message(s); }
 
 // ---- integers as Go's strconv.ParseInt(s, 0, 64) / ParseUint(s, 0, 64) read them
 
@@ -482,8 +483,9 @@ YamlScalar resolve_yaml_scalar(const YAML::Node& node) {
 }
 
 std::string yaml_child(const std::string& path, std::string_view field) {
-  if (path.empty()) return std::string(field);
-  return path + "." + std::string(field);
+  std::string out = path;
+  append_path_key(out, field);  // the field may be a key from the input
+  return out;
 }
 
 std::string yaml_at(const std::string& path, size_t index) { return path + "[" + std::to_string(index) + "]"; }

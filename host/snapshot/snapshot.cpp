@@ -136,22 +136,24 @@ Snapshot::DeviceCharges Snapshot::device_charges(const Pod& pod, uint32_t node, 
   const std::string& annotation = device_model_->index_annotation;
   if (!demand.any()) {
     if (warn)
-      device_warnings_.push_back("pod \"" + pod.key() + "\" on node \"" + node_names_[node] + "\" lists devices in " +
-                                 annotation + " but asks for none; it holds none");
+      device_warnings_.push_back("pod " + quote_for_message(pod.key()) + " on node " +
+                                 quote_for_message(node_names_[node]) + " lists devices in " + annotation +
+                                 " but asks for none; it holds none");
     return out;
   }
   if (warn && indices.size() != static_cast<size_t>(demand.count))
-    device_warnings_.push_back("pod \"" + pod.key() + "\" on node \"" + node_names_[node] + "\" asks for " +
-                               std::to_string(demand.count) + " device(s) but " + annotation + " lists " +
-                               std::to_string(indices.size()) + "; it holds the listed ones");
+    device_warnings_.push_back("pod " + quote_for_message(pod.key()) + " on node " +
+                               quote_for_message(node_names_[node]) + " asks for " + std::to_string(demand.count) +
+                               " device(s) but " + annotation + " lists " + std::to_string(indices.size()) +
+                               "; it holds the listed ones");
   const uint32_t have = device_count(node);
   for (int32_t i : indices) {
     const auto idx = static_cast<uint32_t>(i);
     if (idx >= have) {
       if (warn)
-        device_warnings_.push_back("pod \"" + pod.key() + "\" on node \"" + node_names_[node] + "\" holds device " +
-                                   std::to_string(i) + " (" + annotation + ") but the node has " +
-                                   std::to_string(have) + "; left out");
+        device_warnings_.push_back("pod " + quote_for_message(pod.key()) + " on node " +
+                                   quote_for_message(node_names_[node]) + " holds device " + std::to_string(i) + " (" +
+                                   annotation + ") but the node has " + std::to_string(have) + "; left out");
       continue;
     }
     const int32_t units = demand.milli == kWholeDevice ? device_units(node, idx) : demand.milli;
@@ -205,8 +207,8 @@ void Snapshot::rebuild_devices() {
     const int32_t units = units_per_device(published, total);
     const int64_t count = std::clamp<int64_t>(published, 0, kMaxDevicesPerNode);
     if (published > count)
-      device_warnings_.push_back("node \"" + node_names_[i] + "\" has " + std::to_string(published) + " " +
-                                 device_model_->count_resource + "; only the first " +
+      device_warnings_.push_back("node " + quote_for_message(node_names_[i]) + " has " + std::to_string(published) +
+                                 " " + device_model_->count_resource + "; only the first " +
                                  std::to_string(kMaxDevicesPerNode) + " are used");
     device_offsets_[i + 1] = device_offsets_[i] + static_cast<uint32_t>(count);
     device_units_.insert(device_units_.end(), static_cast<size_t>(count), units);
@@ -221,8 +223,9 @@ void Snapshot::rebuild_devices() {
   for (uint32_t i = 0; i < n; ++i)
     for (uint32_t d = 0; d < device_count(i); ++d)
       if (device_free(i, d) < 0)
-        device_warnings_.push_back("node \"" + node_names_[i] + "\": the pods on device " + std::to_string(d) +
-                                   " hold " + std::to_string(device_units(i, d) - device_free(i, d)) + " of its " +
+        device_warnings_.push_back("node " + quote_for_message(node_names_[i]) + ": the pods on device " +
+                                   std::to_string(d) + " hold " +
+                                   std::to_string(device_units(i, d) - device_free(i, d)) + " of its " +
                                    std::to_string(device_units(i, d)) + " units; it takes no more pods");
 }
 
@@ -831,8 +834,8 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, std::vector<Pod>&& runn
   for (size_t p = 0; p < running_pods.size(); ++p) {
     const int32_t node = s.node_index(running_pods[p].node_name);
     if (node < 0)
-      throw InputError(running_pods[p].origin + ": pod \"" + running_pods[p].key() + "\" is bound to unknown node \"" +
-                       running_pods[p].node_name + "\"");
+      throw InputError(running_pods[p].origin + ": pod " + quote_for_message(running_pods[p].key()) +
+                       " is bound to unknown node " + quote_for_message(running_pods[p].node_name));
     pod_node[p] = static_cast<uint32_t>(node);
     encoded[p] = s.encode_pod(running_pods[p]);
     slots[pod_node[p]] += 1;
@@ -869,7 +872,8 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, std::vector<Pod>&& runn
 }
 
 uint32_t Snapshot::add_node(const Node& node) {
-  if (node_index(node.name) >= 0) throw InputError("add_node: node \"" + node.name + "\" is already in the snapshot");
+  if (node_index(node.name) >= 0)
+    throw InputError("add_node: node " + quote_for_message(node.name) + " is already in the snapshot");
   // A default-constructed snapshot has no columns yet: start from an empty build.
   if (label_offsets_.empty()) *this = build({}, {});
   const uint32_t n = num_nodes_;
@@ -914,7 +918,7 @@ uint32_t Snapshot::add_node(const Node& node) {
 
 void Snapshot::update_node(const Node& node) {
   const int32_t found = node_index(node.name);
-  if (found < 0) throw InputError("update_node: node \"" + node.name + "\" is not in the snapshot");
+  if (found < 0) throw InputError("update_node: node " + quote_for_message(node.name) + " is not in the snapshot");
   const auto n = static_cast<uint32_t>(found);
 
   // Same labels, taints and images (compared as ids; a string the
@@ -995,7 +999,7 @@ void Snapshot::update_node(const Node& node) {
 
 std::vector<Pod> Snapshot::remove_node(std::string_view name) {
   const int32_t found = node_index(name);
-  if (found < 0) throw InputError("remove_node: node \"" + std::string(name) + "\" is not in the snapshot");
+  if (found < 0) throw InputError("remove_node: node " + quote_for_message(name) + " is not in the snapshot");
   const auto n = static_cast<uint32_t>(found);
   const uint32_t old_n = num_nodes_;
 
@@ -1272,7 +1276,8 @@ uint32_t Snapshot::update_pod(uint32_t id, const Pod& updated) {
   if (!pod.node_name.empty()) {
     const int32_t named = node_index(pod.node_name);
     if (named < 0)
-      throw InputError("update_pod: pod \"" + pod.key() + "\" names unknown node \"" + pod.node_name + "\"");
+      throw InputError("update_pod: pod " + quote_for_message(pod.key()) + " names unknown node " +
+                       quote_for_message(pod.node_name));
     node = static_cast<uint32_t>(named);
   }
   // Charges first (a malformed annotation throws before anything changes);
@@ -1293,7 +1298,7 @@ uint32_t Snapshot::update_pod(uint32_t id, const Pod& updated) {
 
 uint32_t Snapshot::update_pod(const Pod& updated) {
   const uint32_t id = find_pod(updated.namespace_name, updated.name);
-  if (id == kNoPod) throw InputError("update_pod: pod \"" + updated.key() + "\" is not in the snapshot");
+  if (id == kNoPod) throw InputError("update_pod: pod " + quote_for_message(updated.key()) + " is not in the snapshot");
   return update_pod(id, updated);
 }
 
@@ -1396,7 +1401,8 @@ std::vector<CompiledRequirement> compile_selector(const LabelSelector& sel, IdOf
     else if (e.op == "DoesNotExist")
       r.op = R::DoesNotExist;
     else
-      throw InputError("label selector: key \"" + e.key + "\": unknown operator \"" + e.op + "\"");
+      throw InputError("label selector: key " + quote_for_message(e.key) + ": unknown operator " +
+                       quote_for_message(e.op));
     if (r.op == R::In || r.op == R::NotIn)
       for (const auto& v : e.values) r.values.push_back(id_of(v));
     std::sort(r.values.begin(), r.values.end());

@@ -58,7 +58,7 @@ void check_dynamic_resources_args(const YamlReader& r, const YAML::Node& n) {
     const std::string text = r.read_string(filter_timeout, "filterTimeout");
     const std::optional<bool> negative = go_duration_is_negative(text);
     if (!negative) r.fail("filterTimeout", quoted(text) + " is not a duration");
-    if (*negative) r.fail("filterTimeout", "must be zero or positive, got " + text);
+    if (*negative) r.fail("filterTimeout", "must be zero or positive, got " + quoted(text));
   }
   if (!yaml_absent(r.field(n, "bindingTimeout"))) {
     r.fail("bindingTimeout", "forbidden: the DRADeviceBindingConditions feature gate is off in v1.35.4");

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "host/input/labels.hpp"
+#include "host/input/quote.hpp"
 #include "plugins/plugin_args.hpp"
 
 namespace bulkscore {
@@ -82,7 +83,7 @@ PodTopologySpreadArgs parse_pod_topology_spread_args(const YamlReader& r, const 
     for (size_t j = 0; j < i; ++j) {
       const TopologySpreadConstraint& other = args.default_constraints[j];
       if (other.topology_key == c.topology_key && other.when_unsatisfiable == c.when_unsatisfiable) {
-        r.fail(p, "duplicate constraint {" + c.topology_key + ", " + c.when_unsatisfiable +
+        r.fail(p, "duplicate constraint {" + name_for_message(c.topology_key) + ", " + c.when_unsatisfiable +
                       "} (same as defaultConstraints[" + std::to_string(j) + "])");
       }
     }
