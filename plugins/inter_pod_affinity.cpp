@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
 
 #include "host/input/labels.hpp"
 #include "plugins/prepare.hpp"
@@ -89,6 +92,66 @@ IncomingTerms incoming_terms(const Pod& pod, const ClusterObjects* objects) {
   return out;
 }
 
+// A pod may carry thousands of terms (the API server bounds neither their
+// number nor, beyond its request size, their repetition), so the work is
+// per distinct term: identical terms of one list are counted once, with
+// their multiplicity as the weight (upstream's per-term loops count a
+// repeated term as often as it appears) or, for preferred terms, their
+// weights summed.
+struct TermGroup {
+  const IncomingTerm* term;  // the first occurrence
+  int64_t weight = 0;        // summed over the occurrences (a required term weighs 1)
+};
+
+void put(std::string& out, std::string_view s) {
+  out += std::to_string(s.size());
+  out += ':';
+  out += s;
+}
+
+// A text equal for two terms exactly when they select the same pods in the
+// same topology key (namespaces as a set, the selector as written).
+std::string term_text(const IncomingTerm& t) {
+  std::string out;
+  put(out, t.key);
+  out += t.clause.all_namespaces ? 'A' : 'L';
+  std::vector<std::string_view> ns(t.clause.namespaces.begin(), t.clause.namespaces.end());
+  std::sort(ns.begin(), ns.end());
+  ns.erase(std::unique(ns.begin(), ns.end()), ns.end());
+  out += std::to_string(ns.size());
+  for (const std::string_view n : ns) put(out, n);
+  const LabelSelector& sel = t.clause.selector;
+  out += 'M';
+  out += std::to_string(sel.match_labels.size());
+  for (const auto& [k, v] : sel.match_labels) {
+    put(out, k);
+    put(out, v);
+  }
+  out += 'E';
+  out += std::to_string(sel.match_expressions.size());
+  for (const auto& r : sel.match_expressions) {
+    put(out, r.key);
+    put(out, r.op);
+    out += std::to_string(r.values.size());
+    for (const auto& v : r.values) put(out, v);
+  }
+  return out;
+}
+
+// The terms of `list` that can match a pod, identical ones once, in the
+// order of their first occurrence.
+std::vector<TermGroup> group_terms(const std::vector<IncomingTerm>& list, bool required) {
+  std::vector<TermGroup> out;
+  std::unordered_map<std::string, size_t> index;
+  for (const IncomingTerm& t : list) {
+    if (t.matches_nothing) continue;
+    const auto [it, fresh] = index.emplace(term_text(t), out.size());
+    if (fresh) out.push_back(TermGroup{&t, 0});
+    out[it->second].weight += required ? 1 : t.weight;
+  }
+  return out;
+}
+
 // The required affinity terms as one matcher (pods matching all of them),
 // or nothing when some term matches no pod.
 std::optional<std::vector<Snapshot::PodMatchClause>> all_of(const std::vector<IncomingTerm>& terms) {
@@ -116,17 +179,20 @@ int32_t matcher_row(const Snapshot& snap, const Pod& pod, const std::vector<Snap
   return m;
 }
 
-// Adds `weight` x the matcher's count on each node, in the node's domain of
-// each key in `keys` (nodes lacking a key add nothing there). Returns
-// whether any entry was touched.
-bool add_matched(const SnapshotView& s, int32_t matcher, const std::vector<int32_t>& keys, int64_t weight,
-                 KeyedCountsBuilder& out) {
+// (key, weight) pairs: a topology key's string id and what one matched pod
+// adds in the node's domain of it.
+using WeightedKeys = std::vector<std::pair<int32_t, int64_t>>;
+
+// Adds weight x the matcher's count on each node, in the node's domain of
+// each key (nodes lacking a key add nothing there). Returns whether any
+// entry was touched (even by a weight of 0: upstream's map gets the entry).
+bool add_matched(const SnapshotView& s, int32_t matcher, const WeightedKeys& keys, KeyedCountsBuilder& out) {
   bool any = false;
-  for (const int32_t key : keys) out.touch(key);
+  for (const auto& kw : keys) out.touch(kw.first);
   for (uint32_t n = 0; n < s.num_nodes; ++n) {
     const int32_t c = s.topology_count(static_cast<uint32_t>(matcher), n);
     if (c <= 0) continue;
-    for (const int32_t key : keys) any |= out.add_at_node(key, n, weight * c);
+    for (const auto& [key, weight] : keys) any |= out.add_at_node(key, n, weight * c);
   }
   return any;
 }
@@ -144,11 +210,13 @@ void add_group(KeyedCountsBuilder& out, const ExistingTerm& g, int64_t weight) {
 
 void InterPodAffinity::intern(Snapshot& snap, const Pod& pod, const ProfileConfig&, const ClusterObjects* objects) {
   const IncomingTerms terms = incoming_terms(pod, objects);
+  // One batch: the snapshot counts every new matcher in one walk over the pods.
+  std::vector<std::vector<Snapshot::PodMatchClause>> matchers;
   if (!terms.required_affinity.empty())
-    if (const auto clauses = all_of(terms.required_affinity)) snap.topology_matcher(*clauses, true);
-  for (const auto* list : {&terms.required_anti_affinity, &terms.preferred})
-    for (const IncomingTerm& t : *list)
-      if (!t.matches_nothing) snap.topology_matcher({t.clause}, true);
+    if (auto clauses = all_of(terms.required_affinity)) matchers.push_back(std::move(*clauses));
+  for (const auto& [list, required] : {std::pair{&terms.required_anti_affinity, true}, std::pair{&terms.preferred, false}})
+    for (const TermGroup& g : group_terms(*list, required)) matchers.push_back({g.term->clause});
+  if (!matchers.empty()) snap.topology_matchers(matchers, true);
 }
 
 PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Arena& arena) {
@@ -161,10 +229,16 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
   const StringMap& ns_labels = namespace_labels(pod, ctx.objects);
   const auto key_of = [&](const IncomingTerm& t) { return snap.string_id(t.key); };
 
+  // The existing pods' term groups whose selector may match the pod (in
+  // the index's order, as a walk over every group would visit them).
+  const std::vector<ExistingTerm>& groups = snap.existing_affinity_terms();
+  const std::vector<uint32_t> candidates = snap.affinity_term_candidates(pod.labels);
+
   // ---- PreFilter ----
   // Existing pods' required anti-affinity terms that match the pod.
   KeyedCountsBuilder existing(snap);
-  for (const ExistingTerm& g : snap.existing_affinity_terms()) {
+  for (const uint32_t i : candidates) {
+    const ExistingTerm& g = groups[i];
     if (g.kind != ExistingTerm::kRequiredAntiAffinity || g.domains.empty() || !matches(g, pod, ns_labels)) continue;
     add_group(existing, g, 1);
   }
@@ -173,20 +247,26 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
   } else {
     if (!existing.all_zero()) st.existing_anti_affinity = existing.push(arena);
     if (!terms.required_affinity.empty()) {
-      std::vector<int32_t> keys;
-      for (const auto& t : terms.required_affinity) keys.push_back(key_of(t));
+      // Every term's key, each once with the number of terms naming it.
+      WeightedKeys keys;
+      std::unordered_map<int32_t, size_t> key_index;
+      for (const auto& t : terms.required_affinity) {
+        const auto [it, fresh] = key_index.emplace(key_of(t), keys.size());
+        if (fresh) keys.emplace_back(it->first, 0);
+        ++keys[it->second].second;
+      }
       KeyedCountsBuilder affinity(snap);
-      for (const int32_t k : keys) affinity.touch(k);  // every term's key is checked
+      for (const auto& kw : keys) affinity.touch(kw.first);  // every term's key is checked
       if (const auto clauses = all_of(terms.required_affinity))
-        add_matched(s, matcher_row(snap, pod, *clauses), keys, 1, affinity);
+        add_matched(s, matcher_row(snap, pod, *clauses), keys, affinity);
       st.affinity = affinity.push(arena);
       st.affinity_escape =
           affinity.all_zero() && std::all_of(terms.required_affinity.begin(), terms.required_affinity.end(),
                                              [&](const IncomingTerm& t) { return matches(t, pod); });
     }
     KeyedCountsBuilder anti(snap);
-    for (const auto& t : terms.required_anti_affinity)
-      if (!t.matches_nothing) add_matched(s, matcher_row(snap, pod, {t.clause}), {key_of(t)}, 1, anti);
+    for (const TermGroup& g : group_terms(terms.required_anti_affinity, true))
+      add_matched(s, matcher_row(snap, pod, {g.term->clause}), {{key_of(*g.term), g.weight}}, anti);
     if (!anti.all_zero()) st.anti_affinity = anti.push(arena);
   }
 
@@ -198,9 +278,10 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
   }
   KeyedCountsBuilder score(snap);
   bool any = false;
-  for (const auto& t : terms.preferred)
-    if (!t.matches_nothing) any |= add_matched(s, matcher_row(snap, pod, {t.clause}), {key_of(t)}, t.weight, score);
-  for (const ExistingTerm& g : snap.existing_affinity_terms()) {
+  for (const TermGroup& g : group_terms(terms.preferred, false))
+    any |= add_matched(s, matcher_row(snap, pod, {g.term->clause}), {{key_of(*g.term), g.weight}}, score);
+  for (const uint32_t i : candidates) {
+    const ExistingTerm& g = groups[i];
     int64_t weight = 0;
     switch (g.kind) {
       case ExistingTerm::kRequiredAffinity:

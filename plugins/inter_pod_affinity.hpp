@@ -16,8 +16,12 @@
 // placement; terminating pods count, as upstream's NodeInfo does), and the
 // existing pods' terms are the snapshot's grouped term index with per-domain
 // counts (Snapshot::existing_affinity_terms), matched against the incoming
-// pod once per distinct term. prepare() builds every table (PreScore here
-// reads no feasible list); the rules read per-key tables from the arena.
+// pod once per distinct term filed under one of its labels. The pod's own
+// identical terms are one matcher and one walk over the nodes, weighted by
+// how often they appear (upstream counts a repeated term each time), so
+// the setup grows with the number of terms, not its square. prepare()
+// builds every table (PreScore here reads no feasible list); the rules read
+// per-key tables from the arena.
 #pragma once
 
 #include "host/snapshot/snapshot.hpp"

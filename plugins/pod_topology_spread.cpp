@@ -27,6 +27,7 @@ struct Built {
   int32_t min_domains = 1;
   bool honor_affinity = true;
   bool honor_taints = false;
+  bool score = false;  // intern: a ScheduleAnyway constraint
 };
 
 bool selector_empty(const LabelSelector& s) { return s.match_labels.empty() && s.match_expressions.empty(); }
@@ -332,14 +333,24 @@ const std::vector<int64_t>* score_sums(const Snapshot& snap, const PodTopologySp
 
 void PodTopologySpread::intern(Snapshot& snap, const Pod& pod, const ProfileConfig& profile,
                                const ClusterObjects* objects) {
+  // One batch: the snapshot counts every new matcher in one walk over the pods.
+  std::vector<std::vector<Snapshot::PodMatchClause>> matchers;
+  std::vector<Built> built;
   for (const char* action : {"DoNotSchedule", "ScheduleAnyway"})
-    for (const Built& b : constraints_for(pod, profile.pod_topology_spread_args, objects, action)) {
-      if (!counts_pods(b)) continue;
-      const uint32_t m = snap.topology_matcher(pod.namespace_name, *b.selector);
-      // Score's per-domain counts read the sums (prescore_feasible).
-      if (std::string_view(action) == "ScheduleAnyway" && b.key != kHostnameKey)
-        snap.register_topology_domain_sums(m, snap.string_id(b.key));
-    }
+    for (Built& b : constraints_for(pod, profile.pod_topology_spread_args, objects, action))
+      if (counts_pods(b)) {
+        b.score = std::string_view(action) == "ScheduleAnyway";
+        built.push_back(std::move(b));
+      }
+  matchers.reserve(built.size());
+  for (const Built& b : built)
+    matchers.push_back({Snapshot::PodMatchClause{false, {pod.namespace_name}, *b.selector}});
+  if (matchers.empty()) return;
+  const std::vector<uint32_t> rows = snap.topology_matchers(matchers, false);
+  // Score's per-domain counts read the sums (prescore_feasible).
+  for (size_t i = 0; i < built.size(); ++i)
+    if (built[i].score && built[i].key != kHostnameKey)
+      snap.register_topology_domain_sums(rows[i], snap.string_id(built[i].key));
 }
 
 PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, Arena& arena) {

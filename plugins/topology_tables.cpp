@@ -6,8 +6,8 @@
 namespace bulkscore::plugins {
 
 KeyedCountsBuilder::Table& KeyedCountsBuilder::table(int32_t key) {
-  for (Table& t : tables_)
-    if (t.key == key) return t;
+  const auto [it, fresh] = table_index_.emplace(key, tables_.size());
+  if (!fresh) return tables_[it->second];
   Table t;
   t.key = key;
   t.slot = key == kNoId ? -1 : snap_.dense_label_slot(key);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "host/snapshot/snapshot.hpp"
@@ -89,7 +90,8 @@ class KeyedCountsBuilder {
   Table& table(int32_t key);
   const Snapshot& snap_;
   const SnapshotView view_;
-  std::vector<Table> tables_;  // few keys per pod: a linear search
+  std::vector<Table> tables_;                       // in the order their keys were first touched
+  std::unordered_map<int32_t, size_t> table_index_;  // key -> position in tables_ (a pod may name many keys)
 };
 
 }  // namespace bulkscore::plugins

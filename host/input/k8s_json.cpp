@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -263,8 +264,11 @@ class Reader {
     }
   }
 
-  // validateTopologySpreadConstraints, for one constraint after those before it.
-  void check_spread_constraint(const TopologySpreadConstraint& c, const std::vector<TopologySpreadConstraint>& before,
+  // validateTopologySpreadConstraints, for one constraint after those before
+  // it; `seen` maps each {topologyKey, whenUnsatisfiable} before it to its
+  // index (a set, not a scan: nothing bounds the number of constraints).
+  void check_spread_constraint(const TopologySpreadConstraint& c,
+                               const std::map<std::pair<std::string, std::string>, size_t>& seen,
                                const Path& p) const {
     if (c.max_skew <= 0) fail(p.field("maxSkew"), "must be greater than 0, got " + std::to_string(c.max_skew));
     if (c.topology_key.empty()) fail(p.field("topologyKey"), "required");
@@ -272,11 +276,9 @@ class Reader {
       fail(p.field("whenUnsatisfiable"),
            "unsupported value " + quote(c.when_unsatisfiable) + " (expected DoNotSchedule or ScheduleAnyway)");
     }
-    for (size_t j = 0; j < before.size(); ++j) {
-      if (before[j].topology_key == c.topology_key && before[j].when_unsatisfiable == c.when_unsatisfiable) {
-        fail(p, "duplicate constraint {" + name_for_message(c.topology_key) + ", " + c.when_unsatisfiable +
-                    "} (same topologyKey and whenUnsatisfiable as constraint " + std::to_string(j) + ")");
-      }
+    if (const auto it = seen.find({c.topology_key, c.when_unsatisfiable}); it != seen.end()) {
+      fail(p, "duplicate constraint {" + name_for_message(c.topology_key) + ", " + c.when_unsatisfiable +
+                  "} (same topologyKey and whenUnsatisfiable as constraint " + std::to_string(it->second) + ")");
     }
     if (c.min_domains) {
       if (*c.min_domains <= 0) {
@@ -456,9 +458,12 @@ class Reader {
     }
     check_label_keys("matchLabelKeys", t.match_label_keys, t.label_selector.has_value(), path);
     check_label_keys("mismatchLabelKeys", t.mismatch_label_keys, t.label_selector.has_value(), path);
-    for (const auto& k : t.match_label_keys)
-      if (std::find(t.mismatch_label_keys.begin(), t.mismatch_label_keys.end(), k) != t.mismatch_label_keys.end())
-        fail(path.field("matchLabelKeys"), quote(k) + " exists in both matchLabelKeys and mismatchLabelKeys");
+    if (!t.match_label_keys.empty() && !t.mismatch_label_keys.empty()) {
+      const std::set<std::string_view> mismatch(t.mismatch_label_keys.begin(), t.mismatch_label_keys.end());
+      for (const auto& k : t.match_label_keys)
+        if (mismatch.count(k))
+          fail(path.field("matchLabelKeys"), quote(k) + " exists in both matchLabelKeys and mismatchLabelKeys");
+    }
   }
 
   // The API server validates matchLabelKeys after it merged them into the
@@ -599,6 +604,7 @@ class Reader {
 
   std::vector<TopologySpreadConstraint> as_spread_constraints(element v, const Path& path) const {
     std::vector<TopologySpreadConstraint> out;
+    std::map<std::pair<std::string, std::string>, size_t> seen;
     for_each_item(v, path, [&](element item, const Path& ip) {
       TopologySpreadConstraint c;
       if (!item.is_null()) {
@@ -621,7 +627,8 @@ class Reader {
             c.match_label_keys = as_string_list(fv, fp);
         });
       }
-      check_spread_constraint(c, out, ip);
+      check_spread_constraint(c, seen, ip);
+      seen.emplace(std::pair{c.topology_key, c.when_unsatisfiable}, out.size());
       out.push_back(std::move(c));
     });
     return out;
@@ -922,16 +929,19 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
   if (pod.affinity) {
     const auto merge = [&](PodAffinityTerm& t) {
       if (!t.label_selector) return;
+      if (t.match_label_keys.empty() && t.mismatch_label_keys.empty()) return;
+      auto& exprs = t.label_selector->match_expressions;
+      // The keys with a requirement (a set: nothing bounds either list).
+      std::set<std::string> present;
+      for (const auto& e : exprs) present.insert(e.key);
       const auto add = [&](const std::string& key, const char* op) {
         const auto it = pod.labels.find(key);
         if (it == pod.labels.end()) return;
         // The API server refuses a user's requirement on a matchLabelKeys
         // key, so one already there is the creation-time merge (perhaps of
         // a label value since changed): keep it, add nothing.
-        auto& exprs = t.label_selector->match_expressions;
-        const bool present = std::any_of(exprs.begin(), exprs.end(),
-                                         [&](const LabelSelectorRequirement& e) { return e.key == key; });
-        if (!present) exprs.push_back(LabelSelectorRequirement{key, op, {it->second}});
+        if (!present.insert(key).second) return;
+        exprs.push_back(LabelSelectorRequirement{key, op, {it->second}});
       };
       for (const auto& k : t.match_label_keys) add(k, "In");
       for (const auto& k : t.mismatch_label_keys) add(k, "NotIn");

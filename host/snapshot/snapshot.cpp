@@ -1437,9 +1437,28 @@ std::vector<Clause> compile_clauses(const std::vector<Snapshot::PodMatchClause>&
 
 }  // namespace
 
+namespace {
+
+// A conjunction counts a clause once: identical clauses (a pod repeating a
+// required affinity term) make one.
+template <class Clause>
+void sort_unique(std::vector<Clause>& clauses) {
+  std::sort(clauses.begin(), clauses.end());
+  clauses.erase(std::unique(clauses.begin(), clauses.end()), clauses.end());
+}
+
+uint64_t label_pair(int32_t key, int32_t value) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(key)) << 32 | static_cast<uint32_t>(value);
+}
+
+uint64_t hash_step(uint64_t h, uint64_t v) { return mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))); }
+
+}  // namespace
+
 Snapshot::Matcher Snapshot::intern_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating) {
   Matcher m;
   m.clauses = compile_clauses<MatcherClause>(all_of, [&](const std::string& str) { return strings_.intern(str); });
+  sort_unique(m.clauses);
   m.count_terminating = count_terminating;
   return m;
 }
@@ -1455,31 +1474,112 @@ std::optional<Snapshot::Matcher> Snapshot::lookup_matcher(const std::vector<PodM
   });
   m.count_terminating = count_terminating;
   if (!known) return std::nullopt;  // registration interns every string
+  sort_unique(m.clauses);
   return m;
 }
 
-uint32_t Snapshot::topology_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating) {
-  const int32_t found = find_topology_matcher(all_of, count_terminating);
-  if (found >= 0) return static_cast<uint32_t>(found);
-  const auto row = static_cast<uint32_t>(matchers_.size());
-  matchers_.push_back(intern_matcher(all_of, count_terminating));
-  topology_counts_.resize(static_cast<size_t>(matchers_.size()) * num_nodes_, 0);
-  for (uint32_t n = 0; n < num_nodes_; ++n) {
-    int32_t c = 0;
-    for (uint32_t s = pod_offsets_[n], e = s + static_cast<uint32_t>(pod_count_[n]); s < e; ++s)
-      c += topology_matcher_counts_slot(row, s) ? 1 : 0;
-    topology_counts_[static_cast<size_t>(row) * num_nodes_ + n] = c;
+uint64_t Snapshot::matcher_hash(const Matcher& m) {
+  uint64_t h = m.count_terminating ? 1 : 0;
+  for (const MatcherClause& c : m.clauses) {
+    h = hash_step(h, c.all_namespaces ? 2 : 3);
+    for (const int32_t ns : c.namespace_ids) h = hash_step(h, static_cast<uint32_t>(ns));
+    for (const CompiledRequirement& r : c.requirements) {
+      h = hash_step(h, label_pair(r.key, r.op));
+      for (const int32_t v : r.values) h = hash_step(h, static_cast<uint32_t>(v));
+    }
   }
+  return h;
+}
+
+int32_t Snapshot::matcher_row(const Matcher& m, uint64_t* compares) const {
+  int32_t found = -1;
+  matcher_rows_.for_each(matcher_hash(m), [&](uint32_t row) {
+    if (found >= 0) return;
+    if (compares) ++*compares;
+    if (matchers_[row] == m) found = static_cast<int32_t>(row);
+  });
+  return found;
+}
+
+void Snapshot::MatcherFiling::add(uint32_t row, const Matcher& m) {
+  // The most selective requirement every counted pod meets: an In with the
+  // fewest values, else an Exists.
+  const CompiledRequirement* in = nullptr;
+  const CompiledRequirement* exists = nullptr;
+  for (const MatcherClause& c : m.clauses)
+    for (const CompiledRequirement& r : c.requirements) {
+      if (r.op == CompiledRequirement::In && (!in || r.values.size() < in->values.size())) in = &r;
+      if (r.op == CompiledRequirement::Exists && !exists) exists = &r;
+    }
+  if (in) {
+    // An In without values counts no pod: filed nowhere, never checked.
+    for (const int32_t v : in->values) by_label.add(label_pair(in->key, v), row);
+  } else if (exists) {
+    by_key.add(static_cast<uint32_t>(exists->key), row);
+  } else {
+    always.push_back(row);
+  }
+}
+
+template <class Fn>
+void Snapshot::MatcherFiling::for_candidates(const Snapshot& s, uint32_t slot, Fn&& fn) const {
+  for (const uint32_t row : always) fn(row);
+  if (by_label.empty() && by_key.empty()) return;
+  const uint32_t first = s.pod_label_offsets_[slot], last = first + s.pod_label_counts_[slot];
+  for (uint32_t i = first; i < last; ++i) {
+    // A pod has one value per key, and a matcher is filed under one key:
+    // each candidate comes once.
+    const int32_t key = s.pod_label_keys_[i];
+    by_label.for_each(label_pair(key, s.pod_label_values_[i]), fn);
+    by_key.for_each(static_cast<uint32_t>(key), fn);
+  }
+}
+
+uint32_t Snapshot::topology_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating) {
+  return topology_matchers({all_of}, count_terminating).front();
+}
+
+std::vector<uint32_t> Snapshot::topology_matchers(const std::vector<std::vector<PodMatchClause>>& matchers,
+                                                  bool count_terminating) {
+  std::vector<uint32_t> rows;
+  rows.reserve(matchers.size());
+  const auto first_new = static_cast<uint32_t>(matchers_.size());
+  MatcherFiling fresh;  // the new matchers only, for their first count
+  // Every matcher compiled first: an InputError leaves nothing half
+  // registered. Interning adds no string for a matcher already registered
+  // (its registration interned them all).
+  std::vector<Matcher> compiled;
+  compiled.reserve(matchers.size());
+  for (const auto& all_of : matchers) compiled.push_back(intern_matcher(all_of, count_terminating));
+  for (Matcher& m : compiled) {
+    const int32_t found = matcher_row(m, &matcher_work_.compares);
+    if (found >= 0) {
+      rows.push_back(static_cast<uint32_t>(found));
+      continue;
+    }
+    const auto row = static_cast<uint32_t>(matchers_.size());
+    matcher_rows_.add(matcher_hash(m), row);
+    matcher_filing_.add(row, m);
+    fresh.add(row, m);
+    matchers_.push_back(std::move(m));
+    rows.push_back(row);
+  }
+  if (matchers_.size() == first_new) return rows;
+  matcher_domain_sums_.resize(matchers_.size());
+  topology_counts_.resize(static_cast<size_t>(matchers_.size()) * num_nodes_, 0);
+  for (uint32_t n = 0; n < num_nodes_; ++n)
+    for (uint32_t s = pod_offsets_[n], e = s + static_cast<uint32_t>(pod_count_[n]); s < e; ++s)
+      fresh.for_candidates(*this, s, [&](uint32_t row) {
+        ++matcher_work_.slot_checks;
+        if (topology_matcher_counts_slot(row, s)) ++topology_counts_[static_cast<size_t>(row) * num_nodes_ + n];
+      });
   topology_layout_version_ = fresh_structure_version();
-  return row;
+  return rows;
 }
 
 int32_t Snapshot::find_topology_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating) const {
   const std::optional<Matcher> m = lookup_matcher(all_of, count_terminating);
-  if (!m) return -1;
-  for (size_t i = 0; i < matchers_.size(); ++i)
-    if (matchers_[i] == *m) return static_cast<int32_t>(i);
-  return -1;
+  return m ? matcher_row(*m, nullptr) : -1;
 }
 
 uint32_t Snapshot::topology_matcher(std::string_view namespace_name, const LabelSelector& selector) {
@@ -1498,12 +1598,9 @@ bool Snapshot::topology_matcher_counts_slot(uint32_t m, uint32_t slot) const {
     if (!c.all_namespaces && !std::binary_search(c.namespace_ids.begin(), c.namespace_ids.end(), pod_namespace_[slot]))
       return false;
     for (const CompiledRequirement& r : c.requirements) {
-      int32_t value = kNoId;
-      for (uint32_t i = first; i < last; ++i)
-        if (pod_label_keys_[i] == r.key) {
-          value = pod_label_values_[i];
-          break;
-        }
+      // The pod's labels are sorted by key id.
+      const uint32_t at = SnapshotView::lower_bound_key(pod_label_keys_.data(), first, last, r.key);
+      const int32_t value = at < last && pod_label_keys_[at] == r.key ? pod_label_values_[at] : kNoId;
       const bool has = value != kNoId;
       const bool in = has && std::binary_search(r.values.begin(), r.values.end(), value);
       bool ok = false;
@@ -1603,6 +1700,7 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
       e.key_id = strings_.intern(t.topology_key);
       e.dense_slot = dense_label_slot(e.key_id);
       affinity_terms_.push_back(std::move(e));
+      file_affinity_term(it->second);
     }
     ExistingAffinityTerm& g = affinity_terms_[it->second];
     const int32_t value = node_label_value(node, g.key_id);
@@ -1631,6 +1729,53 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
   }
 }
 
+namespace {
+
+uint64_t key_hash(std::string_view key) { return mix64(std::hash<std::string_view>{}(key)); }
+uint64_t string_pair_hash(std::string_view key, std::string_view value) {
+  return hash_step(key_hash(key), std::hash<std::string_view>{}(value));
+}
+
+}  // namespace
+
+void Snapshot::file_affinity_term(uint32_t group) {
+  const std::optional<LabelSelector>& sel = affinity_terms_[group].selector;
+  if (!sel) return;  // nil: selects no pod
+  TermFiling& f = affinity_term_filing_;
+  if (!sel->match_labels.empty()) {
+    const auto& [k, v] = *sel->match_labels.begin();
+    f.by_label.add(string_pair_hash(k, v), group);
+    return;
+  }
+  const LabelSelectorRequirement* in = nullptr;
+  const LabelSelectorRequirement* exists = nullptr;
+  for (const auto& r : sel->match_expressions) {
+    if (r.op == "In" && !r.values.empty() && (!in || r.values.size() < in->values.size())) in = &r;
+    if (r.op == "Exists" && !exists) exists = &r;
+  }
+  if (in) {
+    for (const auto& v : in->values) f.by_label.add(string_pair_hash(in->key, v), group);
+  } else if (exists) {
+    f.by_key.add(key_hash(exists->key), group);
+  } else {
+    f.always.push_back(group);
+  }
+}
+
+std::vector<uint32_t> Snapshot::affinity_term_candidates(const StringMap& labels) const {
+  const TermFiling& f = affinity_term_filing_;
+  std::vector<uint32_t> out = f.always;
+  const auto add = [&](uint32_t g) { out.push_back(g); };
+  for (const auto& [k, v] : labels) {
+    f.by_label.for_each(string_pair_hash(k, v), add);
+    f.by_key.for_each(key_hash(k), add);
+  }
+  // An In lists a value twice, or two labels collide in a hash: once each.
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 void Snapshot::rank_affinity_term(ExistingAffinityTerm& g) {
   g.by_rank.clear();
   g.by_rank.shrink_to_fit();
@@ -1653,15 +1798,17 @@ void Snapshot::rerank_affinity_terms() {
 
 
 void Snapshot::count_pod(uint32_t slot, uint32_t node, int32_t delta) {
-  for (uint32_t m = 0; m < matchers_.size(); ++m) {
-    if (!topology_matcher_counts_slot(m, slot)) continue;
+  matcher_filing_.for_candidates(*this, slot, [&](uint32_t m) {
+    ++matcher_work_.slot_checks;
+    if (!topology_matcher_counts_slot(m, slot)) return;
     topology_counts_[static_cast<size_t>(m) * num_nodes_ + node] += delta;
-    for (DomainSums& d : domain_sums_) {
-      if (d.matcher != m || d.slot < 0) continue;
+    for (const uint32_t i : matcher_domain_sums_[m]) {
+      DomainSums& d = domain_sums_[i];
+      if (d.slot < 0) continue;
       const int32_t r = dense_label_ranks_[static_cast<size_t>(d.slot) * num_nodes_ + node];
       d.by_rank[r < 0 ? d.by_rank.size() - 1 : static_cast<size_t>(r)] += delta;
     }
-  }
+  });
 }
 
 void Snapshot::recount_domain_sums(DomainSums& d) const {
@@ -1678,17 +1825,19 @@ void Snapshot::recount_domain_sums(DomainSums& d) const {
 
 void Snapshot::register_topology_domain_sums(uint32_t matcher, int32_t key) {
   if (key == kNoId || matcher >= matchers_.size()) return;
-  for (const DomainSums& d : domain_sums_)
-    if (d.matcher == matcher && d.key == key) return;
+  const auto index = static_cast<uint32_t>(domain_sums_.size());
+  if (!domain_sums_index_.emplace(label_pair(static_cast<int32_t>(matcher), key), index).second) return;
   DomainSums d{matcher, key, -1, {}};
   recount_domain_sums(d);
   domain_sums_.push_back(std::move(d));
+  matcher_domain_sums_[matcher].push_back(index);
 }
 
 const std::vector<int64_t>* Snapshot::topology_domain_sums(uint32_t matcher, int32_t key) const {
-  for (const DomainSums& d : domain_sums_)
-    if (d.matcher == matcher && d.key == key) return d.slot < 0 ? nullptr : &d.by_rank;
-  return nullptr;
+  const auto it = domain_sums_index_.find(label_pair(static_cast<int32_t>(matcher), key));
+  if (it == domain_sums_index_.end()) return nullptr;
+  const DomainSums& d = domain_sums_[it->second];
+  return d.slot < 0 ? nullptr : &d.by_rank;
 }
 
 // ---- Snapshot: the column table ---------------------------------------------

@@ -173,12 +173,11 @@ struct SnapshotView {
     return requested[static_cast<size_t>(r) * num_nodes + node];
   }
   // Value id of label `key` on `node`, or kNoId when the node lacks the key.
+  // Binary search: nothing bounds a node's labels, and a pod with C spread
+  // constraints looks up C keys per node.
   BULKSCORE_HD int32_t label_value(uint32_t node, int32_t key) const {
-    for (uint32_t i = label_offsets[node], e = label_offsets[node + 1]; i < e; ++i) {
-      if (label_keys[i] == key) return label_values[i];
-      if (label_keys[i] > key) break;
-    }
-    return kNoId;
+    const uint32_t at = lower_bound_key(label_keys, label_offsets[node], label_offsets[node + 1], key);
+    return at < label_offsets[node + 1] && label_keys[at] == key ? label_values[at] : kNoId;
   }
   // Binary search: nodes list tens of image names.
   BULKSCORE_HD int32_t dense_rank(int32_t slot, uint32_t node) const {
@@ -190,11 +189,20 @@ struct SnapshotView {
   }
   // Value id of label `key` on the pod in `slot`, or kNoId.
   BULKSCORE_HD int32_t pod_label_value(uint32_t slot, int32_t key) const {
-    for (uint32_t i = pod_label_offsets[slot], e = i + pod_label_counts[slot]; i < e; ++i) {
-      if (pod_label_keys[i] == key) return pod_label_values[i];
-      if (pod_label_keys[i] > key) break;
+    const uint32_t first = pod_label_offsets[slot], last = first + pod_label_counts[slot];
+    const uint32_t at = lower_bound_key(pod_label_keys, first, last, key);
+    return at < last && pod_label_keys[at] == key ? pod_label_values[at] : kNoId;
+  }
+  // The first position in keys[lo, hi) (sorted) whose key is not below `key`.
+  static BULKSCORE_HD uint32_t lower_bound_key(const int32_t* keys, uint32_t lo, uint32_t hi, int32_t key) {
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (keys[mid] < key)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
-    return kNoId;
+    return lo;
   }
   BULKSCORE_HD bool has_image(uint32_t node, int32_t image) const {
     uint32_t lo = image_offsets[node], hi = image_offsets[node + 1];
@@ -431,12 +439,25 @@ class Snapshot {
   // re-lays the counters column (a mirror re-sends that column only); it is
   // not structural. Matchers stay registered for the snapshot's lifetime.
   // InputError for an operator other than In, NotIn, Exists, DoesNotExist.
+  //
+  // Costs (a pod may carry thousands of terms or constraints, and the API
+  // server bounds neither): finding a matcher hashes its compiled form
+  // (identical clauses of one conjunction count once); a pod mutation checks
+  // only the matchers filed under one of the pod's labels (a matcher is
+  // filed under one In or Exists requirement every pod it counts must meet)
+  // and those with no such requirement; registering a batch walks the pod
+  // slots once for all its new matchers, checking each slot against the new
+  // matchers filed under its labels.
   struct PodMatchClause {
     bool all_namespaces = false;
     std::vector<std::string> namespaces;  // ignored when all_namespaces
     LabelSelector selector;
   };
   uint32_t topology_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating);
+  // Several at once (one walk over the pod slots for all the new ones): the
+  // rows, in the order of `matchers`.
+  std::vector<uint32_t> topology_matchers(const std::vector<std::vector<PodMatchClause>>& matchers,
+                                          bool count_terminating);
   // The row of an already registered matcher, or -1.
   int32_t find_topology_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating) const;
   // The one-clause matcher of one namespace without terminating pods
@@ -447,6 +468,15 @@ class Snapshot {
   const std::vector<int32_t>& topology_counts() const { return topology_counts_; }
   // Whether matcher `m` counts the pod in `slot` (recounting, tests).
   bool topology_matcher_counts_slot(uint32_t m, uint32_t slot) const;
+  // Work the matchers cost so far (tests and benchmarks hold the costs
+  // above with these): `slot_checks`, matcher-against-pod checks by
+  // registration and by pod mutations; `compares`, matcher equality
+  // comparisons while registering.
+  struct MatcherWork {
+    uint64_t slot_checks = 0;
+    uint64_t compares = 0;
+  };
+  const MatcherWork& matcher_work() const { return matcher_work_; }
 
   // A matcher's counters summed per value of a label key that has a dense
   // column: sums[r] over the nodes whose value has rank r
@@ -495,6 +525,12 @@ class Snapshot {
     std::vector<int64_t> by_rank;
   };
   const std::vector<ExistingAffinityTerm>& existing_affinity_terms() const { return affinity_terms_; }
+  // The indices (ascending) of the groups whose label selector a pod with
+  // `labels` may meet: every group it meets, and few others. Each group is
+  // filed under one requirement every pod it selects meets (a matchLabels
+  // entry or an In value, else an Exists key; a nil selector nowhere), so a
+  // pod looks at the groups filed under its own labels, not at every group.
+  std::vector<uint32_t> affinity_term_candidates(const StringMap& labels) const;
 
   // ---- change tracking for device mirrors ------------------------------------
   // Versions are unique in the process: every build, copy and structural
@@ -697,9 +733,14 @@ class Snapshot {
     bool operator==(const MatcherClause& o) const {
       return all_namespaces == o.all_namespaces && namespace_ids == o.namespace_ids && requirements == o.requirements;
     }
+    bool operator<(const MatcherClause& o) const {
+      if (all_namespaces != o.all_namespaces) return all_namespaces < o.all_namespaces;
+      if (namespace_ids != o.namespace_ids) return namespace_ids < o.namespace_ids;
+      return requirements < o.requirements;
+    }
   };
   struct Matcher {
-    std::vector<MatcherClause> clauses;
+    std::vector<MatcherClause> clauses;  // sorted, unique (a conjunction)
     bool count_terminating = false;
     bool operator==(const Matcher& o) const { return clauses == o.clauses && count_terminating == o.count_terminating; }
   };
@@ -707,10 +748,58 @@ class Snapshot {
   // (nullopt when a string is unknown: no registered matcher has it).
   Matcher intern_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating);
   std::optional<Matcher> lookup_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating) const;
+  // Lists of rows under 64-bit keys, all in one array of links (a key's rows
+  // come back newest first): a few bytes per entry however many keys.
+  class KeyedRows {
+   public:
+    void add(uint64_t key, uint32_t row) {
+      const auto [it, fresh] = head_.emplace(key, static_cast<uint32_t>(links_.size()));
+      links_.emplace_back(row, fresh ? kEnd : it->second);
+      it->second = static_cast<uint32_t>(links_.size() - 1);
+    }
+    template <class Fn>
+    void for_each(uint64_t key, Fn&& fn) const {
+      const auto it = head_.find(key);
+      if (it == head_.end()) return;
+      for (uint32_t l = it->second; l != kEnd; l = links_[l].second) fn(links_[l].first);
+    }
+    bool empty() const { return head_.empty(); }
+
+   private:
+    static constexpr uint32_t kEnd = UINT32_MAX;
+    std::unordered_map<uint64_t, uint32_t> head_;        // key -> its newest link
+    std::vector<std::pair<uint32_t, uint32_t>> links_;  // (row, the key's next link or kEnd)
+  };
+  static uint64_t matcher_hash(const Matcher& m);
+  // The row of a registered matcher equal to `m`, or -1 (`compares` counts
+  // the equality comparisons, when given).
+  int32_t matcher_row(const Matcher& m, uint64_t* compares) const;
+  // Matchers filed for the pods they may count: under (key, value) for each
+  // value of one In requirement, or under the key of one Exists requirement,
+  // that every pod the matcher counts meets; the others in `always`.
+  struct MatcherFiling {
+    KeyedRows by_label;  // label_pair(key, value) -> rows
+    KeyedRows by_key;    // key -> rows
+    std::vector<uint32_t> always;
+    void add(uint32_t row, const Matcher& m);
+    // Calls fn(row) once for each filed matcher the pod in `slot` may meet.
+    template <class Fn>
+    void for_candidates(const Snapshot& s, uint32_t slot, Fn&& fn) const;
+  };
   std::vector<Matcher> matchers_;
+  KeyedRows matcher_rows_;  // matcher_hash -> rows
+  MatcherFiling matcher_filing_;
+  MatcherWork matcher_work_;
   // Existing pods' affinity terms (host-only), by canonical term text.
   std::vector<ExistingAffinityTerm> affinity_terms_;
   std::unordered_map<std::string, uint32_t> affinity_term_ids_;
+  struct TermFiling {
+    KeyedRows by_label;  // string_pair_hash(key, value) -> groups (a collision only adds a candidate)
+    KeyedRows by_key;    // hash of the key -> groups
+    std::vector<uint32_t> always;
+  };
+  TermFiling affinity_term_filing_;
+  void file_affinity_term(uint32_t group);
   // Adds (sign +1) or takes away (-1) the terms of `pod` on `node`.
   void index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign);
   // Lays every group's by_rank out anew (after the dense columns changed).
@@ -722,6 +811,8 @@ class Snapshot {
     std::vector<int64_t> by_rank;  // + the nodes without the key, last
   };
   std::vector<DomainSums> domain_sums_;
+  std::unordered_map<uint64_t, uint32_t> domain_sums_index_;  // label_pair(matcher, key) -> index in domain_sums_
+  std::vector<std::vector<uint32_t>> matcher_domain_sums_;     // [matcher]: its indices in domain_sums_
   void recount_domain_sums(DomainSums& d) const;
   // Builds (when dense enough) or drops one group's by_rank from its domains.
   void rank_affinity_term(ExistingAffinityTerm& g);
