@@ -78,15 +78,11 @@ int status_of(const EventStatus& s, bs_engine* h) {
 std::string text_of(const char* p, size_t n) { return p ? std::string(p, n) : std::string(); }
 
 bulkscore::Pod one_pod(const char* json, size_t len) {
-  std::vector<bulkscore::Pod> pods = bulkscore::parse_pods_json(text_of(json, len), "pod");
-  if (pods.size() != 1) throw bulkscore::InputError("pod: expected one Pod, got " + std::to_string(pods.size()));
-  return std::move(pods.front());
+  return bulkscore::parse_pod_object_json(text_of(json, len), "pod");
 }
 
 bulkscore::Node one_node(const char* json, size_t len) {
-  std::vector<bulkscore::Node> nodes = bulkscore::parse_nodes_json(text_of(json, len), "node");
-  if (nodes.size() != 1) throw bulkscore::InputError("node: expected one Node, got " + std::to_string(nodes.size()));
-  return std::move(nodes.front());
+  return bulkscore::parse_node_object_json(text_of(json, len), "node");
 }
 
 // The public struct and a pointer back to what owns its strings: standard

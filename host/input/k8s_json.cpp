@@ -965,7 +965,7 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
 // convert(item, index) for each Node or Pod (index empty for a single object).
 template <typename Convert>
 void for_each_object(element root, const std::string& origin, const char* kind, const char* list_kind,
-                     Convert&& convert) {
+                     Convert&& convert, bool kindless_is_one = false) {
   const std::string expected = std::string(kind) + ", " + list_kind + " or List";
   object obj;
   if (root.get_object().get(obj) != simdjson::SUCCESS) {
@@ -974,6 +974,11 @@ void for_each_object(element root, const std::string& origin, const char* kind, 
   element kind_value;
   std::string_view doc_kind;
   if (obj["kind"].get(kind_value) != simdjson::SUCCESS || kind_value.is_null()) {
+    // client-go's typed objects carry no kind: one object of the kind asked for.
+    if (kindless_is_one) {
+      convert(root, std::optional<size_t>());
+      return;
+    }
     throw InputError(origin + ": kind: missing (expected " + expected + ")");
   }
   if (kind_value.get_string().get(doc_kind) != simdjson::SUCCESS) {
@@ -1422,30 +1427,36 @@ void objects_from(simdjson::dom::parser& parser, const simdjson::padded_string_v
 }
 
 std::vector<Node> nodes_from(simdjson::dom::parser& parser, const simdjson::padded_string_view json,
-                             const std::string& origin) {
+                             const std::string& origin, bool kindless_is_one = false) {
   element root;
   if (const auto err = parser.parse(without_bom(json), without_bom_size(json), false).get(root))
     throw_json_error(origin, err, json);
   std::vector<Node> nodes;
   nodes.reserve(item_count(root));
-  for_each_object(root, origin, "Node", "NodeList", [&](element item, std::optional<size_t> index) {
-    Reader reader(origin, "Node", index);
-    nodes.push_back(convert_node(item, reader));
-  });
+  for_each_object(
+      root, origin, "Node", "NodeList",
+      [&](element item, std::optional<size_t> index) {
+        Reader reader(origin, "Node", index);
+        nodes.push_back(convert_node(item, reader));
+      },
+      kindless_is_one);
   return nodes;
 }
 
 std::vector<Pod> pods_from(simdjson::dom::parser& parser, const simdjson::padded_string_view json,
-                           const std::string& origin) {
+                           const std::string& origin, bool kindless_is_one = false) {
   element root;
   if (const auto err = parser.parse(without_bom(json), without_bom_size(json), false).get(root))
     throw_json_error(origin, err, json);
   std::vector<Pod> pods;
   pods.reserve(item_count(root));
-  for_each_object(root, origin, "Pod", "PodList", [&](element item, std::optional<size_t> index) {
-    Reader reader(origin, "Pod", index);
-    pods.push_back(convert_pod(item, reader, reader.location()));
-  });
+  for_each_object(
+      root, origin, "Pod", "PodList",
+      [&](element item, std::optional<size_t> index) {
+        Reader reader(origin, "Pod", index);
+        pods.push_back(convert_pod(item, reader, reader.location()));
+      },
+      kindless_is_one);
   return pods;
 }
 
@@ -1486,6 +1497,22 @@ std::vector<Pod> parse_pods_json(const std::string& text, const std::string& ori
   const simdjson::padded_string data(text);
   simdjson::dom::parser parser;
   return pods_from(parser, data, origin);
+}
+
+Node parse_node_object_json(const std::string& text, const std::string& origin) {
+  const simdjson::padded_string data(text);
+  simdjson::dom::parser parser;
+  std::vector<Node> nodes = nodes_from(parser, data, origin, true);
+  if (nodes.size() != 1) throw InputError(origin + ": expected one Node, got " + std::to_string(nodes.size()));
+  return std::move(nodes.front());
+}
+
+Pod parse_pod_object_json(const std::string& text, const std::string& origin) {
+  const simdjson::padded_string data(text);
+  simdjson::dom::parser parser;
+  std::vector<Pod> pods = pods_from(parser, data, origin, true);
+  if (pods.size() != 1) throw InputError(origin + ": expected one Pod, got " + std::to_string(pods.size()));
+  return std::move(pods.front());
 }
 
 void load_objects_json(const std::string& path, ClusterObjects& out) {

@@ -19,6 +19,10 @@ std::vector<Pod> load_pods_json(const std::string& path);
 // The same from text in memory; `origin` names it in errors.
 std::vector<Node> parse_nodes_json(const std::string& text, const std::string& origin);
 std::vector<Pod> parse_pods_json(const std::string& text, const std::string& origin);
+// One object, as an informer hands it over: a Node (or Pod), or a list of
+// exactly one; `kind` may be absent (client-go's typed objects carry none).
+Node parse_node_object_json(const std::string& text, const std::string& origin);
+Pod parse_pod_object_json(const std::string& text, const std::string& origin);
 
 // What `kubectl get svc,rc,rs,sts,ns -A -o json` prints (a List, a typed
 // list or a single object), appended to `out` in file order: Namespaces,

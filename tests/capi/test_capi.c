@@ -1,0 +1,197 @@
+/* The C ABI from C11 (include/bulkscore/bulkscore.h), linked against
+ * libbulkscore.so: every call's status and message, results, events, rank,
+ * warnings and metrics, and the errors a careless caller makes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bulkscore/bulkscore.h"
+
+static int failures = 0;
+
+#define CHECK(cond)                                                                            \
+  do {                                                                                         \
+    if (!(cond)) {                                                                             \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed (last error: %s)\n", __FILE__, __LINE__, #cond, \
+              bs_last_error());                                                                \
+      ++failures;                                                                              \
+    }                                                                                          \
+  } while (0)
+
+#define CHECK_STATUS(call, want)                                                                        \
+  do {                                                                                                  \
+    int got_ = (call);                                                                                  \
+    if (got_ != (want)) {                                                                               \
+      fprintf(stderr, "%s:%d: %s returned %s, expected %s (last error: %s)\n", __FILE__, __LINE__, #call, \
+              bs_status_name(got_), bs_status_name(want), bs_last_error());                              \
+      ++failures;                                                                                       \
+    }                                                                                                   \
+  } while (0)
+
+static const char kNodes[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"NodeList\",\"items\":["
+    "{\"metadata\":{\"name\":\"n1\",\"labels\":{\"topology.kubernetes.io/zone\":\"a\"}},"
+    "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}},"
+    "{\"metadata\":{\"name\":\"n2\",\"labels\":{\"topology.kubernetes.io/zone\":\"b\"}},"
+    "\"status\":{\"allocatable\":{\"cpu\":\"2\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}]}";
+
+static const char kPods[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"PodList\",\"items\":["
+    "{\"metadata\":{\"name\":\"running\",\"namespace\":\"default\",\"uid\":\"u-running\"},"
+    "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]},"
+    "\"status\":{\"phase\":\"Running\"}}]}";
+
+static const char kWeb[] =
+    "{\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"u-web\",\"labels\":{\"app\":\"web\"}},"
+    "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"500m\"}}}]}}";
+
+static const char kWebBound[] =
+    "{\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"u-web\",\"labels\":{\"app\":\"web\"}},"
+    "\"spec\":{\"nodeName\":\"n2\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"500m\"}}}]},"
+    "\"status\":{\"phase\":\"Running\"}}";
+
+static const char kHuge[] =
+    "{\"metadata\":{\"name\":\"huge\",\"namespace\":\"default\",\"uid\":\"u-huge\"},"
+    "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"64\"}}}]}}";
+
+static const char kNode3[] =
+    "{\"metadata\":{\"name\":\"n3\",\"labels\":{\"topology.kubernetes.io/zone\":\"c\"}},"
+    "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}";
+
+static const char kService[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},"
+    "\"spec\":{\"selector\":{\"app\":\"web\"}}}";
+
+int main(void) {
+  CHECK(strcmp(bs_version(), BULKSCORE_VERSION) == 0);
+  CHECK(bs_abi_version() == BULKSCORE_ABI_VERSION);
+
+  /* Careless calls: statuses, never a crash. */
+  bs_engine* engine = NULL;
+  CHECK_STATUS(bs_engine_create(NULL, 0, NULL, NULL), BS_INVALID_ARGUMENT);
+  CHECK_STATUS(bs_engine_create("profiles: [", 11, NULL, &engine), BS_INVALID_INPUT);
+  CHECK(engine == NULL);
+  CHECK(strlen(bs_last_error()) > 0);
+  CHECK_STATUS(bs_engine_add_node(NULL, kNode3, sizeof kNode3 - 1), BS_INVALID_ARGUMENT);
+  bs_engine_options options;
+  bs_engine_options_init(&options);
+  options.batching = 7;
+  CHECK_STATUS(bs_engine_create(NULL, 0, &options, &engine), BS_INVALID_ARGUMENT);
+  options.batching = BS_BATCHING_EXACT;
+  options.backend = "tpu";
+  CHECK_STATUS(bs_engine_create(NULL, 0, &options, &engine), BS_INVALID_INPUT);
+
+  options.backend = "cpu";
+  options.tie_break = BS_TIE_BREAK_FIRST;
+  CHECK_STATUS(bs_engine_create(NULL, 0, &options, &engine), BS_OK);
+  if (!engine) return 1;
+  CHECK(strcmp(bs_engine_backend(engine), "cpu") == 0);
+  CHECK_STATUS(bs_engine_load(engine, kNodes, sizeof kNodes - 1, kPods, sizeof kPods - 1, NULL, 0), BS_OK);
+  CHECK_STATUS(bs_engine_load(engine, "{", 1, kPods, sizeof kPods - 1, NULL, 0), BS_INVALID_INPUT);
+  /* A failed load changes nothing. */
+
+  /* Rank before: n2 has more room. */
+  bs_ranking* ranking = NULL;
+  CHECK_STATUS(bs_engine_rank(engine, kWeb, sizeof kWeb - 1, 5, &ranking), BS_OK);
+  if (ranking) {
+    CHECK(ranking->num_nodes == 2);
+    CHECK(ranking->feasible_nodes == 2);
+    CHECK(strcmp(ranking->chosen, "n2") == 0);
+    CHECK(strcmp(ranking->nodes[0].node, "n2") == 0);
+    CHECK(ranking->num_plugins > 0);
+    int64_t sum = 0;
+    for (size_t i = 0; i < ranking->num_plugins; ++i) sum += ranking->nodes[0].weighted[i];
+    CHECK(sum == ranking->nodes[0].total);
+    CHECK(strstr(ranking->json, "\"chosen\":\"n2\"") != NULL);
+    bs_ranking_free(ranking);
+  }
+
+  /* schedule assumes; the same pod again is refused. */
+  bs_schedule_result* r = NULL;
+  CHECK_STATUS(bs_engine_schedule(engine, kWeb, sizeof kWeb - 1, &r), BS_OK);
+  if (r) {
+    CHECK(r->code == 0);
+    CHECK(strcmp(r->node, "n2") == 0);
+    CHECK(r->feasible_nodes == 2);
+    CHECK(strncmp(r->json, "{\"pod\":\"default/web\",\"node\":\"n2\",\"score\":", 40) == 0);
+    bs_schedule_result_free(r);
+  }
+  int assumed = 0;
+  CHECK_STATUS(bs_engine_is_assumed_pod(engine, "u-web", &assumed), BS_OK);
+  CHECK(assumed == 1);
+  CHECK_STATUS(bs_engine_schedule(engine, kWeb, sizeof kWeb - 1, &r), BS_OK);
+  if (r) {
+    CHECK(r->code == 1);
+    CHECK(strstr(r->message, "in the cache already") != NULL);
+    bs_schedule_result_free(r);
+  }
+  CHECK_STATUS(bs_engine_update_pod(engine, kWebBound, sizeof kWebBound - 1), BS_WRONG_STATE);
+  CHECK_STATUS(bs_engine_finish_binding(engine, "u-web"), BS_OK);
+  CHECK_STATUS(bs_engine_add_pod(engine, kWebBound, sizeof kWebBound - 1), BS_OK); /* confirmed */
+  CHECK_STATUS(bs_engine_is_assumed_pod(engine, "u-web", &assumed), BS_OK);
+  CHECK(assumed == 0);
+  CHECK_STATUS(bs_engine_add_pod(engine, kWebBound, sizeof kWebBound - 1), BS_ALREADY_EXISTS);
+  CHECK(strstr(bs_last_error(), "already in added state") != NULL);
+  CHECK_STATUS(bs_engine_forget_pod(engine, "u-web"), BS_WRONG_STATE);
+  CHECK_STATUS(bs_engine_remove_pod(engine, "u-nope"), BS_NOT_FOUND);
+  CHECK_STATUS(bs_engine_add_pod(engine, kWeb, sizeof kWeb - 1), BS_INVALID_INPUT); /* no nodeName */
+
+  /* Unschedulable: upstream's FitError text. */
+  CHECK_STATUS(bs_engine_schedule(engine, kHuge, sizeof kHuge - 1, &r), BS_OK);
+  if (r) {
+    CHECK(r->code == 2);
+    CHECK(strcmp(r->code_name, "Unschedulable") == 0);
+    CHECK(strcmp(r->message, "0/2 nodes are available: 2 Insufficient cpu.") == 0);
+    CHECK(r->node[0] == '\0');
+    bs_schedule_result_free(r);
+  }
+  CHECK_STATUS(bs_engine_peek(engine, "not json", 8, &r), BS_INVALID_INPUT);
+  CHECK(r == NULL);
+
+  /* Nodes and objects. */
+  CHECK_STATUS(bs_engine_add_node(engine, kNode3, sizeof kNode3 - 1), BS_OK);
+  CHECK_STATUS(bs_engine_add_node(engine, kNode3, sizeof kNode3 - 1), BS_ALREADY_EXISTS);
+  CHECK_STATUS(bs_engine_peek(engine, kHuge, sizeof kHuge - 1, &r), BS_OK);
+  if (r) {
+    CHECK(strcmp(r->message, "0/3 nodes are available: 3 Insufficient cpu.") == 0);
+    bs_schedule_result_free(r);
+  }
+  CHECK_STATUS(bs_engine_remove_node(engine, "n3"), BS_OK);
+  CHECK_STATUS(bs_engine_remove_node(engine, "n3"), BS_NOT_FOUND);
+  CHECK_STATUS(bs_engine_add_object(engine, kService, sizeof kService - 1), BS_OK);
+  CHECK_STATUS(bs_engine_add_object(engine, kService, sizeof kService - 1), BS_ALREADY_EXISTS);
+  CHECK_STATUS(bs_engine_update_object(engine, kService, sizeof kService - 1), BS_OK);
+  CHECK_STATUS(bs_engine_add_object(engine, kNode3, sizeof kNode3 - 1), BS_INVALID_INPUT);
+  CHECK_STATUS(bs_engine_remove_object(engine, "Service", "default", "web"), BS_OK);
+  CHECK_STATUS(bs_engine_remove_object(engine, "Service", "default", "web"), BS_NOT_FOUND);
+  CHECK_STATUS(bs_engine_remove_object(engine, "Gadget", "default", "web"), BS_INVALID_ARGUMENT);
+  CHECK_STATUS(bs_engine_remove_pod(engine, "u-web"), BS_OK);
+
+  /* Warnings and metrics, freed with bs_free. */
+  char** warnings = NULL;
+  size_t count = 99;
+  CHECK_STATUS(bs_engine_take_warnings(engine, &warnings, &count), BS_OK);
+  if (warnings) {
+    size_t n = 0;
+    while (warnings[n]) ++n;
+    CHECK(n == count);
+    bs_free(warnings);
+  }
+  char* metrics = NULL;
+  CHECK_STATUS(bs_engine_metrics_text(engine, &metrics), BS_OK);
+  if (metrics) {
+    CHECK(strstr(metrics, "# TYPE") != NULL);
+    bs_free(metrics);
+  }
+  bs_engine_destroy(engine);
+  bs_engine_destroy(NULL);
+  bs_schedule_result_free(NULL);
+  bs_ranking_free(NULL);
+
+  if (failures) {
+    fprintf(stderr, "test_capi: %d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("test_capi: all checks passed\n");
+  return 0;
+}
