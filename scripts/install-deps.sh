@@ -9,6 +9,7 @@ PACKAGES=(
   libsimdjson-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   gnuplot-nox
+  golang-go python3
 )
 
 missing=()

@@ -8,9 +8,19 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 . scripts/env.sh
 
-cmake -S . -B build-test-cpu -DCMAKE_BUILD_TYPE=Release -DBULKSCORE_CUDA=OFF
+cmake -S . -B build-test-cpu -DCMAKE_BUILD_TYPE=Release -DBULKSCORE_CUDA=OFF -DBULKSCORE_BINDING_TESTS=ON
 cmake --build build-test-cpu -j"$JOBS"
 (cd build-test-cpu && ctest --output-on-failure -j"$JOBS")
+
+# The installed package: `cmake --install` into a prefix, then an embedder's
+# project (tests/consumer) finds it, links the C++ library and the C ABI,
+# and schedules a pod with each; -ffp-contract=off must reach its flags.
+rm -rf build-test-cpu/prefix build-test-cpu/consumer
+cmake --install build-test-cpu --prefix build-test-cpu/prefix >/dev/null
+cmake -S tests/consumer -B build-test-cpu/consumer -DCMAKE_PREFIX_PATH="$PWD/build-test-cpu/prefix"
+cmake --build build-test-cpu/consumer -j"$JOBS"
+grep -q -- -ffp-contract=off build-test-cpu/consumer/CMakeFiles/consumer_cpp.dir/flags.make
+(cd build-test-cpu/consumer && ctest --output-on-failure)
 
 # Static checks: clang-tidy 14 (.clang-tidy) over the project's own sources,
 # through the CPU build's compile_commands.json. Any finding fails.

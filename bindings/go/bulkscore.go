@@ -1,0 +1,441 @@
+// Package bulkscore is the Go binding of bulkscore's C ABI
+// (include/bulkscore/bulkscore.h): kube-scheduler v1.35.4's scheduling
+// cycle in bulk, fed by informer events, from a Go scheduler.
+//
+// Build against an installed bulkscore (cmake --install) with
+//
+//	CGO_CFLAGS="-I<prefix>/include" CGO_LDFLAGS="-L<prefix>/lib -Wl,-rpath,<prefix>/lib"
+//
+// (the test does the same against a build tree). Kubernetes objects go in as JSON, as
+// client-go's typed objects marshal (encoding/json): a missing "kind" is
+// fine for pods and nodes; objects (Services, Namespaces...) need it.
+//
+// An Engine serializes its own calls (a mutex), so goroutines may share it;
+// calls on one engine do not run in parallel. Close frees it; a finalizer
+// frees a forgotten one.
+package bulkscore
+
+/*
+#cgo LDFLAGS: -lbulkscore
+#include <stdlib.h>
+#include <bulkscore/bulkscore.h>
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Status is a bs_status code.
+type Status int
+
+const (
+	OK                 Status = C.BS_OK
+	InvalidInput       Status = C.BS_INVALID_INPUT
+	AlreadyExists      Status = C.BS_ALREADY_EXISTS
+	NotFound           Status = C.BS_NOT_FOUND
+	WrongState         Status = C.BS_WRONG_STATE
+	BackendUnavailable Status = C.BS_BACKEND_UNAVAILABLE
+	DeviceError        Status = C.BS_DEVICE_ERROR
+	OutOfMemory        Status = C.BS_OUT_OF_MEMORY
+	InvalidArgument    Status = C.BS_INVALID_ARGUMENT
+	Internal           Status = C.BS_INTERNAL
+)
+
+func (s Status) String() string { return C.GoString(C.bs_status_name(C.int(s))) }
+
+// Error is a failed call: its status and the library's message.
+type Error struct {
+	Status  Status
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("bulkscore: %s: %s", e.Status, e.Message) }
+
+// Is lets errors.Is(err, bulkscore.ErrNotFound) match by status.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Message == "" && t.Status == e.Status
+}
+
+// Sentinels for errors.Is.
+var (
+	ErrInvalidInput       = &Error{Status: InvalidInput}
+	ErrAlreadyExists      = &Error{Status: AlreadyExists}
+	ErrNotFound           = &Error{Status: NotFound}
+	ErrWrongState         = &Error{Status: WrongState}
+	ErrBackendUnavailable = &Error{Status: BackendUnavailable}
+)
+
+// TieBreak picks among nodes tied at the best total.
+type TieBreak int
+
+const (
+	TieBreakRandom TieBreak = C.BS_TIE_BREAK_RANDOM // upstream's: a seeded uniform draw per pod
+	TieBreakFirst  TieBreak = C.BS_TIE_BREAK_FIRST  // the first node in the node list
+)
+
+// Batching is the batch cache's mode (docs/batching.md).
+type Batching int
+
+const (
+	BatchingExact    Batching = C.BS_BATCHING_EXACT
+	BatchingUpstream Batching = C.BS_BATCHING_UPSTREAM
+	BatchingOff      Batching = C.BS_BATCHING_OFF
+)
+
+// Options of an engine; the zero value is not the default: use DefaultOptions.
+type Options struct {
+	Backend       string // "auto", "cpu", "cuda"
+	TieBreak      TieBreak
+	Seed          uint64
+	Threads       int // CPU backend workers; 0: one per core
+	Batching      Batching
+	BatchStates   uint32
+	AssumedPodTTL time.Duration // 0: assumed pods never expire (upstream's default)
+}
+
+// DefaultOptions: backend auto, random tie-break, exact batching.
+func DefaultOptions() Options {
+	return Options{Backend: "auto", TieBreak: TieBreakRandom, Batching: BatchingExact, BatchStates: 1}
+}
+
+// Version is the library's version, e.g. "0.1.0".
+func Version() string { return C.GoString(C.bs_version()) }
+
+// ABIVersion is the C ABI's version the library was built with.
+func ABIVersion() int { return int(C.bs_abi_version()) }
+
+// Engine owns a C engine.
+type Engine struct {
+	mu sync.Mutex
+	h  *C.bs_engine
+}
+
+// call runs f with this goroutine pinned to its OS thread, so that the
+// thread-local bs_last_error belongs to the call.
+func call(f func() C.int) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	st := f()
+	if st == C.BS_OK {
+		return nil
+	}
+	return &Error{Status: Status(st), Message: C.GoString(C.bs_last_error())}
+}
+
+// cbytes passes b to C for the duration of a call (a C copy: cgo forbids
+// Go pointers to Go pointers, and the library does not keep it).
+func cbytes(b []byte) (*C.char, C.size_t, func()) {
+	if len(b) == 0 {
+		return nil, 0, func() {}
+	}
+	p := C.CBytes(b)
+	return (*C.char)(p), C.size_t(len(b)), func() { C.free(p) }
+}
+
+// NewEngine makes an engine for a KubeSchedulerConfiguration (YAML; nil:
+// upstream's default profile).
+func NewEngine(configYAML []byte, opts Options) (*Engine, error) {
+	var o C.bs_engine_options
+	C.bs_engine_options_init(&o)
+	backend := C.CString(opts.Backend)
+	defer C.free(unsafe.Pointer(backend))
+	if opts.Backend != "" {
+		o.backend = backend
+	}
+	o.tie_break = C.int(opts.TieBreak)
+	o.seed = C.uint64_t(opts.Seed)
+	o.threads = C.int(opts.Threads)
+	o.batching = C.int(opts.Batching)
+	o.batch_states = C.uint32_t(opts.BatchStates)
+	o.assumed_pod_ttl_seconds = C.double(opts.AssumedPodTTL.Seconds())
+	cfg, n, free := cbytes(configYAML)
+	defer free()
+	e := &Engine{}
+	if err := call(func() C.int { return C.bs_engine_create(cfg, n, &o, &e.h) }); err != nil {
+		return nil, err
+	}
+	runtime.SetFinalizer(e, (*Engine).Close)
+	return e, nil
+}
+
+// Close frees the engine; later calls fail with InvalidArgument.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.h != nil {
+		C.bs_engine_destroy(e.h)
+		e.h = nil
+	}
+	runtime.SetFinalizer(e, nil)
+}
+
+// Backend is the backend the engine runs on now ("cpu", "cuda").
+func (e *Engine) Backend() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return C.GoString(C.bs_engine_backend(e.h))
+}
+
+// Load replaces the cluster: a NodeList, a PodList (its bound pods are
+// loaded) and a List of objects (nil: none).
+func (e *Engine) Load(nodes, pods, objects []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	np, nn, f1 := cbytes(nodes)
+	defer f1()
+	pp, pn, f2 := cbytes(pods)
+	defer f2()
+	op, on, f3 := cbytes(objects)
+	defer f3()
+	return call(func() C.int { return C.bs_engine_load(e.h, np, nn, pp, pn, op, on) })
+}
+
+func (e *Engine) jsonCall(b []byte, f func(*C.char, C.size_t) C.int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, n, free := cbytes(b)
+	defer free()
+	if p == nil {
+		return &Error{Status: InvalidInput, Message: "empty JSON"}
+	}
+	return call(func() C.int { return f(p, n) })
+}
+
+func (e *Engine) nameCall(name string, f func(*C.char) C.int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := C.CString(name)
+	defer C.free(unsafe.Pointer(s))
+	return call(func() C.int { return f(s) })
+}
+
+// AddNode, UpdateNode, RemoveNode: the node informer's events.
+func (e *Engine) AddNode(node []byte) error {
+	return e.jsonCall(node, func(p *C.char, n C.size_t) C.int { return C.bs_engine_add_node(e.h, p, n) })
+}
+func (e *Engine) UpdateNode(node []byte) error {
+	return e.jsonCall(node, func(p *C.char, n C.size_t) C.int { return C.bs_engine_update_node(e.h, p, n) })
+}
+func (e *Engine) RemoveNode(name string) error {
+	return e.nameCall(name, func(s *C.char) C.int { return C.bs_engine_remove_node(e.h, s) })
+}
+
+// AddPod (the informer's add of a bound pod; confirms an assumed one),
+// UpdatePod, RemovePod by cache key (UID, or namespace/name).
+func (e *Engine) AddPod(pod []byte) error {
+	return e.jsonCall(pod, func(p *C.char, n C.size_t) C.int { return C.bs_engine_add_pod(e.h, p, n) })
+}
+func (e *Engine) UpdatePod(pod []byte) error {
+	return e.jsonCall(pod, func(p *C.char, n C.size_t) C.int { return C.bs_engine_update_pod(e.h, p, n) })
+}
+func (e *Engine) RemovePod(key string) error {
+	return e.nameCall(key, func(s *C.char) C.int { return C.bs_engine_remove_pod(e.h, s) })
+}
+
+// AssumePod, ForgetPod, FinishBinding: the scheduler's own cache calls.
+func (e *Engine) AssumePod(pod []byte) error {
+	return e.jsonCall(pod, func(p *C.char, n C.size_t) C.int { return C.bs_engine_assume_pod(e.h, p, n) })
+}
+func (e *Engine) ForgetPod(key string) error {
+	return e.nameCall(key, func(s *C.char) C.int { return C.bs_engine_forget_pod(e.h, s) })
+}
+func (e *Engine) FinishBinding(key string) error {
+	return e.nameCall(key, func(s *C.char) C.int { return C.bs_engine_finish_binding(e.h, s) })
+}
+
+// IsAssumedPod reports whether the pod is assumed and not yet confirmed.
+func (e *Engine) IsAssumedPod(key string) (bool, error) {
+	var out C.int
+	err := e.nameCall(key, func(s *C.char) C.int { return C.bs_engine_is_assumed_pod(e.h, s, &out) })
+	return out == 1, err
+}
+
+// AddObject, UpdateObject (JSON with its kind), RemoveObject by kind,
+// namespace ("" for cluster-scoped kinds) and name.
+func (e *Engine) AddObject(obj []byte) error {
+	return e.jsonCall(obj, func(p *C.char, n C.size_t) C.int { return C.bs_engine_add_object(e.h, p, n) })
+}
+func (e *Engine) UpdateObject(obj []byte) error {
+	return e.jsonCall(obj, func(p *C.char, n C.size_t) C.int { return C.bs_engine_update_object(e.h, p, n) })
+}
+func (e *Engine) RemoveObject(kind, namespace, name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k, ns, nm := C.CString(kind), C.CString(namespace), C.CString(name)
+	defer C.free(unsafe.Pointer(k))
+	defer C.free(unsafe.Pointer(ns))
+	defer C.free(unsafe.Pointer(nm))
+	return call(func() C.int { return C.bs_engine_remove_object(e.h, k, ns, nm) })
+}
+
+// Result is one decision.
+type Result struct {
+	Pod           string
+	Node          string // "" when not placed
+	Score         int64
+	FeasibleNodes uint32
+	Code          int // 0 placed; 1 Error, 2 Unschedulable, 3 UnschedulableAndUnresolvable
+	CodeName      string
+	Message       string
+	Devices       []int32
+	DeviceGroup   string
+	Warnings      []string
+	JSON          string // the line `bulkscore schedule` writes for it
+}
+
+func goResult(r *C.bs_schedule_result) *Result {
+	out := &Result{
+		Pod:           C.GoString(r.pod),
+		Node:          C.GoString(r.node),
+		Score:         int64(r.score),
+		FeasibleNodes: uint32(r.feasible_nodes),
+		Code:          int(r.code),
+		CodeName:      C.GoString(r.code_name),
+		Message:       C.GoString(r.message),
+		DeviceGroup:   C.GoString(r.device_group),
+		JSON:          C.GoString(r.json),
+	}
+	if r.num_devices > 0 {
+		for _, d := range unsafe.Slice(r.devices, int(r.num_devices)) {
+			out.Devices = append(out.Devices, int32(d))
+		}
+	}
+	if r.num_warnings > 0 {
+		for _, w := range unsafe.Slice(r.warnings, int(r.num_warnings)) {
+			out.Warnings = append(out.Warnings, C.GoString(w))
+		}
+	}
+	return out
+}
+
+func (e *Engine) decide(pod []byte, peek bool) (*Result, error) {
+	var r *C.bs_schedule_result
+	err := e.jsonCall(pod, func(p *C.char, n C.size_t) C.int {
+		if peek {
+			return C.bs_engine_peek(e.h, p, n, &r)
+		}
+		return C.bs_engine_schedule(e.h, p, n, &r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer C.bs_schedule_result_free(r)
+	return goResult(r), nil
+}
+
+// Schedule filters, scores and selects a node for the pod and assumes it
+// there. A pod the engine holds already gets Code 1 and a message.
+func (e *Engine) Schedule(pod []byte) (*Result, error) { return e.decide(pod, false) }
+
+// Peek is Schedule's decision now, with nothing assumed.
+func (e *Engine) Peek(pod []byte) (*Result, error) { return e.decide(pod, true) }
+
+// RankedNode is one of Rank's nodes.
+type RankedNode struct {
+	Node     string
+	Total    int64
+	Raw      []int64 // per Ranking.Plugins
+	Weighted []int64 // normalized times weight; they sum to Total
+}
+
+// Rejection counts the nodes a plugin rejected for one reason.
+type Rejection struct {
+	Plugin, Reason string
+	Nodes          uint64
+}
+
+// Ranking is Rank's answer.
+type Ranking struct {
+	Pod            string
+	Plugins        []string
+	Nodes          []RankedNode
+	EvaluatedNodes uint32
+	FeasibleNodes  uint32
+	TiedAtBest     uint32
+	Chosen         string
+	Rejections     []Rejection
+	Message        string
+	JSON           string
+}
+
+// Rank returns the k best feasible nodes for the pod now, with scores.
+func (e *Engine) Rank(pod []byte, k int) (*Ranking, error) {
+	var r *C.bs_ranking
+	err := e.jsonCall(pod, func(p *C.char, n C.size_t) C.int { return C.bs_engine_rank(e.h, p, n, C.uint32_t(k), &r) })
+	if err != nil {
+		return nil, err
+	}
+	defer C.bs_ranking_free(r)
+	out := &Ranking{
+		Pod:            C.GoString(r.pod),
+		EvaluatedNodes: uint32(r.evaluated_nodes),
+		FeasibleNodes:  uint32(r.feasible_nodes),
+		TiedAtBest:     uint32(r.tied_at_best),
+		Chosen:         C.GoString(r.chosen),
+		Message:        C.GoString(r.message),
+		JSON:           C.GoString(r.json),
+	}
+	np := int(r.num_plugins)
+	if np > 0 {
+		for _, p := range unsafe.Slice(r.plugins, np) {
+			out.Plugins = append(out.Plugins, C.GoString(p))
+		}
+	}
+	if r.num_nodes > 0 {
+		for _, n := range unsafe.Slice(r.nodes, int(r.num_nodes)) {
+			rn := RankedNode{Node: C.GoString(n.node), Total: int64(n.total)}
+			if np > 0 {
+				for _, v := range unsafe.Slice(n.raw, np) {
+					rn.Raw = append(rn.Raw, int64(v))
+				}
+				for _, v := range unsafe.Slice(n.weighted, np) {
+					rn.Weighted = append(rn.Weighted, int64(v))
+				}
+			}
+			out.Nodes = append(out.Nodes, rn)
+		}
+	}
+	if r.num_rejections > 0 {
+		for _, x := range unsafe.Slice(r.rejections, int(r.num_rejections)) {
+			out.Rejections = append(out.Rejections, Rejection{C.GoString(x.plugin), C.GoString(x.reason), uint64(x.nodes)})
+		}
+	}
+	return out, nil
+}
+
+// TakeWarnings returns the warnings gathered since the last call.
+func (e *Engine) TakeWarnings() ([]string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var list **C.char
+	var count C.size_t
+	if err := call(func() C.int { return C.bs_engine_take_warnings(e.h, &list, &count) }); err != nil {
+		return nil, err
+	}
+	defer C.bs_free(unsafe.Pointer(list))
+	var out []string
+	if count > 0 {
+		for _, s := range unsafe.Slice(list, int(count)) {
+			out = append(out, C.GoString(s))
+		}
+	}
+	return out, nil
+}
+
+// MetricsText is the engine's counters in Prometheus text format.
+func (e *Engine) MetricsText() (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var text *C.char
+	if err := call(func() C.int { return C.bs_engine_metrics_text(e.h, &text) }); err != nil {
+		return "", err
+	}
+	defer C.bs_free(unsafe.Pointer(text))
+	return C.GoString(text), nil
+}

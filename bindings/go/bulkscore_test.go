@@ -1,0 +1,201 @@
+package bulkscore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// The CLI the test compares with (BULKSCORE_CLI, set by ctest).
+func cli(t *testing.T) string {
+	p := os.Getenv("BULKSCORE_CLI")
+	if p == "" {
+		t.Skip("BULKSCORE_CLI is not set (ctest sets it)")
+	}
+	return p
+}
+
+func run(t *testing.T, name string, args ...string) {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+}
+
+type podItem struct {
+	Metadata struct {
+		UID               string  `json:"uid"`
+		Namespace         string  `json:"namespace"`
+		Name              string  `json:"name"`
+		DeletionTimestamp *string `json:"deletionTimestamp"`
+	} `json:"metadata"`
+	Spec struct {
+		NodeName      string `json:"nodeName"`
+		SchedulerName string `json:"schedulerName"`
+	} `json:"spec"`
+	Status struct {
+		Phase string `json:"phase"`
+	} `json:"status"`
+}
+
+// The bundled default cluster, scheduled through the binding as a Go
+// scheduler would (load, then schedule each pending pod, finish its
+// binding and confirm it with the informer's add), writes the same bytes as
+// `bulkscore schedule`.
+func TestSchedulesTheDefaultClusterAsTheCLIDoes(t *testing.T) {
+	bin := cli(t)
+	dir := t.TempDir()
+	nodesPath, podsPath, objectsPath := filepath.Join(dir, "nodes.json"), filepath.Join(dir, "pods.json"), filepath.Join(dir, "objects.json")
+	run(t, bin, "generate", "--nodes-out", nodesPath, "--pods-out", podsPath, "--objects-out", objectsPath)
+	want := filepath.Join(dir, "schedule.jsonl")
+	run(t, bin, "schedule", "--backend", "cpu", "--nodes", nodesPath, "--pods", podsPath, "--objects", objectsPath, "-o", want)
+
+	nodes, _ := os.ReadFile(nodesPath)
+	pods, _ := os.ReadFile(podsPath)
+	objects, _ := os.ReadFile(objectsPath)
+	opts := DefaultOptions()
+	opts.Backend = "cpu"
+	e, err := NewEngine(nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Load(nodes, pods, objects); err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(pods, &list); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	scheduled := 0
+	for _, raw := range list.Items {
+		var p podItem
+		if err := json.Unmarshal(raw, &p); err != nil {
+			t.Fatal(err)
+		}
+		pending := p.Spec.NodeName == "" && p.Metadata.DeletionTimestamp == nil &&
+			p.Status.Phase != "Succeeded" && p.Status.Phase != "Failed" &&
+			(p.Spec.SchedulerName == "" || p.Spec.SchedulerName == "default-scheduler")
+		if !pending {
+			continue
+		}
+		r, err := e.Schedule(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.WriteString(r.JSON)
+		got.WriteByte('\n')
+		if r.Node == "" {
+			continue
+		}
+		scheduled++
+		key := p.Metadata.UID
+		if key == "" {
+			key = p.Metadata.Namespace + "/" + p.Metadata.Name
+		}
+		if assumed, err := e.IsAssumedPod(key); err != nil || !assumed {
+			t.Fatalf("%s: assumed %v, %v", key, assumed, err)
+		}
+		if err := e.FinishBinding(key); err != nil {
+			t.Fatal(err)
+		}
+		// The informer's add of the bound pod confirms the assumption.
+		var obj map[string]any
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			t.Fatal(err)
+		}
+		obj["spec"].(map[string]any)["nodeName"] = r.Node
+		bound, _ := json.Marshal(obj)
+		if err := e.AddPod(bound); err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		if err := e.AddPod(bound); !errors.Is(err, ErrAlreadyExists) {
+			t.Fatalf("%s: a second add: %v", key, err)
+		}
+	}
+	expected, _ := os.ReadFile(want)
+	if !bytes.Equal(got.Bytes(), expected) {
+		gl, wl := bytes.Split(got.Bytes(), []byte("\n")), bytes.Split(expected, []byte("\n"))
+		for i := 0; i < len(gl) && i < len(wl); i++ {
+			if !bytes.Equal(gl[i], wl[i]) {
+				t.Fatalf("line %d differs:\n binding: %s\n CLI:     %s", i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%d lines from the binding, %d from the CLI", len(gl), len(wl))
+	}
+	if scheduled < 1000 {
+		t.Fatalf("only %d pods placed", scheduled)
+	}
+}
+
+// Errors carry their status; events, rank and metrics work from Go.
+func TestStatusesRankAndMetrics(t *testing.T) {
+	if ABIVersion() < 1 || Version() == "" {
+		t.Fatal("version")
+	}
+	opts := DefaultOptions()
+	opts.Backend = "cpu"
+	opts.TieBreak = TieBreakFirst
+	if _, err := NewEngine([]byte("profiles: ["), opts); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("bad config: %v", err)
+	}
+	e, err := NewEngine(nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	node := func(name, cpu string) []byte {
+		return []byte(`{"metadata":{"name":"` + name + `"},"status":{"allocatable":{"cpu":"` + cpu + `","memory":"8Gi","pods":"110"}}}`)
+	}
+	for _, n := range [][]byte{node("n1", "4"), node("n2", "8")} {
+		if err := e.AddNode(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.AddNode(node("n1", "4")); !errors.Is(err, ErrAlreadyExists) {
+		t.Fatalf("second add: %v", err)
+	}
+	pod := []byte(`{"metadata":{"name":"p","namespace":"default","uid":"u-p"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}}`)
+	rk, err := e.Rank(pod, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rk.Chosen != "n2" || len(rk.Nodes) != 2 || rk.Nodes[0].Node != "n2" || len(rk.Plugins) == 0 {
+		t.Fatalf("rank: %+v", rk)
+	}
+	r, err := e.Schedule(pod)
+	if err != nil || r.Node != "n2" {
+		t.Fatalf("schedule: %+v %v", r, err)
+	}
+	if err := e.ForgetPod("u-p"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ForgetPod("u-p"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second forget: %v", err)
+	}
+	if err := e.RemoveNode("n9"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("remove: %v", err)
+	}
+	var be *Error
+	if err := e.UpdateNode(node("n9", "1")); !errors.As(err, &be) || be.Status != NotFound || be.Message == "" {
+		t.Fatalf("update: %v", err)
+	}
+	if m, err := e.MetricsText(); err != nil || len(m) == 0 {
+		t.Fatalf("metrics: %q %v", m, err)
+	}
+	if _, err := e.TakeWarnings(); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	if _, err := e.Schedule(pod); !errors.Is(err, &Error{Status: InvalidArgument}) {
+		t.Fatalf("after close: %v", err)
+	}
+}

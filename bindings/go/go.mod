@@ -1,0 +1,3 @@
+module bulkscore.dev/bindings/go
+
+go 1.19

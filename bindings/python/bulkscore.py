@@ -1,0 +1,338 @@
+"""bulkscore from Python: the C ABI (include/bulkscore/bulkscore.h) through
+ctypes, standard library only.
+
+    import bulkscore
+    engine = bulkscore.Engine(backend="cpu")
+    engine.load(nodes_json, pods_json, objects_json)
+    result = engine.schedule(pod_json)      # a dict-like Result
+    engine.add_pod(bound_pod_json)          # the informer confirms it
+
+The library is found at $BULKSCORE_LIB, else as "libbulkscore.so.1" on the
+loader's path. Kubernetes objects go in as JSON text or bytes (or a dict,
+which is serialized). Failures raise bulkscore.Error (subclasses by status:
+NotFound, AlreadyExists, WrongState, InvalidInput...). An Engine serializes
+its own calls with a lock; close() frees it (also on garbage collection, or
+at the end of a `with` block).
+"""
+
+import ctypes
+import json as _json
+import os
+import threading
+
+_lib = ctypes.CDLL(os.environ.get("BULKSCORE_LIB") or "libbulkscore.so.1")
+
+ABI_VERSION = 1
+
+_c_char_p = ctypes.c_char_p
+_size_t = ctypes.c_size_t
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [
+        ("backend", _c_char_p),
+        ("tie_break", ctypes.c_int),
+        ("seed", ctypes.c_uint64),
+        ("threads", ctypes.c_int),
+        ("batching", ctypes.c_int),
+        ("batch_states", ctypes.c_uint32),
+        ("assumed_pod_ttl_seconds", ctypes.c_double),
+    ]
+
+
+class _ScheduleResult(ctypes.Structure):
+    _fields_ = [
+        ("pod", _c_char_p),
+        ("node", _c_char_p),
+        ("score", ctypes.c_int64),
+        ("feasible_nodes", ctypes.c_uint32),
+        ("code", ctypes.c_int),
+        ("code_name", _c_char_p),
+        ("message", _c_char_p),
+        ("devices", ctypes.POINTER(ctypes.c_int32)),
+        ("num_devices", _size_t),
+        ("device_group", _c_char_p),
+        ("warnings", ctypes.POINTER(_c_char_p)),
+        ("num_warnings", _size_t),
+        ("json", _c_char_p),
+    ]
+
+
+class _RankedNode(ctypes.Structure):
+    _fields_ = [
+        ("node", _c_char_p),
+        ("total", ctypes.c_int64),
+        ("raw", ctypes.POINTER(ctypes.c_int64)),
+        ("weighted", ctypes.POINTER(ctypes.c_int64)),
+    ]
+
+
+class _Rejection(ctypes.Structure):
+    _fields_ = [("plugin", _c_char_p), ("reason", _c_char_p), ("nodes", ctypes.c_uint64)]
+
+
+class _Ranking(ctypes.Structure):
+    _fields_ = [
+        ("pod", _c_char_p),
+        ("plugins", ctypes.POINTER(_c_char_p)),
+        ("num_plugins", _size_t),
+        ("nodes", ctypes.POINTER(_RankedNode)),
+        ("num_nodes", _size_t),
+        ("evaluated_nodes", ctypes.c_uint32),
+        ("feasible_nodes", ctypes.c_uint32),
+        ("tied_at_best", ctypes.c_uint32),
+        ("chosen", _c_char_p),
+        ("rejections", ctypes.POINTER(_Rejection)),
+        ("num_rejections", _size_t),
+        ("message", _c_char_p),
+        ("json", _c_char_p),
+    ]
+
+
+def _sig(name, restype, *argtypes):
+    f = getattr(_lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+_E = ctypes.c_void_p
+_last_error = _sig("bs_last_error", _c_char_p)
+_status_name = _sig("bs_status_name", _c_char_p, ctypes.c_int)
+_version = _sig("bs_version", _c_char_p)
+_abi_version = _sig("bs_abi_version", ctypes.c_int)
+_free = _sig("bs_free", None, ctypes.c_void_p)
+_options_init = _sig("bs_engine_options_init", None, ctypes.POINTER(_Options))
+_create = _sig("bs_engine_create", ctypes.c_int, _c_char_p, _size_t, ctypes.POINTER(_Options), ctypes.POINTER(_E))
+_destroy = _sig("bs_engine_destroy", None, _E)
+_backend = _sig("bs_engine_backend", _c_char_p, _E)
+_load = _sig("bs_engine_load", ctypes.c_int, _E, _c_char_p, _size_t, _c_char_p, _size_t, _c_char_p, _size_t)
+_take_warnings = _sig("bs_engine_take_warnings", ctypes.c_int, _E, ctypes.POINTER(ctypes.POINTER(_c_char_p)),
+                      ctypes.POINTER(_size_t))
+_json_calls = {
+    name: _sig("bs_engine_" + name, ctypes.c_int, _E, _c_char_p, _size_t)
+    for name in ("add_node", "update_node", "add_pod", "update_pod", "assume_pod", "add_object", "update_object")
+}
+_name_calls = {
+    name: _sig("bs_engine_" + name, ctypes.c_int, _E, _c_char_p)
+    for name in ("remove_node", "remove_pod", "forget_pod", "finish_binding")
+}
+_is_assumed = _sig("bs_engine_is_assumed_pod", ctypes.c_int, _E, _c_char_p, ctypes.POINTER(ctypes.c_int))
+_remove_object = _sig("bs_engine_remove_object", ctypes.c_int, _E, _c_char_p, _c_char_p, _c_char_p)
+_schedule = _sig("bs_engine_schedule", ctypes.c_int, _E, _c_char_p, _size_t, ctypes.POINTER(ctypes.POINTER(_ScheduleResult)))
+_peek = _sig("bs_engine_peek", ctypes.c_int, _E, _c_char_p, _size_t, ctypes.POINTER(ctypes.POINTER(_ScheduleResult)))
+_result_free = _sig("bs_schedule_result_free", None, ctypes.POINTER(_ScheduleResult))
+_rank = _sig("bs_engine_rank", ctypes.c_int, _E, _c_char_p, _size_t, ctypes.c_uint32, ctypes.POINTER(ctypes.POINTER(_Ranking)))
+_ranking_free = _sig("bs_ranking_free", None, ctypes.POINTER(_Ranking))
+_metrics = _sig("bs_engine_metrics_text", ctypes.c_int, _E, ctypes.POINTER(ctypes.c_void_p))
+
+if _abi_version() != ABI_VERSION:
+    raise ImportError("bulkscore: libbulkscore's ABI version %d, this module speaks %d" % (_abi_version(), ABI_VERSION))
+
+
+class Error(Exception):
+    """A failed call: .status (an int bs_status), .status_name, .message."""
+
+    def __init__(self, status, message):
+        self.status = status
+        self.status_name = _status_name(status).decode()
+        self.message = message
+        super().__init__("%s: %s" % (self.status_name, message))
+
+
+class InvalidInput(Error):
+    pass
+
+
+class AlreadyExists(Error):
+    pass
+
+
+class NotFound(Error):
+    pass
+
+
+class WrongState(Error):
+    pass
+
+
+class BackendUnavailable(Error):
+    pass
+
+
+_ERRORS = {1: InvalidInput, 2: AlreadyExists, 3: NotFound, 4: WrongState, 5: BackendUnavailable}
+
+TIE_BREAK = {"random": 0, "first": 1}
+BATCHING = {"exact": 0, "upstream": 1, "off": 2}
+
+
+def version():
+    return _version().decode()
+
+
+def _check(status):
+    # ctypes releases the GIL but runs the call and this read on the same
+    # OS thread: bs_last_error is the call's.
+    if status != 0:
+        raise _ERRORS.get(status, Error)(status, _last_error().decode("utf-8", "replace"))
+
+
+def _bytes(obj):
+    if obj is None:
+        return None
+    if isinstance(obj, (dict, list)):
+        obj = _json.dumps(obj)
+    if isinstance(obj, str):
+        obj = obj.encode()
+    return bytes(obj)
+
+
+def _str(p):
+    return p.decode("utf-8", "replace") if p is not None else ""
+
+
+class Result(dict):
+    """One decision: pod, node ("" when not placed), score, feasibleNodes,
+    code, codeName, message, devices, deviceGroup, warnings, json."""
+
+    __getattr__ = dict.get
+
+
+class Engine:
+    def __init__(self, config_yaml=None, backend="auto", tie_break="random", seed=0, threads=0,
+                 batching="exact", batch_states=1, assumed_pod_ttl_seconds=0.0):
+        o = _Options()
+        _options_init(ctypes.byref(o))
+        o.backend = backend.encode()
+        o.tie_break = TIE_BREAK[tie_break]
+        o.seed = seed
+        o.threads = threads
+        o.batching = BATCHING[batching]
+        o.batch_states = batch_states
+        o.assumed_pod_ttl_seconds = assumed_pod_ttl_seconds
+        cfg = _bytes(config_yaml)
+        self._lock = threading.Lock()
+        self._h = _E()
+        _check(_create(cfg, len(cfg) if cfg else 0, ctypes.byref(o), ctypes.byref(self._h)))
+
+    def close(self):
+        with self._lock:
+            if self._h:
+                _destroy(self._h)
+                self._h = _E()
+
+    def __del__(self):
+        if getattr(self, "_h", None):
+            _destroy(self._h)
+            self._h = _E()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def backend(self):
+        with self._lock:
+            return _str(_backend(self._h))
+
+    def load(self, nodes, pods, objects=None):
+        n, p, o = _bytes(nodes), _bytes(pods), _bytes(objects)
+        with self._lock:
+            _check(_load(self._h, n, len(n), p, len(p), o, len(o) if o else 0))
+
+    def _json_call(self, name, obj):
+        b = _bytes(obj)
+        with self._lock:
+            _check(_json_calls[name](self._h, b, len(b)))
+
+    def _name_call(self, name, key):
+        with self._lock:
+            _check(_name_calls[name](self._h, key.encode()))
+
+    def add_node(self, node): self._json_call("add_node", node)
+    def update_node(self, node): self._json_call("update_node", node)
+    def remove_node(self, name): self._name_call("remove_node", name)
+    def add_pod(self, pod): self._json_call("add_pod", pod)
+    def update_pod(self, pod): self._json_call("update_pod", pod)
+    def remove_pod(self, key): self._name_call("remove_pod", key)
+    def assume_pod(self, pod): self._json_call("assume_pod", pod)
+    def forget_pod(self, key): self._name_call("forget_pod", key)
+    def finish_binding(self, key): self._name_call("finish_binding", key)
+    def add_object(self, obj): self._json_call("add_object", obj)
+    def update_object(self, obj): self._json_call("update_object", obj)
+
+    def remove_object(self, kind, namespace, name):
+        with self._lock:
+            _check(_remove_object(self._h, kind.encode(), (namespace or "").encode(), name.encode()))
+
+    def is_assumed_pod(self, key):
+        out = ctypes.c_int()
+        with self._lock:
+            _check(_is_assumed(self._h, key.encode(), ctypes.byref(out)))
+        return out.value == 1
+
+    def _decide(self, fn, pod):
+        b = _bytes(pod)
+        r = ctypes.POINTER(_ScheduleResult)()
+        with self._lock:
+            _check(fn(self._h, b, len(b), ctypes.byref(r)))
+        try:
+            c = r.contents
+            return Result(pod=_str(c.pod), node=_str(c.node), score=c.score, feasibleNodes=c.feasible_nodes,
+                          code=c.code, codeName=_str(c.code_name), message=_str(c.message),
+                          devices=[c.devices[i] for i in range(c.num_devices)], deviceGroup=_str(c.device_group),
+                          warnings=[_str(c.warnings[i]) for i in range(c.num_warnings)], json=_str(c.json))
+        finally:
+            _result_free(r)
+
+    def schedule(self, pod):
+        """Filter, score, select and assume the pod."""
+        return self._decide(_schedule, pod)
+
+    def peek(self, pod):
+        """schedule's decision now; nothing assumed."""
+        return self._decide(_peek, pod)
+
+    def rank(self, pod, k=10):
+        """The k best feasible nodes now, with their scores; nothing assumed."""
+        b = _bytes(pod)
+        r = ctypes.POINTER(_Ranking)()
+        with self._lock:
+            _check(_rank(self._h, b, len(b), k, ctypes.byref(r)))
+        try:
+            c = r.contents
+            plugins = [_str(c.plugins[i]) for i in range(c.num_plugins)]
+            nodes = []
+            for i in range(c.num_nodes):
+                n = c.nodes[i]
+                nodes.append({"node": _str(n.node), "total": n.total,
+                              "raw": [n.raw[j] for j in range(c.num_plugins)],
+                              "weighted": [n.weighted[j] for j in range(c.num_plugins)]})
+            rejections = [{"plugin": _str(c.rejections[i].plugin), "reason": _str(c.rejections[i].reason),
+                           "nodes": c.rejections[i].nodes} for i in range(c.num_rejections)]
+            return Result(pod=_str(c.pod), plugins=plugins, nodes=nodes, evaluatedNodes=c.evaluated_nodes,
+                          feasibleNodes=c.feasible_nodes, tiedAtBest=c.tied_at_best, chosen=_str(c.chosen),
+                          rejections=rejections, message=_str(c.message), json=_str(c.json))
+        finally:
+            _ranking_free(r)
+
+    def take_warnings(self):
+        lst = ctypes.POINTER(_c_char_p)()
+        count = _size_t()
+        with self._lock:
+            _check(_take_warnings(self._h, ctypes.byref(lst), ctypes.byref(count)))
+        try:
+            return [_str(lst[i]) for i in range(count.value)]
+        finally:
+            _free(lst)
+
+    def metrics_text(self):
+        p = ctypes.c_void_p()
+        with self._lock:
+            _check(_metrics(self._h, ctypes.byref(p)))
+        try:
+            return ctypes.string_at(p).decode()
+        finally:
+            _free(p)

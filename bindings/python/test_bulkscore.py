@@ -1,0 +1,94 @@
+"""The Python binding: the bundled default cluster scheduled through it as a
+scheduler would (load, schedule each pending pod, finish its binding,
+confirm it) writes the same bytes as `bulkscore schedule`; statuses map to
+exceptions. Run by ctest with BULKSCORE_LIB and BULKSCORE_CLI set."""
+
+import json
+import os
+import pathlib
+import subprocess
+import tempfile
+import unittest
+
+import bulkscore
+
+
+class DefaultCluster(unittest.TestCase):
+    def test_schedules_the_default_cluster_as_the_cli_does(self):
+        cli = os.environ.get("BULKSCORE_CLI")
+        if not cli:
+            self.skipTest("BULKSCORE_CLI is not set (ctest sets it)")
+        with tempfile.TemporaryDirectory() as d:
+            nodes, pods, objects, want = (os.path.join(d, f) for f in
+                                          ("nodes.json", "pods.json", "objects.json", "schedule.jsonl"))
+            subprocess.run([cli, "generate", "--nodes-out", nodes, "--pods-out", pods, "--objects-out", objects],
+                           check=True, capture_output=True)
+            subprocess.run([cli, "schedule", "--backend", "cpu", "--nodes", nodes, "--pods", pods, "--objects",
+                            objects, "-o", want], check=True, capture_output=True)
+            texts = [pathlib.Path(p).read_bytes() for p in (nodes, pods, objects)]
+            expected = pathlib.Path(want).read_bytes()
+        with bulkscore.Engine(backend="cpu") as engine:
+            engine.load(*texts)
+            lines = []
+            placed = 0
+            for item in json.loads(texts[1])["items"]:
+                spec, meta = item.get("spec", {}), item["metadata"]
+                pending = (not spec.get("nodeName") and meta.get("deletionTimestamp") is None
+                           and item.get("status", {}).get("phase") not in ("Succeeded", "Failed")
+                           and spec.get("schedulerName", "default-scheduler") == "default-scheduler")
+                if not pending:
+                    continue
+                r = engine.schedule(item)
+                lines.append(r.json + "\n")
+                if not r.node:
+                    continue
+                placed += 1
+                key = meta.get("uid") or meta["namespace"] + "/" + meta["name"]
+                self.assertTrue(engine.is_assumed_pod(key))
+                engine.finish_binding(key)
+                item["spec"]["nodeName"] = r.node
+                engine.add_pod(item)
+                with self.assertRaises(bulkscore.AlreadyExists):
+                    engine.add_pod(item)
+        got = "".join(lines).encode()
+        if got != expected:
+            for i, (a, b) in enumerate(zip(got.split(b"\n"), expected.split(b"\n"))):
+                self.assertEqual(a, b, "line %d" % (i + 1))
+        self.assertEqual(got, expected)
+        self.assertGreater(placed, 1000)
+
+
+class Statuses(unittest.TestCase):
+    def test_statuses_rank_and_metrics(self):
+        self.assertTrue(bulkscore.version())
+        with self.assertRaises(bulkscore.InvalidInput):
+            bulkscore.Engine("profiles: [", backend="cpu")
+        e = bulkscore.Engine(backend="cpu", tie_break="first")
+        node = lambda name, cpu: {"metadata": {"name": name},
+                                  "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}
+        e.add_node(node("n1", "4"))
+        e.add_node(node("n2", "8"))
+        with self.assertRaises(bulkscore.AlreadyExists):
+            e.add_node(node("n1", "4"))
+        pod = {"metadata": {"name": "p", "namespace": "default", "uid": "u-p"},
+               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+        rk = e.rank(pod, 5)
+        self.assertEqual(rk.chosen, "n2")
+        self.assertEqual([n["node"] for n in rk.nodes], ["n2", "n1"])
+        self.assertEqual(sum(rk.nodes[0]["weighted"]), rk.nodes[0]["total"])
+        self.assertEqual(e.schedule(pod).node, "n2")
+        e.forget_pod("u-p")
+        with self.assertRaises(bulkscore.NotFound):
+            e.forget_pod("u-p")
+        with self.assertRaises(bulkscore.WrongState):
+            bound = dict(pod, spec=dict(pod["spec"], nodeName="n1"))
+            e.add_pod(bound)
+            e.forget_pod("u-p")
+        self.assertIn("# TYPE", e.metrics_text())
+        self.assertIsInstance(e.take_warnings(), list)
+        e.close()
+        e.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
