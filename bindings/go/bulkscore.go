@@ -88,6 +88,33 @@ const (
 	BatchingOff      Batching = C.BS_BATCHING_OFF
 )
 
+// Executor is a thread pool that several engines share (docs/library.md,
+// "Threads"). Engines keep it alive as long as they need it: Close it when
+// you make no more engines with it.
+type Executor struct {
+	h *C.bs_executor
+}
+
+// NewExecutor makes a pool of threads (0: one per core; 1: every job on its
+// caller's thread).
+func NewExecutor(threads uint) (*Executor, error) {
+	x := &Executor{}
+	if err := call(func() C.int { return C.bs_executor_create(C.uint(threads), &x.h) }); err != nil {
+		return nil, err
+	}
+	runtime.SetFinalizer(x, (*Executor).Close)
+	return x, nil
+}
+
+// Close releases the handle (engines made with it keep the pool).
+func (x *Executor) Close() {
+	if x.h != nil {
+		C.bs_executor_destroy(x.h)
+		x.h = nil
+	}
+	runtime.SetFinalizer(x, nil)
+}
+
 // Options of an engine; the zero value is not the default: use DefaultOptions.
 type Options struct {
 	Backend       string // "auto", "cpu", "cuda"
@@ -97,6 +124,7 @@ type Options struct {
 	Batching      Batching
 	BatchStates   uint32
 	AssumedPodTTL time.Duration // 0: assumed pods never expire (upstream's default)
+	Executor      *Executor     // nil: a pool of Threads of the engine's own
 }
 
 // DefaultOptions: backend auto, random tie-break, exact batching.
@@ -154,6 +182,9 @@ func NewEngine(configYAML []byte, opts Options) (*Engine, error) {
 	o.batching = C.int(opts.Batching)
 	o.batch_states = C.uint32_t(opts.BatchStates)
 	o.assumed_pod_ttl_seconds = C.double(opts.AssumedPodTTL.Seconds())
+	if opts.Executor != nil {
+		o.executor = opts.Executor.h
+	}
 	cfg, n, free := cbytes(configYAML)
 	defer free()
 	e := &Engine{}

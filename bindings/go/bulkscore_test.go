@@ -58,8 +58,15 @@ func TestSchedulesTheDefaultClusterAsTheCLIDoes(t *testing.T) {
 	nodes, _ := os.ReadFile(nodesPath)
 	pods, _ := os.ReadFile(podsPath)
 	objects, _ := os.ReadFile(objectsPath)
+	// A shared pool, as a scheduler with several engines would use.
+	pool, err := NewExecutor(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
 	opts := DefaultOptions()
 	opts.Backend = "cpu"
+	opts.Executor = pool
 	e, err := NewEngine(nil, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,7 @@ class _Options(ctypes.Structure):
         ("batching", ctypes.c_int),
         ("batch_states", ctypes.c_uint32),
         ("assumed_pod_ttl_seconds", ctypes.c_double),
+        ("executor", ctypes.c_void_p),
     ]
 
 
@@ -102,6 +103,8 @@ _status_name = _sig("bs_status_name", _c_char_p, ctypes.c_int)
 _version = _sig("bs_version", _c_char_p)
 _abi_version = _sig("bs_abi_version", ctypes.c_int)
 _free = _sig("bs_free", None, ctypes.c_void_p)
+_executor_create = _sig("bs_executor_create", ctypes.c_int, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p))
+_executor_destroy = _sig("bs_executor_destroy", None, ctypes.c_void_p)
 _options_init = _sig("bs_engine_options_init", None, ctypes.POINTER(_Options))
 _create = _sig("bs_engine_create", ctypes.c_int, _c_char_p, _size_t, ctypes.POINTER(_Options), ctypes.POINTER(_E))
 _destroy = _sig("bs_engine_destroy", None, _E)
@@ -191,6 +194,23 @@ def _str(p):
     return p.decode("utf-8", "replace") if p is not None else ""
 
 
+class Executor:
+    """A thread pool several engines share (threads 0: one per core; 1: every
+    job on its caller's thread). Engines keep it alive as they need it."""
+
+    def __init__(self, threads=0):
+        self._h = ctypes.c_void_p()
+        _check(_executor_create(threads, ctypes.byref(self._h)))
+
+    def close(self):
+        if self._h:
+            _executor_destroy(self._h)
+            self._h = ctypes.c_void_p()
+
+    def __del__(self):
+        self.close()
+
+
 class Result(dict):
     """One decision: pod, node ("" when not placed), score, feasibleNodes,
     code, codeName, message, devices, deviceGroup, warnings, json."""
@@ -200,7 +220,7 @@ class Result(dict):
 
 class Engine:
     def __init__(self, config_yaml=None, backend="auto", tie_break="random", seed=0, threads=0,
-                 batching="exact", batch_states=1, assumed_pod_ttl_seconds=0.0):
+                 batching="exact", batch_states=1, assumed_pod_ttl_seconds=0.0, executor=None):
         o = _Options()
         _options_init(ctypes.byref(o))
         o.backend = backend.encode()
@@ -210,6 +230,8 @@ class Engine:
         o.batching = BATCHING[batching]
         o.batch_states = batch_states
         o.assumed_pod_ttl_seconds = assumed_pod_ttl_seconds
+        if executor is not None:
+            o.executor = executor._h
         cfg = _bytes(config_yaml)
         self._lock = threading.Lock()
         self._h = _E()

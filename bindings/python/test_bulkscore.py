@@ -27,7 +27,8 @@ class DefaultCluster(unittest.TestCase):
                             objects, "-o", want], check=True, capture_output=True)
             texts = [pathlib.Path(p).read_bytes() for p in (nodes, pods, objects)]
             expected = pathlib.Path(want).read_bytes()
-        with bulkscore.Engine(backend="cpu") as engine:
+        pool = bulkscore.Executor(2)
+        with bulkscore.Engine(backend="cpu", executor=pool) as engine:
             engine.load(*texts)
             lines = []
             placed = 0

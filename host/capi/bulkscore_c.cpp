@@ -13,9 +13,14 @@
 
 #include "host/common.hpp"
 #include "host/engine/engine.hpp"
+#include "host/engine/executor.hpp"
 #include "host/engine/result_json.hpp"
 #include "host/input/config.hpp"
 #include "host/input/k8s_json.hpp"
+
+struct bs_executor {
+  std::shared_ptr<bulkscore::Executor> executor;
+};
 
 struct bs_engine {
   std::unique_ptr<bulkscore::Engine> engine;
@@ -229,6 +234,7 @@ int bs_engine_create(const char* config_yaml, size_t config_len, const bs_engine
                                                        : bulkscore::Batching::Exact;
     eo.batch_states = o.batch_states;
     eo.assumed_pod_ttl_seconds = o.assumed_pod_ttl_seconds;
+    if (o.executor) eo.executor = o.executor->executor;
     auto h = std::make_unique<bs_engine>();
     h->engine = std::make_unique<bulkscore::Engine>(std::move(config), eo);
     for (std::string& w : h->engine->take_warnings()) h->warnings.push_back(std::move(w));
@@ -236,6 +242,19 @@ int bs_engine_create(const char* config_yaml, size_t config_len, const bs_engine
     return static_cast<int>(BS_OK);
   });
 }
+
+int bs_executor_create(unsigned threads, bs_executor** out) {
+  BS_REQUIRE(out, "bs_executor_create: out is NULL");
+  *out = nullptr;
+  return guarded([&] {
+    auto h = std::make_unique<bs_executor>();
+    h->executor = threads == 1 ? bulkscore::caller_thread_executor() : bulkscore::make_thread_pool(threads);
+    *out = h.release();
+    return static_cast<int>(BS_OK);
+  });
+}
+
+void bs_executor_destroy(bs_executor* executor) { delete executor; }
 
 void bs_engine_destroy(bs_engine* engine) {
   try {

@@ -4,35 +4,22 @@
 // against. Results never depend on the number of threads: work is split into
 // chunks of the visiting order and merged in that order.
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <numeric>
 #include <string_view>
-#include <system_error>
 #include <thread>
 
-#include "host/cpu/worker_pool.hpp"
+#include "host/common.hpp"
 #include "host/engine/backend.hpp"
+#include "host/engine/executor.hpp"
 
 namespace bulkscore {
 namespace {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads) : threads_(resolve_threads(threads)), pool_(static_cast<unsigned>(threads_)) {}
-
-  // 0 = BULKSCORE_THREADS from the environment if set (a positive whole
-  // number; anything else is ignored), else one per core.
-  static int resolve_threads(int threads) {
-    if (threads > 0) return threads;
-    if (const char* env = std::getenv("BULKSCORE_THREADS")) {
-      const std::string_view text(env);
-      int n = 0;
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-      if (ec == std::errc() && end == text.data() + text.size() && n > 0) return n;
-    }
-    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }
+  explicit CpuBackend(std::shared_ptr<Executor> executor)
+      : executor_(std::move(executor)), threads_(static_cast<int>(executor_->concurrency())) {}
 
   const char* name() const override { return "cpu"; }
 
@@ -275,7 +262,7 @@ class CpuBackend final : public Backend {
   template <class Fn>
   void run_tasks(int threads, uint32_t n, Fn&& fn) {
     if (threads > 1)
-      pool_.run(n, fn);
+      executor_->for_each(n, fn);
     else
       for (uint32_t i = 0; i < n; ++i) fn(i);
   }
@@ -318,8 +305,8 @@ class CpuBackend final : public Backend {
     for_each_rejection_bin(v, [&](uint32_t bin) { ++hist.counts[bin]; });
   }
 
+  std::shared_ptr<Executor> executor_;
   int threads_ = 1;
-  WorkerPool pool_;
   // Reused across pods: no allocation per pod once grown.
   std::vector<Chunk> chunks_;
   std::vector<uint32_t> feasible_, tied_;
@@ -331,6 +318,13 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(int threads) { return std::make_unique<CpuBackend>(threads); }
+std::unique_ptr<Backend> make_cpu_backend(int threads) {
+  return std::make_unique<CpuBackend>(make_thread_pool(static_cast<unsigned>(std::max(threads, 0))));
+}
+
+std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<Executor> executor) {
+  if (!executor) throw Error("make_cpu_backend: no executor");
+  return std::make_unique<CpuBackend>(std::move(executor));
+}
 
 }  // namespace bulkscore

@@ -1,13 +1,12 @@
 #include "host/cpu/worker_pool.hpp"
 
-#include <chrono>
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <string_view>
+#include <system_error>
 
 namespace bulkscore {
-
-namespace {
-// How long an idle worker keeps checking for the next job before it sleeps.
-constexpr auto kSpin = std::chrono::microseconds(200);
-}  // namespace
 
 WorkerPool::WorkerPool(unsigned threads) {
   for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { work_loop(); });
@@ -17,7 +16,6 @@ WorkerPool::~WorkerPool() {
   {
     std::lock_guard<std::mutex> lk(mutex_);
     stop_ = true;
-    published_.store(UINT64_MAX, std::memory_order_release);
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
@@ -29,23 +27,19 @@ void WorkerPool::drain() {
     const uint32_t i = next_.fetch_add(1, std::memory_order_acq_rel);
     if (i >= n) return;
     call_.load(std::memory_order_acquire)(fn_.load(std::memory_order_acquire), i);
-    done_.fetch_add(1, std::memory_order_acq_rel);
+    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == n) {
+      // The last task: wake the caller if it went to sleep waiting for it.
+      std::lock_guard<std::mutex> lk(mutex_);
+      if (caller_waiting_) finished_.notify_one();
+    }
   }
 }
 
 void WorkerPool::work_loop() {
   uint64_t seen = 0;
   for (;;) {
-    // Spin briefly: the next pod usually follows within microseconds.
-    const auto until = std::chrono::steady_clock::now() + kSpin;
-    while (published_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
-      std::this_thread::yield();
     std::unique_lock<std::mutex> lk(mutex_);
-    if (!stop_ && generation_ == seen) {
-      ++sleeping_;
-      wake_.wait(lk, [&] { return stop_ || generation_ != seen; });
-      --sleeping_;
-    }
+    wake_.wait(lk, [&] { return stop_ || generation_ != seen; });
     if (stop_) return;
     // Joining under the lock: the caller starts a new job only when no worker
     // is inside drain(), so a worker never mixes two jobs.
@@ -57,29 +51,71 @@ void WorkerPool::work_loop() {
   }
 }
 
-void WorkerPool::run_erased(uint32_t n, void* fn, Call call) {
-  bool notify = false;
+void WorkerPool::run(uint32_t n, void* ctx, void (*fn)(void*, uint32_t)) {
+  std::unique_lock<std::mutex> job(job_mutex_, std::try_to_lock);
+  if (workers_.empty() || n <= 1 || !job.owns_lock()) {
+    // No workers, nothing to share, or another engine's job holds them.
+    for (uint32_t i = 0; i < n; ++i) fn(ctx, i);
+    return;
+  }
   {
     std::unique_lock<std::mutex> lk(mutex_);
-    // A worker that joined the previous job late is still leaving drain().
+    // A worker that joined the previous job late may still be leaving
+    // drain(): it holds no task, so this wait is a few instructions long.
     while (active_.load(std::memory_order_acquire) != 0) {
       lk.unlock();
       std::this_thread::yield();
       lk.lock();
     }
-    fn_.store(fn, std::memory_order_relaxed);
-    call_.store(call, std::memory_order_relaxed);
+    fn_.store(ctx, std::memory_order_relaxed);
+    call_.store(fn, std::memory_order_relaxed);
     n_.store(n, std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
     next_.store(0, std::memory_order_release);
     ++generation_;
-    published_.store(generation_, std::memory_order_release);
-    notify = sleeping_ > 0;
   }
-  if (notify) wake_.notify_all();
+  wake_.notify_all();
   drain();
-  // Only tasks a worker already claimed can be outstanding here.
-  while (done_.load(std::memory_order_acquire) < n) std::this_thread::yield();
+  // Only tasks a worker already claimed can be outstanding here: sleep until
+  // the last of them signals, rather than spin against the machine.
+  if (done_.load(std::memory_order_acquire) < n) {
+    std::unique_lock<std::mutex> lk(mutex_);
+    caller_waiting_ = true;
+    finished_.wait(lk, [&] { return done_.load(std::memory_order_acquire) >= n; });
+    caller_waiting_ = false;
+  }
 }
+
+namespace {
+
+// A job on the calling thread alone.
+class CallerThread final : public Executor {
+ public:
+  unsigned concurrency() const override { return 1; }
+  void run(uint32_t n, void* ctx, void (*fn)(void*, uint32_t)) override {
+    for (uint32_t i = 0; i < n; ++i) fn(ctx, i);
+  }
+};
+
+// 0 = BULKSCORE_THREADS from the environment if set (a positive whole
+// number; anything else is ignored), else one per core.
+unsigned resolve_threads(unsigned threads) {
+  if (threads > 0) return threads;
+  if (const char* env = std::getenv("BULKSCORE_THREADS")) {
+    const std::string_view text(env);
+    unsigned n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec == std::errc() && end == text.data() + text.size() && n > 0) return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+std::shared_ptr<Executor> make_thread_pool(unsigned threads) {
+  return std::make_shared<WorkerPool>(resolve_threads(threads));
+}
+
+std::shared_ptr<Executor> caller_thread_executor() { return std::make_shared<CallerThread>(); }
 
 }  // namespace bulkscore

@@ -1,5 +1,5 @@
-// A small pool of persistent worker threads for the CPU backend's per-pod
-// loops (host only).
+// The CPU backend's thread pool (host only), an Executor
+// (host/engine/executor.hpp).
 //
 // run(n, fn) calls fn(i) once for every i in [0, n) and returns when all calls
 // have finished. The caller works too, and tasks are claimed from an atomic
@@ -8,6 +8,11 @@
 // threads) it simply does more of the tasks itself. A fork-join barrier, as
 // OpenMP's, would instead wait a scheduler time slice for every sleeping
 // thread, many times per pod.
+//
+// Nothing spins: idle workers block on a condition variable, and a caller
+// whose last tasks are on workers blocks until the last one signals. A
+// pool shared by engines runs one job at a time; a job that finds it busy
+// runs on its caller's thread (Executor::run).
 #pragma once
 
 #include <atomic>
@@ -15,48 +20,43 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
-#include <type_traits>
 #include <vector>
+
+#include "host/engine/executor.hpp"
 
 namespace bulkscore {
 
-class WorkerPool {
+class WorkerPool final : public Executor {
  public:
   // `threads` counts the caller: threads - 1 workers are started (0 or 1 = none).
   explicit WorkerPool(unsigned threads);
-  ~WorkerPool();
+  ~WorkerPool() override;
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   unsigned threads() const { return static_cast<unsigned>(workers_.size()) + 1; }
+  unsigned concurrency() const override { return threads(); }
+  void run(uint32_t n, void* ctx, void (*fn)(void*, uint32_t)) override;
 
   template <class Fn>
   void run(uint32_t n, Fn&& fn) {
-    if (workers_.empty() || n <= 1) {
-      for (uint32_t i = 0; i < n; ++i) fn(i);
-      return;
-    }
-    using F = std::remove_reference_t<Fn>;
-    run_erased(n, const_cast<void*>(static_cast<const void*>(&fn)),
-               [](void* f, uint32_t i) { (*static_cast<F*>(f))(i); });
+    for_each(n, fn);
   }
 
  private:
   using Call = void (*)(void*, uint32_t);
-  void run_erased(uint32_t n, void* fn, Call call);
   void work_loop();
   // Claims and runs tasks of the current job until none is left.
   void drain();
 
   std::vector<std::thread> workers_;
+  std::mutex job_mutex_;  // one job at a time (engines sharing the pool)
   std::mutex mutex_;
-  std::condition_variable wake_;
+  std::condition_variable wake_;       // workers: a new job or stop
+  std::condition_variable finished_;  // the caller: the last task is done
   uint64_t generation_ = 0;  // guarded by mutex_
   bool stop_ = false;        // guarded by mutex_
-  unsigned sleeping_ = 0;    // workers blocked on wake_; guarded by mutex_
-  // generation_, readable without the lock: workers spin on it for a while
-  // before sleeping, so back-to-back pods find them awake.
-  std::atomic<uint64_t> published_{0};
+  bool caller_waiting_ = false;  // guarded by mutex_
 
   // The current job: published under mutex_ before generation_ changes.
   std::atomic<void*> fn_{nullptr};

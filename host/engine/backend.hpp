@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "host/engine/executor.hpp"
 #include "host/engine/pod_query.hpp"
 #include "host/snapshot/snapshot.hpp"
 
@@ -124,8 +125,10 @@ class Backend {
 };
 
 // `threads`: threads for large snapshots, the caller included (0 = one per
-// core). Results do not depend on it.
+// core), in a pool of the backend's own. Results do not depend on it.
 std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
+// The same on `executor` (shared, or the caller's thread alone).
+std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<Executor> executor);
 
 // ---- the backend registry ---------------------------------------------------
 //
@@ -136,6 +139,9 @@ std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
 
 struct BackendOptions {
   int threads = 0;  // CPU backend worker threads (0 = one per core)
+  // Where the CPU backend runs its loops; null: a pool of its own, of
+  // `threads` threads.
+  std::shared_ptr<Executor> executor;
 };
 
 struct BackendFactory {

@@ -23,7 +23,7 @@ Registry& registry() {
   static Registry* r = [] {
     auto* reg = new Registry;  // never destroyed: registrars may outlive static destruction order
     reg->factories.push_back(BackendFactory{"cpu", [] { return std::string(); },
-                                            [](const BackendOptions& o) { return make_cpu_backend(o.threads); }});
+                                            [](const BackendOptions& o) { return o.executor ? make_cpu_backend(o.executor) : make_cpu_backend(o.threads); }});
     return reg;
   }();
   return *r;

@@ -66,7 +66,7 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
   // By name through the backend registry: the core never calls into the
   // CUDA library. "cuda" is a known name even in a build without it, so that
   // asking for it says why it is missing rather than "unknown".
-  const BackendOptions backend_options{options_.threads};
+  const BackendOptions backend_options = cpu_backend_options();
   if (options_.backend == "auto") {
     const std::string why = backend_unavailable_reason("cuda");
     if (why.empty()) {
@@ -96,6 +96,16 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
 }
 
 Engine::~Engine() = default;
+
+BackendOptions Engine::cpu_backend_options() {
+  // One executor for every CPU backend this engine makes (the first, a
+  // fallback, a list's): the embedder's, else a pool made once.
+  if (!executor_) executor_ = options_.executor ? options_.executor : make_thread_pool(std::max(options_.threads, 0));
+  BackendOptions o;
+  o.threads = options_.threads;
+  o.executor = executor_;
+  return o;
+}
 
 std::vector<std::string> Engine::load(const Cluster& cluster) {
   Cluster copy;
@@ -274,7 +284,7 @@ void Engine::fall_back(const std::string& why) {
   backend_note_ = std::string(backend_->name()) + ": " + why + "; fell back to the CPU backend for the rest of the run";
   warnings_.push_back(backend_note_);
   backend_.reset();
-  backend_ = make_backend("cpu", BackendOptions{options_.threads});
+  backend_ = make_backend("cpu", cpu_backend_options());
 }
 
 bool Engine::evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out, bool lists_optional) {
@@ -310,7 +320,7 @@ bool Engine::evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out, bool
                           "upstream) come from the CPU backend (reported once)");
     }
     if (lists_optional) return false;
-    if (!list_backend_) list_backend_ = make_backend("cpu", BackendOptions{options_.threads});
+    if (!list_backend_) list_backend_ = make_backend("cpu", cpu_backend_options());
     list_backend_->evaluate(snapshot_, q, req, out);
     return true;
   } catch (const CudaError& e) {

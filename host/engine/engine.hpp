@@ -34,6 +34,11 @@ struct EngineOptions {
   // CPU backend worker threads (0 = one per core); results do not depend on
   // it (under Batching::Upstream only through the speed, below).
   int threads = 0;
+  // Where the CPU backend runs its parallel loops (docs/library.md,
+  // "Threads"): null, a pool of `threads` of the engine's own; else this
+  // executor, which several engines may share (make_thread_pool), or
+  // caller_thread_executor() to run on the calling thread alone.
+  std::shared_ptr<Executor> executor;
   // Exact: consecutive pods reuse the previous evaluation where that is
   // exact (host/engine/batch_cache.hpp); decisions do not depend on it.
   // Upstream: kube-scheduler v1.35.4's batching (upstream_batch.hpp);
@@ -369,6 +374,9 @@ class Engine {
   std::vector<ProfilePlan> plans_;
   Snapshot snapshot_;
   ClusterObjects objects_;
+  // The CPU backends' options: the one executor they share.
+  BackendOptions cpu_backend_options();
+  std::shared_ptr<Executor> executor_;  // made at the first CPU backend
   std::unique_ptr<Backend> backend_;
   std::string backend_note_;
   // The CPU backend that gives the lists the device had no room for (made

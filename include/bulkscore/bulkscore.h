@@ -69,6 +69,14 @@ BS_API void bs_free(void* p);
 
 typedef struct bs_engine bs_engine;
 
+/* Where engines run their CPU loops (docs/library.md, "Threads"): a pool
+ * made once and shared by several engines (each keeps it alive as long as
+ * it needs it: destroying the handle early is safe). threads 0: one per
+ * core; 1: no worker thread, every job on its caller's thread. */
+typedef struct bs_executor bs_executor;
+BS_API int bs_executor_create(unsigned threads, bs_executor** out);
+BS_API void bs_executor_destroy(bs_executor* executor);
+
 typedef enum bs_tie_break { BS_TIE_BREAK_RANDOM = 0, BS_TIE_BREAK_FIRST = 1 } bs_tie_break;
 typedef enum bs_batching { BS_BATCHING_EXACT = 0, BS_BATCHING_UPSTREAM = 1, BS_BATCHING_OFF = 2 } bs_batching;
 
@@ -80,6 +88,7 @@ typedef struct bs_engine_options {
   int batching;               /* bs_batching; exact (decisions unchanged) by default */
   uint32_t batch_states;      /* exact batching: evaluations kept (>= 1) */
   double assumed_pod_ttl_seconds; /* 0: assumed pods never expire (upstream's default) */
+  bs_executor* executor;      /* NULL: a pool of `threads` of the engine's own */
 } bs_engine_options;
 
 /* The defaults: backend auto, random tie-break, seed 0, one thread per

@@ -185,6 +185,29 @@ int main(void) {
   }
   bs_engine_destroy(engine);
   bs_engine_destroy(NULL);
+
+  /* Two engines on one shared executor, the handle destroyed first. */
+  bs_executor* pool = NULL;
+  CHECK_STATUS(bs_executor_create(2, &pool), BS_OK);
+  bs_engine_options_init(&options);
+  options.backend = "cpu";
+  options.executor = pool;
+  bs_engine *a = NULL, *b = NULL;
+  CHECK_STATUS(bs_engine_create(NULL, 0, &options, &a), BS_OK);
+  CHECK_STATUS(bs_engine_create(NULL, 0, &options, &b), BS_OK);
+  bs_executor_destroy(pool);
+  if (a && b) {
+    CHECK_STATUS(bs_engine_load(a, kNodes, sizeof kNodes - 1, kPods, sizeof kPods - 1, NULL, 0), BS_OK);
+    CHECK_STATUS(bs_engine_load(b, kNodes, sizeof kNodes - 1, kPods, sizeof kPods - 1, NULL, 0), BS_OK);
+    bs_schedule_result *ra = NULL, *rb = NULL;
+    CHECK_STATUS(bs_engine_schedule(a, kWeb, sizeof kWeb - 1, &ra), BS_OK);
+    CHECK_STATUS(bs_engine_schedule(b, kWeb, sizeof kWeb - 1, &rb), BS_OK);
+    if (ra && rb) CHECK(strcmp(ra->json, rb->json) == 0);
+    bs_schedule_result_free(ra);
+    bs_schedule_result_free(rb);
+  }
+  bs_engine_destroy(a);
+  bs_engine_destroy(b);
   bs_schedule_result_free(NULL);
   bs_ranking_free(NULL);
 
