@@ -45,6 +45,14 @@ step() {  # step NAME SECONDS COMMAND...
 step parity 90 "$bin/test_cuda_parity"
 grep -E "^\[  FAILED  \]|Failure|first difference" "$logs/parity.log" | head -n 20 | sed 's/^/    /' | tee -a "$summary"
 
+# The event API on the device: random event streams (node and pod churn,
+# objects, assume/confirm/forget) on a CUDA engine decide as a fresh CPU
+# load; rank on CUDA equals rank on the CPU.
+step events 90 "$bin/test_engine_events" --gtest_filter='*OnCuda*'
+step rank 60 "$bin/test_engine_rank" --gtest_filter='*Cuda*'
+grep -E "^\[  (FAILED|SKIPPED) \]|Failure|decides otherwise" "$logs/events.log" "$logs/rank.log" | head -n 10 |
+  sed 's/^/    /' | tee -a "$summary"
+
 # Device faults injected mid-run (BULKSCORE_CUDA_FAULT_AT=N:POINT,
 # host/engine/fault_injection.hpp) at every point the CUDA backend has, each
 # under both tie-breaks: the placements must equal a CPU-only run byte for
