@@ -203,7 +203,7 @@ std::vector<size_t> sort_window(const std::vector<const TracePod*>& rows, Lookah
 std::vector<TypicalTask> replay_typical_tasks(const ReplayTrace& trace) {
   std::vector<Pod> pods;
   pods.reserve(trace.pods.size());
-  for (const TracePod& p : trace.pods) pods.push_back(trace_pod_object(p));
+  for (const TracePod& p : trace.pods) pods.push_back(trace_pod_shape(p));
   constexpr double kPopularity = 0.95;  // the paper's podPopularityThreshold
   return typical_tasks(pods, DeviceModel{}, kPopularity);
 }
@@ -284,9 +284,10 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
       // pods placed so far; the metrics keep the trace's typical tasks.
       std::vector<Pod> pending;
       const size_t horizon = options.retarget_horizon > 0 ? options.retarget_horizon : run.workload.order.size();
-      for (size_t k = 0; k < window.size() && pending.size() < horizon; ++k) pending.push_back(window[k].second);
+      for (size_t k = 0; k < window.size() && pending.size() < horizon; ++k)
+        pending.push_back(trace_pod_shape(trace.pods[run.workload.order[window[k].first]], model));
       for (size_t j = next; j < run.workload.order.size() && pending.size() < horizon; ++j)
-        pending.push_back(trace_pod_object(trace.pods[run.workload.order[j]], model));
+        pending.push_back(trace_pod_shape(trace.pods[run.workload.order[j]], model));
       const std::vector<TypicalTask> target = typical_tasks(pending, model, 0.95);
       for (const std::string& w : engine_ptr->take_warnings()) ++warnings[w];
       engine_ptr = std::make_unique<Engine>(replay_scheduler_config(policy, seed, target), eo);
