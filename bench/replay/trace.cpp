@@ -22,10 +22,10 @@ std::string shown(std::string_view field) {
   return quote_for_message(field, kMaxShown);
 }
 
-// Fields as a line holds them: `count` fields, checked before any is copied
-// (the caller has checked the count). Each is at most kMaxCsvFieldBytes
-// bytes and holds no control character (a NUL, a tab, a CR inside the line;
-// the trace has none). `names`: the columns, for messages.
+// The fields of a line whose field count the caller has checked, each
+// checked before it is copied: at most kMaxCsvFieldBytes bytes, no control
+// character (a NUL, a tab, a CR inside the line; the trace has none).
+// `names`: the columns, for messages.
 std::vector<std::string> split_line(std::string_view line, const std::string& origin, size_t line_no,
                                     const std::vector<std::string>& names) {
   std::vector<std::string> fields;
@@ -34,18 +34,18 @@ std::vector<std::string> split_line(std::string_view line, const std::string& or
   for (size_t column = 0;; ++column) {
     const size_t comma = line.find(',', start);
     const std::string_view field = line.substr(start, comma == std::string_view::npos ? comma : comma - start);
-    const std::string prefix = where(origin, line_no) + ": column " + names.at(column) + ": ";
+    const auto fail = [&](const std::string& problem) {
+      throw InputError(where(origin, line_no) + ": column " + names.at(column) + ": " + problem);
+    };
     if (field.size() > kMaxCsvFieldBytes)
-      throw InputError(prefix + "a field of " + std::to_string(field.size()) + " bytes, " + shown(field) +
-                       "; at most " + std::to_string(kMaxCsvFieldBytes) +
-                       " (the longest name Kubernetes allows for a pod or a node)");
+      fail("a field of " + std::to_string(field.size()) + " bytes, " + shown(field) + "; at most " +
+           std::to_string(kMaxCsvFieldBytes) + " (the longest name Kubernetes allows for a pod or a node)");
     const auto control = std::find_if(field.begin(), field.end(), [](char c) {
       const auto u = static_cast<unsigned char>(c);
       return u < 0x20 || u == 0x7f;
     });
     if (control != field.end())
-      throw InputError(prefix + "a control character at byte " + std::to_string(control - field.begin() + 1) + " of " +
-                       shown(field));
+      fail("a control character at byte " + std::to_string(control - field.begin() + 1) + " of " + shown(field));
     fields.emplace_back(field);
     if (comma == std::string_view::npos) return fields;
     start = comma + 1;
