@@ -424,6 +424,26 @@ std::string small_trace_dir() {
   return d;
 }
 
+// A clone is never named as a pod of the trace: the engine refuses a pod
+// it holds already (since its event API), so a clone of "a" named
+// "a-clone-1" beside a trace pod "a-clone-1" failed as "in the cache
+// already", counted as a pod that found no node. fuzz_replay_csv's corpus
+// file clone-named-as-a-pod holds the input.
+TEST(ReplayRun, ClonesAreNeverNamedAsAPodOfTheTrace) {
+  const ReplayTrace t = make_trace({TraceNode{"n0", 64000, 262144, 8, "T4", "nodes.csv:2"}},
+                                   parse_trace_pods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+                                                    "a,1000,100,1,1000\na-clone-1,1000,100,1,1000\n",
+                                                    "pods.csv"));
+  const std::vector<TypicalTask> typical = replay_typical_tasks(t);
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const SeedRun r = run_replay_seed(t, typical, replay_policy("firstfit"), seed, ReplayOptions{});
+    ASSERT_EQ(r.workload.order.size(), 10U);  // 2 pods and 8 clones: 10,000 units of 10,400
+    EXPECT_EQ(r.events.back().placed, 8U) << seed;
+    for (const auto& [message, pods] : r.failures)
+      EXPECT_EQ(message.rfind("0/1 nodes are available", 0), 0U) << seed << ": " << message;
+  }
+}
+
 TEST(ReplayRun, FirstFitEndToEndIsSaneAndDeterministic) {
   const std::string d = small_trace_dir();
   const ReplayTrace t = read_trace(d + "/nodes.csv", d + "/pods.csv");

@@ -6,8 +6,9 @@
 // most kMaxCsvFieldBytes, without control characters; card models valid
 // label values; no seed twice), and an accepted pod list runs through the
 // experiment on a small fixed cluster (typical tasks, tuning, FGD placing
-// the first pods) with no exception at all: a row the reader lets through
-// that the engine then refuses is a finding.
+// the first pods) with no exception at all and every pod placed or
+// unschedulable: a row the reader lets through that the engine then refuses
+// is a finding.
 #include <cstdlib>
 #include <set>
 #include <string_view>
@@ -77,7 +78,11 @@ void pods(const std::string& text) {
   const std::vector<TypicalTask> typical = replay_typical_tasks(trace);
   ReplayOptions options;
   options.max_pods = 40;
-  (void)run_replay_seed(trace, typical, replay_policy("fgd"), 42, options);
+  const SeedRun run = run_replay_seed(trace, typical, replay_policy("fgd"), 42, options);
+  // A pod that found no node found none for a node's reason (upstream's
+  // FitError), never an engine error (a clone named as a pod of the trace
+  // is "in the cache already").
+  for (const auto& [message, count] : run.failures) require(message.rfind("0/2 nodes are available", 0) == 0);
 }
 
 void lists(const std::string& text) {
