@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -501,6 +502,108 @@ TEST(Cli, GenerateIsDeterministic) {
   r = run_cli("schedule --backend cpu --nodes " + a + "-n.json --pods " + a + "-p.json");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("pods: 10"), std::string::npos) << r.out;
+}
+
+// Every integer flag of every command takes a decimal number in its range:
+// CLI11 read "-1" and 2^64 as 2^64-1 for an unsigned flag (silently), 0x10
+// as 16 and 010 as 8. Out of range or not decimal exits 2 naming the flag,
+// before anything is read or written. The list is checked against --help,
+// so a new integer flag cannot go untested.
+TEST(Cli, IntegerFlagsAreDecimalAndInRange) {
+  Fixture f;
+  const std::string d = dir();
+  const std::string out = d + "/out";
+  const std::string trace = write("trace-nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1000,1,T4\n");
+  const std::string pods = write("trace-pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1,1,1,500\n");
+  const std::string perf =
+      write("perf.yaml", "- name: T\n  workloadTemplate:\n  - opcode: createNodes\n    count: 1\n");
+  // command -> (flag, the command line before it)
+  const std::string schedule = "schedule --nodes " + f.nodes + " --pods " + f.pods + " -o " + out;
+  const std::string generate = "generate --nodes-out " + d + "/n.json --pods-out " + d + "/p.json";
+  const std::string replay =
+      "replay --nodes-csv " + trace + " --pods-csv " + pods + " --policies firstfit --seeds 1 -o " + out;
+  const std::vector<std::pair<std::string, std::string>> flags{
+      {"-v", generate},
+      {"--seed", schedule},
+      {"--threads", schedule},
+      {"--batch-states", schedule},
+      {"--seed", "explain --nodes " + f.nodes + " --pods " + f.pods + " --pod default/small -o " + out},
+      {"--nodes", generate},
+      {"--running", generate},
+      {"--pending", generate},
+      {"--seed", generate},
+      {"--percentage-of-nodes-to-score", "perf --list --config " + perf + " -o " + out},
+      {"--batch-states", replay},
+      {"--threads", replay},
+      {"--max-pods", replay},
+      {"--lookahead", replay},
+      {"--retarget-every", replay},
+      {"--retarget-horizon", replay + " --retarget-every 1"},
+  };
+  // Every integer flag --help lists is in the list above.
+  for (const char* cmd : {"", "schedule", "explain", "generate", "perf", "replay"}) {
+    const CliRun help = run_cli(std::string(cmd) + " --help");
+    std::istringstream lines(help.out);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      std::string names, type;
+      words >> names >> type;
+      if (type.rfind("INT", 0) != 0 && type.rfind("UINT", 0) != 0) continue;
+      const std::string flag = names.substr(0, names.find(','));
+      bool listed = false;
+      for (const auto& [name, line_before] : flags)
+        listed |= name == flag && (*cmd == '\0' || line_before.rfind(cmd, 0) == 0);
+      EXPECT_TRUE(listed) << cmd << " " << flag << " takes an integer and is not tested here";
+    }
+  }
+  for (const auto& [flag, before] : flags)
+    for (const char* value : {"18446744073709551616", "99999999999999999999999", "-18446744073709551617", "1e23",
+                              "0x10", "+5", "' 5'", "5x", "-1"}) {
+      const CliRun r = run_cli(before + " " + flag + " " + value);
+      EXPECT_EQ(r.exit_code, 2) << before << " " << flag << " " << value << ": " << r.out;
+      EXPECT_NE(r.out.find(flag == "-v" ? "--v" : flag), std::string::npos) << flag << " " << value << ": " << r.out;
+      EXPECT_FALSE(exists(out)) << flag << " " << value;
+    }
+  // What the messages say, for an unsigned flag and a signed one.
+  const CliRun big = run_cli(generate + " --seed 18446744073709551616");
+  EXPECT_NE(big.out.find("--seed: \"18446744073709551616\" is out of range 0..18446744073709551615"), std::string::npos)
+      << big.out;
+  EXPECT_NE(run_cli(generate + " --seed -1").out.find("--seed: \"-1\" is negative"), std::string::npos);
+  EXPECT_NE(run_cli(generate + " --seed 1e23").out.find("--seed: \"1e23\" is not a decimal integer"),
+            std::string::npos);
+  EXPECT_NE(run_cli("-v 99999999999999999999 " + generate)
+                .out.find("--v: \"99999999999999999999\" is out of range -9223372036854775808..9223372036854775807"),
+            std::string::npos);
+  // The largest seed is a seed; leading zeros are decimal (010 is ten, not eight).
+  CliRun ok = run_cli(generate + " --nodes 3 --running 1 --pending 1 --seed 18446744073709551615");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("(seed 18446744073709551615)"), std::string::npos) << ok.out;
+  ok = run_cli(generate + " --nodes 3 --running 1 --pending 1 --seed 010");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("(seed 10)"), std::string::npos) << ok.out;
+}
+
+// generate's counts have documented limits (README, --help), refused before
+// anything is generated: `--nodes 1000000000` ran until it was killed.
+TEST(Cli, GenerateRefusesCountsPastTheLimits) {
+  const std::string n = dir() + "/n.json", p = dir() + "/p.json";
+  const std::string files = " --nodes-out " + n + " --pods-out " + p;
+  for (const char* args : {"--nodes 1000000000", "--nodes 200001", "--running 1000001", "--pending 1000001",
+                           "--pending 4294967296", "--nodes 10000000000000000000000"}) {
+    const auto started = std::chrono::steady_clock::now();
+    const CliRun r = run_cli(std::string("generate ") + args + files);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
+    EXPECT_NE(r.out.find(std::string(args).substr(0, std::string(args).find(' '))), std::string::npos) << r.out;
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5)) << args;
+    EXPECT_FALSE(exists(n));
+    EXPECT_FALSE(exists(p));
+  }
+  EXPECT_NE(run_cli("generate --nodes 200001" + files).out.find("--nodes: Value 200001 not in range 0 to 200000"),
+            std::string::npos);
+  const CliRun help = run_cli("generate --help");
+  EXPECT_NE(help.out.find("number of nodes (at most 200000)"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("number of running pods (at most 1000000"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("number of pending pods (at most 1000000)"), std::string::npos) << help.out;
 }
 
 // --batching exact gives schedule's output byte for byte as --batching off,

@@ -212,6 +212,32 @@ TEST(Generator, BadOptionsAreInputErrors) {
   });
 }
 
+// Counts past the documented limits are refused before anything is
+// generated (`--nodes 1000000000` ran until it was killed).
+TEST(Generator, CountsPastTheLimitsAreRefused) {
+  EXPECT_EQ(kGeneratorMaxNodes, 200000U);
+  EXPECT_EQ(kGeneratorMaxRunningPods, 1000000U);
+  EXPECT_EQ(kGeneratorMaxPendingPods, 1000000U);
+  const auto error = [](auto change) -> std::string {
+    GeneratorOptions o = small_options();
+    change(o);
+    try {
+      generate_cluster(o);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no InputError)";
+  };
+  EXPECT_EQ(error([](GeneratorOptions& o) { o.nodes = 1000000000; }),
+            "generator: 1000000000 nodes is more than the limit of 200000");
+  EXPECT_EQ(error([](GeneratorOptions& o) { o.nodes = kGeneratorMaxNodes + 1; }),
+            "generator: 200001 nodes is more than the limit of 200000");
+  EXPECT_EQ(error([](GeneratorOptions& o) { o.running_pods = kGeneratorMaxRunningPods + 1; }),
+            "generator: 1000001 running pods is more than the limit of 1000000");
+  EXPECT_EQ(error([](GeneratorOptions& o) { o.pending_pods = UINT32_MAX; }),
+            "generator: 4294967295 pending pods is more than the limit of 1000000");
+}
+
 TEST(Generator, NodesLookLikeKubeletReports) {
   GeneratorOptions o;
   o.nodes = 1000;

@@ -421,6 +421,28 @@ TEST_F(PerfTest, YamlStreamThatNeverEndsInYamlCppIsRefused) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
 }
 
+// Deep nesting is refused by the shared stream check, naming the limit and
+// the line: yaml-cpp's guard said "invalid YAML: bad file", and nesting
+// between 200 and 500 deep "document nested too deeply".
+TEST_F(PerfTest, DeepNestingNamesTheLimitAndTheLine) {
+  for (size_t depth : {150U, 300U, 5000U}) {
+    const std::string text = "- name: T\n  x: " + std::string(depth, '[') + std::string(depth, ']') + "\n";
+    try {
+      yaml_to_json(text, "deep.yaml");
+      FAIL() << "expected an InputError at depth " << depth;
+    } catch (const InputError& e) {
+      // The sequence, the mapping, then lists from column 6: the 99th '['.
+      EXPECT_NE(std::string(e.what()).find("deep.yaml:2: column 104: mappings and lists nested more than 100 deep"),
+                std::string::npos)
+          << e.what();
+    }
+    const std::string msg = load_error(text);
+    EXPECT_NE(msg.find("config.yaml:2: column 104: mappings and lists nested more than 100 deep"), std::string::npos)
+        << msg;
+    EXPECT_EQ(msg.find("bad file"), std::string::npos) << msg;
+  }
+}
+
 TEST_F(PerfTest, YamlSyntaxErrorNamesFileAndLine) {
   const std::string msg = load_error("- name: Bad\n  workloadTemplate: [\n");
   EXPECT_NE(msg.find("config.yaml"), std::string::npos) << msg;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -18,6 +19,7 @@
 
 #include "bench/replay/replay.hpp"
 #include "host/input/devices.hpp"
+#include "host/input/pod_resources.hpp"
 #include "host/io/io.hpp"
 #include "tests/cli_run.hpp"
 
@@ -105,6 +107,96 @@ TEST(ReplayCsv, RejectsABadNumberNamingLineAndColumn) {
   EXPECT_NE(error_of([&] { parse_trace_pods(blank, "pods.csv"); }).find("pods.csv:2: empty line"), std::string::npos);
 }
 
+// Every field is bounded as Kubernetes bounds a name (253 bytes), before
+// anything is copied: a 10 MB pod name cost 1.6 GB and 45 s once every
+// clone had copied it. Card models are label values (63 characters).
+TEST(ReplayCsv, FieldsAreBoundedAsKubernetesNamesAre) {
+  const auto pods = [](const std::string& name, const std::string& spec = "", const std::string& qos = "LS") {
+    return std::string(kPodHeader) + name + ",1000,100,1,500," + spec + "," + qos + ",Running,0,10,0\n";
+  };
+  ASSERT_EQ(kMaxCsvFieldBytes, 253U);
+  EXPECT_EQ(parse_trace_pods(pods(std::string(253, 'p')), "pods.csv").at(0).name.size(), 253U);
+  const std::string msg = error_of([&] { parse_trace_pods(pods(std::string(254, 'p')), "pods.csv"); });
+  EXPECT_NE(msg.find("pods.csv:2: column name: a field of 254 bytes, \"pppp"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("at most 253 (the longest name Kubernetes allows"), std::string::npos) << msg;
+  EXPECT_LT(msg.size(), 300U) << msg;  // the field is quoted cut short
+
+  const auto started = std::chrono::steady_clock::now();
+  const std::string huge = error_of([&] { parse_trace_pods(pods(std::string(10 << 20, 'p')), "pods.csv"); });
+  EXPECT_NE(huge.find("pods.csv:2: column name: a field of 10485760 bytes"), std::string::npos) << huge.substr(0, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+
+  // Any column, not only the names.
+  EXPECT_NE(error_of([&] {
+              parse_trace_pods(pods("p0", "", std::string(300, 'q')), "pods.csv");
+            }).find("pods.csv:2: column qos: a field of 300 bytes"),
+            std::string::npos);
+  const std::string node = error_of([] {
+    parse_trace_nodes("sn,cpu_milli,memory_mib,gpu,model\n" + std::string(254, 'n') + ",1,1,1,T4\n", "nodes.csv");
+  });
+  EXPECT_NE(node.find("nodes.csv:2: column sn: a field of 254 bytes"), std::string::npos) << node;
+
+  // Card models become label values.
+  const std::string model = error_of([] {
+    parse_trace_nodes("sn,cpu_milli,memory_mib,gpu,model\nn0,1,1,1," + std::string(64, 'M') + "\n", "nodes.csv");
+  });
+  EXPECT_NE(model.find("nodes.csv:2: column model: card model \"MMMM"), std::string::npos) << model;
+  EXPECT_NE(model.find("must be at most 63 characters long"), std::string::npos) << model;
+  const std::string spec = error_of([&] { parse_trace_pods(pods("p0", "T4|" + std::string(64, 'M')), "pods.csv"); });
+  EXPECT_NE(spec.find("pods.csv:2: column gpu_spec: card model \"MMMM"), std::string::npos) << spec;
+  EXPECT_NE(error_of([&] {
+              parse_trace_pods(pods("p0", "T4|V 100"), "pods.csv");
+            }).find("column gpu_spec: card model \"V 100\""),
+            std::string::npos);
+
+  // A line of a million commas is counted, not split into a million fields.
+  const std::string commas =
+      error_of([] { parse_trace_pods(std::string(kPodHeader) + std::string(1000000, ',') + "\n", "pods.csv"); });
+  EXPECT_NE(commas.find("pods.csv:2: 1000001 fields, expected 11"), std::string::npos) << commas;
+  const std::string header = error_of([] { parse_trace_pods(std::string(1000000, ',') + "\n", "pods.csv"); });
+  EXPECT_NE(header.find("pods.csv:1: unexpected header"), std::string::npos) << header;
+}
+
+// A NUL or any other control character inside a field is refused, named
+// and shown escaped.
+TEST(ReplayCsv, ControlCharactersInAFieldAreRefused) {
+  const std::string nul = std::string(kPodHeader) + "p" + '\0' + "x,1000,100,1,500,,LS,Running,0,10,0\n";
+  const std::string msg = error_of([&] { parse_trace_pods(nul, "pods.csv"); });
+  EXPECT_NE(msg.find("pods.csv:2: column name: a control character at byte 2 of \"p\\x00x\""), std::string::npos)
+      << msg;
+  EXPECT_EQ(msg.find('\0'), std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_trace_pods(std::string(kPodHeader) + "p0,1000,100,1,500,,L\tS,Running,0,10,0\n", "pods.csv");
+            }).find("pods.csv:2: column qos: a control character at byte 2 of \"L\\tS\""),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_trace_nodes("sn,cpu_milli,memory_mib,gpu,model\nn\r0,1,1,1,T4\n", "nodes.csv");
+            }).find("nodes.csv:2: column sn: a control character at byte 2 of \"n\\r0\""),
+            std::string::npos);
+  // In the header: not the header.
+  const std::string header = error_of([] {
+    parse_trace_nodes(std::string("sn,cpu_milli,memory_mib,gpu,model") + '\0' + "\nn0,1,1,1,T4\n", "nodes.csv");
+  });
+  EXPECT_NE(header.find("nodes.csv:1: unexpected header \"sn,cpu_milli,memory_mib,gpu,model\\x00\""), std::string::npos)
+      << header;
+}
+
+// Two nodes or two pods of one name are refused, as the API server refuses
+// a second object of the same name.
+TEST(ReplayCsv, DuplicateNamesAreRefused) {
+  const std::string nodes = error_of([] {
+    parse_trace_nodes("sn,cpu_milli,memory_mib,gpu,model\nn0,1,1,1,T4\nn1,1,1,1,T4\nn0,2,2,2,T4\n", "nodes.csv");
+  });
+  EXPECT_NE(nodes.find("nodes.csv:4: column sn: node name \"n0\" is given twice (first on line 2)"), std::string::npos)
+      << nodes;
+  const std::string pods = error_of([] {
+    parse_trace_pods(std::string(kPodHeader) + "p0,1,1,0,0,,LS,Running,0,10,0\np0,1,1,0,0,,LS,Running,0,10,0\n",
+                     "pods.csv");
+  });
+  EXPECT_NE(pods.find("pods.csv:3: column name: pod name \"p0\" is given twice (first on line 2)"), std::string::npos)
+      << pods;
+}
+
 // ---- objects -------------------------------------------------------------------
 
 TEST(ReplayTraceObjects, NodeCarriesDevicesAndModel) {
@@ -159,6 +251,22 @@ TEST(ReplayTraceObjects, PodAnnotationsAndClamp) {
   EXPECT_EQ(cpu.name, "cpu-clone-1");
   EXPECT_TRUE(cpu.annotations.empty());
   EXPECT_EQ(trace_pod_gpu_units(rows[3]), 0);
+}
+
+// The pods made only for their shapes (typical tasks) copy no name or
+// origin, and have the shape of the scheduled pod.
+TEST(ReplayTraceObjects, ShapesCopyNoName) {
+  const std::vector<TracePod> rows = parse_trace_pods(
+      std::string(kPodHeader) + "multi,32000,65536,4,1000,V100M16|V100M32,LS,Running,0,10,0\n", "pods.csv");
+  const Pod shape = trace_pod_shape(rows[0]);
+  const Pod pod = trace_pod_object(rows[0]);
+  EXPECT_TRUE(shape.name.empty());
+  EXPECT_TRUE(shape.origin.empty());
+  EXPECT_EQ(pod.name, "multi");
+  EXPECT_EQ(shape.annotations, pod.annotations);
+  EXPECT_EQ(pod_requests(shape), pod_requests(pod));
+  EXPECT_EQ(shape.scheduler_name, pod.scheduler_name);
+  EXPECT_EQ(typical_tasks({shape}, DeviceModel{}), typical_tasks({pod}, DeviceModel{}));
 }
 
 // ---- tuning ---------------------------------------------------------------------
@@ -275,6 +383,23 @@ TEST(ReplayLists, SeedsAndArrivals) {
   EXPECT_NE(error_of([] { parse_arrival_points("131"); }).find("above 130%"), std::string::npos);
 }
 
+// A seed given twice would run twice and weigh twice in the means; a seed
+// past 64 bits is refused, not clamped.
+TEST(ReplayLists, DuplicatesAndOutOfRangeAreRefused) {
+  EXPECT_NE(error_of([] { parse_seed_list("42,42"); }).find("--seeds: seed 42 is given twice"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_seed_list("40-45,44"); }).find("--seeds: seed 44 is given twice"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_seed_list("1-3,2-5"); }).find("--seeds: seed 2 is given twice"), std::string::npos);
+  EXPECT_EQ(parse_seed_list("18446744073709551615"), (std::vector<uint64_t>{18446744073709551615ULL}));
+  EXPECT_NE(error_of([] {
+              parse_seed_list("18446744073709551616");
+            }).find("--seeds: \"18446744073709551616\" is out of range 0..18446744073709551615"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_seed_list("-1"); }).find("--seeds: expected a non-negative integer"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_arrival_points("50,90,50"); }).find("--arrivals: 50 is given twice"),
+            std::string::npos);
+}
+
 // ---- end to end ---------------------------------------------------------------
 
 std::string small_trace_dir() {
@@ -297,6 +422,26 @@ std::string small_trace_dir() {
   }
   write(d + "/pods.csv", pods);
   return d;
+}
+
+// A clone is never named as a pod of the trace: the engine refuses a pod
+// it holds already (since its event API), so a clone of "a" named
+// "a-clone-1" beside a trace pod "a-clone-1" failed as "in the cache
+// already", counted as a pod that found no node. fuzz_replay_csv's corpus
+// file clone-named-as-a-pod holds the input.
+TEST(ReplayRun, ClonesAreNeverNamedAsAPodOfTheTrace) {
+  const ReplayTrace t = make_trace({TraceNode{"n0", 64000, 262144, 8, "T4", "nodes.csv:2"}},
+                                   parse_trace_pods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+                                                    "a,1000,100,1,1000\na-clone-1,1000,100,1,1000\n",
+                                                    "pods.csv"));
+  const std::vector<TypicalTask> typical = replay_typical_tasks(t);
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const SeedRun r = run_replay_seed(t, typical, replay_policy("firstfit"), seed, ReplayOptions{});
+    ASSERT_EQ(r.workload.order.size(), 10U);  // 2 pods and 8 clones: 10,000 units of 10,400
+    EXPECT_EQ(r.events.back().placed, 8U) << seed;
+    for (const auto& [message, pods] : r.failures)
+      EXPECT_EQ(message.rfind("0/1 nodes are available", 0), 0U) << seed << ": " << message;
+  }
 }
 
 TEST(ReplayRun, FirstFitEndToEndIsSaneAndDeterministic) {
@@ -835,6 +980,33 @@ TEST(ReplayCli, BadCsvExitsTwoNamingTheLine) {
   const CliRun r = run_cli("replay --nodes-csv " + d + "/nodes.csv --pods-csv " + d + "/bad.csv --policies firstfit");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("bad.csv:2: column num_gpu"), std::string::npos) << r.out;
+}
+
+// Bad input on the command line exits 2 before anything runs: a name past
+// the bound (quickly: a 10 MB name once took 45 s and 1.6 GB), a seed or a
+// policy given twice. Nothing is written.
+TEST(ReplayCli, LongNamesAndRepeatedSeedsOrPoliciesExitTwo) {
+  const std::string d = small_trace_dir();
+  write(d + "/long.csv",
+        std::string(kPodHeader) + std::string(10 << 20, 'x') + ",1000,100,1,1000,,LS,Running,0,100,0\n");
+  const auto started = std::chrono::steady_clock::now();
+  CliRun r = run_cli("replay --nodes-csv " + d + "/nodes.csv --pods-csv " + d +
+                     "/long.csv --policies fgd --seeds 42 -o " + d + "/table.txt");
+  EXPECT_EQ(r.exit_code, 2) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find("long.csv:2: column name: a field of 10485760 bytes"), std::string::npos)
+      << r.out.substr(0, 400);
+  EXPECT_LT(r.out.size(), 1000U);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  for (const char* args : {"--policies fgd --seeds 42,43,42", "--policies fgd,bestfit,fgd --seeds 42",
+                           "--policies fgd --seeds 18446744073709551616", "--policies fgd --arrivals 50,50"}) {
+    r = run_cli("replay --nodes-csv " + d + "/nodes.csv --pods-csv " + d + "/pods.csv " + args + " -o " + d +
+                "/table.txt");
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
+    EXPECT_TRUE(r.out.find("is given twice") != std::string::npos || r.out.find("out of range") != std::string::npos)
+        << args << ": " << r.out;
+  }
+  struct stat st {};
+  EXPECT_NE(stat((d + "/table.txt").c_str(), &st), 0);
 }
 
 TEST(ReplayCli, BadLookaheadOrderExitsTwo) {

@@ -263,5 +263,40 @@ TEST(YamlReaderStream, DocumentThatConsumesNothingIsRefusedNotLoopedOn) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
 }
 
+// Nesting past kMaxYamlDepth is refused where it passes the limit, naming
+// the limit, the line and the column; yaml-cpp's own guard (about 500 deep)
+// said only "bad file", at a column far from the nesting.
+TEST(YamlReaderStream, DeepNestingNamesTheLimitAndTheLine) {
+  ASSERT_EQ(kMaxYamlDepth, 100U);
+  const YamlReader file("deep.yaml");
+  const auto flow = [](size_t depth) { return "a: 1\nb: " + std::string(depth, '[') + std::string(depth, ']') + "\n"; };
+  // The root mapping and 99 lists: at the limit. One more is past it, at
+  // the 100th '[' (column 4 + 99).
+  EXPECT_EQ(file.load_documents(flow(99)).size(), 1u);
+  EXPECT_THAT(error_of([&] { file.load_documents(flow(100)); }),
+              HasSubstr("deep.yaml:2: column 103: mappings and lists nested more than 100 deep (bulkscore's limit)"));
+  // Far past yaml-cpp's own guard: the same answer, never "bad file".
+  const std::string far = error_of([&] { file.load_documents(flow(5000)); });
+  EXPECT_THAT(far, HasSubstr("deep.yaml:2: column 103: mappings and lists nested more than 100 deep"));
+  EXPECT_THAT(far, ::testing::Not(HasSubstr("bad file")));
+  // Flow mappings and block collections count alike.
+  std::string maps = "x: ";
+  for (int i = 0; i < 600; ++i) maps += "{a: ";
+  EXPECT_THAT(error_of([&] { file.load_documents(maps + "1" + std::string(600, '}') + "\n"); }),
+              HasSubstr("deep.yaml:1: column 400: mappings and lists nested more than 100 deep"));
+  std::string block = "a:\n";
+  for (int i = 1; i <= 600; ++i) block += std::string(static_cast<size_t>(i), ' ') + "b:\n";
+  EXPECT_THAT(error_of([&] { file.load_documents(block); }),
+              HasSubstr("deep.yaml:101: column 101: mappings and lists nested more than 100 deep"));
+  // The configuration reader, end to end.
+  EXPECT_THAT(error_of([&] {
+                parse_scheduler_config(
+                    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles: " +
+                        std::string(3000, '[') + std::string(3000, ']') + "\n",
+                    "c.yaml");
+              }),
+              HasSubstr("c.yaml:3: column 110: mappings and lists nested more than 100 deep"));
+}
+
 }  // namespace
 }  // namespace bulkscore

@@ -30,6 +30,14 @@ GeneratedCluster Generator::run() {
 }
 
 void Generator::validate() const {
+  const auto bound = [](const char* what, uint32_t count, uint32_t limit) {
+    if (count > limit)
+      throw InputError("generator: " + std::to_string(count) + " " + what + " is more than the limit of " +
+                       std::to_string(limit));
+  };
+  bound("nodes", opt_.nodes, kGeneratorMaxNodes);
+  bound("running pods", opt_.running_pods, kGeneratorMaxRunningPods);
+  bound("pending pods", opt_.pending_pods, kGeneratorMaxPendingPods);
   auto bad_fraction = [](double f) { return !(f >= 0.0 && f <= 1.0); };
   if (opt_.zones == 0) throw InputError("generator: zones must be at least 1");
   if (opt_.region.empty()) throw InputError("generator: region must not be empty");

@@ -143,6 +143,16 @@ struct SplitMix64 {
   }
 };
 
+// The largest cluster the generator writes (README, `generate --help`):
+// twice the largest cluster of the docs (100,000 nodes) and scheduler_perf's
+// pod limit (kPerfMaxPods). At these limits the files are about 1.3 GB of
+// nodes, 1.8 GB of running and 1.5 GB of pending pods, and the generator
+// holds about twice that in memory (measured at a tenth of each limit);
+// past them, a count would run until the machine ran out of memory or time.
+constexpr uint32_t kGeneratorMaxNodes = 200'000;
+constexpr uint32_t kGeneratorMaxRunningPods = 1'000'000;
+constexpr uint32_t kGeneratorMaxPendingPods = 1'000'000;
+
 struct GeneratorOptions {
   uint32_t nodes = 5000;
   uint32_t running_pods = 10000;  // daemonset pods included
@@ -167,7 +177,7 @@ struct GeneratedCluster {
 
 // Throws InputError on options that cannot describe a cluster (zones == 0,
 // fractions outside [0, 1] or summing above 1, an empty region, more running
-// pods than the nodes' pod slots).
+// pods than the nodes' pod slots) or that are past the limits above.
 GeneratedCluster generate_cluster(const GeneratorOptions& options);
 
 // generate_cluster, then the files written as a unit (write_files_atomically):

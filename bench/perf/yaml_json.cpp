@@ -154,7 +154,10 @@ bool is_str_tagged(const YAML::Node& n) {
 }
 
 void emit_json(const YAML::Node& n, std::string& out, const std::string& origin, int depth) {
-  if (depth > 200) throw InputError(at_line(origin, n) + ": document nested too deeply");
+  // check_yaml_stream bounds the nesting at kMaxYamlDepth before this walk.
+  if (depth > static_cast<int>(kMaxYamlDepth))
+    throw InputError(at_line(origin, n) + ": mappings and lists nested more than " + std::to_string(kMaxYamlDepth) +
+                     " deep");
   switch (n.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -226,7 +229,9 @@ namespace {
 
 [[noreturn]] void throw_yaml_error(const YAML::Exception& e, const std::string& origin) {
   const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
-  throw InputError(origin + (line ? ":" + std::to_string(line) : "") + ": invalid YAML: " + e.msg);
+  const auto* parser = dynamic_cast<const YAML::ParserException*>(&e);
+  throw InputError(origin + (line ? ":" + std::to_string(line) : "") +
+                   ": invalid YAML: " + (parser ? yaml_error_text(*parser) : e.msg));
 }
 
 }  // namespace

@@ -42,11 +42,21 @@ struct CsvRow {
   std::vector<std::string> fields;
 };
 
+// The longest field a trace CSV may hold: 253 bytes, the longest name
+// Kubernetes allows (a DNS-1123 subdomain: a pod's, a node's). The trace's
+// longest is 38 (a gpu_spec). Every pod the replay makes of a row (clones
+// included) copies its name, so an unbounded field would cost its size per
+// pod.
+constexpr size_t kMaxCsvFieldBytes = 253;
+
 // A strict CSV table: the first line must be exactly `expected_header`;
-// every row has as many fields as the header; fields are separated by
-// commas with no quoting (a '"' is an error, since the trace never quotes);
-// CRLF line ends and a missing final newline are accepted; empty lines are
-// errors except at the very end. InputError("<origin>:<line>: ...").
+// every row has as many fields as the header (counted before any field is
+// copied); fields are separated by commas with no quoting (a '"' is an
+// error, since the trace never quotes), at most kMaxCsvFieldBytes bytes
+// each, with no control character (NUL, tab, CR... inside a line); CRLF
+// line ends and a missing final newline are accepted; empty lines are
+// errors except at the very end. InputError("<origin>:<line>: ...", naming
+// the column).
 struct CsvTable {
   std::string origin;  // the file's name, for messages
   std::vector<std::string> header;
@@ -91,6 +101,10 @@ const std::vector<std::string>& trace_node_header();
 const std::vector<std::string>& trace_pod_header();        // all eleven columns
 const std::vector<std::string>& trace_pod_short_header();  // name .. gpu_milli (the multigpuNN lists)
 
+// The rows, checked: names non-empty and unique within the file (as the API
+// server keeps them), numbers in range, card models (`model`, each entry of
+// `gpu_spec`) valid label values, since they become the node's label and
+// the pod's model annotation. InputError naming file:line and the column.
 std::vector<TraceNode> parse_trace_nodes(const std::string& text, const std::string& origin);
 std::vector<TracePod> parse_trace_pods(const std::string& text, const std::string& origin);
 
@@ -107,6 +121,12 @@ int64_t trace_pod_gpu_units(const TracePod& p);
 // for GPUs. `name` overrides the pod's name (clones of tuning).
 Node trace_node_object(const TraceNode& row, const DeviceModel& model = DeviceModel{});
 Pod trace_pod_object(const TracePod& row, const DeviceModel& model = DeviceModel{}, const std::string& name = "");
+// The same pod without its name and origin: what typical_tasks reads (the
+// requests and the GPU annotations). The pods the replay makes only for
+// their shapes (the trace's typical tasks, each retarget's pending pods)
+// copy no name: a row's name is copied only into the pods the engine
+// schedules.
+Pod trace_pod_shape(const TracePod& row, const DeviceModel& model = DeviceModel{});
 
 // A trace as the experiment uses it: the nodes in file order and the pods
 // sorted by name (the simulator's first step; names are unique in the trace

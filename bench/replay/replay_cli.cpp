@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <chrono>
@@ -171,7 +172,11 @@ int replay_main(const ReplayCliOptions& o) {
     size_t start = 0;
     for (;;) {
       const size_t comma = o.policies.find(',', start);
-      policies.push_back(&replay_policy(o.policies.substr(start, comma == std::string::npos ? comma : comma - start)));
+      const ReplayPolicy* policy =
+          &replay_policy(o.policies.substr(start, comma == std::string::npos ? comma : comma - start));
+      if (std::find(policies.begin(), policies.end(), policy) != policies.end())
+        throw InputError("--policies: " + policy->name + " is given twice");
+      policies.push_back(policy);
       if (comma == std::string::npos) break;
       start = comma + 1;
     }

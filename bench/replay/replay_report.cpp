@@ -1,7 +1,10 @@
 // The replay's table, CSV and gnuplot script, and its list flags.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <set>
 
 #include "bench/replay/replay.hpp"
 #include "host/input/quote.hpp"
@@ -40,8 +43,11 @@ std::string seed_text(const std::vector<uint64_t>& seeds) {
 uint64_t parse_u64(const std::string& flag, const std::string& text) {
   uint64_t v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != text.data() + text.size())
     throw InputError(flag + ": expected a non-negative integer, got " + quote_for_message(text));
+  if (ec == std::errc::result_out_of_range)
+    throw InputError(flag + ": " + quote_for_message(text) + " is out of range 0.." +
+                     std::to_string(std::numeric_limits<uint64_t>::max()));
   return v;
 }
 
@@ -83,17 +89,24 @@ LookaheadOrder parse_lookahead_order(const std::string& text) {
 std::vector<uint64_t> parse_seed_list(const std::string& text) {
   constexpr uint64_t kMaxSeeds = 10000;
   std::vector<uint64_t> seeds;
+  // A seed given twice would run twice and count twice in the means.
+  std::set<uint64_t> seen;
+  const auto add = [&](uint64_t s) {
+    if (!seen.insert(s).second)
+      throw InputError("--seeds: seed " + std::to_string(s) + " is given twice (each seed runs once)");
+    seeds.push_back(s);
+  };
   for (const std::string& part : split(text, ',')) {
     const size_t dash = part.find('-');
     if (dash == std::string::npos) {
-      seeds.push_back(parse_u64("--seeds", part));
+      add(parse_u64("--seeds", part));
     } else {
       const uint64_t lo = parse_u64("--seeds", part.substr(0, dash));
       const uint64_t hi = parse_u64("--seeds", part.substr(dash + 1));
       if (hi < lo) throw InputError("--seeds: empty range " + quote_for_message(part));
       if (hi - lo >= kMaxSeeds) throw InputError("--seeds: range " + quote_for_message(part) + " is too long");
       for (uint64_t s = lo;; ++s) {
-        seeds.push_back(s);
+        add(s);
         if (s == hi) break;
       }
     }
@@ -108,6 +121,8 @@ std::vector<int> parse_arrival_points(const std::string& text, int max_pct) {
     const uint64_t v = parse_u64("--arrivals", part);
     if (v > static_cast<uint64_t>(max_pct))
       throw InputError("--arrivals: " + quote_for_message(part) + " is above " + std::to_string(max_pct) + "%");
+    if (std::find(points.begin(), points.end(), static_cast<int>(v)) != points.end())
+      throw InputError("--arrivals: " + std::to_string(v) + " is given twice");
     points.push_back(static_cast<int>(v));
   }
   return points;

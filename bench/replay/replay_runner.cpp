@@ -10,6 +10,8 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <string_view>
+#include <unordered_set>
 
 #include "bench/replay/replay.hpp"
 #include "host/engine/engine.hpp"
@@ -203,7 +205,7 @@ std::vector<size_t> sort_window(const std::vector<const TracePod*>& rows, Lookah
 std::vector<TypicalTask> replay_typical_tasks(const ReplayTrace& trace) {
   std::vector<Pod> pods;
   pods.reserve(trace.pods.size());
-  for (const TracePod& p : trace.pods) pods.push_back(trace_pod_object(p));
+  for (const TracePod& p : trace.pods) pods.push_back(trace_pod_shape(p));
   constexpr double kPopularity = 0.95;  // the paper's podPopularityThreshold
   return typical_tasks(pods, DeviceModel{}, kPopularity);
 }
@@ -243,8 +245,23 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
   auto metrics_ptr =
       std::make_unique<ClusterGpuMetrics>(engine_ptr->snapshot(), model, flatten(typical, engine_ptr->snapshot()));
 
-  // Clones get a name of their own so that every pod key is unique.
+  // Clones get a name of their own so that every pod key is unique (the
+  // engine refuses a pod it holds already): "<name>-clone-<k>", k counting
+  // the row's clones, skipping a name a pod of the trace has ("a-clone-1"
+  // beside "a"). Trace names are unique (parse_trace_pods), and two clone
+  // names differ in their base or their k.
   std::vector<uint32_t> times_used(trace.pods.size(), 0);
+  std::unordered_set<std::string_view> trace_names;
+  trace_names.reserve(trace.pods.size());
+  for (const TracePod& p : trace.pods) trace_names.insert(p.name);
+  const auto pod_name = [&](size_t row) -> std::string {
+    const std::string& name = trace.pods[row].name;
+    uint32_t& used = times_used[row];  // pods made of the row so far
+    if (used++ == 0) return name;
+    std::string clone = name + "-clone-" + std::to_string(used - 1);
+    while (trace_names.count(clone) != 0) clone = name + "-clone-" + std::to_string(used++);
+    return clone;
+  };
   std::map<std::string, size_t> warnings;
   ReplayProgress progress;
   progress.policy = policy.name;
@@ -262,10 +279,8 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
     if (options.stop && options.stop->load()) throw ReplayInterrupted("interrupted");
     if (window.empty()) {
       for (; next < run.workload.order.size() && window.size() < width; ++next) {
-        const TracePod& row = trace.pods[run.workload.order[next]];
-        const uint32_t copy = times_used[run.workload.order[next]]++;
-        window.emplace_back(
-            next, trace_pod_object(row, model, copy == 0 ? row.name : row.name + "-clone-" + std::to_string(copy)));
+        const uint32_t row = run.workload.order[next];
+        window.emplace_back(next, trace_pod_object(trace.pods[row], model, pod_name(row)));
       }
       if (sorts && window.size() > 1) {
         std::vector<const TracePod*> rows;
@@ -284,9 +299,10 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
       // pods placed so far; the metrics keep the trace's typical tasks.
       std::vector<Pod> pending;
       const size_t horizon = options.retarget_horizon > 0 ? options.retarget_horizon : run.workload.order.size();
-      for (size_t k = 0; k < window.size() && pending.size() < horizon; ++k) pending.push_back(window[k].second);
+      for (size_t k = 0; k < window.size() && pending.size() < horizon; ++k)
+        pending.push_back(trace_pod_shape(trace.pods[run.workload.order[window[k].first]], model));
       for (size_t j = next; j < run.workload.order.size() && pending.size() < horizon; ++j)
-        pending.push_back(trace_pod_object(trace.pods[run.workload.order[j]], model));
+        pending.push_back(trace_pod_shape(trace.pods[run.workload.order[j]], model));
       const std::vector<TypicalTask> target = typical_tasks(pending, model, 0.95);
       for (const std::string& w : engine_ptr->take_warnings()) ++warnings[w];
       engine_ptr = std::make_unique<Engine>(replay_scheduler_config(policy, seed, target), eo);

@@ -3,8 +3,10 @@
 #include <charconv>
 #include <limits>
 #include <string_view>
+#include <unordered_map>
 
 #include "bench/replay/replay.hpp"
+#include "host/input/labels.hpp"
 #include "host/input/quote.hpp"
 #include "host/io/io.hpp"
 
@@ -20,18 +22,32 @@ std::string shown(std::string_view field) {
   return quote_for_message(field, kMaxShown);
 }
 
-std::vector<std::string> split_line(std::string_view line, const std::string& origin, size_t line_no) {
-  if (line.find('"') != std::string_view::npos)
-    throw InputError(where(origin, line_no) + ": quoted fields are not supported (the trace never quotes)");
+// The fields of a line whose field count the caller has checked, each
+// checked before it is copied: at most kMaxCsvFieldBytes bytes, no control
+// character (a NUL, a tab, a CR inside the line; the trace has none).
+// `names`: the columns, for messages.
+std::vector<std::string> split_line(std::string_view line, const std::string& origin, size_t line_no,
+                                    const std::vector<std::string>& names) {
   std::vector<std::string> fields;
+  fields.reserve(names.size());
   size_t start = 0;
-  for (;;) {
+  for (size_t column = 0;; ++column) {
     const size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) {
-      fields.emplace_back(line.substr(start));
-      return fields;
-    }
-    fields.emplace_back(line.substr(start, comma - start));
+    const std::string_view field = line.substr(start, comma == std::string_view::npos ? comma : comma - start);
+    const auto fail = [&](const std::string& problem) {
+      throw InputError(where(origin, line_no) + ": column " + names.at(column) + ": " + problem);
+    };
+    if (field.size() > kMaxCsvFieldBytes)
+      fail("a field of " + std::to_string(field.size()) + " bytes, " + shown(field) + "; at most " +
+           std::to_string(kMaxCsvFieldBytes) + " (the longest name Kubernetes allows for a pod or a node)");
+    const auto control = std::find_if(field.begin(), field.end(), [](char c) {
+      const auto u = static_cast<unsigned char>(c);
+      return u < 0x20 || u == 0x7f;
+    });
+    if (control != field.end())
+      fail("a control character at byte " + std::to_string(control - field.begin() + 1) + " of " + shown(field));
+    fields.emplace_back(field);
+    if (comma == std::string_view::npos) return fields;
     start = comma + 1;
   }
 }
@@ -101,17 +117,23 @@ CsvTable parse_csv(const std::string& text, const std::string& origin,
       continue;
     }
     if (blank_seen) throw InputError(where(origin, blank_line) + ": empty line");
-    std::vector<std::string> fields = split_line(line, origin, line_no);
+    if (line.find('"') != std::string_view::npos)
+      throw InputError(where(origin, line_no) + ": quoted fields are not supported (the trace never quotes)");
+    // Counted before anything is split: a line of a million commas costs
+    // nothing but this count.
+    const size_t count = static_cast<size_t>(std::count(line.begin(), line.end(), ',')) + 1;
     if (line_no == 1) {
-      if (std::find(accepted_headers.begin(), accepted_headers.end(), fields) == accepted_headers.end())
+      const auto header = std::find_if(accepted_headers.begin(), accepted_headers.end(),
+                                       [&](const std::vector<std::string>& h) { return join(h) == line; });
+      if (header == accepted_headers.end())
         throw InputError(where(origin, 1) + ": unexpected header " + shown(line) + "; expected " + expected);
-      table.header = std::move(fields);
+      table.header = *header;
       continue;
     }
-    if (fields.size() != table.header.size())
-      throw InputError(where(origin, line_no) + ": " + std::to_string(fields.size()) + " fields, expected " +
+    if (count != table.header.size())
+      throw InputError(where(origin, line_no) + ": " + std::to_string(count) + " fields, expected " +
                        std::to_string(table.header.size()) + " (" + join(table.header) + ")");
-    table.rows.push_back(CsvRow{line_no, std::move(fields)});
+    table.rows.push_back(CsvRow{line_no, split_line(line, origin, line_no, table.header)});
   }
   if (table.header.empty()) throw InputError(origin + ": empty file; expected the header " + expected);
   return table;
@@ -136,19 +158,47 @@ int64_t csv_int(const CsvTable& table, const CsvRow& row, size_t column, int64_t
   return value;
 }
 
+namespace {
+
+// Names given twice are refused, as the API server refuses a second object
+// of the same name: `seen` maps each name (a view into the table's rows) to
+// the line that gave it first.
+void check_unique_name(std::unordered_map<std::string_view, size_t>& seen, const CsvTable& table, const CsvRow& row,
+                       const char* what) {
+  const auto [it, fresh] = seen.emplace(row.fields[0], row.line);
+  if (!fresh)
+    throw InputError(where(table.origin, row.line) + ": column " + table.header[0] + ": " + what + " name " +
+                     shown(row.fields[0]) + " is given twice (first on line " + std::to_string(it->second) + ")");
+}
+
+// A card model becomes a node's label value and an entry of a pod's model
+// annotation ('|'-separated): it must be a valid label value (at most 63
+// characters, alphanumerics, '-', '_', '.'), so that it can match.
+void check_model(const std::string& origin, const char* column, std::string_view model) {
+  const std::string problem = label_value_problem(model);
+  if (!problem.empty())
+    throw InputError(origin + ": column " + column + ": card model " + shown(model) + ": " + problem);
+}
+
+}  // namespace
+
 std::vector<TraceNode> parse_trace_nodes(const std::string& text, const std::string& origin) {
   const CsvTable t = parse_csv(text, origin, trace_node_header());
   std::vector<TraceNode> nodes;
   nodes.reserve(t.rows.size());
+  std::unordered_map<std::string_view, size_t> names;
+  names.reserve(t.rows.size());
   for (const CsvRow& r : t.rows) {
     TraceNode n;
     n.origin = where(origin, r.line);
     n.name = r.fields[0];
     if (n.name.empty()) throw InputError(n.origin + ": column sn: empty node name");
+    check_unique_name(names, t, r, "node");
     n.cpu_milli = csv_int(t, r, 1, 0, kMaxCpuMilli);
     n.memory_mib = csv_int(t, r, 2, 0, kMaxMemoryMib);
     n.gpus = static_cast<int32_t>(csv_int(t, r, 3, 0, kMaxDevicesPerNode));
     n.model = r.fields[4];
+    check_model(n.origin, "model", n.model);
     nodes.push_back(std::move(n));
   }
   return nodes;
@@ -160,11 +210,14 @@ std::vector<TracePod> parse_trace_pods(const std::string& text, const std::strin
   const bool has_spec = t.header.size() > 5;
   std::vector<TracePod> pods;
   pods.reserve(t.rows.size());
+  std::unordered_map<std::string_view, size_t> names;
+  names.reserve(t.rows.size());
   for (const CsvRow& r : t.rows) {
     TracePod p;
     p.origin = where(origin, r.line);
     p.name = r.fields[0];
     if (p.name.empty()) throw InputError(p.origin + ": column name: empty pod name");
+    check_unique_name(names, t, r, "pod");
     p.cpu_milli = csv_int(t, r, 1, 0, kMaxCpuMilli);
     p.memory_mib = csv_int(t, r, 2, 0, kMaxMemoryMib);
     p.num_gpu = static_cast<int32_t>(csv_int(t, r, 3, 0, kMaxDevicesPerNode));
@@ -176,6 +229,13 @@ std::vector<TracePod> parse_trace_pods(const std::string& text, const std::strin
       const std::string& s = p.gpu_spec;
       if (s.front() == '|' || s.back() == '|' || s.find("||") != std::string::npos)
         throw InputError(p.origin + ": column gpu_spec: empty model in " + shown(s));
+      for (size_t start = 0;;) {
+        const size_t bar = s.find('|', start);
+        check_model(p.origin, "gpu_spec",
+                    std::string_view(s).substr(start, bar == std::string::npos ? bar : bar - start));
+        if (bar == std::string::npos) break;
+        start = bar + 1;
+      }
     }
     pods.push_back(std::move(p));
   }
@@ -202,11 +262,16 @@ Node trace_node_object(const TraceNode& row, const DeviceModel& model) {
 }
 
 Pod trace_pod_object(const TracePod& row, const DeviceModel& model, const std::string& name) {
-  Pod p;
+  Pod p = trace_pod_shape(row, model);
   p.name = name.empty() ? row.name : name;
+  p.origin = row.origin;
+  return p;
+}
+
+Pod trace_pod_shape(const TracePod& row, const DeviceModel& model) {
+  Pod p;
   p.scheduler_name = "default-scheduler";
   p.phase = "Pending";
-  p.origin = row.origin;
   Container c;
   c.name = "main";
   c.requests["cpu"] = row.cpu_milli;

@@ -12,8 +12,10 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -323,6 +325,56 @@ int cmd_generate(const bs::GeneratorOptions& g, const std::string& nodes_out, co
   return kExitOk;
 }
 
+// Every integer flag of every command takes a plain decimal number that
+// fits its type. CLI11 2.1 reads integers with strtoull/strtoll in base 0:
+// for an unsigned flag "-1" and 2^64 both became 2^64-1 (silently), "0x10"
+// was 16 and "010" 8. This check runs before the flag's own ones and before
+// CLI11's conversion: digits only, '-' only on a signed flag, within 64 bits;
+// leading zeros are dropped (010 is ten). A narrower flag then has its
+// CLI::Range, and CLI11's conversion refuses what does not fit its type.
+CLI::Validator decimal_integer(bool is_signed) {
+  return CLI::Validator(
+      [is_signed](std::string& text) -> std::string {
+        const std::string shown = bs::quote_for_message(text, 40);
+        std::string_view digits = text;
+        const bool negative = !digits.empty() && digits.front() == '-';
+        if (negative) digits.remove_prefix(1);
+        const bool all_digits =
+            !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+        const std::string range = is_signed ? std::to_string(INT64_MIN) + ".." + std::to_string(INT64_MAX)
+                                            : "0.." + std::to_string(UINT64_MAX);
+        if (!all_digits) return shown + " is not a decimal integer (" + range + ")";
+        if (negative && !is_signed) return shown + " is negative; expected " + range;
+        std::string canonical(negative ? "-" : "");
+        const size_t first = std::min(digits.find_first_not_of('0'), digits.size() - 1);
+        canonical.append(digits.substr(first));
+        std::errc ec{};
+        if (is_signed) {
+          int64_t v = 0;
+          ec = std::from_chars(canonical.data(), canonical.data() + canonical.size(), v).ec;
+        } else {
+          uint64_t v = 0;
+          ec = std::from_chars(canonical.data(), canonical.data() + canonical.size(), v).ec;
+        }
+        if (ec != std::errc()) return shown + " is out of range " + range;
+        text = canonical == "-0" ? "0" : canonical;
+        return "";
+      },
+      "", "decimal-integer");
+}
+
+// Puts decimal_integer first on every integer option of `app` and of its
+// subcommands: no integer flag can be added without it.
+void require_decimal_integers(CLI::App& app) {
+  std::vector<CLI::App*> apps{&app};
+  for (CLI::App* sub : app.get_subcommands({})) apps.push_back(sub);
+  for (CLI::App* a : apps)
+    for (CLI::Option* opt : a->get_options()) {
+      const std::string type = opt->get_type_name().substr(0, opt->get_type_name().find(':'));
+      if (type == "INT" || type == "UINT") opt->transform(decimal_integer(type == "INT"));
+    }
+}
+
 std::string version_text() {
   std::string backends;
   for (const auto& b : bs::compiled_backends()) backends += (backends.empty() ? "" : ", ") + b;
@@ -403,9 +455,22 @@ int main(int argc, char** argv) {
                        "List JSON of the Services, ReplicaSets, StatefulSets and Namespaces to write (for --objects)");
   generate->add_flag("--inter-pod-constraints", gen.with_inter_pod_constraints,
                      "give some pending groups pod (anti-)affinity or topology spread constraints");
-  generate->add_option("--nodes", gen.nodes, "number of nodes")->capture_default_str();
-  generate->add_option("--running", gen.running_pods, "number of running pods")->capture_default_str();
-  generate->add_option("--pending", gen.pending_pods, "number of pending pods")->capture_default_str();
+  // The limits (bench/generator/generator.hpp, README) refused here, before
+  // anything is generated.
+  generate->add_option("--nodes", gen.nodes, "number of nodes (at most " + std::to_string(bs::kGeneratorMaxNodes) + ")")
+      ->check(CLI::Range(0U, bs::kGeneratorMaxNodes))
+      ->capture_default_str();
+  generate
+      ->add_option("--running", gen.running_pods,
+                   "number of running pods (at most " + std::to_string(bs::kGeneratorMaxRunningPods) +
+                       ", and what the nodes' pod slots hold)")
+      ->check(CLI::Range(0U, bs::kGeneratorMaxRunningPods))
+      ->capture_default_str();
+  generate
+      ->add_option("--pending", gen.pending_pods,
+                   "number of pending pods (at most " + std::to_string(bs::kGeneratorMaxPendingPods) + ")")
+      ->check(CLI::Range(0U, bs::kGeneratorMaxPendingPods))
+      ->capture_default_str();
   generate->add_option("--seed", gen.seed, "generator seed")->capture_default_str();
 
   bs::PerfCliOptions perf;
@@ -480,6 +545,7 @@ int main(int argc, char** argv) {
 
   // -v is accepted before or after the subcommand.
   for (auto* sub : app.get_subcommands({})) sub->fallthrough();
+  require_decimal_integers(app);
 
   try {
     app.parse(argc, argv);

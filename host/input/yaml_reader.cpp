@@ -1,5 +1,6 @@
 #include "host/input/yaml_reader.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
 
@@ -35,7 +36,8 @@ namespace {
 // without expanding anything.
 //
 // The same pass proves the stream ends (see OnDocumentStart) before LoadAll
-// runs the same parser over it.
+// runs the same parser over it, and bounds the nesting (kMaxYamlDepth) where
+// it starts, before yaml-cpp's own recursion guard could answer "bad file".
 class StreamCheck : public YAML::EventHandler {
  public:
   explicit StreamCheck(std::string origin) : origin_(std::move(origin)) {}
@@ -102,6 +104,10 @@ class StreamCheck : public YAML::EventHandler {
     check(mark);
   }
   void open(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (open_.size() >= kMaxYamlDepth)
+      throw InputError(where(mark) + (mark.is_null() ? "" : ": column " + std::to_string(mark.column + 1)) +
+                       ": mappings and lists nested more than " + std::to_string(kMaxYamlDepth) +
+                       " deep (bulkscore's limit)");
     open_.push_back({anchor, 1});
     decoded_ = saturating_add(decoded_, 1);
     check(mark);
@@ -135,6 +141,14 @@ class StreamCheck : public YAML::EventHandler {
 };
 
 }  // namespace
+
+std::string yaml_error_text(const YAML::ParserException& e) {
+  // yaml-cpp's recursion guard says only "bad file"; check_yaml_stream's
+  // bound comes first, so this is a fallback.
+  if (dynamic_cast<const YAML::DeepRecursion*>(&e))
+    return "mappings and lists nested more than " + std::to_string(kMaxYamlDepth) + " deep";
+  return e.msg;
+}
 
 void check_yaml_stream(const std::string& text, const std::string& origin) {
   std::istringstream in(text);
@@ -522,7 +536,7 @@ std::vector<YAML::Node> YamlReader::load_documents(const std::string& text) cons
     docs = YAML::LoadAll(text);
   } catch (const YAML::ParserException& e) {
     fail("", "malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
-                 std::to_string(e.mark.column + 1) + ": " + e.msg);
+                 std::to_string(e.mark.column + 1) + ": " + yaml_error_text(e));
   } catch (const YAML::Exception& e) {
     fail("", std::string("malformed YAML: ") + e.what());
   }

@@ -72,8 +72,17 @@ YamlScalar resolve_yaml_scalar(const YAML::Node& node);
 // The same for the text of an untagged plain scalar.
 YamlScalar resolve_yaml_plain(std::string_view text);
 
+// How deep mappings and lists may nest in a YAML file bulkscore reads (a
+// configuration, a scheduler_perf file or template): far above any real
+// one (a pod template nests about 12 deep), well below the depth at which
+// yaml-cpp 0.7's recursion guard stops with "bad file" (about 500). go-yaml
+// allows 10,000.
+constexpr size_t kMaxYamlDepth = 100;
+
 // Run on a text before YAML::LoadAll loads it; one pass over the parser's
 // events, expanding nothing.
+// * Nesting deeper than kMaxYamlDepth: throws InputError naming `origin`,
+//   the limit, and the line and column of the collection past it.
 // * go-yaml's guard against alias bombs ("billion laughs"), which
 //   kube-scheduler and scheduler_perf get through sigs.k8s.io/yaml: throws
 //   InputError naming `origin` and the line when aliases expand to too large
@@ -83,6 +92,11 @@ YamlScalar resolve_yaml_plain(std::string_view text);
 //   until memory runs out. Throws YAML::ParserException "did not find
 //   expected node content" (go-yaml's words) at that token instead.
 void check_yaml_stream(const std::string& text, const std::string& origin);
+
+// A yaml-cpp parser error's text for a message: its own, except "bad file"
+// from its recursion guard (YAML::DeepRecursion), which gets the nesting
+// limit's words.
+std::string yaml_error_text(const YAML::ParserException& e);
 
 // "a.b" and "a[3]", for error paths.
 std::string yaml_child(const std::string& path, std::string_view field);
