@@ -1,12 +1,43 @@
 #include "host/cpu/worker_pool.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <string_view>
 #include <system_error>
 
 namespace bulkscore {
+
+namespace {
+
+// How long a waiting thread checks before it sleeps, when it may spin.
+constexpr auto kSpin = std::chrono::microseconds(200);
+// How long spinning stays off once a spinning thread was switched out.
+constexpr int64_t kQuietNs = 50'000'000;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// This thread's involuntary context switches: switched out while runnable
+// (a yield that another thread took, a preemption).
+long involuntary_switches() {
+  rusage u{};
+  return getrusage(RUSAGE_THREAD, &u) == 0 ? u.ru_nivcsw : 0;
+}
+
+}  // namespace
+
+bool WorkerPool::may_spin() const { return now_ns() >= quiet_until_ns_.load(std::memory_order_relaxed); }
+
+void WorkerPool::note_contended() {
+  quiet_until_ns_.store(now_ns() + kQuietNs, std::memory_order_relaxed);
+  contended_.fetch_add(1, std::memory_order_relaxed);
+}
 
 WorkerPool::WorkerPool(unsigned threads) {
   for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { work_loop(); });
@@ -16,6 +47,7 @@ WorkerPool::~WorkerPool() {
   {
     std::lock_guard<std::mutex> lk(mutex_);
     stop_ = true;
+    published_.store(UINT64_MAX, std::memory_order_release);
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
@@ -38,6 +70,13 @@ void WorkerPool::drain() {
 void WorkerPool::work_loop() {
   uint64_t seen = 0;
   for (;;) {
+    if (may_spin()) {
+      const long switched = involuntary_switches();
+      const auto until = std::chrono::steady_clock::now() + kSpin;
+      while (published_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      if (involuntary_switches() != switched) note_contended();
+    }
     std::unique_lock<std::mutex> lk(mutex_);
     wake_.wait(lk, [&] { return stop_ || generation_ != seen; });
     if (stop_) return;
@@ -73,11 +112,19 @@ void WorkerPool::run(uint32_t n, void* ctx, void (*fn)(void*, uint32_t)) {
     done_.store(0, std::memory_order_relaxed);
     next_.store(0, std::memory_order_release);
     ++generation_;
+    published_.store(generation_, std::memory_order_release);
   }
   wake_.notify_all();
   drain();
-  // Only tasks a worker already claimed can be outstanding here: sleep until
-  // the last of them signals, rather than spin against the machine.
+  // Only tasks a worker already claimed can be outstanding here: check for
+  // a moment when the machine allows, then sleep until the last signals.
+  if (done_.load(std::memory_order_acquire) < n && may_spin()) {
+    const long switched = involuntary_switches();
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    while (done_.load(std::memory_order_acquire) < n && std::chrono::steady_clock::now() < until)
+      std::this_thread::yield();
+    if (involuntary_switches() != switched) note_contended();
+  }
   if (done_.load(std::memory_order_acquire) < n) {
     std::unique_lock<std::mutex> lk(mutex_);
     caller_waiting_ = true;

@@ -9,10 +9,17 @@
 // OpenMP's, would instead wait a scheduler time slice for every sleeping
 // thread, many times per pod.
 //
-// Nothing spins: idle workers block on a condition variable, and a caller
-// whose last tasks are on workers blocks until the last one signals. A
-// pool shared by engines runs one job at a time; a job that finds it busy
-// runs on its caller's thread (Executor::run).
+// Waiting adapts to the machine. While the pool's threads have the cores to
+// themselves, an idle worker checks for the next job for a moment (200 us)
+// before it sleeps, and a caller whose last tasks are on workers does the
+// same before it sleeps: the next job of a pod usually follows within
+// microseconds, and a condition variable's wake-up would cost more than the
+// job. As soon as a waiting thread is switched out for another runnable
+// thread (its involuntary context switches rise: other processes want the
+// cores), the pool stops spinning for a while and every wait sleeps at
+// once, so it never spins against a busy machine. A pool shared by engines
+// runs one job at a time; a job that finds it busy runs on its caller's
+// thread (Executor::run).
 #pragma once
 
 #include <atomic>
@@ -36,6 +43,10 @@ class WorkerPool final : public Executor {
 
   unsigned threads() const { return static_cast<unsigned>(workers_.size()) + 1; }
   unsigned concurrency() const override { return threads(); }
+  // Whether waits spin now (false for a while after contention was seen),
+  // and how many times contention turned spinning off.
+  bool spinning() const { return may_spin(); }
+  uint64_t times_contended() const { return contended_.load(std::memory_order_relaxed); }
   void run(uint32_t n, void* ctx, void (*fn)(void*, uint32_t)) override;
 
   template <class Fn>
@@ -46,6 +57,10 @@ class WorkerPool final : public Executor {
  private:
   using Call = void (*)(void*, uint32_t);
   void work_loop();
+  // Whether waits may spin now; a thread that was switched out while
+  // spinning turns spinning off for a while (note_contended).
+  bool may_spin() const;
+  void note_contended();
   // Claims and runs tasks of the current job until none is left.
   void drain();
 
@@ -65,6 +80,9 @@ class WorkerPool final : public Executor {
   std::atomic<uint32_t> next_{0};
   std::atomic<uint32_t> done_{0};
   std::atomic<uint32_t> active_{0};  // workers inside drain()
+  std::atomic<uint64_t> published_{0};  // generation_, readable without the lock (spinning workers)
+  std::atomic<int64_t> quiet_until_ns_{0};  // no spinning before this steady-clock time
+  std::atomic<uint64_t> contended_{0};
 };
 
 }  // namespace bulkscore
