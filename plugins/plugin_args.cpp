@@ -31,7 +31,7 @@ std::vector<ResourceSpec> parse_resource_specs(const YamlReader& r, const YAML::
 const std::vector<PluginArgsEntry>& plugin_args_table() {
   static const std::vector<PluginArgsEntry> kTable = {
       {"DefaultPreemption", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
-                               ProfileConfig&) { check_default_preemption_args(r, n); }},
+                               ProfileConfig& p) { p.default_preemption_args = parse_default_preemption_args(r, n); }},
       {"InterPodAffinity", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&,
                               ProfileConfig& p) { p.inter_pod_affinity_args = parse_inter_pod_affinity_args(r, n); }},
       {"NodeResourcesBalancedAllocation",

@@ -46,7 +46,7 @@ GpuScoreArgs parse_gpu_score_args(const YamlReader& r, const YAML::Node& args);
 WorkloadTypeArgs parse_workload_type_args(const YamlReader& r, const YAML::Node& args);
 SharedDeviceGroupArgs parse_shared_device_group_args(const YamlReader& r, const YAML::Node& args);
 // Plugins bulkscore does not run: validated, nothing kept.
-void check_default_preemption_args(const YamlReader& r, const YAML::Node& args);
+DefaultPreemptionArgs parse_default_preemption_args(const YamlReader& r, const YAML::Node& args);
 void check_volume_binding_args(const YamlReader& r, const YAML::Node& args);
 void check_dynamic_resources_args(const YamlReader& r, const YAML::Node& args);
 

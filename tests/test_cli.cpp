@@ -126,7 +126,7 @@ TEST(Cli, ScheduleWritesOneLinePerPendingPodAndAssumes) {
   EXPECT_NE(small.find(R"("feasibleNodes":2)"), std::string::npos) << small;
   EXPECT_EQ(
       huge,
-      R"js({"pod":"default/huge","node":null,"feasibleNodes":0,"code":"Unschedulable","message":"0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."})js");
+      R"js({"pod":"default/huge","node":null,"feasibleNodes":0,"code":"Unschedulable","message":"0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."})js");
   // medium: 3 cpu fits only n1 after small was assumed there (4 - 0.5 - 0.2 = 3.3).
   EXPECT_NE(medium.find(R"("node":"n1","score":)"), std::string::npos) << medium;
   EXPECT_NE(medium.find(R"("feasibleNodes":1)"), std::string::npos) << medium;
@@ -184,7 +184,7 @@ profiles:
   EXPECT_NE(r.out.find(R"("pod":"default/a","node":"g1","score":)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(R"("pod":"default/b","node":"g2","score":)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(R"("devices":[0]})"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(R"("message":"0/2 nodes are available: 2 node(s) didn't have enough free GPU.")"),
+  EXPECT_NE(r.out.find(R"("message":"0/2 nodes are available: 2 node(s) didn't have enough free GPU. no new claims to deallocate, preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.")"),
             std::string::npos)
       << r.out;
 
@@ -684,11 +684,20 @@ TEST(Cli, DefaultClusterSchedulesWithConsistentMessages) {
     ASSERT_NE(m, std::string::npos) << line;
     // Every node is rejected by exactly one plugin; NodeResourcesFit may give
     // several reasons for one node, so the counts add up to at least 5000.
-    size_t total = 0;
-    std::istringstream parts(line.substr(m + 28));
-    std::string item;
-    while (std::getline(parts, item, ',')) total += std::stoul(item.substr(item.find_first_not_of(' ')));
-    EXPECT_GE(total, 5000u) << line;
+    // The Filter histogram, then the PostFilter part: DynamicResources'
+    // message and preemption's own histogram, which counts each node once.
+    const size_t post = line.find(". no new claims to deallocate, preemption: 0/5000 nodes are available: ", m);
+    ASSERT_NE(post, std::string::npos) << line;
+    const auto sum = [](const std::string& text) {
+      size_t total = 0;
+      std::istringstream parts(text);
+      std::string item;
+      while (std::getline(parts, item, ',')) total += std::stoul(item.substr(item.find_first_not_of(' ')));
+      return total;
+    };
+    EXPECT_GE(sum(line.substr(m + 28, post - (m + 28))), 5000u) << line;
+    const size_t pre = post + std::string(". no new claims to deallocate, preemption: 0/5000 nodes are available: ").size();
+    EXPECT_EQ(sum(line.substr(pre, line.find(".\"", pre) - pre)), 5000u) << line;
   }
   EXPECT_EQ(placed + unplaced, 2000u);
   EXPECT_GT(placed, 1900u);

@@ -70,14 +70,16 @@ TEST(FitErrorMessage, HistogramEntriesSortAsStrings) {
   EXPECT_EQ(r.node, -1);
   EXPECT_EQ(r.code, Code::Unschedulable);
   EXPECT_EQ(r.feasible_nodes, 0u);
-  EXPECT_EQ(r.message, "0/12 nodes are available: 10 node(s) had untolerated taint(s), 2 Insufficient cpu.");
+  EXPECT_EQ(r.message, "0/12 nodes are available: 10 node(s) had untolerated taint(s), 2 Insufficient cpu."
+            " no new claims to deallocate, preemption: 0/12 nodes are available: 12 Preemption is not helpful for scheduling.");
 }
 
 TEST(FitErrorMessage, EachReasonOfAStatusCountsOnce) {
   // A Fit status with two reasons adds one to each.
   auto e = engine_for({plain("a", 500, kGiB), plain("b", 500, 8 * kGiB), plain("c", 500, 8 * kGiB)});
   const ScheduleResult r = e->schedule(wants("p", 1000, 2 * kGiB));
-  EXPECT_EQ(r.message, "0/3 nodes are available: 1 Insufficient memory, 3 Insufficient cpu.");
+  EXPECT_EQ(r.message, "0/3 nodes are available: 1 Insufficient memory, 3 Insufficient cpu."
+            " no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
 }
 
 TEST(FitErrorMessage, UppercaseSortsBeforeLowercaseAtEqualCounts) {
@@ -88,7 +90,9 @@ TEST(FitErrorMessage, UppercaseSortsBeforeLowercaseAtEqualCounts) {
   auto e = engine_for(nodes);
   const ScheduleResult r = e->schedule(wants("p", 1000, kGiB));
   EXPECT_EQ(r.message,
-            "0/9 nodes are available: 3 Insufficient cpu, 3 Too many pods, 3 node(s) had untolerated taint(s).");
+            "0/9 nodes are available: 3 Insufficient cpu, 3 Too many pods, 3 node(s) had untolerated taint(s)."
+            " no new claims to deallocate, preemption: 0/9 nodes are available: 3 No preemption victims found for "
+            "incoming pod, 6 Preemption is not helpful for scheduling.");
 }
 
 TEST(FitErrorMessage, FirstRejectingPluginWins) {
@@ -98,7 +102,8 @@ TEST(FitErrorMessage, FirstRejectingPluginWins) {
   n.allocatable["cpu"] = 100;
   auto e = engine_for({n});
   EXPECT_EQ(e->schedule(wants("p", 1000, kGiB)).message,
-            "0/1 nodes are available: 1 node(s) had untolerated taint(s).");
+            "0/1 nodes are available: 1 node(s) had untolerated taint(s)."
+            " no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.");
 }
 
 TEST(FitErrorMessage, PreFilterRejectionPrintsOnlyItsMessage) {
@@ -111,7 +116,8 @@ TEST(FitErrorMessage, PreFilterRejectionPrintsOnlyItsMessage) {
   const ScheduleResult r = e->schedule(p);
   EXPECT_EQ(r.node, -1);
   EXPECT_EQ(r.feasible_nodes, 0u);
-  EXPECT_EQ(r.message, "0/3 nodes are available: pod affinity terms conflict.");
+  EXPECT_EQ(r.message, "0/3 nodes are available: pod affinity terms conflict."
+            " no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
 }
 
 TEST(FitErrorMessage, NodesOutsideThePreFilterResultAreCountedAsAbsent) {
@@ -123,7 +129,8 @@ TEST(FitErrorMessage, NodesOutsideThePreFilterResultAreCountedAsAbsent) {
   auto e = engine_for({plain("node1", 500), plain("node2"), plain("node3")});
   const ScheduleResult r = e->schedule(p);
   EXPECT_EQ(r.message,
-            "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].");
+            "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+            " no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
 }
 
 TEST(FitErrorMessage, PreFilterResultNamingOnlyUnknownNodes) {
@@ -134,7 +141,8 @@ TEST(FitErrorMessage, PreFilterResultNamingOnlyUnknownNodes) {
   auto e = engine_for({plain("1"), plain("2")});
   const ScheduleResult r = e->schedule(p);
   EXPECT_EQ(r.node, -1);
-  EXPECT_EQ(r.message, "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeAffinity].");
+  EXPECT_EQ(r.message, "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+            " no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.");
 }
 
 TEST(FitErrorMessage, PreFilterResultRestrictsTheChoice) {
@@ -162,7 +170,8 @@ TEST(FitErrorMessage, NodeNameAndUnschedulableReasons) {
   p.node_name = "c";
   auto e = engine_for({plain("a"), cordoned, plain("d")});
   EXPECT_EQ(e->schedule(p).message,
-            "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match the requested node name.");
+            "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match the requested node name."
+            " no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
 }
 
 // ---- a lone feasible node is taken without scoring ---------------------------------------
@@ -355,7 +364,9 @@ TEST(EngineWarnings, RunningPodsRequiredAntiAffinityIsEnforcedNotWarnedAbout) {
   single.load(one);
   const ScheduleResult none = single.schedule(make_pod("incoming"));
   EXPECT_EQ(none.node, -1);
-  EXPECT_EQ(none.message, "0/1 nodes are available: 1 node(s) didn't satisfy existing pods anti-affinity rules.");
+  EXPECT_EQ(none.message, "0/1 nodes are available: 1 node(s) didn't satisfy existing pods anti-affinity rules."
+            " no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for "
+            "incoming pod.");
 }
 
 }  // namespace

@@ -249,11 +249,15 @@ TEST(GpuShareEngine, FitErrorAndExplain) {
                       {holding(gpu_pod("r", 1, 1000), "a", "0")});
   ScheduleResult r = e->schedule(gpu_pod("big", 3, 1000));
   EXPECT_EQ(r.node, -1);
-  EXPECT_EQ(r.message, "0/3 nodes are available: 1 node(s) had no GPU, 2 node(s) didn't have enough free GPU.");
+  EXPECT_EQ(r.message,
+            "0/3 nodes are available: 1 node(s) had no GPU, 2 node(s) didn't have enough free GPU. no new claims to "
+            "deallocate, preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No "
+            "preemption victims found for incoming pod.");
   r = e->schedule(gpu_pod("t4", 1, 500, 1000, "T4"));
   EXPECT_EQ(r.message,
             "0/3 nodes are available: 1 node(s) didn't have an allowed GPU card model, 1 node(s) didn't have enough "
-            "free GPU, 1 node(s) had no GPU.");
+            "free GPU, 1 node(s) had no GPU. no new claims to deallocate, preemption: 0/3 nodes are available: 1 No "
+            "preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.");
   const Explanation ex = e->explain(gpu_pod("x", 1, 500));
   EXPECT_EQ(ex.chosen, "b");
   EXPECT_EQ(ex.devices, std::vector<int32_t>{0});

@@ -439,11 +439,12 @@ TEST(SharedDeviceGroupEngine, BadRequestsGetAClearPerPodMessage) {
   ScheduleResult r = e->schedule(member("p", "nope"));
   EXPECT_EQ(r.node, -1);
   EXPECT_EQ(r.message,
-            "0/2 nodes are available: SharedDeviceGroup \"nope\" (annotation deviceshare.io/group) does not exist.");
+            "0/2 nodes are available: SharedDeviceGroup \"nope\" (annotation deviceshare.io/group) does not exist."
+            " no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.");
   r = e->schedule(member("h", "huge"));
   EXPECT_EQ(r.message,
             "0/2 nodes are available: SharedDeviceGroup \"huge\" needs 9 nvidia.com/gpu device(s); no node has "
-            "more than 8.");
+            "more than 8. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.");
   ASSERT_EQ(e->schedule(member("g1", "g")).node_name, "n2");
   Pod conflicting = member("g2", "g");
   conflicting.annotations[kDevices] = R"({"nvidia.com/gpu":"2,3"})";

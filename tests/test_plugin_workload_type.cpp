@@ -196,7 +196,8 @@ TEST(WorkloadTypeEngine, FitErrorNamesTheMissingGpu) {
   // A FitError is Unschedulable whatever its nodes' codes (theirs are
   // UnschedulableAndUnresolvable, see WorkloadTypeFilter above).
   EXPECT_EQ(r.code, Code::Unschedulable);
-  EXPECT_EQ(r.message, "0/3 nodes are available: 3 node(s) didn't have a GPU for a GPU-intensive pod.");
+  EXPECT_EQ(r.message, "0/3 nodes are available: 3 node(s) didn't have a GPU for a GPU-intensive pod."
+                       " no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
 }
 
 TEST(WorkloadTypeEngine, FitErrorCountsEachPluginsNodes) {
@@ -208,7 +209,8 @@ TEST(WorkloadTypeEngine, FitErrorCountsEachPluginsNodes) {
   const ScheduleResult r = e->schedule(workload("CPU-intensive"));
   EXPECT_EQ(r.node, -1);
   EXPECT_EQ(r.message,
-            "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't have enough CPU for a CPU-intensive pod.");
+            "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't have enough CPU for a CPU-intensive pod."
+            " no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
 }
 
 TEST(WorkloadTypeEngine, PlacesOnTheOnlyCapableNode) {

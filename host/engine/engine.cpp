@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "host/common.hpp"
+#include "host/input/priority.hpp"
 #include "host/input/quote.hpp"
 #include "plugins/gpu_fgd.hpp"
 #include "plugins/gpu_share.hpp"
@@ -129,6 +130,15 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   placed.reserve(cluster.running_pods.size());
   std::vector<std::string> placed_keys;
   placed_keys.reserve(cluster.running_pods.size());
+  // Priorities as admission set them, and the preemption clock: past every
+  // running pod's start time; a running pod without one started "now".
+  now_ns_ = 0;
+  for (Pod& pod : cluster.running_pods) {
+    resolve_pod_priority(pod, cluster.objects);
+    if (pod.start_time_ns) now_ns_ = std::max(now_ns_, *pod.start_time_ns + 1000000000);
+  }
+  for (Pod& pod : cluster.running_pods)
+    if (!pod.start_time_ns) pod.start_time_ns = now_ns_;
   for (Pod& pod : cluster.running_pods) {
     std::string key = pod.cache_key();
     if (pod_records_.count(key) != 0) {
@@ -377,6 +387,10 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   res.node_name = snapshot_.node_name(static_cast<uint32_t>(res.node));
   Pod assumed = pod;
   assumed.node_name = res.node_name;
+  // What preemption reads of it later: its priority, and a start time
+  // after every pod placed before it.
+  resolve_pod_priority(assumed, objects_);
+  assumed.start_time_ns = next_start_time();
   if (device_model_) {
     res.devices = choose_devices(pod, plan, static_cast<uint32_t>(res.node));
     if (!res.devices.empty()) {
@@ -428,6 +442,11 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   }
   const ProfilePlan& plan = plan_for(pod);
   const size_t profile = static_cast<size_t>(&plan - plans_.data());
+  // A class admission would not find fails the pod before anything changes.
+  if (!pod.has_priority && !pod.priority_class_name.empty() && !find_priority_class(objects_, pod.priority_class_name)) {
+    Pod copy = pod;
+    resolve_pod_priority(copy, objects_);  // throws InputError naming it
+  }
   const uint64_t cycle = ++cycle_;
   const uint64_t seq = pod_seq_++;
   if (snapshot_.num_nodes() == 0) {
@@ -444,6 +463,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   if (q.rejected) {
     res.code = Code::Unschedulable;  // a FitError, whatever the PreFilter code
     res.message = fit_error(q, scratch_);
+    run_post_filter(pod, plan, q, seq, res);
     return res;
   }
   EvalRequest req;
@@ -542,6 +562,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   if (scratch_.chosen < 0) {
     res.code = Code::Unschedulable;
     res.message = fit_error(q, scratch_);
+    run_post_filter(pod, plan, q, seq, res);
     return res;
   }
   if (scratch_.scored && !q.score_error.empty()) {

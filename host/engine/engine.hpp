@@ -75,6 +75,13 @@ struct ScheduleResult {
   // resource (also written to its annotations); empty otherwise.
   std::string device_group;
   GroupDevices group_devices;
+  // DefaultPreemption: the node the pod preempted on ("" when it did not),
+  // the pods evicted for it (namespace/name, sorted) and how many of them
+  // a PodDisruptionBudget protected. The victims left the cluster and the
+  // pod was then placed (node) or, rarely, still found no node.
+  std::string nominated_node;
+  std::vector<std::string> victims;
+  int64_t pdb_violations = 0;
 };
 
 // What an event did (Engine::add_node and the rest): the embedder's
@@ -335,6 +342,19 @@ class Engine {
   // GpuShare: a bound pod (load, add_pod) that asks for devices without
   // listing them is taken to hold those the selection picks, with a warning.
   void assign_pod_devices(uint32_t id, std::vector<std::string>& warnings);
+
+  // ---- PostFilter (preemption.cpp) ----
+  // After a FitError: the profile's PostFilter plugins in order
+  // (DynamicResources' message for a pod without claims; DefaultPreemption's
+  // dry run, eviction and placement). Appends their messages to res.message,
+  // or places the pod after preempting.
+  void run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, uint64_t seq, ScheduleResult& res);
+  // The preemption clock: the start time a pod placed now gets, later than
+  // every running pod's and increasing (docs/plugins.md, DefaultPreemption).
+  int64_t next_start_time() { return ++now_ns_; }
+  int64_t now_ns_ = 0;
+  // A pod's priority and policy as admission sets them, and a start time.
+  Pod admitted(const Pod& pod) const;
 
   // ---- the cache's records (engine_events.cpp) ----
   struct PodRecord {

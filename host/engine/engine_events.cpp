@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "host/engine/engine.hpp"
+#include "host/input/priority.hpp"
 #include "host/input/quote.hpp"
 
 namespace bulkscore {
@@ -246,6 +247,12 @@ EventStatus Engine::add_pod(const Pod& pod) {
     return status(EventCode::kAlreadyExists, pod_name_for(pod) + " was already in added state");
   EventStatus out;
   Pod added = pod;
+  try {
+    resolve_pod_priority(added, objects_);
+  } catch (const InputError& e) {
+    return status(EventCode::kInvalid, e.what());
+  }
+  if (!added.start_time_ns) added.start_time_ns = next_start_time();
   if (it != pod_records_.end()) {
     // The confirmation of an assumed pod: the informer's version replaces
     // the assumed one, counted once. Devices and groups the engine chose
@@ -299,18 +306,22 @@ EventStatus Engine::update_pod(const Pod& pod) {
                                               " in the cache, and the update says " +
                                               quote_for_message(pod.node_name, 200) +
                                               ": a pod does not move; remove it and add it again");
+  Pod updated = pod;
   try {
     check_device_annotations(pod);
+    resolve_pod_priority(updated, objects_);
   } catch (const InputError& e) {
     return status(EventCode::kInvalid, e.what());
   }
   EventStatus out;
+  const Pod& before = rec.waiting ? *rec.waiting : snapshot_.pod(rec.id);
+  if (!updated.start_time_ns) updated.start_time_ns = before.start_time_ns;
   if (rec.waiting) {
-    rec.waiting = pod;
+    rec.waiting = std::move(updated);
     return out;
   }
   if (group_model_ || device_model_) snapshot_.take_device_warnings();
-  snapshot_.update_pod(rec.id, pod);
+  snapshot_.update_pod(rec.id, updated);
   if (group_model_ || device_model_)
     for (std::string& w : snapshot_.take_device_warnings()) out.warnings.push_back(std::move(w));
   if (device_model_) assign_pod_devices(rec.id, out.warnings);

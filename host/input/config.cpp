@@ -501,6 +501,7 @@ ProfileSpec parse_profile(const YamlReader& r, const YAML::Node& n, const std::s
   cfg.filter = resolved.lists[kFilter];
   cfg.pre_score = resolved.lists[kPreScore];
   cfg.score = resolved.score;
+  cfg.post_filter = resolved.lists[kPostFilter];
   return spec;
 }
 

@@ -120,6 +120,13 @@ struct SharedDeviceGroupArgs {
   DeviceGroupModel model;
 };
 
+// DefaultPreemptionArgs (v1.35.4 defaults): how many nodes the dry run
+// must find as candidates (GetOffsetAndNumCandidates).
+struct DefaultPreemptionArgs {
+  int32_t min_candidate_nodes_percentage = 10;
+  int32_t min_candidate_nodes_absolute = 100;
+};
+
 struct ProfileConfig {
   std::string scheduler_name = "default-scheduler";
   // Effective value: the profile's, else the global one, else 100 (bulkscore
@@ -133,6 +140,9 @@ struct ProfileConfig {
   std::vector<std::string> filter;
   std::vector<std::string> pre_score;
   std::vector<PluginEntry> score;
+  // PostFilter, in order: DynamicResources (its message for a pod without
+  // claims) and DefaultPreemption are what bulkscore runs.
+  std::vector<std::string> post_filter;
 
   NodeResourcesFitArgs fit_args;
   NodeResourcesBalancedAllocationArgs balanced_args;
@@ -144,6 +154,7 @@ struct ProfileConfig {
   GpuScoreArgs gpu_score_args;
   WorkloadTypeArgs workload_type_args;
   SharedDeviceGroupArgs shared_device_group_args;
+  DefaultPreemptionArgs default_preemption_args;
 };
 
 struct SchedulerConfig {

@@ -25,6 +25,7 @@
 #include "host/input/labels.hpp"
 #include "host/input/quantity.hpp"
 #include "host/input/quote.hpp"
+#include "host/input/timestamp.hpp"
 #include "host/input/resource_names.hpp"
 #include "host/io/io.hpp"
 
@@ -856,9 +857,20 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
           pod.node_name = r.as_string(v2, p2);
         else if (k2 == "schedulerName")
           pod.scheduler_name = r.as_string(v2, p2);
-        else if (k2 == "priority")
+        else if (k2 == "priority") {
           pod.priority = r.as_int32(v2, p2);
-        else if (k2 == "nodeSelector") {
+          pod.has_priority = true;
+        } else if (k2 == "priorityClassName") {
+          pod.priority_class_name = r.as_string(v2, p2);
+          if (const std::string problem = dns1123_subdomain_problem(pod.priority_class_name);
+              !pod.priority_class_name.empty() && !problem.empty())
+            r.fail(p2, "invalid name " + quote(pod.priority_class_name) + ": " + problem);
+        } else if (k2 == "preemptionPolicy") {
+          pod.preemption_policy = r.as_string(v2, p2);
+          if (pod.preemption_policy != "PreemptLowerPriority" && pod.preemption_policy != "Never")
+            r.fail(p2, "unsupported value " + quote(pod.preemption_policy) +
+                           " (expected PreemptLowerPriority or Never)");
+        } else if (k2 == "nodeSelector") {
           pod.node_selector = r.as_string_map(v2, p2);
           pod.has_node_selector = true;
         } else if (k2 == "affinity")
@@ -885,6 +897,27 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
           pod.phase = r.as_string(v2, p2);
         else if (k2 == "nominatedNodeName")
           pod.nominated_node_name = r.as_string(v2, p2);
+        else if (k2 == "startTime") {
+          const std::string_view t = r.as_string_view(v2, p2);
+          pod.start_time_ns = parse_rfc3339_ns(t);
+          if (!pod.start_time_ns) r.fail(p2, "invalid time " + quote(t) + " (expected RFC 3339, e.g. 2026-11-26T21:37:05Z)");
+        } else if (k2 == "conditions") {
+          // DisruptionTarget True for PreemptionByScheduler: the scheduler's
+          // preemption is ending this pod (podTerminatingByPreemption).
+          r.for_each_item(v2, p2, [&](element c, const Path& cp) {
+            std::string type, st, reason;
+            r.for_each_field(c, cp, [&](std::string_view k3, element v3, const Path& p3) {
+              if (k3 == "type")
+                type = r.as_string(v3, p3);
+              else if (k3 == "status")
+                st = r.as_string(v3, p3);
+              else if (k3 == "reason")
+                reason = r.as_string(v3, p3);
+            });
+            if (type == "DisruptionTarget")
+              pod.preempted_by_scheduler = st == "True" && reason == "PreemptionByScheduler";
+          });
+        }
       });
     }
   });
@@ -1214,6 +1247,9 @@ class ObjectIndex {
     for (const SelectingObject& o : out.selecting)
       where_.emplace(key(kind_name(o.kind), o.namespace_name, o.name), o.origin);
     for (const SharedDeviceGroup& g : out.device_groups) where_.emplace(key("SharedDeviceGroup", "", g.name), g.origin);
+    for (const PriorityClass& c : out.priority_classes) where_.emplace(key("PriorityClass", "", c.name), c.origin);
+    for (const PodDisruptionBudget& b : out.pdbs)
+      where_.emplace(key("PodDisruptionBudget", b.namespace_name, b.name), b.origin);
   }
 
   // The origin of an object already read with this kind, namespace ("" for
@@ -1255,6 +1291,132 @@ std::string object_name_problem(std::string_view kind, std::string_view name) {
   return dns1123_subdomain_problem(name);  // RCs, ReplicaSets, StatefulSets, custom resources
 }
 
+// The two PriorityClasses every cluster has (the API server creates them):
+// a pod may name them without --objects listing them.
+const PriorityClass kSystemClasses[] = {
+    {"system-node-critical", 2000001000, false, "PreemptLowerPriority", "the API server's system class"},
+    {"system-cluster-critical", 2000000000, false, "PreemptLowerPriority", "the API server's system class"},
+};
+constexpr int64_t kHighestUserDefinablePriority = 1000000000;
+
+// A PriorityClass (scheduling.k8s.io/v1), validated as ValidatePriorityClass
+// does: a name of the system- prefix only for the system classes, with
+// their values; a user class's value at most 1,000,000,000.
+void convert_priority_class(element item, Reader& r, std::string_view name, std::string origin,
+                            ClusterObjects& out) {
+  const Path root;
+  PriorityClass c;
+  c.name = std::string(name);
+  c.origin = std::move(origin);
+  bool has_value = false;
+  r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
+    if (k == "value") {
+      c.value = r.as_int32(v, p);
+      has_value = true;
+    } else if (k == "globalDefault") {
+      c.global_default = r.as_bool(v, p);
+    } else if (k == "preemptionPolicy") {
+      c.preemption_policy = r.as_string(v, p);
+      if (c.preemption_policy != "PreemptLowerPriority" && c.preemption_policy != "Never")
+        r.fail(p, "unsupported value " + quote(c.preemption_policy) + " (expected PreemptLowerPriority or Never)");
+    }
+  });
+  if (!has_value) r.fail(root.field("value"), "required");
+  bool system = false;
+  for (const PriorityClass& sys : kSystemClasses)
+    if (sys.name == c.name) {
+      system = true;
+      if (c.value != sys.value)
+        r.fail(root.field("value"), "the system class " + quote(c.name) + " has value " + std::to_string(sys.value));
+    }
+  if (!system && c.name.rfind("system-", 0) == 0)
+    r.fail(root.field("metadata").field("name"),
+           "priority class names with the 'system-' prefix are reserved (system-node-critical, "
+           "system-cluster-critical)");
+  if (!system && c.value > kHighestUserDefinablePriority)
+    r.fail(root.field("value"), "maximum allowed value of a user defined priority is " +
+                                    std::to_string(kHighestUserDefinablePriority));
+  out.priority_classes.push_back(std::move(c));
+}
+
+// An IntOrString of a PDB: a non-negative integer, or "N%" with N in
+// 0..100 (ValidatePodDisruptionBudgetSpec), kept as written.
+std::string pdb_int_or_percent(element v, Reader& r, const Path& p) {
+  if (v.type() == element_type::STRING) {
+    const std::string t = r.as_string(v, p);
+    const bool percent = !t.empty() && t.back() == '%';
+    const std::string digits_part = percent ? t.substr(0, t.size() - 1) : t;
+    int64_t n = -1;
+    if (!digits_part.empty() && digits_part.size() <= 9 &&
+        digits_part.find_first_not_of("0123456789") == std::string::npos)
+      n = std::stoll(digits_part);
+    if (!percent || n < 0 || n > 100)
+      r.fail(p, "invalid value " + quote(t) + " (expected a non-negative integer or a percentage from 0% to 100%)");
+    return t;
+  }
+  const int64_t n = r.as_int32(v, p);
+  if (n < 0) r.fail(p, "must be greater than or equal to 0");
+  return std::to_string(n);
+}
+
+// A PodDisruptionBudget (policy/v1): the selector, minAvailable or
+// maxUnavailable, and the status the disruption controller keeps.
+void convert_pdb(element item, Reader& r, std::string_view name, std::string origin, ClusterObjects& out,
+                 ObjectIndex& index) {
+  const Path root;
+  PodDisruptionBudget b;
+  b.name = std::string(name);
+  b.namespace_name = "default";
+  b.origin = std::move(origin);
+  r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
+    if (k == "metadata") {
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 == "namespace") b.namespace_name = r.as_string(v2, p2);
+      });
+    } else if (k == "spec") {
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 == "selector") {
+          b.selector = r.as_label_selector(v2, p2);
+          r.check_label_selector(*b.selector, p2);
+        } else if (k2 == "minAvailable") {
+          b.min_available = pdb_int_or_percent(v2, r, p2);
+        } else if (k2 == "maxUnavailable") {
+          b.max_unavailable = pdb_int_or_percent(v2, r, p2);
+        }
+      });
+    } else if (k == "status") {
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        const auto non_negative = [&]() {
+          const int32_t n = r.as_int32(v2, p2);
+          if (n < 0) r.fail(p2, "must be greater than or equal to 0");
+          return n;
+        };
+        if (k2 == "disruptionsAllowed")
+          b.disruptions_allowed = non_negative();
+        else if (k2 == "currentHealthy")
+          b.current_healthy = non_negative();
+        else if (k2 == "desiredHealthy")
+          b.desired_healthy = non_negative();
+        else if (k2 == "expectedPods")
+          b.expected_pods = non_negative();
+        else if (k2 == "disruptedPods")
+          for (const auto& [pod, when] : r.as_string_map(v2, p2)) b.disrupted_pods.push_back(pod);
+      });
+    }
+  });
+  if (b.namespace_name.empty()) b.namespace_name = "default";
+  if (const std::string problem = dns1123_label_problem(b.namespace_name); !problem.empty())
+    r.fail(root.field("metadata").field("namespace"),
+           "invalid namespace name " + quote(b.namespace_name) + ": " + problem);
+  if (!b.min_available.empty() && !b.max_unavailable.empty())
+    r.fail(root.field("spec"), "minAvailable and maxUnavailable cannot be both set");
+  if (const std::string* first = index.add("PodDisruptionBudget", b.namespace_name, name, b.origin))
+    r.fail(root.field("metadata").field("name"),
+           "PodDisruptionBudget " + quote(b.namespace_name + "/" + b.name) + " is also " + *first);
+  std::sort(b.disrupted_pods.begin(), b.disrupted_pods.end());
+  out.pdbs.push_back(std::move(b));
+}
+
 // A Namespace, Service, ReplicationController, ReplicaSet, StatefulSet or
 // SharedDeviceGroup reduced to what the plugins read, validated as the API
 // server validates what bulkscore reads of it.
@@ -1267,6 +1429,16 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
   r.set_name(name);
   if (const std::string problem = object_name_problem(kind, name); !problem.empty())
     r.fail(metadata.field("name"), "invalid name " + quote(name) + ": " + problem);
+  if (kind == "PriorityClass") {
+    if (const std::string* first = index.add(kind, "", name, origin))
+      r.fail(metadata.field("name"), "PriorityClass " + quote(name) + " is also " + *first);
+    convert_priority_class(item, r, name, std::move(origin), out);
+    return;
+  }
+  if (kind == "PodDisruptionBudget") {
+    convert_pdb(item, r, name, std::move(origin), out, index);
+    return;
+  }
   if (kind == "SharedDeviceGroup") {
     if (const std::string* first = index.add(kind, "", name, origin))
       r.fail(metadata.field("name"), "SharedDeviceGroup " + quote(name) + " is also " + *first);
@@ -1359,7 +1531,7 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
 
 bool is_cluster_object_kind(std::string_view k) {
   return k == "Namespace" || k == "Service" || k == "ReplicationController" || k == "ReplicaSet" ||
-         k == "StatefulSet" || k == "SharedDeviceGroup";
+         k == "StatefulSet" || k == "SharedDeviceGroup" || k == "PriorityClass" || k == "PodDisruptionBudget";
 }
 
 // Walks a List, a typed list of one of the kinds above, or a single object
@@ -1370,7 +1542,8 @@ void objects_from(simdjson::dom::parser& parser, const simdjson::padded_string_v
   element root;
   if (const auto err = parser.parse(json.data(), json.size(), false).get(root)) throw_json_error(origin, err, json);
   const char* expected =
-      "List, Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, SharedDeviceGroup or a list of them";
+      "List, Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, SharedDeviceGroup, PriorityClass, "
+      "PodDisruptionBudget or a list of them";
   object obj;
   if (root.get_object().get(obj) != simdjson::SUCCESS)
     throw InputError(origin + ": expected a JSON object (" + expected + "), got " + type_name(root.type()));

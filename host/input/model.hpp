@@ -155,8 +155,19 @@ struct Pod {
   std::string node_name;       // spec.nodeName
   std::string scheduler_name;  // spec.schedulerName ("default-scheduler" if absent)
   std::string phase;           // status.phase
-  std::string nominated_node_name;
-  int32_t priority = 0;
+  std::string nominated_node_name;  // status.nominatedNodeName
+  int32_t priority = 0;             // spec.priority, or as resolve_pod_priorities resolved it
+  bool has_priority = false;        // spec.priority is present
+  std::string priority_class_name;  // spec.priorityClassName
+  // spec.preemptionPolicy: "" (PreemptLowerPriority, or the class's), or
+  // "PreemptLowerPriority", "Never".
+  std::string preemption_policy;
+  // status.startTime in nanoseconds since the epoch; absent for a pod that
+  // has not started (preemption compares such a pod as started "now").
+  std::optional<int64_t> start_time_ns;
+  // status.conditions has DisruptionTarget True with reason
+  // PreemptionByScheduler: the scheduler's preemption is ending it.
+  bool preempted_by_scheduler = false;
 
   StringMap node_selector;
   bool has_node_selector = false;  // spec.nodeSelector present (even if empty)
@@ -224,10 +235,41 @@ struct SharedDeviceGroup {
   std::string origin;  // "objects.json: items[3]"
 };
 
+// A PriorityClass (scheduling.k8s.io/v1): the priority a pod naming it
+// gets at admission, and its preemption policy.
+struct PriorityClass {
+  std::string name;
+  int32_t value = 0;
+  bool global_default = false;
+  std::string preemption_policy = "PreemptLowerPriority";  // or "Never"
+  std::string origin;
+};
+
+// A PodDisruptionBudget (policy/v1) reduced to what preemption reads
+// (filterPodsWithPDBViolation) and what the disruption controller would
+// recompute after an eviction.
+struct PodDisruptionBudget {
+  std::string namespace_name;
+  std::string name;
+  std::optional<LabelSelector> selector;  // spec.selector; absent or empty: matches no pod here
+  // spec.minAvailable / spec.maxUnavailable as written ("3", "30%"); at most one.
+  std::string min_available;
+  std::string max_unavailable;
+  // status
+  int32_t disruptions_allowed = 0;
+  int32_t current_healthy = 0;
+  int32_t desired_healthy = 0;
+  int32_t expected_pods = 0;
+  std::vector<std::string> disrupted_pods;  // status.disruptedPods' pod names, sorted
+  std::string origin;
+};
+
 struct ClusterObjects {
   std::vector<Namespace> namespaces;
   std::vector<SelectingObject> selecting;  // file order
   std::vector<SharedDeviceGroup> device_groups;  // file order; names unique
+  std::vector<PriorityClass> priority_classes;   // file order; names unique
+  std::vector<PodDisruptionBudget> pdbs;         // file order; namespace/name unique
 };
 
 // What the CLI and the engine load: nodes, and pods either running on a node

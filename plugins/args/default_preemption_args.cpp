@@ -1,12 +1,11 @@
-// DefaultPreemptionArgs: validation (ValidateDefaultPreemptionArgs) of a
-// plugin bulkscore does not run (it does not preempt).
+// DefaultPreemptionArgs: defaults and validation (ValidateDefaultPreemptionArgs).
 #include <string>
 
 #include "plugins/plugin_args.hpp"
 
 namespace bulkscore {
 
-void check_default_preemption_args(const YamlReader& r, const YAML::Node& n) {
+DefaultPreemptionArgs parse_default_preemption_args(const YamlReader& r, const YAML::Node& n) {
   int32_t percentage = 10;
   int32_t absolute = 100;
   if (!yaml_absent(n)) {
@@ -25,6 +24,10 @@ void check_default_preemption_args(const YamlReader& r, const YAML::Node& n) {
   if (percentage == 0 && absolute == 0) {
     r.fail("minCandidateNodesPercentage", "cannot be zero at the same time as minCandidateNodesAbsolute");
   }
+  DefaultPreemptionArgs out;
+  out.min_candidate_nodes_percentage = percentage;
+  out.min_candidate_nodes_absolute = absolute;
+  return out;
 }
 
 }  // namespace bulkscore

@@ -141,7 +141,9 @@ int main(void) {
   if (r) {
     CHECK(r->code == 2);
     CHECK(strcmp(r->code_name, "Unschedulable") == 0);
-    CHECK(strcmp(r->message, "0/2 nodes are available: 2 Insufficient cpu.") == 0);
+    CHECK(strcmp(r->message,
+                 "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes "
+                 "are available: 2 Preemption is not helpful for scheduling.") == 0);
     CHECK(r->node[0] == '\0');
     bs_schedule_result_free(r);
   }

@@ -1,0 +1,360 @@
+// PostFilter as kube-scheduler v1.35.4 runs it for the default profile:
+// DynamicResources (for a pod without claims, a message and no more), then
+// DefaultPreemption (pkg/scheduler/framework/preemption and
+// plugins/defaultpreemption): eligibility, the potential nodes, the dry run
+// on each (SelectVictimsOnNode: remove every lower-priority pod, check
+// Filter, reprieve the most important first, PDB-violating ones before the
+// others), the choice among candidates, and then what a cluster does:
+// the victims leave, the budgets that covered them are recomputed, and the
+// pod is placed on its nominated node. docs/plugins.md has the rules and
+// where bulkscore is deterministic where upstream is not.
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "host/engine/engine.hpp"
+#include "host/input/priority.hpp"
+#include "host/input/quote.hpp"
+#include "host/input/labels.hpp"
+
+namespace bulkscore {
+namespace {
+
+constexpr const char* kNotHelpful = "Preemption is not helpful for scheduling";
+constexpr const char* kNoVictims = "No preemption victims found for incoming pod";
+
+// util.MoreImportantPod: higher priority first; at equal priority the one
+// that started earlier (a pod without a start time compares as the
+// engine's "now", which bulkscore stamps at load and placement).
+bool more_important(const Pod& a, const Pod& b) {
+  if (a.priority != b.priority) return a.priority > b.priority;
+  return a.start_time_ns.value_or(INT64_MAX) < b.start_time_ns.value_or(INT64_MAX);
+}
+
+// A PDB covers a pod: same namespace, a selector that is not empty and
+// matches the pod's labels (an empty or missing selector covers nothing).
+bool pdb_covers(const PodDisruptionBudget& b, const Pod& pod) {
+  if (b.namespace_name != pod.namespace_name || !b.selector) return false;
+  if (b.selector->match_labels.empty() && b.selector->match_expressions.empty()) return false;
+  return selector_matches(*b.selector, pod.labels);
+}
+
+bool disrupted(const PodDisruptionBudget& b, const Pod& pod) {
+  return std::binary_search(b.disrupted_pods.begin(), b.disrupted_pods.end(), pod.name);
+}
+
+// filterPodsWithPDBViolation: in the given order, each covering budget's
+// disruptionsAllowed is charged per pod not already in its disruptedPods;
+// a pod that drives any of them below zero is violating.
+void split_by_pdb(const std::vector<Pod>& pods, const std::vector<PodDisruptionBudget>& pdbs,
+                  std::vector<size_t>& violating, std::vector<size_t>& other) {
+  std::vector<int64_t> allowed(pdbs.size());
+  for (size_t i = 0; i < pdbs.size(); ++i) allowed[i] = pdbs[i].disruptions_allowed;
+  for (size_t p = 0; p < pods.size(); ++p) {
+    bool violated = false;
+    if (!pods[p].labels.empty())
+      for (size_t i = 0; i < pdbs.size(); ++i) {
+        if (!pdb_covers(pdbs[i], pods[p]) || disrupted(pdbs[i], pods[p])) continue;
+        if (--allowed[i] < 0) violated = true;
+      }
+    (violated ? violating : other).push_back(p);
+  }
+}
+
+struct NodeStatus {
+  Code code = Code::Success;
+  std::vector<std::string> reasons;
+};
+
+struct Candidate {
+  uint32_t node = 0;
+  std::vector<Pod> victims;  // most important first
+  int64_t pdb_violations = 0;
+};
+
+// "0/N nodes are available: <count> <reason>, ... ." over `statuses` (the
+// nodes the dry run looked at) and `absent` for every other node.
+std::string fit_error_text(uint32_t all, const std::vector<NodeStatus>& statuses, const char* absent) {
+  std::map<std::string, uint64_t> counts;
+  for (const NodeStatus& s : statuses)
+    for (const std::string& r : s.reasons) ++counts[r];
+  if (statuses.size() < all) counts[absent] += all - statuses.size();
+  std::vector<std::string> parts;
+  parts.reserve(counts.size());
+  for (const auto& [reason, n] : counts) parts.push_back(std::to_string(n) + " " + reason);
+  std::sort(parts.begin(), parts.end());
+  std::string msg = "0/" + std::to_string(all) + " nodes are available:";
+  if (!parts.empty()) {
+    msg += " ";
+    for (size_t i = 0; i < parts.size(); ++i) msg += (i ? ", " : "") + parts[i];
+    msg += ".";
+  }
+  return msg;
+}
+
+// The disruption controller's view after `pod` left: a budget that counted
+// it healthy has one fewer; one that listed it as disrupted drops the entry.
+void charge_pdbs(std::vector<PodDisruptionBudget>& pdbs, const Pod& pod) {
+  for (PodDisruptionBudget& b : pdbs) {
+    if (!pdb_covers(b, pod)) continue;
+    auto it = std::lower_bound(b.disrupted_pods.begin(), b.disrupted_pods.end(), pod.name);
+    if (it != b.disrupted_pods.end() && *it == pod.name)
+      b.disrupted_pods.erase(it);
+    else if (b.current_healthy > 0)
+      --b.current_healthy;
+    b.disruptions_allowed = std::max(0, b.current_healthy - b.desired_healthy);
+  }
+}
+
+}  // namespace
+
+Pod Engine::admitted(const Pod& pod) const {
+  Pod p = pod;
+  resolve_pod_priority(p, objects_);
+  return p;
+}
+
+// One node's dry run on `scratch` (a copy of the snapshot the caller keeps
+// as it was between nodes): SelectVictimsOnNode. Returns the candidate, or
+// the node's status when it is none.
+static bool select_victims(Snapshot& scratch, const Pod& pod, const ProfilePlan& plan, const EngineOptions& options,
+                           const ClusterObjects& objects, uint32_t node, Candidate& out, NodeStatus& status) {
+  // The lower-priority pods (IsEligiblePod: any), in slot order.
+  std::vector<uint32_t> ids;
+  for (uint32_t id : scratch.pods_on_node(node))
+    if (scratch.pod(id).priority < pod.priority) ids.push_back(id);
+  if (ids.empty()) {
+    status = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
+    return false;
+  }
+  std::vector<Pod> removed;
+  removed.reserve(ids.size());
+  for (uint32_t id : ids) removed.push_back(scratch.remove_pod(id));
+  // Filter on the node without them, with PreFilter's state made afresh
+  // from the snapshot as it now is (what upstream's RemovePod extensions
+  // keep up to date incrementally).
+  const auto passes = [&](NodeStatus* why) {
+    PodQuery q = prepare_pod_query(pod, scratch, plan, options.tie_break, options.seed, &objects);
+    if (q.rejected) {
+      if (why) *why = {Code::UnschedulableAndUnresolvable, {q.prefilter_message}};
+      return false;
+    }
+    const PodQueryView v = q.view();
+    const NodeVerdict verdict = filter_node(scratch.view(), v, node);
+    if (verdict.feasible()) return true;
+    if (why) {
+      why->code = verdict.code;
+      why->reasons.clear();
+      filter_reasons(verdict.plugin, verdict.reasons, scratch, v, node, why->reasons);
+    }
+    return false;
+  };
+  const auto restore = [&](const std::vector<size_t>& which) {
+    for (size_t i : which) scratch.add_pod(removed[i], node);
+  };
+  std::vector<size_t> all(removed.size());
+  std::iota(all.begin(), all.end(), size_t{0});
+  if (!passes(&status)) {
+    restore(all);
+    return false;
+  }
+  // Most important first; equals keep their slot order (upstream's
+  // sort.Slice leaves their order unspecified).
+  std::stable_sort(all.begin(), all.end(), [&](size_t a, size_t b) { return more_important(removed[a], removed[b]); });
+  std::vector<Pod> ordered;
+  ordered.reserve(all.size());
+  for (size_t i : all) ordered.push_back(removed[i]);
+  removed = std::move(ordered);
+  std::vector<size_t> violating, other;
+  split_by_pdb(removed, objects.pdbs, violating, other);
+  std::vector<size_t> victims;
+  const auto reprieve = [&](size_t i) {
+    scratch.add_pod(removed[i], node);
+    if (passes(nullptr)) return true;
+    const uint32_t id = scratch.find_pod(removed[i].namespace_name, removed[i].name);
+    scratch.remove_pod(id);
+    victims.push_back(i);
+    return false;
+  };
+  int64_t violations = 0;
+  for (size_t i : violating)
+    if (!reprieve(i)) ++violations;
+  for (size_t i : other) reprieve(i);
+  restore(victims);  // the scratch snapshot as it was
+  if (victims.empty()) {
+    status = {Code::Error, {"expected at least one victim pod on node " + quote_for_message(scratch.node_name(node))}};
+    return false;
+  }
+  if (!violating.empty() && !other.empty())
+    std::stable_sort(victims.begin(), victims.end(),
+                     [&](size_t a, size_t b) { return more_important(removed[a], removed[b]); });
+  out.node = node;
+  out.pdb_violations = violations;
+  out.victims.clear();
+  for (size_t i : victims) out.victims.push_back(removed[i]);
+  return true;
+}
+
+// pickOneNodeForPreemption: the five criteria in order; the lowest node
+// index among what remains (upstream: an arbitrary one, Go map order).
+static const Candidate& pick_candidate(const std::vector<Candidate>& cands) {
+  std::vector<const Candidate*> left;
+  left.reserve(cands.size());
+  for (const Candidate& c : cands) left.push_back(&c);
+  const auto keep_best = [&](auto&& score) {
+    int64_t best = INT64_MIN;
+    for (const Candidate* c : left) best = std::max<int64_t>(best, score(*c));
+    left.erase(std::remove_if(left.begin(), left.end(), [&](const Candidate* c) { return score(*c) != best; }),
+               left.end());
+  };
+  keep_best([](const Candidate& c) { return -c.pdb_violations; });
+  keep_best([](const Candidate& c) { return -static_cast<int64_t>(c.victims.front().priority); });
+  keep_best([](const Candidate& c) {
+    int64_t sum = 0;
+    for (const Pod& v : c.victims) sum += static_cast<int64_t>(v.priority) + (int64_t{1} << 31);
+    return -sum;
+  });
+  keep_best([](const Candidate& c) { return -static_cast<int64_t>(c.victims.size()); });
+  // GetEarliestPodStartTime: the earliest start among the victims of the
+  // highest priority; the latest such start wins.
+  keep_best([](const Candidate& c) {
+    int32_t top = INT32_MIN;
+    for (const Pod& v : c.victims) top = std::max(top, v.priority);
+    int64_t earliest = INT64_MAX;
+    for (const Pod& v : c.victims)
+      if (v.priority == top) earliest = std::min(earliest, v.start_time_ns.value_or(INT64_MAX));
+    return earliest;
+  });
+  return **std::min_element(left.begin(), left.end(),
+                            [](const Candidate* a, const Candidate* b) { return a->node < b->node; });
+}
+
+void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, uint64_t seq,
+                             ScheduleResult& res) {
+  std::vector<std::string> reasons;
+  for (const std::string& name : plan.config.post_filter) {
+    if (name == "DynamicResources") {
+      // A pod without resource claims: nothing to deallocate.
+      reasons.emplace_back("no new claims to deallocate");
+      continue;
+    }
+    if (name != "DefaultPreemption") continue;
+    const uint32_t n = snapshot_.num_nodes();
+    const Pod p = admitted(pod);
+    // The Filter statuses of this cycle, per node, on the host (only pods
+    // that found no node pay for it; the backend's pass kept no verdicts).
+    std::vector<Code> codes(n, Code::UnschedulableAndUnresolvable);  // absent: outside PreFilter's answer
+    if (!q.rejected) {
+      const SnapshotView view = snapshot_.view();
+      const PodQueryView qv = q.view();
+      const auto check = [&](uint32_t i) {
+        const NodeVerdict v = filter_node(view, qv, i);
+        codes[i] = v.feasible() ? Code::Success : v.code;
+      };
+      if (q.candidates)
+        for (uint32_t c : *q.candidates) check(c);
+      else
+        for (uint32_t i = 0; i < n; ++i) check(i);
+    } else {
+      for (const PreFilterStatus& s : q.prefilter)
+        if (s.code == Code::Unschedulable) std::fill(codes.begin(), codes.end(), Code::Unschedulable);
+    }
+    // PodEligibleToPreemptOthers.
+    std::string not_eligible;
+    if (!may_preempt(p)) {
+      not_eligible = "not eligible due to preemptionPolicy=Never.";
+    } else if (!p.nominated_node_name.empty()) {
+      const int32_t nom = snapshot_.node_index(p.nominated_node_name);
+      if (nom >= 0 && codes[static_cast<size_t>(nom)] != Code::UnschedulableAndUnresolvable)
+        for (uint32_t id : snapshot_.pods_on_node(static_cast<uint32_t>(nom))) {
+          const Pod& other = snapshot_.pod(id);
+          if (other.priority < p.priority && other.deleting && other.preempted_by_scheduler)
+            not_eligible = "not eligible due to a terminating pod on the nominated node.";
+        }
+    }
+    if (!not_eligible.empty()) {
+      reasons.push_back("preemption: " + not_eligible);
+      continue;
+    }
+    // The potential nodes, in the node list's (tree) order, and how many
+    // candidates to find (GetOffsetAndNumCandidates; a seeded offset).
+    std::vector<uint32_t> potential;
+    for (uint32_t node : snapshot_.tree_order())
+      if (codes[node] == Code::Unschedulable) potential.push_back(node);
+    std::vector<NodeStatus> statuses;
+    std::vector<Candidate> nonviolating, violating;
+    if (!potential.empty()) {
+      const auto m = static_cast<int64_t>(potential.size());
+      const DefaultPreemptionArgs& args = plan.config.default_preemption_args;
+      int64_t wanted = m * args.min_candidate_nodes_percentage / 100;
+      wanted = std::min(m, std::max<int64_t>(wanted, args.min_candidate_nodes_absolute));
+      const uint64_t offset = mix64(options_.seed ^ mix64(seq + 0x5eedULL)) % static_cast<uint64_t>(m);
+      Snapshot scratch = snapshot_;
+      intern_pod_for_plan(scratch, p, plan, &objects_);
+      for (int64_t i = 0; i < m; ++i) {
+        const uint32_t node = potential[(offset + static_cast<uint64_t>(i)) % static_cast<uint64_t>(m)];
+        Candidate c;
+        NodeStatus st;
+        if (select_victims(scratch, p, plan, options_, objects_, node, c, st)) {
+          (c.pdb_violations == 0 ? nonviolating : violating).push_back(std::move(c));
+          const auto found = static_cast<int64_t>(nonviolating.size() + violating.size());
+          if (!nonviolating.empty() && found >= wanted) break;
+        } else {
+          statuses.push_back(std::move(st));
+        }
+      }
+    }
+    std::vector<Candidate> cands = std::move(nonviolating);
+    for (Candidate& c : violating) cands.push_back(std::move(c));
+    if (cands.empty()) {
+      const auto error = std::find_if(statuses.begin(), statuses.end(),
+                                      [](const NodeStatus& s) { return s.code == Code::Error; });
+      if (error != statuses.end()) {
+        res.code = Code::Error;
+        res.message = "preemption: " + error->reasons.front();
+        return;
+      }
+      reasons.push_back("preemption: " + fit_error_text(n, statuses, kNotHelpful));
+      continue;
+    }
+    // The chosen candidate: its victims leave (with the budgets that
+    // covered them), and the pod is placed on the node.
+    const Candidate& best = pick_candidate(cands);
+    const std::string node_name = snapshot_.node_name(best.node);
+    res.nominated_node = node_name;
+    res.pdb_violations = best.pdb_violations;
+    for (const Pod& v : best.victims) {
+      res.victims.push_back(v.key());
+      charge_pdbs(objects_.pdbs, v);
+      auto it = pod_records_.find(v.cache_key());
+      if (it != pod_records_.end()) drop_record(it);
+    }
+    std::sort(res.victims.begin(), res.victims.end());
+    if (group_model_ || device_model_) snapshot_.take_device_warnings();
+    // The next cycle: the nominated node first (PreferNominatedNode); it
+    // passes Filter now that the victims are gone, unless the snapshot
+    // changed in between (it did not here).
+    intern_pod_for_plan(snapshot_, p, plan, &objects_);
+    PodQuery q2 = prepare_pod_query(p, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
+    q2.header.pod_seq = seq;
+    const auto nominated = static_cast<uint32_t>(snapshot_.node_index(node_name));
+    if (!q2.rejected && filter_node(snapshot_.view(), q2.view(), nominated).feasible()) {
+      res.code = Code::Success;
+      res.message.clear();
+      res.node = static_cast<int32_t>(nominated);
+      res.score = 0;
+      res.feasible_nodes = 1;
+      assume(p, plan, res);
+      return;
+    }
+    res.message += " preemption: the nominated node " + quote_for_message(node_name) +
+                   " did not pass Filter after the victims left";
+    return;
+  }
+  if (!reasons.empty()) {
+    res.message += " ";
+    for (size_t i = 0; i < reasons.size(); ++i) res.message += (i ? ", " : "") + reasons[i];
+  }
+}
+
+}  // namespace bulkscore
