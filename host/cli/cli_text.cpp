@@ -117,6 +117,12 @@ void append_list_wrapped(std::string& out, std::string_view first, std::string_v
   };
   std::string line(first);
   size_t used = text_width(first);
+  if (used > width) {
+    // A prefix wider than a line: wrapped on lines of its own.
+    append_wrapped(out, "", rest, trimmed(line), width);
+    line.assign(rest);
+    used = text_width(rest);
+  }
   bool empty = true;
   for (size_t i = 0; i < items.size(); ++i) {
     const std::string item = items[i] + (i + 1 < items.size() ? "," : "");

@@ -109,6 +109,23 @@ void append_score_table(std::string& out, const Ranking& r, const std::vector<Ro
     const size_t others = 2 + pos_w + 2 + sep + widest_col + sep + total_w;
     name_w = std::min(name_w, std::max<size_t>(12, width > others ? width - others : 0));
   }
+  if (fixed() + sep + std::max(widest_col, total_w) > width) {
+    // Too narrow for columns: a node per line, its scores wrapped below.
+    size_t i = 0;
+    for (const Row& row : rows) {
+      if (row.gap) {
+        out += "  ...\n";
+        continue;
+      }
+      append_wrapped(out, std::string(1, row.marker) + " " + positions[i] + "  ", "    ", names[i], width);
+      std::vector<std::string> items;
+      for (size_t p = 0; p < P; ++p) items.push_back(short_plugin_name(r.score_plugins[p]) + " " + cells[p][i]);
+      items.push_back("total " + totals[i]);
+      append_list_wrapped(out, "    ", "    ", items, width);
+      ++i;
+    }
+    for (size_t p = 0; p < P; ++p) headers[p] = short_plugin_name(r.score_plugins[p]);
+  } else {
   // Blocks of plugin columns, as many as fit beside the node (at least
   // one); the total goes with the last, or alone when it does not fit there.
   std::vector<std::pair<size_t, size_t>> blocks;
@@ -144,6 +161,7 @@ void append_score_table(std::string& out, const Ranking& r, const std::vector<Ro
       ++i;
     }
   }
+  }
   // What the columns are.
   if (P == 0) {
     append_wrapped(out, "", "", "the profile has no Score plugin for this pod: every total is 0", width);
@@ -152,7 +170,7 @@ void append_score_table(std::string& out, const Ranking& r, const std::vector<Ro
   std::vector<std::string> legend;
   for (size_t p = 0; p < P; ++p) {
     std::string item;
-    if (!full && headers[p] != r.score_plugins[p]) item += headers[p] + " = ";
+    if (headers[p] != r.score_plugins[p]) item += headers[p] + " = ";
     item += r.score_plugins[p];
     if (p < r.score_weights.size()) item += " x" + std::to_string(r.score_weights[p]);
     legend.push_back(std::move(item));
@@ -212,11 +230,16 @@ std::string render_explain_table(const Ranking& r, const ExplainTableContext& ct
       count_w = std::max(count_w, std::to_string(c.nodes).size());
       plugin_w = std::max(plugin_w, text_width(c.plugin.empty() ? "PreFilter" : c.plugin));
     }
-    plugin_w = std::min<size_t>(plugin_w, std::max<size_t>(10, width / 3));
     for (const RejectionCount& c : r.rejections) {
-      const std::string plugin = fit_text(clean_text(c.plugin.empty() ? "PreFilter" : c.plugin), plugin_w);
+      const std::string plugin = clean_text(c.plugin.empty() ? "PreFilter" : c.plugin);
       const std::string head = "  " + pad_left(std::to_string(c.nodes), count_w) + "  " + pad_right(plugin, plugin_w) + "  ";
-      append_wrapped(out, head, std::string(text_width(head), ' '), clean_text(c.reason), width);
+      if (text_width(head) + 24 <= width) {
+        append_wrapped(out, head, std::string(text_width(head), ' '), clean_text(c.reason), width);
+      } else {
+        // Narrow: the reason on lines of its own below.
+        append_wrapped(out, "  " + pad_left(std::to_string(c.nodes), count_w) + "  ", "    ", plugin, width);
+        append_wrapped(out, "    ", "    ", clean_text(c.reason), width);
+      }
     }
   }
 
