@@ -16,8 +16,8 @@ bool is_terminal(int fd) { return isatty(fd) == 1; }
 size_t terminal_width(int fd) {
   if (!is_terminal(fd)) return 0;
   winsize ws{};
-  if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;  // NOLINT(cppcoreguidelines-pro-type-vararg)
-  if (const char* columns = std::getenv("COLUMNS")) {  // NOLINT(concurrency-mt-unsafe): read before any thread starts
+  if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char* columns = std::getenv("COLUMNS")) {
     char* end = nullptr;
     const long v = std::strtol(columns, &end, 10);
     if (end && *end == '\0' && v > 0 && v < 100000) return static_cast<size_t>(v);

@@ -280,8 +280,9 @@ std::string render_explain_table(const Ranking& r, const ExplainTableContext& ct
     }
     if (!rows.empty()) {
       out += '\n';
-      std::string title = "top " + std::to_string(r.nodes.size()) + " of " + std::to_string(r.feasible_nodes) +
-                          " feasible nodes, best first (* chosen";
+      std::string title = r.nodes.empty() ? "of " + std::to_string(r.feasible_nodes) + " feasible nodes (* chosen"
+                                          : "top " + std::to_string(r.nodes.size()) + " of " +
+                                                std::to_string(r.feasible_nodes) + " feasible nodes, best first (* chosen";
       if (r.tied_at_best > 1) title += ", = tied at the best total";
       title += "):";
       append_wrapped(out, "", "", title, width);

@@ -207,12 +207,15 @@ struct ScheduleFlags {
   bool tie_break_given = false;  // --tie-break on the command line
 };
 
-// schedule's progress line: only when stderr is a terminal, from one
-// second into the run, at most five times a second.
+// schedule's progress line: only when stderr is a terminal (and no debug
+// log lines would land on it), from one second into the run, at most five
+// times a second.
 class Progress {
  public:
   explicit Progress(size_t total)
-      : total_(total), on_(bs::cli::is_terminal(STDERR_FILENO)), start_(std::chrono::steady_clock::now()),
+      : total_(total),
+        on_(bs::cli::is_terminal(STDERR_FILENO) && !spdlog::should_log(spdlog::level::debug)),
+        start_(std::chrono::steady_clock::now()),
         next_(start_ + std::chrono::seconds(1)) {}
   void update(size_t done) {
     if (!on_) return;
@@ -686,7 +689,7 @@ int main(int argc, char** argv) {
                       "(every node with its verdict and scores)")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  auto* top_opt = explain->add_option("--top", ex_flags.top, "table: the best K nodes (0-100000)")
+  auto* top_opt = explain->add_option("--top", ex_flags.top, "table: the best K nodes")
                       ->check(CLI::Range(0U, 100000U))
                       ->capture_default_str();
   auto* node_opt = explain->add_option(
