@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -19,6 +20,7 @@ namespace {
 
 using bulkscore::testutil::CliRun;
 using bulkscore::testutil::run_cli;
+using bulkscore::testutil::run_cli_after;
 
 // A folder of this test's own: ctest runs the tests of this file in parallel
 // processes, which must not share file names.
@@ -134,7 +136,8 @@ TEST(Cli, ScheduleWritesOneLinePerPendingPodAndAssumes) {
 
 TEST(Cli, ExplainShowsFilterAndScores) {
   Fixture f;
-  const CliRun r = run_cli("explain --backend cpu --nodes " + f.nodes + " --pods " + f.pods + " --pod default/small");
+  const CliRun r = run_cli("explain --format json --backend cpu --nodes " + f.nodes + " --pods " + f.pods +
+                           " --pod default/small");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find(R"("pod":"default/small")"), std::string::npos);
   EXPECT_NE(
@@ -528,6 +531,8 @@ TEST(Cli, IntegerFlagsAreDecimalAndInRange) {
       {"--threads", schedule},
       {"--batch-states", schedule},
       {"--seed", "explain --nodes " + f.nodes + " --pods " + f.pods + " --pod default/small -o " + out},
+      {"--top", "explain --nodes " + f.nodes + " --pods " + f.pods + " --pod default/small -o " + out},
+      {"--width", "explain --nodes " + f.nodes + " --pods " + f.pods + " --pod default/small -o " + out},
       {"--nodes", generate},
       {"--running", generate},
       {"--pending", generate},
@@ -643,16 +648,437 @@ TEST(Cli, BatchingExactOutputIsByteIdenticalToOff) {
   // Explain, after the pods listed before it: the second pod of a workload
   // is a hit, and batching off says so.
   const Fixture f;
-  r = run_cli("explain --backend cpu --nodes " + f.nodes + " --pods " + f.pods + " --pod default/medium");
+  r = run_cli("explain --format json --backend cpu --nodes " + f.nodes + " --pods " + f.pods + " --pod default/medium");
   EXPECT_NE(r.out.find("\"batch\":\"no_state\""), std::string::npos) << r.out;
-  r = run_cli("explain --backend cpu --batching off --nodes " + f.nodes + " --pods " + f.pods +
+  r = run_cli("explain --format json --backend cpu --batching off --nodes " + f.nodes + " --pods " + f.pods +
               " --pod default/medium");
   EXPECT_NE(r.out.find("\"batch\":\"off\""), std::string::npos) << r.out;
+  // The table says it too.
+  r = run_cli("explain --backend cpu --batching off --nodes " + f.nodes + " --pods " + f.pods + " --pod default/medium");
+  EXPECT_NE(r.out.find("\nbatch     off\n"), std::string::npos) << r.out;
   const std::string pods2 =
       write("twins.json", list("PodList", {pod_json("twin-1", "100m"), pod_json("twin-2", "100m")}));
-  r = run_cli("explain --backend cpu --schedule-before --nodes " + f.nodes + " --pods " + pods2 +
+  r = run_cli("explain --format json --backend cpu --schedule-before --nodes " + f.nodes + " --pods " + pods2 +
               " --pod default/twin-2");
   EXPECT_NE(r.out.find("\"batch\":\"hit\""), std::string::npos) << r.out;
+}
+
+// ---- explain's table, and a CLI that helps (issue 22) -------------------------
+
+// Every line of `text` at most `width` characters (UTF-8 code points).
+size_t widest_line(const std::string& text) {
+  size_t widest = 0, n = 0;
+  for (char c : text) {
+    if (c == '\n') {
+      widest = std::max(widest, n);
+      n = 0;
+    } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+      ++n;
+    }
+  }
+  return std::max(widest, n);
+}
+
+// Identical nodes t1..t3 (a tie for any pod), a small one, a tainted one;
+// five identical pending pods and one running pod that fills "full".
+struct TieFixture {
+  std::string nodes, pods;
+  TieFixture() {
+    nodes = write("tie-nodes.json",
+                  list("NodeList", {node_json("t1", "4"), node_json("t2", "4"), node_json("t3", "4"),
+                                    node_json("full", "1"),
+                                    node_json("tainted", "8",
+                                              R"("taints":[{"key":"dedicated","value":"infra","effect":"NoSchedule"}])")}));
+    std::vector<std::string> items{pod_json("filler", "1", "full")};
+    for (int i = 0; i < 5; ++i) items.push_back(pod_json("p" + std::to_string(i), "100m"));
+    items.push_back(pod_json("huge", "16"));
+    pods = write("tie-pods.json", list("PodList", items));
+  }
+  std::string args() const { return "--backend cpu --nodes " + nodes + " --pods " + pods; }
+};
+
+// The table: the pod, its profile, feasible N of M, the chosen node and why
+// (a tie and its rule), the rejection histogram whether or not a node fits,
+// the top K with one column per Score plugin and the total.
+TEST(CliExplain, TableShowsTheChoiceTheTieTheRejectionsAndTheBestNodes) {
+  const TieFixture f;
+  CliRun r = run_cli("explain " + f.args() + " --pod default/p0", "2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("pod       default/p0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("profile   default-scheduler\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("feasible  3 of 5 nodes\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": random among 3 nodes tied at "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(tie-break random, seed 0, draw 0)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rejected  2 of 5 nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1  TaintToleration   node(s) had untolerated taint(s)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1  NodeResourcesFit  Insufficient cpu\n"), std::string::npos) << r.out;  // "full"
+  EXPECT_NE(r.out.find("top 3 of 3 feasible nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Taint"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("total\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("TaintToleration x3"), std::string::npos) << r.out;
+  // The chosen row is marked, the other tied ones too.
+  EXPECT_NE(r.out.find("\n* "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n= "), std::string::npos) << r.out;
+  // The seed is the draw's: another seed, maybe another node, the same tie.
+  r = run_cli("explain " + f.args() + " --pod default/p0 --seed 7", "2>/dev/null");
+  EXPECT_NE(r.out.find("(tie-break random, seed 7, draw 0)"), std::string::npos) << r.out;
+  // --tie-break first: the lowest index.
+  r = run_cli("explain " + f.args() + " --pod default/p0 --tie-break first", "2>/dev/null");
+  EXPECT_NE(r.out.find("chosen    t1: the first (lowest node index) of 3 nodes tied at "), std::string::npos)
+      << r.out;
+  // --top K.
+  r = run_cli("explain " + f.args() + " --pod default/p0 --tie-break first --top 1", "2>/dev/null");
+  EXPECT_NE(r.out.find("top 1 of 3 feasible nodes"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("  t2 "), std::string::npos) << r.out;
+  // A pod no node fits: the histogram and upstream's message.
+  r = run_cli("explain " + f.args() + " --pod default/huge", "2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("chosen    none: 0/5 nodes are available:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4  NodeResourcesFit  Insufficient cpu\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("top "), std::string::npos) << r.out;
+}
+
+// --node NAME adds the node's verdict: its scores and place, or the plugin
+// that rejected it and why; a name that is no node is bad input.
+TEST(CliExplain, NamedNodesGetTheirVerdict) {
+  const TieFixture f;
+  CliRun r = run_cli("explain " + f.args() + " --pod default/p0 --tie-break first --top 1 --node tainted --node t3",
+                     "2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("node      tainted: rejected by TaintToleration (UnschedulableAndUnresolvable): node(s) had\n"
+                       "          untolerated taint(s)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("node      t3: feasible, #3 of 3, total "), std::string::npos) << r.out;
+  // t3's row is in the table past the top 1, after a gap.
+  EXPECT_NE(r.out.find("  ..."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3  t3 "), std::string::npos) << r.out;
+  r = run_cli("explain " + f.args() + " --pod default/p0 --node nope");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("no node \"nope\""), std::string::npos) << r.out;
+}
+
+// With the random tie-break, schedule gives each pod the draw of its place
+// among the pending pods: --schedule-before explains it where schedule put
+// it, and without it the table says which draw schedule would use.
+TEST(CliExplain, ScheduleBeforeExplainsTheDrawScheduleMade) {
+  const TieFixture f;
+  const std::string out = dir() + "/placements.jsonl";
+  CliRun r = run_cli("schedule " + f.args() + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string placed = slurp(out);
+  // Three equal nodes, pods of one size: p0, p1, p3 and p4 find ties (of
+  // 3, 2, 3 and 2 nodes), p2 one empty node.
+  int random_ties = 0;
+  for (int i = 0; i < 5; ++i) {
+    const std::string pod = "default/p" + std::to_string(i);
+    const size_t at = placed.find("{\"pod\":\"" + pod + "\",\"node\":\"");
+    ASSERT_NE(at, std::string::npos) << placed;
+    const size_t from = at + pod.size() + 18;
+    const std::string node = placed.substr(from, placed.find('"', from) - from);
+    r = run_cli("explain " + f.args() + " --schedule-before --pod " + pod, "2>/dev/null");
+    EXPECT_NE(r.out.find("chosen    " + node + ": "), std::string::npos) << pod << "\n" << r.out;
+    if (r.out.find(": random among ") == std::string::npos) continue;
+    ++random_ties;
+    EXPECT_NE(r.out.find("draw " + std::to_string(i) + ")"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("note      "), std::string::npos) << r.out;
+    // Without --schedule-before the pod meets the cluster as given, draw 0.
+    r = run_cli("explain " + f.args() + " --pod " + pod, "2>/dev/null");
+    if (i > 0) {
+      EXPECT_NE(r.out.find("note      schedule gives this pod draw " + std::to_string(i)), std::string::npos) << r.out;
+    }
+  }
+  EXPECT_EQ(random_ties, 4);
+}
+
+// No line is wider than --width, the terminal's width on a terminal, or 100
+// columns otherwise, whatever the names and reasons.
+TEST(CliExplain, TableFitsTheWidth) {
+  const std::string long_name(120, 'n');
+  const std::string nodes = write(
+      "wide-nodes.json",
+      list("NodeList", {node_json(long_name, "4"), node_json("short", "4"), node_json("tiny", "100m"),
+                        node_json("tainted", "8",
+                                  R"("taints":[{"key":")" + std::string(60, 'k') + R"(","effect":"NoSchedule"}])")}));
+  const std::string pods = write("wide-pods.json", list("PodList", {pod_json("p", "500m")}));
+  const std::string base = "explain --backend cpu --nodes " + nodes + " --pods " + pods +
+                           " --pod default/p --node tiny --node tainted --node " + long_name;
+  for (int width : {20, 40, 60, 80, 100, 200}) {
+    const CliRun r = run_cli(base + " --width " + std::to_string(width), "2>/dev/null");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_LE(widest_line(r.out), static_cast<size_t>(width)) << width << "\n" << r.out;
+    EXPECT_NE(r.out.find("Insufficient"), std::string::npos) << width << "\n" << r.out;
+  }
+  // Not a terminal: 100 columns.
+  const CliRun r = run_cli(base, "2>/dev/null");
+  EXPECT_LE(widest_line(r.out), 100U) << r.out;
+  // A terminal of 50 columns (util-linux script gives the command one).
+  if (run_cli_after("command -v script >/dev/null && command -v stty >/dev/null &&", "--version").exit_code == 0) {
+    const CliRun tty = bulkscore::testutil::run_shell("script -qec \"stty cols 50; " + std::string(BULKSCORE_CLI) +
+                                                      " " + base + " 2>/dev/null\" /dev/null");
+    ASSERT_EQ(tty.exit_code, 0) << tty.out;
+    std::string text = tty.out;
+    text.erase(std::remove(text.begin(), text.end(), '\r'), text.end());
+    EXPECT_NE(text.find("feasible"), std::string::npos) << text;
+    EXPECT_LE(widest_line(text), 50U) << text;
+  }
+}
+
+// --format json keeps the document (every node), with the tie fields; the
+// table's flags are refused there, as flags that would be ignored are.
+TEST(CliExplain, JsonKeepsTheDocumentWithTieFields) {
+  const TieFixture f;
+  CliRun r = run_cli("explain " + f.args() + " --format json --pod default/p0 --seed 5", "2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(R"("tiedAtBest":3,"tieBreak":"random","seed":5,"nodes":[{"name":"t1","evaluated":true,)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(R"({"name":"tainted","evaluated":true,"feasible":false,"filter":)"), std::string::npos)
+      << r.out;
+  r = run_cli("explain " + f.args() + " --format json --pod default/huge", "2>/dev/null");
+  EXPECT_NE(r.out.find(R"("chosen":null,"tiedAtBest":0,"tieBreak":"random","seed":0,)"), std::string::npos) << r.out;
+  for (const char* flag : {"--top 3", "--node t1", "--width 80"}) {
+    r = run_cli("explain " + f.args() + " --format json --pod default/p0 " + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag << r.out;
+    EXPECT_NE(r.out.find("only the table takes it"), std::string::npos) << flag << r.out;
+  }
+  r = run_cli("explain " + f.args() + " --format yaml --pod default/p0");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+}
+
+// A running pod is explained as if it were pending: without its own
+// requests on its node, and with a warning that says so (stderr, the
+// table, the JSON).
+TEST(CliExplain, RunningPodIsExplainedAsIfPendingWithAWarning) {
+  const TieFixture f;
+  // "filler" takes the whole cpu of "full": counted on top of itself it
+  // would not fit there.
+  CliRun r = run_cli("explain " + f.args() + " --pod default/filler --node full", "2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"default/filler\" is running on node \"full\": explained as if it were pending"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("warning   the pod is running on node full; explained as if it were pending"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("node      full: feasible"), std::string::npos) << r.out;
+  r = run_cli("explain " + f.args() + " --format json --pod default/filler", "2>/dev/null");
+  EXPECT_NE(r.out.find(R"({"pod":"default/filler","runningOn":"full",)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("warnings":["the pod is running on node \"full\"; explained as if it were pending)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(R"({"name":"full","evaluated":true,"feasible":true,)"), std::string::npos) << r.out;
+  // A pending pod gets no such warning.
+  r = run_cli("explain " + f.args() + " --pod default/p0", "2>&1");
+  EXPECT_EQ(r.out.find("is running on node"), std::string::npos) << r.out;
+}
+
+// explain on the bundled default cluster prints a readable table in under
+// a second (wall time, the binary's whole run; loaded machines get a 3x
+// margin in this check).
+TEST(CliExplain, DefaultClusterTableInUnderASecond) {
+  const std::string d = dir();
+  const std::string nodes = d + "/nodes.json", pods = d + "/pods.json", objects = d + "/objects.json";
+  ASSERT_EQ(run_cli("generate --nodes-out " + nodes + " --pods-out " + pods + " --objects-out " + objects).exit_code,
+            0);
+  const std::string args = "explain --backend cpu --nodes " + nodes + " --pods " + pods + " --objects " + objects +
+                           " --pod default/catalog-scratch-vpvznl59d8-2tmg9";
+  const auto t0 = std::chrono::steady_clock::now();
+  const CliRun r = run_cli(args, "2>/dev/null");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_LT(r.out.size(), 4000U) << r.out;  // a table, not every node
+  EXPECT_LE(widest_line(r.out), 100U) << r.out;
+  EXPECT_NE(r.out.find("feasible  4576 of 5000 nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nodes tied at"), std::string::npos) << r.out;
+  EXPECT_LT(secs, 3.0) << "explain took " << secs << " s";
+  std::printf("explain on the default cluster: %.2f s\n", secs);
+}
+
+// A mistyped command or flag gets a suggestion (CLI11 2.1 has none);
+// still exit 2.
+TEST(CliHelp, MistypedCommandsAndFlagsGetSuggestions) {
+  CliRun r = run_cli("schedul");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("no command \"schedul\"; did you mean schedule?"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("commands: schedule, explain, generate, perf, replay"), std::string::npos) << r.out;
+  r = run_cli("-v 1 expalin --pod x");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("did you mean explain?"), std::string::npos) << r.out;
+  r = run_cli("frobnicate");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out.find("did you mean"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("commands: schedule,"), std::string::npos) << r.out;
+  const Fixture f;
+  r = run_cli("schedule --node " + f.nodes + " --pods " + f.pods);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("bulkscore schedule: unknown flag \"--node\"; did you mean --nodes?"), std::string::npos)
+      << r.out;
+  r = run_cli("schedule --nodes " + f.nodes + " --pods " + f.pods + " --treads 2");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown flag \"--treads\"; did you mean --threads?"), std::string::npos) << r.out;
+  r = run_cli("schedule --nodes " + f.nodes + " --pods " + f.pods + " --treads=2");
+  EXPECT_NE(r.out.find("did you mean --threads?"), std::string::npos) << r.out;
+  // explain has a --node of its own, so there it is no typo.
+  r = run_cli("explain --nodes " + f.nodes + " --pods " + f.pods + " --pod default/small --node n1 --topp 2");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out.find("\"--node\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("did you mean --top?"), std::string::npos) << r.out;
+  r = run_cli("--verison");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("did you mean --version?"), std::string::npos) << r.out;
+  // No command at all: the list.
+  r = run_cli("");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("commands: schedule,"), std::string::npos) << r.out;
+}
+
+// schedule's summary names why pods were left unschedulable, grouped by
+// each pod's main FitError reason.
+TEST(CliSchedule, SummaryGroupsUnschedulablePodsByReason) {
+  const TieFixture f;
+  const std::string pods = write(
+      "mixed-pods.json",
+      list("PodList", {pod_json("big-1", "16"), pod_json("big-2", "32"), pod_json("ok", "100m"),
+                       pod_json("lost", "100m", "", R"("nodeSelector":{"pool":"nowhere"})")}));
+  const CliRun r = run_cli("schedule --backend cpu --nodes " + f.nodes + " --pods " + pods + " -o " + dir() + "/o");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\n3 unschedulable: 2 Insufficient cpu, 1 node affinity/selector\n"), std::string::npos)
+      << r.out;
+  // Nothing to say when every pod is placed.
+  const CliRun ok = run_cli("schedule --backend cpu --nodes " + f.nodes + " --pods " +
+                            write("ok-pods.json", list("PodList", {pod_json("ok", "100m")})) + " -o " + dir() + "/o");
+  EXPECT_NE(ok.out.find("unschedulable: 0"), std::string::npos) << ok.out;
+  EXPECT_EQ(ok.out.find("0 unschedulable"), std::string::npos) << ok.out;
+  EXPECT_EQ(ok.out.find(" unschedulable: 0"), ok.out.rfind(" unschedulable: ")) << ok.out;
+}
+
+// Progress on a terminal for runs over a second (stderr a tty), never in a
+// pipe or a file.
+TEST(CliSchedule, ProgressOnATerminalOnly) {
+  if (run_cli_after("command -v script >/dev/null &&", "--version").exit_code != 0)
+    GTEST_SKIP() << "util-linux script is not installed";
+  const std::string d = dir();
+  ASSERT_EQ(run_cli("generate --nodes 5000 --running 0 --pending 4000 --nodes-out " + d + "/n.json --pods-out " + d +
+                    "/p.json")
+                .exit_code,
+            0);
+  const std::string args =
+      "schedule --backend cpu --batching off --threads 1 --nodes " + d + "/n.json --pods " + d + "/p.json -o " + d + "/o";
+  const CliRun tty =
+      bulkscore::testutil::run_shell("script -qec \"" + std::string(BULKSCORE_CLI) + " " + args + "\" /dev/null");
+  ASSERT_EQ(tty.exit_code, 0) << tty.out;
+  const size_t summary = tty.out.find("pods: 4000");
+  ASSERT_NE(summary, std::string::npos) << tty.out;
+  // Slower than a second here (4,000 pods on 5,000 nodes, one thread, no
+  // batch cache): the line appears, and is cleared before the summary.
+  EXPECT_NE(tty.out.find("\rscheduling: "), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.rfind("\r\033[K", summary), std::string::npos) << tty.out;
+  const CliRun pipe = run_cli(args);
+  EXPECT_EQ(pipe.out.find("scheduling: "), std::string::npos) << pipe.out;
+}
+
+// Without --objects, pending pods a controller owns or a Service could
+// select would get upstream's system-default spreading, which bulkscore
+// cannot build: a warning says so.
+TEST(CliSchedule, WarnsWithoutObjectsWhenPodsCouldBeSpreadByDefault) {
+  const Fixture f;
+  const std::string plain = "schedule --backend cpu --nodes " + f.nodes + " --pods " + f.pods + " -o " + dir() + "/o";
+  CliRun r = run_cli(plain);
+  EXPECT_EQ(r.out.find("--objects not given"), std::string::npos) << r.out;  // no labels, no owners
+  const std::string owned = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"default",)"
+                            R"("ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"u1",)"
+                            R"("controller":true}]},"spec":{"containers":[{"name":"c","image":"i"}]}})";
+  const std::string labelled = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"api-1","namespace":"default",)"
+                               R"("labels":{"app":"api"}},"spec":{"containers":[{"name":"c","image":"i"}]}})";
+  const std::string pods = write("owned-pods.json", list("PodList", {owned, labelled}));
+  const std::string args = "--backend cpu --nodes " + f.nodes + " --pods " + pods;
+  r = run_cli("schedule " + args + " -o " + dir() + "/o");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("--objects not given, but 2 pending pod(s) have a controlling owner or labels a Service could "
+                       "select (1 owned, 1 labelled only)"),
+            std::string::npos)
+      << r.out;
+  r = run_cli("explain " + args + " --pod default/web-1");
+  EXPECT_NE(r.out.find("--objects not given"), std::string::npos) << r.out;
+  const std::string svc =
+      write("svc.json", list("ServiceList", {R"({"metadata":{"name":"api"},"spec":{"selector":{"app":"api"}}})"}));
+  r = run_cli("schedule " + args + " --objects " + svc + " -o " + dir() + "/o");
+  EXPECT_EQ(r.out.find("--objects not given"), std::string::npos) << r.out;
+  // A profile without default spreading has nothing to lose.
+  const std::string cfg = write("no-spread.yaml",
+                                "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                                "profiles:\n- pluginConfig:\n  - name: PodTopologySpread\n    args:\n"
+                                "      defaultingType: List\n");
+  r = run_cli("schedule " + args + " --config " + cfg + " -o " + dir() + "/o");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("--objects not given"), std::string::npos) << r.out;
+}
+
+// A profile's tieBreak (bulkscore's extension field) overrides --tie-break
+// for its pods; a value other than random or first is bad input naming the
+// field.
+TEST(CliSchedule, ProfileTieBreakOverridesTheFlag) {
+  const TieFixture f;
+  const std::string first = write("first.yaml",
+                                  "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                                  "profiles:\n- schedulerName: default-scheduler\n  tieBreak: first\n");
+  const std::string out = dir() + "/o";
+  CliRun r = run_cli("schedule " + f.args() + " --config " + first + " --seed 3 -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string with_profile = slurp(out);
+  r = run_cli("schedule " + f.args() + " --tie-break first -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(with_profile, slurp(out));
+  r = run_cli("explain " + f.args() + " --config " + first + " --pod default/p0", "2>/dev/null");
+  EXPECT_NE(r.out.find("chosen    t1: the first (lowest node index) of 3 nodes tied at "), std::string::npos)
+      << r.out;
+  r = run_cli("explain " + f.args() + " --config " + first + " --format json --pod default/p0", "2>/dev/null");
+  EXPECT_NE(r.out.find(R"("chosen":"t1","tiedAtBest":3,"tieBreak":"first",)"), std::string::npos) << r.out;
+  const std::string bad = write("bad-tie.yaml",
+                                "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                                "profiles:\n- schedulerName: default-scheduler\n  tieBreak: lowest\n");
+  r = run_cli("schedule " + f.args() + " --config " + bad + " -o " + out + ".bad");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("profiles[0].tieBreak"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("expected random or first, got \"lowest\""), std::string::npos) << r.out;
+  EXPECT_FALSE(exists(out + ".bad"));
+  // A profile that scores with GpuFragmentation under a random tie-break
+  // nobody chose is told what that costs; choosing either way silences it.
+  const std::string gpu_node =
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"g1","labels":{"alibabacloud.com/gpu-card-model":"T4"}},)"
+      R"("status":{"allocatable":{"cpu":"32","memory":"64Gi","pods":"110","alibabacloud.com/gpu-count":"2",)"
+      R"("alibabacloud.com/gpu-milli":"2000"}}})";
+  const std::string gpu_pod =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"default","annotations":)"
+      R"({"alibabacloud.com/gpu-count":"1","alibabacloud.com/gpu-milli":"500"}},"spec":{"schedulerName":"gpu",)"
+      R"("containers":[{"name":"c","image":"x","resources":{"requests":{"cpu":"1"}}}]}})";
+  const auto fgd_config = [&](const std::string& name, const std::string& tie) {
+    return write(name, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                       "profiles:\n- schedulerName: gpu\n" +
+                           tie +
+                           "  plugins:\n    multiPoint:\n      enabled: [{name: GpuShare}]\n"
+                           "    score:\n      enabled: [{name: GpuFragmentation, weight: 1000}]\n");
+  };
+  const std::string fgd_args = "--backend cpu --nodes " + write("g-nodes.json", list("NodeList", {gpu_node})) +
+                               " --pods " + write("g-pods.json", list("PodList", {gpu_pod})) + " -o " + dir() +
+                               "/g.jsonl";
+  r = run_cli("schedule " + fgd_args + " --config " + fgd_config("fgd.yaml", ""));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("profile gpu scores with GpuFragmentation under the random tie-break"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("tieBreak: first"), std::string::npos) << r.out;
+  for (const std::string& quiet : {" --config " + fgd_config("fgd-first.yaml", "  tieBreak: first\n"),
+                                   " --config " + fgd_config("fgd-random.yaml", "  tieBreak: random\n"),
+                                   " --config " + fgd_config("fgd.yaml", "") + " --tie-break random"}) {
+    r = run_cli("schedule " + fgd_args + quiet);
+    EXPECT_EQ(r.exit_code, 0) << quiet << r.out;
+    EXPECT_EQ(r.out.find("GpuFragmentation under the random tie-break"), std::string::npos) << quiet << r.out;
+  }
+  // --help says what the random tie-break costs GPU placement.
+  r = run_cli("schedule --help");
+  EXPECT_NE(r.out.find("GpuFragmentation"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tieBreak: first"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -281,6 +281,23 @@ TEST(Percentage, OutOfRangeIsRejectedAtBothLevels) {
               HasSubstr("profiles[0].percentageOfNodesToScore: must be in the range [0, 100], got -1"));
 }
 
+// tieBreak: bulkscore's extension field, per profile (docs/gpu-placement.md).
+TEST(Profiles, TieBreakIsPerProfileAndValidated) {
+  const SchedulerConfig c = parse(
+      "profiles:\n- schedulerName: a\n- schedulerName: b\n  tieBreak: first\n- schedulerName: c\n"
+      "  tieBreak: random\n");
+  EXPECT_EQ(c.profiles[0].tie_break, ProfileTieBreak::kEngineDefault);
+  EXPECT_EQ(c.profiles[1].tie_break, ProfileTieBreak::kFirst);
+  EXPECT_EQ(c.profiles[2].tie_break, ProfileTieBreak::kRandom);
+  EXPECT_EQ(default_scheduler_config().profiles[0].tie_break, ProfileTieBreak::kEngineDefault);
+  EXPECT_THAT(error_of("profiles:\n- schedulerName: a\n  tieBreak: First\n"),
+              HasSubstr("sched.yaml: profiles[0].tieBreak: expected random or first, got \"First\""));
+  EXPECT_THAT(error_of("profiles:\n- schedulerName: a\n  tieBreak: 1\n"), HasSubstr("profiles[0].tieBreak"));
+  EXPECT_THAT(error_of("profiles:\n- schedulerName: a\n  tieBreak: [first]\n"), HasSubstr("profiles[0].tieBreak"));
+  // Not a top-level field.
+  EXPECT_THAT(error_of("tieBreak: first\n"), HasSubstr("tieBreak"));
+}
+
 TEST(Profiles, LoneUnnamedProfileIsTheDefaultScheduler) {
   const SchedulerConfig c = parse("profiles:\n- percentageOfNodesToScore: 50\n");
   ASSERT_EQ(c.profiles.size(), 1u);

@@ -79,6 +79,51 @@ TEST(EngineRank, FirstKOfTheSortedListWithScoresTiesAndRejections) {
         ASSERT_EQ(r.chosen, ex.chosen) << where;
         ASSERT_EQ(r.chosen, peek.node_name) << where;
         ASSERT_EQ(r.message, ex.message) << where;
+        // explain's tie fields, and rank's chosen entry and place.
+        ASSERT_EQ(ex.tied_at_best, r.tied_at_best) << where;
+        ASSERT_EQ(ex.tie_break, tie) << where;
+        ASSERT_EQ(r.tie_break, tie) << where;
+        ASSERT_EQ(ex.seed, 5U) << where;
+        ASSERT_EQ(r.profile, p.scheduler_name) << where;
+        if (!r.chosen.empty() && !r.score_plugins.empty()) {
+          ASSERT_EQ(r.best_total, -sorted.front().first) << where;
+          const auto at = std::find_if(sorted.begin(), sorted.end(),
+                                       [&](const auto& e) { return ex.nodes[e.second].name == r.chosen; });
+          ASSERT_NE(at, sorted.end()) << where;
+          ASSERT_EQ(r.chosen_position, static_cast<uint32_t>(at - sorted.begin() + 1)) << where;
+          ASSERT_EQ(r.chosen_node.name, r.chosen) << where;
+          ASSERT_EQ(r.chosen_node.total, ex.nodes[at->second].total) << where;
+        }
+        // Named nodes: the verdict explain gives them, and their place.
+        std::vector<std::string> names;
+        for (int j = 0; j < 3 && !ex.nodes.empty(); ++j) names.push_back(ex.nodes[rng.below(ex.nodes.size())].name);
+        const Ranking named = e.rank(p, k, names);
+        ASSERT_EQ(named.named.size(), names.size()) << where;
+        for (const NodeVerdictExplanation& v : named.named) {
+          const auto i = static_cast<size_t>(
+              std::find_if(ex.nodes.begin(), ex.nodes.end(), [&](const NodeExplanation& n) { return n.name == v.node.name; }) -
+              ex.nodes.begin());
+          const NodeExplanation& want = ex.nodes.at(i);
+          ASSERT_EQ(v.node.evaluated, want.evaluated) << where << v.node.name;
+          ASSERT_EQ(v.node.feasible, want.feasible) << where << v.node.name;
+          ASSERT_EQ(v.node.filter_plugin, want.filter_plugin) << where << v.node.name;
+          ASSERT_EQ(v.node.filter_code, want.filter_code) << where << v.node.name;
+          ASSERT_EQ(v.node.filter_reasons, want.filter_reasons) << where << v.node.name;
+          ASSERT_EQ(v.node.total, want.total) << where << v.node.name;
+          ASSERT_EQ(v.node.scores.size(), want.scores.size()) << where << v.node.name;
+          for (size_t j = 0; j < want.scores.size(); ++j) {
+            ASSERT_EQ(v.node.scores[j].plugin, want.scores[j].plugin) << where;
+            ASSERT_EQ(v.node.scores[j].raw, want.scores[j].raw) << where;
+            ASSERT_EQ(v.node.scores[j].normalized, want.scores[j].normalized) << where;
+            ASSERT_EQ(v.node.scores[j].weighted, want.scores[j].weighted) << where;
+          }
+          uint32_t position = 0;
+          for (size_t j = 0; j < sorted.size(); ++j)
+            if (sorted[j].second == i) position = static_cast<uint32_t>(j + 1);
+          ASSERT_EQ(v.position, want.feasible ? position : 0U) << where << v.node.name;
+        }
+        // The named verdicts change nothing else.
+        ASSERT_EQ(describe(named), describe(r)) << where;
         // Every evaluated node is feasible or counted once per rejecting
         // (plugin, reason bin); at least one reason per infeasible node.
         uint64_t rejected = 0;
@@ -100,6 +145,56 @@ TEST(EngineRank, FirstKOfTheSortedListWithScoresTiesAndRejections) {
   EXPECT_GT(ranked, 300U);
   EXPECT_GT(with_ties, 10U);
   EXPECT_GT(unschedulable, 5U);
+}
+
+// A name that is not a node is bad input.
+TEST(EngineRank, UnknownNodeNameIsAnInputError) {
+  SplitMix64 rng(parity_seed() ^ 0x7a7c);
+  Cluster c = testutil::random_cluster(rng, {5, 3}, rank_schedulers());
+  Engine e(testutil::parity_config(), EngineOptions{"cpu", TieBreak::Random, 1});
+  e.load(c);
+  EXPECT_THROW(e.rank(c.pending_pods.front(), 3, {"no-such-node"}), InputError);
+}
+
+// A profile's tieBreak (the configuration's bulkscore extension) decides
+// its pods as EngineOptions::tie_break would, whatever the engine's; the
+// batch cache keeps it exact with profiles of both kinds; CUDA agrees.
+TEST(EngineRank, ProfileTieBreakDecidesAsTheEngineOption) {
+  const auto run = [](const SchedulerConfig& config, TieBreak tie, Batching batching, const std::string& backend,
+                      const Cluster& c) {
+    EngineOptions o{backend, tie, 11};
+    o.batching = batching;
+    Engine e(config, o);
+    e.load(c);
+    std::string out;
+    for (const Pod& p : c.pending_pods) {
+      const ScheduleResult r = e.schedule(p);
+      out += r.pod + " " + r.node_name + " " + std::to_string(r.score) + " " + std::to_string(r.feasible_nodes) + "\n";
+    }
+    return out;
+  };
+  SplitMix64 rng(parity_seed() ^ 0x7a7d);
+  uint64_t placed = 0;
+  for (int round = 0; round < 6; ++round) {
+    const uint32_t nodes = 1 + static_cast<uint32_t>(rng.below(80));
+    Cluster c = testutil::random_cluster(rng, {nodes, 40}, rank_schedulers());
+    SchedulerConfig all_first = testutil::parity_config();
+    for (ProfileConfig& p : all_first.profiles) p.tie_break = ProfileTieBreak::kFirst;
+    const std::string want = run(testutil::parity_config(), TieBreak::First, Batching::Off, "cpu", c);
+    EXPECT_EQ(run(all_first, TieBreak::Random, Batching::Off, "cpu", c), want) << round;
+    EXPECT_EQ(run(all_first, TieBreak::Random, Batching::Exact, "cpu", c), want) << round;
+    // Half the profiles first, half random: the cache decides as no cache.
+    SchedulerConfig mixed = testutil::parity_config();
+    for (size_t i = 0; i < mixed.profiles.size(); ++i)
+      mixed.profiles[i].tie_break = i % 2 ? ProfileTieBreak::kRandom : ProfileTieBreak::kFirst;
+    const std::string off = run(mixed, TieBreak::First, Batching::Off, "cpu", c);
+    EXPECT_EQ(run(mixed, TieBreak::First, Batching::Exact, "cpu", c), off) << round;
+    if (backend_unavailable_reason("cuda").empty()) {
+      EXPECT_EQ(run(mixed, TieBreak::First, Batching::Exact, "cuda", c), off) << round;
+    }
+    placed += static_cast<uint64_t>(std::count(want.begin(), want.end(), '\n'));
+  }
+  EXPECT_GT(placed, 100U);
 }
 
 // rank on the CUDA backend equals rank on the CPU (a GPU machine).

@@ -250,6 +250,10 @@ std::vector<size_t> sort_window(const std::vector<const TracePod*>& rows, Lookah
 
 struct ReplayOptions {
   std::string backend = "cpu";
+  // Among nodes tied at the best total: First, the lowest node index, is
+  // the simulator's (its ties go to the smallest name, a seeded random
+  // permutation); Random is upstream's (docs/gpu-placement.md, "Ties").
+  TieBreak tie_break = TieBreak::First;
   Batching batching = Batching::Exact;
   uint32_t batch_states = 1;  // Exact: cached evaluations kept (EngineOptions::batch_states)
   int threads = 0;  // CPU backend threads; results do not depend on it
@@ -378,6 +382,7 @@ struct ReplayReportHeader {
   std::vector<uint64_t> seeds;
   size_t typical_tasks = 0;
   std::string backend;
+  std::string tie_break = "first";  // said in the table when not the simulator's
 };
 
 // The table: per policy, one row per arrival point (alloc %, its seed SD,
@@ -410,6 +415,7 @@ struct ReplayCliOptions {
   double inflation = 1.3;
   bool no_quirk = false;
   std::string backend = "cpu";
+  std::string tie_break = "first";
   std::string batching = "exact";
   uint32_t batch_states = 1;
   int threads = 0;

@@ -203,6 +203,9 @@ int replay_main(const ReplayCliOptions& o) {
 
   ReplayOptions ro;
   ro.backend = o.backend;
+  if (o.tie_break != "first" && o.tie_break != "random")
+    throw InputError("--tie-break: expected first or random, got " + quote_for_message(o.tie_break));
+  ro.tie_break = o.tie_break == "random" ? TieBreak::Random : TieBreak::First;
   ro.batching = parse_batching(o.batching);
   ro.batch_states = o.batch_states;
   ro.threads = o.threads;
@@ -262,6 +265,7 @@ int replay_main(const ReplayCliOptions& o) {
   h.seeds = seeds;
   h.typical_tasks = typical.size();
   h.backend = o.backend;
+  h.tie_break = o.tie_break;
   if (ran == 0) throw InputError("no policy could run; " + first_error);
   // The table, the CSV and the plot are one unit: all written, or none.
   const std::string table = format_replay_table(h, summaries, arrivals);

@@ -135,7 +135,7 @@ std::string format_replay_table(const ReplayReportHeader& h, const std::vector<P
   t += "pods:  " + h.pods_path + " (" + std::to_string(h.pods) + " pods, " + std::to_string(h.typical_tasks) +
        " typical tasks)\n";
   t += "inflation " + fixed(100.0 * h.inflation, 0) + "%, seeds " + seed_text(h.seeds) + ", backend " + h.backend +
-       "\n\n";
+       (h.tie_break == "first" ? "" : ", tie-break " + h.tie_break) + "\n\n";
   const std::vector<std::pair<std::string, size_t>> columns{
       {"policy", 11},  {"arrival%", 9},     {"alloc%", 8},        {"sd", 6},
       {"unalloc%", 9}, {"frag ratio%", 12}, {"frag amount%", 13}, {"placed", 9}};

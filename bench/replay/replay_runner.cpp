@@ -225,7 +225,7 @@ SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>
 
   EngineOptions eo;
   eo.backend = options.backend;
-  eo.tie_break = TieBreak::First;  // the lowest node index: the lowest rank of the permutation
+  eo.tie_break = options.tie_break;  // First: the lowest node index, the lowest rank of the permutation
   eo.seed = seed;
   eo.threads = options.threads;
   eo.batching = options.batching;

@@ -281,6 +281,18 @@ const ProfilePlan& Engine::plan_for(const Pod& pod) const {
                    quote_for_message(pod.scheduler_name));
 }
 
+TieBreak Engine::tie_break_for(const ProfilePlan& plan) const {
+  switch (plan.config.tie_break) {
+    case ProfileTieBreak::kRandom:
+      return TieBreak::Random;
+    case ProfileTieBreak::kFirst:
+      return TieBreak::First;
+    case ProfileTieBreak::kEngineDefault:
+      break;
+  }
+  return options_.tie_break;
+}
+
 uint32_t Engine::num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates) const {
   return num_feasible_nodes_to_find(plan.config.percentage_of_nodes_to_score, candidates, !plan.config.score.empty());
 }
@@ -457,7 +469,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   // Malformed device annotations fail the pod before anything changes.
   check_device_annotations(pod);
   intern_pod_for_plan(snapshot_, pod, plan, &objects_);
-  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, tie_break_for(plan), options_.seed, &objects_);
   q.header.pod_seq = seq;
   res.warnings = q.warnings;
   if (q.rejected) {
@@ -605,7 +617,7 @@ ScheduleResult Engine::peek(const Pod& pod) {
     return res;
   }
   intern_pod_for_plan(snapshot_, pod, plan, &objects_);
-  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, tie_break_for(plan), options_.seed, &objects_);
   q.header.pod_seq = pod_seq_;  // the draw schedule would give it next
   res.warnings = q.warnings;
   if (q.rejected) {
@@ -636,29 +648,51 @@ ScheduleResult Engine::peek(const Pod& pod) {
   return res;
 }
 
-Ranking Engine::rank(const Pod& pod, uint32_t k) {
+Ranking Engine::rank(const Pod& pod, uint32_t k) { return rank(pod, k, {}); }
+
+Ranking Engine::rank(const Pod& pod, uint32_t k, const std::vector<std::string>& nodes) {
   Ranking out;
   out.pod = pod.key();
-  out.tie_break = options_.tie_break;
   const ProfilePlan& plan = plan_for(pod);
+  out.profile = plan.config.scheduler_name;
+  out.tie_break = tie_break_for(plan);
+  out.seed = options_.seed;
+  out.draw = pod_seq_;
   check_device_annotations(pod);
+  std::vector<uint32_t> named;
+  named.reserve(nodes.size());
+  for (const std::string& name : nodes) {
+    const int32_t i = snapshot_.node_index(name);
+    if (i < 0) throw InputError("no node " + quote_for_message(name) + " in the cluster");
+    named.push_back(static_cast<uint32_t>(i));
+  }
   const uint32_t n = snapshot_.num_nodes();
   if (n == 0) {
     out.message = "no nodes available to schedule pods";
     return out;
   }
   intern_pod_for_plan(snapshot_, pod, plan, &objects_);
-  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, out.tie_break, options_.seed, &objects_);
   q.header.pod_seq = pod_seq_;  // the draw schedule would give it next
   out.warnings = q.warnings;
+  out.batch = batch_status(pod, plan, q);
   const PodQueryView v = q.view();
-  for (uint32_t slot = 0; slot < v.num_scores; ++slot) out.score_plugins.emplace_back(plugin_name(v.scores[slot]));
+  for (uint32_t slot = 0; slot < v.num_scores; ++slot) {
+    out.score_plugins.emplace_back(plugin_name(v.scores[slot]));
+    out.score_weights.push_back(v.weights[slot]);
+  }
   if (q.rejected) {
     std::string plugin;
     for (const PreFilterStatus& s : q.prefilter)
       if (s.code != Code::Success && s.code != Code::Skip) plugin = s.plugin;
     out.rejections.push_back({plugin, q.prefilter_message, n});
     out.message = fit_error(q, scratch_);
+    for (uint32_t i : named) {
+      NodeVerdictExplanation ne;
+      ne.node.name = snapshot_.node_name(i);
+      ne.node.evaluated = false;
+      out.named.push_back(std::move(ne));
+    }
     return out;
   }
   EvalRequest req;
@@ -666,6 +700,7 @@ Ranking Engine::rank(const Pod& pod, uint32_t k) {
   req.want_scores = true;
   req.want_sorted = true;
   req.score_single = true;
+  req.want_verdicts = !named.empty();  // one verdict per node; strings for the named only
   EvalResult r;
   evaluate(q, req, r);
   out.evaluated_nodes = r.processed;
@@ -691,26 +726,19 @@ Ranking Engine::rank(const Pod& pod, uint32_t k) {
   for (const auto& [what, c] : counts) out.rejections.push_back({what.first, what.second, c});
   std::stable_sort(out.rejections.begin(), out.rejections.end(),
                    [](const RejectionCount& a, const RejectionCount& b) { return a.nodes > b.nodes; });
-  if (r.chosen < 0) {
-    out.message = fit_error(q, r);
-    return out;
-  }
-  out.chosen = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
-  // Positions of the scored nodes, to read their scores in sorted order.
+
+  // Positions of the scored nodes in the score lists, and of the sorted
+  // ones in the sorted list.
   const size_t F = r.scored_nodes.size();
-  std::unordered_map<uint32_t, size_t> pos;
-  pos.reserve(std::min<size_t>(F, static_cast<size_t>(k) * 2 + 16));
-  const size_t take = std::min<size_t>(k, r.sorted_nodes.size());
-  for (size_t i = 0; i < take; ++i) pos.emplace(r.sorted_nodes[i], 0);
-  for (size_t i = 0; i < F; ++i)
-    if (auto it = pos.find(r.scored_nodes[i]); it != pos.end()) it->second = i;
-  const int64_t best = F ? *std::max_element(r.totals.begin(), r.totals.end()) : 0;
-  for (size_t i = 0; i < F; ++i) out.tied_at_best += r.totals[i] == best ? 1 : 0;
-  for (size_t i = 0; i < take; ++i) {
+  std::vector<int32_t> scored_pos(n, -1);
+  for (size_t i = 0; i < F; ++i) scored_pos[r.scored_nodes[i]] = static_cast<int32_t>(i);
+  std::vector<uint32_t> sorted_pos(n, 0);
+  for (size_t i = 0; i < r.sorted_nodes.size(); ++i) sorted_pos[r.sorted_nodes[i]] = static_cast<uint32_t>(i + 1);
+  const auto ranked = [&](uint32_t node) {
     RankedNode rn;
-    rn.node = static_cast<int32_t>(r.sorted_nodes[i]);
-    rn.name = snapshot_.node_name(r.sorted_nodes[i]);
-    const size_t p = pos.at(r.sorted_nodes[i]);
+    rn.node = static_cast<int32_t>(node);
+    rn.name = snapshot_.node_name(node);
+    const auto p = static_cast<size_t>(scored_pos[node]);
     rn.total = r.totals[p];
     for (uint32_t slot = 0; slot < v.num_scores; ++slot) {
       int64_t raw = r.raw_scores[slot * F + p];
@@ -718,18 +746,80 @@ Ranking Engine::rank(const Pod& pod, uint32_t k) {
       rn.raw.push_back(raw);
       rn.weighted.push_back(r.normalized_scores[slot * F + p] * v.weights[slot]);
     }
-    out.nodes.push_back(std::move(rn));
+    return rn;
+  };
+  if (!named.empty()) {
+    std::vector<bool> candidate(q.candidates ? n : 0, false);
+    if (q.candidates)
+      for (uint32_t c : *q.candidates) candidate[c] = true;
+    for (uint32_t i : named) {
+      NodeVerdictExplanation ne;
+      ne.node.name = snapshot_.node_name(i);
+      ne.node.evaluated = !q.candidates || candidate[i];
+      const NodeVerdict& verdict = r.verdicts[i];
+      ne.node.feasible = ne.node.evaluated && verdict.feasible();
+      if (ne.node.evaluated && !verdict.feasible()) {
+        ne.node.filter_plugin = plugin_name(verdict.plugin);
+        ne.node.filter_code = verdict.code;
+        filter_reasons(verdict.plugin, verdict.reasons, snapshot_, v, i, ne.node.filter_reasons);
+      }
+      if (ne.node.feasible && scored_pos[i] >= 0) {
+        const RankedNode rn = ranked(i);
+        for (uint32_t slot = 0; slot < v.num_scores; ++slot) {
+          const auto p = static_cast<size_t>(scored_pos[i]);
+          ne.node.scores.push_back({out.score_plugins[slot], rn.raw[slot], r.normalized_scores[slot * F + p],
+                                    rn.weighted[slot]});
+        }
+        ne.node.total = rn.total;
+        ne.position = sorted_pos[i];
+      }
+      out.named.push_back(std::move(ne));
+    }
   }
+  if (r.chosen < 0) {
+    out.message = fit_error(q, r);
+    return out;
+  }
+  const auto chosen = static_cast<uint32_t>(r.chosen);
+  out.chosen = snapshot_.node_name(chosen);
+  out.devices = choose_devices(pod, plan, chosen);
+  if (scored_pos[chosen] >= 0) {
+    out.chosen_node = ranked(chosen);
+    out.chosen_position = sorted_pos[chosen];
+  }
+  out.best_total = F ? *std::max_element(r.totals.begin(), r.totals.end()) : 0;
+  for (size_t i = 0; i < F; ++i) out.tied_at_best += r.totals[i] == out.best_total ? 1 : 0;
+  const size_t take = std::min<size_t>(k, r.sorted_nodes.size());
+  for (size_t i = 0; i < take; ++i) out.nodes.push_back(ranked(r.sorted_nodes[i]));
   return out;
+}
+
+std::string Engine::batch_status(const Pod& pod, const ProfilePlan& plan, const PodQuery& q) const {
+  if (options_.batching == Batching::Off) return "off";
+  if (options_.batching == Batching::Upstream)
+    return upstream_pod_signature(pod, plan) ? "upstream: signed (a hint depends on the previous cycle)"
+                                             : "upstream: pod_not_batchable";
+  if (q.rejected) return "rejected at PreFilter";
+  const uint32_t n = snapshot_.num_nodes();
+  const uint32_t m = q.candidates ? static_cast<uint32_t>(q.candidates->size()) : n;
+  FlushReason why = FlushReason::kSampling;
+  if (num_nodes_to_find(plan, m) >= m) {
+    why = batch_.at(batch_order_.front()).would_hit(snapshot_, plan, q);
+    for (const BatchCache& b : batch_)
+      if (b.would_hit(snapshot_, plan, q) == FlushReason::kCount) why = FlushReason::kCount;
+  }
+  return why == FlushReason::kCount ? "hit" : flush_reason_name(why);
 }
 
 Explanation Engine::explain(const Pod& pod) {
   Explanation ex;
   ex.pod = pod.key();
   const ProfilePlan& plan = plan_for(pod);
+  ex.tie_break = tie_break_for(plan);
+  ex.seed = options_.seed;
   check_device_annotations(pod);
   intern_pod_for_plan(snapshot_, pod, plan, &objects_);
-  PodQuery q = prepare_pod_query(pod, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, ex.tie_break, options_.seed, &objects_);
   q.header.pod_seq = pod_seq_;  // the draw schedule would give it next
   ex.prefilter = q.prefilter;
   ex.warnings = q.warnings;
@@ -738,23 +828,7 @@ Explanation Engine::explain(const Pod& pod) {
     ex.message = "no nodes available to schedule pods";
     return ex;
   }
-  if (options_.batching == Batching::Off) {
-    ex.batch = "off";
-  } else if (options_.batching == Batching::Upstream) {
-    ex.batch = upstream_pod_signature(pod, plan) ? "upstream: signed (a hint depends on the previous cycle)"
-                                                 : "upstream: pod_not_batchable";
-  } else if (q.rejected) {
-    ex.batch = "rejected at PreFilter";
-  } else {
-    const uint32_t m = q.candidates ? static_cast<uint32_t>(q.candidates->size()) : n;
-    FlushReason why = FlushReason::kSampling;
-    if (num_nodes_to_find(plan, m) >= m) {
-      why = batch_[batch_order_.front()].would_hit(snapshot_, plan, q);
-      for (const BatchCache& b : batch_)
-        if (b.would_hit(snapshot_, plan, q) == FlushReason::kCount) why = FlushReason::kCount;
-    }
-    ex.batch = why == FlushReason::kCount ? "hit" : flush_reason_name(why);
-  }
+  ex.batch = batch_status(pod, plan, q);
   if (q.rejected) {
     ex.message = fit_error(q, scratch_);
     for (uint32_t i = 0; i < n; ++i) {
@@ -812,6 +886,10 @@ Explanation Engine::explain(const Pod& pod) {
       ne.total = r.totals[pos];
     }
     ex.nodes.push_back(std::move(ne));
+  }
+  if (r.chosen >= 0 && F > 0) {
+    const int64_t best = *std::max_element(r.totals.begin(), r.totals.end());
+    for (size_t i = 0; i < F; ++i) ex.tied_at_best += r.totals[i] == best ? 1 : 0;
   }
   return ex;
 }

@@ -162,6 +162,12 @@ struct Explanation {
   // the pods scheduled so far): "hit", "off", or the reason it would not
   // (flush_reason_name).
   std::string batch;
+  // The selection: how many feasible nodes share the best total, and the
+  // tie-break that chose among them (the profile's, else the engine's) with
+  // its seed.
+  uint32_t tied_at_best = 0;
+  TieBreak tie_break = TieBreak::Random;
+  uint64_t seed = 0;
   std::vector<std::string> warnings;
 };
 
@@ -176,6 +182,13 @@ struct RankedNode {
   std::vector<int64_t> raw;
   std::vector<int64_t> weighted;
 };
+// Engine::rank's verdict on a node asked for by name: why it was rejected
+// (the first rejecting plugin and its reasons), or its scores, total and
+// place in the sorted list.
+struct NodeVerdictExplanation {
+  NodeExplanation node;   // evaluated, feasible, filter plugin and reasons, or scores and total
+  uint32_t position = 0;  // 1-based place in the sorted list of feasible nodes; 0 when infeasible
+};
 struct RejectionCount {
   std::string plugin;  // "" for the nodes outside a PreFilterResult
   std::string reason;  // upstream's FitError reason text
@@ -184,6 +197,7 @@ struct RejectionCount {
 struct Ranking {
   std::string pod;
   std::vector<std::string> score_plugins;  // the profile's Score plugins, in order
+  std::vector<int64_t> score_weights;      // their weights, parallel
   // The first k of the sorted list: total descending, then node index
   // ascending (--tie-break first picks the first; random draws among the
   // tied_at_best first entries).
@@ -191,8 +205,25 @@ struct Ranking {
   uint32_t evaluated_nodes = 0;  // candidates visited (all of them: rank never samples)
   uint32_t feasible_nodes = 0;
   uint32_t tied_at_best = 0;  // feasible nodes sharing the best total
+  int64_t best_total = 0;     // their total (when a node is feasible)
+  // The tie-break that picks among them (the profile's tieBreak, else
+  // EngineOptions::tie_break), its seed, and the draw this pod takes: the
+  // number of pods schedule() was given before it (each takes the next).
   TieBreak tie_break = TieBreak::Random;
+  uint64_t seed = 0;
+  uint64_t draw = 0;
+  std::string profile;  // the scheduler name of the profile that evaluates the pod
   std::string chosen;  // the node schedule would pick now, "" if none
+  // The chosen node's entry and its 1-based place in the sorted list (the
+  // random tie-break may pick a tied node past the first k).
+  RankedNode chosen_node;
+  uint32_t chosen_position = 0;
+  std::vector<int32_t> devices;  // GpuShare: the devices the pod would take on the chosen node
+  // As Explanation::batch: whether schedule would answer the pod from the
+  // batch cache now, or why not.
+  std::string batch;
+  // The nodes asked for by name (rank's `nodes` argument), in that order.
+  std::vector<NodeVerdictExplanation> named;
   // Every (plugin, reason) that rejected nodes, as upstream's FitError
   // counts them, most nodes first (then by reason); whether or not a node fits.
   std::vector<RejectionCount> rejections;
@@ -232,6 +263,10 @@ class Engine {
   // histogram; every candidate evaluated, nothing assumed or cached. One
   // evaluation, no per-node strings.
   Ranking rank(const Pod& pod, uint32_t k);
+  // The same, with the verdict on each node named in `nodes` (Ranking::named):
+  // its first rejecting plugin and reasons, or its scores and place; strings
+  // for those nodes only. InputError for a name that is not a node.
+  Ranking rank(const Pod& pod, uint32_t k, const std::vector<std::string>& nodes);
   // The decision of an evaluation of `pod` now (node, total, feasible
   // nodes, the devices it would take) with every candidate node scored:
   // schedule's when the profile scores every node. Nothing is assumed,
@@ -325,6 +360,11 @@ class Engine {
 
  private:
   const ProfilePlan& plan_for(const Pod& pod) const;
+  // The profile's tieBreak, else EngineOptions::tie_break.
+  TieBreak tie_break_for(const ProfilePlan& plan) const;
+  // Explanation::batch for `pod` now: "hit", "off", or why schedule would
+  // evaluate it in full.
+  std::string batch_status(const Pod& pod, const ProfilePlan& plan, const PodQuery& q) const;
   uint32_t num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates) const;
   void assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res);
   // GpuShare: the devices `pod` would take on `node` under `plan`'s

@@ -442,9 +442,23 @@ int32_t read_percentage(const YamlReader& r, const YAML::Node& n, const std::str
 ProfileSpec parse_profile(const YamlReader& r, const YAML::Node& n, const std::string& path) {
   ProfileSpec spec;
   if (!yaml_absent(n)) {
-    r.check_map(n, path, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"});
+    r.check_map(n, path, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig", "tieBreak"});
     const YAML::Node name = r.field(n, "schedulerName");
     if (!yaml_absent(name)) spec.scheduler_name = r.read_string(name, yaml_child(path, "schedulerName"));
+    // bulkscore's extension (upstream has no such field and its strict
+    // decoding refuses it): the profile's tie-break among the nodes that
+    // share the best total.
+    const YAML::Node tie = r.field(n, "tieBreak");
+    if (!yaml_absent(tie)) {
+      const std::string tie_path = yaml_child(path, "tieBreak");
+      const std::string value = r.read_string(tie, tie_path);
+      if (value == "random")
+        spec.config.tie_break = ProfileTieBreak::kRandom;
+      else if (value == "first")
+        spec.config.tie_break = ProfileTieBreak::kFirst;
+      else
+        r.fail(tie_path, "expected random or first, got " + quoted(value));
+    }
     const YAML::Node pct = r.field(n, "percentageOfNodesToScore");
     if (!yaml_absent(pct)) {
       spec.percentage = read_percentage(r, pct, yaml_child(path, "percentageOfNodesToScore"));

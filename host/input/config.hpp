@@ -127,8 +127,14 @@ struct DefaultPreemptionArgs {
   int32_t min_candidate_nodes_absolute = 100;
 };
 
+// A profile's tie-break among the nodes that share the best total
+// (bulkscore's extension field `tieBreak`, docs/gpu-placement.md): unset
+// takes the engine's (--tie-break; upstream's random by default).
+enum class ProfileTieBreak : uint8_t { kEngineDefault = 0, kRandom = 1, kFirst = 2 };
+
 struct ProfileConfig {
   std::string scheduler_name = "default-scheduler";
+  ProfileTieBreak tie_break = ProfileTieBreak::kEngineDefault;
   // Effective value: the profile's, else the global one, else 100 (bulkscore
   // scores every node unless told otherwise). 0 = upstream's adaptive value.
   int32_t percentage_of_nodes_to_score = 100;
