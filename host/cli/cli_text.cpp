@@ -249,6 +249,9 @@ std::string main_unschedulable_reason(std::string_view message) {
   const size_t at = message.find(kHead);
   if (at == std::string_view::npos) return fit_text(clean_text(message), 60);
   std::string_view rest = message.substr(at + kHead.size());
+  // The Filter part ends at its period; the PostFilter part after it
+  // (" no new claims to deallocate, preemption: ...") is not the reason.
+  if (const size_t end = rest.find(". "); end != std::string_view::npos) rest = rest.substr(0, end + 1);
   if (!rest.empty() && rest.back() == '.') rest.remove_suffix(1);
   // "<count> <reason>" entries joined by ", "; a piece that does not start
   // with a count belongs to the previous entry (a reason with a comma), and
