@@ -269,6 +269,13 @@ func (e *Engine) RemovePod(key string) error {
 	return e.nameCall(key, func(s *C.char) C.int { return C.bs_engine_remove_pod(e.h, s) })
 }
 
+// RemovePendingPod is the informer's delete of a pod that is not bound: a
+// pod whose last Schedule failed stops counting as pending in the metrics
+// (ErrNotFound when no failed attempt of it is counted).
+func (e *Engine) RemovePendingPod(key string) error {
+	return e.nameCall(key, func(s *C.char) C.int { return C.bs_engine_remove_pending_pod(e.h, s) })
+}
+
 // AssumePod, ForgetPod, FinishBinding: the scheduler's own cache calls.
 func (e *Engine) AssumePod(pod []byte) error {
 	return e.jsonCall(pod, func(p *C.char, n C.size_t) C.int { return C.bs_engine_assume_pod(e.h, p, n) })

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -195,8 +196,11 @@ func TestStatusesRankAndMetrics(t *testing.T) {
 	if err := e.UpdateNode(node("n9", "1")); !errors.As(err, &be) || be.Status != NotFound || be.Message == "" {
 		t.Fatalf("update: %v", err)
 	}
-	if m, err := e.MetricsText(); err != nil || len(m) == 0 {
+	if m, err := e.MetricsText(); err != nil || !strings.Contains(m, `scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 1`) {
 		t.Fatalf("metrics: %q %v", m, err)
+	}
+	if err := e.RemovePendingPod("u-p"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("remove pending: %v", err)
 	}
 	if _, err := e.TakeWarnings(); err != nil {
 		t.Fatal(err)

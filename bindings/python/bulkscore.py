@@ -118,7 +118,7 @@ _json_calls = {
 }
 _name_calls = {
     name: _sig("bs_engine_" + name, ctypes.c_int, _E, _c_char_p)
-    for name in ("remove_node", "remove_pod", "forget_pod", "finish_binding")
+    for name in ("remove_node", "remove_pod", "forget_pod", "finish_binding", "remove_pending_pod")
 }
 _is_assumed = _sig("bs_engine_is_assumed_pod", ctypes.c_int, _E, _c_char_p, ctypes.POINTER(ctypes.c_int))
 _remove_object = _sig("bs_engine_remove_object", ctypes.c_int, _E, _c_char_p, _c_char_p, _c_char_p)
@@ -279,6 +279,9 @@ class Engine:
     def add_pod(self, pod): self._json_call("add_pod", pod)
     def update_pod(self, pod): self._json_call("update_pod", pod)
     def remove_pod(self, key): self._name_call("remove_pod", key)
+    # The informer's delete of a pod that is not bound: it stops counting as
+    # pending in the metrics (NotFound when no failed attempt of it counts).
+    def remove_pending_pod(self, key): self._name_call("remove_pending_pod", key)
     def assume_pod(self, pod): self._json_call("assume_pod", pod)
     def forget_pod(self, key): self._name_call("forget_pod", key)
     def finish_binding(self, key): self._name_call("finish_binding", key)

@@ -86,6 +86,10 @@ class Statuses(unittest.TestCase):
             e.add_pod(bound)
             e.forget_pod("u-p")
         self.assertIn("# TYPE", e.metrics_text())
+        self.assertIn('scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 1',
+                      e.metrics_text())
+        with self.assertRaises(bulkscore.NotFound):
+            e.remove_pending_pod("u-p")
         self.assertIsInstance(e.take_warnings(), list)
         e.close()
         e.close()

@@ -348,6 +348,11 @@ int bs_engine_assume_pod(bs_engine* engine, const char* pod_json, size_t len) {
   return guarded([&] { return status_of(engine->engine->assume_pod(one_pod(pod_json, len)), engine); });
 }
 
+int bs_engine_remove_pending_pod(bs_engine* engine, const char* cache_key) {
+  BS_REQUIRE(engine && cache_key, "bs_engine_remove_pending_pod: engine and cache_key are required");
+  return guarded([&] { return status_of(engine->engine->remove_pending_pod(cache_key), engine); });
+}
+
 int bs_engine_forget_pod(bs_engine* engine, const char* cache_key) {
   BS_REQUIRE(engine && cache_key, "bs_engine_forget_pod: engine and cache_key are required");
   return guarded([&] { return status_of(engine->engine->forget_pod(cache_key), engine); });
@@ -465,7 +470,7 @@ void bs_ranking_free(bs_ranking* ranking) {
 int bs_engine_metrics_text(const bs_engine* engine, char** out) {
   BS_REQUIRE(engine && out, "bs_engine_metrics_text: engine and out are required");
   return guarded([&] {
-    const std::string text = bulkscore::batch_metrics_text(engine->engine->batch_counters_by_profile());
+    const std::string text = engine->engine->metrics_text();
     auto* copy = static_cast<char*>(std::malloc(text.size() + 1));
     if (!copy) throw std::bad_alloc();
     std::memcpy(copy, text.c_str(), text.size() + 1);

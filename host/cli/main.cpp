@@ -202,7 +202,7 @@ struct ScheduleFlags {
   int threads = 0;
   std::string batching = "exact";
   uint32_t batch_states = 1;  // --batching exact: cached evaluations kept
-  std::string metrics;  // Prometheus text file of the batch counters
+  std::string metrics;  // Prometheus text file of the scheduler's metrics
   bool metrics_given = false;
   bool tie_break_given = false;  // --tie-break on the command line
 };
@@ -302,7 +302,7 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   log_warnings(engine.take_warnings());
   report_warnings(warnings);
-  const std::string metrics = flags.metrics_given ? bs::batch_metrics_text(engine.batch_counters_by_profile()) : "";
+  const std::string metrics = flags.metrics_given ? engine.metrics_text() : "";
   std::vector<std::pair<std::string, std::string_view>> files{{outputs[0].path, text}};
   if (flags.metrics_given) files.emplace_back(flags.metrics, metrics);
   bs::write_files_atomically(files);
@@ -674,7 +674,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   auto* metrics_opt = schedule->add_option(
       "--metrics", flags.metrics,
-      "write the batch counters here, Prometheus text format (written with -o as a unit: both or neither)");
+      "write the scheduler's metrics here (kube-scheduler's names, and the batch counters), Prometheus text "
+      "format (written with -o as a unit: both or neither)");
   auto* schedule_out = schedule->add_option(
       "-o,--output", out, "output file (JSON lines; written whole or not at all); default stdout");
 

@@ -29,8 +29,19 @@ uint32_t num_feasible_nodes_to_find(int32_t percentage, uint32_t n, bool has_sco
   return found < kMinFeasibleNodesToFind ? kMinFeasibleNodesToFind : static_cast<uint32_t>(found);
 }
 
+namespace {
+std::vector<std::string> scheduler_names_of(const SchedulerConfig& config) {
+  std::vector<std::string> out;
+  out.reserve(config.profiles.size());
+  for (const auto& p : config.profiles) out.push_back(p.scheduler_name);
+  return out;
+}
+}  // namespace
+
 Engine::Engine(SchedulerConfig config, EngineOptions options)
-    : config_(std::move(config)), options_(std::move(options)) {
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      metrics_(scheduler_names_of(config_), options_.plugin_metrics_sample_percent, options_.seed) {
   if (config_.profiles.empty()) throw InputError("scheduler configuration has no profile");
   for (auto& p : config_.profiles) {
     const bool fgd = std::any_of(p.score.begin(), p.score.end(),
@@ -141,6 +152,7 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
     if (!pod.start_time_ns) pod.start_time_ns = now_ns_;
   for (Pod& pod : cluster.running_pods) {
     std::string key = pod.cache_key();
+    metrics_.leave(key);  // bound now: no longer pending
     if (pod_records_.count(key) != 0) {
       warnings.push_back("running pod \"" + pod.key() + "\" (" + pod.origin + ") has the key \"" + key +
                          "\" of an earlier running pod; it is left out");
@@ -260,6 +272,15 @@ BatchCounters Engine::batch_counters() const {
   for (const auto& c : batch_counters_) all += c;
   return all;
 }
+
+SchedulerMetrics Engine::metrics() const {
+  SchedulerMetrics m = metrics_.snapshot();
+  m.batch = batch_counters_by_profile();
+  m.backends = compiled_backends();
+  return m;
+}
+
+std::string Engine::metrics_text() const { return scheduler_metrics_text(metrics()); }
 
 std::vector<std::pair<std::string, BatchCounters>> Engine::batch_counters_by_profile() const {
   std::vector<std::pair<std::string, BatchCounters>> out;
@@ -395,7 +416,7 @@ std::string Engine::fit_error(const PodQuery& q, const EvalResult& r) const {
   return msg;
 }
 
-void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res) {
+void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res, const std::string& key) {
   res.node_name = snapshot_.node_name(static_cast<uint32_t>(res.node));
   Pod assumed = pod;
   assumed.node_name = res.node_name;
@@ -430,22 +451,27 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   // (a new resource name is structural) raises the cluster's load-time
   // findings again: those are not this pod's.
   if (group_model_) snapshot_.take_device_warnings();
-  const std::string key = pod.key();
   PodRecord rec;
   rec.state = PodCacheState::kAssumed;
   rec.node = res.node_name;
   rec.id = snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
-  pod_records_.emplace(pod.cache_key(), std::move(rec));
-  if (group_model_)
+  pod_records_.emplace(key, std::move(rec));
+  if (group_model_) {
+    const std::string name = "pod " + quote_for_message(pod.key());
     for (std::string& w : snapshot_.take_device_warnings())
-      if (w.find("pod " + quote_for_message(key)) != std::string::npos) res.warnings.push_back(std::move(w));
+      if (w.find(name) != std::string::npos) res.warnings.push_back(std::move(w));
+  }
 }
 
 ScheduleResult Engine::schedule(const Pod& pod) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
   ScheduleResult res;
   res.pod = pod.key();
-  if (auto held = pod_records_.find(pod.cache_key()); held != pod_records_.end()) {
-    // Scheduled twice, it would be counted twice.
+  const std::string key = pod.cache_key();
+  if (auto held = pod_records_.find(key); held != pod_records_.end()) {
+    // Scheduled twice, it would be counted twice. Not an attempt: upstream
+    // skips an assumed pod.
     res.code = Code::Error;
     res.message = "pod \"" + pod.key() + "\" is in the cache already (" +
                   (held->second.state == PodCacheState::kAssumed ? "assumed" : "bound") + " on node \"" +
@@ -460,23 +486,95 @@ ScheduleResult Engine::schedule(const Pod& pod) {
     resolve_pod_priority(copy, objects_);  // throws InputError naming it
   }
   const uint64_t cycle = ++cycle_;
+  // Attempted again: its last failure leaves the counts, as upstream's pop.
+  metrics_.leave(key);
+  plugin_trace_.reset(metrics_.sampled(cycle));
+  AttemptTrace trace;
+  try {
+    schedule_cycle(pod, key, plan, profile, cycle, res, trace);
+  } catch (...) {
+    record_attempt(key, plan, profile, nullptr, trace, start);
+    throw;
+  }
+  record_attempt(key, plan, profile, &res, trace, start);
+  return res;
+}
+
+void Engine::record_attempt(const std::string& key, const ProfilePlan& plan, size_t profile, const ScheduleResult* res,
+                            const AttemptTrace& trace, std::chrono::steady_clock::time_point start) {
+  const auto end = std::chrono::steady_clock::now();
+  const AttemptResult result = !res || res->code == Code::Error ? AttemptResult::kError
+                               : res->node >= 0                 ? AttemptResult::kScheduled
+                                                                : AttemptResult::kUnschedulable;
+  metrics_.attempt(profile, result, end - start);
+  if (trace.prefilter_ran)
+    metrics_.extension_point(profile, ExtensionPoint::kPreFilter, trace.prefilter_status, trace.prefilter_end - start);
+  // The feasible-set PreScore runs inside the evaluation: its time is
+  // PreScore's, not Filter's.
+  if (trace.filter_ran)
+    metrics_.extension_point(profile, ExtensionPoint::kFilter, Code::Success,
+                             trace.filter_end - trace.prefilter_end - plugin_trace_.prescore);
+  if (plugin_trace_.prescore_runs)
+    metrics_.extension_point(profile, ExtensionPoint::kPreScore, trace.prescore_error ? Code::Error : Code::Success,
+                             plugin_trace_.prescore);
+  if (trace.postfilter_ran)
+    metrics_.extension_point(profile, ExtensionPoint::kPostFilter, trace.postfilter_status,
+                             trace.postfilter_end - trace.postfilter_start);
+  if (plugin_trace_.per_plugin && trace.prefilter_ran) {
+    // A plugin prepares once: under PreFilter when it has one, else under
+    // PreScore (a Score plugin) with its feasible-set PreScore.
+    std::bitset<kNumPlugins> prefilter;
+    for (const uint8_t id : plan.pre_filter) {
+      prefilter.set(id);
+      metrics_.plugin(id, ExtensionPoint::kPreFilter, plugin_trace_.prefilter_status[id], plugin_trace_.prepare[id]);
+    }
+    for (const uint8_t id : plan.score) {
+      const bool feasible = kPluginInfo[id].prescore_feasible && plugin_trace_.prescore_runs &&
+                            plugin_trace_.prescore_status[id] != Code::Skip;
+      if (prefilter.test(id) && !feasible) continue;
+      const auto d = (prefilter.test(id) ? std::chrono::steady_clock::duration{} : plugin_trace_.prepare[id]) +
+                     (feasible ? plugin_trace_.plugin_prescore[id] : std::chrono::steady_clock::duration{});
+      metrics_.plugin(id, ExtensionPoint::kPreScore, plugin_trace_.prescore_status[id], d);
+    }
+  }
+  if (result != AttemptResult::kScheduled) metrics_.failed(key, profile, trace.rejectors);
+}
+
+void Engine::post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, uint64_t seq, ScheduleResult& res,
+                         AttemptTrace& trace) {
+  if (plan.config.post_filter.empty()) return;  // upstream runs no PostFilter then, and times none
+  trace.postfilter_start = std::chrono::steady_clock::now();
+  run_post_filter(pod, plan, q, seq, res);
+  trace.postfilter_end = std::chrono::steady_clock::now();
+  trace.postfilter_ran = true;
+  // Upstream's status: Success when a plugin found a node to nominate
+  // (preemption), else the rejection.
+  trace.postfilter_status = res.nominated_node.empty() ? Code::Unschedulable : Code::Success;
+}
+
+void Engine::schedule_cycle(const Pod& pod, const std::string& key, const ProfilePlan& plan, size_t profile,
+                            uint64_t cycle, ScheduleResult& res, AttemptTrace& trace) {
   const uint64_t seq = pod_seq_++;
   if (snapshot_.num_nodes() == 0) {
     res.code = Code::UnschedulableAndUnresolvable;
     res.message = "no nodes available to schedule pods";
-    return res;
+    return;
   }
   // Malformed device annotations fail the pod before anything changes.
   check_device_annotations(pod);
   intern_pod_for_plan(snapshot_, pod, plan, &objects_);
-  PodQuery q = prepare_pod_query(pod, snapshot_, plan, tie_break_for(plan), options_.seed, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, tie_break_for(plan), options_.seed, &objects_, &plugin_trace_);
+  trace.prefilter_end = std::chrono::steady_clock::now();
+  trace.prefilter_ran = true;
+  trace.prefilter_status = q.rejected ? q.rejected_code : Code::Success;
   q.header.pod_seq = seq;
   res.warnings = q.warnings;
   if (q.rejected) {
     res.code = Code::Unschedulable;  // a FitError, whatever the PreFilter code
     res.message = fit_error(q, scratch_);
-    run_post_filter(pod, plan, q, seq, res);
-    return res;
+    trace.rejectors = MetricsRecorder::PluginSet(plugin_trace_.unschedulable_plugins);
+    post_filter(pod, plan, q, seq, res, trace);
+    return;
   }
   EvalRequest req;
   req.candidates = q.candidates ? &*q.candidates : nullptr;
@@ -513,13 +611,15 @@ ScheduleResult Engine::schedule(const Pod& pod) {
           if (state.scores_equal(q) != scores_match) continue;
           FlushReason r = FlushReason::kNoState;
           if (state.try_hit(snapshot_, plan, q, hit, r, counters)) {
+            trace.filter_end = std::chrono::steady_clock::now();
+            trace.filter_ran = true;
             most_recent(k);
             next_start_node_index_ = (next_start_node_index_ + m) % snapshot_.num_nodes();
             res.feasible_nodes = hit.num_feasible;
             res.node = hit.chosen;
             res.score = hit.chosen_total;
-            assume(pod, plan, res);
-            return res;
+            assume(pod, plan, res, key);
+            return;
           }
           if (k == 0) why = r;
           const bool same_signature = r != FlushReason::kNoState && r != FlushReason::kPodIncompatible &&
@@ -553,12 +653,14 @@ ScheduleResult Engine::schedule(const Pod& pod) {
     if (hinted < 0) {
       ++counters.no_hint;
     } else if (filter_node(snapshot_.view(), q.view(), static_cast<uint32_t>(hinted)).feasible()) {
+      trace.filter_end = std::chrono::steady_clock::now();
+      trace.filter_ran = true;
       res.feasible_nodes = 1;
       res.node = hinted;
       res.score = upstream_[profile].cached_total(hinted);
       upstream_[profile].store(snapshot_, cycle, signature, hinted, hinted, nullptr, nullptr, now, counters);
-      assume(pod, plan, res);
-      return res;
+      assume(pod, plan, res, key);
+      return;
     }
     // The scored list becomes the state; a pod without a signature stores
     // none (store flushes pod_not_batchable), so it needs no lists.
@@ -568,19 +670,28 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   // A state's score lists are optional: without room for them on the
   // device the miss is evaluated without and not kept (decisions alike).
   const bool lists_given = evaluate(q, req, scratch_, batching);
+  trace.filter_end = std::chrono::steady_clock::now();
+  trace.filter_ran = true;
   next_start_node_index_ = (next_start_node_index_ + scratch_.processed) % snapshot_.num_nodes();
 
   res.feasible_nodes = scratch_.num_feasible;
   if (scratch_.chosen < 0) {
     res.code = Code::Unschedulable;
     res.message = fit_error(q, scratch_);
-    run_post_filter(pod, plan, q, seq, res);
-    return res;
+    // Upstream's UnschedulablePlugins: PreFilter's, and every plugin that
+    // rejected a node at Filter.
+    trace.rejectors = MetricsRecorder::PluginSet(plugin_trace_.unschedulable_plugins);
+    for (uint8_t plugin = 0; plugin < kNumPlugins; ++plugin)
+      for (uint32_t bit = 0; bit < 64 && !trace.rejectors.test(plugin); ++bit)
+        if (scratch_.rejections.at(plugin, bit)) trace.rejectors.set(plugin);
+    post_filter(pod, plan, q, seq, res, trace);
+    return;
   }
   if (scratch_.scored && !q.score_error.empty()) {
     res.code = Code::Error;
     res.message = q.score_error;
-    return res;
+    trace.prescore_error = true;
+    return;
   }
   res.node = scratch_.chosen;
   res.score = scratch_.chosen_total;
@@ -595,8 +706,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
     next_shape_ = (next_shape_ + 1) % shapes_.size();
   }
   if (upstream) upstream_[profile].store(snapshot_, cycle, signature, hinted, res.node, &q, &scratch_, now, counters);
-  assume(pod, plan, res);
-  return res;
+  assume(pod, plan, res, key);
 }
 
 std::vector<ScheduleResult> Engine::schedule_all(const std::vector<Pod>& pods) {

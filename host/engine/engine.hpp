@@ -18,6 +18,7 @@
 #include "host/engine/backend.hpp"
 #include "host/engine/batch_cache.hpp"
 #include "host/engine/pod_query.hpp"
+#include "host/engine/scheduler_metrics.hpp"
 #include "host/engine/upstream_batch.hpp"
 #include "host/input/config.hpp"
 #include "host/input/model.hpp"
@@ -57,6 +58,11 @@ struct EngineOptions {
   // without its confirmation before expire_assumed_pods forgets it; 0 (the
   // default, as kube-scheduler v1.35.4's durationToExpireAssumedPod): never.
   double assumed_pod_ttl_seconds = 0;
+  // Metrics (Engine::metrics): the share of scheduling cycles, in percent
+  // (0 to 100), whose plugins are timed one by one, as upstream samples
+  // scheduler_plugin_execution_duration_seconds (10). A seeded draw per
+  // cycle: the same cycles are sampled on every backend.
+  uint32_t plugin_metrics_sample_percent = kDefaultPluginMetricsSamplePercent;
 };
 
 struct ScheduleResult {
@@ -318,6 +324,12 @@ class Engine {
   // never) unless confirmed. See expire_assumed_pods.
   EventStatus finish_binding(std::string_view cache_key,
                              std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
+  // The informer's delete of a pod that is not bound (upstream's queue
+  // Delete): a pod whose last schedule() failed stops counting as pending and
+  // unschedulable in the metrics. kNotFound when no failed attempt of that
+  // key is counted. (Giving the pod to schedule() again, assume_pod or
+  // add_pod also take it out; remove_pod is for the cache's pods.)
+  EventStatus remove_pending_pod(std::string_view cache_key);
   // Forgets the assumed pods whose binding finished more than the TTL ago
   // (upstream's cleanupAssumedPods); returns their cache keys.
   std::vector<std::string> expire_assumed_pods(
@@ -355,6 +367,15 @@ class Engine {
   BatchCounters batch_counters() const;
   std::vector<std::pair<std::string, BatchCounters>> batch_counters_by_profile() const;
   Batching batching() const { return options_.batching; }
+  // kube-scheduler's metrics since the engine was made, upstream's names
+  // and labels (host/engine/scheduler_metrics.hpp; docs/library.md,
+  // "Metrics"): attempts by result and profile, their durations, the
+  // extension points' and (sampled) the plugins' durations, the pending
+  // pods and the plugins that rejected them, the batch counters. A copy.
+  SchedulerMetrics metrics() const;
+  // The same in Prometheus text format (what `schedule --metrics F` writes
+  // and bs_engine_metrics_text returns).
+  std::string metrics_text() const;
   // Scheduler names of the profiles, in config order.
   std::vector<std::string> scheduler_names() const;
 
@@ -365,8 +386,28 @@ class Engine {
   // Explanation::batch for `pod` now: "hit", "off", or why schedule would
   // evaluate it in full.
   std::string batch_status(const Pod& pod, const ProfilePlan& plan, const PodQuery& q) const;
+  // What one schedule() call did, for the metrics: when PreFilter and the
+  // evaluation ended (unset: not reached), and why it failed.
+  struct AttemptTrace {
+    std::chrono::steady_clock::time_point prefilter_end{}, filter_end{}, postfilter_start{}, postfilter_end{};
+    bool prefilter_ran = false, filter_ran = false, postfilter_ran = false;
+    Code prefilter_status = Code::Success;
+    Code postfilter_status = Code::Success;  // Success: a node was nominated; else Unschedulable
+    bool prescore_error = false;             // the pod failed with a PreScore error
+    MetricsRecorder::PluginSet rejectors;    // unschedulable: upstream's UnschedulablePlugins
+  };
+  // schedule()'s cycle, after the pod is known to be new and its profile
+  // found: fills `res` and `trace`.
+  void schedule_cycle(const Pod& pod, const std::string& key, const ProfilePlan& plan, size_t profile, uint64_t cycle,
+                      ScheduleResult& res, AttemptTrace& trace);
+  // run_post_filter after a FitError, timed for the metrics.
+  void post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, uint64_t seq, ScheduleResult& res,
+                   AttemptTrace& trace);
+  // Records the attempt in the metrics.
+  void record_attempt(const std::string& key, const ProfilePlan& plan, size_t profile, const ScheduleResult* res,
+                      const AttemptTrace& trace, std::chrono::steady_clock::time_point start);
   uint32_t num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates) const;
-  void assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res);
+  void assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res, const std::string& key);
   // GpuShare: the devices `pod` would take on `node` under `plan`'s
   // selection (empty when it asks for none or the node cannot hold it).
   std::vector<int32_t> choose_devices(const Pod& pod, const ProfilePlan& plan, uint32_t node) const;
@@ -466,6 +507,8 @@ class Engine {
   std::vector<BatchCounters> batch_counters_;  // by profile, parallel to plans_
   std::vector<UpstreamBatch> upstream_;        // --batching upstream: per profile, as upstream's
   uint64_t cycle_ = 0;                         // scheduling cycles: every pod schedule() is given
+  MetricsRecorder metrics_;
+  PluginTrace plugin_trace_;  // the current cycle's (schedule())
   // The device model of the profiles that enable GpuShare (one for all).
   std::optional<DeviceModel> device_model_;
   // The shared device groups' model of the profiles that enable

@@ -283,6 +283,7 @@ EventStatus Engine::add_pod(const Pod& pod) {
   for (std::string& w : placed.warnings) out.warnings.push_back(std::move(w));
   const PodRecord& rec = pod_records_.at(key);
   if (!rec.waiting && device_model_) assign_pod_devices(rec.id, out.warnings);
+  metrics_.leave(key);  // bound (by someone): no longer pending
   return out;
 }
 
@@ -357,13 +358,20 @@ EventStatus Engine::assume_pod(const Pod& pod) {
   try {
     check_device_annotations(pod);
     res.node = node;
-    assume(pod, *plan, res);
+    assume(pod, *plan, res, key);
   } catch (const InputError& e) {
     return status(EventCode::kInvalid, e.what());
   }
+  metrics_.leave(key);  // placed: no longer pending
   EventStatus out;
   out.warnings = std::move(res.warnings);
   return out;
+}
+
+EventStatus Engine::remove_pending_pod(std::string_view cache_key) {
+  if (!metrics_.leave(cache_key))
+    return status(EventCode::kNotFound, key_name(cache_key) + " has no failed scheduling attempt counted as pending");
+  return {};
 }
 
 EventStatus Engine::forget_pod(std::string_view cache_key) {

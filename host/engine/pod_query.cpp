@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "host/engine/plugin_trace.hpp"
 #include "host/input/pod_resources.hpp"
 #include "host/input/quote.hpp"
 #include "plugins/prepare.hpp"
@@ -96,6 +97,15 @@ NormalizeKind normalize_kind_for(uint8_t id, const PluginStates& states) {
   return kind;
 }
 
+// A sampled cycle's plugin timing: the time since `last` (the previous
+// plugin's end, or the pass's start) is plugin `id`'s; one clock read per
+// plugin.
+void lap(PluginTrace& t, uint8_t id, PluginTrace::Clock::time_point& last) {
+  const auto now = PluginTrace::Clock::now();
+  t.plugin_prescore[id] += now - last;
+  last = now;
+}
+
 }  // namespace
 
 void run_feasible_prescore(const Snapshot& snap, PodQuery& query, const uint32_t* feasible, uint32_t count) {
@@ -103,6 +113,9 @@ void run_feasible_prescore(const Snapshot& snap, PodQuery& query, const uint32_t
   if (!h.prescore_feasible) return;
   // A query may be evaluated more than once (explain, tests): each PreScore
   // starts from the arena as prepare left it.
+  PluginTrace* const t = query.plugin_trace;
+  const auto start = t ? PluginTrace::Clock::now() : PluginTrace::Clock::time_point{};
+  auto last = start;
   query.arena.truncate(query.prepared_arena_bytes);
   query.feasible_ranges = {};
   for (uint32_t slot = 0; slot < h.num_scores; ++slot) {
@@ -110,10 +123,16 @@ void run_feasible_prescore(const Snapshot& snap, PodQuery& query, const uint32_t
     const auto begin = static_cast<uint32_t>(query.arena.size());
     visit_plugin(id, [&](auto p) {
       using P = decltype(p);
-      if constexpr (P::kPreScoreFeasible)
+      if constexpr (P::kPreScoreFeasible) {
         P::prescore_feasible(snap, state_of<P>(h.states), query.arena, feasible, count);
+        if (t && t->per_plugin) lap(*t, id, last);
+      }
     });
     query.feasible_ranges[id] = ArenaRange{begin, static_cast<uint32_t>(query.arena.size())};
+  }
+  if (t) {
+    ++t->prescore_runs;
+    t->prescore += PluginTrace::Clock::now() - start;
   }
 }
 
@@ -121,27 +140,37 @@ bool run_feasible_prescore_since(const Snapshot& snap, PodQuery& query, const Po
                                  uint32_t n_left, uint32_t count, const std::function<bool(uint8_t)>& same_prepare) {
   PodQueryView& h = query.header;
   if (!h.prescore_feasible) return true;
+  PluginTrace* const t = query.plugin_trace;
+  const auto start = t ? PluginTrace::Clock::now() : PluginTrace::Clock::time_point{};
+  auto last = start;
   query.arena.truncate(query.prepared_arena_bytes);
   query.feasible_ranges = {};
-  for (uint32_t slot = 0; slot < h.num_scores; ++slot) {
+  bool done = true;
+  for (uint32_t slot = 0; slot < h.num_scores && done; ++slot) {
     const uint8_t id = h.scores[slot];
     const auto begin = static_cast<uint32_t>(query.arena.size());
-    bool done = true;
     visit_plugin(id, [&](auto p) {
       using P = decltype(p);
       if constexpr (P::kPreScoreFeasible) {
-        if constexpr (kHasPreScoreFeasibleSince<P>)
+        if constexpr (kHasPreScoreFeasibleSince<P>) {
           done = same_prepare(id) && P::prescore_feasible_since(snap, state_of<P>(h.states), query.arena,
                                                                  state_of<P>(prev.header.states), prev.arena.data(),
                                                                  left, n_left, count);
-        else
+          if (t && t->per_plugin) lap(*t, id, last);
+        } else {
           done = false;
+        }
       }
     });
-    if (!done) return false;
-    query.feasible_ranges[id] = ArenaRange{begin, static_cast<uint32_t>(query.arena.size())};
+    if (done) query.feasible_ranges[id] = ArenaRange{begin, static_cast<uint32_t>(query.arena.size())};
   }
-  return true;
+  // A pass that could not finish is followed by run_feasible_prescore, which
+  // counts the run; its time so far counts too.
+  if (t) {
+    if (done) ++t->prescore_runs;
+    t->prescore += PluginTrace::Clock::now() - start;
+  }
+  return done;
 }
 
 void intern_pod_resources(Snapshot& snap, const Pod& pod) {
@@ -180,8 +209,10 @@ void intern_pod_for_plan(Snapshot& snap, const Pod& pod, const ProfilePlan& plan
 }
 
 PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePlan& plan, TieBreak tie_break,
-                           uint64_t seed, const ClusterObjects* objects) {
+                           uint64_t seed, const ClusterObjects* objects, PluginTrace* trace) {
   PodQuery q;
+  q.plugin_trace = trace;
+  const bool per_plugin = trace && trace->per_plugin;
   std::memset(static_cast<void*>(&q.header), 0, sizeof q.header);  // the defaults are zeros
   const ResourceList requests = pod_requests(pod);
   const PrepareContext ctx{pod, snap, plan.config, requests, objects};
@@ -190,6 +221,7 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
   // it takes part.
   PrepareResult results[kNumPlugins];
   bool prepared[kNumPlugins] = {};
+  auto last = per_plugin ? PluginTrace::Clock::now() : PluginTrace::Clock::time_point{};
   auto prepare = [&](uint8_t id) {
     if (prepared[id]) return;
     prepared[id] = true;
@@ -198,6 +230,15 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
       using P = decltype(p);
       results[id] = P::prepare(ctx, state_of<P>(q.header.states), q.arena);
     });
+    if (per_plugin) {
+      // One clock read per plugin: its time runs from the previous one's end.
+      const auto now = PluginTrace::Clock::now();
+      trace->prepare[id] = now - last;
+      last = now;
+      const PrepareResult& r = results[id];
+      trace->prefilter_status[id] = r.prefilter;
+      trace->prescore_status[id] = !r.score_error.empty() ? Code::Error : r.skip_score ? Code::Skip : Code::Success;
+    }
     q.prepared_ranges[id] = ArenaRange{begin, static_cast<uint32_t>(q.arena.size())};
   };
   for (uint8_t id : plan.filter) prepare(id);
@@ -208,6 +249,12 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
   // Unschedulable is remembered and the rest still run.
   std::vector<bool> skip_filter(kNumPlugins, false);
   std::optional<std::vector<std::string>> names;
+  // Upstream's UnschedulablePlugins: the plugins with a PreFilterResult, and
+  // the rejecting one (an UnschedulableAndUnresolvable one alone; else the
+  // last Unschedulable one); only the former when the results are disjoint.
+  uint64_t restricting = 0;
+  int last_unschedulable = -1;
+  bool decided = false;
   for (uint8_t id : plan.pre_filter) {
     const PrepareResult& r = results[id];
     if (r.prefilter == Code::Skip) {
@@ -222,10 +269,16 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
         q.rejected_code = r.prefilter;
         q.prefilter_message = r.message;
       }
-      if (r.prefilter == Code::UnschedulableAndUnresolvable) break;
+      if (r.prefilter == Code::UnschedulableAndUnresolvable) {
+        if (trace) trace->unschedulable_plugins = uint64_t(1) << id;
+        decided = true;
+        break;
+      }
+      last_unschedulable = id;
       continue;
     }
     if (r.node_names) {
+      restricting |= uint64_t(1) << id;
       q.restricting_plugins.push_back(plugin_name(id));
       if (!names) {
         names = r.node_names;
@@ -250,10 +303,15 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
         q.rejected_code = Code::UnschedulableAndUnresolvable;
         q.prefilter_message = msg;
         q.prefilter.push_back({plugin_name(id), Code::UnschedulableAndUnresolvable, msg});
+        if (trace) trace->unschedulable_plugins = restricting;
+        decided = true;
         break;
       }
     }
   }
+  if (!decided && trace)
+    trace->unschedulable_plugins =
+        restricting | (last_unschedulable >= 0 ? uint64_t(1) << last_unschedulable : uint64_t(0));
   if (names && !q.rejected) {
     std::vector<uint32_t> idx;
     for (const auto& n : *names) {

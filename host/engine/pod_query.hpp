@@ -46,6 +46,11 @@ struct ArenaRange {
   uint32_t end = 0;
 };
 
+// What the engine's metrics read of a pod's plugin work
+// (host/engine/plugin_trace.hpp); declared only, so that the code that
+// handles queries compiles none of it.
+struct PluginTrace;
+
 struct PodQuery {
   // Arena pointer unset: use view(). Zeroed whole before prepare (padding
   // included), so that equal queries are equal byte for byte.
@@ -71,6 +76,10 @@ struct PodQuery {
   std::string score_error;
   // Constraints the pod carries that bulkscore does not enforce yet.
   std::vector<std::string> warnings;
+  // Where prepare and the feasible-set PreScore record their time and
+  // upstream's verdicts for the metrics (the engine's schedule()); nullptr:
+  // nothing recorded.
+  PluginTrace* plugin_trace = nullptr;
 
   PodQueryView view() const {
     PodQueryView v = header;
@@ -111,8 +120,10 @@ bool run_feasible_prescore_since(const Snapshot& snap, PodQuery& query, const Po
                                  uint32_t n_left, uint32_t count, const std::function<bool(uint8_t)>& same_prepare);
 
 // `objects`: the Services, controllers and Namespaces (PodTopologySpread's
-// default selector); nullptr when there are none.
+// default selector); nullptr when there are none. `trace`: where the
+// plugins' host-side time and upstream's UnschedulablePlugins go (the query
+// keeps the pointer for its feasible-set PreScore); nullptr: not recorded.
 PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePlan& plan, TieBreak tie_break,
-                           uint64_t seed, const ClusterObjects* objects = nullptr);
+                           uint64_t seed, const ClusterObjects* objects = nullptr, PluginTrace* trace = nullptr);
 
 }  // namespace bulkscore

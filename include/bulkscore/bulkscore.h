@@ -138,6 +138,10 @@ BS_API int bs_engine_remove_pod(bs_engine* engine, const char* cache_key);
 BS_API int bs_engine_assume_pod(bs_engine* engine, const char* pod_json, size_t len);
 BS_API int bs_engine_forget_pod(bs_engine* engine, const char* cache_key);
 BS_API int bs_engine_finish_binding(bs_engine* engine, const char* cache_key);
+/* The informer's delete of a pod that is not bound: a pod whose last
+ * schedule failed stops counting as pending and unschedulable in the
+ * metrics; BS_NOT_FOUND when none of that key is counted. */
+BS_API int bs_engine_remove_pending_pod(bs_engine* engine, const char* cache_key);
 /* *out = 1 when the pod is assumed (not yet confirmed), else 0. */
 BS_API int bs_engine_is_assumed_pod(const bs_engine* engine, const char* cache_key, int* out);
 
@@ -211,7 +215,10 @@ BS_API void bs_ranking_free(bs_ranking* ranking);
 
 /* ---- metrics -------------------------------------------------------------------- */
 
-/* The engine's counters in Prometheus text format; free with bs_free. */
+/* The engine's metrics in Prometheus text format: kube-scheduler's
+ * (scheduler_schedule_attempts_total, the durations, unschedulable and
+ * pending pods) with upstream's names and labels, bulkscore_build_info and
+ * the batch cache's counters (docs/library.md, "Metrics"); free with bs_free. */
 BS_API int bs_engine_metrics_text(const bs_engine* engine, char** out);
 
 #ifdef __cplusplus

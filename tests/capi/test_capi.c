@@ -179,10 +179,30 @@ int main(void) {
     CHECK(n == count);
     bs_free(warnings);
   }
+  /* An unschedulable pod counts as pending (once, attempted twice) until the
+   * informer's delete of the pending pod (bs_engine_remove_pending_pod). */
+  CHECK_STATUS(bs_engine_schedule(engine, kHuge, sizeof kHuge - 1, &r), BS_OK);
+  if (r) {
+    CHECK(r->code == 2);
+    bs_schedule_result_free(r);
+  }
   char* metrics = NULL;
   CHECK_STATUS(bs_engine_metrics_text(engine, &metrics), BS_OK);
   if (metrics) {
-    CHECK(strstr(metrics, "# TYPE") != NULL);
+    CHECK(strstr(metrics, "# TYPE scheduler_schedule_attempts_total counter") != NULL);
+    CHECK(strstr(metrics, "scheduler_pending_pods{queue=\"unschedulable\"} 1\n") != NULL);
+    CHECK(strstr(metrics,
+                 "scheduler_unschedulable_pods{plugin=\"NodeResourcesFit\",profile=\"default-scheduler\"} 1\n") !=
+          NULL);
+    CHECK(strstr(metrics, "# TYPE scheduler_batch_attempts_total counter") != NULL);
+    bs_free(metrics);
+  }
+  CHECK_STATUS(bs_engine_remove_pending_pod(engine, "u-huge"), BS_OK);
+  CHECK_STATUS(bs_engine_remove_pending_pod(engine, "u-huge"), BS_NOT_FOUND);
+  CHECK_STATUS(bs_engine_remove_pending_pod(engine, NULL), BS_INVALID_ARGUMENT);
+  CHECK_STATUS(bs_engine_metrics_text(engine, &metrics), BS_OK);
+  if (metrics) {
+    CHECK(strstr(metrics, "scheduler_pending_pods{queue=\"unschedulable\"} 0\n") != NULL);
     bs_free(metrics);
   }
   bs_engine_destroy(engine);
