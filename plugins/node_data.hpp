@@ -50,7 +50,8 @@ struct NodeData {
   static NormalizeKind normalize_for(const State& st) { return st.normalize; }
 
   static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t*, uint32_t node) {
-    const uint8_t entry = st.filter_row < 0 ? kNodeDataNone : s.node_filter_entry(static_cast<uint32_t>(st.filter_row), node);
+    const uint8_t entry =
+        st.filter_row < 0 ? kNodeDataNone : s.node_filter_entry(static_cast<uint32_t>(st.filter_row), node);
     if (entry == 0) return filter_pass();
     if (entry == kNodeDataNone)
       return st.filter_default_fails ? filter_fail(Code::UnschedulableAndUnresolvable, kNoData) : filter_pass();
@@ -58,7 +59,8 @@ struct NodeData {
   }
 
   static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t*, uint32_t node) {
-    const uint8_t entry = st.score_row < 0 ? kNodeDataNone : s.node_score_entry(static_cast<uint32_t>(st.score_row), node);
+    const uint8_t entry =
+        st.score_row < 0 ? kNodeDataNone : s.node_score_entry(static_cast<uint32_t>(st.score_row), node);
     return entry == kNodeDataNone ? st.score_default : entry;
   }
 

@@ -23,9 +23,9 @@ std::string read_column(const YamlReader& r, const YAML::Node& n, const std::str
 NodeDataArgs parse_node_data_args(const YamlReader& r, const YAML::Node& n, const PluginArgsContext& ctx) {
   NodeDataArgs args;
   if (!yaml_absent(n)) {
-    r.check_map(n, "",
-                {"apiVersion", "kind", "filterColumn", "filterDefault", "scoreColumn", "scoreNormalization",
-                 "scoreDefault"});
+    r.check_map(
+        n, "",
+        {"apiVersion", "kind", "filterColumn", "filterDefault", "scoreColumn", "scoreNormalization", "scoreDefault"});
     const YAML::Node filter = r.field(n, "filterColumn");
     if (!yaml_absent(filter)) args.filter_column = read_column(r, filter, "filterColumn");
     const YAML::Node filter_default = r.field(n, "filterDefault");

@@ -88,8 +88,7 @@ void license_data(Snapshot& snap) {
   snap.update_node_data(kLicense, Kind::kFilter, {pass(0), fail(1, kExpired), fail(2, kMaintenance)});
 }
 
-const NodeFilterResult kNoLicenseData{Code::UnschedulableAndUnresolvable,
-                                      {"node(s) had no example.com/license data"}};
+const NodeFilterResult kNoLicenseData{Code::UnschedulableAndUnresolvable, {"node(s) had no example.com/license data"}};
 
 // ---- the rule: Filter -------------------------------------------------------------
 
@@ -97,8 +96,8 @@ TEST(NodeDataFilter, VerdictsWithTheirReasonsAndNodesWithoutData) {
   const Pod pod = make_pod("p", {container({{"cpu", 100}})});
   for (const bool default_fails : {false, true}) {
     SCOPED_TRACE(default_fails ? "filterDefault: Fail" : "filterDefault: Pass");
-    const FilterRun r = run_filter(kPlugin, four_nodes(), {}, pod, with_args(filter_args(default_fails)), nullptr,
-                                   license_data);
+    const FilterRun r =
+        run_filter(kPlugin, four_nodes(), {}, pod, with_args(filter_args(default_fails)), nullptr, license_data);
     EXPECT_EQ(r.prefilter, Code::Success);
     EXPECT_EQ(r.nodes.at(0), fits());
     EXPECT_EQ(r.nodes.at(1), rejected(Code::UnschedulableAndUnresolvable, {kExpired}));
@@ -114,16 +113,15 @@ TEST(NodeDataFilter, AColumnNobodySetIsEveryNodeWithoutData) {
   r = run_filter(kPlugin, four_nodes(), {}, pod, with_args(filter_args(true)));
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(r.nodes.at(i), kNoLicenseData) << i;
   // A score column of that name is not a filter column.
-  r = run_filter(kPlugin, four_nodes(), {}, pod, with_args(filter_args(true)), nullptr, [](Snapshot& s) {
-    s.update_node_data(kCost, Kind::kScore, {score(0, 10)});
-  });
+  r = run_filter(kPlugin, four_nodes(), {}, pod, with_args(filter_args(true)), nullptr,
+                 [](Snapshot& s) { s.update_node_data(kCost, Kind::kScore, {score(0, 10)}); });
   EXPECT_EQ(r.nodes.at(0), kNoLicenseData);
 }
 
 TEST(NodeDataFilter, WithoutAFilterColumnEveryNodePasses) {
   const Pod pod = make_pod("p", {container({{"cpu", 100}})});
-  const FilterRun r = run_filter(kPlugin, four_nodes(), {}, pod,
-                                 with_args(score_args(NodeDataNormalization::None, 0)), nullptr, license_data);
+  const FilterRun r = run_filter(kPlugin, four_nodes(), {}, pod, with_args(score_args(NodeDataNormalization::None, 0)),
+                                 nullptr, license_data);
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(r.nodes.at(i), fits()) << i;
 }
 
@@ -155,8 +153,8 @@ TEST(NodeDataScore, EachNormalizationWithItsNumbers) {
   for (const Case& c : cases) {
     SCOPED_TRACE("normalization " + std::to_string(static_cast<int>(c.normalization)) + ", default " +
                  std::to_string(c.score_default));
-    const ScoreRun r = run_score(kPlugin, four_nodes(), {}, pod, with_args(score_args(c.normalization, c.score_default)),
-                                 nullptr, cost_data);
+    const ScoreRun r = run_score(kPlugin, four_nodes(), {}, pod,
+                                 with_args(score_args(c.normalization, c.score_default)), nullptr, cost_data);
     ASSERT_FALSE(r.skipped);
     EXPECT_EQ(r.raw, c.raw);
     EXPECT_EQ(r.normalized, c.normalized);
@@ -227,8 +225,8 @@ void expect_ok(const EventStatus& s) { EXPECT_TRUE(s.ok()) << event_code_name(s.
 TEST(NodeDataEngine, FitErrorAndExplainShowTheReasons) {
   Engine engine = make_engine();
   engine.load(plain_cluster({"n1", "n2", "n3", "n4"}));
-  expect_ok(engine.set_node_filters(kLicense, {{"n1", false, kExpired}, {"n2", false, kExpired},
-                                               {"n3", false, kMaintenance}}));
+  expect_ok(engine.set_node_filters(kLicense,
+                                    {{"n1", false, kExpired}, {"n2", false, kExpired}, {"n3", false, kMaintenance}}));
   const Pod pod = make_pod("p", {container({{"cpu", 100}})});
   const ScheduleResult r = engine.peek(pod);
   EXPECT_EQ(r.node, -1);
@@ -603,7 +601,8 @@ std::vector<ScheduleResult> run_with_node_data(const SchedulerConfig& config, co
       EXPECT_TRUE(s.ok()) << s.message;
     }
     if (rng.chance(0.03) && engine.snapshot().num_nodes() > 2) {
-      const std::string name = engine.snapshot().node_name(static_cast<uint32_t>(rng.below(engine.snapshot().num_nodes())));
+      const std::string name =
+          engine.snapshot().node_name(static_cast<uint32_t>(rng.below(engine.snapshot().num_nodes())));
       EXPECT_TRUE(engine.remove_node(name).ok());
     }
     out.push_back(engine.schedule(p));
@@ -662,8 +661,9 @@ TEST(NodeDataBatchCache, RandomUpdatesBetweenPodsDecideExactlyAsUnbatched) {
 // ---- the configuration ------------------------------------------------------------------------
 
 std::string config_with(const std::string& plugins, const std::string& args) {
-  std::string c = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
-                  "- schedulerName: default-scheduler\n";
+  std::string c =
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+      "- schedulerName: default-scheduler\n";
   if (!plugins.empty()) c += "  plugins:\n" + plugins;
   if (!args.empty()) c += "  pluginConfig:\n  - name: NodeData\n    args:\n" + args;
   return c;
@@ -682,8 +682,9 @@ std::string config_error(const std::string& yaml) {
 
 TEST(NodeDataConfig, EnabledThroughMultiPointWithItsArgs) {
   const SchedulerConfig c = parse_scheduler_config(
-      config_with(kMultiPoint, "      filterColumn: example.com/license\n      filterDefault: Fail\n"
-                               "      scoreColumn: cost\n      scoreNormalization: Reverse\n      scoreDefault: 25\n"),
+      config_with(kMultiPoint,
+                  "      filterColumn: example.com/license\n      filterDefault: Fail\n"
+                  "      scoreColumn: cost\n      scoreNormalization: Reverse\n      scoreDefault: 25\n"),
       "sched.yaml");
   const ProfileConfig& p = c.profiles.at(0);
   EXPECT_NE(std::find(p.filter.begin(), p.filter.end(), "NodeData"), p.filter.end());
@@ -698,8 +699,7 @@ TEST(NodeDataConfig, EnabledThroughMultiPointWithItsArgs) {
 }
 
 TEST(NodeDataConfig, DefaultsAndOffByDefault) {
-  const SchedulerConfig c =
-      parse_scheduler_config(config_with(kMultiPoint, "      scoreColumn: cost\n"), "sched.yaml");
+  const SchedulerConfig c = parse_scheduler_config(config_with(kMultiPoint, "      scoreColumn: cost\n"), "sched.yaml");
   const NodeDataArgs& a = c.profiles.at(0).node_data_args;
   EXPECT_EQ(a.filter_column, "");
   EXPECT_FALSE(a.filter_default_fails);

@@ -82,9 +82,8 @@ uint32_t Snapshot::node_data_column(std::string_view name, NodeDataKind kind) {
   if (found >= 0) {
     const NodeDataColumn& col = node_data_columns_[static_cast<size_t>(found)];
     if (col.kind != kind)
-      throw InputError("node data column " + quote_for_message(name) + " is a " +
-                       kinds[static_cast<int>(col.kind)] + " column, not a " + kinds[static_cast<int>(kind)] +
-                       " column");
+      throw InputError("node data column " + quote_for_message(name) + " is a " + kinds[static_cast<int>(col.kind)] +
+                       " column, not a " + kinds[static_cast<int>(kind)] + " column");
     return static_cast<uint32_t>(found);
   }
   const std::string problem = qualified_name_problem(name);
