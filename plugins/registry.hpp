@@ -35,9 +35,9 @@ using Plugins =
     PluginList<plugins::NodeUnschedulable, plugins::NodeName, plugins::TaintToleration, plugins::NodeAffinity,
                plugins::NodePorts, plugins::NodeResourcesFit, plugins::NodeResourcesBalancedAllocation,
                plugins::ImageLocality, plugins::PodTopologySpread, plugins::InterPodAffinity, plugins::SeamProbe,
-               plugins::GpuShare, plugins::WorkloadType, plugins::GpuFragmentation,
-               plugins::GpuBestFit, plugins::GpuDotProduct, plugins::GpuPacking, plugins::GpuClustering,
-               plugins::GpuRandomFit, plugins::SharedDeviceGroup, plugins::NodeData>;
+               plugins::GpuShare, plugins::WorkloadType, plugins::GpuFragmentation, plugins::GpuBestFit,
+               plugins::GpuDotProduct, plugins::GpuPacking, plugins::GpuClustering, plugins::GpuRandomFit,
+               plugins::SharedDeviceGroup, plugins::NodeData>;
 
 namespace detail {
 template <class P, class List>

@@ -514,9 +514,8 @@ inline const SchedulerConfig& parity_config() {
 // random_node_data fails nodes with.
 inline const char* const kNodeFilterColumns[] = {"parity.io/license", "parity.io/maintenance"};
 inline const char* const kNodeScoreColumns[] = {"parity.io/cost", "parity.io/preference"};
-inline const char* const kNodeDataReasons[] = {"node(s) had an expired license",
-                                               "node(s) were in a maintenance window", "node(s) were reserved",
-                                               "node(s) failed the cost model"};
+inline const char* const kNodeDataReasons[] = {"node(s) had an expired license", "node(s) were in a maintenance window",
+                                               "node(s) were reserved", "node(s) failed the cost model"};
 
 // The parity config with NodeData in every profile, nodes without data
 // failing in some of them, every normalization: the node data parity cases.

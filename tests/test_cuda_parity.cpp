@@ -159,7 +159,7 @@ struct Coverage {
   uint32_t group_feasible = 0;   // evaluations of a SharedDeviceGroup member with a feasible node
   uint32_t group_assumed = 0;    // SharedDeviceGroup members assumed
   uint32_t ordered_lists = 0;    // scored lists of 2+ nodes checked to ascend (visit in node order)
-  uint32_t node_data_updates = 0;  // node data entries set or cleared between pods
+  uint32_t node_data_updates = 0;   // node data entries set or cleared between pods
   uint32_t node_data_rejected = 0;  // evaluations where NodeData rejected some node
 };
 
@@ -192,10 +192,10 @@ std::ostream& operator<<(std::ostream& os, const Coverage& c) {
             << c.structure_changes << " structure changes, " << c.removed << " removals, " << c.node_updates
             << " node updates; " << c.prescored << " prescored, " << c.negative_totals << " negative totals, "
             << c.ignored_nodes << " ignored scores; GpuShare filtered " << c.device_filtered << " ("
-            << c.device_feasible << " with a feasible node); " << c.group_feasible << " group evaluations with a feasible node, "
-            << c.group_assumed << " group members assumed; " << c.ordered_lists << " scored lists in node order; "
-            << c.node_data_updates << " node data updates, " << c.node_data_rejected
-            << " evaluations with nodes NodeData rejected";
+            << c.device_feasible << " with a feasible node); " << c.group_feasible
+            << " group evaluations with a feasible node, " << c.group_assumed << " group members assumed; "
+            << c.ordered_lists << " scored lists in node order; " << c.node_data_updates << " node data updates, "
+            << c.node_data_rejected << " evaluations with nodes NodeData rejected";
 }
 
 // Evaluates every pending pod of a random cluster with both backends under a

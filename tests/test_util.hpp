@@ -263,8 +263,7 @@ inline FilterRun run_filter(const std::string& plugin, const std::vector<Node>& 
 
 inline ScoreRun run_score(const std::string& plugin, const std::vector<Node>& nodes,
                           const std::vector<Pod>& running_pods, const Pod& pod, ProfileConfig base = {},
-                          const ClusterObjects* objects = nullptr,
-                          const std::function<void(Snapshot&)>& prepare = {}) {
+                          const ClusterObjects* objects = nullptr, const std::function<void(Snapshot&)>& prepare = {}) {
   Snapshot snap = Snapshot::build(nodes, running_pods);
   if (prepare) prepare(snap);
   const ProfilePlan plan = make_profile_plan(score_only_profile(plugin, std::move(base)));

@@ -435,8 +435,8 @@ int bs_engine_set_node_score(bs_engine* engine, const char* column, const char* 
   return guarded([&] { return status_of(engine->engine->set_node_score(column, node, score), engine); });
 }
 
-int bs_engine_set_node_scores(bs_engine* engine, const char* column, const char* const* nodes,
-                              const int64_t* scores, size_t count) {
+int bs_engine_set_node_scores(bs_engine* engine, const char* column, const char* const* nodes, const int64_t* scores,
+                              size_t count) {
   BS_REQUIRE(engine && column, "bs_engine_set_node_scores: engine and column are required");
   BS_REQUIRE(count == 0 || (nodes && scores), "bs_engine_set_node_scores: nodes and scores are required");
   return guarded([&] {

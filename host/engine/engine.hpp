@@ -329,8 +329,7 @@ class Engine {
   // (by name). Each change is exact for the device mirror and the batch
   // cache: only the nodes whose entries changed are filtered and scored
   // again.
-  EventStatus set_node_filter(std::string_view column, std::string_view node, bool pass,
-                              std::string_view reason = {});
+  EventStatus set_node_filter(std::string_view column, std::string_view node, bool pass, std::string_view reason = {});
   EventStatus set_node_filters(std::string_view column, const std::vector<NodeFilterValue>& values);
   EventStatus set_node_score(std::string_view column, std::string_view node, int64_t score);
   EventStatus set_node_scores(std::string_view column, const std::vector<NodeScoreValue>& values);

@@ -499,8 +499,8 @@ ProfileSpec parse_profile(const YamlReader& r, const YAML::Node& n, const std::s
   // NodeData enabled without a pluginConfig entry has its default args,
   // which read no column: refused as an entry without columns is.
   if (needed.count("NodeData") != 0 && seen.count("NodeData") == 0)
-    cfg.node_data_args = parse_node_data_args(r.for_object(path + " (NodeData)"), YAML::Node(),
-                                              PluginArgsContext{true});
+    cfg.node_data_args =
+        parse_node_data_args(r.for_object(path + " (NodeData)"), YAML::Node(), PluginArgsContext{true});
 
   const ResolvedPlugins resolved = resolve_plugins(r, spec.merged, path);
   cfg.pre_filter = resolved.lists[kPreFilter];
