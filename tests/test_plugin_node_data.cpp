@@ -503,6 +503,29 @@ TEST(NodeDataSnapshot, ChangesAreLoggedPerNodeAndANewColumnIsNotStructural) {
   EXPECT_EQ(snap.view().node_score_entry(0, 1), kNodeDataNone);
 }
 
+// Scores refreshed in bulk over and over: the log stays bounded (a change
+// past the bound is structural instead), and a mirror stays exact.
+TEST(NodeDataSnapshot, BulkRefreshesKeepTheMutationLogBounded) {
+  Snapshot snap = Snapshot::build(four_nodes(), {});
+  HostMirror mirror;
+  mirror.update(snap);
+  const uint64_t version = snap.structure_version();
+  size_t longest = 0;
+  for (int64_t i = 0; i < 20000; ++i) {
+    snap.update_node_data(kCost, Kind::kScore,
+                          {score(0, i % 101), score(1, (i + 1) % 101), score(2, (i + 2) % 101), score(3, (i + 3) % 101)});
+    longest = std::max(longest, snap.mutation_log().size());
+    if (i % 997 == 0) {
+      mirror.update(snap);
+      ASSERT_EQ(mirror.first_difference(snap), "") << "refresh " << i;
+    }
+  }
+  EXPECT_LE(longest, (size_t(1) << 16) + 4);
+  EXPECT_NE(snap.structure_version(), version) << "80,000 changes: past the bound at least once";
+  mirror.update(snap);
+  EXPECT_EQ(mirror.first_difference(snap), "");
+}
+
 TEST(NodeDataSnapshot, RandomChangesKeepAMirrorExact) {
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
@@ -535,7 +558,9 @@ TEST(NodeDataSnapshot, RandomChangesKeepAMirrorExact) {
       if (snap.node_data_column_kind(c) != Kind::kFilter) continue;
       for (uint32_t n = 0; n < snap.num_nodes(); ++n) {
         const uint8_t e = snap.node_data_entry(c, n);
-        if (e >= 1 && e <= kMaxNodeDataReasons) EXPECT_FALSE(snap.node_data_reason(c, e).empty());
+        if (e >= 1 && e <= kMaxNodeDataReasons) {
+          EXPECT_FALSE(snap.node_data_reason(c, e).empty());
+        }
       }
     }
   }
@@ -583,7 +608,9 @@ void apply_node_data_to(Engine& engine, const RandomNodeData& d) {
 std::vector<ScheduleResult> run_with_node_data(const SchedulerConfig& config, const Cluster& cluster,
                                                const std::vector<Pod>& pods, Batching batching, uint64_t seed,
                                                BatchCounters* counters) {
-  EngineOptions options{"cpu", TieBreak::Random, parity_seed()};
+  EngineOptions options;
+  options.backend = "cpu";
+  options.seed = parity_seed();
   options.batching = batching;
   Engine engine(config, options);
   engine.load(cluster);

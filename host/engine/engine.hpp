@@ -396,6 +396,8 @@ class Engine {
   void admit_waiting_pods(const std::string& node, std::vector<std::string>& warnings);
   // After a node event: upstream batching's state names node indices.
   void node_set_changed();
+  // After a node data change (engine_node_data.cpp).
+  void node_data_changed();
   std::unordered_map<std::string, PodRecord> pod_records_;
   // Node name -> the keys of the pods waiting for it.
   std::unordered_map<std::string, std::vector<std::string>> waiting_by_node_;

@@ -47,6 +47,7 @@ EventStatus Engine::set_node_filters(std::string_view column, const std::vector<
   } catch (const InputError& e) {
     return status(EventCode::kInvalid, e.what());
   }
+  node_data_changed();
   return {};
 }
 
@@ -68,6 +69,7 @@ EventStatus Engine::set_node_scores(std::string_view column, const std::vector<N
   } catch (const InputError& e) {
     return status(EventCode::kInvalid, e.what());
   }
+  node_data_changed();
   return {};
 }
 
@@ -79,6 +81,7 @@ EventStatus Engine::clear_node_data(std::string_view column, std::string_view no
   Update clear;
   clear.node = static_cast<uint32_t>(n);
   snapshot_.update_node_data(static_cast<uint32_t>(c), {clear});
+  node_data_changed();
   return {};
 }
 
@@ -86,7 +89,15 @@ EventStatus Engine::clear_node_data(std::string_view column) {
   const int32_t c = snapshot_.find_node_data_column(column);
   if (c < 0) return status(EventCode::kNotFound, "node data column " + quote_for_message(column) + " does not exist");
   snapshot_.clear_node_data(static_cast<uint32_t>(c));
+  node_data_changed();
   return {};
+}
+
+void Engine::node_data_changed() {
+  // A change that bounded the mutation log was structural: the device
+  // columns were laid out again, raising the cluster's load-time findings
+  // once more (not news; dropped, as after a node removal).
+  if (group_model_ || device_model_) snapshot_.take_device_warnings();
 }
 
 }  // namespace bulkscore

@@ -981,6 +981,13 @@ class Snapshot {
   // go, its reasons' uses with them).
   void node_data_add_node(uint32_t old_n);
   void node_data_remove_node(uint32_t n, uint32_t old_n);
+  // The mutation log grows until the next structural change; node data
+  // refreshed in bulk again and again would grow it without bound. Past
+  // kNodeDataLogBound entries per node (at least 2^16), a node data change
+  // ends with a structural change instead (mirrors and caches start over,
+  // as after a node change).
+  static constexpr size_t kNodeDataLogBound = 8;
+  void bound_log_after_node_data();
 };
 
 // The host ports a pod wants (regular containers and sidecars, hostPort > 0),

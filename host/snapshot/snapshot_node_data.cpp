@@ -231,6 +231,7 @@ void Snapshot::update_node_data(uint32_t c, const std::vector<NodeDataUpdate>& u
     entry = plan.entries[i];
     identity_.log.push_back(updates[i].node);
   }
+  bound_log_after_node_data();
 }
 
 uint32_t Snapshot::update_node_data(std::string_view name, NodeDataKind kind,
@@ -263,6 +264,12 @@ void Snapshot::clear_node_data(uint32_t c) {
     identity_.log.push_back(n);
   }
   col.reason_uses = {};
+  bound_log_after_node_data();
+}
+
+void Snapshot::bound_log_after_node_data() {
+  const size_t bound = std::max<size_t>(kNodeDataLogBound * num_nodes_, size_t(1) << 16);
+  if (identity_.log.size() > bound) structural_change();
 }
 
 void Snapshot::node_data_add_node(uint32_t old_n) {
