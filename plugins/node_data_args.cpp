@@ -11,7 +11,7 @@ namespace bulkscore {
 namespace {
 
 std::string read_column(const YamlReader& r, const YAML::Node& n, const std::string& path) {
-  const std::string name = r.read_string(n, path);
+  std::string name = r.read_string(n, path);
   if (name.empty()) r.fail_at(n, path, "must not be empty (leave the field out for no column)");
   const std::string problem = qualified_name_problem(name);
   if (!problem.empty()) r.fail_at(n, path, quoted(name) + ": " + problem);

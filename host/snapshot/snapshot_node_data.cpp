@@ -184,8 +184,8 @@ NodeDataPlan plan_node_data(const std::string& name, Snapshot::NodeDataKind kind
     if (old >= 1 && old <= kMaxNodeDataReasons) --plan.uses[old];
   }
   std::unordered_map<std::string_view, uint8_t> by_text;
-  for (uint8_t id = 1; id < reasons.size(); ++id)
-    if (!reasons[id].empty()) by_text.emplace(reasons[id], id);
+  for (size_t id = 1; id < reasons.size(); ++id)
+    if (!reasons[id].empty()) by_text.emplace(reasons[id], static_cast<uint8_t>(id));
   std::array<bool, kMaxNodeDataReasons + 1> needed{};
   std::unordered_map<std::string_view, size_t> fresh_index;
   for (size_t i = 0; i < updates.size(); ++i) {
