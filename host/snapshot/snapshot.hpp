@@ -565,8 +565,8 @@ class Snapshot {
   // score 0..100; a node may have no data in a column. An entry that
   // changes logs its node (the columns are kNodeRows: a mirror re-sends the
   // node's entries, a batch cache filters and scores it again). A new
-  // column is a new row of zero-cost "no data" entries: a new layout
-  // version of its view column, no node logged, not structural. Nodes
+  // column is a new row of "no data" entries: a new layout version of the
+  // view columns, no node logged, not structural. Nodes
   // added later have no data; a removed node's entries go with it;
   // update_node keeps them. Columns are never removed (clearing empties
   // one). Column names are qualified names (label-key syntax), one name
@@ -594,7 +594,8 @@ class Snapshot {
   // given twice, a score outside 0..100, a reason that is empty, over 256
   // bytes, or holds what a message would escape (control characters,
   // invalid UTF-8), or more than 63 distinct reasons in use in the column
-  // afterwards. Logs each node whose entry changed.
+  // afterwards. Logs each node whose entry changed (past the log's bound,
+  // below, the change is structural instead).
   void update_node_data(uint32_t c, const std::vector<NodeDataUpdate>& updates);
   // The same by name and kind, the column made when absent (only if the
   // updates are taken: a refused update leaves no new column behind);
