@@ -73,6 +73,8 @@ const std::vector<PluginArgsEntry>& plugin_args_table() {
        [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext&, ProfileConfig& p) {
          p.shared_device_group_args = parse_shared_device_group_args(r, n);
        }},
+      {"NodeData", [](const YamlReader& r, const YAML::Node& n, const PluginArgsContext& ctx,
+                      ProfileConfig& p) { p.node_data_args = parse_node_data_args(r, n, ctx); }},
   };
   return kTable;
 }

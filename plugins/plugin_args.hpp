@@ -5,7 +5,7 @@
 //   plugins/node_resources_balanced_allocation_args.cpp
 //   plugins/node_affinity_args.cpp
 //   plugins/workload_type_args.cpp   (bulkscore's own plugins: also gpu_*_args.cpp,
-//                                      shared_device_group_args.cpp)
+//                                      shared_device_group_args.cpp, node_data_args.cpp)
 //   plugins/args/*.cpp   plugins bulkscore has no rule for yet (their args
 //                        are still read and validated, as upstream does)
 //
@@ -45,6 +45,7 @@ GpuFragmentationArgs parse_gpu_fragmentation_args(const YamlReader& r, const YAM
 GpuScoreArgs parse_gpu_score_args(const YamlReader& r, const YAML::Node& args);
 WorkloadTypeArgs parse_workload_type_args(const YamlReader& r, const YAML::Node& args);
 SharedDeviceGroupArgs parse_shared_device_group_args(const YamlReader& r, const YAML::Node& args);
+NodeDataArgs parse_node_data_args(const YamlReader& r, const YAML::Node& args, const PluginArgsContext& ctx);
 // Plugins bulkscore does not run: validated, nothing kept.
 DefaultPreemptionArgs parse_default_preemption_args(const YamlReader& r, const YAML::Node& args);
 void check_volume_binding_args(const YamlReader& r, const YAML::Node& args);

@@ -14,6 +14,7 @@
 #include "plugins/image_locality.hpp"
 #include "plugins/inter_pod_affinity.hpp"
 #include "plugins/node_affinity.hpp"
+#include "plugins/node_data.hpp"
 #include "plugins/node_name.hpp"
 #include "plugins/node_ports.hpp"
 #include "plugins/node_resources_balanced_allocation.hpp"
@@ -34,9 +35,9 @@ using Plugins =
     PluginList<plugins::NodeUnschedulable, plugins::NodeName, plugins::TaintToleration, plugins::NodeAffinity,
                plugins::NodePorts, plugins::NodeResourcesFit, plugins::NodeResourcesBalancedAllocation,
                plugins::ImageLocality, plugins::PodTopologySpread, plugins::InterPodAffinity, plugins::SeamProbe,
-               plugins::GpuShare, plugins::WorkloadType, plugins::GpuFragmentation,
-               plugins::GpuBestFit, plugins::GpuDotProduct, plugins::GpuPacking, plugins::GpuClustering,
-               plugins::GpuRandomFit, plugins::SharedDeviceGroup>;
+               plugins::GpuShare, plugins::WorkloadType, plugins::GpuFragmentation, plugins::GpuBestFit,
+               plugins::GpuDotProduct, plugins::GpuPacking, plugins::GpuClustering, plugins::GpuRandomFit,
+               plugins::SharedDeviceGroup, plugins::NodeData>;
 
 namespace detail {
 template <class P, class List>

@@ -6,6 +6,7 @@
 // parity_seed() (BULKSCORE_PARITY_SEED=<n> overrides it).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "host/common.hpp"
 #include "host/input/config.hpp"
 #include "host/input/model.hpp"
+#include "host/snapshot/snapshot.hpp"
 #include "plugins/seam_probe.hpp"
 #include "tests/random_pod_affinity.hpp"
 
@@ -348,7 +350,9 @@ inline Cluster random_cluster(SplitMix64& rng, const ClusterShape& shape, const 
 }
 
 // Profiles covering every scoring strategy, sampling, a filter-only one, and
-// bulkscore's own WorkloadType (most-allocated).
+// bulkscore's own WorkloadType (most-allocated) and NodeData (ratio and
+// spread-list, reading the columns random_node_data fills; nodes without
+// data pass).
 inline const char* const kParityConfig = R"(apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -381,11 +385,21 @@ profiles:
 - schedulerName: ratio
   percentageOfNodesToScore: 0
   plugins:
+    filter:
+      enabled:
+      - name: NodeData
     score:
       enabled:
       - name: NodeAffinity
         weight: 7
+      - name: NodeData
+        weight: 3
   pluginConfig:
+  - name: NodeData
+    args:
+      filterColumn: parity.io/maintenance
+      scoreColumn: parity.io/preference
+      scoreNormalization: Default
   - name: NodeResourcesFit
     args:
       scoringStrategy:
@@ -408,7 +422,18 @@ profiles:
             matchExpressions:
             - {key: ssd, operator: Exists}
 - schedulerName: spread-list
+  plugins:
+    multiPoint:
+      enabled:
+      - name: NodeData
+        weight: 2
   pluginConfig:
+  - name: NodeData
+    args:
+      filterColumn: parity.io/license
+      scoreColumn: parity.io/cost
+      scoreNormalization: Reverse
+      scoreDefault: 40
   - name: PodTopologySpread
     args:
       defaultingType: List
@@ -483,6 +508,88 @@ inline const SchedulerConfig& parity_config() {
     return c;
   }();
   return config;
+}
+
+// The node data columns of the parity configs (NodeData), and the reasons
+// random_node_data fails nodes with.
+inline const char* const kNodeFilterColumns[] = {"parity.io/license", "parity.io/maintenance"};
+inline const char* const kNodeScoreColumns[] = {"parity.io/cost", "parity.io/preference"};
+inline const char* const kNodeDataReasons[] = {"node(s) had an expired license", "node(s) were in a maintenance window",
+                                               "node(s) were reserved", "node(s) failed the cost model"};
+
+// The parity config with NodeData in every profile, nodes without data
+// failing in some of them, every normalization: the node data parity cases.
+inline const SchedulerConfig& node_data_parity_config() {
+  static const SchedulerConfig config = [] {
+    SchedulerConfig c = parity_config();
+    const NodeDataNormalization kinds[] = {NodeDataNormalization::None, NodeDataNormalization::Default,
+                                           NodeDataNormalization::Reverse};
+    for (size_t i = 0; i < c.profiles.size(); ++i) {
+      ProfileConfig& p = c.profiles[i];
+      if (std::find(p.filter.begin(), p.filter.end(), "NodeData") == p.filter.end()) p.filter.push_back("NodeData");
+      if (std::none_of(p.score.begin(), p.score.end(), [](const PluginEntry& e) { return e.name == "NodeData"; }))
+        p.score.push_back(PluginEntry{"NodeData", static_cast<int32_t>(1 + i % 4)});
+      p.node_data_args.filter_column = kNodeFilterColumns[i % 2];
+      p.node_data_args.filter_default_fails = i % 3 == 0;
+      p.node_data_args.score_column = kNodeScoreColumns[(i / 2) % 2];
+      p.node_data_args.score_normalization = kinds[i % 3];
+      p.node_data_args.score_default = static_cast<int32_t>(i * 37 % 101);
+    }
+    return c;
+  }();
+  return config;
+}
+
+// A random change to one node data column: some nodes set (passes, fails
+// with one of a few reasons, scores 0..100) or cleared, up to `max_nodes` of
+// them, or (rarely) the whole column cleared.
+struct RandomNodeData {
+  std::string column;
+  Snapshot::NodeDataKind kind = Snapshot::NodeDataKind::kFilter;
+  bool clear_column = false;
+  std::vector<Snapshot::NodeDataUpdate> updates;  // distinct nodes
+};
+
+inline RandomNodeData random_node_data(SplitMix64& rng, uint32_t num_nodes, uint32_t max_nodes) {
+  using Op = Snapshot::NodeDataUpdate::Op;
+  RandomNodeData d;
+  d.kind = rng.chance(0.5) ? Snapshot::NodeDataKind::kFilter : Snapshot::NodeDataKind::kScore;
+  d.column = d.kind == Snapshot::NodeDataKind::kFilter ? pick(rng, kNodeFilterColumns) : pick(rng, kNodeScoreColumns);
+  if (num_nodes == 0) return d;
+  if (rng.chance(0.04)) {
+    d.clear_column = true;
+    return d;
+  }
+  const uint32_t count = 1 + static_cast<uint32_t>(rng.below(std::min(max_nodes, num_nodes)));
+  std::vector<uint32_t> nodes(num_nodes);
+  for (uint32_t n = 0; n < num_nodes; ++n) nodes[n] = n;
+  rng.shuffle(nodes);
+  for (uint32_t k = 0; k < count; ++k) {
+    Snapshot::NodeDataUpdate u;
+    u.node = nodes[k];
+    if (rng.chance(0.15)) {
+      u.op = Op::kClear;
+    } else if (d.kind == Snapshot::NodeDataKind::kScore) {
+      u.op = Op::kScore;
+      u.score = rng.chance(0.1) ? 0 : static_cast<int64_t>(rng.below(101));
+    } else if (rng.chance(0.6)) {
+      u.op = Op::kPass;
+    } else {
+      u.op = Op::kFail;
+      u.reason = pick(rng, kNodeDataReasons);
+    }
+    d.updates.push_back(std::move(u));
+  }
+  return d;
+}
+
+inline void apply_node_data(Snapshot& snap, const RandomNodeData& d) {
+  if (d.clear_column) {
+    const int32_t c = snap.find_node_data_column(d.column);
+    if (c >= 0) snap.clear_node_data(static_cast<uint32_t>(c));
+    return;
+  }
+  snap.update_node_data(d.column, d.kind, d.updates);
 }
 
 inline std::vector<std::string> scheduler_names() {

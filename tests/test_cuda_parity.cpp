@@ -159,6 +159,8 @@ struct Coverage {
   uint32_t group_feasible = 0;   // evaluations of a SharedDeviceGroup member with a feasible node
   uint32_t group_assumed = 0;    // SharedDeviceGroup members assumed
   uint32_t ordered_lists = 0;    // scored lists of 2+ nodes checked to ascend (visit in node order)
+  uint32_t node_data_updates = 0;   // node data entries set or cleared between pods
+  uint32_t node_data_rejected = 0;  // evaluations where NodeData rejected some node
 };
 
 Coverage& operator+=(Coverage& a, const Coverage& b) {
@@ -179,6 +181,8 @@ Coverage& operator+=(Coverage& a, const Coverage& b) {
   a.group_feasible += b.group_feasible;
   a.group_assumed += b.group_assumed;
   a.ordered_lists += b.ordered_lists;
+  a.node_data_updates += b.node_data_updates;
+  a.node_data_rejected += b.node_data_rejected;
   return a;
 }
 
@@ -188,8 +192,10 @@ std::ostream& operator<<(std::ostream& os, const Coverage& c) {
             << c.structure_changes << " structure changes, " << c.removed << " removals, " << c.node_updates
             << " node updates; " << c.prescored << " prescored, " << c.negative_totals << " negative totals, "
             << c.ignored_nodes << " ignored scores; GpuShare filtered " << c.device_filtered << " ("
-            << c.device_feasible << " with a feasible node); " << c.group_feasible << " group evaluations with a feasible node, "
-            << c.group_assumed << " group members assumed; " << c.ordered_lists << " scored lists in node order";
+            << c.device_feasible << " with a feasible node); " << c.group_feasible
+            << " group evaluations with a feasible node, " << c.group_assumed << " group members assumed; "
+            << c.ordered_lists << " scored lists in node order; " << c.node_data_updates << " node data updates, "
+            << c.node_data_rejected << " evaluations with nodes NodeData rejected";
 }
 
 // Evaluates every pending pod of a random cluster with both backends under a
@@ -267,7 +273,7 @@ void add_device_groups(Cluster& cluster, uint64_t stream) {
 }
 
 Coverage run_backend_parity(Backend& reference, Backend& under_test, const ClusterShape& shape, uint64_t stream,
-                            bool gpu_heavy = false) {
+                            bool gpu_heavy = false, const SchedulerConfig& config = parity_config()) {
   Coverage cov;
   SplitMix64 rng = SplitMix64::derive(parity_seed(), stream);
   const std::vector<std::string> schedulers = scheduler_names();
@@ -282,8 +288,12 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
   (void)snap.take_device_warnings();
   std::vector<uint32_t> assumed_ids;
   std::vector<ProfilePlan> plans;
-  for (const auto& p : parity_config().profiles) plans.push_back(make_profile_plan(p));
+  for (const auto& p : config.profiles) plans.push_back(make_profile_plan(p));
   const uint32_t n = snap.num_nodes();
+  // The embedder's node data (NodeData): most nodes given some in every
+  // column, changed between pods; a stream of its own.
+  SplitMix64 drng = SplitMix64::derive(parity_seed() ^ 0xda7a5ull, stream);
+  for (int k = 0; k < 6; ++k) apply_node_data(snap, random_node_data(drng, n, n));
 
   EvalResult want, got;
   std::vector<uint32_t> shuffled;
@@ -359,6 +369,10 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
       cov.group_feasible +=
           !q.rejected && pod.annotations.count("deviceshare.io/group") != 0 && want.num_feasible > 0 ? 1 : 0;
       cov.device_feasible += device_filter && want.num_feasible > 0 ? 1 : 0;
+      bool node_data_rejected = false;
+      for (uint32_t bit = 0; bit < 64; ++bit)
+        node_data_rejected |= want.rejections.at(plugin_id<plugins::NodeData>(), bit) > 0;
+      cov.node_data_rejected += node_data_rejected ? 1 : 0;
     }
 
     // Assume the pod where the plain request put it, most of the time.
@@ -411,6 +425,11 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
       snap.update_node(updated);
       cluster.nodes[node] = updated;
       ++cov.node_updates;
+    }
+    if (drng.chance(0.3)) {
+      const RandomNodeData d = random_node_data(drng, n, drng.chance(0.2) ? n : 4);
+      apply_node_data(snap, d);
+      cov.node_data_updates += d.clear_column ? n : static_cast<uint32_t>(d.updates.size());
     }
     cov.structure_changes += snap.structure_version() != version ? 1 : 0;
   }
@@ -474,6 +493,29 @@ TEST_P(CudaParity, GpuClustersCpuBackendMatchesTheNodeMajorReference) {
   if (c.nodes >= 31 && c.pods >= 20 && c.degenerate < 1.0) {
     EXPECT_GT(cov.device_feasible, 0u) << "no GPU pod fitted anywhere";
     EXPECT_GT(cov.group_feasible, 0u) << "no SharedDeviceGroup member fitted anywhere";
+  }
+}
+
+// NodeData in every profile (nodes without data failing in some, every
+// normalization), the node data columns filled and changed between pods.
+TEST_P(CudaParity, NodeDataMatchesTheCpuBackend) {
+  REQUIRE_BACKEND_UNDER_TEST();
+  const ParityCase c = GetParam();
+  auto cpu = make_cpu_backend();
+  auto dev = backend_under_test();
+  run_backend_parity(*cpu, *dev, ClusterShape{c.nodes, c.pods, c.degenerate}, c.nodes * 7919ull + c.pods + 2, false,
+                     node_data_parity_config());
+}
+
+TEST_P(CudaParity, NodeDataCpuBackendMatchesTheNodeMajorReference) {
+  const ParityCase c = GetParam();
+  ReferenceBackend reference;
+  auto cpu = make_cpu_backend();
+  const Coverage cov = run_backend_parity(reference, *cpu, ClusterShape{c.nodes, c.pods, c.degenerate},
+                                          c.nodes * 7919ull + c.pods + 2, false, node_data_parity_config());
+  if (c.nodes >= 31 && c.pods >= 20 && c.degenerate < 1.0) {
+    EXPECT_GT(cov.node_data_updates, 0u) << cov;
+    EXPECT_GT(cov.node_data_rejected, 0u) << cov;
   }
 }
 

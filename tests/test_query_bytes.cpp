@@ -18,6 +18,7 @@
 #include "plugins/image_locality.hpp"
 #include "plugins/inter_pod_affinity.hpp"
 #include "plugins/node_affinity.hpp"
+#include "plugins/node_data.hpp"
 #include "plugins/node_name.hpp"
 #include "plugins/node_ports.hpp"
 #include "plugins/node_resources_balanced_allocation.hpp"

@@ -406,6 +406,25 @@ Decoded decode(const Snapshot& s) {
     return join(parts, false);
   });
 
+  // Node data: per node, each column's entry by column name (reason texts
+  // for fails, "-" without data).
+  const auto node_data = [&](Snapshot::NodeDataKind kind) {
+    return [&s, kind](uint32_t n) {
+      std::vector<std::string> parts;
+      for (uint32_t c = 0; c < s.num_node_data_columns(); ++c) {
+        if (s.node_data_column_kind(c) != kind) continue;
+        const uint8_t e = s.node_data_entry(c, n);
+        std::string text = e == kNodeDataNone ? "-" : std::to_string(e);
+        if (kind == Snapshot::NodeDataKind::kFilter && e >= 1 && e <= kMaxNodeDataReasons)
+          text = s.node_data_reason(c, e);
+        parts.push_back(s.node_data_column_name(c) + "=" + text);
+      }
+      return join(parts, false);
+    };
+  };
+  per_node("node_filter_data", node_data(Snapshot::NodeDataKind::kFilter));
+  per_node("node_score_data", node_data(Snapshot::NodeDataKind::kScore));
+
   // Host-side parts and the view's counts.
   // (The node-tree order is compared on its own: after node changes it is
   // upstream's node tree, which a fresh build does not always reproduce.)

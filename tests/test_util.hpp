@@ -219,7 +219,7 @@ inline ProfileConfig score_only_profile(const std::string& plugin, ProfileConfig
 }
 
 // `prepare`, when given, is applied to the snapshot right after it is built
-// (e.g. configure_devices for the device plugins).
+// (e.g. configure_devices for the device plugins, node data).
 inline FilterRun run_filter(const std::string& plugin, const std::vector<Node>& nodes,
                             const std::vector<Pod>& running_pods, const Pod& pod, ProfileConfig base = {},
                             const ClusterObjects* objects = nullptr,
@@ -263,8 +263,9 @@ inline FilterRun run_filter(const std::string& plugin, const std::vector<Node>& 
 
 inline ScoreRun run_score(const std::string& plugin, const std::vector<Node>& nodes,
                           const std::vector<Pod>& running_pods, const Pod& pod, ProfileConfig base = {},
-                          const ClusterObjects* objects = nullptr) {
+                          const ClusterObjects* objects = nullptr, const std::function<void(Snapshot&)>& prepare = {}) {
   Snapshot snap = Snapshot::build(nodes, running_pods);
+  if (prepare) prepare(snap);
   const ProfilePlan plan = make_profile_plan(score_only_profile(plugin, std::move(base)));
   intern_pod_for_plan(snap, pod, plan, objects);
   PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, objects);

@@ -312,6 +312,108 @@ func (e *Engine) RemoveObject(kind, namespace, name string) error {
 	return call(func() C.int { return C.bs_engine_remove_object(e.h, k, ns, nm) })
 }
 
+// NodeFilter is one node's entry in a NodeData filter column (SetNodeFilters).
+type NodeFilter struct {
+	Node   string
+	Pass   bool
+	Reason string // when the node fails; "": "node(s) didn't pass <column>"
+}
+
+// NodeScore is one node's entry in a NodeData score column (SetNodeScores).
+type NodeScore struct {
+	Node  string
+	Score int64 // 0..100
+}
+
+// cstrings copies ss into C memory (an array of C strings: cgo forbids Go
+// pointers to Go pointers) for the duration of a call.
+func cstrings(ss []string) (**C.char, func()) {
+	if len(ss) == 0 {
+		return nil, func() {}
+	}
+	arr := unsafe.Slice((**C.char)(C.malloc(C.size_t(len(ss))*C.size_t(unsafe.Sizeof((*C.char)(nil))))), len(ss))
+	for i, s := range ss {
+		arr[i] = C.CString(s)
+	}
+	return &arr[0], func() {
+		for _, p := range arr {
+			C.free(unsafe.Pointer(p))
+		}
+		C.free(unsafe.Pointer(&arr[0]))
+	}
+}
+
+// SetNodeFilter sets a node's verdict in a NodeData filter column: it
+// passes, or fails with reason (docs/plugins.md). The column is made by its
+// first set. ErrNotFound for an unknown node; ErrInvalidInput for a bad
+// column name, a score column, or a reason with control characters.
+func (e *Engine) SetNodeFilter(column, node string, pass bool, reason string) error {
+	return e.SetNodeFilters(column, []NodeFilter{{Node: node, Pass: pass, Reason: reason}})
+}
+
+// SetNodeFilters sets several nodes' verdicts at once: all or nothing.
+func (e *Engine) SetNodeFilters(column string, values []NodeFilter) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	names := make([]string, len(values))
+	reasons := make([]string, len(values))
+	pass := make([]C.int, len(values)+1)
+	for i, v := range values {
+		names[i], reasons[i] = v.Node, v.Reason
+		if v.Pass {
+			pass[i] = 1
+		}
+	}
+	col := C.CString(column)
+	defer C.free(unsafe.Pointer(col))
+	np, freeNames := cstrings(names)
+	defer freeNames()
+	rp, freeReasons := cstrings(reasons)
+	defer freeReasons()
+	return call(func() C.int {
+		return C.bs_engine_set_node_filters(e.h, col, np, &pass[0], rp, C.size_t(len(values)))
+	})
+}
+
+// SetNodeScore sets a node's score (0..100) in a NodeData score column.
+func (e *Engine) SetNodeScore(column, node string, score int64) error {
+	return e.SetNodeScores(column, []NodeScore{{Node: node, Score: score}})
+}
+
+// SetNodeScores sets several nodes' scores at once: all or nothing.
+func (e *Engine) SetNodeScores(column string, values []NodeScore) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	names := make([]string, len(values))
+	scores := make([]C.int64_t, len(values)+1)
+	for i, v := range values {
+		names[i], scores[i] = v.Node, C.int64_t(v.Score)
+	}
+	col := C.CString(column)
+	defer C.free(unsafe.Pointer(col))
+	np, freeNames := cstrings(names)
+	defer freeNames()
+	return call(func() C.int {
+		return C.bs_engine_set_node_scores(e.h, col, np, &scores[0], C.size_t(len(values)))
+	})
+}
+
+// ClearNodeData removes a node's entry from a NodeData column (the node
+// then has no data there); ErrNotFound for an unknown column or node.
+func (e *Engine) ClearNodeData(column, node string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	col, n := C.CString(column), C.CString(node)
+	defer C.free(unsafe.Pointer(col))
+	defer C.free(unsafe.Pointer(n))
+	return call(func() C.int { return C.bs_engine_clear_node_data(e.h, col, n) })
+}
+
+// ClearNodeDataColumn removes every node's entry from a NodeData column.
+func (e *Engine) ClearNodeDataColumn(column string) error {
+	return e.nameCall(column, func(s *C.char) C.int { return C.bs_engine_clear_node_data(e.h, s, nil) })
+}
+
 // Result is one decision.
 type Result struct {
 	Pod           string

@@ -210,3 +210,72 @@ func TestStatusesRankAndMetrics(t *testing.T) {
 		t.Fatalf("after close: %v", err)
 	}
 }
+
+// NodeData's columns from Go: verdicts with reasons, bulk scores, clears.
+func TestNodeData(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Backend = "cpu"
+	opts.TieBreak = TieBreakFirst
+	config := []byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled: [{name: NodeData, weight: 5}]
+  pluginConfig:
+  - name: NodeData
+    args: {filterColumn: example.com/license, scoreColumn: example.com/cost, scoreNormalization: Reverse}
+`)
+	e, err := NewEngine(config, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if err := e.AddNode([]byte(`{"metadata":{"name":"` + n + `"},"status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod := []byte(`{"metadata":{"name":"p","namespace":"default","uid":"u-p"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}}`)
+	if err := e.SetNodeScores("example.com/cost", []NodeScore{{"n1", 90}, {"n2", 10}, {"n3", 50}}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := e.Peek(pod); err != nil || r.Node != "n2" {
+		t.Fatalf("cheapest: %+v %v", r, err)
+	}
+	if err := e.SetNodeFilter("example.com/license", "n2", false, "node(s) had an expired license"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := e.Peek(pod); err != nil || r.Node != "n3" {
+		t.Fatalf("n2 unlicensed: %+v %v", r, err)
+	}
+	if err := e.SetNodeFilters("example.com/license", []NodeFilter{{Node: "n1"}, {Node: "n3"}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Peek(pod)
+	if err != nil || r.Node != "" || r.Message != "0/3 nodes are available: 1 node(s) had an expired license, 2 node(s) didn't pass example.com/license." {
+		t.Fatalf("none licensed: %+v %v", r, err)
+	}
+	if err := e.SetNodeScore("example.com/cost", "n1", 101); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("score 101: %v", err)
+	}
+	if err := e.SetNodeScore("example.com/cost", "n9", 1); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown node: %v", err)
+	}
+	if err := e.SetNodeFilters("example.com/cost", []NodeFilter{{Node: "n1", Pass: true}}); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("a score column: %v", err)
+	}
+	if err := e.ClearNodeData("example.com/license", "n2"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := e.Peek(pod); err != nil || r.Node != "n2" {
+		t.Fatalf("n2 without data passes: %+v %v", r, err)
+	}
+	if err := e.ClearNodeDataColumn("example.com/cost"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ClearNodeDataColumn("example.com/none"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown column: %v", err)
+	}
+}

@@ -128,6 +128,11 @@ _result_free = _sig("bs_schedule_result_free", None, ctypes.POINTER(_ScheduleRes
 _rank = _sig("bs_engine_rank", ctypes.c_int, _E, _c_char_p, _size_t, ctypes.c_uint32, ctypes.POINTER(ctypes.POINTER(_Ranking)))
 _ranking_free = _sig("bs_ranking_free", None, ctypes.POINTER(_Ranking))
 _metrics = _sig("bs_engine_metrics_text", ctypes.c_int, _E, ctypes.POINTER(ctypes.c_void_p))
+_set_node_filters = _sig("bs_engine_set_node_filters", ctypes.c_int, _E, _c_char_p, ctypes.POINTER(_c_char_p),
+                         ctypes.POINTER(ctypes.c_int), ctypes.POINTER(_c_char_p), _size_t)
+_set_node_scores = _sig("bs_engine_set_node_scores", ctypes.c_int, _E, _c_char_p, ctypes.POINTER(_c_char_p),
+                        ctypes.POINTER(ctypes.c_int64), _size_t)
+_clear_node_data = _sig("bs_engine_clear_node_data", ctypes.c_int, _E, _c_char_p, _c_char_p)
 
 if _abi_version() != ABI_VERSION:
     raise ImportError("bulkscore: libbulkscore's ABI version %d, this module speaks %d" % (_abi_version(), ABI_VERSION))
@@ -342,6 +347,40 @@ class Engine:
                           rejections=rejections, message=_str(c.message), json=_str(c.json))
         finally:
             _ranking_free(r)
+
+    # NodeData's columns (docs/plugins.md): per-node verdicts and scores of the
+    # embedder's own rules. A column is made by its first set.
+    def set_node_filter(self, column, node, passes, reason=""):
+        """The node passes, or fails with `reason` ("": "node(s) didn't pass <column>")."""
+        self.set_node_filters(column, [(node, passes, reason)])
+
+    def set_node_filters(self, column, values):
+        """Several nodes at once, all or nothing: (node, passes[, reason]) tuples."""
+        values = [tuple(v) + ("",) * (3 - len(v)) for v in values]
+        n = len(values)
+        nodes = (_c_char_p * max(n, 1))(*[v[0].encode() for v in values])
+        passes = (ctypes.c_int * max(n, 1))(*[1 if v[1] else 0 for v in values])
+        reasons = (_c_char_p * max(n, 1))(*[(v[2] or "").encode() for v in values])
+        with self._lock:
+            _check(_set_node_filters(self._h, column.encode(), nodes, passes, reasons, n))
+
+    def set_node_score(self, column, node, score):
+        """The node's score, 0..100."""
+        self.set_node_scores(column, {node: score})
+
+    def set_node_scores(self, column, scores):
+        """Several nodes at once, all or nothing: a dict node -> score (or (node, score) pairs)."""
+        items = list(scores.items()) if isinstance(scores, dict) else [tuple(v) for v in scores]
+        n = len(items)
+        nodes = (_c_char_p * max(n, 1))(*[k.encode() for k, _ in items])
+        values = (ctypes.c_int64 * max(n, 1))(*[v for _, v in items])
+        with self._lock:
+            _check(_set_node_scores(self._h, column.encode(), nodes, values, n))
+
+    def clear_node_data(self, column, node=None):
+        """The node's entry removed (node None: every node's)."""
+        with self._lock:
+            _check(_clear_node_data(self._h, column.encode(), node.encode() if node is not None else None))
 
     def take_warnings(self):
         lst = ctypes.POINTER(_c_char_p)()

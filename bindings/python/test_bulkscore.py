@@ -95,5 +95,48 @@ class Statuses(unittest.TestCase):
         e.close()
 
 
+class NodeData(unittest.TestCase):
+    CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled: [{name: NodeData, weight: 5}]
+  pluginConfig:
+  - name: NodeData
+    args: {filterColumn: example.com/license, scoreColumn: example.com/cost, scoreNormalization: Reverse}
+"""
+
+    def test_verdicts_scores_and_clears(self):
+        with bulkscore.Engine(self.CONFIG, backend="cpu", tie_break="first") as e:
+            for name in ("n1", "n2", "n3"):
+                e.add_node({"metadata": {"name": name},
+                            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+            pod = {"metadata": {"name": "p", "namespace": "default", "uid": "u-p"},
+                   "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+            e.set_node_scores("example.com/cost", {"n1": 90, "n2": 10, "n3": 50})
+            self.assertEqual(e.peek(pod).node, "n2")
+            e.set_node_filter("example.com/license", "n2", False, "node(s) had an expired license")
+            self.assertEqual(e.peek(pod).node, "n3")
+            e.set_node_filters("example.com/license", [("n1", False), ("n3", False, "")])
+            self.assertEqual(e.peek(pod).message, "0/3 nodes are available: 1 node(s) had an expired license, "
+                                                  "2 node(s) didn't pass example.com/license.")
+            with self.assertRaises(bulkscore.InvalidInput):
+                e.set_node_score("example.com/cost", "n1", 101)
+            with self.assertRaises(bulkscore.NotFound):
+                e.set_node_score("example.com/cost", "n9", 1)
+            with self.assertRaises(bulkscore.InvalidInput):
+                e.set_node_filter("example.com/cost", "n1", True)
+            e.clear_node_data("example.com/license", "n2")
+            self.assertEqual(e.peek(pod).node, "n2")
+            rk = e.rank(pod, 3)
+            self.assertEqual(rk.plugins[-1], "NodeData")
+            self.assertEqual(rk.nodes[0]["raw"][-1], 10)
+            e.clear_node_data("example.com/cost")
+            with self.assertRaises(bulkscore.NotFound):
+                e.clear_node_data("example.com/none")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -410,6 +410,59 @@ int bs_engine_remove_object(bs_engine* engine, const char* kind, const char* nam
   });
 }
 
+// ---- node data --------------------------------------------------------------------------
+
+int bs_engine_set_node_filter(bs_engine* engine, const char* column, const char* node, int pass, const char* reason) {
+  BS_REQUIRE(engine && column && node, "bs_engine_set_node_filter: engine, column and node are required");
+  return guarded([&] {
+    return status_of(engine->engine->set_node_filter(column, node, pass != 0, reason ? reason : ""), engine);
+  });
+}
+
+int bs_engine_set_node_filters(bs_engine* engine, const char* column, const char* const* nodes, const int* pass,
+                               const char* const* reasons, size_t count) {
+  BS_REQUIRE(engine && column, "bs_engine_set_node_filters: engine and column are required");
+  BS_REQUIRE(count == 0 || (nodes && pass), "bs_engine_set_node_filters: nodes and pass are required");
+  return guarded([&] {
+    std::vector<bulkscore::NodeFilterValue> values(count);
+    for (size_t i = 0; i < count; ++i) {
+      BS_REQUIRE(nodes[i], "bs_engine_set_node_filters: nodes[" + std::to_string(i) + "] is NULL");
+      values[i].node = nodes[i];
+      values[i].pass = pass[i] != 0;
+      if (!values[i].pass && reasons && reasons[i]) values[i].reason = reasons[i];
+    }
+    return status_of(engine->engine->set_node_filters(column, values), engine);
+  });
+}
+
+int bs_engine_set_node_score(bs_engine* engine, const char* column, const char* node, int64_t score) {
+  BS_REQUIRE(engine && column && node, "bs_engine_set_node_score: engine, column and node are required");
+  return guarded([&] { return status_of(engine->engine->set_node_score(column, node, score), engine); });
+}
+
+int bs_engine_set_node_scores(bs_engine* engine, const char* column, const char* const* nodes, const int64_t* scores,
+                              size_t count) {
+  BS_REQUIRE(engine && column, "bs_engine_set_node_scores: engine and column are required");
+  BS_REQUIRE(count == 0 || (nodes && scores), "bs_engine_set_node_scores: nodes and scores are required");
+  return guarded([&] {
+    std::vector<bulkscore::NodeScoreValue> values(count);
+    for (size_t i = 0; i < count; ++i) {
+      BS_REQUIRE(nodes[i], "bs_engine_set_node_scores: nodes[" + std::to_string(i) + "] is NULL");
+      values[i].node = nodes[i];
+      values[i].score = scores[i];
+    }
+    return status_of(engine->engine->set_node_scores(column, values), engine);
+  });
+}
+
+int bs_engine_clear_node_data(bs_engine* engine, const char* column, const char* node) {
+  BS_REQUIRE(engine && column, "bs_engine_clear_node_data: engine and column are required");
+  return guarded([&] {
+    return status_of(node ? engine->engine->clear_node_data(column, node) : engine->engine->clear_node_data(column),
+                     engine);
+  });
+}
+
 // ---- decisions ------------------------------------------------------------------------
 
 int bs_engine_schedule(bs_engine* engine, const char* pod_json, size_t len, bs_schedule_result** out) {

@@ -169,7 +169,10 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
     }
     pod_records_.emplace(std::move(key), std::move(rec));
   }
+  // The embedder's node data stays with the nodes that are loaded again.
+  const Snapshot::NodeDataByName node_data = snapshot_.node_data_by_name();
   snapshot_ = Snapshot::build(cluster.nodes, std::move(placed));
+  snapshot_.restore_node_data(node_data);
   // Pod ids are positions in `placed`.
   for (uint32_t id = 0; id < placed_keys.size(); ++id) pod_records_.at(placed_keys[id]).id = id;
   // The snapshot holds what it needs; free the parsed objects now.

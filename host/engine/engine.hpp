@@ -109,6 +109,21 @@ struct EventStatus {
   bool ok() const { return code == EventCode::kOk; }
 };
 
+// One node's entry in a NodeData filter column (Engine::set_node_filters).
+struct NodeFilterValue {
+  std::string node;
+  bool pass = true;
+  // When the node fails: the reason FitError messages and explain show
+  // ("" gives "node(s) didn't pass <column>"); ignored when it passes.
+  std::string reason;
+};
+
+// One node's entry in a NodeData score column (Engine::set_node_scores).
+struct NodeScoreValue {
+  std::string node;
+  int64_t score = 0;  // 0..100
+};
+
 // A pod as the engine's cache holds it (Engine::pod_entry).
 enum class PodCacheState : uint8_t {
   kAbsent = 0,   // not held
@@ -351,6 +366,33 @@ class Engine {
   // SharedDeviceGroup).
   EventStatus remove_object(ObjectKind kind, std::string_view namespace_name, std::string_view name);
 
+  // ---- node data: the NodeData plugin's columns (docs/plugins.md) ---------
+  // Named per-node columns the embedder keeps for its own rules (a license,
+  // a maintenance window, a cost model), which profiles read through the
+  // NodeData plugin's args: a filter column holds per node a pass or a
+  // fail with a reason (at most 63 distinct reasons in use per column), a
+  // score column a score 0..100. A column is made by its first set, of
+  // that kind (a filter and a score column cannot share a name; names are
+  // qualified names, as label keys). Nodes by name: an unknown node is
+  // kNotFound; a bad column name, a column of the other kind, a score out
+  // of range, a node given twice or a reason with control characters (or
+  // over 256 bytes) is kInvalid. The bulk forms change all or nothing.
+  // Nodes added later have no data in any column (the plugin's
+  // filterDefault and scoreDefault apply); update_node keeps a node's data,
+  // remove_node drops it, load keeps the data of the nodes it loads again
+  // (by name). Each change is exact for the device mirror and the batch
+  // cache: only the nodes whose entries changed are filtered and scored
+  // again.
+  EventStatus set_node_filter(std::string_view column, std::string_view node, bool pass, std::string_view reason = {});
+  EventStatus set_node_filters(std::string_view column, const std::vector<NodeFilterValue>& values);
+  EventStatus set_node_score(std::string_view column, std::string_view node, int64_t score);
+  EventStatus set_node_scores(std::string_view column, const std::vector<NodeScoreValue>& values);
+  // The node's entry removed (it has no data in the column then); kNotFound
+  // for an unknown column or node.
+  EventStatus clear_node_data(std::string_view column, std::string_view node);
+  // Every node's entry in the column removed (the column stays, empty).
+  EventStatus clear_node_data(std::string_view column);
+
   const Snapshot& snapshot() const { return snapshot_; }
   // The Services, controllers, Namespaces and groups: the last load's, as
   // the object events changed them.
@@ -455,6 +497,8 @@ class Engine {
   void admit_waiting_pods(const std::string& node, std::vector<std::string>& warnings);
   // After a node event: upstream batching's state names node indices.
   void node_set_changed();
+  // After a node data change (engine_node_data.cpp).
+  void node_data_changed();
   std::unordered_map<std::string, PodRecord> pod_records_;
   // Node name -> the keys of the pods waiting for it.
   std::unordered_map<std::string, std::vector<std::string>> waiting_by_node_;

@@ -119,7 +119,7 @@ constexpr std::array<std::string_view, 4> kRemovedPlugins = {"AzureDiskLimits", 
 // bulkscore's own plugins (docs/plugins.md, "Beyond upstream"): known to
 // the configuration like in-tree ones, in no default set; a profile enables
 // them by name (at their points or through multiPoint).
-constexpr std::array<KnownPlugin, 9> kOutOfTreePlugins = {{
+constexpr std::array<KnownPlugin, 10> kOutOfTreePlugins = {{
     {"GpuShare", kPreFilterFilter, 0},
     {"SharedDeviceGroup", kFullScoring, 0},
     {"WorkloadType", kPreFilterFilter, 0},
@@ -129,6 +129,7 @@ constexpr std::array<KnownPlugin, 9> kOutOfTreePlugins = {{
     {"GpuPacking", bit(kPreScore) | bit(kScore), 0},
     {"GpuClustering", bit(kPreScore) | bit(kScore), 0},
     {"GpuRandomFit", bit(kPreScore) | bit(kScore), 0},
+    {"NodeData", bit(kFilter) | bit(kScore), 0},
 }};
 
 const KnownPlugin* find_plugin(std::string_view name) {
@@ -509,6 +510,11 @@ ProfileSpec parse_profile(const YamlReader& r, const YAML::Node& n, const std::s
       parser->parse(ar, args, PluginArgsContext{needed.count(name) != 0}, cfg);
     }
   }
+  // NodeData enabled without a pluginConfig entry has its default args,
+  // which read no column: refused as an entry without columns is.
+  if (needed.count("NodeData") != 0 && seen.count("NodeData") == 0)
+    cfg.node_data_args =
+        parse_node_data_args(r.for_object(path + " (NodeData)"), YAML::Node(), PluginArgsContext{true});
 
   const ResolvedPlugins resolved = resolve_plugins(r, spec.merged, path);
   cfg.pre_filter = resolved.lists[kPreFilter];

@@ -69,6 +69,18 @@ struct WorkloadTypeArgs {
   std::vector<std::string> gpu_resource_names{"nvidia.com/gpu"};
 };
 
+// bulkscore's own NodeData plugin (docs/plugins.md): which of the
+// embedder's node data columns a profile reads, and what a node without
+// data gets. Empty column names: that half of the plugin does nothing.
+enum class NodeDataNormalization : uint8_t { None, Default, Reverse };
+struct NodeDataArgs {
+  std::string filter_column;          // "": no Filter
+  bool filter_default_fails = false;  // filterDefault: Pass (false) or Fail
+  std::string score_column;           // "": no Score
+  NodeDataNormalization score_normalization = NodeDataNormalization::None;
+  int32_t score_default = 0;  // 0..100
+};
+
 // A plugin at one extension point, with its Score weight (Score only).
 struct PluginEntry {
   std::string name;
@@ -161,6 +173,7 @@ struct ProfileConfig {
   WorkloadTypeArgs workload_type_args;
   SharedDeviceGroupArgs shared_device_group_args;
   DefaultPreemptionArgs default_preemption_args;
+  NodeDataArgs node_data_args;
 };
 
 struct SchedulerConfig {

@@ -881,6 +881,7 @@ uint32_t Snapshot::add_node(const Node& node) {
   append_node_to_rows(requested_, num_resources(), n, int64_t(0));
   append_node_to_rows(nonzero_requested_, 2, n, int64_t(0));
   append_node_to_rows(topology_counts_, matchers_.size(), n, int32_t(0));
+  node_data_add_node(n);
   allowed_pods_.push_back(0);
   pod_count_.push_back(0);
   unschedulable_.push_back(0);
@@ -1022,6 +1023,7 @@ std::vector<Pod> Snapshot::remove_node(std::string_view name) {
   erase_node_from_rows(requested_, num_resources(), old_n, n);
   erase_node_from_rows(nonzero_requested_, 2, old_n, n);
   erase_node_from_rows(topology_counts_, matchers_.size(), old_n, n);
+  node_data_remove_node(n, old_n);
   allowed_pods_.erase(allowed_pods_.begin() + n);
   pod_count_.erase(pod_count_.begin() + n);
   node_name_id_.erase(node_name_id_.begin() + n);
@@ -1897,6 +1899,10 @@ void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
   fn("device_free", device_free_, v.device_free, device_slots);
   fn("device_pod_classes", device_pod_classes_, v.device_pod_classes, scalar);
   fn("group_free", group_free_, v.group_free, rows);
+  // A new column adds a row: the column is laid out anew, nothing else.
+  const Sync node_data_rows{K::kNodeRows, node_data_layout_version_, nullptr};
+  fn("node_filter_data", node_filter_data_, v.node_filter_data, node_data_rows);
+  fn("node_score_data", node_score_data_, v.node_score_data, node_data_rows);
 }
 
 SnapshotView Snapshot::view() const {
@@ -1935,6 +1941,8 @@ SnapshotView Snapshot::counts_only() const {
   v.num_pod_slots = static_cast<uint32_t>(pod_namespace_.size());
   v.num_topology_matchers = static_cast<uint32_t>(matchers_.size());
   v.num_group_device_types = static_cast<uint32_t>(group_types_.size());
+  v.num_node_filter_rows = static_cast<uint32_t>(node_filter_columns_.size());
+  v.num_node_score_rows = static_cast<uint32_t>(node_score_columns_.size());
   return v;
 }
 

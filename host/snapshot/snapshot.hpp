@@ -33,6 +33,7 @@
 // version of its own columns (a mirror re-sends those columns).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -51,6 +52,13 @@
 namespace bulkscore {
 
 constexpr int32_t kNoId = -1;
+
+// Node data (the NodeData plugin): an entry of a node that has no data in a
+// column, and the most reason texts a filter column holds at once (entry
+// 1..63 is reason id k, its verdict's reason bit k - 1; bit 63 is the
+// plugin's own "no data" reason).
+constexpr uint8_t kNodeDataNone = 0xFF;
+constexpr uint32_t kMaxNodeDataReasons = 63;
 
 enum ResourceIndex : int32_t { kCpu = 0, kMemory = 1, kEphemeralStorage = 2, kFirstScalar = 3 };
 
@@ -157,6 +165,24 @@ struct SnapshotView {
   // devices of it that no group holds: group_free[row * num_nodes + n].
   uint32_t num_group_device_types = 0;
   const int32_t* group_free = nullptr;
+
+  // Node data (the NodeData plugin, docs/plugins.md): named per-node
+  // columns the embedder fills (Snapshot::update_node_data). Filter rows:
+  // node_filter_data[row * num_nodes + n] is 0 (the node passes), 1..63
+  // (it fails with that reason id of the column) or kNodeDataNone (no
+  // data). Score rows: node_score_data[row * num_nodes + n] is 0..100 or
+  // kNodeDataNone.
+  uint32_t num_node_filter_rows = 0;
+  uint32_t num_node_score_rows = 0;
+  const uint8_t* node_filter_data = nullptr;
+  const uint8_t* node_score_data = nullptr;
+
+  BULKSCORE_HD uint8_t node_filter_entry(uint32_t row, uint32_t node) const {
+    return node_filter_data[static_cast<size_t>(row) * num_nodes + node];
+  }
+  BULKSCORE_HD uint8_t node_score_entry(uint32_t row, uint32_t node) const {
+    return node_score_data[static_cast<size_t>(row) * num_nodes + node];
+  }
 
   BULKSCORE_HD int32_t topology_count(uint32_t matcher, uint32_t node) const {
     return topology_counts[static_cast<size_t>(matcher) * num_nodes + node];
@@ -532,6 +558,80 @@ class Snapshot {
   // pod looks at the groups filed under its own labels, not at every group.
   std::vector<uint32_t> affinity_term_candidates(const StringMap& labels) const;
 
+  // ---- node data (the NodeData plugin; docs/snapshot.md) -----------------------
+  // Named per-node columns an embedder fills (Engine::set_node_filter and
+  // the rest): a filter column holds per node a verdict (passes, or fails
+  // with one of at most 63 reason texts in use at once), a score column a
+  // score 0..100; a node may have no data in a column. An entry that
+  // changes logs its node (the columns are kNodeRows: a mirror re-sends the
+  // node's entries, a batch cache filters and scores it again). A new
+  // column is a new row of "no data" entries: a new layout version of the
+  // view columns, no node logged, not structural. Nodes
+  // added later have no data; a removed node's entries go with it;
+  // update_node keeps them. Columns are never removed (clearing empties
+  // one). Column names are qualified names (label-key syntax), one name
+  // space for both kinds.
+  enum class NodeDataKind : uint8_t { kFilter = 0, kScore = 1 };
+  struct NodeDataUpdate {
+    enum class Op : uint8_t { kPass, kFail, kScore, kClear };
+    uint32_t node = 0;
+    Op op = Op::kClear;
+    int64_t score = 0;   // kScore: 0..100
+    std::string reason;  // kFail: the reason text FitError messages and explain show
+  };
+  // The column named `name`, or -1.
+  int32_t find_node_data_column(std::string_view name) const;
+  // The column named `name`, made (every node without data) when absent.
+  // InputError when `name` is not a qualified name, or names a column of
+  // the other kind.
+  uint32_t node_data_column(std::string_view name, NodeDataKind kind);
+  uint32_t num_node_data_columns() const { return static_cast<uint32_t>(node_data_columns_.size()); }
+  const std::string& node_data_column_name(uint32_t c) const { return node_data_columns_[c].name; }
+  NodeDataKind node_data_column_kind(uint32_t c) const { return node_data_columns_[c].kind; }
+  // Applies `updates` to column c, all or nothing: InputError, nothing
+  // changed, for an op of the other kind (kPass/kFail on a filter column,
+  // kScore on a score column; kClear on either), a node out of range or
+  // given twice, a score outside 0..100, a reason that is empty, over 256
+  // bytes, or holds what a message would escape (control characters,
+  // invalid UTF-8), or more than 63 distinct reasons in use in the column
+  // afterwards. Logs each node whose entry changed (past the log's bound,
+  // below, the change is structural instead).
+  void update_node_data(uint32_t c, const std::vector<NodeDataUpdate>& updates);
+  // The same by name and kind, the column made when absent (only if the
+  // updates are taken: a refused update leaves no new column behind);
+  // returns the column.
+  uint32_t update_node_data(std::string_view name, NodeDataKind kind, const std::vector<NodeDataUpdate>& updates);
+  // Every node of column c without data (the nodes that had some logged).
+  void clear_node_data(uint32_t c);
+  // Node n's entry in column c: kNodeDataNone; for a filter column 0
+  // (passes) or a reason id 1..63; for a score column the score.
+  uint8_t node_data_entry(uint32_t c, uint32_t node) const;
+  // The reason text of reason id `id` (1..63) of filter column c.
+  const std::string& node_data_reason(uint32_t c, uint8_t id) const { return node_data_columns_[c].reasons[id]; }
+  // The view row of the filter (score) column named `name`; -1 when no
+  // column of that kind has the name (the NodeData plugin's prepare).
+  int32_t node_filter_row(std::string_view name) const;
+  int32_t node_score_row(std::string_view name) const;
+  // The reason text of reason id `id` of the filter column in view row `row`.
+  const std::string& node_filter_reason(uint32_t row, uint8_t id) const {
+    return node_data_columns_[node_filter_columns_[row]].reasons[id];
+  }
+  // The columns with their entries by node name (Engine::load keeps them
+  // across a reload: take them, build, restore): restoring makes the
+  // columns again, in the same order, and sets the entries of the nodes
+  // that have the same names.
+  struct NodeDataByName {
+    struct Column {
+      std::string name;
+      NodeDataKind kind = NodeDataKind::kFilter;
+      std::vector<std::string> nodes;
+      std::vector<NodeDataUpdate> entries;  // parallel to nodes; `node` unused
+    };
+    std::vector<Column> columns;
+  };
+  NodeDataByName node_data_by_name() const;
+  void restore_node_data(const NodeDataByName& data);
+
   // ---- change tracking for device mirrors ------------------------------------
   // Versions are unique in the process: every build, copy and structural
   // change takes a new one, so a mirror keyed on it cannot confuse two
@@ -862,6 +962,33 @@ class Snapshot {
   uint32_t pod_slack_doublings_ = 0;    // relayout_pods' extra room per node
   uint64_t placed_since_relayout_ = 0;  // pods placed since relayout_pods last ran
   Identity identity_;
+
+  // Node data (snapshot_node_data.cpp): the columns, their view rows by
+  // kind, and the rows themselves ([row * N + n], kNodeDataNone: no data).
+  struct NodeDataColumn {
+    std::string name;
+    NodeDataKind kind = NodeDataKind::kFilter;
+    uint32_t row = 0;
+    // Filter columns: the reason text of each id (1..63; "" never used) and
+    // how many entries hold it (an id held by none is free for a new text).
+    std::vector<std::string> reasons;
+    std::array<uint32_t, kMaxNodeDataReasons + 1> reason_uses{};
+  };
+  std::vector<NodeDataColumn> node_data_columns_;
+  std::vector<uint32_t> node_filter_columns_, node_score_columns_;  // [row]: the column
+  std::vector<uint8_t> node_filter_data_, node_score_data_;
+  uint64_t node_data_layout_version_ = 0;
+  // A node appended (no data), or node `n` of `old_n` removed (its entries
+  // go, its reasons' uses with them).
+  void node_data_add_node(uint32_t old_n);
+  void node_data_remove_node(uint32_t n, uint32_t old_n);
+  // The mutation log grows until the next structural change; node data
+  // refreshed in bulk again and again would grow it without bound. Past
+  // kNodeDataLogBound entries per node (at least 2^16), a node data change
+  // ends with a structural change instead (mirrors and caches start over,
+  // as after a node change).
+  static constexpr size_t kNodeDataLogBound = 8;
+  void bound_log_after_node_data();
 };
 
 // The host ports a pod wants (regular containers and sidecars, hostPort > 0),

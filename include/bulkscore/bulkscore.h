@@ -153,6 +153,36 @@ BS_API int bs_engine_update_object(bs_engine* engine, const char* object_json, s
 BS_API int bs_engine_remove_object(bs_engine* engine, const char* kind, const char* namespace_name,
                                    const char* name);
 
+/* ---- node data: the NodeData plugin's columns ---------------------------------
+ * The embedder's own per-node data (a license, a maintenance window, a
+ * cost model), which profiles read through the NodeData plugin
+ * (docs/plugins.md): a filter column holds per node a pass or a fail with a
+ * reason text (FitError messages and explain show it; at most 63 distinct
+ * reasons in use per column), a score column a score 0..100. A column is
+ * made by its first set (a filter and a score column cannot share a name;
+ * names are qualified names, as label keys). Nodes by name: an unknown node
+ * is BS_NOT_FOUND; a bad column name, a column of the other kind, a score
+ * out of range, a node given twice or a reason with control characters
+ * (or over 256 bytes) is BS_INVALID_INPUT, and nothing changes. Nodes added
+ * later have no data; a node's data survives its updates and goes with its
+ * removal. */
+
+/* reason: the fail's reason text (NULL or "": "node(s) didn't pass
+ * <column>"); ignored when pass is nonzero. */
+BS_API int bs_engine_set_node_filter(bs_engine* engine, const char* column, const char* node, int pass,
+                                     const char* reason);
+/* count nodes at once, all or nothing: nodes[i] passes when pass[i] is
+ * nonzero, else fails with reasons[i] (reasons NULL, or reasons[i] NULL or
+ * "": the default text). */
+BS_API int bs_engine_set_node_filters(bs_engine* engine, const char* column, const char* const* nodes,
+                                      const int* pass, const char* const* reasons, size_t count);
+BS_API int bs_engine_set_node_score(bs_engine* engine, const char* column, const char* node, int64_t score);
+BS_API int bs_engine_set_node_scores(bs_engine* engine, const char* column, const char* const* nodes,
+                                     const int64_t* scores, size_t count);
+/* The node's entry removed (it then has no data in the column); node NULL:
+ * every node's. BS_NOT_FOUND for an unknown column or node. */
+BS_API int bs_engine_clear_node_data(bs_engine* engine, const char* column, const char* node);
+
 /* ---- decisions ----------------------------------------------------------------- */
 
 typedef struct bs_schedule_result {

@@ -62,6 +62,104 @@ static const char kService[] =
     "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},"
     "\"spec\":{\"selector\":{\"app\":\"web\"}}}";
 
+/* NodeData reads the embedder's columns: licenses (filter) and costs (score, reversed). */
+static const char kNodeDataConfig[] =
+    "apiVersion: kubescheduler.config.k8s.io/v1\n"
+    "kind: KubeSchedulerConfiguration\n"
+    "profiles:\n"
+    "- schedulerName: default-scheduler\n"
+    "  plugins:\n"
+    "    filter:\n"
+    "      enabled: [{name: NodeData}]\n"
+    "    score:\n"
+    "      disabled: [{name: '*'}]\n"
+    "      enabled: [{name: NodeData, weight: 2}]\n"
+    "  pluginConfig:\n"
+    "  - name: NodeData\n"
+    "    args: {filterColumn: example.com/license, scoreColumn: example.com/cost, scoreNormalization: Reverse}\n";
+
+static const char kSmall[] =
+    "{\"metadata\":{\"name\":\"small\",\"namespace\":\"default\",\"uid\":\"u-small\"},"
+    "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}";
+
+static void node_data_calls(void) {
+  bs_engine_options options;
+  bs_engine_options_init(&options);
+  options.backend = "cpu";
+  options.tie_break = BS_TIE_BREAK_FIRST;
+  bs_engine* e = NULL;
+  CHECK_STATUS(bs_engine_create(kNodeDataConfig, sizeof kNodeDataConfig - 1, &options, &e), BS_OK);
+  if (!e) return;
+  CHECK_STATUS(bs_engine_load(e, kNodes, sizeof kNodes - 1, kPods, sizeof kPods - 1, NULL, 0), BS_OK);
+
+  /* Careless calls. */
+  CHECK_STATUS(bs_engine_set_node_filter(NULL, "example.com/license", "n1", 1, NULL), BS_INVALID_ARGUMENT);
+  CHECK_STATUS(bs_engine_set_node_filter(e, NULL, "n1", 1, NULL), BS_INVALID_ARGUMENT);
+  CHECK_STATUS(bs_engine_set_node_score(e, "example.com/cost", NULL, 1), BS_INVALID_ARGUMENT);
+  CHECK_STATUS(bs_engine_set_node_scores(e, "example.com/cost", NULL, NULL, 2), BS_INVALID_ARGUMENT);
+  CHECK_STATUS(bs_engine_clear_node_data(e, NULL, NULL), BS_INVALID_ARGUMENT);
+  /* Statuses. */
+  CHECK_STATUS(bs_engine_set_node_score(e, "example.com/cost", "n9", 5), BS_NOT_FOUND);
+  CHECK_STATUS(bs_engine_set_node_score(e, "example.com/cost", "n1", 101), BS_INVALID_INPUT);
+  CHECK(strstr(bs_last_error(), "[0, 100]") != NULL);
+  CHECK_STATUS(bs_engine_set_node_filter(e, "not a name!", "n1", 1, NULL), BS_INVALID_INPUT);
+  CHECK_STATUS(bs_engine_clear_node_data(e, "example.com/license", NULL), BS_NOT_FOUND);
+
+  /* n2 has more room, but its license expired: n1, whatever the cost. */
+  CHECK_STATUS(bs_engine_set_node_filter(e, "example.com/license", "n2", 0, "node(s) had an expired license"),
+               BS_OK);
+  CHECK_STATUS(bs_engine_set_node_score(e, "example.com/license", "n1", 5), BS_INVALID_INPUT); /* a filter column */
+  bs_schedule_result* r = NULL;
+  CHECK_STATUS(bs_engine_peek(e, kSmall, sizeof kSmall - 1, &r), BS_OK);
+  if (r) {
+    CHECK(strcmp(r->node, "n1") == 0);
+    bs_schedule_result_free(r);
+  }
+  /* Both fail (one with the default reason): the FitError names them. */
+  CHECK_STATUS(bs_engine_set_node_filter(e, "example.com/license", "n1", 0, NULL), BS_OK);
+  CHECK_STATUS(bs_engine_peek(e, kSmall, sizeof kSmall - 1, &r), BS_OK);
+  if (r) {
+    CHECK(r->code == 2);
+    CHECK(strcmp(r->message,
+                 "0/2 nodes are available: 1 node(s) didn't pass example.com/license, 1 node(s) had an expired "
+                 "license.") == 0);
+    bs_schedule_result_free(r);
+  }
+  /* Bulk: both pass; then the costs decide (reversed: the cheaper wins). */
+  const char* nodes[] = {"n1", "n2"};
+  const int pass[] = {1, 1};
+  CHECK_STATUS(bs_engine_set_node_filters(e, "example.com/license", nodes, pass, NULL, 2), BS_OK);
+  const int64_t costs[] = {10, 90};
+  CHECK_STATUS(bs_engine_set_node_scores(e, "example.com/cost", nodes, costs, 2), BS_OK);
+  const int64_t bad[] = {10, 900};
+  CHECK_STATUS(bs_engine_set_node_scores(e, "example.com/cost", nodes, bad, 2), BS_INVALID_INPUT);
+  bs_ranking* ranking = NULL;
+  CHECK_STATUS(bs_engine_rank(e, kSmall, sizeof kSmall - 1, 2, &ranking), BS_OK);
+  if (ranking) {
+    CHECK(ranking->num_nodes == 2);
+    CHECK(ranking->num_plugins == 1 && strcmp(ranking->plugins[0], "NodeData") == 0);
+    CHECK(strcmp(ranking->nodes[0].node, "n1") == 0);
+    CHECK(ranking->nodes[0].raw[0] == 10); /* 900 was refused, whole */
+    CHECK(ranking->nodes[0].total == 2 * (100 - 100 * 10 / 90));
+    bs_ranking_free(ranking);
+  }
+  /* Cleared: no data, every node passes (filterDefault Pass) and scores 0. */
+  CHECK_STATUS(bs_engine_clear_node_data(e, "example.com/cost", "n1"), BS_OK);
+  CHECK_STATUS(bs_engine_clear_node_data(e, "example.com/cost", "n9"), BS_NOT_FOUND);
+  CHECK_STATUS(bs_engine_clear_node_data(e, "example.com/license", NULL), BS_OK);
+  const int fail_both[] = {0, 0};
+  const char* reasons[] = {"node(s) were in maintenance", NULL};
+  CHECK_STATUS(bs_engine_set_node_filters(e, "example.com/license", nodes, fail_both, reasons, 2), BS_OK);
+  CHECK_STATUS(bs_engine_peek(e, kSmall, sizeof kSmall - 1, &r), BS_OK);
+  if (r) {
+    CHECK(strcmp(r->message,
+                 "0/2 nodes are available: 1 node(s) didn't pass example.com/license, 1 node(s) were in "
+                 "maintenance.") == 0);
+    bs_schedule_result_free(r);
+  }
+  bs_engine_destroy(e);
+}
+
 int main(void) {
   CHECK(strcmp(bs_version(), BULKSCORE_VERSION) == 0);
   CHECK(bs_abi_version() == BULKSCORE_ABI_VERSION);
@@ -232,6 +330,8 @@ int main(void) {
   bs_engine_destroy(b);
   bs_schedule_result_free(NULL);
   bs_ranking_free(NULL);
+
+  node_data_calls();
 
   if (failures) {
     fprintf(stderr, "test_capi: %d check(s) failed\n", failures);
