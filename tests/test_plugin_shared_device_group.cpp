@@ -570,7 +570,9 @@ TEST(SharedDeviceGroupSnapshot, GroupStateEqualsAFreshLoadAfterRandomMutations) 
       }
       // Fewer devices than a group holds there is a warning; otherwise none.
       const std::vector<std::string> warnings = snap.take_device_warnings();
-      if (!shrunk) EXPECT_TRUE(warnings.empty()) << "seed " << seed << " step " << step << ": " << warnings.front();
+      if (!shrunk) {
+        EXPECT_TRUE(warnings.empty()) << "seed " << seed << " step " << step << ": " << warnings.front();
+      }
       // A fresh load of the same pods, with the same groups.
       std::vector<Pod> pods;
       for (const std::string& name : live) pods.push_back(snap.pod(snap.find_pod("default", name)));

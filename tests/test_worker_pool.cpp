@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -63,20 +62,6 @@ TEST(WorkerPool, ConcurrentCallersEachGetEveryTaskExactlyOnce) {
     });
   for (auto& t : callers) t.join();
   EXPECT_EQ(bad.load(), 0);
-}
-
-// CPU time of the whole process and of the calling thread.
-double process_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-double thread_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_THREAD, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 // Against a busy machine (more busy threads than cores), the pool notices

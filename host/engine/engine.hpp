@@ -39,7 +39,7 @@ struct EngineOptions {
   // "Threads"): null, a pool of `threads` of the engine's own; else this
   // executor, which several engines may share (make_thread_pool), or
   // caller_thread_executor() to run on the calling thread alone.
-  std::shared_ptr<Executor> executor;
+  std::shared_ptr<Executor> executor{};
   // Exact: consecutive pods reuse the previous evaluation where that is
   // exact (host/engine/batch_cache.hpp); decisions do not depend on it.
   // Upstream: kube-scheduler v1.35.4's batching (upstream_batch.hpp);
