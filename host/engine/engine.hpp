@@ -52,6 +52,13 @@ struct EngineOptions {
   // without its confirmation before expire_assumed_pods forgets it; 0 (the
   // default, as kube-scheduler v1.35.4's durationToExpireAssumedPod): never.
   double assumed_pod_ttl_seconds = 0;
+  // Releasing what the snapshot no longer references (strings, topology
+  // matchers and their per-domain sums, existing pods' term groups): after
+  // each event, Snapshot::maybe_compact under this policy (amortized; a
+  // compaction is structural: ids read from snapshot() hold until the next
+  // event call, never across one; docs/snapshot.md). Decisions do not
+  // depend on it.
+  CompactionPolicy compaction{};
 };
 
 struct ScheduleResult {
@@ -349,6 +356,9 @@ class Engine {
   void admit_waiting_pods(const std::string& node, std::vector<std::string>& warnings);
   // After a node event: upstream batching's state names node indices.
   void node_set_changed();
+  // After every event: the snapshot releases what nothing references any
+  // more, when that is due (EngineOptions::compaction).
+  void release_dead() { snapshot_.maybe_compact(options_.compaction); }
   std::unordered_map<std::string, PodRecord> pod_records_;
   // Node name -> the keys of the pods waiting for it.
   std::unordered_map<std::string, std::vector<std::string>> waiting_by_node_;
