@@ -24,8 +24,10 @@
 // make a week at 16 a second.
 //
 // Every --events / --samples events it samples the resident set
-// (/proc/self/statm), the mean wall time of schedule() over the window, and
-// the snapshot's dictionary, matcher, term-group and image counts; writes
+// (/proc/self/statm), the mean CPU time (the process's: this shared machine's
+// load does not count) and wall time of schedule() over the window, the CPU
+// time per event of every kind, and the snapshot's dictionary, matcher,
+// term-group and image counts; writes
 // them as CSV (--csv) and draws RSS and per-pod cost against events as a PNG
 // (--plot; gnuplot reads the script, which names no file, on its standard
 // input and writes the PNG on its standard output). The summary compares
@@ -43,6 +45,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -82,6 +85,13 @@ struct Rng {
   uint64_t below(uint64_t n) { return n ? next() % n : 0; }
   bool chance(double p) { return static_cast<double>(next() >> 11) * 0x1.0p-53 < p; }
 };
+
+// The process's CPU time, in nanoseconds.
+uint64_t cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000ULL + static_cast<uint64_t>(t.tv_nsec);
+}
 
 double rss_mb() {
   std::ifstream f("/proc/self/statm");
@@ -136,6 +146,8 @@ class Soak {
     const uint64_t every = std::max<uint64_t>(1, o_.events / std::max<uint32_t>(1, o_.samples));
     next_sample_ = every;
     start_ = std::chrono::steady_clock::now();
+    window_cpu_start_ = cpu_ns();
+    window_events_ = events_;
     sample();
     while (events_ < o_.events) {
       step();
@@ -143,7 +155,8 @@ class Soak {
         next_sample_ += every;
         sample();
         if (rows_.back().rss > static_cast<double>(o_.max_rss_mb)) {
-          std::fprintf(stderr, "bench_soak: resident set %.0f MB over --max-rss-mb %" PRIu64 ": stopped at event %" PRIu64 "\n",
+          std::fprintf(stderr,
+                       "bench_soak: resident set %.0f MB over --max-rss-mb %" PRIu64 ": stopped at event %" PRIu64 "\n",
                        rows_.back().rss, o_.max_rss_mb, events_);
           stopped_ = true;
           break;
@@ -164,7 +177,7 @@ class Soak {
  private:
   struct Row {
     uint64_t events;
-    double seconds, rss, us_per_pod;
+    double seconds, rss, us_per_pod, cpu_us_per_pod, cpu_us_per_event;
     uint64_t scheduled, hits, strings, matchers, term_groups, images, pods, nodes;
   };
 
@@ -180,8 +193,8 @@ class Soak {
                 {"topology.kubernetes.io/zone", zone},
                 {"topology.kubernetes.io/region", "region-1"},
                 {"node.kubernetes.io/instance-type", kTypes[rng_.below(4)]}};
-    n.allocatable = {{"cpu", 32000}, {"memory", int64_t(128) << 30}, {"ephemeral-storage", int64_t(200) << 30},
-                     {"pods", 110}};
+    n.allocatable = {
+        {"cpu", 32000}, {"memory", int64_t(128) << 30}, {"ephemeral-storage", int64_t(200) << 30}, {"pods", 110}};
     n.images = {{{"registry.example/base:1.0", "registry.example/base@sha256:0001"}, 200 << 20},
                 {{"registry.example/sidecar:2.3"}, 50 << 20}};
     return n;
@@ -254,7 +267,8 @@ class Soak {
   void check(const EventStatus& s, const char* what) {
     ++events_;
     if (s.ok()) return;
-    if (++failures_ <= 10) std::fprintf(stderr, "bench_soak: %s: %s %s\n", what, event_code_name(s.code), s.message.c_str());
+    if (++failures_ <= 10)
+      std::fprintf(stderr, "bench_soak: %s: %s %s\n", what, event_code_name(s.code), s.message.c_str());
   }
 
   // Schedules a pod of d's current revision and confirms it; false when unschedulable.
@@ -262,7 +276,9 @@ class Soak {
     Deployment& d = deps_[di];
     Pod p = make_pod(d);
     const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t c0 = cpu_ns();
     const ScheduleResult r = engine_->schedule(p);
+    window_cpu_ns_ += cpu_ns() - c0;
     window_ns_ += static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
     ++window_scheduled_;
@@ -315,7 +331,8 @@ class Soak {
     const uint32_t di = live_[at];
     Deployment& d = deps_[di];
     while (!d.pods.empty()) remove_one(di, d.pods.back());
-    if (d.rolling) check(engine_->remove_object(ObjectKind::kReplicaSet, d.ns, d.name + "-" + d.old_hash), "remove ReplicaSet");
+    if (d.rolling)
+      check(engine_->remove_object(ObjectKind::kReplicaSet, d.ns, d.name + "-" + d.old_hash), "remove ReplicaSet");
     check(engine_->remove_object(ObjectKind::kReplicaSet, d.ns, d.name + "-" + d.hash), "remove ReplicaSet");
     check(engine_->remove_object(ObjectKind::kService, d.ns, d.name), "remove Service");
     d.live = false;
@@ -439,7 +456,16 @@ class Soak {
     r.events = events_;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     r.rss = rss_mb();
-    r.us_per_pod = window_scheduled_ ? static_cast<double>(window_ns_) / 1000.0 / static_cast<double>(window_scheduled_) : 0;
+    r.us_per_pod =
+        window_scheduled_ ? static_cast<double>(window_ns_) / 1000.0 / static_cast<double>(window_scheduled_) : 0;
+    r.cpu_us_per_pod =
+        window_scheduled_ ? static_cast<double>(window_cpu_ns_) / 1000.0 / static_cast<double>(window_scheduled_) : 0;
+    const uint64_t cpu = cpu_ns();
+    r.cpu_us_per_event = events_ > window_events_ ? static_cast<double>(cpu - window_cpu_start_) / 1000.0 /
+                                                        static_cast<double>(events_ - window_events_)
+                                                  : 0;
+    window_cpu_start_ = cpu;
+    window_events_ = events_;
     r.scheduled = window_scheduled_;
     const uint64_t hits = engine_->batch_counters().hint_used;
     r.hits = hits - hits_before_;
@@ -452,25 +478,29 @@ class Soak {
     r.nodes = s.num_nodes();
     rows_.push_back(r);
     window_ns_ = 0;
+    window_cpu_ns_ = 0;
     window_scheduled_ = 0;
     engine_->take_warnings();
     std::fprintf(stderr,
-                 "events %10" PRIu64 "  %7.1f s  rss %7.1f MB  %8.2f us/pod (%5" PRIu64 " pods, %5" PRIu64
-                 " hits)  strings %7" PRIu64 "  matchers %6" PRIu64 "  term groups %6" PRIu64 "  images %5" PRIu64 "\n",
-                 r.events, r.seconds, r.rss, r.us_per_pod, r.scheduled, r.hits, r.strings, r.matchers, r.term_groups,
-                 r.images);
+                 "events %10" PRIu64
+                 "  %7.1f s  rss %7.1f MB  cpu %8.2f us/pod, %7.2f us/event (wall %8.2f us/pod; "
+                 "%5" PRIu64 " pods, %5" PRIu64 " hits)  strings %6" PRIu64 "  matchers %6" PRIu64
+                 "  term groups %5" PRIu64 "  images %5" PRIu64 "\n",
+                 r.events, r.seconds, r.rss, r.cpu_us_per_pod, r.cpu_us_per_event, r.us_per_pod, r.scheduled, r.hits,
+                 r.strings, r.matchers, r.term_groups, r.images);
   }
 
   std::string csv_text() const {
     std::string out =
-        "events,seconds,rss_mb,us_per_pod,scheduled,hits,strings,matchers,term_groups,images,pods,nodes\n";
+        "events,seconds,rss_mb,us_per_pod,scheduled,hits,strings,matchers,term_groups,images,pods,nodes,"
+        "cpu_us_per_pod,cpu_us_per_event\n";
     char line[512];
     for (const Row& r : rows_) {
-      std::snprintf(line, sizeof line,
-                    "%" PRIu64 ",%.3f,%.2f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                    ",%" PRIu64 ",%" PRIu64 "\n",
-                    r.events, r.seconds, r.rss, r.us_per_pod, r.scheduled, r.hits, r.strings, r.matchers,
-                    r.term_groups, r.images, r.pods, r.nodes);
+      (void)std::snprintf(line, sizeof line,
+                          "%" PRIu64 ",%.3f,%.2f,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                          ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f\n",
+                          r.events, r.seconds, r.rss, r.us_per_pod, r.scheduled, r.hits, r.strings, r.matchers,
+                          r.term_groups, r.images, r.pods, r.nodes, r.cpu_us_per_pod, r.cpu_us_per_event);
       out += line;
     }
     return out;
@@ -486,7 +516,8 @@ class Soak {
     const double secs = rows_.back().seconds;
     std::printf("bench_soak: %" PRIu64 " events in %.1f s (%u nodes, seed %" PRIu64 ")%s; %" PRIu64
                 " unschedulable, %" PRIu64 " failed events\n",
-                events_, secs, o_.nodes, o_.seed, stopped_ ? ", STOPPED early (a limit)" : "", unschedulable_, failures_);
+                events_, secs, o_.nodes, o_.seed, stopped_ ? ", STOPPED early (a limit)" : "", unschedulable_,
+                failures_);
     // After the warm-up: the samples past warmup_share of the planned
     // events, split in a first and a last quarter.
     const auto warm = static_cast<uint64_t>(static_cast<double>(o_.events) * o_.warmup_share);
@@ -500,11 +531,12 @@ class Soak {
       for (size_t i = 0; i < after.size(); ++i) {
         rss_min = std::min(rss_min, after[i]->rss);
         rss_max = std::max(rss_max, after[i]->rss);
-        if (i < q) first.push_back(after[i]->us_per_pod);
-        if (i >= after.size() - q) last.push_back(after[i]->us_per_pod);
+        if (i < q) first.push_back(after[i]->cpu_us_per_pod);
+        if (i >= after.size() - q) last.push_back(after[i]->cpu_us_per_pod);
       }
-      std::printf("after the warm-up (%zu samples from event %" PRIu64 "): RSS %.1f .. %.1f MB (max/min %.3f); "
-                  "us/pod median of the first quarter %.2f, of the last quarter %.2f (ratio %.3f)\n",
+      std::printf("after the warm-up (%zu samples from event %" PRIu64
+                  "): RSS %.1f .. %.1f MB (max/min %.3f); "
+                  "CPU us/pod median of the first quarter %.2f, of the last quarter %.2f (ratio %.3f)\n",
                   after.size(), warm, rss_min, rss_max, rss_max / rss_min, median(first), median(last),
                   median(first) > 0 ? median(last) / median(first) : 0.0);
       std::printf("first sample after the warm-up: strings %" PRIu64 ", matchers %" PRIu64 ", term groups %" PRIu64
@@ -543,8 +575,10 @@ class Soak {
     s += "plot $soak using ($1/1e6):3 every ::1 with lines lw 2 title 'RSS (MB)', "
          "'' using ($1/1e6):8 every ::1 axes x1y2 with lines title 'matchers', "
          "'' using ($1/1e6):9 every ::1 axes x1y2 with lines title 'term groups'\n";
-    s += "unset y2label\nunset y2tics\nset ytics mirror\nset ylabel 'schedule() (us per pod)'\n";
-    s += "plot $soak using ($1/1e6):($5 > 0 ? $4 : NaN) every ::1 with linespoints pt 7 ps 0.4 title 'us per pod'\n";
+    s += "unset y2label\nunset y2tics\nset ytics mirror\nset ylabel 'CPU time (us)'\n";
+    s += "plot $soak using ($1/1e6):($5 > 0 ? $13 : NaN) every ::1 with linespoints pt 7 ps 0.4 "
+         "title 'schedule(), per pod', '' using ($1/1e6):($5 > 0 ? $14 : NaN) every ::1 with lines "
+         "title 'all calls, per event'\n";
     s += "unset multiplot\n";
     return s;
   }
@@ -625,7 +659,8 @@ class Soak {
   std::unordered_map<std::string, Node> nodes_;  // every node, as the stream last gave it
   uint64_t events_ = 0, next_sample_ = 0, failures_ = 0, unschedulable_ = 0;
   uint64_t node_seq_ = 0, app_seq_ = 0, pod_seq_ = 0;
-  uint64_t window_ns_ = 0, window_scheduled_ = 0, hits_before_ = 0;
+  uint64_t window_ns_ = 0, window_cpu_ns_ = 0, window_scheduled_ = 0, hits_before_ = 0;
+  uint64_t window_cpu_start_ = 0, window_events_ = 0;
   bool stopped_ = false;
   std::chrono::steady_clock::time_point start_;
   std::vector<Row> rows_;
@@ -645,7 +680,7 @@ bool parse_u64(const char* s, uint64_t& out) {
 
 int main(int argc, char** argv) {
   using namespace bulkscore;
-  std::signal(SIGPIPE, SIG_IGN);  // a gnuplot that exits early makes write fail instead
+  (void)std::signal(SIGPIPE, SIG_IGN);  // a gnuplot that exits early makes write fail instead
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -678,7 +713,12 @@ int main(int argc, char** argv) {
     } else if (a == "--max-seconds") {
       number(o.max_seconds);
     } else if (a == "--warmup-share" && v) {
-      o.warmup_share = std::atof(v);
+      char* end = nullptr;
+      o.warmup_share = std::strtod(v, &end);
+      if (end == v || *end != '\0' || !(o.warmup_share >= 0 && o.warmup_share < 1)) {
+        std::fprintf(stderr, "bench_soak: --warmup-share needs a number in [0, 1)\n");
+        return 2;
+      }
       ++i;
     } else if (a == "--backend" && v) {
       o.backend = v;
