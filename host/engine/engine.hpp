@@ -246,6 +246,11 @@ class Engine {
   //
   // Node indices (ScheduleResult::node, Snapshot) hold until the next node
   // event: remove_node shifts the later nodes down. Names never go stale.
+  // String ids, topology matcher rows and term-group indices read from
+  // snapshot() hold until the next pod or node event: after one, the
+  // snapshot may release what nothing references any more and renumber the
+  // rest (EngineOptions::compaction); schedule, explain, rank and peek never
+  // do.
   EventStatus add_node(const Node& node);
   // The node of that name, replaced; its pods stay.
   EventStatus update_node(const Node& node);
