@@ -8,6 +8,10 @@
 #include <numeric>
 #include <type_traits>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "host/input/pod_resources.hpp"
 #include "host/input/quote.hpp"
 
@@ -1974,9 +1978,9 @@ Snapshot::Census Snapshot::census_of(const Liveness& l) const {
 
 Snapshot::Census Snapshot::census() const { return census_of(mark()); }
 
-bool Snapshot::compact() { return drop_dead(mark()); }
+bool Snapshot::compact() { return drop_dead(mark(), 0); }
 
-bool Snapshot::drop_dead(const Liveness& l) {
+bool Snapshot::drop_dead(const Liveness& l, size_t spare_rows) {
   const auto all = [](const std::vector<uint8_t>& v) {
     return std::all_of(v.begin(), v.end(), [](uint8_t x) { return x != 0; });
   };
@@ -1985,10 +1989,16 @@ bool Snapshot::drop_dead(const Liveness& l) {
   std::vector<int32_t> new_ids;
   strings_ = strings_.kept(l.strings, new_ids);
   renumber_strings(new_ids);
-  keep_matchers(l.matchers);
+  keep_matchers(l.matchers, spare_rows);
   keep_term_groups(l.groups);
   new_structure_version();
   ++compactions_;
+#ifdef __GLIBC__
+  // What the dead held (rows, strings, indexes, the old columns) is free
+  // now, much of it in the middle of the heap, where glibc keeps it
+  // resident: give it back, so that the resident set follows what is live.
+  malloc_trim(0);
+#endif
   return true;
 }
 
@@ -2031,14 +2041,14 @@ void Snapshot::renumber_strings(const std::vector<int32_t>& new_ids) {
   }
 }
 
-void Snapshot::keep_matchers(const std::vector<uint8_t>& live) {
+void Snapshot::keep_matchers(const std::vector<uint8_t>& live, size_t spare_rows) {
   std::vector<int32_t> new_row(matchers_.size(), -1);
   std::vector<Matcher> kept;
   size_t count = 0;
   for (const uint8_t x : live) count += x ? 1 : 0;
-  kept.reserve(count);
+  kept.reserve(count + spare_rows);
   std::vector<int32_t> counts;
-  counts.reserve(count * num_nodes_);
+  counts.reserve((count + spare_rows) * num_nodes_);
   for (size_t m = 0; m < matchers_.size(); ++m) {
     if (!live[m]) continue;
     new_row[m] = static_cast<int32_t>(kept.size());
@@ -2128,7 +2138,8 @@ bool Snapshot::maybe_compact(const CompactionPolicy& policy) {
       return dead > 0 && dead >= bound(live);
     };
     if (due(c.strings, c.live_strings) || due(c.matchers, c.live_matchers) || due(c.term_groups, c.live_term_groups)) {
-      changed = drop_dead(l);
+      const size_t spare = bound(c.live_matchers);
+      changed = drop_dead(l, spare + spare / 4);
       // What is left is live.
       c = Census{strings_.size(),     strings_.size(),     matchers_.size(),       matchers_.size(),
                  domain_sums_.size(), domain_sums_.size(), affinity_terms_.size(), affinity_terms_.size()};

@@ -906,13 +906,16 @@ class Snapshot {
   };
   Liveness mark() const;
   Census census_of(const Liveness& l) const;
-  // compact() with the marks made: false when nothing is dead.
-  bool drop_dead(const Liveness& l);
+  // compact() with the marks made: false when nothing is dead. The counters
+  // column keeps room for `spare_rows` more matchers (those maybe_compact
+  // lets die before the next compaction), so that it is not reallocated,
+  // doubling, in between; the freed memory goes back to the system.
+  bool drop_dead(const Liveness& l, size_t spare_rows);
   // Renumbers every stored string id through new_ids (kNoId stays kNoId).
   void renumber_strings(const std::vector<int32_t>& new_ids);
   // Keeps the live matchers (rows and per-domain sums) and term groups,
   // renumbered in order, and files them again.
-  void keep_matchers(const std::vector<uint8_t>& live);
+  void keep_matchers(const std::vector<uint8_t>& live, size_t spare_rows);
   void keep_term_groups(const std::vector<uint8_t>& live);
   // A new structure version and an empty log, nothing else.
   void new_structure_version();
