@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -353,13 +354,18 @@ Pod bound_copy(const Pod& p, const ScheduleResult& r, const DeviceModel& model) 
 // events (`backend`, batching exact: its device mirror and cache states
 // follow every event) and on a fresh CPU engine loaded with Truth (batching
 // off); the two must decide the same.
-void run_stream(const char* backend, uint64_t seed, uint32_t nodes, uint32_t events, uint64_t& compared) {
+// `compaction`: the engine that saw the events releases the dead under it
+// ({0, 0}: after every event that left anything dead, renumbering ids under
+// its batch states and device mirror each time).
+void run_stream(const char* backend, uint64_t seed, uint32_t nodes, uint32_t events, uint64_t& compared,
+                CompactionPolicy compaction, uint64_t& compactions) {
   SplitMix64 rng(seed);
   Cluster start = testutil::random_cluster(rng, {nodes, events}, stream_schedulers());
   const SchedulerConfig& config = testutil::parity_config();
   const DeviceModel model = config.profiles.at(0).gpu_share_args.model;
   EngineOptions inc_options{backend, TieBreak::First, seed};
   inc_options.batch_states = 4;
+  inc_options.compaction = compaction;
   Engine inc(config, inc_options);
   inc.load(start);
   Truth truth;
@@ -537,29 +543,206 @@ void run_stream(const char* backend, uint64_t seed, uint32_t nodes, uint32_t eve
       if (a.node >= 0) truth.put(bound_copy(p, a, model));
     }
   }
+  compactions += inc.snapshot().compactions();
 }
 
 TEST(EngineEvents, RandomEventStreamsDecideAsAFreshLoad) {
-  uint64_t compared = 0;
+  uint64_t compared = 0, compactions = 0;
   for (uint64_t s = 0; s < 24; ++s) {
     const uint32_t nodes = 3 + static_cast<uint32_t>((s * 7) % 40);
-    run_stream("cpu", parity_seed() + 1000 * s, nodes, 240, compared);
+    // Every other stream releases the dead after every event.
+    const CompactionPolicy compaction = s % 2 ? CompactionPolicy{} : CompactionPolicy{0, 0};
+    run_stream("cpu", parity_seed() + 1000 * s, nodes, 240, compared, compaction, compactions);
     if (HasFatalFailure()) return;
   }
   EXPECT_GT(compared, 600U);
+  EXPECT_GT(compactions, 100U);
 }
 
 // The same on the CUDA backend (a GPU machine: scripts/gpu-run.sh).
 TEST(EngineEvents, RandomEventStreamsDecideAsAFreshLoadOnCuda) {
   const std::string why = backend_unavailable_reason("cuda");
   if (!why.empty()) GTEST_SKIP() << why;
-  uint64_t compared = 0;
+  uint64_t compared = 0, compactions = 0;
   for (uint64_t s = 0; s < 12; ++s) {
     const uint32_t nodes = 3 + static_cast<uint32_t>((s * 11) % 70);
-    run_stream("cuda", parity_seed() + 1000 * s, nodes, 240, compared);
+    const CompactionPolicy compaction = s % 2 ? CompactionPolicy{} : CompactionPolicy{0, 0};
+    run_stream("cuda", parity_seed() + 1000 * s, nodes, 240, compared, compaction, compactions);
     if (HasFatalFailure()) return;
   }
   EXPECT_GT(compared, 300U);
+  EXPECT_GT(compactions, 50U);
+}
+
+// ---- an engine kept for weeks: bounded memory --------------------------------------
+
+// Issue 21: a workload created, scheduled and deleted through the event API,
+// again and again with new label values (a Deployment's rollouts: a new app
+// name and pod-template-hash each time, its Service and ReplicaSet added and
+// removed, pods spread and anti-affine by the hash), leaves the live strings,
+// topology matchers, per-domain sums and term groups at their baseline. An
+// engine releasing the dead after every event stores only the live; one
+// under a bounded policy stays within its bound while an engine that never
+// releases grows; all three decide every pod alike.
+TEST(EngineEvents, RolloutsLeaveLiveCountsAtTheirBaseline) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 12; ++i)
+    nodes.push_back(plain_node("n" + std::to_string(i), 16000, std::string(1, char('a' + i % 3))));
+  const CompactionPolicy eager_policy{0, 0}, bounded_policy{0.5, 8}, never{0, UINT32_MAX};
+  std::vector<std::unique_ptr<Engine>> engines;
+  for (const CompactionPolicy& policy : {eager_policy, bounded_policy, never}) {
+    EngineOptions o{"cpu", TieBreak::Random, 7};
+    o.batch_states = 3;
+    o.compaction = policy;
+    engines.push_back(std::make_unique<Engine>(default_scheduler_config(), o));
+    Cluster c;
+    c.nodes = nodes;
+    engines.back()->load(std::move(c));
+  }
+  Engine& eager = *engines[0];
+  Engine& bounded = *engines[1];
+  Engine& keep = *engines[2];
+  const auto each = [&](const auto& event, const char* what) {
+    for (auto& e : engines) ASSERT_TRUE(event(*e).ok()) << what;
+  };
+
+  // A workload's objects and pods: a Service selecting `app`, a ReplicaSet
+  // selecting `app` and `hash`; with `own`, spread constraints of its own
+  // (matchLabelKeys: the hash) and a preferred anti-affinity term on the
+  // hash, else the system-default spreading the objects give.
+  int pod_seq = 0;
+  const auto service = [](const std::string& app) {
+    SelectingObject svc;
+    svc.kind = SelectingObject::Kind::Service;
+    svc.namespace_name = "default";
+    svc.name = app;
+    svc.has_selector = true;
+    svc.selector_map = {{"app", app}};
+    return svc;
+  };
+  const auto replica_set = [](const std::string& app, const std::string& hash) {
+    SelectingObject rs;
+    rs.kind = SelectingObject::Kind::ReplicaSet;
+    rs.namespace_name = "default";
+    rs.name = app + "-" + hash;
+    rs.has_selector = true;
+    rs.label_selector = LabelSelector{};
+    rs.label_selector->match_labels = {{"app", app}, {"pod-template-hash", hash}};
+    return rs;
+  };
+  const auto workload_pod = [&](const std::string& app, const std::string& hash, bool own) {
+    Pod p = cpu_pod(app + "-" + hash + "-" + std::to_string(pod_seq++), 500);
+    p.labels = {{"app", app}, {"pod-template-hash", hash}};
+    p.owner_references.push_back({"apps/v1", "ReplicaSet", app + "-" + hash, "rs-uid", true});
+    if (own) {
+      TopologySpreadConstraint zone;
+      zone.max_skew = 1;
+      zone.topology_key = "topology.kubernetes.io/zone";
+      zone.when_unsatisfiable = "ScheduleAnyway";
+      zone.label_selector = LabelSelector{};
+      zone.label_selector->match_labels = {{"app", app}};
+      zone.match_label_keys = {"pod-template-hash"};
+      TopologySpreadConstraint host = zone;
+      host.topology_key = "kubernetes.io/hostname";
+      host.when_unsatisfiable = "DoNotSchedule";
+      host.max_skew = 2;
+      p.topology_spread_constraints = {zone, host};
+      p.affinity = Affinity{};
+      p.affinity->pod_anti_affinity = PodAffinity{};
+      WeightedPodAffinityTerm w;
+      w.weight = 50;
+      w.term.topology_key = "kubernetes.io/hostname";
+      w.term.label_selector = LabelSelector{};
+      w.term.label_selector->match_labels = {{"app", app}, {"pod-template-hash", hash}};
+      p.affinity->pod_anti_affinity->preferred.push_back(w);
+    }
+    return p;
+  };
+  // Schedules `pod` on every engine (alike, or the test fails), then
+  // confirms it where it went; returns its cache key.
+  const auto place = [&](const Pod& pod) {
+    std::vector<ScheduleResult> rs;
+    for (auto& e : engines) rs.push_back(e->schedule(pod));
+    EXPECT_GE(rs[0].node, 0) << rs[0].message;
+    for (size_t i = 1; i < rs.size(); ++i) EXPECT_EQ(describe(rs[i]), describe(rs[0])) << "engine " << i;
+    Pod bound = pod;
+    bound.node_name = rs[0].node_name;
+    bound.phase = "Running";
+    for (auto& e : engines) EXPECT_TRUE(e->add_pod(bound).ok());
+    return bound;
+  };
+
+  // The long-lived workload: the baseline.
+  each([&](Engine& e) { return e.add_object(service("base")); }, "add base Service");
+  each([&](Engine& e) { return e.add_object(replica_set("base", "b1")); }, "add base ReplicaSet");
+  for (int i = 0; i < 4; ++i) place(workload_pod("base", "b1", i % 2 == 0));
+  if (HasFailure()) return;
+  std::vector<Snapshot::Census> baseline;
+  for (auto& e : engines) baseline.push_back(e->snapshot().census());
+  const auto live_of = [](const Snapshot::Census& c) {
+    return std::vector<size_t>{c.live_strings, c.live_matchers, c.live_domain_sums, c.live_term_groups};
+  };
+
+  for (int round = 0; round < 24; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const std::string app = "web-" + std::to_string(round), hash = "h" + std::to_string(round * 7919 % 10007);
+    const bool own = round % 2 == 0;
+    each([&](Engine& e) { return e.add_object(service(app)); }, "add Service");
+    each([&](Engine& e) { return e.add_object(replica_set(app, hash)); }, "add ReplicaSet");
+    std::vector<Pod> pods;
+    for (int i = 0; i < 6; ++i) pods.push_back(place(workload_pod(app, hash, own)));
+    if (HasFailure()) return;
+    // An update brings a label value of its own.
+    pods[0].labels["version"] = "v" + std::to_string(round);
+    each([&](Engine& e) { return e.update_pod(pods[0]); }, "update_pod");
+    // A node is relabelled (structural) and back.
+    Node relabelled = nodes[static_cast<size_t>(round) % nodes.size()];
+    relabelled.labels["maintenance"] = "round-" + std::to_string(round);
+    each([&](Engine& e) { return e.update_node(relabelled); }, "update_node");
+    each([&](Engine& e) { return e.update_node(nodes[static_cast<size_t>(round) % nodes.size()]); }, "update_node");
+    // The workload goes.
+    for (const Pod& p : pods) each([&](Engine& e) { return e.remove_pod(p.cache_key()); }, "remove_pod");
+    each([&](Engine& e) { return e.remove_object(ObjectKind::kReplicaSet, "default", app + "-" + hash); },
+         "remove ReplicaSet");
+    each([&](Engine& e) { return e.remove_object(ObjectKind::kService, "default", app); }, "remove Service");
+
+    for (size_t i = 0; i < engines.size(); ++i) {
+      const Snapshot::Census c = engines[i]->snapshot().census();
+      EXPECT_EQ(live_of(c), live_of(baseline[i])) << "engine " << i << ": live strings, matchers, domain sums, groups";
+    }
+    const Snapshot::Census e = eager.snapshot().census();
+    EXPECT_EQ(e.strings, e.live_strings);
+    EXPECT_EQ(e.matchers, e.live_matchers);
+    EXPECT_EQ(e.domain_sums, e.live_domain_sums);
+    EXPECT_EQ(e.term_groups, e.live_term_groups);
+    // Bounded: at most the policy's bound and a quarter more dead, and what
+    // one event adds.
+    const Snapshot::Census b = bounded.snapshot().census();
+    const auto within = [&](size_t stored, size_t live) {
+      const size_t bound = std::max<size_t>(8, (live + 1) / 2);
+      return stored <= live + bound + bound / 4 + 8;
+    };
+    EXPECT_TRUE(within(b.strings, b.live_strings)) << b.strings << " strings, " << b.live_strings << " live";
+    EXPECT_TRUE(within(b.matchers, b.live_matchers)) << b.matchers << " matchers, " << b.live_matchers << " live";
+    EXPECT_TRUE(within(b.term_groups, b.live_term_groups))
+        << b.term_groups << " groups, " << b.live_term_groups << " live";
+    if (HasFailure()) return;
+  }
+  EXPECT_GT(bounded.snapshot().compactions(), 0U);
+  EXPECT_EQ(keep.snapshot().compactions(), 0U);
+  const Snapshot::Census k = keep.snapshot().census(), b = bounded.snapshot().census();
+  std::printf(
+      "[ release ] 24 rollouts: live at the baseline (%zu strings, %zu matchers, %zu domain sums, %zu term groups); "
+      "stored never releasing %zu, %zu, %zu, %zu; bounded %zu, %zu, %zu, %zu (%llu compactions); eager %llu "
+      "compactions\n",
+      k.live_strings, k.live_matchers, k.live_domain_sums, k.live_term_groups, k.strings, k.matchers, k.domain_sums,
+      k.term_groups, b.strings, b.matchers, b.domain_sums, b.term_groups,
+      static_cast<unsigned long long>(bounded.snapshot().compactions()),
+      static_cast<unsigned long long>(eager.snapshot().compactions()));
+  EXPECT_GT(k.matchers, b.matchers + 24);  // never released: a matcher or more a round
+  EXPECT_GT(k.strings, b.strings + 48);
+  EXPECT_EQ(k.term_groups, k.live_term_groups + 12);  // one a round with terms of its own
+  EXPECT_LT(b.term_groups, k.term_groups);
 }
 
 }  // namespace

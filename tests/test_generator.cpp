@@ -148,8 +148,8 @@ TEST(Generator, NodeListDoesNotDependOnPodCounts) {
   // Images follow the pods placed, so compare everything before status.images.
   const std::string a = generate_cluster(small_options()).nodes_json;
   const std::string b = generate_cluster(more).nodes_json;
-  const Cluster ca = load({a, "{\"kind\":\"PodList\",\"items\":[]}"});
-  const Cluster cb = load({b, "{\"kind\":\"PodList\",\"items\":[]}"});
+  const Cluster ca = load({a, "{\"kind\":\"PodList\",\"items\":[]}", {}});
+  const Cluster cb = load({b, "{\"kind\":\"PodList\",\"items\":[]}", {}});
   ASSERT_EQ(ca.nodes.size(), cb.nodes.size());
   for (size_t i = 0; i < ca.nodes.size(); ++i) {
     EXPECT_EQ(ca.nodes[i].name, cb.nodes[i].name);

@@ -1330,6 +1330,12 @@ TEST(SnapshotMutations, RandomSequencesEqualAFreshBuild) {
       } else {
         continue;
       }
+      // Now and then the dead strings go (a removed pod's or node's own):
+      // the snapshot still decodes as the fresh build, and the mirror follows.
+      if (step % 7 == 3 && snap.compact()) {
+        what += ", then compact";
+        ++counts[6];
+      }
       const std::string diff = first_difference(decode(m.fresh()), decode(snap));
       ASSERT_EQ(diff, "") << "step " << step << ": " << what;
       std::vector<std::string> tree;
@@ -1344,9 +1350,9 @@ TEST(SnapshotMutations, RandomSequencesEqualAFreshBuild) {
     EXPECT_EQ(mirror.first_difference(snap), "");
     std::printf(
         "[ mutations ] seed %llu: %zu add_pod, %zu remove_pod, %zu update_pod, %zu add_node, %zu update_node, "
-        "%zu remove_node; mirror: %zu full, %zu whole columns, %zu tails, %zu ranges\n",
+        "%zu remove_node, %zu compactions; mirror: %zu full, %zu whole columns, %zu tails, %zu ranges\n",
         static_cast<unsigned long long>(seed), counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
-        mirror.everything, mirror.whole, mirror.tails, mirror.ranges);
+        counts[6], mirror.everything, mirror.whole, mirror.tails, mirror.ranges);
   }
 }
 
@@ -1617,6 +1623,263 @@ TEST(SnapshotMutations, AGeneratedClusterEmptiedAndRefilledEqualsTheBuild) {
   EXPECT_EQ(first_difference(original, decode(snap)), "");
   mirror.update(snap);
   EXPECT_EQ(mirror.first_difference(snap), "");
+}
+
+// ---- releasing what nothing references -------------------------------------------
+
+// The existing pods' term groups some pod holds, as text (order free): a
+// compacted snapshot's groups must be a fresh build's.
+std::vector<std::string> describe_term_groups(const Snapshot& s) {
+  std::vector<std::string> out;
+  for (const Snapshot::ExistingAffinityTerm& g : s.existing_affinity_terms()) {
+    if (g.occurrences == 0) continue;
+    std::string d = std::to_string(g.kind) + "|" + std::to_string(g.weight) + "|" + g.topology_key + "|" +
+                    (g.key_id == kNoId ? "<no key>" : s.strings().str(g.key_id)) + "|";
+    for (const auto& ns : g.namespaces) d += ns + ",";
+    d += "|";
+    if (g.selector) {
+      for (const auto& [k, v] : g.selector->match_labels) d += k + "=" + v + ",";
+      for (const auto& r : g.selector->match_expressions) d += r.key + " " + r.op + ",";
+    }
+    std::vector<std::string> domains;
+    for (const auto& [v, c] : g.domains) domains.push_back(s.strings().str(v) + "=" + std::to_string(c));
+    d += "|" + join(domains, true) + "|" + std::to_string(g.occurrences);
+    if (!g.by_rank.empty()) {
+      // The rank vector agrees with the domains.
+      for (const auto& [v, c] : g.domains)
+        if (g.by_rank[static_cast<size_t>(s.dense_label_rank_of(g.dense_slot, v))] != c) d += " <by_rank differs>";
+    }
+    out.push_back(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A matcher's per-domain sums recounted from its counters and the dense column.
+std::string domain_sums_difference(const Snapshot& s, uint32_t row, int32_t key) {
+  const std::vector<int64_t>* sums = s.topology_domain_sums(row, key);
+  if (!sums) return "";
+  const int32_t slot = s.dense_label_slot(key);
+  std::vector<int64_t> want(s.dense_label_values(slot).size() + 1, 0);
+  const SnapshotView v = s.view();
+  for (uint32_t n = 0; n < s.num_nodes(); ++n) {
+    const int32_t r = v.dense_rank(slot, n);
+    want[r < 0 ? want.size() - 1 : static_cast<size_t>(r)] += v.topology_count(row, n);
+  }
+  return *sums == want ? "" : "domain sums of row " + std::to_string(row) + " differ from a recount";
+}
+
+// Random mutations with pods and matchers whose strings keep changing (a
+// new pod-template-hash per "rollout", as Deployments bring), compacted now
+// and then: a compaction changes no column but the ids and the dead
+// matchers' rows (the snapshot decodes as before it, and as a fresh build),
+// keeps every live matcher, per-domain sum and term group with the same
+// counts, drops exactly the dead ones, is structural (the mirror follows),
+// and the counters stay right through later mutations.
+TEST(SnapshotRelease, CompactionDropsOnlyTheDeadAndChangesNothingElse) {
+  using Clause = Snapshot::PodMatchClause;
+  uint64_t compactions = 0, dropped_strings = 0, dropped_matchers = 0, dropped_sums = 0, dropped_groups = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Rng rng(seed * 6151);
+    uint32_t pod_seq = 0, node_seq = 1000, rollout = 0;
+    Model m = random_model(rng, 3 + rng.below(20), rng.below(80), pod_seq);
+    Snapshot snap = m.fresh();
+    HostMirror mirror;
+    mirror.update(snap);
+    // Matchers asked for so far: (clauses, count terminating pods).
+    std::vector<std::pair<std::vector<Clause>, bool>> asked;
+    const auto hash_of = [](uint32_t k) { return "r" + std::to_string(k); };
+    // A pod of the current rollout: the rollout's hash as a label, and a
+    // preferred anti-affinity term selecting it (as matchLabelKeys writes).
+    const auto rollout_pod = [&]() {
+      Pod p = random_pod(rng, "pod-" + std::to_string(pod_seq++), false);
+      p.labels["pod-template-hash"] = hash_of(rollout);
+      if (rng.chance(0.5)) {
+        p.affinity = Affinity{};
+        p.affinity->pod_anti_affinity = PodAffinity{};
+        WeightedPodAffinityTerm w;
+        w.weight = 1 + static_cast<int32_t>(rng.below(100));
+        w.term.topology_key = rng.chance(0.5) ? "kubernetes.io/hostname" : "topology.kubernetes.io/zone";
+        w.term.label_selector = selector({{"pod-template-hash", hash_of(rollout)}});
+        p.affinity->pod_anti_affinity->preferred.push_back(w);
+      }
+      return p;
+    };
+    const int32_t zone_key_known = snap.string_id("topology.kubernetes.io/zone");
+    (void)zone_key_known;
+    for (int step = 0; step < 160; ++step) {
+      const uint32_t op = rng.below(100);
+      std::string what;
+      if (op < 10) {
+        ++rollout;
+        what = "new rollout";
+      } else if (op < 30 && !m.nodes.empty()) {
+        const uint32_t n = rng.below(static_cast<uint32_t>(m.nodes.size()));
+        Pod p = rollout_pod();
+        snap.add_pod(p, n);
+        p.node_name = m.nodes[n].name;
+        m.pods[n].push_back(p);
+        what = "add rollout pod";
+      } else if (op < 42) {
+        // Matchers for the current rollout's and older hashes, some with
+        // per-domain sums over the zone key.
+        std::vector<std::vector<Clause>> batch;
+        const bool terminating = rng.chance(0.5);
+        for (uint32_t k = 1 + rng.below(3); k > 0; --k) {
+          const uint32_t r = rollout - std::min<uint32_t>(rollout, rng.below(3));
+          std::vector<Clause> all_of = {
+              Clause{false, {"default", "team-a"}, selector({{"pod-template-hash", hash_of(r)}})}};
+          if (rng.chance(0.3)) all_of.push_back(Clause{true, {}, selector({}, {{"app", "Exists", {}}})});
+          if (rng.chance(0.2))
+            all_of = {Clause{true, {}, selector({}, {{"app", "NotIn", {"app-" + std::to_string(r % 7)}}})}};
+          batch.push_back(all_of);
+          asked.emplace_back(all_of, terminating);
+        }
+        const std::vector<uint32_t> rows = snap.topology_matchers(batch, terminating);
+        for (const uint32_t row : rows)
+          if (rng.chance(0.5)) snap.register_topology_domain_sums(row, snap.string_id("topology.kubernetes.io/zone"));
+        what = "register matchers";
+      } else if (op < 50 && !m.nodes.empty()) {
+        // A pod of an old rollout leaves (its strings may die with it).
+        std::vector<std::pair<uint32_t, uint32_t>> live;
+        for (uint32_t n = 0; n < m.pods.size(); ++n)
+          for (uint32_t j = 0; j < m.pods[n].size(); ++j) live.emplace_back(n, j);
+        if (live.empty()) continue;
+        const auto [n, j] = live[rng.below(static_cast<uint32_t>(live.size()))];
+        snap.remove_pod(m.pods[n][j].namespace_name, m.pods[n][j].name);
+        m.pods[n].erase(m.pods[n].begin() + j);
+        what = "remove a pod";
+      } else {
+        mutate(rng, op, m, snap, pod_seq, node_seq);
+        what = "mutation " + std::to_string(op);
+      }
+
+      if (rng.chance(0.25)) {
+        Decoded before = decode(snap);
+        before.erase("topology_counts");  // the dead rows go
+        const std::vector<std::string> groups_before = describe_term_groups(snap);
+        const Snapshot::Census c0 = snap.census();
+        const uint64_t version = snap.structure_version();
+        const bool any_dead =
+            c0.live_strings < c0.strings || c0.live_matchers < c0.matchers || c0.live_term_groups < c0.term_groups;
+        ASSERT_EQ(snap.compact(), any_dead) << "step " << step;
+        ASSERT_EQ(snap.structure_version() != version, any_dead) << "step " << step;
+        Decoded after = decode(snap);
+        after.erase("topology_counts");
+        ASSERT_EQ(first_difference(before, after), "") << "step " << step << ": " << what;
+        ASSERT_EQ(describe_term_groups(snap), groups_before) << "step " << step;
+        const Snapshot::Census c1 = snap.census();
+        EXPECT_EQ(c1.strings, c0.live_strings);
+        EXPECT_EQ(c1.live_strings, c1.strings);
+        EXPECT_EQ(c1.matchers, c0.live_matchers);
+        EXPECT_EQ(c1.live_matchers, c1.matchers);
+        EXPECT_EQ(c1.domain_sums, c0.live_domain_sums);
+        EXPECT_EQ(c1.live_domain_sums, c1.domain_sums);
+        EXPECT_EQ(c1.term_groups, c0.live_term_groups);
+        EXPECT_EQ(c1.live_term_groups, c1.term_groups);
+        EXPECT_FALSE(snap.compact());  // nothing left to drop
+        if (any_dead) ++compactions;
+        dropped_strings += c0.strings - c0.live_strings;
+        dropped_matchers += c0.matchers - c0.live_matchers;
+        dropped_sums += c0.domain_sums - c0.live_domain_sums;
+        dropped_groups += c0.term_groups - c0.live_term_groups;
+        mirror.update(snap);
+        ASSERT_EQ(mirror.first_difference(snap), "") << "step " << step;
+      }
+
+      // Every matcher asked for: registered with its pods' counts, or gone
+      // when a compaction found it counting none; registered again (as a
+      // pod's intern() does), it counts from the pods as they are now.
+      for (const auto& [all_of, terminating] : asked) {
+        int32_t total = 0;
+        std::vector<int32_t> want(m.nodes.size(), 0);
+        for (uint32_t n = 0; n < m.nodes.size(); ++n)
+          for (const Pod& p : m.pods[n]) {
+            if (p.deleting && !terminating) continue;
+            bool all = true;
+            for (const Clause& cl : all_of) {
+              const bool ns = cl.all_namespaces || std::find(cl.namespaces.begin(), cl.namespaces.end(),
+                                                             p.namespace_name) != cl.namespaces.end();
+              all = all && ns && selector_matches(cl.selector, p.labels);
+            }
+            want[n] += all ? 1 : 0;
+            total += all ? 1 : 0;
+          }
+        int32_t row = snap.find_topology_matcher(all_of, terminating);
+        if (row < 0) row = static_cast<int32_t>(snap.topology_matcher(all_of, terminating));
+        for (uint32_t n = 0; n < m.nodes.size(); ++n) {
+          ASSERT_EQ(snap.view().topology_count(static_cast<uint32_t>(row), n), want[n]) << "step " << step;
+        }
+        ASSERT_EQ(
+            domain_sums_difference(snap, static_cast<uint32_t>(row), snap.string_id("topology.kubernetes.io/zone")), "")
+            << "step " << step;
+        (void)total;
+      }
+      // The term groups some pod holds are a fresh build's.
+      ASSERT_EQ(describe_term_groups(snap), describe_term_groups(m.fresh())) << "step " << step << ": " << what;
+    }
+  }
+  std::printf("[ release ] %llu compactions dropped %llu strings, %llu matchers, %llu domain sums, %llu term groups\n",
+              static_cast<unsigned long long>(compactions), static_cast<unsigned long long>(dropped_strings),
+              static_cast<unsigned long long>(dropped_matchers), static_cast<unsigned long long>(dropped_sums),
+              static_cast<unsigned long long>(dropped_groups));
+  EXPECT_GT(compactions, 20u);
+  EXPECT_GT(dropped_strings, 0u);
+  EXPECT_GT(dropped_matchers, 0u);
+  EXPECT_GT(dropped_sums, 0u);
+  EXPECT_GT(dropped_groups, 0u);
+}
+
+// The amortized rule: maybe_compact checks only after enough growth, and
+// compacts once the dead reach the policy's share; with {0, 0} after every
+// call that leaves anything dead. A mutation log that grows without a
+// structural change starts a new structure version past its bound.
+TEST(SnapshotRelease, MaybeCompactIsAmortizedAndBoundsTheLog) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 4; ++i) nodes.push_back(make_node("n" + std::to_string(i), 64000, int64_t(64) << 30, 500));
+  Snapshot s = Snapshot::build(nodes, {});
+  const CompactionPolicy policy{0.5, 40};
+  s.maybe_compact(policy);  // the first call takes a census
+  const size_t base = s.census().live_strings;
+  // Pods with a string of their own each, added and removed: the dead
+  // strings pile up to the policy's bound, no further.
+  size_t most = 0;
+  for (int i = 0; i < 2000; ++i) {
+    Pod p = make_pod("p" + std::to_string(i));
+    p.labels["statefulset.kubernetes.io/pod-name"] = p.name;
+    const uint32_t id = s.add_pod(p, static_cast<uint32_t>(i % 4));
+    s.maybe_compact(policy);
+    s.remove_pod(id);
+    s.maybe_compact(policy);
+    most = std::max(most, s.strings().size());
+  }
+  // The live strings, one pod's, and at most the bound and a quarter dead.
+  EXPECT_LE(most, base + 2 + 40 + 40 / 4);
+  EXPECT_GT(s.compactions(), 2000u / 100);
+  EXPECT_LT(s.compactions(), 2000u / 20);  // amortized: not one per pod
+  // {0, 0}: nothing dead after any call.
+  const CompactionPolicy eager{0, 0};
+  for (int i = 0; i < 20; ++i) {
+    Pod p = make_pod("q" + std::to_string(i));
+    p.labels["statefulset.kubernetes.io/pod-name"] = p.name;
+    const uint32_t id = s.add_pod(p, 0);
+    s.remove_pod(id);
+    s.maybe_compact(eager);
+    const Snapshot::Census c = s.census();
+    EXPECT_EQ(c.strings, c.live_strings);
+  }
+  // The log: bounded by max(2^20, 8 x nodes) entries.
+  Pod p = make_pod("churn");
+  const uint64_t version = s.structure_version();
+  size_t longest = 0;
+  for (int i = 0; i < (1 << 19) + 10; ++i) {
+    s.remove_pod(s.add_pod(p, 1));
+    longest = std::max(longest, s.mutation_log().size());
+    s.maybe_compact(policy);
+  }
+  EXPECT_NE(s.structure_version(), version);
+  EXPECT_LE(longest, (size_t(1) << 20) + 2);
 }
 
 }  // namespace

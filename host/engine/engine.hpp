@@ -63,6 +63,13 @@ struct EngineOptions {
   // scheduler_plugin_execution_duration_seconds (10). A seeded draw per
   // cycle: the same cycles are sampled on every backend.
   uint32_t plugin_metrics_sample_percent = kDefaultPluginMetricsSamplePercent;
+  // Releasing what the snapshot no longer references (strings, topology
+  // matchers and their per-domain sums, existing pods' term groups): after
+  // each event, Snapshot::maybe_compact under this policy (amortized; a
+  // compaction is structural: ids read from snapshot() hold until the next
+  // event call, never across one; docs/snapshot.md). Decisions do not
+  // depend on it.
+  CompactionPolicy compaction{};
 };
 
 struct ScheduleResult {
@@ -307,6 +314,11 @@ class Engine {
   //
   // Node indices (ScheduleResult::node, Snapshot) hold until the next node
   // event: remove_node shifts the later nodes down. Names never go stale.
+  // String ids, topology matcher rows and term-group indices read from
+  // snapshot() hold until the next pod or node event: after one, the
+  // snapshot may release what nothing references any more and renumber the
+  // rest (EngineOptions::compaction); schedule, explain, rank and peek never
+  // do.
   EventStatus add_node(const Node& node);
   // The node of that name, replaced; its pods stay.
   EventStatus update_node(const Node& node);
@@ -499,6 +511,9 @@ class Engine {
   void node_set_changed();
   // After a node data change (engine_node_data.cpp).
   void node_data_changed();
+  // After every event: the snapshot releases what nothing references any
+  // more, when that is due (EngineOptions::compaction).
+  void release_dead() { snapshot_.maybe_compact(options_.compaction); }
   std::unordered_map<std::string, PodRecord> pod_records_;
   // Node name -> the keys of the pods waiting for it.
   std::unordered_map<std::string, std::vector<std::string>> waiting_by_node_;

@@ -187,6 +187,7 @@ EventStatus Engine::add_node(const Node& node) {
   }
   node_set_changed();
   admit_waiting_pods(node.name, out.warnings);
+  release_dead();
   return out;
 }
 
@@ -203,6 +204,7 @@ EventStatus Engine::update_node(const Node& node) {
   if (group_model_ || device_model_)
     for (std::string& w : snapshot_.take_device_warnings()) out.warnings.push_back(std::move(w));
   node_set_changed();
+  release_dead();
   return out;
 }
 
@@ -222,6 +224,7 @@ EventStatus Engine::remove_node(std::string_view name) {
   }
   node_set_changed();
   if (group_model_ || device_model_) snapshot_.take_device_warnings();
+  release_dead();
   return {};
 }
 
@@ -284,6 +287,7 @@ EventStatus Engine::add_pod(const Pod& pod) {
   const PodRecord& rec = pod_records_.at(key);
   if (!rec.waiting && device_model_) assign_pod_devices(rec.id, out.warnings);
   metrics_.leave(key);  // bound (by someone): no longer pending
+  release_dead();
   return out;
 }
 
@@ -300,6 +304,7 @@ EventStatus Engine::update_pod(const Pod& pod) {
     EventStatus s;
     s.warnings.push_back(pod_name_for(pod) + " is " + pod.phase + ": removed from the cache");
     drop_record(it);
+    release_dead();
     return s;
   }
   if (pod.node_name != rec.node)
@@ -326,6 +331,7 @@ EventStatus Engine::update_pod(const Pod& pod) {
   if (group_model_ || device_model_)
     for (std::string& w : snapshot_.take_device_warnings()) out.warnings.push_back(std::move(w));
   if (device_model_) assign_pod_devices(rec.id, out.warnings);
+  release_dead();
   return out;
 }
 
@@ -337,6 +343,7 @@ EventStatus Engine::remove_pod(std::string_view cache_key) {
                                         "namespace/name for a pod without one)");
   drop_record(it);
   if (group_model_ || device_model_) snapshot_.take_device_warnings();
+  release_dead();
   return {};
 }
 
@@ -365,6 +372,7 @@ EventStatus Engine::assume_pod(const Pod& pod) {
   metrics_.leave(key);  // placed: no longer pending
   EventStatus out;
   out.warnings = std::move(res.warnings);
+  release_dead();
   return out;
 }
 
@@ -381,6 +389,7 @@ EventStatus Engine::forget_pod(std::string_view cache_key) {
     return status(EventCode::kWrongState, key_name(cache_key) + " is not assumed, so it cannot be forgotten");
   drop_record(it);
   if (group_model_ || device_model_) snapshot_.take_device_warnings();
+  release_dead();
   return {};
 }
 
@@ -405,6 +414,7 @@ std::vector<std::string> Engine::expire_assumed_pods(std::chrono::steady_clock::
   std::sort(expired.begin(), expired.end());
   for (const std::string& key : expired) drop_record(pod_records_.find(key));
   if (!expired.empty() && (group_model_ || device_model_)) snapshot_.take_device_warnings();
+  if (!expired.empty()) release_dead();
   return expired;
 }
 

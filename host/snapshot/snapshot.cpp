@@ -1,11 +1,16 @@
 #include "host/snapshot/snapshot.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <atomic>
+#include <cassert>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <type_traits>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "host/input/pod_resources.hpp"
 #include "host/input/quote.hpp"
@@ -33,6 +38,26 @@ int32_t StringDict::intern(std::string_view s) {
 int32_t StringDict::find(std::string_view s) const {
   auto it = ids_.find(std::string(s));
   return it == ids_.end() ? kNoId : it->second;
+}
+
+StringDict StringDict::kept(const std::vector<uint8_t>& keep, std::vector<int32_t>& new_ids) const {
+  StringDict out;
+  new_ids.assign(strings_.size(), kNoId);
+  size_t live = 0;
+  for (const uint8_t k : keep) live += k ? 1 : 0;
+  out.strings_.reserve(live);
+  out.ids_.reserve(live);
+  out.int_values_.reserve(live);
+  out.int_ok_.reserve(live);
+  for (size_t id = 0; id < strings_.size(); ++id) {
+    if (!keep[id]) continue;
+    new_ids[id] = static_cast<int32_t>(out.strings_.size());
+    out.strings_.push_back(strings_[id]);
+    out.ids_.emplace(out.strings_.back(), new_ids[id]);
+    out.int_values_.push_back(int_values_[id]);
+    out.int_ok_.push_back(int_ok_[id]);
+  }
+  return out;
 }
 
 std::string normalize_image_name(std::string_view name) {
@@ -620,14 +645,19 @@ void Snapshot::rank_images_by_popularity() {
   // Renumber images by the number of nodes listing them (most first, ties in
   // the current order: first seen at build), so the popular ones, the only
   // ones that can reach ImageLocality's threshold, get ids below 64 and a bit
-  // in each node's mask.
-  const size_t count = image_size_.size();
-  std::vector<int32_t> by_rank(count);
-  std::iota(by_rank.begin(), by_rank.end(), 0);
+  // in each node's mask. Images no node lists any more are dropped (as
+  // upstream forgets an image state with its last node; its size is taken
+  // afresh when a node lists it again either way), so node churn that pulls
+  // new tags keeps the dictionary as large as what the nodes list.
+  std::vector<int32_t> by_rank;
+  by_rank.reserve(image_size_.size());
+  for (size_t i = 0; i < image_size_.size(); ++i)
+    if (image_num_nodes_[i] > 0) by_rank.push_back(static_cast<int32_t>(i));
   std::stable_sort(by_rank.begin(), by_rank.end(), [&](int32_t a, int32_t b) {
     return image_num_nodes_[static_cast<size_t>(a)] > image_num_nodes_[static_cast<size_t>(b)];
   });
-  std::vector<int32_t> rank_of(count);
+  const size_t count = by_rank.size();
+  std::vector<int32_t> rank_of(image_size_.size(), kNoId);
   StringDict ranked;
   std::vector<int64_t> size(count);
   std::vector<int32_t> nodes(count);
@@ -1505,13 +1535,31 @@ int32_t Snapshot::matcher_row(const Matcher& m, uint64_t* compares) const {
 
 void Snapshot::MatcherFiling::add(uint32_t row, const Matcher& m) {
   // The most selective requirement every counted pod meets: an In with the
-  // fewest values, else an Exists.
+  // fewest values, else an Exists; of those, the one with the fewest
+  // matchers filed under it already, so that successive selectors sharing
+  // one label (a Deployment's ReplicaSets: app, and a new pod-template-hash
+  // each) do not pile up under it, each placement of such a pod checking
+  // them all.
+  const auto filed = [&](const CompiledRequirement& r) {
+    uint64_t n = 0;
+    for (const int32_t v : r.values) n += by_label.count(label_pair(r.key, v));
+    return n;
+  };
   const CompiledRequirement* in = nullptr;
   const CompiledRequirement* exists = nullptr;
+  uint64_t in_filed = 0;
   for (const MatcherClause& c : m.clauses)
     for (const CompiledRequirement& r : c.requirements) {
-      if (r.op == CompiledRequirement::In && (!in || r.values.size() < in->values.size())) in = &r;
-      if (r.op == CompiledRequirement::Exists && !exists) exists = &r;
+      if (r.op == CompiledRequirement::In) {
+        const uint64_t f = filed(r);
+        if (!in || r.values.size() < in->values.size() || (r.values.size() == in->values.size() && f < in_filed)) {
+          in = &r;
+          in_filed = f;
+        }
+      }
+      if (r.op == CompiledRequirement::Exists &&
+          (!exists || by_key.count(static_cast<uint32_t>(r.key)) < by_key.count(static_cast<uint32_t>(exists->key))))
+        exists = &r;
     }
   if (in) {
     // An In without values counts no pod: filed nowhere, never checked.
@@ -1705,6 +1753,7 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
       file_affinity_term(it->second);
     }
     ExistingAffinityTerm& g = affinity_terms_[it->second];
+    g.occurrences += sign;
     const int32_t value = node_label_value(node, g.key_id);
     if (value == kNoId) return;
     const int64_t c = (g.domains[value] += sign);
@@ -1744,16 +1793,36 @@ void Snapshot::file_affinity_term(uint32_t group) {
   const std::optional<LabelSelector>& sel = affinity_terms_[group].selector;
   if (!sel) return;  // nil: selects no pod
   TermFiling& f = affinity_term_filing_;
+  // As the matchers: of the entries every selected pod meets, the one with
+  // the fewest groups filed under it (a term with a new pod-template-hash
+  // per rollout goes under its hash, not its app).
   if (!sel->match_labels.empty()) {
-    const auto& [k, v] = *sel->match_labels.begin();
-    f.by_label.add(string_pair_hash(k, v), group);
+    uint64_t best = 0;
+    uint32_t fewest = UINT32_MAX;
+    for (const auto& [k, v] : sel->match_labels) {
+      const uint64_t h = string_pair_hash(k, v);
+      const uint32_t c = f.by_label.count(h);
+      if (c < fewest) {
+        fewest = c;
+        best = h;
+      }
+    }
+    f.by_label.add(best, group);
     return;
   }
+  const auto filed = [&](const LabelSelectorRequirement& r) {
+    uint64_t n = 0;
+    for (const auto& v : r.values) n += f.by_label.count(string_pair_hash(r.key, v));
+    return n;
+  };
   const LabelSelectorRequirement* in = nullptr;
   const LabelSelectorRequirement* exists = nullptr;
   for (const auto& r : sel->match_expressions) {
-    if (r.op == "In" && !r.values.empty() && (!in || r.values.size() < in->values.size())) in = &r;
-    if (r.op == "Exists" && !exists) exists = &r;
+    if (r.op == "In" && !r.values.empty() &&
+        (!in || r.values.size() < in->values.size() || (r.values.size() == in->values.size() && filed(r) < filed(*in))))
+      in = &r;
+    if (r.op == "Exists" && (!exists || f.by_key.count(key_hash(r.key)) < f.by_key.count(key_hash(exists->key))))
+      exists = &r;
   }
   if (in) {
     for (const auto& v : in->values) f.by_label.add(string_pair_hash(in->key, v), group);
@@ -1840,6 +1909,252 @@ const std::vector<int64_t>* Snapshot::topology_domain_sums(uint32_t matcher, int
   if (it == domain_sums_index_.end()) return nullptr;
   const DomainSums& d = domain_sums_[it->second];
   return d.slot < 0 ? nullptr : &d.by_rank;
+}
+
+// ---- Snapshot: releasing what nothing references --------------------------------
+
+Snapshot::Liveness Snapshot::mark() const {
+  Liveness l;
+  l.strings.assign(strings_.size(), 0);
+  const auto use = [&](int32_t id) {
+    if (id != kNoId) l.strings[static_cast<size_t>(id)] = 1;
+  };
+  // Pinned: every snapshot has them (build), and a host port defaults to them.
+  for (const char* pinned : {"", "0.0.0.0", "TCP"}) use(strings_.find(pinned));
+  use(any_ip_id_);
+  // The node and pod columns (free slots and entries hold kNoId).
+  for (const int32_t id : node_name_id_) use(id);
+  for (const std::vector<int32_t>* col :
+       {&label_keys_, &label_values_, &taint_keys_, &taint_values_, &dense_label_keys_, &dense_labels_, &pod_namespace_,
+        &pod_label_keys_, &pod_label_values_})
+    for (const int32_t id : *col) use(id);
+  for (const std::vector<int32_t>& values : dense_label_values_)
+    for (const int32_t id : values) use(id);
+  for (const HostPortEntry& p : ports_) {
+    use(p.ip);
+    use(p.protocol);
+  }
+  // Matchers that count some pod, with their strings and per-domain sums.
+  l.matchers.assign(matchers_.size(), 0);
+  for (size_t m = 0; m < matchers_.size(); ++m) {
+    const int32_t* row = topology_counts_.data() + m * num_nodes_;
+    if (std::none_of(row, row + num_nodes_, [](int32_t c) { return c != 0; })) continue;
+    l.matchers[m] = 1;
+    for (const MatcherClause& c : matchers_[m].clauses) {
+      for (const int32_t ns : c.namespace_ids) use(ns);
+      for (const CompiledRequirement& r : c.requirements) {
+        use(r.key);
+        for (const int32_t v : r.values) use(v);
+      }
+    }
+  }
+  for (const DomainSums& d : domain_sums_)
+    if (l.matchers[d.matcher]) use(d.key);
+  // Term groups some pod holds.
+  l.groups.assign(affinity_terms_.size(), 0);
+  for (size_t g = 0; g < affinity_terms_.size(); ++g) {
+    const ExistingAffinityTerm& t = affinity_terms_[g];
+    if (t.occurrences == 0) continue;
+    l.groups[g] = 1;
+    use(t.key_id);
+    for (const auto& [value, count] : t.domains) use(value);
+  }
+  return l;
+}
+
+Snapshot::Census Snapshot::census_of(const Liveness& l) const {
+  const auto live = [](const std::vector<uint8_t>& v) {
+    return static_cast<size_t>(std::count(v.begin(), v.end(), uint8_t(1)));
+  };
+  Census c;
+  c.strings = strings_.size();
+  c.live_strings = live(l.strings);
+  c.matchers = matchers_.size();
+  c.live_matchers = live(l.matchers);
+  c.domain_sums = domain_sums_.size();
+  for (const DomainSums& d : domain_sums_) c.live_domain_sums += l.matchers[d.matcher];
+  c.term_groups = affinity_terms_.size();
+  c.live_term_groups = live(l.groups);
+  return c;
+}
+
+Snapshot::Census Snapshot::census() const { return census_of(mark()); }
+
+bool Snapshot::compact() { return drop_dead(mark(), 0); }
+
+bool Snapshot::drop_dead(const Liveness& l, size_t spare_rows) {
+  const auto all = [](const std::vector<uint8_t>& v) {
+    return std::all_of(v.begin(), v.end(), [](uint8_t x) { return x != 0; });
+  };
+  if (all(l.strings) && all(l.matchers) && all(l.groups)) return false;
+  // Strings first: the matchers are hashed and filed again by their new ids.
+  std::vector<int32_t> new_ids;
+  strings_ = strings_.kept(l.strings, new_ids);
+  renumber_strings(new_ids);
+  keep_matchers(l.matchers, spare_rows);
+  keep_term_groups(l.groups);
+  new_structure_version();
+  ++compactions_;
+#ifdef __GLIBC__
+  // What the dead held (rows, strings, indexes, the old columns) is free
+  // now, much of it in the middle of the heap, where glibc keeps it
+  // resident: give it back, so that the resident set follows what is live.
+  malloc_trim(0);
+#endif
+  return true;
+}
+
+void Snapshot::renumber_strings(const std::vector<int32_t>& new_ids) {
+  // The order of ids is kept, so every list sorted by id stays sorted (a
+  // node's labels, a pod's, a requirement's values, the dense columns'
+  // values and hence their ranks): only the numbers change.
+  const auto re = [&](int32_t& id) {
+    if (id != kNoId) id = new_ids[static_cast<size_t>(id)];
+  };
+  for (std::vector<int32_t>* col :
+       {&node_name_id_, &label_keys_, &label_values_, &taint_keys_, &taint_values_, &dense_label_keys_, &dense_labels_,
+        &pod_namespace_, &pod_label_keys_, &pod_label_values_})
+    for (int32_t& id : *col) re(id);
+  for (std::vector<int32_t>& values : dense_label_values_)
+    for (int32_t& id : values) re(id);
+  for (HostPortEntry& p : ports_) {
+    re(p.ip);
+    re(p.protocol);
+  }
+  re(any_ip_id_);
+  for (Matcher& m : matchers_)
+    for (MatcherClause& c : m.clauses) {
+      for (int32_t& ns : c.namespace_ids) re(ns);
+      for (CompiledRequirement& r : c.requirements) {
+        re(r.key);
+        for (int32_t& v : r.values) re(v);
+      }
+    }
+  for (DomainSums& d : domain_sums_) re(d.key);
+  for (ExistingAffinityTerm& t : affinity_terms_) {
+    re(t.key_id);
+    std::map<int32_t, int64_t> domains;
+    for (const auto& [value, count] : t.domains) {
+      int32_t v = value;
+      re(v);
+      domains.emplace_hint(domains.end(), v, count);
+    }
+    t.domains.swap(domains);
+  }
+}
+
+void Snapshot::keep_matchers(const std::vector<uint8_t>& live, size_t spare_rows) {
+  std::vector<int32_t> new_row(matchers_.size(), -1);
+  std::vector<Matcher> kept;
+  size_t count = 0;
+  for (const uint8_t x : live) count += x ? 1 : 0;
+  kept.reserve(count + spare_rows);
+  std::vector<int32_t> counts;
+  counts.reserve((count + spare_rows) * num_nodes_);
+  for (size_t m = 0; m < matchers_.size(); ++m) {
+    if (!live[m]) continue;
+    new_row[m] = static_cast<int32_t>(kept.size());
+    kept.push_back(std::move(matchers_[m]));
+    const auto row = topology_counts_.begin() + static_cast<std::ptrdiff_t>(m * num_nodes_);
+    counts.insert(counts.end(), row, row + num_nodes_);
+  }
+  matchers_ = std::move(kept);
+  topology_counts_ = std::move(counts);
+  matcher_rows_ = KeyedRows{};
+  matcher_filing_ = MatcherFiling{};
+  for (uint32_t row = 0; row < matchers_.size(); ++row) {
+    matcher_rows_.add(matcher_hash(matchers_[row]), row);
+    matcher_filing_.add(row, matchers_[row]);
+  }
+  std::vector<DomainSums> sums;
+  for (DomainSums& d : domain_sums_) {
+    if (!live[d.matcher]) continue;
+    d.matcher = static_cast<uint32_t>(new_row[d.matcher]);
+    sums.push_back(std::move(d));
+  }
+  domain_sums_ = std::move(sums);
+  domain_sums_index_ = decltype(domain_sums_index_){};
+  matcher_domain_sums_.assign(matchers_.size(), {});
+  for (uint32_t i = 0; i < domain_sums_.size(); ++i) {
+    const DomainSums& d = domain_sums_[i];
+    domain_sums_index_.emplace(label_pair(static_cast<int32_t>(d.matcher), d.key), i);
+    matcher_domain_sums_[d.matcher].push_back(i);
+  }
+  topology_layout_version_ = fresh_structure_version();
+}
+
+void Snapshot::keep_term_groups(const std::vector<uint8_t>& live) {
+  std::vector<int32_t> new_index(affinity_terms_.size(), -1);
+  std::vector<ExistingAffinityTerm> kept;
+  for (size_t g = 0; g < affinity_terms_.size(); ++g) {
+    if (!live[g]) continue;
+    new_index[g] = static_cast<int32_t>(kept.size());
+    kept.push_back(std::move(affinity_terms_[g]));
+  }
+  affinity_terms_ = std::move(kept);
+  decltype(affinity_term_ids_) ids;
+  ids.reserve(affinity_terms_.size());
+  for (auto it = affinity_term_ids_.begin(); it != affinity_term_ids_.end();) {
+    auto node = affinity_term_ids_.extract(it++);
+    const int32_t g = new_index[node.mapped()];
+    if (g < 0) continue;
+    node.mapped() = static_cast<uint32_t>(g);
+    ids.insert(std::move(node));
+  }
+  affinity_term_ids_ = std::move(ids);
+  affinity_term_filing_ = TermFiling{};
+  for (uint32_t g = 0; g < affinity_terms_.size(); ++g) file_affinity_term(g);
+}
+
+void Snapshot::new_structure_version() {
+  identity_.version = fresh_structure_version();
+  std::vector<uint32_t>().swap(identity_.log);
+}
+
+bool Snapshot::maybe_compact(const CompactionPolicy& policy) {
+  // Dead entries reaching the policy's bound: at least min_dead, and
+  // dead_share of the live ones.
+  const auto bound = [&](size_t live) {
+    return std::max<size_t>(policy.min_dead,
+                            static_cast<size_t>(std::ceil(policy.dead_share * static_cast<double>(live))));
+  };
+  // A check (a pass over the snapshot) only once some kind has grown, since
+  // the last one, by what would make it due if all of the growth had died,
+  // and by at least a quarter of the bound: a check costs O(snapshot) and
+  // comes after O(bound) new entries, and the dead stay below 1.25 bounds
+  // but for deaths without growth (a mass deletion is released once the
+  // stream has added a quarter bound again).
+  const Census& last = last_check_;
+  const auto grown = [&](size_t stored, size_t last_stored, size_t last_live) {
+    const size_t b = bound(last_live), last_dead = last_stored - last_live;
+    return stored >= last_stored + std::max(b > last_dead ? b - last_dead : 0, b / 4);
+  };
+  bool changed = false;
+  if (grown(strings_.size(), last.strings, last.live_strings) ||
+      grown(matchers_.size(), last.matchers, last.live_matchers) ||
+      grown(affinity_terms_.size(), last.term_groups, last.live_term_groups)) {
+    const Liveness l = mark();
+    Census c = census_of(l);
+    const auto due = [&](size_t stored, size_t live) {
+      const size_t dead = stored - live;
+      return dead > 0 && dead >= bound(live);
+    };
+    if (due(c.strings, c.live_strings) || due(c.matchers, c.live_matchers) || due(c.term_groups, c.live_term_groups)) {
+      const size_t spare = bound(c.live_matchers);
+      changed = drop_dead(l, spare + spare / 4);
+      // What is left is live.
+      c = Census{strings_.size(),     strings_.size(),     matchers_.size(),       matchers_.size(),
+                 domain_sums_.size(), domain_sums_.size(), affinity_terms_.size(), affinity_terms_.size()};
+    }
+    last_check_ = c;
+  }
+  // The log lists every node touched since the last structural change; a
+  // stream without node changes would grow it without bound.
+  if (!changed && identity_.log.size() > std::max<size_t>(size_t(1) << 20, size_t(8) * num_nodes_)) {
+    new_structure_version();
+    changed = true;
+  }
+  return changed;
 }
 
 // ---- Snapshot: the column table ---------------------------------------------

@@ -14,7 +14,9 @@
 //  * strings (label keys and values, taint keys and values, node names, host
 //    IPs and protocols, pod namespaces and labels) are dictionary-encoded in
 //    one dictionary; ids are int32, kNoId (-1) stands for "not in the
-//    dictionary" and equals nothing. The dictionary only grows.
+//    dictionary" and equals nothing. Ids hold while the structure version
+//    does: compact() drops the strings nothing references any more and
+//    renumbers the rest (order kept), a structural change.
 //  * per-node lists (labels sorted by key id, taints, images) are in
 //    compressed-row form: offsets[n]..offsets[n+1]. Host ports and the pods
 //    on each node are slotted: node n owns the range offsets[n]..offsets[n+1]
@@ -30,7 +32,10 @@
 // and new resource columns are structural: structure_version() changes, the
 // log is cleared and a device mirror re-uploads. A slotted range that runs
 // full is laid out again with fresh slack: that changes only the layout
-// version of its own columns (a mirror re-sends those columns).
+// version of its own columns (a mirror re-sends those columns). compact()
+// (which an Engine runs itself, amortized, after events) releases the
+// strings, topology matchers, per-domain sums and existing-term groups that
+// nothing references any more; it is structural too.
 #pragma once
 
 #include <array>
@@ -252,6 +257,10 @@ class StringDict {
   size_t size() const { return strings_.size(); }
   const std::vector<int64_t>& int_values() const { return int_values_; }
   const std::vector<uint8_t>& int_ok() const { return int_ok_; }
+  // A dictionary of the strings whose `keep` entry is set, in id order (so
+  // renumbered ids keep their order); new_ids[old id] is each one's new id,
+  // kNoId for those left out.
+  StringDict kept(const std::vector<uint8_t>& keep, std::vector<int32_t>& new_ids) const;
 
  private:
   std::vector<std::string> strings_;
@@ -281,6 +290,20 @@ struct CompiledRequirement {
     if (op != o.op) return op < o.op;
     return values < o.values;
   }
+};
+
+// When Snapshot::maybe_compact releases what nothing references any more
+// (docs/snapshot.md, "Releasing what nothing references"): once the dead
+// entries of one kind (strings, topology matchers, existing-term groups)
+// reach `dead_share` of its live ones and at least `min_dead`. Checking
+// costs a pass over the snapshot, so maybe_compact checks only after a
+// kind's stored entries grew, since the last check, by what would make it
+// due if all of the growth had died (and at least a quarter of that bound):
+// amortized, a constant per entry ever added. {0, 0}: after every event
+// that left anything dead (tests).
+struct CompactionPolicy {
+  double dead_share = 0.5;
+  uint32_t min_dead = 256;
 };
 
 class Snapshot {
@@ -463,7 +486,11 @@ class Snapshot {
   // add_pod, remove_pod, update_pod, add_node and remove_node keep every row
   // current. Registering a new matcher interns the clauses' strings and
   // re-lays the counters column (a mirror re-sends that column only); it is
-  // not structural. Matchers stay registered for the snapshot's lifetime.
+  // not structural. A matcher stays registered while it counts some pod:
+  // compact() drops those that count none (with their rows and per-domain
+  // sums; a pod that needs one again registers it afresh) and renumbers the
+  // rows of the others, order kept. So a row (and the string ids in a
+  // matcher) holds while structure_version() does.
   // InputError for an operator other than In, NotIn, Exists, DoesNotExist.
   //
   // Costs (a pod may carry thousands of terms or constraints, and the API
@@ -473,7 +500,11 @@ class Snapshot {
   // filed under one In or Exists requirement every pod it counts must meet)
   // and those with no such requirement; registering a batch walks the pod
   // slots once for all its new matchers, checking each slot against the new
-  // matchers filed under its labels.
+  // matchers filed under its labels. Of the requirements a matcher could be
+  // filed under, the one with the fewest values and then the fewest
+  // matchers filed under them is taken: the successive ReplicaSets of a
+  // Deployment ({app, pod-template-hash}) are filed under their hashes, not
+  // all under their app.
   struct PodMatchClause {
     bool all_namespaces = false;
     std::vector<std::string> namespaces;  // ignored when all_namespaces
@@ -523,7 +554,8 @@ class Snapshot {
   // add_pod, remove_pod, update_pod and remove_node keep the counts current;
   // a node whose labels change moves its pods' terms to its new domains.
   // Terminating pods count, as in upstream's NodeInfo. A group whose pods
-  // are gone stays, with no domains (groups are never freed).
+  // are gone stays, with no domains and no occurrences, until compact()
+  // drops it (indices hold while structure_version() does).
   struct ExistingAffinityTerm {
     enum Kind : uint8_t { kRequiredAffinity, kRequiredAntiAffinity, kPreferredAffinity, kPreferredAntiAffinity };
     Kind kind = kRequiredAffinity;
@@ -537,6 +569,9 @@ class Snapshot {
     std::optional<LabelSelector> selector;
     std::string topology_key;
     int32_t key_id = kNoId;
+    // The term's occurrences on the pods of the snapshot, on nodes with the
+    // key or not: 0 when no pod holds it any more (compact() drops it).
+    int64_t occurrences = 0;
     // Occurrences of the term on nodes that carry topology_key, by the value
     // id the node has (a pod repeating a term counts it twice, as upstream's
     // per-term loops do). Only positive counts are kept.
@@ -631,6 +666,39 @@ class Snapshot {
   };
   NodeDataByName node_data_by_name() const;
   void restore_node_data(const NodeDataByName& data);
+  // ---- releasing what nothing references (docs/snapshot.md) -----------------
+  // Strings are referenced by the node and pod columns, the live matchers,
+  // term groups and per-domain sums, and "", "0.0.0.0" and "TCP"; a matcher
+  // lives while it counts some pod, its per-domain sums with it; a term
+  // group while some pod holds its term. The rest is dead: it answers
+  // nothing differently (a matcher counting no pod, registered again,
+  // counts none; a dead string is on no node and no pod) and only takes
+  // room and time until compact() drops it.
+  struct Census {
+    size_t strings = 0, live_strings = 0;
+    size_t matchers = 0, live_matchers = 0;
+    size_t domain_sums = 0, live_domain_sums = 0;
+    size_t term_groups = 0, live_term_groups = 0;
+  };
+  // Counts what is stored and what is live (a pass over the snapshot).
+  Census census() const;
+  // Drops every dead string, matcher (its counter row and per-domain sums)
+  // and term group, and renumbers the others in their order: string ids,
+  // matcher rows and group indices change, so it is structural (a new
+  // structure_version(), the log cleared: a device mirror re-sends
+  // everything, and a batch cache's states, whose query bytes hold ids, can
+  // never answer again). False, and nothing changes, when nothing is dead.
+  // Never between intern_pod_for_plan and the evaluation it prepares for.
+  bool compact();
+  // The amortized rule an Engine runs after each event (CompactionPolicy):
+  // O(1) unless a kind grew enough since the last check; then a census, and
+  // compact() when some kind's dead entries reached the policy's share of
+  // its live ones. Also starts a new structure version when the mutation
+  // log has grown past max(2^20, 8 x nodes) entries, so that it stays
+  // bounded when no node changes for a long time. True when the structure
+  // version changed.
+  bool maybe_compact(const CompactionPolicy& policy);
+  uint64_t compactions() const { return compactions_; }
 
   // ---- change tracking for device mirrors ------------------------------------
   // Versions are unique in the process: every build, copy and structural
@@ -853,21 +921,31 @@ class Snapshot {
   class KeyedRows {
    public:
     void add(uint64_t key, uint32_t row) {
-      const auto [it, fresh] = head_.emplace(key, static_cast<uint32_t>(links_.size()));
-      links_.emplace_back(row, fresh ? kEnd : it->second);
-      it->second = static_cast<uint32_t>(links_.size() - 1);
+      const auto [it, fresh] = head_.emplace(key, Head{static_cast<uint32_t>(links_.size()), 0});
+      links_.emplace_back(row, fresh ? kEnd : it->second.link);
+      it->second.link = static_cast<uint32_t>(links_.size() - 1);
+      ++it->second.count;
     }
     template <class Fn>
     void for_each(uint64_t key, Fn&& fn) const {
       const auto it = head_.find(key);
       if (it == head_.end()) return;
-      for (uint32_t l = it->second; l != kEnd; l = links_[l].second) fn(links_[l].first);
+      for (uint32_t l = it->second.link; l != kEnd; l = links_[l].second) fn(links_[l].first);
+    }
+    // How many rows are filed under `key`.
+    uint32_t count(uint64_t key) const {
+      const auto it = head_.find(key);
+      return it == head_.end() ? 0 : it->second.count;
     }
     bool empty() const { return head_.empty(); }
 
    private:
     static constexpr uint32_t kEnd = UINT32_MAX;
-    std::unordered_map<uint64_t, uint32_t> head_;        // key -> its newest link
+    struct Head {
+      uint32_t link;   // the key's newest link
+      uint32_t count;  // its rows
+    };
+    std::unordered_map<uint64_t, Head> head_;
     std::vector<std::pair<uint32_t, uint32_t>> links_;  // (row, the key's next link or kEnd)
   };
   static uint64_t matcher_hash(const Matcher& m);
@@ -920,6 +998,30 @@ class Snapshot {
   int32_t node_label_value(uint32_t n, int32_t key) const;
   std::vector<int32_t> topology_counts_;  // [m * N + n]
   uint64_t topology_layout_version_ = 0;
+
+  // Releasing (compact, maybe_compact): what is live, by kind.
+  struct Liveness {
+    std::vector<uint8_t> strings, matchers, groups;
+  };
+  Liveness mark() const;
+  Census census_of(const Liveness& l) const;
+  // compact() with the marks made: false when nothing is dead. The counters
+  // column keeps room for `spare_rows` more matchers (those maybe_compact
+  // lets die before the next compaction), so that it is not reallocated,
+  // doubling, in between; the freed memory goes back to the system.
+  bool drop_dead(const Liveness& l, size_t spare_rows);
+  // Renumbers every stored string id through new_ids (kNoId stays kNoId).
+  void renumber_strings(const std::vector<int32_t>& new_ids);
+  // Keeps the live matchers (rows and per-domain sums) and term groups,
+  // renumbered in order, and files them again.
+  void keep_matchers(const std::vector<uint8_t>& live, size_t spare_rows);
+  void keep_term_groups(const std::vector<uint8_t>& live);
+  // A new structure version and an empty log, nothing else.
+  void new_structure_version();
+  // What the last check of maybe_compact found (stored, live): it checks
+  // again once a kind has grown by what would make it due.
+  Census last_check_;
+  uint64_t compactions_ = 0;
 
   // Devices: the model, the columns, and each pod id's charges (host-only).
   std::optional<DeviceModel> device_model_;
