@@ -4,7 +4,7 @@
 //   bench_soak [--events N] [--nodes N] [--deployments N] [--seed N]
 //              [--samples N] [--warmup-share F] [--threads N] [--backend B]
 //              [--batch-states N] [--max-rss-mb N] [--max-seconds N]
-//              [--csv F] [--plot F.png]
+//              [--no-compaction] [--csv F] [--plot F.png]
 //
 // The stream (all through Engine's event calls, as an embedding scheduler
 // fed by informers makes them): 5,000 nodes in three zones; Deployments in
@@ -71,6 +71,7 @@ struct Options {
   uint32_t batch_states = 8;
   uint64_t max_rss_mb = 6144;
   uint64_t max_seconds = 0;  // 0: no limit
+  bool compaction = true;    // --no-compaction: the baseline that never releases
   std::string csv, plot;
 };
 
@@ -131,6 +132,8 @@ class Soak {
     eo.seed = o.seed;
     eo.threads = o.threads;
     eo.batch_states = o.batch_states;
+    // The baseline: a bound no stream reaches, so nothing is ever released.
+    if (!o.compaction) eo.compaction = CompactionPolicy{0.0, UINT32_MAX};
     engine_ = std::make_unique<Engine>(default_scheduler_config(), eo);
   }
 
@@ -720,6 +723,8 @@ int main(int argc, char** argv) {
         return 2;
       }
       ++i;
+    } else if (a == "--no-compaction") {
+      o.compaction = false;
     } else if (a == "--backend" && v) {
       o.backend = v;
       ++i;
@@ -733,7 +738,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: bench_soak [--events N] [--nodes N] [--deployments N] [--seed N] [--samples N]\n"
                    "                  [--warmup-share F] [--threads N] [--backend B] [--batch-states N]\n"
-                   "                  [--max-rss-mb N] [--max-seconds N] [--csv F] [--plot F.png]\n");
+                   "                  [--max-rss-mb N] [--max-seconds N] [--no-compaction] [--csv F]\n"
+                   "                  [--plot F.png]\n");
       return 2;
     }
   }
