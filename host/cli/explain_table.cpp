@@ -99,8 +99,8 @@ void append_preemption(std::string& out, const PreemptionExplanation& p, uint32_
     return;
   }
   const std::string looked = std::to_string(p.dry_run_nodes) + " of " + std::to_string(p.potential_nodes) +
-                             " potential nodes tried (from potential node " + std::to_string(p.offset) +
-                             ", looking for " + std::to_string(p.num_candidates) + " candidates)";
+                             " potential nodes tried (from #" + std::to_string(p.offset + 1) +
+                             " in node order, looking for " + std::to_string(p.num_candidates) + " candidates)";
   if (p.nominated_node.empty()) {
     line("preemption", "none: no candidate; " + looked);
     return;
@@ -126,7 +126,7 @@ void append_preemption(std::string& out, const PreemptionExplanation& p, uint32_
   // The candidates, best first.
   const size_t shown = std::min<size_t>(p.candidates.size(), std::max<uint32_t>(top, 1));
   std::vector<std::vector<std::string>> cells;
-  const std::vector<std::string> header = {"#", "node", "PDB", "highest", "sum", "victims", "earliest start (highest)"};
+  const std::vector<std::string> header = {"#", "node", "PDB", "highest", "sum", "victims", "start"};
   for (size_t i = 0; i < shown; ++i) {
     const PreemptionCandidate& c = p.candidates[i];
     cells.push_back({std::to_string(i + 1), clean_text(c.node), std::to_string(c.pdb_violations),
@@ -160,8 +160,8 @@ void append_preemption(std::string& out, const PreemptionExplanation& p, uint32_
   for (size_t i = 0; i < shown; ++i) out += row_text(i == 0 ? '*' : ' ', cells[i]);
   append_wrapped(out, "columns: ", "  ",
                  "PDB = evictions a PodDisruptionBudget forbids; highest = the most important victim's priority; "
-                 "sum = the victims' priorities (compared as each + 2^31); earliest start = among the victims of "
-                 "the highest priority (the latest wins)",
+                 "sum = the victims' priorities (compared as each + 2^31); start = the earliest start time among "
+                 "the victims of the highest priority (the latest wins)",
                  width);
 }
 
