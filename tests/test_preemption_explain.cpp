@@ -100,8 +100,8 @@ TEST(PreemptionExplain, EachCriterionDecidesItsCase) {
   }
   // 2: the lowest priority of the most important victim.
   {
-    const auto p = dry_run({"a", "b"}, {cpu_pod("va", 1000, "a", 10), cpu_pod("va2", 1000, "a", 400),
-                                        cpu_pod("vb", 2000, "b", 300)});
+    const auto p = dry_run(
+        {"a", "b"}, {cpu_pod("va", 1000, "a", 10), cpu_pod("va2", 1000, "a", 400), cpu_pod("vb", 2000, "b", 300)});
     EXPECT_EQ(p.nominated_node, "b");
     EXPECT_EQ(p.decided_by, PreemptionCriterion::kHighestPriority);
     EXPECT_EQ(p.candidates[0].highest_priority, 300);
@@ -110,8 +110,8 @@ TEST(PreemptionExplain, EachCriterionDecidesItsCase) {
   // 3: the smallest sum with each priority offset by 2^31: b's single
   // victim (10) beats a's two (10 and -5) though a's plain sum is smaller.
   {
-    const auto p = dry_run({"a", "b"}, {cpu_pod("va", 1000, "a", 10), cpu_pod("va2", 1000, "a", -5),
-                                        cpu_pod("vb", 2000, "b", 10)});
+    const auto p = dry_run({"a", "b"},
+                           {cpu_pod("va", 1000, "a", 10), cpu_pod("va2", 1000, "a", -5), cpu_pod("vb", 2000, "b", 10)});
     EXPECT_EQ(p.nominated_node, "b");
     EXPECT_EQ(p.decided_by, PreemptionCriterion::kPrioritySum);
     EXPECT_EQ(p.candidates[0].priority_sum, 10);
@@ -122,8 +122,8 @@ TEST(PreemptionExplain, EachCriterionDecidesItsCase) {
   // 4: fewest victims, reached only where the offset sums are equal: a
   // second victim of priority -2^31 adds nothing to a's.
   {
-    const auto p = dry_run({"a", "b"}, {cpu_pod("va", 1000, "a", 10), cpu_pod("va2", 1000, "a", INT32_MIN),
-                                        cpu_pod("vb", 2000, "b", 10)});
+    const auto p = dry_run(
+        {"a", "b"}, {cpu_pod("va", 1000, "a", 10), cpu_pod("va2", 1000, "a", INT32_MIN), cpu_pod("vb", 2000, "b", 10)});
     EXPECT_EQ(p.nominated_node, "b");
     EXPECT_EQ(p.decided_by, PreemptionCriterion::kVictims);
     EXPECT_EQ(p.candidates[0].offset_priority_sum, p.candidates[1].offset_priority_sum);
