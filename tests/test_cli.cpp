@@ -151,6 +151,146 @@ TEST(Cli, ExplainShowsFilterAndScores) {
   EXPECT_NE(r.out.find(R"("chosen":"n1")"), std::string::npos) << r.out;
 }
 
+// ---- preemption ------------------------------------------------------------------
+
+// Three 2-cpu nodes full of lower-priority pods, PriorityClasses and a
+// PodDisruptionBudget in --objects, and four pending pods: three of class
+// "high" (no spec.priority: resolved when scheduled) and one without.
+//   n1: low-a, low-b (priority 10, 1 cpu each)
+//   n2: mid (priority 100, 2 cpu)
+//   n3: low-c (priority 10, 2 cpu), protected by a PDB that allows no disruption
+struct PreemptionFixture {
+  std::string nodes, pods, objects;
+  PreemptionFixture() {
+    nodes = write("p-nodes.json", list("NodeList", {node_json("n1", "2"), node_json("n2", "2"), node_json("n3", "2")}));
+    const auto running = [](const std::string& name, const std::string& node, const std::string& cpu,
+                            const std::string& cls, int priority, const std::string& app, const std::string& start) {
+      return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+             R"(","namespace":"default","labels":{"app":")" + app +
+             R"("}},"spec":{"containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":")" + cpu +
+             R"("}}}],"nodeName":")" + node + R"(","priorityClassName":")" + cls +
+             R"(","priority":)" + std::to_string(priority) + R"(},"status":{"phase":"Running","startTime":")" +
+             start + R"("}})";
+    };
+    const auto pending = [](const std::string& name, const std::string& cls) {
+      return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+             R"(","namespace":"default"},"spec":{"containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"2"}}}])" +
+             (cls.empty() ? "" : R"(,"priorityClassName":")" + cls + R"(")") + R"(},"status":{"phase":"Pending"}})";
+    };
+    pods = write("p-pods.json",
+                 list("PodList", {running("low-a", "n1", "1", "low", 10, "a", "2026-11-01T10:00:00Z"),
+                                  running("low-b", "n1", "1", "low", 10, "b", "2026-11-01T11:00:00Z"),
+                                  running("mid", "n2", "2", "mid", 100, "m", "2026-11-01T09:00:00Z"),
+                                  running("low-c", "n3", "2", "low", 10, "c", "2026-11-01T12:00:00Z"),
+                                  pending("hi", "high"), pending("hi2", "high"), pending("hi3", "high"),
+                                  pending("plain", "")}));
+    const auto cls = [](const std::string& name, int value) {
+      return R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":")" + name +
+             R"("},"value":)" + std::to_string(value) + "}";
+    };
+    objects = write(
+        "p-objects.json",
+        list("List", {cls("low", 10), cls("mid", 100), cls("high", 1000),
+                      R"({"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"c-pdb","namespace":"default"},)"
+                      R"("spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"c"}}},)"
+                      R"("status":{"disruptionsAllowed":0,"currentHealthy":1,"desiredHealthy":1,"expectedPods":1}})"}));
+  }
+  std::string args() const { return "--backend cpu --nodes " + nodes + " --pods " + pods + " --objects " + objects; }
+};
+
+// A pod that preempted carries nominatedNode, its victims (sorted) and its
+// PDB violations; every other line is as it was; the summary counts them.
+TEST(Cli, SchedulePreemptionFieldsOnlyOnPreemptingPods) {
+  PreemptionFixture f;
+  const std::string out = dir() + "/p-out.jsonl";
+  const CliRun r = run_cli("schedule " + f.args() + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::istringstream lines(slurp(out));
+  std::string hi, hi2, hi3, plain;
+  std::getline(lines, hi);
+  std::getline(lines, hi2);
+  std::getline(lines, hi3);
+  std::getline(lines, plain);
+  // hi: every candidate but n3 (PDB) ties at 0 violations; n1's most
+  // important victim has the lowest priority (10 against mid's 100).
+  EXPECT_EQ(hi,
+            R"({"pod":"default/hi","node":"n1","score":0,"feasibleNodes":1,"nominatedNode":"n1","victims":["default/low-a","default/low-b"],"pdbViolations":0})");
+  // hi2: n1 holds hi (priority 1000, not lower); n2 has no violation.
+  EXPECT_EQ(hi2,
+            R"({"pod":"default/hi2","node":"n2","score":0,"feasibleNodes":1,"nominatedNode":"n2","victims":["default/mid"],"pdbViolations":0})");
+  // hi3: only n3 is left, against the budget.
+  EXPECT_EQ(hi3,
+            R"({"pod":"default/hi3","node":"n3","score":0,"feasibleNodes":1,"nominatedNode":"n3","victims":["default/low-c"],"pdbViolations":1})");
+  // plain: priority 0 evicts nobody: no preemption fields.
+  EXPECT_EQ(plain.find("nominatedNode"), std::string::npos) << plain;
+  EXPECT_NE(plain.find(R"("code":"Unschedulable")"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find(R"("victims")"), std::string::npos) << plain;
+  EXPECT_NE(r.out.find("pods: 4  scheduled: 3  unschedulable: 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("preemption: 4 pods evicted by 3 pods, 1 of them against a PodDisruptionBudget"),
+            std::string::npos)
+      << r.out;
+  // Without preemptions the summary has no such line.
+  Fixture plain_fixture;
+  const CliRun none = run_cli("schedule --backend cpu --nodes " + plain_fixture.nodes + " --pods " + plain_fixture.pods +
+                              " -o " + dir() + "/none.jsonl");
+  ASSERT_EQ(none.exit_code, 0) << none.out;
+  EXPECT_EQ(none.out.find("preemption:"), std::string::npos) << none.out;
+  EXPECT_EQ(slurp(dir() + "/none.jsonl").find("nominatedNode"), std::string::npos);
+}
+
+// explain shows DefaultPreemption's dry run: the candidates best first with
+// the criteria's keys, and the criterion that chose the nominated node.
+TEST(Cli, ExplainShowsPreemptionCandidatesAndTheDecidingCriterion) {
+  PreemptionFixture f;
+  const CliRun j = run_cli("explain --format json " + f.args() + " --pod default/hi");
+  ASSERT_EQ(j.exit_code, 0) << j.out;
+  EXPECT_NE(j.out.find(R"("chosen":null)"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find(R"("preemption":{"notEligible":null,"potentialNodes":3,"numCandidates":3,)"), std::string::npos)
+      << j.out;
+  EXPECT_NE(j.out.find(R"("dryRunNodes":3,"nominatedNode":"n1","decidedBy":"highestPriority","leftAfter":{"pdbViolations":2,"highestPriority":1,"prioritySum":1,"victims":1,"startTime":1})"),
+            std::string::npos)
+      << j.out;
+  // Best first: n1 (no violation, highest 10), n2 (no violation, 100), n3 (a violation).
+  EXPECT_NE(
+      j.out.find(
+          R"js("candidates":[{"node":"n1","pdbViolations":0,"highestPriority":10,"prioritySum":20,"offsetPrioritySum":4294967316,"numVictims":2,"earliestStartOfHighest":"2026-11-01T10:00:00Z","victims":[{"pod":"default/low-a","priority":10,"startTime":"2026-11-01T10:00:00Z"},{"pod":"default/low-b","priority":10,"startTime":"2026-11-01T11:00:00Z"}]},{"node":"n2","pdbViolations":0,"highestPriority":100,)js"),
+      std::string::npos)
+      << j.out;
+  EXPECT_NE(j.out.find(R"({"node":"n3","pdbViolations":1,"highestPriority":10,"prioritySum":10,)"), std::string::npos)
+      << j.out;
+  // Nothing was evicted: the message is the FitError, without a PostFilter part.
+  EXPECT_NE(j.out.find(R"("message":"0/3 nodes are available: 3 Insufficient cpu.")"), std::string::npos) << j.out;
+
+  // The table, for a person.
+  const CliRun t = run_cli("explain " + f.args() + " --pod default/hi --width 200");
+  ASSERT_EQ(t.exit_code, 0) << t.out;
+  EXPECT_NE(t.out.find("preemption  nominates n1, evicting 2 pods (0 PDB violations)"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("victims     default/low-a (priority 10), default/low-b (priority 10)"), std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("decided by  lowest priority of the most important victim (criterion 2 of 5); candidates left "
+                       "after each criterion: PDB 2, highest 1, sum 1, victims 1, start 1\n"),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("candidates  3 found; 3 of 3 potential nodes tried (from #"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("3 candidates, best first (* nominated):"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("  #  node  PDB  highest  sum  victims  start\n"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("* 1  n1      0       10   20        2  2026-11-01T10:00:00Z"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("  3  n3      1       10   10        1  2026-11-01T12:00:00Z"), std::string::npos) << t.out;
+
+  // --top limits the candidates listed; no line is wider than --width.
+  const CliRun narrow = run_cli("explain " + f.args() + " --pod default/hi --top 2 --width 40");
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.out;
+  EXPECT_NE(narrow.out.find("best 2 of 3 candidates"), std::string::npos) << narrow.out;
+  std::istringstream narrow_lines(narrow.out);
+  for (std::string line; std::getline(narrow_lines, line);) EXPECT_LE(line.size(), 40u) << line;
+
+  // A pod that may not preempt says why; its message has the PostFilter part.
+  const CliRun p = run_cli("explain " + f.args() + " --pod default/plain");
+  ASSERT_EQ(p.exit_code, 0) << p.out;
+  EXPECT_NE(p.out.find("preemption  none: no candidate; 3 of 3 potential nodes tried"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("No preemption victims found for incoming pod"), std::string::npos) << p.out;
+}
+
 // GpuShare end to end: devices chosen, reported and charged; a malformed
 // device annotation on a pending pod is bad input naming the file and item.
 TEST(Cli, GpuShareReportsDevicesAndRefusesMalformedAnnotations) {

@@ -269,6 +269,105 @@ TEST(EngineEvents, ObjectsApplyIncrementallyAsAReloadWould) {
   ASSERT_TRUE(e->remove_object(ObjectKind::kNamespace, "", "default").ok());
 }
 
+// PriorityClasses and PodDisruptionBudgets as events: the statuses of the
+// other kinds, and each change effective at the next decision. A pending
+// pod without spec.priority takes its priority from the classes held when
+// it is scheduled (the named class, else the global default, else 0); a
+// pod the cache holds keeps the one it was added with.
+TEST(EngineEvents, PriorityClassesAndBudgetsApplyAtTheNextDecision) {
+  Pod low1 = cpu_pod("low1", 2000, "n1");
+  Pod low2 = cpu_pod("low2", 2000, "n2");
+  for (Pod* p : {&low1, &low2}) {
+    p->priority = 10;
+    p->has_priority = true;
+  }
+  low1.labels["app"] = "one";
+  low2.labels["app"] = "two";
+  auto e = engine_of({plain_node("n1", 2000), plain_node("n2", 2000)}, {low1, low2});
+  const Pod hi = cpu_pod("hi", 2000);  // no priority, no class
+  const auto nominated = [&](const Pod& p) {
+    const Ranking r = e->rank(p, 1);
+    EXPECT_TRUE(r.preemption.has_value());
+    return r.preemption ? r.preemption->nominated_node : std::string("(none)");
+  };
+  // Priority 0 evicts nobody.
+  EXPECT_EQ(nominated(hi), "");
+
+  // A global default class gives the pod 1000: both nodes tie on every
+  // criterion (the same start time, stamped at load); the lowest index wins.
+  PriorityClass urgent{"urgent", 1000, true, "PreemptLowerPriority", ""};
+  ASSERT_TRUE(e->add_object(urgent).ok());
+  EXPECT_EQ(e->add_object(urgent).code, EventCode::kAlreadyExists);
+  EXPECT_EQ(nominated(hi), "n1");
+  EXPECT_EQ(e->rank(hi, 1).preemption->decided_by, PreemptionCriterion::kNodeIndex);
+
+  // A budget that allows no disruption of low1 moves the choice to n2.
+  PodDisruptionBudget pdb;
+  pdb.namespace_name = "default";
+  pdb.name = "one";
+  pdb.selector = LabelSelector{{{"app", "one"}}, {}};
+  pdb.current_healthy = 1;
+  pdb.desired_healthy = 1;
+  ASSERT_TRUE(e->add_object(pdb).ok());
+  EXPECT_EQ(e->add_object(pdb).code, EventCode::kAlreadyExists);
+  EXPECT_EQ(nominated(hi), "n2");
+  EXPECT_EQ(e->rank(hi, 1).preemption->decided_by, PreemptionCriterion::kPdbViolations);
+  // Allowing one disruption brings it back.
+  pdb.disruptions_allowed = 1;
+  pdb.current_healthy = 2;
+  ASSERT_TRUE(e->update_object(pdb).ok());
+  EXPECT_EQ(nominated(hi), "n1");
+  PodDisruptionBudget absent = pdb;
+  absent.name = "none";
+  EXPECT_EQ(e->update_object(absent).code, EventCode::kNotFound);
+  EXPECT_EQ(e->remove_object(ObjectKind::kPodDisruptionBudget, "default", "none").code, EventCode::kNotFound);
+  EXPECT_EQ(e->remove_object(ObjectKind::kPodDisruptionBudget, "other", "one").code, EventCode::kNotFound);
+
+  // A class's value and policy are immutable; globalDefault is not.
+  PriorityClass changed = urgent;
+  changed.value = 5;
+  EXPECT_EQ(e->update_object(changed).code, EventCode::kInvalid);
+  changed = urgent;
+  changed.preemption_policy = "Never";
+  EXPECT_EQ(e->update_object(changed).code, EventCode::kInvalid);
+  EXPECT_EQ(e->objects().priority_classes.at(0).value, 1000);
+  changed = urgent;
+  changed.global_default = false;
+  ASSERT_TRUE(e->update_object(changed).ok());
+  EXPECT_EQ(nominated(hi), "");  // no default class: priority 0 again
+  PriorityClass other{"other", 1, false, "PreemptLowerPriority", ""};
+  EXPECT_EQ(e->update_object(other).code, EventCode::kNotFound);
+
+  // A pod naming the class: its priority at schedule time, and the budget
+  // that covered its victim is charged (the disruption controller's view).
+  Pod named = cpu_pod("named", 2000);
+  named.priority_class_name = "urgent";
+  const ScheduleResult r = e->schedule(named);
+  EXPECT_EQ(r.node_name, "n1");
+  EXPECT_EQ(r.nominated_node, "n1");
+  EXPECT_EQ(r.victims, std::vector<std::string>{"default/low1"});
+  EXPECT_EQ(r.pdb_violations, 0);
+  EXPECT_EQ(e->objects().pdbs.at(0).current_healthy, 1);
+  EXPECT_EQ(e->objects().pdbs.at(0).disruptions_allowed, 0);
+  ASSERT_TRUE(e->remove_object(ObjectKind::kPodDisruptionBudget, "default", "one").ok());
+  EXPECT_TRUE(e->objects().pdbs.empty());
+
+  // Removed, the class is gone for pending pods (a pod naming it is bad
+  // input, as admission would refuse it); the pod placed keeps its 1000.
+  ASSERT_TRUE(e->remove_object(ObjectKind::kPriorityClass, "", "urgent").ok());
+  EXPECT_EQ(e->remove_object(ObjectKind::kPriorityClass, "", "urgent").code, EventCode::kNotFound);
+  Pod late = cpu_pod("late", 2000);
+  late.priority_class_name = "urgent";
+  EXPECT_THROW(e->schedule(late), InputError);
+  const uint32_t id = e->snapshot().find_pod("default", "named");
+  ASSERT_NE(id, Snapshot::kNoPod);
+  EXPECT_EQ(e->snapshot().pod(id).priority, 1000);
+  // The system classes are known without an object; listing one is an add.
+  EXPECT_TRUE(e->add_object(PriorityClass{"system-node-critical", 2000001000, false, "PreemptLowerPriority", ""}).ok());
+  EXPECT_STREQ(object_kind_name(ObjectKind::kPriorityClass), "PriorityClass");
+  EXPECT_STREQ(object_kind_name(ObjectKind::kPodDisruptionBudget), "PodDisruptionBudget");
+}
+
 // ---- random event streams against a fresh load ---------------------------------
 
 // What the cluster is, kept apart from the engine: nodes in the engine's

@@ -427,6 +427,12 @@ type Result struct {
 	DeviceGroup   string
 	Warnings      []string
 	JSON          string // the line `bulkscore schedule` writes for it
+	// DefaultPreemption: the node the pod preempted on ("" when it did not),
+	// the pods evicted for it (namespace/name, sorted) and how many of those
+	// evictions a PodDisruptionBudget protected.
+	NominatedNode string
+	Victims       []string
+	PDBViolations int64
 }
 
 func goResult(r *C.bs_schedule_result) *Result {
@@ -440,6 +446,13 @@ func goResult(r *C.bs_schedule_result) *Result {
 		Message:       C.GoString(r.message),
 		DeviceGroup:   C.GoString(r.device_group),
 		JSON:          C.GoString(r.json),
+		NominatedNode: C.GoString(r.nominated_node),
+		PDBViolations: int64(r.pdb_violations),
+	}
+	if r.num_victims > 0 {
+		for _, v := range unsafe.Slice(r.victims, int(r.num_victims)) {
+			out.Victims = append(out.Victims, C.GoString(v))
+		}
 	}
 	if r.num_devices > 0 {
 		for _, d := range unsafe.Slice(r.devices, int(r.num_devices)) {

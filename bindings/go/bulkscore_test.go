@@ -211,6 +211,51 @@ func TestStatusesRankAndMetrics(t *testing.T) {
 	}
 }
 
+// Preemption from Go: PriorityClass and PodDisruptionBudget objects as
+// events, and a result that names its nominated node, victims and PDB
+// violations.
+func TestPreemption(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Backend = "cpu"
+	e, err := NewEngine(nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.AddNode([]byte(`{"metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"2","memory":"8Gi","pods":"110"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.AddPod([]byte(`{"metadata":{"name":"low","namespace":"default","uid":"u-low","labels":{"app":"low"}},"spec":{"nodeName":"n1","containers":[{"name":"c","resources":{"requests":{"cpu":"2"}}}]},"status":{"phase":"Running"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	high := []byte(`{"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"high"},"value":1000}`)
+	if err := e.AddObject(high); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.AddObject(high); !errors.Is(err, ErrAlreadyExists) {
+		t.Fatalf("second add: %v", err)
+	}
+	if err := e.AddObject([]byte(`{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"low","namespace":"default"},"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"low"}}},"status":{"disruptionsAllowed":0,"currentHealthy":1,"desiredHealthy":1}}`)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Schedule([]byte(`{"metadata":{"name":"hi","namespace":"default","uid":"u-hi"},"spec":{"priorityClassName":"high","containers":[{"name":"c","resources":{"requests":{"cpu":"2"}}}]}}`))
+	if err != nil || r.Node != "n1" || r.NominatedNode != "n1" || len(r.Victims) != 1 || r.Victims[0] != "default/low" || r.PDBViolations != 1 {
+		t.Fatalf("schedule: %+v %v", r, err)
+	}
+	if !strings.HasSuffix(r.JSON, `,"nominatedNode":"n1","victims":["default/low"],"pdbViolations":1}`) {
+		t.Fatalf("json: %s", r.JSON)
+	}
+	if err := e.RemoveObject("PodDisruptionBudget", "default", "low"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.RemoveObject("PriorityClass", "", "high"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.RemoveObject("PriorityClass", "", "high"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second remove: %v", err)
+	}
+}
+
 // NodeData's columns from Go: verdicts with reasons, bulk scores, clears.
 func TestNodeData(t *testing.T) {
 	opts := DefaultOptions()

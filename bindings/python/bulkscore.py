@@ -56,6 +56,10 @@ class _ScheduleResult(ctypes.Structure):
         ("warnings", ctypes.POINTER(_c_char_p)),
         ("num_warnings", _size_t),
         ("json", _c_char_p),
+        ("nominated_node", _c_char_p),
+        ("victims", ctypes.POINTER(_c_char_p)),
+        ("num_victims", _size_t),
+        ("pdb_violations", ctypes.c_int64),
     ]
 
 
@@ -218,7 +222,9 @@ class Executor:
 
 class Result(dict):
     """One decision: pod, node ("" when not placed), score, feasibleNodes,
-    code, codeName, message, devices, deviceGroup, warnings, json."""
+    code, codeName, message, devices, deviceGroup, warnings, json; and
+    nominatedNode ("" when the pod did not preempt), victims (namespace/name,
+    sorted) and pdbViolations (DefaultPreemption)."""
 
     __getattr__ = dict.get
 
@@ -313,7 +319,10 @@ class Engine:
             return Result(pod=_str(c.pod), node=_str(c.node), score=c.score, feasibleNodes=c.feasible_nodes,
                           code=c.code, codeName=_str(c.code_name), message=_str(c.message),
                           devices=[c.devices[i] for i in range(c.num_devices)], deviceGroup=_str(c.device_group),
-                          warnings=[_str(c.warnings[i]) for i in range(c.num_warnings)], json=_str(c.json))
+                          warnings=[_str(c.warnings[i]) for i in range(c.num_warnings)], json=_str(c.json),
+                          nominatedNode=_str(c.nominated_node),
+                          victims=[_str(c.victims[i]) for i in range(c.num_victims)],
+                          pdbViolations=c.pdb_violations)
         finally:
             _result_free(r)
 

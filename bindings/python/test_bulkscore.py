@@ -95,6 +95,48 @@ class Statuses(unittest.TestCase):
         e.close()
 
 
+class Preemption(unittest.TestCase):
+    def test_classes_budgets_and_a_preempting_result(self):
+        with bulkscore.Engine(backend="cpu") as e:
+            e.add_node({"metadata": {"name": "n1"},
+                        "status": {"allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"}}})
+            e.add_pod({"metadata": {"name": "low", "namespace": "default", "uid": "u-low", "labels": {"app": "low"}},
+                       "spec": {"nodeName": "n1",
+                                "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]},
+                       "status": {"phase": "Running"}})
+            high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+                    "value": 1000}
+            e.add_object(high)
+            with self.assertRaises(bulkscore.AlreadyExists):
+                e.add_object(high)
+            with self.assertRaises(bulkscore.InvalidInput):
+                e.update_object(dict(high, value=5))
+            e.add_object({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                          "metadata": {"name": "low", "namespace": "default"},
+                          "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "low"}}},
+                          "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1}})
+            pod = {"metadata": {"name": "hi", "namespace": "default", "uid": "u-hi"},
+                   "spec": {"priorityClassName": "high",
+                            "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}}
+            r = e.schedule(pod)
+            self.assertEqual(r.node, "n1")
+            self.assertEqual(r.nominatedNode, "n1")
+            self.assertEqual(r.victims, ["default/low"])
+            self.assertEqual(r.pdbViolations, 1)
+            line = json.loads(r.json)
+            self.assertEqual((line["nominatedNode"], line["victims"], line["pdbViolations"]),
+                             ("n1", ["default/low"], 1))
+            e.remove_object("PodDisruptionBudget", "default", "low")
+            e.remove_object("PriorityClass", "", "high")
+            with self.assertRaises(bulkscore.NotFound):
+                e.remove_object("PriorityClass", "", "high")
+            # A pod that does not preempt has no such fields.
+            r = e.schedule(dict(pod, metadata={"name": "p2", "namespace": "default", "uid": "u-p2"},
+                                spec={"containers": pod["spec"]["containers"]}))
+            self.assertEqual((r.nominatedNode, r.victims, r.pdbViolations), ("", [], 0))
+            self.assertNotIn("nominatedNode", json.loads(r.json))
+
+
 class NodeData(unittest.TestCase):
     CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration

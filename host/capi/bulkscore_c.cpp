@@ -104,6 +104,7 @@ struct ScheduleHolder {
   bulkscore::ScheduleResult r;
   std::string code_name, json;
   std::vector<const char*> warnings;
+  std::vector<const char*> victims;
 };
 
 struct RankingHolder {
@@ -122,6 +123,7 @@ int make_schedule_result(bulkscore::ScheduleResult r, bs_schedule_result** out) 
   h->code_name = s.node >= 0 ? "Success" : bulkscore::code_name(s.code);
   bulkscore::append_schedule_result_json(s, h->json);
   for (const std::string& w : s.warnings) h->warnings.push_back(w.c_str());
+  for (const std::string& v : s.victims) h->victims.push_back(v.c_str());
   bs_schedule_result& p = h->box.pub;
   p.pod = s.pod.c_str();
   p.node = s.node >= 0 ? s.node_name.c_str() : "";
@@ -136,6 +138,10 @@ int make_schedule_result(bulkscore::ScheduleResult r, bs_schedule_result** out) 
   p.warnings = h->warnings.data();
   p.num_warnings = h->warnings.size();
   p.json = h->json.c_str();
+  p.nominated_node = s.nominated_node.c_str();
+  p.victims = h->victims.data();
+  p.num_victims = h->victims.size();
+  p.pdb_violations = s.pdb_violations;
   h->box.owner = h.get();
   *out = &h.release()->box.pub;
   return BS_OK;
@@ -149,13 +155,16 @@ namespace {
 template <class Apply>
 int with_one_object(bs_engine* engine, const char* json, size_t len, Apply&& apply) {
   bulkscore::ClusterObjects o = bulkscore::parse_objects_json(text_of(json, len), "object");
-  const size_t n = o.namespaces.size() + o.selecting.size() + o.device_groups.size();
+  const size_t n = o.namespaces.size() + o.selecting.size() + o.device_groups.size() + o.priority_classes.size() +
+                  o.pdbs.size();
   if (n != 1)
     throw bulkscore::InputError("object: expected one Service, ReplicationController, ReplicaSet, StatefulSet, "
-                                "Namespace or SharedDeviceGroup, got " +
+                                "Namespace, SharedDeviceGroup, PriorityClass or PodDisruptionBudget, got " +
                                 std::to_string(n) + " of those kinds");
   if (!o.namespaces.empty()) return status_of(apply(o.namespaces.front()), engine);
   if (!o.selecting.empty()) return status_of(apply(o.selecting.front()), engine);
+  if (!o.priority_classes.empty()) return status_of(apply(o.priority_classes.front()), engine);
+  if (!o.pdbs.empty()) return status_of(apply(o.pdbs.front()), engine);
   return status_of(apply(o.device_groups.front()), engine);
 }
 
@@ -404,6 +413,10 @@ int bs_engine_remove_object(bs_engine* engine, const char* kind, const char* nam
       ok = ObjectKind::kStatefulSet;
     else if (k == "SharedDeviceGroup")
       ok = ObjectKind::kSharedDeviceGroup;
+    else if (k == "PriorityClass")
+      ok = ObjectKind::kPriorityClass;
+    else if (k == "PodDisruptionBudget")
+      ok = ObjectKind::kPodDisruptionBudget;
     else
       return fail(BS_INVALID_ARGUMENT, "bs_engine_remove_object: unknown kind \"" + std::string(k) + "\"");
     return status_of(engine->engine->remove_object(ok, namespace_name ? namespace_name : "", name), engine);

@@ -299,4 +299,12 @@ std::string unschedulable_summary(const std::vector<std::pair<std::string, size_
   return out;
 }
 
+std::string preemption_summary(size_t victims, size_t preemptors, int64_t pdb_violations) {
+  if (preemptors == 0) return "";
+  const auto pods = [](size_t n) { return std::to_string(n) + (n == 1 ? " pod" : " pods"); };
+  std::string s = "preemption: " + pods(victims) + " evicted by " + pods(preemptors);
+  if (pdb_violations > 0) s += ", " + std::to_string(pdb_violations) + " of them against a PodDisruptionBudget";
+  return s;
+}
+
 }  // namespace bulkscore::cli

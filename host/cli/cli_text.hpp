@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -64,5 +65,12 @@ std::string main_unschedulable_reason(std::string_view message);
 // groups, the rest counted as "N other".
 std::string unschedulable_summary(const std::vector<std::pair<std::string, size_t>>& counts, size_t total,
                                   size_t max_groups = 6);
+
+// ---- schedule's summary of preemptions ----------------------------------------
+
+// "preemption: 5 pods evicted by 3 pods" and, when some of those evictions
+// violated a PodDisruptionBudget, ", 1 of them against a
+// PodDisruptionBudget"; "" when no pod preempted.
+std::string preemption_summary(size_t victims, size_t preemptors, int64_t pdb_violations);
 
 }  // namespace bulkscore::cli

@@ -1,9 +1,12 @@
 #include "host/cli/explain_table.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <iterator>
 #include <map>
 
 #include "host/cli/cli_text.hpp"
+#include "host/input/timestamp.hpp"
 
 namespace bulkscore::cli {
 
@@ -50,6 +53,116 @@ std::string chosen_text(const Ranking& r) {
   if (r.tie_break == TieBreak::First) return s + "the first (lowest node index) of " + among + " (tie-break first)";
   return s + "random among " + among + " (tie-break random, seed " + std::to_string(r.seed) + ", draw " +
          std::to_string(r.draw) + ")";
+}
+
+// How DefaultPreemption's criterion chose the nominated node, in words.
+std::string decided_text(const PreemptionExplanation& p) {
+  switch (p.decided_by) {
+    case PreemptionCriterion::kOnlyCandidate:
+      return "the only candidate";
+    case PreemptionCriterion::kPdbViolations:
+      return "fewest PDB violations (criterion 1 of 5)";
+    case PreemptionCriterion::kHighestPriority:
+      return "lowest priority of the most important victim (criterion 2 of 5)";
+    case PreemptionCriterion::kPrioritySum:
+      return "smallest sum of the victims' priorities, each offset by 2^31 (criterion 3 of 5)";
+    case PreemptionCriterion::kVictims:
+      return "fewest victims (criterion 4 of 5)";
+    case PreemptionCriterion::kStartTime:
+      return "latest start time among the victims of the highest priority (criterion 5 of 5)";
+    case PreemptionCriterion::kNodeIndex:
+      break;
+  }
+  const uint32_t tied = p.left_after.empty() ? 0 : p.left_after.back();
+  return "the lowest node index of the " + std::to_string(tied) +
+         " candidates the five criteria left tied (bulkscore's rule; upstream takes any of them)";
+}
+
+std::string start_text(int64_t ns) { return ns == INT64_MAX ? "-" : format_rfc3339_ns(ns); }
+
+// DefaultPreemption's dry run: what it would nominate and why, and the
+// best `top` candidates.
+void append_preemption(std::string& out, const PreemptionExplanation& p, uint32_t top, size_t width) {
+  out += '\n';
+  constexpr size_t kWide = 12;  // "preemption  "
+  const auto line = [&](const std::string& key, const std::string& value) {
+    append_wrapped(out, pad_right(key, kWide), std::string(kWide, ' '), value, width);
+  };
+  if (!p.not_eligible.empty()) {
+    line("preemption", "none: " + clean_text(p.not_eligible));
+    return;
+  }
+  if (p.potential_nodes == 0) {
+    line("preemption",
+         "none: no node where evicting pods could help (Filter rejected every node as "
+         "UnschedulableAndUnresolvable, or PreFilter rejected the pod)");
+    return;
+  }
+  const std::string looked = std::to_string(p.dry_run_nodes) + " of " + std::to_string(p.potential_nodes) +
+                             " potential nodes tried (from #" + std::to_string(p.offset + 1) +
+                             " in node order, looking for " + std::to_string(p.num_candidates) + " candidates)";
+  if (p.nominated_node.empty()) {
+    line("preemption", "none: no candidate; " + looked);
+    return;
+  }
+  const PreemptionCandidate& best = p.candidates.front();
+  line("preemption", "nominates " + clean_text(p.nominated_node) + ", evicting " + std::to_string(best.victims.size()) +
+                         (best.victims.size() == 1 ? " pod" : " pods") + " (" + std::to_string(best.pdb_violations) +
+                         " PDB violations)");
+  std::vector<std::string> victims;
+  for (const PreemptionVictim& v : best.victims)
+    victims.push_back(clean_text(v.pod) + " (priority " + std::to_string(v.priority) + ")");
+  append_list_wrapped(out, pad_right("victims", kWide), std::string(kWide, ' '), victims, width);
+  line("candidates", std::to_string(p.candidates.size()) + " found; " + looked);
+  std::string decided = decided_text(p);
+  if (p.candidates.size() > 1 && !p.left_after.empty()) {
+    static const char* const kShort[] = {"PDB", "highest", "sum", "victims", "start"};
+    decided += "; candidates left after each criterion:";
+    for (size_t i = 0; i < p.left_after.size() && i < std::size(kShort); ++i)
+      decided += std::string(i ? ", " : " ") + kShort[i] + " " + std::to_string(p.left_after[i]);
+  }
+  line("decided by", decided);
+
+  // The candidates, best first.
+  const size_t shown = std::min<size_t>(p.candidates.size(), std::max<uint32_t>(top, 1));
+  std::vector<std::vector<std::string>> cells;
+  const std::vector<std::string> header = {"#", "node", "PDB", "highest", "sum", "victims", "start"};
+  for (size_t i = 0; i < shown; ++i) {
+    const PreemptionCandidate& c = p.candidates[i];
+    cells.push_back({std::to_string(i + 1), clean_text(c.node), std::to_string(c.pdb_violations),
+                     std::to_string(c.highest_priority), std::to_string(c.priority_sum),
+                     std::to_string(c.victims.size()), start_text(c.earliest_start_ns)});
+  }
+  std::vector<size_t> w(header.size());
+  for (size_t k = 0; k < header.size(); ++k) {
+    w[k] = text_width(header[k]);
+    for (const auto& row : cells) w[k] = std::max(w[k], text_width(row[k]));
+  }
+  // The node column gives way (down to 12) before a line gets too wide.
+  size_t others = 2;
+  for (size_t k = 0; k < header.size(); ++k) others += k == 1 ? 0 : w[k] + 2;
+  if (others + w[1] > width) w[1] = std::min(w[1], std::max<size_t>(12, width > others ? width - others : 0));
+  const auto row_text = [&](char marker, const std::vector<std::string>& row) {
+    std::string t = std::string(1, marker) + " ";
+    for (size_t k = 0; k < row.size(); ++k) {
+      const bool left = k == 1 || k + 1 == row.size();
+      const std::string cell = k == 1 ? fit_text(row[k], w[k]) : row[k];
+      t += (k ? "  " : "") + (left ? (k + 1 == row.size() ? cell : pad_right(cell, w[k])) : pad_left(cell, w[k]));
+    }
+    return t + '\n';
+  };
+  out += '\n';
+  append_wrapped(out, "", "",
+                 (shown < p.candidates.size() ? "best " + std::to_string(shown) + " of " : "") +
+                     std::to_string(p.candidates.size()) + " candidates, best first (* nominated):",
+                 width);
+  out += row_text(' ', header);
+  for (size_t i = 0; i < shown; ++i) out += row_text(i == 0 ? '*' : ' ', cells[i]);
+  append_wrapped(out, "columns: ", "  ",
+                 "PDB = evictions a PodDisruptionBudget forbids; highest = the most important victim's priority; "
+                 "sum = the victims' priorities (compared as each + 2^31); start = the earliest start time among "
+                 "the victims of the highest priority (the latest wins)",
+                 width);
 }
 
 struct Row {
@@ -289,6 +402,8 @@ std::string render_explain_table(const Ranking& r, const ExplainTableContext& ct
       append_score_table(out, r, rows, width);
     }
   }
+
+  if (r.preemption) append_preemption(out, *r.preemption, ctx.top, width);
 
   // The nodes asked for by name.
   if (!r.named.empty()) out += '\n';

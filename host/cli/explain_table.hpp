@@ -21,6 +21,7 @@ struct ExplainTableContext {
   // with the random tie-break, schedule gives the pod the draw of its place.
   int64_t pending_index = -1;
   bool scheduled_before = false;
+  uint32_t top = 10;  // --top: also the preemption candidates listed
   std::vector<std::string> warnings;  // more lines for the reader (the engine's)
 };
 

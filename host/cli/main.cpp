@@ -288,6 +288,8 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   std::string text;
   text.reserve(pending.size() * 96);
   size_t scheduled = 0, unschedulable = 0;
+  size_t preemptors = 0, victims = 0;
+  int64_t pdb_violations = 0;
   std::map<std::string, size_t> warnings;
   std::map<std::string, size_t> reasons;  // unschedulable pods by their main FitError reason
   // Progress on a terminal, for runs over a second: a line on stderr,
@@ -302,6 +304,11 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
       ++unschedulable;
       ++reasons[bs::cli::main_unschedulable_reason(r.message)];
       spdlog::debug("{}: {}", bs::quote_for_message(r.pod), bs::escape_for_terminal(r.message));
+    }
+    if (!r.nominated_node.empty()) {
+      ++preemptors;
+      victims += r.victims.size();
+      pdb_violations += r.pdb_violations;
     }
     for (const auto& s : r.warnings) ++warnings[s];
     bs::append_schedule_result_json(r, text);
@@ -326,6 +333,8 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   if (unschedulable > 0)
     std::fprintf(stderr, "%s\n",
                  bs::cli::unschedulable_summary({reasons.begin(), reasons.end()}, unschedulable).c_str());
+  if (preemptors > 0)
+    std::fprintf(stderr, "%s\n", bs::cli::preemption_summary(victims, preemptors, pdb_violations).c_str());
   return kExitOk;
 }
 
@@ -381,6 +390,7 @@ void write_explanation(const bs::Explanation& ex, const std::string& running_on,
     w.field_null("message");
   else
     w.field("message", ex.message);
+  if (ex.preemption) bs::write_preemption(w, *ex.preemption);
   if (!ex.warnings.empty()) {
     w.key("warnings").begin_array();
     for (const auto& s : ex.warnings) w.value(s);
@@ -475,6 +485,7 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
     ctx.running_on = running_on;
     ctx.pending_index = pending_index;
     ctx.scheduled_before = ex_flags.schedule_before;
+    ctx.top = ex_flags.top;
     text = bs::cli::render_explain_table(r, ctx);
   }
   log_warnings(engine.take_warnings());

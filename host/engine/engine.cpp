@@ -800,6 +800,7 @@ Ranking Engine::rank(const Pod& pod, uint32_t k, const std::vector<std::string>&
       if (s.code != Code::Success && s.code != Code::Skip) plugin = s.plugin;
     out.rejections.push_back({plugin, q.prefilter_message, n});
     out.message = fit_error(q, scratch_);
+    explain_post_filter(pod, plan, q, out.message, out.preemption);
     for (uint32_t i : named) {
       NodeVerdictExplanation ne;
       ne.node.name = snapshot_.node_name(i);
@@ -891,6 +892,7 @@ Ranking Engine::rank(const Pod& pod, uint32_t k, const std::vector<std::string>&
   }
   if (r.chosen < 0) {
     out.message = fit_error(q, r);
+    explain_post_filter(pod, plan, q, out.message, out.preemption);
     return out;
   }
   const auto chosen = static_cast<uint32_t>(r.chosen);
@@ -944,6 +946,7 @@ Explanation Engine::explain(const Pod& pod) {
   ex.batch = batch_status(pod, plan, q);
   if (q.rejected) {
     ex.message = fit_error(q, scratch_);
+    explain_post_filter(pod, plan, q, ex.message, ex.preemption);
     for (uint32_t i = 0; i < n; ++i) {
       NodeExplanation ne;
       ne.name = snapshot_.node_name(i);
@@ -964,8 +967,10 @@ Explanation Engine::explain(const Pod& pod) {
     ex.chosen = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
     ex.devices = choose_devices(pod, plan, static_cast<uint32_t>(r.chosen));
     std::tie(ex.device_group, ex.group_devices) = choose_group_devices(pod, plan, static_cast<uint32_t>(r.chosen));
-  } else
+  } else {
     ex.message = fit_error(q, r);
+    explain_post_filter(pod, plan, q, ex.message, ex.preemption);
+  }
 
   std::vector<int32_t> scored_pos(n, -1);
   for (size_t i = 0; i < r.scored_nodes.size(); ++i) scored_pos[r.scored_nodes[i]] = static_cast<int32_t>(i);

@@ -154,6 +154,8 @@ enum class ObjectKind : uint8_t {
   kReplicaSet,
   kStatefulSet,
   kSharedDeviceGroup,
+  kPriorityClass,
+  kPodDisruptionBudget,
 };
 // "Namespace", "Service", ... as in a manifest's kind.
 const char* object_kind_name(ObjectKind k);
@@ -176,6 +178,67 @@ struct NodeExplanation {
   int64_t total = 0;
 };
 
+// DefaultPreemption's choice among candidate nodes: upstream's five
+// criteria (pickOneNodeForPreemption), in order, then bulkscore's rule
+// where upstream picks an arbitrary one.
+enum class PreemptionCriterion : uint8_t {
+  kOnlyCandidate,    // a single candidate: nothing was compared
+  kPdbViolations,    // fewest PDB violations
+  kHighestPriority,  // lowest priority of the most important victim
+  kPrioritySum,      // smallest sum of the victims' priorities, each offset by 2^31
+  kVictims,          // fewest victims
+  kStartTime,        // latest start time among the victims of the highest priority
+  kNodeIndex,        // bulkscore: the lowest node index (upstream: any, Go map order)
+};
+// "onlyCandidate", "pdbViolations", "highestPriority", "prioritySum",
+// "victims", "startTime", "nodeIndex" (explain's JSON).
+const char* preemption_criterion_name(PreemptionCriterion c);
+
+// One pod DefaultPreemption would evict on a candidate node.
+struct PreemptionVictim {
+  std::string pod;  // namespace/name
+  int32_t priority = 0;
+  int64_t start_time_ns = 0;  // status.startTime, or the one bulkscore stamped (docs/plugins.md)
+  bool pdb_violation = false;  // its eviction would take a PodDisruptionBudget below 0
+};
+
+// A node where evicting some lower-priority pods lets the pod fit.
+struct PreemptionCandidate {
+  std::string node;
+  int32_t node_index = -1;  // valid until the next node event
+  std::vector<PreemptionVictim> victims;  // most important first (priority, then earlier start)
+  // The criteria's keys, in their order.
+  int64_t pdb_violations = 0;
+  int32_t highest_priority = 0;      // the most important victim's
+  int64_t priority_sum = 0;          // the victims' priorities summed
+  int64_t offset_priority_sum = 0;   // what upstream compares: each priority + 2^31, summed
+  int64_t earliest_start_ns = 0;     // the earliest start among the victims of the highest priority
+};
+
+// What DefaultPreemption would do now for a pod that fits nowhere
+// (Engine::explain, Engine::rank): the dry run of schedule(), nothing
+// evicted.
+struct PreemptionExplanation {
+  // Upstream's reason when the pod may not preempt (its policy is Never, a
+  // victim of its earlier preemption still terminating); "" when it may.
+  std::string not_eligible;
+  uint32_t potential_nodes = 0;  // nodes Filter rejected as resolvable (Unschedulable)
+  uint32_t num_candidates = 0;   // how many candidates the dry run looks for (numCandidates)
+  uint32_t offset = 0;           // the potential node it starts at (bulkscore: seeded, per pod)
+  uint32_t dry_run_nodes = 0;    // potential nodes tried before it had enough
+  // Best first by the criteria (the nominated one first).
+  std::vector<PreemptionCandidate> candidates;
+  std::string nominated_node;  // "" when there is no candidate
+  // How many candidates each criterion left, in order (the first that
+  // leaves one decides; kNodeIndex when two or more are left after all).
+  std::vector<uint32_t> left_after;
+  PreemptionCriterion decided_by = PreemptionCriterion::kOnlyCandidate;
+};
+// Fills each candidate's criterion keys from its victims, sorts the
+// candidates best first (the criteria's order, then the node index) and
+// sets decided_by from left_after.
+void finish_preemption_explanation(PreemptionExplanation& ex);
+
 struct Explanation {
   std::string pod;
   std::vector<PreFilterStatus> prefilter;
@@ -196,6 +259,10 @@ struct Explanation {
   uint32_t tied_at_best = 0;
   TieBreak tie_break = TieBreak::Random;
   uint64_t seed = 0;
+  // When no node is feasible and the profile's PostFilter has
+  // DefaultPreemption: what it would do (message then carries the
+  // PostFilter part, as schedule's does, unless a node is nominated).
+  std::optional<PreemptionExplanation> preemption;
   std::vector<std::string> warnings;
 };
 
@@ -256,6 +323,7 @@ struct Ranking {
   // counts them, most nodes first (then by reason); whether or not a node fits.
   std::vector<RejectionCount> rejections;
   std::string message;  // the FitError text when no node is feasible
+  std::optional<PreemptionExplanation> preemption;  // as Explanation::preemption
   std::vector<std::string> warnings;
 };
 
@@ -366,16 +434,26 @@ class Engine {
   size_t num_cached_pods() const { return pod_records_.size(); }
 
   // Objects: Namespaces, Services, ReplicationControllers, ReplicaSets,
-  // StatefulSets, SharedDeviceGroups. Applied where they are read (the next
-  // pod's PreFilter; a group's binding), never by a reload.
+  // StatefulSets, SharedDeviceGroups, PriorityClasses,
+  // PodDisruptionBudgets. Applied where they are read (the next pod's
+  // PreFilter; a group's binding; a pending pod's priority, resolved when
+  // schedule() is given it; the budgets when a pod preempts), never by a
+  // reload. A pod the cache holds keeps the priority it was added with, as
+  // a pod keeps the one admission gave it. A PriorityClass update that
+  // changes its value or preemptionPolicy is kInvalid (the API server
+  // refuses it: both are immutable).
   EventStatus add_object(const Namespace& ns);
   EventStatus add_object(const SelectingObject& obj);
   EventStatus add_object(const SharedDeviceGroup& group);
+  EventStatus add_object(const PriorityClass& cls);
+  EventStatus add_object(const PodDisruptionBudget& pdb);
   EventStatus update_object(const Namespace& ns);
   EventStatus update_object(const SelectingObject& obj);
   EventStatus update_object(const SharedDeviceGroup& group);
+  EventStatus update_object(const PriorityClass& cls);
+  EventStatus update_object(const PodDisruptionBudget& pdb);
   // `namespace_name` is ignored for the cluster-scoped kinds (Namespace,
-  // SharedDeviceGroup).
+  // SharedDeviceGroup, PriorityClass).
   EventStatus remove_object(ObjectKind kind, std::string_view namespace_name, std::string_view name);
 
   // ---- node data: the NodeData plugin's columns (docs/plugins.md) ---------
@@ -406,8 +484,9 @@ class Engine {
   EventStatus clear_node_data(std::string_view column);
 
   const Snapshot& snapshot() const { return snapshot_; }
-  // The Services, controllers, Namespaces and groups: the last load's, as
-  // the object events changed them.
+  // The Services, controllers, Namespaces, groups, PriorityClasses and
+  // PodDisruptionBudgets: the last load's, as the object events (and
+  // preemption's evictions, for the budgets' status) changed them.
   const ClusterObjects& objects() const { return objects_; }
   const char* backend_name() const { return backend_->name(); }
   // Why the backend is what it is (e.g. "auto: no CUDA device found").
@@ -482,8 +561,15 @@ class Engine {
   // After a FitError: the profile's PostFilter plugins in order
   // (DynamicResources' message for a pod without claims; DefaultPreemption's
   // dry run, eviction and placement). Appends their messages to res.message,
-  // or places the pod after preempting.
-  void run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, uint64_t seq, ScheduleResult& res);
+  // or places the pod after preempting. With `dry_run` (explain, rank)
+  // nothing is evicted or placed: DefaultPreemption's candidates and choice
+  // go there instead.
+  void run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, uint64_t seq, ScheduleResult& res,
+                       PreemptionExplanation* dry_run = nullptr);
+  // explain's and rank's PostFilter after a FitError: `message` gets its
+  // part, `out` the dry run (when DefaultPreemption ran).
+  void explain_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, std::string& message,
+                           std::optional<PreemptionExplanation>& out);
   // The preemption clock: the start time a pod placed now gets, later than
   // every running pod's and increasing (docs/plugins.md, DefaultPreemption).
   int64_t next_start_time() { return ++now_ns_; }

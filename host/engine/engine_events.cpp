@@ -70,7 +70,8 @@ ObjectKind kind_of(const SelectingObject& o) {
 }
 
 std::string object_name(ObjectKind kind, std::string_view ns, std::string_view name) {
-  const bool cluster_scoped = kind == ObjectKind::kNamespace || kind == ObjectKind::kSharedDeviceGroup;
+  const bool cluster_scoped = kind == ObjectKind::kNamespace || kind == ObjectKind::kSharedDeviceGroup ||
+                              kind == ObjectKind::kPriorityClass;
   return std::string(object_kind_name(kind)) + " " +
          quote_for_message(cluster_scoped ? std::string(name) : std::string(ns) + "/" + std::string(name), 200);
 }
@@ -107,6 +108,10 @@ const char* object_kind_name(ObjectKind k) {
       return "StatefulSet";
     case ObjectKind::kSharedDeviceGroup:
       return "SharedDeviceGroup";
+    case ObjectKind::kPriorityClass:
+      return "PriorityClass";
+    case ObjectKind::kPodDisruptionBudget:
+      return "PodDisruptionBudget";
   }
   return "Unknown";
 }
@@ -508,6 +513,60 @@ EventStatus Engine::update_object(const SharedDeviceGroup& group) {
   return out;
 }
 
+// PriorityClasses: read when a pending pod is scheduled (its priority and
+// policy, as admission resolves them then) and when a pod is added to the
+// cache. The pods held keep theirs.
+EventStatus Engine::add_object(const PriorityClass& cls) {
+  // The two system classes are known without an object; the informer
+  // lists them all the same, and their add is an add.
+  if (std::any_of(objects_.priority_classes.begin(), objects_.priority_classes.end(),
+                  [&](const PriorityClass& c) { return c.name == cls.name; }))
+    return status(EventCode::kAlreadyExists, object_name(ObjectKind::kPriorityClass, "", cls.name) + " exists already");
+  objects_.priority_classes.push_back(cls);
+  return {};
+}
+
+EventStatus Engine::update_object(const PriorityClass& cls) {
+  auto it = std::find_if(objects_.priority_classes.begin(), objects_.priority_classes.end(),
+                         [&](const PriorityClass& c) { return c.name == cls.name; });
+  if (it == objects_.priority_classes.end())
+    return status(EventCode::kNotFound, object_name(ObjectKind::kPriorityClass, "", cls.name) + " is not held");
+  // ValidatePriorityClassUpdate: value and preemptionPolicy are immutable.
+  if (it->value != cls.value)
+    return status(EventCode::kInvalid, object_name(ObjectKind::kPriorityClass, "", cls.name) +
+                                           ": value may not be changed in an update (" + std::to_string(it->value) +
+                                           " to " + std::to_string(cls.value) + ")");
+  if (it->preemption_policy != cls.preemption_policy)
+    return status(EventCode::kInvalid, object_name(ObjectKind::kPriorityClass, "", cls.name) +
+                                           ": preemptionPolicy may not be changed in an update");
+  *it = cls;
+  return {};
+}
+
+// PodDisruptionBudgets: read when a pod preempts (which victims violate a
+// budget), their status as the disruption controller last wrote it.
+EventStatus Engine::add_object(const PodDisruptionBudget& pdb) {
+  for (const PodDisruptionBudget& b : objects_.pdbs)
+    if (b.namespace_name == pdb.namespace_name && b.name == pdb.name)
+      return status(EventCode::kAlreadyExists,
+                    object_name(ObjectKind::kPodDisruptionBudget, pdb.namespace_name, pdb.name) + " exists already");
+  PodDisruptionBudget b = pdb;
+  std::sort(b.disrupted_pods.begin(), b.disrupted_pods.end());
+  objects_.pdbs.push_back(std::move(b));
+  return {};
+}
+
+EventStatus Engine::update_object(const PodDisruptionBudget& pdb) {
+  for (PodDisruptionBudget& b : objects_.pdbs)
+    if (b.namespace_name == pdb.namespace_name && b.name == pdb.name) {
+      b = pdb;
+      std::sort(b.disrupted_pods.begin(), b.disrupted_pods.end());
+      return {};
+    }
+  return status(EventCode::kNotFound,
+                object_name(ObjectKind::kPodDisruptionBudget, pdb.namespace_name, pdb.name) + " is not held");
+}
+
 EventStatus Engine::remove_object(ObjectKind kind, std::string_view namespace_name, std::string_view name) {
   const auto not_found = [&] {
     return status(EventCode::kNotFound, object_name(kind, namespace_name, name) + " is not held");
@@ -528,6 +587,22 @@ EventStatus Engine::remove_object(ObjectKind kind, std::string_view namespace_na
         snapshot_.remove_device_group(name);
         snapshot_.take_device_warnings();
       }
+      v.erase(it);
+      return {};
+    }
+    case ObjectKind::kPriorityClass: {
+      auto& v = objects_.priority_classes;
+      auto it = std::find_if(v.begin(), v.end(), [&](const PriorityClass& c) { return c.name == name; });
+      if (it == v.end()) return not_found();
+      v.erase(it);
+      return {};
+    }
+    case ObjectKind::kPodDisruptionBudget: {
+      auto& v = objects_.pdbs;
+      auto it = std::find_if(v.begin(), v.end(), [&](const PodDisruptionBudget& b) {
+        return b.namespace_name == namespace_name && b.name == name;
+      });
+      if (it == v.end()) return not_found();
       v.erase(it);
       return {};
     }

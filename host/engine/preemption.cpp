@@ -197,7 +197,9 @@ static bool select_victims(Snapshot& scratch, const Pod& pod, const ProfilePlan&
 
 // pickOneNodeForPreemption: the five criteria in order; the lowest node
 // index among what remains (upstream: an arbitrary one, Go map order).
-static const Candidate& pick_candidate(const std::vector<Candidate>& cands) {
+// `left_after` (explain) gets how many candidates each criterion left.
+static const Candidate& pick_candidate(const std::vector<Candidate>& cands,
+                                       std::vector<uint32_t>* left_after = nullptr) {
   std::vector<const Candidate*> left;
   left.reserve(cands.size());
   for (const Candidate& c : cands) left.push_back(&c);
@@ -206,6 +208,7 @@ static const Candidate& pick_candidate(const std::vector<Candidate>& cands) {
     for (const Candidate* c : left) best = std::max<int64_t>(best, score(*c));
     left.erase(std::remove_if(left.begin(), left.end(), [&](const Candidate* c) { return score(*c) != best; }),
                left.end());
+    if (left_after) left_after->push_back(static_cast<uint32_t>(left.size()));
   };
   keep_best([](const Candidate& c) { return -c.pdb_violations; });
   keep_best([](const Candidate& c) { return -static_cast<int64_t>(c.victims.front().priority); });
@@ -229,8 +232,27 @@ static const Candidate& pick_candidate(const std::vector<Candidate>& cands) {
                             [](const Candidate* a, const Candidate* b) { return a->node < b->node; });
 }
 
+// explain's record of the candidates and the choice (preemption_explain.cpp
+// has the rest).
+static void explain_choice(const std::vector<Candidate>& cands, const Snapshot& snap, PreemptionExplanation& ex) {
+  ex.left_after.clear();
+  const Candidate& best = pick_candidate(cands, &ex.left_after);
+  ex.nominated_node = snap.node_name(best.node);
+  ex.candidates.clear();
+  for (const Candidate& c : cands) {
+    PreemptionCandidate pc;
+    pc.node = snap.node_name(c.node);
+    pc.node_index = static_cast<int32_t>(c.node);
+    pc.pdb_violations = c.pdb_violations;
+    for (const Pod& v : c.victims)
+      pc.victims.push_back({v.key(), v.priority, v.start_time_ns.value_or(INT64_MAX)});
+    ex.candidates.push_back(std::move(pc));
+  }
+  finish_preemption_explanation(ex);
+}
+
 void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, uint64_t seq,
-                             ScheduleResult& res) {
+                             ScheduleResult& res, PreemptionExplanation* dry_run) {
   std::vector<std::string> reasons;
   for (const std::string& name : plan.config.post_filter) {
     if (name == "DynamicResources") {
@@ -272,6 +294,7 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
             not_eligible = "not eligible due to a terminating pod on the nominated node.";
         }
     }
+    if (dry_run) dry_run->not_eligible = not_eligible;
     if (!not_eligible.empty()) {
       reasons.push_back("preemption: " + not_eligible);
       continue;
@@ -289,6 +312,11 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
       int64_t wanted = m * args.min_candidate_nodes_percentage / 100;
       wanted = std::min(m, std::max<int64_t>(wanted, args.min_candidate_nodes_absolute));
       const uint64_t offset = mix64(options_.seed ^ mix64(seq + 0x5eedULL)) % static_cast<uint64_t>(m);
+      if (dry_run) {
+        dry_run->potential_nodes = static_cast<uint32_t>(m);
+        dry_run->num_candidates = static_cast<uint32_t>(wanted);
+        dry_run->offset = static_cast<uint32_t>(offset);
+      }
       Snapshot scratch = snapshot_;
       intern_pod_for_plan(scratch, p, plan, &objects_);
       for (int64_t i = 0; i < m; ++i) {
@@ -306,6 +334,13 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
     }
     std::vector<Candidate> cands = std::move(nonviolating);
     for (Candidate& c : violating) cands.push_back(std::move(c));
+    if (dry_run) {
+      dry_run->dry_run_nodes = static_cast<uint32_t>(statuses.size() + cands.size());
+      if (!cands.empty()) {
+        explain_choice(cands, snapshot_, *dry_run);
+        return;  // nothing evicted, nothing placed
+      }
+    }
     if (cands.empty()) {
       const auto error = std::find_if(statuses.begin(), statuses.end(),
                                       [](const NodeStatus& s) { return s.code == Code::Error; });

@@ -1,6 +1,10 @@
 #include "host/engine/result_json.hpp"
 
+#include <climits>
+#include <iterator>
+
 #include "host/input/device_groups.hpp"
+#include "host/input/timestamp.hpp"
 #include "host/io/json_writer.hpp"
 
 namespace bulkscore {
@@ -18,6 +22,56 @@ void write_shared_devices(JsonWriter& w, const std::string& group, const GroupDe
   w.end_object().end_object();
 }
 
+namespace {
+
+// A start time as RFC 3339 (UTC, nanoseconds when not whole), or null for
+// a pod without one.
+void time_field(JsonWriter& w, const char* key, int64_t ns) {
+  if (ns == INT64_MAX)
+    w.field_null(key);
+  else
+    w.field(key, format_rfc3339_ns(ns));
+}
+
+}  // namespace
+
+void write_preemption(JsonWriter& w, const PreemptionExplanation& p) {
+  w.key("preemption").begin_object();
+  if (p.not_eligible.empty())
+    w.field_null("notEligible");
+  else
+    w.field("notEligible", p.not_eligible);
+  w.field("potentialNodes", p.potential_nodes).field("numCandidates", p.num_candidates).field("offset", p.offset);
+  w.field("dryRunNodes", p.dry_run_nodes);
+  if (p.nominated_node.empty()) {
+    w.field_null("nominatedNode").field_null("decidedBy");
+  } else {
+    w.field("nominatedNode", p.nominated_node).field("decidedBy", preemption_criterion_name(p.decided_by));
+  }
+  static constexpr PreemptionCriterion kOrder[] = {
+      PreemptionCriterion::kPdbViolations, PreemptionCriterion::kHighestPriority, PreemptionCriterion::kPrioritySum,
+      PreemptionCriterion::kVictims, PreemptionCriterion::kStartTime};
+  w.key("leftAfter").begin_object();
+  for (size_t i = 0; i < p.left_after.size() && i < std::size(kOrder); ++i)
+    w.field(preemption_criterion_name(kOrder[i]), p.left_after[i]);
+  w.end_object();
+  w.key("candidates").begin_array();
+  for (const PreemptionCandidate& c : p.candidates) {
+    w.begin_object().field("node", c.node).field("pdbViolations", c.pdb_violations);
+    w.field("highestPriority", static_cast<int64_t>(c.highest_priority)).field("prioritySum", c.priority_sum);
+    w.field("offsetPrioritySum", c.offset_priority_sum).field("numVictims", static_cast<uint64_t>(c.victims.size()));
+    time_field(w, "earliestStartOfHighest", c.earliest_start_ns);
+    w.key("victims").begin_array();
+    for (const PreemptionVictim& v : c.victims) {
+      w.begin_object().field("pod", v.pod).field("priority", static_cast<int64_t>(v.priority));
+      time_field(w, "startTime", v.start_time_ns);
+      w.end_object();
+    }
+    w.end_array().end_object();
+  }
+  w.end_array().end_object();
+}
+
 void append_schedule_result_json(const ScheduleResult& r, std::string& out) {
   JsonWriter w(out);
   w.begin_object().field("pod", r.pod);
@@ -32,6 +86,15 @@ void append_schedule_result_json(const ScheduleResult& r, std::string& out) {
   } else {
     w.field_null("node").field("feasibleNodes", r.feasible_nodes).field("code", code_name(r.code));
     w.field("message", r.message);
+  }
+  // DefaultPreemption: only on the lines of pods that preempted, so that
+  // every other line stays as it was.
+  if (!r.nominated_node.empty()) {
+    w.field("nominatedNode", r.nominated_node);
+    w.key("victims").begin_array();
+    for (const auto& v : r.victims) w.value(v);
+    w.end_array();
+    w.field("pdbViolations", r.pdb_violations);
   }
   if (!r.warnings.empty()) {
     w.key("warnings").begin_array();
@@ -67,6 +130,7 @@ void append_ranking_json(const Ranking& r, std::string& out) {
     w.field_null("message");
   else
     w.field("message", r.message);
+  if (r.preemption) write_preemption(w, *r.preemption);
   if (!r.warnings.empty()) {
     w.key("warnings").begin_array();
     for (const auto& s : r.warnings) w.value(s);

@@ -16,9 +16,16 @@ void write_shared_devices(JsonWriter& w, const std::string& group, const GroupDe
 
 // Appends `r` as one JSON object, without a newline: {"pod", "node",
 // "score", "feasibleNodes", "devices", "sharedDevices"} when placed,
-// {"pod", "node": null, "feasibleNodes", "code", "message"} when not, and
-// "warnings" when it has any.
+// {"pod", "node": null, "feasibleNodes", "code", "message"} when not;
+// then {"nominatedNode", "victims", "pdbViolations"} when the pod preempted
+// (DefaultPreemption evicted victims for it), and "warnings" when it has any.
 void append_schedule_result_json(const ScheduleResult& r, std::string& out);
+
+// DefaultPreemption's dry run as the "preemption" field (explain's JSON,
+// the ranking's): eligibility, the potential nodes and how many candidates
+// were looked for, every candidate best first with its victims and the
+// criteria's keys, the nominated node and the criterion that chose it.
+void write_preemption(JsonWriter& w, const PreemptionExplanation& p);
 
 // `r` as one JSON object: the ranking of Engine::rank.
 void append_ranking_json(const Ranking& r, std::string& out);

@@ -107,9 +107,10 @@ BS_API const char* bs_engine_backend_note(const bs_engine* engine);
 
 /* Replaces the whole cluster: nodes (a NodeList, or one Node), pods (a
  * PodList) and objects (a List of Services, ReplicationControllers,
- * ReplicaSets, StatefulSets, Namespaces and SharedDeviceGroups; NULL for
- * none). Of the pods, those bound to a node are loaded (as running pods);
- * the others are not kept. */
+ * ReplicaSets, StatefulSets, Namespaces, SharedDeviceGroups,
+ * PriorityClasses and PodDisruptionBudgets; NULL for none). Of the pods,
+ * those bound to a node are loaded (as running pods); the others are not
+ * kept. */
 BS_API int bs_engine_load(bs_engine* engine, const char* nodes_json, size_t nodes_len, const char* pods_json,
                           size_t pods_len, const char* objects_json, size_t objects_len);
 
@@ -146,8 +147,11 @@ BS_API int bs_engine_remove_pending_pod(bs_engine* engine, const char* cache_key
 BS_API int bs_engine_is_assumed_pod(const bs_engine* engine, const char* cache_key, int* out);
 
 /* Objects: one Service, ReplicationController, ReplicaSet, StatefulSet,
- * Namespace or SharedDeviceGroup as JSON. Removal by kind ("Service", ...),
- * namespace ("" or NULL for the cluster-scoped kinds) and name. */
+ * Namespace, SharedDeviceGroup, PriorityClass or PodDisruptionBudget as
+ * JSON. Removal by kind ("Service", ..., "PriorityClass",
+ * "PodDisruptionBudget"), namespace ("" or NULL for the cluster-scoped
+ * kinds) and name. A pending pod's priority is resolved from the
+ * PriorityClasses held when it is scheduled. */
 BS_API int bs_engine_add_object(bs_engine* engine, const char* object_json, size_t len);
 BS_API int bs_engine_update_object(bs_engine* engine, const char* object_json, size_t len);
 BS_API int bs_engine_remove_object(bs_engine* engine, const char* kind, const char* namespace_name,
@@ -199,6 +203,15 @@ typedef struct bs_schedule_result {
   const char* const* warnings;
   size_t num_warnings;
   const char* json;         /* the line `bulkscore schedule` writes for it (no newline) */
+  /* DefaultPreemption (appended: the struct grows at its end only): the
+   * node the pod preempted on ("" when it did not), the pods evicted for it
+   * (namespace/name, sorted) and how many of those evictions a
+   * PodDisruptionBudget protected. After preempting, the pod is placed on
+   * that node (node equals nominated_node) or, rarely, still unschedulable. */
+  const char* nominated_node;
+  const char* const* victims;
+  size_t num_victims;
+  int64_t pdb_violations;
 } bs_schedule_result;
 
 /* Filter, score, select and assume `pod` (JSON of one Pod). A pod the

@@ -160,6 +160,83 @@ static void node_data_calls(void) {
   bs_engine_destroy(e);
 }
 
+/* Preemption through the C ABI: PriorityClass and PodDisruptionBudget
+ * objects as events, and a result that names its nominated node, victims
+ * and PDB violations (fields and json). */
+static const char kOneNode[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"NodeList\",\"items\":["
+    "{\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":{\"cpu\":\"2\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}]}";
+static const char kLowPods[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"PodList\",\"items\":["
+    "{\"metadata\":{\"name\":\"low\",\"namespace\":\"default\",\"uid\":\"u-low\",\"labels\":{\"app\":\"low\"}},"
+    "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]},"
+    "\"status\":{\"phase\":\"Running\"}}]}";
+static const char kHigh[] =
+    "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"high\"},"
+    "\"value\":1000}";
+static const char kHighChanged[] =
+    "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"high\"},"
+    "\"value\":2000}";
+static const char kLowPdb[] =
+    "{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"low\","
+    "\"namespace\":\"default\"},\"spec\":{\"minAvailable\":1,\"selector\":{\"matchLabels\":{\"app\":\"low\"}}},"
+    "\"status\":{\"disruptionsAllowed\":0,\"currentHealthy\":1,\"desiredHealthy\":1,\"expectedPods\":1}}";
+static const char kHi[] =
+    "{\"metadata\":{\"name\":\"hi\",\"namespace\":\"default\",\"uid\":\"u-hi\"},"
+    "\"spec\":{\"priorityClassName\":\"high\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}";
+
+static void preemption_calls(void) {
+  bs_engine_options options;
+  bs_engine_options_init(&options);
+  options.backend = "cpu";
+  bs_engine* e = NULL;
+  CHECK_STATUS(bs_engine_create(NULL, 0, &options, &e), BS_OK);
+  if (!e) return;
+  CHECK_STATUS(bs_engine_load(e, kOneNode, sizeof kOneNode - 1, kLowPods, sizeof kLowPods - 1, NULL, 0), BS_OK);
+  /* Without its class the pod is bad input, as admission would refuse it. */
+  bs_schedule_result* r = NULL;
+  CHECK_STATUS(bs_engine_schedule(e, kHi, sizeof kHi - 1, &r), BS_INVALID_INPUT);
+  CHECK_STATUS(bs_engine_add_object(e, kHigh, sizeof kHigh - 1), BS_OK);
+  CHECK_STATUS(bs_engine_add_object(e, kHigh, sizeof kHigh - 1), BS_ALREADY_EXISTS);
+  CHECK_STATUS(bs_engine_update_object(e, kHighChanged, sizeof kHighChanged - 1), BS_INVALID_INPUT);
+  CHECK_STATUS(bs_engine_add_object(e, kLowPdb, sizeof kLowPdb - 1), BS_OK);
+  CHECK_STATUS(bs_engine_add_object(e, kLowPdb, sizeof kLowPdb - 1), BS_ALREADY_EXISTS);
+  CHECK_STATUS(bs_engine_update_object(e, kLowPdb, sizeof kLowPdb - 1), BS_OK);
+  /* rank's json shows the dry run. */
+  bs_ranking* ranking = NULL;
+  CHECK_STATUS(bs_engine_rank(e, kHi, sizeof kHi - 1, 3, &ranking), BS_OK);
+  if (ranking) {
+    CHECK(strstr(ranking->json, "\"nominatedNode\":\"n1\",\"decidedBy\":\"onlyCandidate\"") != NULL);
+    bs_ranking_free(ranking);
+  }
+  CHECK_STATUS(bs_engine_schedule(e, kHi, sizeof kHi - 1, &r), BS_OK);
+  if (r) {
+    CHECK(r->code == 0);
+    CHECK(strcmp(r->node, "n1") == 0);
+    CHECK(strcmp(r->nominated_node, "n1") == 0);
+    CHECK(r->num_victims == 1 && strcmp(r->victims[0], "default/low") == 0);
+    CHECK(r->pdb_violations == 1);
+    CHECK(strstr(r->json, ",\"nominatedNode\":\"n1\",\"victims\":[\"default/low\"],\"pdbViolations\":1}") != NULL);
+    bs_schedule_result_free(r);
+  }
+  /* Nothing left to evict: no preemption fields. */
+  static const char kHi2[] =
+      "{\"metadata\":{\"name\":\"hi2\",\"namespace\":\"default\",\"uid\":\"u-hi2\"},"
+      "\"spec\":{\"priorityClassName\":\"high\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}";
+  CHECK_STATUS(bs_engine_schedule(e, kHi2, sizeof kHi2 - 1, &r), BS_OK);
+  if (r) {
+    CHECK(r->code == 2);
+    CHECK(r->nominated_node[0] == '\0' && r->num_victims == 0 && r->pdb_violations == 0);
+    CHECK(strstr(r->json, "nominatedNode") == NULL);
+    bs_schedule_result_free(r);
+  }
+  CHECK_STATUS(bs_engine_remove_object(e, "PodDisruptionBudget", "default", "low"), BS_OK);
+  CHECK_STATUS(bs_engine_remove_object(e, "PodDisruptionBudget", "default", "low"), BS_NOT_FOUND);
+  CHECK_STATUS(bs_engine_remove_object(e, "PriorityClass", NULL, "high"), BS_OK);
+  CHECK_STATUS(bs_engine_remove_object(e, "PriorityClass", "", "high"), BS_NOT_FOUND);
+  bs_engine_destroy(e);
+}
+
 int main(void) {
   CHECK(strcmp(bs_version(), BULKSCORE_VERSION) == 0);
   CHECK(bs_abi_version() == BULKSCORE_ABI_VERSION);
@@ -332,6 +409,7 @@ int main(void) {
   bs_ranking_free(NULL);
 
   node_data_calls();
+  preemption_calls();
 
   if (failures) {
     fprintf(stderr, "test_capi: %d check(s) failed\n", failures);
