@@ -33,8 +33,6 @@
 // input and writes the PNG on its standard output). The summary compares
 // the samples after the warm-up (the first --warmup-share of the events).
 // Not a unit test: run it at `nice` (docs/performance.md has the figures).
-#include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,6 +51,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/replay/gnuplot.hpp"
 #include "host/engine/engine.hpp"
 #include "host/input/config.hpp"
 
@@ -554,9 +553,11 @@ class Soak {
       if (!f) std::fprintf(stderr, "bench_soak: cannot write %s\n", o_.csv.c_str());
     }
     if (!o_.plot.empty()) {
-      std::string png, err;
-      if (!run_gnuplot(plot_script(csv), png, err)) {
-        std::fprintf(stderr, "bench_soak: gnuplot failed: %s\n", err.c_str());
+      std::string png;
+      try {
+        png = run_gnuplot(plot_script(csv));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_soak: %s\n", e.what());
         ++failures_;
         return;
       }
@@ -586,72 +587,6 @@ class Soak {
     return s;
   }
 
-  // gnuplot from PATH, no shell: the script on its stdin, the PNG from its stdout.
-  static bool run_gnuplot(const std::string& script, std::string& png, std::string& err) {
-    int in[2], out[2], errp[2];
-    if (pipe(in) != 0 || pipe(out) != 0 || pipe(errp) != 0) {
-      err = "cannot make pipes";
-      return false;
-    }
-    const pid_t child = fork();
-    if (child < 0) {
-      err = "cannot fork";
-      return false;
-    }
-    if (child == 0) {
-      dup2(in[0], STDIN_FILENO);
-      dup2(out[1], STDOUT_FILENO);
-      dup2(errp[1], STDERR_FILENO);
-      for (int fd : {in[0], in[1], out[0], out[1], errp[0], errp[1]}) close(fd);
-      execlp("gnuplot", "gnuplot", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    close(errp[1]);
-    size_t at = 0;
-    int in_fd = in[1];
-    bool out_open = true, err_open = true;
-    while (out_open || err_open) {
-      pollfd fds[3];
-      nfds_t n = 0;
-      if (out_open) fds[n++] = {out[0], POLLIN, 0};
-      if (err_open) fds[n++] = {errp[0], POLLIN, 0};
-      if (in_fd >= 0) fds[n++] = {in_fd, POLLOUT, 0};
-      if (poll(fds, n, -1) < 0) {
-        if (errno == EINTR) continue;
-        break;
-      }
-      for (nfds_t i = 0; i < n; ++i) {
-        if (fds[i].revents == 0) continue;
-        if (fds[i].fd == in_fd) {
-          const ssize_t w = write(in_fd, script.data() + at, script.size() - at);
-          if (w > 0) at += static_cast<size_t>(w);
-          if ((w < 0 && errno != EINTR && errno != EAGAIN) || at == script.size()) {
-            close(in_fd);
-            in_fd = -1;
-          }
-          continue;
-        }
-        char buf[1 << 15];
-        const ssize_t r = read(fds[i].fd, buf, sizeof buf);
-        if (r > 0)
-          (fds[i].fd == out[0] ? png : err).append(buf, static_cast<size_t>(r));
-        else if (r == 0 || errno != EINTR)
-          (fds[i].fd == out[0] ? out_open : err_open) = false;
-      }
-    }
-    if (in_fd >= 0) close(in_fd);
-    close(out[0]);
-    close(errp[0]);
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || png.empty()) {
-      if (err.empty()) err = "exit status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-      return false;
-    }
-    return true;
-  }
 
   Options o_;
   Rng rng_;
