@@ -23,6 +23,7 @@
 #include "host/input/device_groups.hpp"
 #include "host/input/devices.hpp"
 #include "host/input/labels.hpp"
+#include "host/input/priority.hpp"
 #include "host/input/quantity.hpp"
 #include "host/input/quote.hpp"
 #include "host/input/timestamp.hpp"
@@ -1291,12 +1292,6 @@ std::string object_name_problem(std::string_view kind, std::string_view name) {
   return dns1123_subdomain_problem(name);  // RCs, ReplicaSets, StatefulSets, custom resources
 }
 
-// The two PriorityClasses every cluster has (the API server creates them):
-// a pod may name them without --objects listing them.
-const PriorityClass kSystemClasses[] = {
-    {"system-node-critical", 2000001000, false, "PreemptLowerPriority", "the API server's system class"},
-    {"system-cluster-critical", 2000000000, false, "PreemptLowerPriority", "the API server's system class"},
-};
 constexpr int64_t kHighestUserDefinablePriority = 1000000000;
 
 // A PriorityClass (scheduling.k8s.io/v1), validated as ValidatePriorityClass
@@ -1323,7 +1318,7 @@ void convert_priority_class(element item, Reader& r, std::string_view name, std:
   });
   if (!has_value) r.fail(root.field("value"), "required");
   bool system = false;
-  for (const PriorityClass& sys : kSystemClasses)
+  for (const PriorityClass& sys : system_priority_classes())
     if (sys.name == c.name) {
       system = true;
       if (c.value != sys.value)
@@ -1343,7 +1338,7 @@ void convert_priority_class(element item, Reader& r, std::string_view name, std:
 // 0..100 (ValidatePodDisruptionBudgetSpec), kept as written.
 std::string pdb_int_or_percent(element v, Reader& r, const Path& p) {
   if (v.type() == element_type::STRING) {
-    const std::string t = r.as_string(v, p);
+    std::string t = r.as_string(v, p);
     const bool percent = !t.empty() && t.back() == '%';
     const std::string digits_part = percent ? t.substr(0, t.size() - 1) : t;
     int64_t n = -1;

@@ -6,20 +6,25 @@
 namespace bulkscore {
 namespace {
 
-const PriorityClass kSystemNodeCritical{"system-node-critical", 2000001000, false, "PreemptLowerPriority", ""};
-const PriorityClass kSystemClusterCritical{"system-cluster-critical", 2000000000, false, "PreemptLowerPriority", ""};
-
 std::string where(const Pod& pod) {
   return (pod.origin.empty() ? std::string("pod") : pod.origin) + ": Pod " + quote_for_message(pod.key(), 200);
 }
 
 }  // namespace
 
+const std::vector<PriorityClass>& system_priority_classes() {
+  static const std::vector<PriorityClass> classes{
+      {"system-node-critical", 2000001000, false, "PreemptLowerPriority", "the API server's system class"},
+      {"system-cluster-critical", 2000000000, false, "PreemptLowerPriority", "the API server's system class"},
+  };
+  return classes;
+}
+
 const PriorityClass* find_priority_class(const ClusterObjects& objects, const std::string& name) {
   for (const PriorityClass& c : objects.priority_classes)
     if (c.name == name) return &c;
-  if (name == kSystemNodeCritical.name) return &kSystemNodeCritical;
-  if (name == kSystemClusterCritical.name) return &kSystemClusterCritical;
+  for (const PriorityClass& c : system_priority_classes())
+    if (c.name == name) return &c;
   return nullptr;
 }
 

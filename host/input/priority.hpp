@@ -4,6 +4,8 @@
 // spec.preemptionPolicy, the class's policy.
 #pragma once
 
+#include <vector>
+
 #include "host/input/model.hpp"
 
 namespace bulkscore {
@@ -11,6 +13,12 @@ namespace bulkscore {
 // The class of that name: one of `objects`, or one of the two system
 // classes every cluster has; nullptr when there is none.
 const PriorityClass* find_priority_class(const ClusterObjects& objects, const std::string& name);
+
+// The two classes every cluster has (the API server creates them):
+// system-node-critical and system-cluster-critical, with their values. A pod
+// may name them without --objects listing them; a listed one must keep the
+// value.
+const std::vector<PriorityClass>& system_priority_classes();
 
 // Fills pod.priority (and has_priority), pod.priority_class_name and
 // pod.preemption_policy as admission would. InputError naming the pod and
