@@ -906,6 +906,11 @@ uint32_t Snapshot::add_node(const Node& node) {
     throw InputError("add_node: node " + quote_for_message(node.name) + " is already in the snapshot");
   // A default-constructed snapshot has no columns yet: start from an empty build.
   if (label_offsets_.empty()) *this = build({}, {});
+  // New resource names first, while every column still has num_nodes_
+  // rows: interning is structural, and its recount of the per-domain sums
+  // must not read the dense columns of a half-added node.
+  for (const auto& kv : node.allocatable)
+    if (kv.first != "pods") intern_resource(kv.first);
   const uint32_t n = num_nodes_;
   append_node_to_rows(allocatable_, num_resources(), n, int64_t(0));
   append_node_to_rows(requested_, num_resources(), n, int64_t(0));
