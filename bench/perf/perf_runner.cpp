@@ -220,8 +220,8 @@ bool labels_match(const StringMap& labels, const StringMap& selector) {
 
 class WorkloadRunner {
  public:
-  WorkloadRunner(const PerfConfig& config, const PerfTestCase& tc, const PerfWorkload& w, const PerfRunOptions& opt)
-      : config_(config), tc_(tc), w_(w), opt_(opt) {}
+  WorkloadRunner(const PerfTestCase& tc, const PerfWorkload& w, const PerfRunOptions& opt)
+      : tc_(tc), w_(w), opt_(opt) {}
 
   PerfWorkloadResult run() {
     const int64_t wall_start = steady_ns();
@@ -683,7 +683,6 @@ class WorkloadRunner {
     res_.measurements.push_back(std::move(pm));
   }
 
-  const PerfConfig& config_;
   const PerfTestCase& tc_;
   const PerfWorkload& w_;
   const PerfRunOptions& opt_;
@@ -706,9 +705,9 @@ class WorkloadRunner {
 
 }  // namespace
 
-PerfWorkloadResult run_perf_workload(const PerfConfig& config, const PerfTestCase& test_case,
+PerfWorkloadResult run_perf_workload(const PerfConfig& /*config: the test cases hold what a run reads*/, const PerfTestCase& test_case,
                                      const PerfWorkload& workload, const PerfRunOptions& options) {
-  WorkloadRunner runner(config, test_case, workload, options);
+  WorkloadRunner runner(test_case, workload, options);
   return runner.run();
 }
 

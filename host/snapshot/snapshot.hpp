@@ -44,6 +44,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -137,6 +138,7 @@ struct SnapshotView {
   // the order the pods were added to the node. Topology counting walks a
   // node's slots and compares integers only.
   uint32_t num_pod_slots = 0;
+  uint32_t num_pod_slots_pad = 0;  // no padding bytes (see below)
   const uint32_t* pod_offsets = nullptr;        // [num_nodes + 1]
   const int32_t* pod_namespace = nullptr;       // [slot] namespace string id
   const int32_t* pod_node = nullptr;            // [slot] node index, kNoId when free
@@ -151,6 +153,7 @@ struct SnapshotView {
   // node that it matches, not counting terminating pods:
   // topology_counts[m * num_nodes + n]. Kept current by every mutation.
   uint32_t num_topology_matchers = 0;
+  uint32_t num_topology_matchers_pad = 0;  // no padding bytes (see below)
   const int32_t* topology_counts = nullptr;
 
   // Devices (docs/gpu-placement.md), once Snapshot::configure_devices has
@@ -169,6 +172,7 @@ struct SnapshotView {
   // some group asks for (Snapshot::group_device_type), and per node the
   // devices of it that no group holds: group_free[row * num_nodes + n].
   uint32_t num_group_device_types = 0;
+  uint32_t num_group_device_types_pad = 0;  // no padding bytes (see below)
   const int32_t* group_free = nullptr;
 
   // Node data (the NodeData plugin, docs/plugins.md): named per-node
@@ -247,6 +251,10 @@ struct SnapshotView {
     return lo < image_offsets[node + 1] && image_ids[lo] == image;
   }
 };
+// Every byte of a view is a member (the _pad fields fill what would be
+// padding): two views of the same columns compare equal byte for byte, and
+// what is copied to the device holds no indeterminate bytes.
+static_assert(std::has_unique_object_representations_v<SnapshotView>, "SnapshotView has padding");
 
 // String dictionary: id <-> string, plus the integer parse used by Gt/Lt.
 class StringDict {
