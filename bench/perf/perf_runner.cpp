@@ -705,7 +705,8 @@ class WorkloadRunner {
 
 }  // namespace
 
-PerfWorkloadResult run_perf_workload(const PerfConfig& /*config: the test cases hold what a run reads*/, const PerfTestCase& test_case,
+// The config is not read: its test cases hold everything a run needs.
+PerfWorkloadResult run_perf_workload(const PerfConfig& /*config*/, const PerfTestCase& test_case,
                                      const PerfWorkload& workload, const PerfRunOptions& options) {
   WorkloadRunner runner(test_case, workload, options);
   return runner.run();
