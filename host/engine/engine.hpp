@@ -70,6 +70,15 @@ struct EngineOptions {
   // event call, never across one; docs/snapshot.md). Decisions do not
   // depend on it.
   CompactionPolicy compaction{};
+  // DefaultPreemption's dry run (host/engine/preemption.cpp). Bulk: when
+  // every Filter the pod runs reads only its node (its pods' requests and
+  // host ports, the node's own fields), one PreFilter state serves every
+  // check and the potential nodes are dry-run in parallel on the executor;
+  // otherwise as Exact. Exact: upstream's steps one node after another, with
+  // PreFilter made afresh for every check. Decisions are the same
+  // (tests/test_preemption.cpp compares them).
+  enum class PreemptionDryRun { Bulk, Exact };
+  PreemptionDryRun preemption_dry_run = PreemptionDryRun::Bulk;
 };
 
 struct ScheduleResult {

@@ -9,10 +9,15 @@
 // pod is placed on its nominated node. docs/plugins.md has the rules and
 // where bulkscore is deterministic where upstream is not.
 #include <algorithm>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <numeric>
+#include <optional>
+#include <string_view>
 
 #include "host/engine/engine.hpp"
+#include "host/engine/executor.hpp"
 #include "host/input/priority.hpp"
 #include "host/input/quote.hpp"
 #include "host/input/labels.hpp"
@@ -22,6 +27,9 @@ namespace {
 
 constexpr const char* kNotHelpful = "Preemption is not helpful for scheduling";
 constexpr const char* kNoVictims = "No preemption victims found for incoming pod";
+// Fewer potential nodes than this are dry-run on the calling thread alone
+// (a worker's copy of the snapshot costs more than they do).
+constexpr int64_t kMinParallelDryRun = 64;
 
 // util.MoreImportantPod: higher priority first; at equal priority the one
 // that started earlier (a pod without a start time compares as the
@@ -117,8 +125,11 @@ Pod Engine::admitted(const Pod& pod) const {
 // One node's dry run on `scratch` (a copy of the snapshot the caller keeps
 // as it was between nodes): SelectVictimsOnNode. Returns the candidate, or
 // the node's status when it is none.
+// `fixed`: the PreFilter state to filter with (the bulk dry run, where it
+// does not depend on the node's pods); nullptr: made afresh per check.
 static bool select_victims(Snapshot& scratch, const Pod& pod, const ProfilePlan& plan, const EngineOptions& options,
-                           const ClusterObjects& objects, uint32_t node, Candidate& out, NodeStatus& status) {
+                           const ClusterObjects& objects, const PodQuery* fixed, uint32_t node, Candidate& out,
+                           NodeStatus& status) {
   // The lower-priority pods (IsEligiblePod: any), in slot order.
   std::vector<uint32_t> ids;
   for (uint32_t id : scratch.pods_on_node(node))
@@ -134,12 +145,15 @@ static bool select_victims(Snapshot& scratch, const Pod& pod, const ProfilePlan&
   // from the snapshot as it now is (what upstream's RemovePod extensions
   // keep up to date incrementally).
   const auto passes = [&](NodeStatus* why) {
-    PodQuery q = prepare_pod_query(pod, scratch, plan, options.tie_break, options.seed, &objects);
-    if (q.rejected) {
-      if (why) *why = {Code::UnschedulableAndUnresolvable, {q.prefilter_message}};
-      return false;
+    PodQuery fresh;
+    if (!fixed) {
+      fresh = prepare_pod_query(pod, scratch, plan, options.tie_break, options.seed, &objects);
+      if (fresh.rejected) {
+        if (why) *why = {Code::UnschedulableAndUnresolvable, {fresh.prefilter_message}};
+        return false;
+      }
     }
-    const PodQueryView v = q.view();
+    const PodQueryView v = fixed ? fixed->view() : fresh.view();
     const NodeVerdict verdict = filter_node(scratch.view(), v, node);
     if (verdict.feasible()) return true;
     if (why) {
@@ -192,6 +206,31 @@ static bool select_victims(Snapshot& scratch, const Pod& pod, const ProfilePlan&
   out.pdb_violations = violations;
   out.victims.clear();
   for (size_t i : victims) out.victims.push_back(removed[i]);
+  return true;
+}
+
+// Whether one PreFilter state `q` (made on the snapshot before the dry run)
+// answers every check of the dry run: each Filter the pod runs reads only
+// its node (the node's own fields, its pods' requests, count and host
+// ports), or was Skipped at PreFilter, which removing pods cannot undo
+// (PodTopologySpread skips a pod without hard constraints, InterPodAffinity
+// a pod without required terms that no existing pod's required
+// anti-affinity matches). Removing a node's pods then changes only that
+// node's columns, which Filter reads from the scratch snapshot, and
+// PreFilter would make the same state again. Others (the topology plugins
+// when they run, the device plugins, NodeData) take the exact path.
+static bool node_local_dry_run(const ProfilePlan& plan, const PodQuery& q) {
+  if (q.rejected) return false;
+  static constexpr std::string_view kNodeLocal[] = {"NodeUnschedulable", "NodeName",  "TaintToleration",
+                                                    "NodeAffinity",      "NodePorts", "NodeResourcesFit"};
+  for (uint8_t id : plan.filter) {
+    const std::string_view name = kPluginInfo[id].name;
+    if (std::find(std::begin(kNodeLocal), std::end(kNodeLocal), name) != std::end(kNodeLocal)) continue;
+    const bool skipped = std::any_of(q.prefilter.begin(), q.prefilter.end(), [&](const PreFilterStatus& s) {
+      return s.code == Code::Skip && s.plugin == name;
+    });
+    if (!skipped) return false;
+  }
   return true;
 }
 
@@ -317,18 +356,66 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
         dry_run->num_candidates = static_cast<uint32_t>(wanted);
         dry_run->offset = static_cast<uint32_t>(offset);
       }
-      Snapshot scratch = snapshot_;
-      intern_pod_for_plan(scratch, p, plan, &objects_);
-      for (int64_t i = 0; i < m; ++i) {
-        const uint32_t node = potential[(offset + static_cast<uint64_t>(i)) % static_cast<uint64_t>(m)];
+      std::vector<Snapshot> scratch(1, snapshot_);
+      intern_pod_for_plan(scratch[0], p, plan, &objects_);
+      // The bulk dry run: one PreFilter state for every check when it can
+      // be (node_local_dry_run), and the nodes dry-run in parallel, each
+      // worker on its own copy of the scratch snapshot (a node's dry run
+      // leaves its copy as it found it, but for the order of that node's
+      // pods, which no other node's dry run reads). Blocks of nodes in the
+      // visiting order, each block's outcomes taken in that order: the dry
+      // run stops at the same node as one node after another would, and
+      // the nodes past it are dropped. The CUDA backend's engine runs this
+      // on the host with the CPU rules too.
+      std::optional<PodQuery> fixed;
+      unsigned workers = 1;
+      std::shared_ptr<Executor> executor;
+      if (options_.preemption_dry_run == EngineOptions::PreemptionDryRun::Bulk) {
+        PodQuery q0 = prepare_pod_query(p, scratch[0], plan, options_.tie_break, options_.seed, &objects_);
+        if (node_local_dry_run(plan, q0)) {
+          fixed = std::move(q0);
+          executor = cpu_backend_options().executor;
+          if (executor && m >= kMinParallelDryRun) workers = std::max(1u, executor->concurrency());
+        }
+      }
+      const PodQuery* fixed_query = fixed ? &*fixed : nullptr;
+      struct Outcome {
+        bool candidate = false;
         Candidate c;
         NodeStatus st;
-        if (select_victims(scratch, p, plan, options_, objects_, node, c, st)) {
-          (c.pdb_violations == 0 ? nonviolating : violating).push_back(std::move(c));
-          const auto found = static_cast<int64_t>(nonviolating.size() + violating.size());
-          if (!nonviolating.empty() && found >= wanted) break;
+      };
+      std::vector<Outcome> outcomes;
+      bool done = false;
+      for (int64_t i = 0; i < m && !done;) {
+        const auto found = static_cast<int64_t>(nonviolating.size() + violating.size());
+        const int64_t block =
+            workers == 1 ? 1 : std::min(m - i, std::max<int64_t>(wanted - found, int64_t{16} * workers));
+        outcomes.assign(static_cast<size_t>(block), Outcome{});
+        const auto run = [&](Snapshot& snap, int64_t j) {
+          const uint32_t node = potential[(offset + static_cast<uint64_t>(i + j)) % static_cast<uint64_t>(m)];
+          Outcome& o = outcomes[static_cast<size_t>(j)];
+          o.candidate = select_victims(snap, p, plan, options_, objects_, fixed_query, node, o.c, o.st);
+        };
+        if (workers == 1) {
+          for (int64_t j = 0; j < block; ++j) run(scratch[0], j);
         } else {
-          statuses.push_back(std::move(st));
+          while (scratch.size() < workers) scratch.push_back(scratch[0]);
+          executor->for_each(workers, [&](uint32_t w) {
+            for (int64_t j = w; j < block; j += workers) run(scratch[w], j);
+          });
+        }
+        for (Outcome& o : outcomes) {
+          ++i;
+          if (o.candidate) {
+            (o.c.pdb_violations == 0 ? nonviolating : violating).push_back(std::move(o.c));
+            const auto now_found = static_cast<int64_t>(nonviolating.size() + violating.size());
+            if (!nonviolating.empty() && now_found >= wanted) {
+              done = true;
+              break;
+            }
+          } else {
+            statuses.push_back(std::move(o.st));
+          }
         }
       }
     }
