@@ -336,6 +336,8 @@ struct Ranking {
   std::vector<std::string> warnings;
 };
 
+struct PreemptionCache;  // preemption.cpp
+
 class Engine {
  public:
   Engine(SchedulerConfig config, EngineOptions options);
@@ -668,6 +670,10 @@ class Engine {
   // The shared device groups' model of the profiles that enable
   // SharedDeviceGroup (one for all).
   std::optional<DeviceGroupModel> group_model_;
+  // The bulk dry run's per-node cache (preemption.cpp): each node's pods'
+  // requests, host ports and covering budgets, kept while the node is not
+  // in the snapshot's mutation log.
+  std::shared_ptr<PreemptionCache> preemption_cache_;
 };
 
 // Upstream's numFeasibleNodesToFind (semantics doc §2.2).
