@@ -40,6 +40,18 @@ bool more_important(const Pod& a, const Pod& b) {
   return a.start_time_ns.value_or(INT64_MAX) < b.start_time_ns.value_or(INT64_MAX);
 }
 
+// A stable sort for the few pods of one node, without the temporary
+// buffer std::stable_sort allocates on every call.
+template <class T, class Less>
+void small_stable_sort(std::vector<T>& v, Less less) {
+  for (size_t i = 1; i < v.size(); ++i) {
+    T x = v[i];
+    size_t j = i;
+    for (; j > 0 && less(x, v[j - 1]); --j) v[j] = v[j - 1];
+    v[j] = x;
+  }
+}
+
 // A PDB covers a pod: same namespace, a selector that is not empty and
 // matches the pod's labels (an empty or missing selector covers nothing).
 bool pdb_covers(const PodDisruptionBudget& b, const Pod& pod) {
@@ -216,33 +228,6 @@ static bool select_victims(Snapshot& scratch, const Snapshot& live, const Pod& p
   return true;
 }
 
-// The bulk dry run's node-local state, one per worker: copies of the
-// columns Filter reads that change when a node's pods leave (requested
-// resources, pod count, host ports), patched for one node at a time and put
-// back after; `view` is the snapshot's view reading them. Only that node's
-// entries ever differ from the snapshot's, so the workers share nothing.
-namespace {
-struct LocalColumns {
-  std::vector<int64_t> requested;
-  std::vector<int32_t> pod_count;
-  std::vector<uint32_t> port_counts;
-  std::vector<HostPortEntry> ports;
-  SnapshotView view;
-
-  void load(const Snapshot& snap) {
-    view = snap.view();
-    const size_t n = view.num_nodes;
-    requested.assign(view.requested, view.requested + static_cast<size_t>(view.num_resources) * n);
-    pod_count.assign(view.pod_count, view.pod_count + n);
-    port_counts.assign(view.port_counts, view.port_counts + n);
-    ports.assign(view.ports, view.ports + view.port_offsets[n]);
-    view.requested = requested.data();
-    view.pod_count = pod_count.data();
-    view.port_counts = port_counts.data();
-    view.ports = ports.data();
-  }
-};
-}  // namespace
 
 // What the bulk dry run reads of a node's pods, kept across cycles while the
 // node is not in the snapshot's mutation log (the log lists every node a pod
@@ -253,6 +238,7 @@ struct PreemptionCache {
   struct PodEntry {
     uint32_t id = 0;
     int32_t priority = 0;
+    int64_t start_ns = 0;  // status.startTime, INT64_MAX without one (more_important's order)
     uint32_t num_ports = 0;
     std::vector<std::pair<int32_t, int64_t>> requests;  // (resource index, amount), as the snapshot charged them
     std::vector<uint32_t> budgets;  // the budgets that cover the pod and do not list it as disrupted
@@ -318,6 +304,7 @@ struct PreemptionCache {
       PodEntry e;
       e.id = id;
       e.priority = p.priority;
+      e.start_ns = p.start_time_ns.value_or(INT64_MAX);
       e.num_ports = snap.pod_num_ports(id);
       for (const auto& [name, amount] : pod_requests(p))
         if (name != "pods") e.requests.emplace_back(snap.resource_index(name), amount);
@@ -331,6 +318,45 @@ struct PreemptionCache {
   }
 };
 
+// The bulk dry run's node-local state, one per worker: copies of the
+// columns Filter reads that change when a node's pods leave (requested
+// resources, pod count, host ports), patched for one node at a time and put
+// back after; `view` is the snapshot's view reading them. Only that node's
+// entries ever differ from the snapshot's, so the workers share nothing.
+namespace {
+struct LocalColumns {
+  std::vector<int64_t> requested;
+  std::vector<int32_t> pod_count;
+  std::vector<uint32_t> port_counts;
+  std::vector<HostPortEntry> ports;
+  SnapshotView view;
+  // select_victims_local's working lists, reused node after node.
+  struct Slot {
+    const Pod* pod;
+    uint32_t port_at, port_n;
+    const PreemptionCache::PodEntry* entry;
+  };
+  std::vector<Slot> slots;
+  std::vector<size_t> lower, order, violating, other, victims;
+  std::vector<uint8_t> present;
+  std::vector<const Pod*> sorted;
+  std::vector<int64_t> allowed;
+
+  void load(const Snapshot& snap) {
+    view = snap.view();
+    const size_t n = view.num_nodes;
+    requested.assign(view.requested, view.requested + static_cast<size_t>(view.num_resources) * n);
+    pod_count.assign(view.pod_count, view.pod_count + n);
+    port_counts.assign(view.port_counts, view.port_counts + n);
+    ports.assign(view.ports, view.ports + view.port_offsets[n]);
+    view.requested = requested.data();
+    view.pod_count = pod_count.data();
+    view.port_counts = port_counts.data();
+    view.ports = ports.data();
+  }
+};
+}  // namespace
+
 // SelectVictimsOnNode without changing any snapshot: `node`'s columns in
 // `cols` are made those of the node without the pods not `present`, and
 // Filter runs on them with the one PreFilter state `qv` (node_local_dry_run
@@ -342,14 +368,10 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, Preem
   const SnapshotView base = snap.view();
   const size_t num_nodes = base.num_nodes;
   const std::vector<PreemptionCache::PodEntry>& entries = cache.node(snap, pdbs, node);
-  struct Slot {
-    const Pod* pod;
-    uint32_t port_at, port_n;
-    const PreemptionCache::PodEntry* entry;
-  };
-  std::vector<Slot> slots;
-  slots.reserve(entries.size());
-  std::vector<size_t> lower;  // positions in `slots`, slot order
+  std::vector<LocalColumns::Slot>& slots = cols.slots;
+  std::vector<size_t>& lower = cols.lower;  // positions in `slots`, slot order
+  slots.clear();
+  lower.clear();
   uint32_t at = base.port_offsets[node];
   for (const PreemptionCache::PodEntry& e : entries) {
     slots.push_back({&snap.pod(e.id), at, e.num_ports, &e});
@@ -360,7 +382,8 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, Preem
     status = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
     return false;
   }
-  std::vector<uint8_t> present(slots.size(), 1);
+  std::vector<uint8_t>& present = cols.present;
+  present.assign(slots.size(), 1);
   const auto apply = [&] {
     for (uint32_t r = 0; r < base.num_resources; ++r)
       cols.requested[r * num_nodes + node] = base.requested[r * num_nodes + node];
@@ -399,15 +422,25 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, Preem
     put_back();
     return false;
   }
-  std::vector<size_t> order = lower;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return more_important(*slots[a].pod, *slots[b].pod); });
-  std::vector<const Pod*> sorted;
-  sorted.reserve(order.size());
+  std::vector<size_t>& order = cols.order;
+  order = lower;
+  // more_important on the cached keys.
+  const auto before = [&](size_t a, size_t b) {
+    const PreemptionCache::PodEntry& x = *slots[a].entry;
+    const PreemptionCache::PodEntry& y = *slots[b].entry;
+    return x.priority != y.priority ? x.priority > y.priority : x.start_ns < y.start_ns;
+  };
+  small_stable_sort(order, before);
+  std::vector<const Pod*>& sorted = cols.sorted;
+  sorted.clear();
   for (size_t i : order) sorted.push_back(slots[i].pod);
   // filterPodsWithPDBViolation over the cached covering budgets.
-  std::vector<size_t> violating, other;
-  std::vector<int64_t> allowed;
+  std::vector<size_t>& violating = cols.violating;
+  std::vector<size_t>& other = cols.other;
+  std::vector<int64_t>& allowed = cols.allowed;
+  violating.clear();
+  other.clear();
+  allowed.clear();
   for (size_t k = 0; k < order.size(); ++k) {
     bool violated = false;
     for (uint32_t b : slots[order[k]].entry->budgets) {
@@ -417,7 +450,8 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, Preem
     }
     (violated ? violating : other).push_back(k);
   }
-  std::vector<size_t> victims;  // positions in `sorted`
+  std::vector<size_t>& victims = cols.victims;  // positions in `sorted`
+  victims.clear();
   int64_t violations = 0;
   const auto reprieve = [&](size_t k) {
     present[order[k]] = 1;
@@ -435,8 +469,7 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, Preem
     return false;
   }
   if (!violating.empty() && !other.empty())
-    std::stable_sort(victims.begin(), victims.end(),
-                     [&](size_t a, size_t b) { return more_important(*sorted[a], *sorted[b]); });
+    small_stable_sort(victims, [&](size_t a, size_t b) { return before(order[a], order[b]); });
   out.node = node;
   out.pdb_violations = violations;
   out.victims.clear();
