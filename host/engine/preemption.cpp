@@ -7,7 +7,12 @@
 // others), the choice among candidates, and then what a cluster does:
 // the victims leave, the budgets that covered them are recomputed, and the
 // pod is placed on its nominated node. docs/plugins.md has the rules and
-// where bulkscore is deterministic where upstream is not.
+// where bulkscore is deterministic where upstream is not. Two dry runs with
+// the same decisions: the bulk one (one PreFilter state, the nodes' columns
+// patched per worker, in parallel) where every Filter the pod runs reads
+// only its node, and the exact one (a snapshot copy, PreFilter afresh per
+// check) otherwise; tests/test_preemption.cpp holds them to each other and
+// to a node-by-node reference.
 #include <algorithm>
 #include <iterator>
 #include <map>
@@ -29,7 +34,8 @@ namespace {
 constexpr const char* kNotHelpful = "Preemption is not helpful for scheduling";
 constexpr const char* kNoVictims = "No preemption victims found for incoming pod";
 // Fewer potential nodes than this are dry-run on the calling thread alone
-// (a worker's copy of the snapshot costs more than they do).
+// (a worker's copy of the patched columns and the hand-off cost more than
+// they do).
 constexpr int64_t kMinParallelDryRun = 64;
 
 // util.MoreImportantPod: higher priority first; at equal priority the one
