@@ -748,7 +748,7 @@ TEST(PreemptionReference, EngineDryRunMatchesTheReference) {
 // pod after pod, on clusters large enough for the parallel blocks.
 TEST(PreemptionReference, BulkDryRunDecidesAsTheExactOne) {
   const uint64_t seed = parity_seed();
-  uint64_t preempted = 0;
+  uint64_t preempted = 0, parallel = 0;
   for (uint32_t round = 0; round < 12; ++round) {
     SplitMix64 rng = SplitMix64::derive(seed, 1000 + round);
     const bool topology = round % 2 == 1;
@@ -760,6 +760,10 @@ TEST(PreemptionReference, BulkDryRunDecidesAsTheExactOne) {
     auto bulk = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Bulk, seed);
     auto exact = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Exact, seed);
     for (const Pod& p : rc.pending) {
+      // How many potential nodes the dry run has (the parallel blocks start
+      // at 64); explain changes no decision.
+      const Explanation ex = bulk->explain(p);
+      if (ex.preemption && ex.preemption->potential_nodes >= 64) ++parallel;
       const ScheduleResult a = bulk->schedule(p), b = exact->schedule(p);
       const std::string where = "seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " +
                                 p.name + ": first difference";
@@ -772,6 +776,7 @@ TEST(PreemptionReference, BulkDryRunDecidesAsTheExactOne) {
     }
   }
   EXPECT_GT(preempted, 100u);
+  EXPECT_GT(parallel, 50u);
 }
 
 }  // namespace
