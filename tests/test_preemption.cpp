@@ -690,16 +690,18 @@ RandomCase random_case(SplitMix64& rng, uint32_t num_nodes, uint32_t pods_per_no
 TEST(PreemptionReference, EngineDryRunMatchesTheReference) {
   const uint64_t seed = parity_seed();
   uint64_t compared = 0, with_candidates = 0;
-  for (uint32_t round = 0; round < 40; ++round) {
+  for (uint32_t run = 0; run < 80; ++run) {
+    const uint32_t round = run / 2;
+    const auto mode = run % 2 ? EngineOptions::PreemptionDryRun::Exact : EngineOptions::PreemptionDryRun::Bulk;
     SplitMix64 rng = SplitMix64::derive(seed, round);
     const bool topology = round % 2 == 1;
     const uint32_t num_nodes = 2 + static_cast<uint32_t>(rng.below(10));
     const RandomCase rc = random_case(rng, num_nodes, 3 + static_cast<uint32_t>(rng.below(4)), 6, topology);
     const DefaultPreemptionArgs args{static_cast<int32_t>(rng.below(101)), static_cast<int32_t>(rng.below(6))};
-    auto e = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Bulk, seed + round);
+    auto e = engine(rc.nodes, rc.running, rc.pdbs, args, mode, seed + round);
     for (const Pod& p : rc.pending) {
       SCOPED_TRACE("seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " + p.name +
-                   " (BULKSCORE_PARITY_SEED reruns it)");
+                   (run % 2 ? " (exact)" : " (bulk)") + " (BULKSCORE_PARITY_SEED reruns it)");
       const Explanation ex = e->explain(p);
       if (ex.preemption && ex.preemption->not_eligible.empty() && ex.preemption->potential_nodes > 0) {
         // The reference on the engine's current cluster.
@@ -740,8 +742,8 @@ TEST(PreemptionReference, EngineDryRunMatchesTheReference) {
       e->schedule(p);
     }
   }
-  EXPECT_GT(compared, 40u);
-  EXPECT_GT(with_candidates, 20u);
+  EXPECT_GT(compared, 80u);
+  EXPECT_GT(with_candidates, 40u);
 }
 
 // The bulk dry run against the exact one: every decision and message alike,
