@@ -144,8 +144,8 @@ inline Output preempt(const Input& in, const Pod& pod) {
   o.potential_nodes = static_cast<uint32_t>(m);
   if (m == 0) return o;
   const DefaultPreemptionArgs& args = in.config.default_preemption_args;
-  const int64_t wanted = std::min<int64_t>(m, std::max<int64_t>(m * args.min_candidate_nodes_percentage / 100,
-                                                                args.min_candidate_nodes_absolute));
+  const int64_t wanted = std::min<int64_t>(
+      m, std::max<int64_t>(m * args.min_candidate_nodes_percentage / 100, args.min_candidate_nodes_absolute));
   o.num_candidates = static_cast<uint32_t>(wanted);
   int64_t without_violations = 0;
   for (int64_t i = 0; i < m; ++i) {

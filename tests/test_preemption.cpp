@@ -179,8 +179,8 @@ TEST(PreemptionUpstream, PostFilterTable) {
   }
   {
     SCOPED_TRACE("pod can be made schedulable on one node");
-    auto e = engine({node("node1", one_pod), node("node2", one_pod)},
-                    {pod("p1", kHigh, "node1"), pod("p2", kLow, "node2")});
+    auto e =
+        engine({node("node1", one_pod), node("node2", one_pod)}, {pod("p1", kHigh, "node1"), pod("p2", kLow, "node2")});
     const ScheduleResult r = e->schedule(pod("p", kMid));
     EXPECT_EQ(r.nominated_node, "node2");
     EXPECT_EQ(r.victims, std::vector<std::string>{"default/p2"});
@@ -188,12 +188,11 @@ TEST(PreemptionUpstream, PostFilterTable) {
   {
     SCOPED_TRACE("pod can be made schedulable on minHighestPriority node");
     const std::string key = "test.kubernetes.io/is-violating-pdb";
-    auto e = engine({node("node1", one_pod), node("node2", one_pod)},
-                    {labelled(pod("p1", kHigh, "node1"), key, "non-violating"),
-                     labelled(pod("p2", kLow, "node1"), key, "violating"),
-                     labelled(pod("p3", kMid, "node2"), key, "violating")},
-                    {pdb("violating-pdb", {{key, "violating"}}, 0),
-                     pdb("non-violating-pdb", {{key, "non-violating"}}, INT32_MAX)});
+    auto e = engine(
+        {node("node1", one_pod), node("node2", one_pod)},
+        {labelled(pod("p1", kHigh, "node1"), key, "non-violating"),
+         labelled(pod("p2", kLow, "node1"), key, "violating"), labelled(pod("p3", kMid, "node2"), key, "violating")},
+        {pdb("violating-pdb", {{key, "violating"}}, 0), pdb("non-violating-pdb", {{key, "non-violating"}}, INT32_MAX)});
     const PreemptionExplanation ex = dry_run(*e, pod("p", kVeryHigh));
     EXPECT_EQ(ex.nominated_node, "node2");
     const auto c = candidates(ex);
@@ -305,11 +304,11 @@ TEST(PreemptionUpstream, DryRunTable) {
                   pod("p", kLow, "", kLarge)),
               C{})
         << "other pods running are higher priority";
-    EXPECT_EQ(run({"node1", "node2"},
-                  {pod("p1.1", kLow, "node1", kSmall), pod("p1.2", kMid, "node1", kLarge),
-                   pod("p2", kMid, "node2", kLarge)},
-                  pod("p", kHigh, "", kLarge)),
-              (C{{"node1", {{"p1.2"}, 0}}, {"node2", {{"p2"}, 0}}}))
+    EXPECT_EQ(
+        run({"node1", "node2"},
+            {pod("p1.1", kLow, "node1", kSmall), pod("p1.2", kMid, "node1", kLarge), pod("p2", kMid, "node2", kLarge)},
+            pod("p", kHigh, "", kLarge)),
+        (C{{"node1", {{"p1.2"}, 0}}, {"node2", {{"p2"}, 0}}}))
         << "medium priority pod is preempted, but lower priority one stays as it is small";
     EXPECT_EQ(run({"node1", "node2"},
                   {pod("p1.1", kMid, "node1", kSmall), pod("p1.2", kLow, "node1", kSmall),
@@ -327,8 +326,8 @@ TEST(PreemptionUpstream, DryRunTable) {
         << "pick later StartTime one when priorities are equal";
     {
       Pod anti = labelled(pod("p1.1", kLow, "node1", kSmall), "foo", "");
-      anti.affinity = required_anti_affinity(
-          LabelSelector{{}, {LabelSelectorRequirement{"foo", "Exists", {}}}}, "hostname");
+      anti.affinity =
+          required_anti_affinity(LabelSelector{{}, {LabelSelectorRequirement{"foo", "Exists", {}}}}, "hostname");
       // node2 full with a pod of the preemptor's priority (upstream's dry
       // run is handed every node; ours meets only the nodes Filter rejected).
       EXPECT_EQ(run({"node1", "node2"},
@@ -349,12 +348,13 @@ TEST(PreemptionUpstream, DryRunTable) {
         c.label_selector->match_expressions.push_back({"foo", "Exists", {}});
         p.topology_spread_constraints.push_back(c);
       }
-      EXPECT_EQ(run({"node-a/zone1", "node-b/zone1", "node-x/zone2"},
-                    {labelled(pod("pod-a1", kMid, "node-a"), "foo", ""), labelled(pod("pod-a2", kLow, "node-a"), "foo", ""),
-                     labelled(pod("pod-b1", kLow, "node-b"), "foo", ""), labelled(pod("pod-x1", kHigh, "node-x"), "foo", ""),
-                     labelled(pod("pod-x2", kHigh, "node-x"), "foo", "")},
-                    p),
-                (C{{"node-a", {{"pod-a2"}, 0}}, {"node-b", {{"pod-b1"}, 0}}}))
+      EXPECT_EQ(
+          run({"node-a/zone1", "node-b/zone1", "node-x/zone2"},
+              {labelled(pod("pod-a1", kMid, "node-a"), "foo", ""), labelled(pod("pod-a2", kLow, "node-a"), "foo", ""),
+               labelled(pod("pod-b1", kLow, "node-b"), "foo", ""), labelled(pod("pod-x1", kHigh, "node-x"), "foo", ""),
+               labelled(pod("pod-x2", kHigh, "node-x"), "foo", "")},
+              p),
+          (C{{"node-a", {{"pod-a2"}, 0}}, {"node-b", {{"pod-b1"}, 0}}}))
           << "preemption to resolve pod topology spread filter failure";
     }
     // PDBs.
@@ -386,17 +386,29 @@ TEST(PreemptionUpstream, DryRunStopsAtNumCandidates) {
   struct Case {
     const char* name;
     int32_t percentage, absolute;
-    std::vector<int32_t> priorities;    // of p1..p5 on node1..node5
-    std::vector<bool> pdb_covered;      // app=foo, under a budget allowing none
+    std::vector<int32_t> priorities;  // of p1..p5 on node1..node5
+    std::vector<bool> pdb_covered;    // app=foo, under a budget allowing none
     size_t want_candidates;
   };
   const std::vector<Case> cases = {
-      {"all nodes are possible candidates, but DefaultPreemptionArgs limits to 2", 40, 1,
-       {kMid, kMid, kMid, kMid, kMid}, {false, false, false, false, false}, 2},
-      {"some nodes are not possible candidates, DefaultPreemptionArgs limits to 2", 40, 1,
-       {kMid, kVeryHigh, kMid, kMid, kVeryHigh}, {false, false, false, false, false}, 2},
-      {"preemption looks past numCandidates until a non-PDB violating node is found", 40, 2,
-       {kMid, kMid, kMid, kMid, kMid}, {true, true, false, false, true}, 0},
+      {"all nodes are possible candidates, but DefaultPreemptionArgs limits to 2",
+       40,
+       1,
+       {kMid, kMid, kMid, kMid, kMid},
+       {false, false, false, false, false},
+       2},
+      {"some nodes are not possible candidates, DefaultPreemptionArgs limits to 2",
+       40,
+       1,
+       {kMid, kVeryHigh, kMid, kMid, kVeryHigh},
+       {false, false, false, false, false},
+       2},
+      {"preemption looks past numCandidates until a non-PDB violating node is found",
+       40,
+       2,
+       {kMid, kMid, kMid, kMid, kMid},
+       {true, true, false, false, true},
+       0},
   };
   for (const Case& c : cases) {
     for (uint64_t seed = 1; seed <= 8; ++seed) {
@@ -408,9 +420,9 @@ TEST(PreemptionUpstream, DryRunStopsAtNumCandidates) {
         if (c.pdb_covered[static_cast<size_t>(i)]) p.labels["app"] = "foo";
         init.push_back(p);
       }
-      auto e = engine(dry_run_nodes({"node1", "node2", "node3", "node4", "node5"}), init,
-                      {pdb("b", {{"app", "foo"}}, 0)}, {c.percentage, c.absolute}, EngineOptions::PreemptionDryRun::Bulk,
-                      seed);
+      auto e =
+          engine(dry_run_nodes({"node1", "node2", "node3", "node4", "node5"}), init, {pdb("b", {{"app", "foo"}}, 0)},
+                 {c.percentage, c.absolute}, EngineOptions::PreemptionDryRun::Bulk, seed);
       const PreemptionExplanation ex = dry_run(*e, pod("p", kHigh, "", kLarge));
       EXPECT_EQ(ex.potential_nodes, 5u);
       EXPECT_EQ(ex.num_candidates, static_cast<uint32_t>(std::max(5 * c.percentage / 100, c.absolute)));
@@ -493,13 +505,15 @@ TEST(PreemptionUpstream, SelectBestCandidateTable) {
        {"node1", "node2", "node3"},
        pod("p", kHigh, "", kVeryLarge),
        {P("p1.1", "node1", kMid, kMedium, 0), P("p1.2", "node1", kMid, kLarge, 0), P("p2.1", "node2", kMid, kMedium, 0),
-        P("p2.2", "node2", kLow, kMedium, 0), P("p3.1", "node3", kLow, kMedium, 0), P("p3.2", "node3", kLow, kMedium, 0)},
+        P("p2.2", "node2", kLow, kMedium, 0), P("p3.1", "node3", kLow, kMedium, 0),
+        P("p3.2", "node3", kLow, kMedium, 0)},
        {"node3"}},
       {"when highest priorities are the same, minimum sum of priorities is picked",
        {"node1", "node2", "node3"},
        pod("p", kHigh, "", kVeryLarge),
        {P("p1.1", "node1", kMid, kMedium, 0), P("p1.2", "node1", kMid, kLarge, 0), P("p2.1", "node2", kMid, kLarge, 0),
-        P("p2.2", "node2", kLow, kMedium, 0), P("p3.1", "node3", kMid, kMedium, 0), P("p3.2", "node3", kMid, kMedium, 0)},
+        P("p2.2", "node2", kLow, kMedium, 0), P("p3.1", "node3", kMid, kMedium, 0),
+        P("p3.2", "node3", kMid, kMedium, 0)},
        {"node2"}},
       {"when highest priority and sum are the same, minimum number of pods is picked",
        {"node1", "node2", "node3"},
@@ -526,20 +540,23 @@ TEST(PreemptionUpstream, SelectBestCandidateTable) {
       {"same priority, same number of victims, different start time for each node's pod",
        {"node1", "node2", "node3"},
        pod("p", kHigh, "", kVeryLarge),
-       {P("p1.1", "node1", kMid, kMedium, 2), P("p1.2", "node1", kMid, kMedium, 2), P("p2.1", "node2", kMid, kMedium, 3),
-        P("p2.2", "node2", kMid, kMedium, 3), P("p3.1", "node3", kMid, kMedium, 1), P("p3.2", "node3", kMid, kMedium, 1)},
+       {P("p1.1", "node1", kMid, kMedium, 2), P("p1.2", "node1", kMid, kMedium, 2),
+        P("p2.1", "node2", kMid, kMedium, 3), P("p2.2", "node2", kMid, kMedium, 3),
+        P("p3.1", "node3", kMid, kMedium, 1), P("p3.2", "node3", kMid, kMedium, 1)},
        {"node2"}},
       {"same priority, same number of victims, different start time for all pods",
        {"node1", "node2", "node3"},
        pod("p", kHigh, "", kVeryLarge),
-       {P("p1.1", "node1", kMid, kMedium, 4), P("p1.2", "node1", kMid, kMedium, 2), P("p2.1", "node2", kMid, kMedium, 5),
-        P("p2.2", "node2", kMid, kMedium, 1), P("p3.1", "node3", kMid, kMedium, 3), P("p3.2", "node3", kMid, kMedium, 6)},
+       {P("p1.1", "node1", kMid, kMedium, 4), P("p1.2", "node1", kMid, kMedium, 2),
+        P("p2.1", "node2", kMid, kMedium, 5), P("p2.2", "node2", kMid, kMedium, 1),
+        P("p3.1", "node3", kMid, kMedium, 3), P("p3.2", "node3", kMid, kMedium, 6)},
        {"node3"}},
       {"different priority, same number of victims, different start time for all pods",
        {"node1", "node2", "node3"},
        pod("p", kHigh, "", kVeryLarge),
-       {P("p1.1", "node1", kLow, kMedium, 4), P("p1.2", "node1", kMid, kMedium, 2), P("p2.1", "node2", kMid, kMedium, 6),
-        P("p2.2", "node2", kLow, kMedium, 1), P("p3.1", "node3", kLow, kMedium, 3), P("p3.2", "node3", kMid, kMedium, 5)},
+       {P("p1.1", "node1", kLow, kMedium, 4), P("p1.2", "node1", kMid, kMedium, 2),
+        P("p2.1", "node2", kMid, kMedium, 6), P("p2.2", "node2", kLow, kMedium, 1),
+        P("p3.1", "node3", kLow, kMedium, 3), P("p3.2", "node3", kMid, kMedium, 5)},
        {"node2"}},
   };
   for (const auto mode : {EngineOptions::PreemptionDryRun::Bulk, EngineOptions::PreemptionDryRun::Exact})
@@ -571,8 +588,8 @@ TEST(PreemptionUpstream, Eligibility) {
     Pod terminating = pod("p1", kLow, "node1");
     terminating.deleting = true;
     terminating.preempted_by_scheduler = true;
-    auto e = engine({node("node1", {{"pods", 1}}), node("node2", {{"pods", 1}})},
-                    {terminating, pod("p2", kLow, "node2")});
+    auto e =
+        engine({node("node1", {{"pods", 1}}), node("node2", {{"pods", 1}})}, {terminating, pod("p2", kLow, "node2")});
     Pod p = pod("p", kHigh);
     p.nominated_node_name = "node1";
     const ScheduleResult r = e->schedule(p);
@@ -647,12 +664,13 @@ RandomCase random_case(SplitMix64& rng, uint32_t num_nodes, uint32_t pods_per_no
   };
   for (uint32_t i = 0; i < num_nodes; ++i)
     for (uint32_t j = 0; j < pods_per_node; ++j) {
-      Pod p = pod("r" + std::to_string(k++), static_cast<int32_t>(rng.below(4)) * 10,
-                  "n" + std::to_string(i), {{"cpu", 250 * static_cast<int64_t>(1 + rng.below(4))}, {"memory", 1LL << 30}},
+      Pod p = pod("r" + std::to_string(k++), static_cast<int32_t>(rng.below(4)) * 10, "n" + std::to_string(i),
+                  {{"cpu", 250 * static_cast<int64_t>(1 + rng.below(4))}, {"memory", 1LL << 30}},
                   1000000000LL * static_cast<int64_t>(rng.below(5)));
       decorate(p);
       if (topology && rng.chance(0.1))
-        p.affinity = required_anti_affinity(LabelSelector{{{"app", kApps[rng.below(3)]}}, {}}, "kubernetes.io/hostname");
+        p.affinity =
+            required_anti_affinity(LabelSelector{{{"app", kApps[rng.below(3)]}}, {}}, "kubernetes.io/hostname");
       c.running.push_back(p);
     }
   for (uint32_t i = 0; i < num_pending; ++i) {
@@ -767,8 +785,8 @@ TEST(PreemptionReference, BulkDryRunDecidesAsTheExactOne) {
       const Explanation ex = bulk->explain(p);
       if (ex.preemption && ex.preemption->potential_nodes >= 64) ++parallel;
       const ScheduleResult a = bulk->schedule(p), b = exact->schedule(p);
-      const std::string where = "seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " +
-                                p.name + ": first difference";
+      const std::string where =
+          "seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " + p.name + ": first difference";
       ASSERT_EQ(a.nominated_node, b.nominated_node) << where;
       ASSERT_EQ(a.victims, b.victims) << where;
       ASSERT_EQ(a.pdb_violations, b.pdb_violations) << where;

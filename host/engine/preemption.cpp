@@ -23,10 +23,10 @@
 
 #include "host/engine/engine.hpp"
 #include "host/engine/executor.hpp"
-#include "host/input/priority.hpp"
-#include "host/input/quote.hpp"
 #include "host/input/labels.hpp"
 #include "host/input/pod_resources.hpp"
+#include "host/input/priority.hpp"
+#include "host/input/quote.hpp"
 
 namespace bulkscore {
 namespace {
@@ -149,8 +149,8 @@ Pod Engine::admitted(const Pod& pod) const {
 // `live`: the engine's snapshot the scratch was copied from (the victims
 // point into it).
 static bool select_victims(Snapshot& scratch, const Snapshot& live, const Pod& pod, const ProfilePlan& plan,
-                           const EngineOptions& options, const ClusterObjects& objects, uint32_t node,
-                           Candidate& out, NodeStatus& status) {
+                           const EngineOptions& options, const ClusterObjects& objects, uint32_t node, Candidate& out,
+                           NodeStatus& status) {
   // The lower-priority pods (IsEligiblePod: any), in slot order.
   std::vector<uint32_t> ids;
   for (uint32_t id : scratch.pods_on_node(node))
@@ -234,7 +234,6 @@ static bool select_victims(Snapshot& scratch, const Snapshot& live, const Pod& p
   return true;
 }
 
-
 // What the bulk dry run reads of a node's pods, kept across cycles while the
 // node is not in the snapshot's mutation log (the log lists every node a pod
 // or node change touched since the last structural change; a structural
@@ -300,8 +299,7 @@ struct PreemptionCache {
   }
 
   // The node's entries, in slot order (one worker per node at a time).
-  const std::vector<PodEntry>& node(const Snapshot& snap, const std::vector<PodDisruptionBudget>& pdbs,
-                                    uint32_t n) {
+  const std::vector<PodEntry>& node(const Snapshot& snap, const std::vector<PodDisruptionBudget>& pdbs, uint32_t n) {
     if (valid[n]) return nodes[n];
     std::vector<PodEntry>& out = nodes[n];
     out.clear();
@@ -397,7 +395,8 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, Preem
     uint32_t w = base.port_offsets[node];
     for (size_t i = 0; i < slots.size(); ++i) {
       if (present[i]) {
-        std::copy(base.ports + slots[i].port_at, base.ports + slots[i].port_at + slots[i].port_n, cols.ports.begin() + w);
+        std::copy(base.ports + slots[i].port_at, base.ports + slots[i].port_at + slots[i].port_n,
+                  cols.ports.begin() + w);
         w += slots[i].port_n;
         continue;
       }
@@ -557,15 +556,14 @@ static void explain_choice(const std::vector<Candidate>& cands, const Snapshot& 
     pc.node = snap.node_name(c.node);
     pc.node_index = static_cast<int32_t>(c.node);
     pc.pdb_violations = c.pdb_violations;
-    for (const Pod* v : c.victims)
-      pc.victims.push_back({v->key(), v->priority, v->start_time_ns.value_or(INT64_MAX)});
+    for (const Pod* v : c.victims) pc.victims.push_back({v->key(), v->priority, v->start_time_ns.value_or(INT64_MAX)});
     ex.candidates.push_back(std::move(pc));
   }
   finish_preemption_explanation(ex);
 }
 
-void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, uint64_t seq,
-                             ScheduleResult& res, PreemptionExplanation* dry_run) {
+void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, uint64_t seq, ScheduleResult& res,
+                             PreemptionExplanation* dry_run) {
   std::vector<std::string> reasons;
   for (const std::string& name : plan.config.post_filter) {
     if (name == "DynamicResources") {
@@ -714,8 +712,8 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
       }
     }
     if (cands.empty()) {
-      const auto error = std::find_if(statuses.begin(), statuses.end(),
-                                      [](const NodeStatus& s) { return s.code == Code::Error; });
+      const auto error =
+          std::find_if(statuses.begin(), statuses.end(), [](const NodeStatus& s) { return s.code == Code::Error; });
       if (error != statuses.end()) {
         res.code = Code::Error;
         res.message = "preemption: " + error->reasons.front();
