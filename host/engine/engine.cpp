@@ -579,6 +579,34 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
     post_filter(pod, plan, q, seq, res, trace);
     return;
   }
+  // Nominated pods. A pending pod may carry status.nominatedNodeName (read
+  // from a cluster where its preemption's victims are still leaving):
+  // upstream's schedulePod tries that node first (evaluateNominatedNode,
+  // PreferNominatedNode GA) and, if it passes Filter, takes it without
+  // scoring and without looking at the PreFilterResult. Its
+  // findNodesThatPassFilters over that one node sets the round-robin start
+  // to (start + 1) % 1 = 0, which we copy. What does not apply to a bulk
+  // run: upstream's RunFilterPluginsWithNominatedPods also adds, for each
+  // node, the pods nominated there of priority >= the pod's (not yet bound)
+  // before its Filter; bulkscore places a pod that preempts on its
+  // nominated node in the same cycle, so its own nominations never wait,
+  // and the nominations read from input are not counted in other pods'
+  // Filter (docs/plugins.md).
+  if (!pod.nominated_node_name.empty()) {
+    const int32_t nominated = snapshot_.node_index(pod.nominated_node_name);
+    if (nominated >= 0) {
+      next_start_node_index_ = 0;
+      if (filter_node(snapshot_.view(), q.view(), static_cast<uint32_t>(nominated)).feasible()) {
+        trace.filter_end = std::chrono::steady_clock::now();
+        trace.filter_ran = true;
+        res.feasible_nodes = 1;
+        res.node = nominated;
+        res.score = 0;
+        assume(pod, plan, res, key);
+        return;
+      }
+    }
+  }
   EvalRequest req;
   req.candidates = q.candidates ? &*q.candidates : nullptr;
   const uint32_t m = q.candidates ? static_cast<uint32_t>(q.candidates->size()) : snapshot_.num_nodes();

@@ -70,6 +70,15 @@ struct EngineOptions {
   // event call, never across one; docs/snapshot.md). Decisions do not
   // depend on it.
   CompactionPolicy compaction{};
+  // DefaultPreemption's dry run (host/engine/preemption.cpp). Bulk: when
+  // every Filter the pod runs reads only its node (its pods' requests and
+  // host ports, the node's own fields), one PreFilter state serves every
+  // check and the potential nodes are dry-run in parallel on the executor;
+  // otherwise as Exact. Exact: upstream's steps one node after another, with
+  // PreFilter made afresh for every check. Decisions are the same
+  // (tests/test_preemption.cpp compares them).
+  enum class PreemptionDryRun { Bulk, Exact };
+  PreemptionDryRun preemption_dry_run = PreemptionDryRun::Bulk;
 };
 
 struct ScheduleResult {
@@ -326,6 +335,8 @@ struct Ranking {
   std::optional<PreemptionExplanation> preemption;  // as Explanation::preemption
   std::vector<std::string> warnings;
 };
+
+struct PreemptionCache;  // preemption.cpp
 
 class Engine {
  public:
@@ -659,6 +670,10 @@ class Engine {
   // The shared device groups' model of the profiles that enable
   // SharedDeviceGroup (one for all).
   std::optional<DeviceGroupModel> group_model_;
+  // The bulk dry run's per-node cache (preemption.cpp): each node's pods'
+  // requests, host ports and covering budgets, kept while the node is not
+  // in the snapshot's mutation log.
+  std::shared_ptr<PreemptionCache> preemption_cache_;
 };
 
 // Upstream's numFeasibleNodesToFind (semantics doc §2.2).

@@ -7,21 +7,36 @@
 // others), the choice among candidates, and then what a cluster does:
 // the victims leave, the budgets that covered them are recomputed, and the
 // pod is placed on its nominated node. docs/plugins.md has the rules and
-// where bulkscore is deterministic where upstream is not.
+// where bulkscore is deterministic where upstream is not. Two dry runs with
+// the same decisions: the bulk one (one PreFilter state, the nodes' columns
+// patched per worker, in parallel) where every Filter the pod runs reads
+// only its node, and the exact one (a snapshot copy, PreFilter afresh per
+// check) otherwise; tests/test_preemption.cpp holds them to each other and
+// to a node-by-node reference.
 #include <algorithm>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <numeric>
+#include <optional>
+#include <string_view>
 
 #include "host/engine/engine.hpp"
+#include "host/engine/executor.hpp"
+#include "host/input/labels.hpp"
+#include "host/input/pod_resources.hpp"
 #include "host/input/priority.hpp"
 #include "host/input/quote.hpp"
-#include "host/input/labels.hpp"
 
 namespace bulkscore {
 namespace {
 
 constexpr const char* kNotHelpful = "Preemption is not helpful for scheduling";
 constexpr const char* kNoVictims = "No preemption victims found for incoming pod";
+// Fewer potential nodes than this are dry-run on the calling thread alone
+// (a worker's copy of the patched columns and the hand-off cost more than
+// they do).
+constexpr int64_t kMinParallelDryRun = 64;
 
 // util.MoreImportantPod: higher priority first; at equal priority the one
 // that started earlier (a pod without a start time compares as the
@@ -29,6 +44,18 @@ constexpr const char* kNoVictims = "No preemption victims found for incoming pod
 bool more_important(const Pod& a, const Pod& b) {
   if (a.priority != b.priority) return a.priority > b.priority;
   return a.start_time_ns.value_or(INT64_MAX) < b.start_time_ns.value_or(INT64_MAX);
+}
+
+// A stable sort for the few pods of one node, without the temporary
+// buffer std::stable_sort allocates on every call.
+template <class T, class Less>
+void small_stable_sort(std::vector<T>& v, Less less) {
+  for (size_t i = 1; i < v.size(); ++i) {
+    T x = v[i];
+    size_t j = i;
+    for (; j > 0 && less(x, v[j - 1]); --j) v[j] = v[j - 1];
+    v[j] = x;
+  }
 }
 
 // A PDB covers a pod: same namespace, a selector that is not empty and
@@ -46,15 +73,15 @@ bool disrupted(const PodDisruptionBudget& b, const Pod& pod) {
 // filterPodsWithPDBViolation: in the given order, each covering budget's
 // disruptionsAllowed is charged per pod not already in its disruptedPods;
 // a pod that drives any of them below zero is violating.
-void split_by_pdb(const std::vector<Pod>& pods, const std::vector<PodDisruptionBudget>& pdbs,
+void split_by_pdb(const std::vector<const Pod*>& pods, const std::vector<PodDisruptionBudget>& pdbs,
                   std::vector<size_t>& violating, std::vector<size_t>& other) {
   std::vector<int64_t> allowed(pdbs.size());
   for (size_t i = 0; i < pdbs.size(); ++i) allowed[i] = pdbs[i].disruptions_allowed;
   for (size_t p = 0; p < pods.size(); ++p) {
     bool violated = false;
-    if (!pods[p].labels.empty())
+    if (!pods[p]->labels.empty())
       for (size_t i = 0; i < pdbs.size(); ++i) {
-        if (!pdb_covers(pdbs[i], pods[p]) || disrupted(pdbs[i], pods[p])) continue;
+        if (!pdb_covers(pdbs[i], *pods[p]) || disrupted(pdbs[i], *pods[p])) continue;
         if (--allowed[i] < 0) violated = true;
       }
     (violated ? violating : other).push_back(p);
@@ -68,7 +95,9 @@ struct NodeStatus {
 
 struct Candidate {
   uint32_t node = 0;
-  std::vector<Pod> victims;  // most important first
+  // Most important first: the engine's snapshot's pods, valid until it
+  // changes (the evictions copy them first).
+  std::vector<const Pod*> victims;
   int64_t pdb_violations = 0;
 };
 
@@ -117,8 +146,11 @@ Pod Engine::admitted(const Pod& pod) const {
 // One node's dry run on `scratch` (a copy of the snapshot the caller keeps
 // as it was between nodes): SelectVictimsOnNode. Returns the candidate, or
 // the node's status when it is none.
-static bool select_victims(Snapshot& scratch, const Pod& pod, const ProfilePlan& plan, const EngineOptions& options,
-                           const ClusterObjects& objects, uint32_t node, Candidate& out, NodeStatus& status) {
+// `live`: the engine's snapshot the scratch was copied from (the victims
+// point into it).
+static bool select_victims(Snapshot& scratch, const Snapshot& live, const Pod& pod, const ProfilePlan& plan,
+                           const EngineOptions& options, const ClusterObjects& objects, uint32_t node, Candidate& out,
+                           NodeStatus& status) {
   // The lower-priority pods (IsEligiblePod: any), in slot order.
   std::vector<uint32_t> ids;
   for (uint32_t id : scratch.pods_on_node(node))
@@ -127,6 +159,9 @@ static bool select_victims(Snapshot& scratch, const Pod& pod, const ProfilePlan&
     status = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
     return false;
   }
+  // The node's pods were not touched since the scratch was copied from
+  // `live` (each node is dry-run once): their ids are live's.
+  const std::vector<uint32_t> live_ids = ids;
   std::vector<Pod> removed;
   removed.reserve(ids.size());
   for (uint32_t id : ids) removed.push_back(scratch.remove_pod(id));
@@ -134,12 +169,12 @@ static bool select_victims(Snapshot& scratch, const Pod& pod, const ProfilePlan&
   // from the snapshot as it now is (what upstream's RemovePod extensions
   // keep up to date incrementally).
   const auto passes = [&](NodeStatus* why) {
-    PodQuery q = prepare_pod_query(pod, scratch, plan, options.tie_break, options.seed, &objects);
-    if (q.rejected) {
-      if (why) *why = {Code::UnschedulableAndUnresolvable, {q.prefilter_message}};
+    const PodQuery fresh = prepare_pod_query(pod, scratch, plan, options.tie_break, options.seed, &objects);
+    if (fresh.rejected) {
+      if (why) *why = {Code::UnschedulableAndUnresolvable, {fresh.prefilter_message}};
       return false;
     }
-    const PodQueryView v = q.view();
+    const PodQueryView v = fresh.view();
     const NodeVerdict verdict = filter_node(scratch.view(), v, node);
     if (verdict.feasible()) return true;
     if (why) {
@@ -162,11 +197,15 @@ static bool select_victims(Snapshot& scratch, const Pod& pod, const ProfilePlan&
   // sort.Slice leaves their order unspecified).
   std::stable_sort(all.begin(), all.end(), [&](size_t a, size_t b) { return more_important(removed[a], removed[b]); });
   std::vector<Pod> ordered;
+  std::vector<const Pod*> in_live;
   ordered.reserve(all.size());
-  for (size_t i : all) ordered.push_back(removed[i]);
+  for (size_t i : all) {
+    ordered.push_back(removed[i]);
+    in_live.push_back(&live.pod(live_ids[i]));
+  }
   removed = std::move(ordered);
   std::vector<size_t> violating, other;
-  split_by_pdb(removed, objects.pdbs, violating, other);
+  split_by_pdb(in_live, objects.pdbs, violating, other);
   std::vector<size_t> victims;
   const auto reprieve = [&](size_t i) {
     scratch.add_pod(removed[i], node);
@@ -191,7 +230,280 @@ static bool select_victims(Snapshot& scratch, const Pod& pod, const ProfilePlan&
   out.node = node;
   out.pdb_violations = violations;
   out.victims.clear();
-  for (size_t i : victims) out.victims.push_back(removed[i]);
+  for (size_t i : victims) out.victims.push_back(in_live[i]);
+  return true;
+}
+
+// What the bulk dry run reads of a node's pods, kept across cycles while the
+// node is not in the snapshot's mutation log (the log lists every node a pod
+// or node change touched since the last structural change; a structural
+// change, a new snapshot or other budgets start afresh). Pod ids of an
+// untouched node hold; the Pod objects are read through them.
+struct PreemptionCache {
+  struct PodEntry {
+    uint32_t id = 0;
+    int32_t priority = 0;
+    int64_t start_ns = 0;  // status.startTime, INT64_MAX without one (more_important's order)
+    uint32_t num_ports = 0;
+    std::vector<std::pair<int32_t, int64_t>> requests;  // (resource index, amount), as the snapshot charged them
+    std::vector<uint32_t> budgets;  // the budgets that cover the pod and do not list it as disrupted
+  };
+  uint64_t version = 0;
+  size_t log_pos = 0;
+  uint64_t budgets_print = 0;
+  std::vector<std::vector<PodEntry>> nodes;
+  std::vector<uint8_t> valid;
+
+  static uint64_t print(const std::vector<PodDisruptionBudget>& pdbs) {
+    uint64_t h = mix64(pdbs.size() + 1);
+    const auto add = [&](const std::string& t) {
+      for (const char c : t) h = mix64(h ^ static_cast<uint8_t>(c));
+      h = mix64(h ^ 0xffU);
+    };
+    for (const PodDisruptionBudget& b : pdbs) {
+      add(b.namespace_name);
+      add(b.name);
+      h = mix64(h ^ (b.selector ? 1U : 2U));
+      if (b.selector) {
+        for (const auto& [k, v] : b.selector->match_labels) {
+          add(k);
+          add(v);
+        }
+        for (const LabelSelectorRequirement& r : b.selector->match_expressions) {
+          add(r.key);
+          add(r.op);
+          for (const std::string& v : r.values) add(v);
+          add("|");
+        }
+      }
+      for (const std::string& d : b.disrupted_pods) add(d);
+      add("#");
+    }
+    return h;
+  }
+
+  // Forgets the nodes touched since the last call.
+  void sync(const Snapshot& snap, const std::vector<PodDisruptionBudget>& pdbs) {
+    const uint64_t pp = print(pdbs);
+    const std::vector<uint32_t>& log = snap.mutation_log();
+    if (snap.structure_version() != version || pp != budgets_print || nodes.size() != snap.num_nodes() ||
+        log.size() < log_pos) {
+      nodes.assign(snap.num_nodes(), {});
+      valid.assign(snap.num_nodes(), 0);
+    } else {
+      for (size_t i = log_pos; i < log.size(); ++i) valid[log[i]] = 0;
+    }
+    version = snap.structure_version();
+    budgets_print = pp;
+    log_pos = log.size();
+  }
+
+  // The node's entries, in slot order (one worker per node at a time).
+  const std::vector<PodEntry>& node(const Snapshot& snap, const std::vector<PodDisruptionBudget>& pdbs, uint32_t n) {
+    if (valid[n]) return nodes[n];
+    std::vector<PodEntry>& out = nodes[n];
+    out.clear();
+    for (uint32_t id : snap.pods_on_node(n)) {
+      const Pod& p = snap.pod(id);
+      PodEntry e;
+      e.id = id;
+      e.priority = p.priority;
+      e.start_ns = p.start_time_ns.value_or(INT64_MAX);
+      e.num_ports = snap.pod_num_ports(id);
+      for (const auto& [name, amount] : pod_requests(p))
+        if (name != "pods") e.requests.emplace_back(snap.resource_index(name), amount);
+      if (!p.labels.empty())
+        for (uint32_t i = 0; i < pdbs.size(); ++i)
+          if (pdb_covers(pdbs[i], p) && !disrupted(pdbs[i], p)) e.budgets.push_back(i);
+      out.push_back(std::move(e));
+    }
+    valid[n] = 1;
+    return out;
+  }
+};
+
+// The bulk dry run's node-local state, one per worker: copies of the
+// columns Filter reads that change when a node's pods leave (requested
+// resources, pod count, host ports), patched for one node at a time and put
+// back after; `view` is the snapshot's view reading them. Only that node's
+// entries ever differ from the snapshot's, so the workers share nothing.
+namespace {
+struct LocalColumns {
+  std::vector<int64_t> requested;
+  std::vector<int32_t> pod_count;
+  std::vector<uint32_t> port_counts;
+  std::vector<HostPortEntry> ports;
+  SnapshotView view;
+  // select_victims_local's working lists, reused node after node.
+  struct Slot {
+    const Pod* pod;
+    uint32_t port_at, port_n;
+    const PreemptionCache::PodEntry* entry;
+  };
+  std::vector<Slot> slots;
+  std::vector<size_t> lower, order, violating, other, victims;
+  std::vector<uint8_t> present;
+  std::vector<const Pod*> sorted;
+  std::vector<int64_t> allowed;
+
+  void load(const Snapshot& snap) {
+    view = snap.view();
+    const size_t n = view.num_nodes;
+    requested.assign(view.requested, view.requested + static_cast<size_t>(view.num_resources) * n);
+    pod_count.assign(view.pod_count, view.pod_count + n);
+    port_counts.assign(view.port_counts, view.port_counts + n);
+    ports.assign(view.ports, view.ports + view.port_offsets[n]);
+    view.requested = requested.data();
+    view.pod_count = pod_count.data();
+    view.port_counts = port_counts.data();
+    view.ports = ports.data();
+  }
+};
+}  // namespace
+
+// SelectVictimsOnNode without changing any snapshot: `node`'s columns in
+// `cols` are made those of the node without the pods not `present`, and
+// Filter runs on them with the one PreFilter state `qv` (node_local_dry_run
+// says when that is upstream's answer). The same steps, order and outcome as
+// select_victims.
+static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, PreemptionCache& cache, const Pod& pod,
+                                 const PodQueryView& qv, const std::vector<PodDisruptionBudget>& pdbs, uint32_t node,
+                                 Candidate& out, NodeStatus& status) {
+  const SnapshotView base = snap.view();
+  const size_t num_nodes = base.num_nodes;
+  const std::vector<PreemptionCache::PodEntry>& entries = cache.node(snap, pdbs, node);
+  std::vector<LocalColumns::Slot>& slots = cols.slots;
+  std::vector<size_t>& lower = cols.lower;  // positions in `slots`, slot order
+  slots.clear();
+  lower.clear();
+  uint32_t at = base.port_offsets[node];
+  for (const PreemptionCache::PodEntry& e : entries) {
+    slots.push_back({&snap.pod(e.id), at, e.num_ports, &e});
+    at += e.num_ports;
+    if (e.priority < pod.priority) lower.push_back(slots.size() - 1);
+  }
+  if (lower.empty()) {
+    status = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
+    return false;
+  }
+  std::vector<uint8_t>& present = cols.present;
+  present.assign(slots.size(), 1);
+  const auto apply = [&] {
+    for (uint32_t r = 0; r < base.num_resources; ++r)
+      cols.requested[r * num_nodes + node] = base.requested[r * num_nodes + node];
+    int32_t count = base.pod_count[node];
+    uint32_t w = base.port_offsets[node];
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (present[i]) {
+        std::copy(base.ports + slots[i].port_at, base.ports + slots[i].port_at + slots[i].port_n,
+                  cols.ports.begin() + w);
+        w += slots[i].port_n;
+        continue;
+      }
+      --count;
+      for (const auto& [r, amount] : slots[i].entry->requests)
+        cols.requested[static_cast<size_t>(r) * num_nodes + node] -= amount;
+    }
+    cols.pod_count[node] = count;
+    cols.port_counts[node] = w - base.port_offsets[node];
+  };
+  const auto passes = [&](NodeStatus* why) {
+    apply();
+    const NodeVerdict verdict = filter_node(cols.view, qv, node);
+    if (verdict.feasible()) return true;
+    if (why) {
+      why->code = verdict.code;
+      why->reasons.clear();
+      filter_reasons(verdict.plugin, verdict.reasons, snap, qv, node, why->reasons);
+    }
+    return false;
+  };
+  const auto put_back = [&] {
+    std::fill(present.begin(), present.end(), uint8_t{1});
+    apply();
+  };
+  for (size_t i : lower) present[i] = 0;
+  if (!passes(&status)) {
+    put_back();
+    return false;
+  }
+  std::vector<size_t>& order = cols.order;
+  order = lower;
+  // more_important on the cached keys.
+  const auto before = [&](size_t a, size_t b) {
+    const PreemptionCache::PodEntry& x = *slots[a].entry;
+    const PreemptionCache::PodEntry& y = *slots[b].entry;
+    return x.priority != y.priority ? x.priority > y.priority : x.start_ns < y.start_ns;
+  };
+  small_stable_sort(order, before);
+  std::vector<const Pod*>& sorted = cols.sorted;
+  sorted.clear();
+  for (size_t i : order) sorted.push_back(slots[i].pod);
+  // filterPodsWithPDBViolation over the cached covering budgets.
+  std::vector<size_t>& violating = cols.violating;
+  std::vector<size_t>& other = cols.other;
+  std::vector<int64_t>& allowed = cols.allowed;
+  violating.clear();
+  other.clear();
+  allowed.clear();
+  for (size_t k = 0; k < order.size(); ++k) {
+    bool violated = false;
+    for (uint32_t b : slots[order[k]].entry->budgets) {
+      if (allowed.empty())
+        for (const PodDisruptionBudget& x : pdbs) allowed.push_back(x.disruptions_allowed);
+      if (--allowed[b] < 0) violated = true;
+    }
+    (violated ? violating : other).push_back(k);
+  }
+  std::vector<size_t>& victims = cols.victims;  // positions in `sorted`
+  victims.clear();
+  int64_t violations = 0;
+  const auto reprieve = [&](size_t k) {
+    present[order[k]] = 1;
+    if (passes(nullptr)) return true;
+    present[order[k]] = 0;
+    victims.push_back(k);
+    return false;
+  };
+  for (size_t k : violating)
+    if (!reprieve(k)) ++violations;
+  for (size_t k : other) reprieve(k);
+  put_back();
+  if (victims.empty()) {
+    status = {Code::Error, {"expected at least one victim pod on node " + quote_for_message(snap.node_name(node))}};
+    return false;
+  }
+  if (!violating.empty() && !other.empty())
+    small_stable_sort(victims, [&](size_t a, size_t b) { return before(order[a], order[b]); });
+  out.node = node;
+  out.pdb_violations = violations;
+  out.victims.clear();
+  for (size_t k : victims) out.victims.push_back(sorted[k]);
+  return true;
+}
+
+// Whether one PreFilter state `q` (made on the snapshot before the dry run)
+// answers every check of the dry run: each Filter the pod runs reads only
+// its node (the node's own fields, its pods' requests, count and host
+// ports), or was Skipped at PreFilter, which removing pods cannot undo
+// (PodTopologySpread skips a pod without hard constraints, InterPodAffinity
+// a pod without required terms that no existing pod's required
+// anti-affinity matches). Removing a node's pods then changes only that
+// node's columns, which Filter reads from the scratch snapshot, and
+// PreFilter would make the same state again. Others (the topology plugins
+// when they run, the device plugins, NodeData) take the exact path.
+static bool node_local_dry_run(const ProfilePlan& plan, const PodQuery& q) {
+  if (q.rejected) return false;
+  static constexpr std::string_view kNodeLocal[] = {"NodeUnschedulable", "NodeName",  "TaintToleration",
+                                                    "NodeAffinity",      "NodePorts", "NodeResourcesFit"};
+  for (uint8_t id : plan.filter) {
+    const std::string_view name = kPluginInfo[id].name;
+    if (std::find(std::begin(kNodeLocal), std::end(kNodeLocal), name) != std::end(kNodeLocal)) continue;
+    const bool skipped = std::any_of(q.prefilter.begin(), q.prefilter.end(), [&](const PreFilterStatus& s) {
+      return s.code == Code::Skip && s.plugin == name;
+    });
+    if (!skipped) return false;
+  }
   return true;
 }
 
@@ -211,10 +523,10 @@ static const Candidate& pick_candidate(const std::vector<Candidate>& cands,
     if (left_after) left_after->push_back(static_cast<uint32_t>(left.size()));
   };
   keep_best([](const Candidate& c) { return -c.pdb_violations; });
-  keep_best([](const Candidate& c) { return -static_cast<int64_t>(c.victims.front().priority); });
+  keep_best([](const Candidate& c) { return -static_cast<int64_t>(c.victims.front()->priority); });
   keep_best([](const Candidate& c) {
     int64_t sum = 0;
-    for (const Pod& v : c.victims) sum += static_cast<int64_t>(v.priority) + (int64_t{1} << 31);
+    for (const Pod* v : c.victims) sum += static_cast<int64_t>(v->priority) + (int64_t{1} << 31);
     return -sum;
   });
   keep_best([](const Candidate& c) { return -static_cast<int64_t>(c.victims.size()); });
@@ -222,10 +534,10 @@ static const Candidate& pick_candidate(const std::vector<Candidate>& cands,
   // highest priority; the latest such start wins.
   keep_best([](const Candidate& c) {
     int32_t top = INT32_MIN;
-    for (const Pod& v : c.victims) top = std::max(top, v.priority);
+    for (const Pod* v : c.victims) top = std::max(top, v->priority);
     int64_t earliest = INT64_MAX;
-    for (const Pod& v : c.victims)
-      if (v.priority == top) earliest = std::min(earliest, v.start_time_ns.value_or(INT64_MAX));
+    for (const Pod* v : c.victims)
+      if (v->priority == top) earliest = std::min(earliest, v->start_time_ns.value_or(INT64_MAX));
     return earliest;
   });
   return **std::min_element(left.begin(), left.end(),
@@ -244,15 +556,14 @@ static void explain_choice(const std::vector<Candidate>& cands, const Snapshot& 
     pc.node = snap.node_name(c.node);
     pc.node_index = static_cast<int32_t>(c.node);
     pc.pdb_violations = c.pdb_violations;
-    for (const Pod& v : c.victims)
-      pc.victims.push_back({v.key(), v.priority, v.start_time_ns.value_or(INT64_MAX)});
+    for (const Pod* v : c.victims) pc.victims.push_back({v->key(), v->priority, v->start_time_ns.value_or(INT64_MAX)});
     ex.candidates.push_back(std::move(pc));
   }
   finish_preemption_explanation(ex);
 }
 
-void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, uint64_t seq,
-                             ScheduleResult& res, PreemptionExplanation* dry_run) {
+void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, uint64_t seq, ScheduleResult& res,
+                             PreemptionExplanation* dry_run) {
   std::vector<std::string> reasons;
   for (const std::string& name : plan.config.post_filter) {
     if (name == "DynamicResources") {
@@ -317,18 +628,77 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
         dry_run->num_candidates = static_cast<uint32_t>(wanted);
         dry_run->offset = static_cast<uint32_t>(offset);
       }
-      Snapshot scratch = snapshot_;
-      intern_pod_for_plan(scratch, p, plan, &objects_);
-      for (int64_t i = 0; i < m; ++i) {
-        const uint32_t node = potential[(offset + static_cast<uint64_t>(i)) % static_cast<uint64_t>(m)];
+      // The bulk dry run (node_local_dry_run: every Filter the pod runs
+      // reads only its node): the cycle's own PreFilter state `q` (made on
+      // the snapshot as it is) answers every check, and no snapshot is
+      // copied or changed: each node's columns are patched in a worker's
+      // LocalColumns. The potential nodes go in parallel blocks on the
+      // executor, in the visiting order, each block's outcomes taken in
+      // that order: the dry run stops at the same node as one node after
+      // another would, and the nodes past it are dropped. The exact path
+      // (the others, or EngineOptions::preemption_dry_run Exact) dry-runs
+      // one node after another on a copy of the snapshot with PreFilter
+      // made afresh per check. An engine on the CUDA backend runs either on
+      // the host with the CPU rules.
+      const bool bulk =
+          options_.preemption_dry_run == EngineOptions::PreemptionDryRun::Bulk && node_local_dry_run(plan, q);
+      std::optional<Snapshot> scratch;
+      std::vector<LocalColumns> cols;
+      unsigned workers = 1;
+      std::shared_ptr<Executor> executor;
+      if (bulk) {
+        executor = cpu_backend_options().executor;
+        if (executor && m >= kMinParallelDryRun) workers = std::max(1u, executor->concurrency());
+        cols.resize(workers);
+        if (!preemption_cache_) preemption_cache_ = std::make_shared<PreemptionCache>();
+        preemption_cache_->sync(snapshot_, objects_.pdbs);
+      } else {
+        scratch.emplace(snapshot_);
+        intern_pod_for_plan(*scratch, p, plan, &objects_);
+      }
+      const PodQueryView qv = q.view();
+      struct Outcome {
+        bool candidate = false;
         Candidate c;
         NodeStatus st;
-        if (select_victims(scratch, p, plan, options_, objects_, node, c, st)) {
-          (c.pdb_violations == 0 ? nonviolating : violating).push_back(std::move(c));
-          const auto found = static_cast<int64_t>(nonviolating.size() + violating.size());
-          if (!nonviolating.empty() && found >= wanted) break;
+      };
+      std::vector<Outcome> outcomes;
+      bool done = false;
+      for (int64_t i = 0; i < m && !done;) {
+        const auto found = static_cast<int64_t>(nonviolating.size() + violating.size());
+        const int64_t block =
+            workers == 1 ? 1 : std::min(m - i, std::max<int64_t>(wanted - found, int64_t{16} * workers));
+        outcomes.assign(static_cast<size_t>(block), Outcome{});
+        const auto run = [&](uint32_t w, int64_t j) {
+          const uint32_t node = potential[(offset + static_cast<uint64_t>(i + j)) % static_cast<uint64_t>(m)];
+          Outcome& o = outcomes[static_cast<size_t>(j)];
+          if (bulk) {
+            if (cols[w].requested.empty() && cols[w].pod_count.empty()) cols[w].load(snapshot_);
+            o.candidate =
+                select_victims_local(snapshot_, cols[w], *preemption_cache_, p, qv, objects_.pdbs, node, o.c, o.st);
+          } else {
+            o.candidate = select_victims(*scratch, snapshot_, p, plan, options_, objects_, node, o.c, o.st);
+          }
+        };
+        if (workers == 1) {
+          for (int64_t j = 0; j < block; ++j) run(0, j);
         } else {
-          statuses.push_back(std::move(st));
+          executor->for_each(workers, [&](uint32_t w) {
+            for (int64_t j = w; j < block; j += workers) run(w, j);
+          });
+        }
+        for (Outcome& o : outcomes) {
+          ++i;
+          if (o.candidate) {
+            (o.c.pdb_violations == 0 ? nonviolating : violating).push_back(std::move(o.c));
+            const auto now_found = static_cast<int64_t>(nonviolating.size() + violating.size());
+            if (!nonviolating.empty() && now_found >= wanted) {
+              done = true;
+              break;
+            }
+          } else {
+            statuses.push_back(std::move(o.st));
+          }
         }
       }
     }
@@ -342,8 +712,8 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
       }
     }
     if (cands.empty()) {
-      const auto error = std::find_if(statuses.begin(), statuses.end(),
-                                      [](const NodeStatus& s) { return s.code == Code::Error; });
+      const auto error =
+          std::find_if(statuses.begin(), statuses.end(), [](const NodeStatus& s) { return s.code == Code::Error; });
       if (error != statuses.end()) {
         res.code = Code::Error;
         res.message = "preemption: " + error->reasons.front();
@@ -358,7 +728,10 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
     const std::string node_name = snapshot_.node_name(best.node);
     res.nominated_node = node_name;
     res.pdb_violations = best.pdb_violations;
-    for (const Pod& v : best.victims) {
+    std::vector<Pod> evicted;
+    evicted.reserve(best.victims.size());
+    for (const Pod* v : best.victims) evicted.push_back(*v);
+    for (const Pod& v : evicted) {
       res.victims.push_back(v.key());
       charge_pdbs(objects_.pdbs, v);
       auto it = pod_records_.find(v.cache_key());

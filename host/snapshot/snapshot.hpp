@@ -398,6 +398,9 @@ class Snapshot {
   bool has_pod(uint32_t id) const { return id < pod_slot_.size() && pod_slot_[id] != kNoPod; }
   const Pod& pod(uint32_t id) const { return pods_[id]; }
   uint32_t pod_slot(uint32_t id) const { return pod_slot_[id]; }
+  // How many host-port entries the pod holds: a node's entries are its
+  // pods', in slot order, this many each.
+  uint32_t pod_num_ports(uint32_t id) const { return pod_num_ports_[id]; }
   uint32_t pod_node(uint32_t id) const { return static_cast<uint32_t>(pod_node_[pod_slot_[id]]); }
   // The pod with this namespace and name (the one added last if several
   // share it), or kNoPod.
