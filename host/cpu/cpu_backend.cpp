@@ -155,27 +155,26 @@ class CpuBackend final : public Backend {
       stats[slot] = empty_norm_stats();
       for (uint32_t b = 0; b < blocks; ++b) stats[slot] = merge_stats(stats[slot], block_stats_[size_t(b) * S + slot]);
     }
-    // Pass 2, per block: normalize, weight and total, and the block's best
-    // node. Keys are computed only for nodes that reach the block's best
-    // total so far (a key orders by total first).
+    // Pass 2, per block: normalize, weight and total (slot by slot, each a
+    // loop over the block's nodes with the slot's normalization fixed, which
+    // compilers vectorize for the plain kinds), then the block's best node:
+    // the highest total, the lowest node index among equal ones (the order
+    // of selection keys, ranks_before; totals lie in [-2^31, 2^31)).
     block_best_.resize(blocks);
     run_tasks(threads, blocks, [&](uint32_t b) {
       const uint32_t lo = b * block, hi = std::min(F, lo + block);
-      Best best{0, INT64_MIN, UINT32_MAX};
-      for (uint32_t i = lo; i < hi; ++i) {
-        const auto raw = [&](uint32_t slot) { return raw_[static_cast<size_t>(slot) * F + i]; };
-        int64_t total;
-        if (req.want_scores)
-          total = weighted_total(q, stats, raw, [&](uint32_t slot, int64_t v) { norm_[size_t(slot) * F + i] = v; });
-        else
-          total = weighted_total(q, stats, raw, [](uint32_t, int64_t) {});
-        totals_[i] = total;
-        if (total < best.total) continue;
-        const uint64_t key = selection_key(total, feasible_[i], q);
-        if (best.node == UINT32_MAX || ranks_before(key, feasible_[i], best.key, best.node))
-          best = Best{key, total, feasible_[i]};
+      int64_t* tot = totals_.data();
+      for (uint32_t i = lo; i < hi; ++i) tot[i] = 0;
+      for (uint32_t slot = 0; slot < S; ++slot) {
+        const int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
+        int64_t* norm = req.want_scores ? norm_.data() + static_cast<size_t>(slot) * F : nullptr;
+        add_weighted(q.normalize[slot], stats[slot], q.weights[slot], raw, norm, tot, lo, hi);
       }
-      block_best_[b] = best;
+      int64_t top = INT64_MIN;
+      for (uint32_t i = lo; i < hi; ++i) top = tot[i] > top ? tot[i] : top;
+      uint32_t node = UINT32_MAX;
+      for (uint32_t i = lo; i < hi; ++i) node = tot[i] == top && feasible_[i] < node ? feasible_[i] : node;
+      block_best_[b] = Best{selection_key(top, node, q), top, node};
     });
     Best best = block_best_[0];
     for (uint32_t b = 1; b < blocks; ++b)
@@ -299,6 +298,45 @@ class CpuBackend final : public Backend {
       });
     }
     ch.alive.resize(alive);
+  }
+
+  // tot[i] += normalized(raw[i]) * weight for i in [lo, hi), the
+  // normalization chosen once per slot (norm[i] receives the normalized
+  // score when not null). The same integers as weighted_total node by node:
+  // integer sums do not depend on their order.
+  template <NormalizeKind K, bool kStore>
+  static void add_weighted_kind(NormStats st, int64_t w, const int64_t* __restrict raw, int64_t* __restrict norm,
+                                int64_t* __restrict tot, uint32_t lo, uint32_t hi) {
+    for (uint32_t i = lo; i < hi; ++i) {
+      const int64_t v = normalize_score(K, raw[i], st);
+      if constexpr (kStore) norm[i] = v;
+      tot[i] += v * w;
+    }
+  }
+  template <bool kStore>
+  static void add_weighted_store(NormalizeKind kind, NormStats st, int64_t w, const int64_t* raw, int64_t* norm,
+                                 int64_t* tot, uint32_t lo, uint32_t hi) {
+    switch (kind) {
+      case NormalizeKind::None:
+        return add_weighted_kind<NormalizeKind::None, kStore>(st, w, raw, norm, tot, lo, hi);
+      case NormalizeKind::Default:
+        return add_weighted_kind<NormalizeKind::Default, kStore>(st, w, raw, norm, tot, lo, hi);
+      case NormalizeKind::DefaultReverse:
+        return add_weighted_kind<NormalizeKind::DefaultReverse, kStore>(st, w, raw, norm, tot, lo, hi);
+      case NormalizeKind::Spread:
+        return add_weighted_kind<NormalizeKind::Spread, kStore>(st, w, raw, norm, tot, lo, hi);
+      case NormalizeKind::MinMax:
+        return add_weighted_kind<NormalizeKind::MinMax, kStore>(st, w, raw, norm, tot, lo, hi);
+      case NormalizeKind::MinMaxInteger:
+        return add_weighted_kind<NormalizeKind::MinMaxInteger, kStore>(st, w, raw, norm, tot, lo, hi);
+    }
+  }
+  static void add_weighted(NormalizeKind kind, NormStats st, int64_t w, const int64_t* raw, int64_t* norm,
+                           int64_t* tot, uint32_t lo, uint32_t hi) {
+    if (norm)
+      add_weighted_store<true>(kind, st, w, raw, norm, tot, lo, hi);
+    else
+      add_weighted_store<false>(kind, st, w, raw, norm, tot, lo, hi);
   }
 
   static void count_rejection(RejectionHistogram& hist, const NodeVerdict& v) {
