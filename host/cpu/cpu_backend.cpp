@@ -46,18 +46,27 @@ class CpuBackend final : public Backend {
       run_tasks(threads, num_chunks, [&](uint32_t c) {
         Chunk& ch = chunks_[c];
         const uint32_t base = c * chunk;
-        fill_chunk(ch, base, std::min(chunk, M - base), visit);
+        // Verdicts start as "feasible" only where they are all read; else
+        // only the rejected positions' are, which Filter writes.
+        fill_chunk(ch, base, std::min(chunk, M - base), visit, req.want_verdicts);
         filter_chunk(s, q, ch);
         RejectionHistogram& hist = ch.rejections;
         hist = RejectionHistogram{};
-        ch.feasible.clear();
-        for (uint32_t pos = 0; pos < ch.nodes.size(); ++pos) {
-          const NodeVerdict& v = ch.verdicts[pos];
-          if (req.want_verdicts) out.verdicts[ch.nodes[pos]] = v;
-          if (v.feasible())
-            ch.feasible.push_back(ch.nodes[pos]);
-          else
-            count_rejection(hist, v);
+        // The positions still alive are the feasible ones, ascending.
+        const auto n = static_cast<uint32_t>(ch.nodes.size());
+        const auto alive = static_cast<uint32_t>(ch.alive.size());
+        ch.feasible.resize(alive);
+        for (uint32_t k = 0; k < alive; ++k) ch.feasible[k] = ch.nodes[ch.alive[k]];
+        if (req.want_verdicts)
+          for (uint32_t pos = 0; pos < n; ++pos) out.verdicts[ch.nodes[pos]] = ch.verdicts[pos];
+        if (alive != n) {
+          // The rejected positions: those between consecutive alive ones.
+          uint32_t pos = 0;
+          for (uint32_t k = 0; k <= alive; ++k) {
+            const uint32_t end = k < alive ? ch.alive[k] : n;
+            for (; pos < end; ++pos) count_rejection(hist, ch.verdicts[pos]);
+            pos = end + 1;
+          }
         }
       });
       for (uint32_t c = 0; c < num_chunks; ++c) {
@@ -74,7 +83,7 @@ class CpuBackend final : public Backend {
         Chunk& ch = chunks_[c];
         const uint32_t base = c * kChunk;
         const uint32_t n = std::min(kChunk, M - base);
-        fill_chunk(ch, base, n, visit);
+        fill_chunk(ch, base, n, visit, true);
         filter_chunk(s, q, ch);
         uint32_t cut = n;
         // num_to_find 0 is no limit (every candidate, still in rotated order).
@@ -266,14 +275,20 @@ class CpuBackend final : public Backend {
       for (uint32_t i = 0; i < n; ++i) fn(i);
   }
 
-  static void fill_chunk(Chunk& ch, uint32_t base, uint32_t n, const VisitOrder& visit) {
+  // The chunk's nodes and alive positions; its verdicts reset to feasible
+  // when `reset_verdicts` (else only sized: Filter writes the rejected ones).
+  static void fill_chunk(Chunk& ch, uint32_t base, uint32_t n, const VisitOrder& visit, bool reset_verdicts) {
     ch.nodes.resize(n);
     ch.alive.resize(n);
-    ch.verdicts.assign(n, NodeVerdict{});
-    for (uint32_t i = 0; i < n; ++i) {
-      ch.nodes[i] = visit.node_at(base + i);
-      ch.alive[i] = i;
-    }
+    if (reset_verdicts)
+      ch.verdicts.assign(n, NodeVerdict{});
+    else
+      ch.verdicts.resize(n);
+    if (!visit.order)
+      for (uint32_t i = 0; i < n; ++i) ch.nodes[i] = base + i;
+    else
+      for (uint32_t i = 0; i < n; ++i) ch.nodes[i] = visit.node_at(base + i);
+    for (uint32_t i = 0; i < n; ++i) ch.alive[i] = i;
   }
 
   static void filter_chunk(const SnapshotView& s, const PodQueryView& q, Chunk& ch) {
