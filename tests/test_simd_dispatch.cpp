@@ -1,6 +1,7 @@
 // The vectorized column loops (issue 24, item 2) against the per-node rules,
 // on every SIMD target this machine supports (plugins/simd_dispatch.hpp):
-// NodeResourcesFit's and NodeResourcesBalancedAllocation's score_nodes equal
+// NodeResourcesFit's, NodeResourcesBalancedAllocation's (and ImageLocality's)
+// score_nodes equal
 // score() node by node, bit for bit, on random clusters of the parity
 // configuration's profiles (every scoring strategy and resource list) and on
 // nodes with extreme values (allocatable 0, 1, near and past 2^53, overflowing
@@ -99,6 +100,14 @@ size_t compare_cluster(const Cluster& cluster, const SchedulerConfig& config, Sp
                                " list of " + std::to_string(list.size()) + ": ";
         if (plan_has(plan, plugin_id<plugins::NodeResourcesFit>())) {
           const std::string d = first_difference<plugins::NodeResourcesFit>(snap, q, list);
+          if (!d.empty()) {
+            ADD_FAILURE() << at << d;
+            return compared;
+          }
+          ++compared;
+        }
+        if (plan_has(plan, plugin_id<plugins::ImageLocality>())) {
+          const std::string d = first_difference<plugins::ImageLocality>(snap, q, list);
           if (!d.empty()) {
             ADD_FAILURE() << at << d;
             return compared;

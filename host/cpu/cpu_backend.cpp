@@ -12,9 +12,102 @@
 #include "host/common.hpp"
 #include "host/engine/backend.hpp"
 #include "host/engine/executor.hpp"
+#include "plugins/simd_dispatch.hpp"
 
 namespace bulkscore {
 namespace {
+
+// ---- pass 2 (normalize, weight, total, the block's best), per SIMD target ----
+
+// tot[i] += normalized(raw[i]) * weight for i in [lo, hi), the normalization
+// chosen once per slot (norm[i] receives the normalized score when kStore).
+// The same integers as weighted_total node by node: integer sums do not
+// depend on their order.
+template <NormalizeKind K, bool kStore>
+[[gnu::always_inline]] inline void add_weighted_kind(NormStats st, int64_t w, const int64_t* __restrict raw,
+                                                     int64_t* __restrict norm, int64_t* __restrict tot, uint32_t lo,
+                                                     uint32_t hi) {
+  for (uint32_t i = lo; i < hi; ++i) {
+    const int64_t v = normalize_score(K, raw[i], st);
+    if constexpr (kStore) norm[i] = v;
+    tot[i] += v * w;
+  }
+}
+
+template <bool kStore>
+[[gnu::always_inline]] inline void add_weighted(NormalizeKind kind, NormStats st, int64_t w, const int64_t* raw,
+                                                int64_t* norm, int64_t* tot, uint32_t lo, uint32_t hi) {
+  switch (kind) {
+    case NormalizeKind::None:
+      return add_weighted_kind<NormalizeKind::None, kStore>(st, w, raw, norm, tot, lo, hi);
+    case NormalizeKind::Default:
+      return add_weighted_kind<NormalizeKind::Default, kStore>(st, w, raw, norm, tot, lo, hi);
+    case NormalizeKind::DefaultReverse:
+      return add_weighted_kind<NormalizeKind::DefaultReverse, kStore>(st, w, raw, norm, tot, lo, hi);
+    case NormalizeKind::Spread:
+      return add_weighted_kind<NormalizeKind::Spread, kStore>(st, w, raw, norm, tot, lo, hi);
+    case NormalizeKind::MinMax:
+      return add_weighted_kind<NormalizeKind::MinMax, kStore>(st, w, raw, norm, tot, lo, hi);
+    case NormalizeKind::MinMaxInteger:
+      return add_weighted_kind<NormalizeKind::MinMaxInteger, kStore>(st, w, raw, norm, tot, lo, hi);
+  }
+}
+
+// Pass 2's inputs for one pod: raw and normalized scores are [slot * F + i].
+struct TotalsArgs {
+  const PodQueryView* q;
+  const NormStats* stats;
+  const int64_t* raw;
+  int64_t* norm;  // null: normalized scores not kept
+  size_t F;
+  const uint32_t* feasible;
+  int64_t* totals;
+};
+
+// The block's totals, and its best: the highest total, the lowest node index
+// among equal ones (the order of selection keys, ranks_before, since totals
+// lie in [-2^31, 2^31)). Returns the best total; `node` the best node.
+[[gnu::always_inline]] inline int64_t totals_block_body(const TotalsArgs& a, uint32_t lo, uint32_t hi,
+                                                        uint32_t& node) {
+  int64_t* tot = a.totals;
+  for (uint32_t i = lo; i < hi; ++i) tot[i] = 0;
+  for (uint32_t slot = 0; slot < a.q->num_scores; ++slot) {
+    const int64_t* raw = a.raw + slot * a.F;
+    if (a.norm)
+      add_weighted<true>(a.q->normalize[slot], a.stats[slot], a.q->weights[slot], raw, a.norm + slot * a.F, tot, lo,
+                         hi);
+    else
+      add_weighted<false>(a.q->normalize[slot], a.stats[slot], a.q->weights[slot], raw, nullptr, tot, lo, hi);
+  }
+  int64_t top = INT64_MIN;
+  for (uint32_t i = lo; i < hi; ++i) top = tot[i] > top ? tot[i] : top;
+  uint32_t best = UINT32_MAX;
+  for (uint32_t i = lo; i < hi; ++i) best = tot[i] == top && a.feasible[i] < best ? a.feasible[i] : best;
+  node = best;
+  return top;
+}
+
+int64_t totals_block_baseline(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node) {
+  return totals_block_body(a, lo, hi, node);
+}
+#if BULKSCORE_SIMD_X86
+BULKSCORE_TARGET_AVX2 int64_t totals_block_avx2(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node) {
+  return totals_block_body(a, lo, hi, node);
+}
+BULKSCORE_TARGET_AVX512 int64_t totals_block_avx512(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node) {
+  return totals_block_body(a, lo, hi, node);
+}
+#endif
+
+int64_t totals_block(SimdTarget t, const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node) {
+#if BULKSCORE_SIMD_X86
+  if (t == SimdTarget::Avx512) return totals_block_avx512(a, lo, hi, node);
+  if (t == SimdTarget::Avx2) return totals_block_avx2(a, lo, hi, node);
+#else
+  (void)t;
+#endif
+  return totals_block_baseline(a, lo, hi, node);
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -170,19 +263,13 @@ class CpuBackend final : public Backend {
     // the highest total, the lowest node index among equal ones (the order
     // of selection keys, ranks_before; totals lie in [-2^31, 2^31)).
     block_best_.resize(blocks);
+    const TotalsArgs args{&q, stats, raw_.data(), req.want_scores ? norm_.data() : nullptr, F, feasible_.data(),
+                          totals_.data()};
+    const SimdTarget target = simd_target();
     run_tasks(threads, blocks, [&](uint32_t b) {
       const uint32_t lo = b * block, hi = std::min(F, lo + block);
-      int64_t* tot = totals_.data();
-      for (uint32_t i = lo; i < hi; ++i) tot[i] = 0;
-      for (uint32_t slot = 0; slot < S; ++slot) {
-        const int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
-        int64_t* norm = req.want_scores ? norm_.data() + static_cast<size_t>(slot) * F : nullptr;
-        add_weighted(q.normalize[slot], stats[slot], q.weights[slot], raw, norm, tot, lo, hi);
-      }
-      int64_t top = INT64_MIN;
-      for (uint32_t i = lo; i < hi; ++i) top = tot[i] > top ? tot[i] : top;
       uint32_t node = UINT32_MAX;
-      for (uint32_t i = lo; i < hi; ++i) node = tot[i] == top && feasible_[i] < node ? feasible_[i] : node;
+      const int64_t top = totals_block(target, args, lo, hi, node);
       block_best_[b] = Best{selection_key(top, node, q), top, node};
     });
     Best best = block_best_[0];
@@ -313,45 +400,6 @@ class CpuBackend final : public Backend {
       });
     }
     ch.alive.resize(alive);
-  }
-
-  // tot[i] += normalized(raw[i]) * weight for i in [lo, hi), the
-  // normalization chosen once per slot (norm[i] receives the normalized
-  // score when not null). The same integers as weighted_total node by node:
-  // integer sums do not depend on their order.
-  template <NormalizeKind K, bool kStore>
-  static void add_weighted_kind(NormStats st, int64_t w, const int64_t* __restrict raw, int64_t* __restrict norm,
-                                int64_t* __restrict tot, uint32_t lo, uint32_t hi) {
-    for (uint32_t i = lo; i < hi; ++i) {
-      const int64_t v = normalize_score(K, raw[i], st);
-      if constexpr (kStore) norm[i] = v;
-      tot[i] += v * w;
-    }
-  }
-  template <bool kStore>
-  static void add_weighted_store(NormalizeKind kind, NormStats st, int64_t w, const int64_t* raw, int64_t* norm,
-                                 int64_t* tot, uint32_t lo, uint32_t hi) {
-    switch (kind) {
-      case NormalizeKind::None:
-        return add_weighted_kind<NormalizeKind::None, kStore>(st, w, raw, norm, tot, lo, hi);
-      case NormalizeKind::Default:
-        return add_weighted_kind<NormalizeKind::Default, kStore>(st, w, raw, norm, tot, lo, hi);
-      case NormalizeKind::DefaultReverse:
-        return add_weighted_kind<NormalizeKind::DefaultReverse, kStore>(st, w, raw, norm, tot, lo, hi);
-      case NormalizeKind::Spread:
-        return add_weighted_kind<NormalizeKind::Spread, kStore>(st, w, raw, norm, tot, lo, hi);
-      case NormalizeKind::MinMax:
-        return add_weighted_kind<NormalizeKind::MinMax, kStore>(st, w, raw, norm, tot, lo, hi);
-      case NormalizeKind::MinMaxInteger:
-        return add_weighted_kind<NormalizeKind::MinMaxInteger, kStore>(st, w, raw, norm, tot, lo, hi);
-    }
-  }
-  static void add_weighted(NormalizeKind kind, NormStats st, int64_t w, const int64_t* raw, int64_t* norm,
-                           int64_t* tot, uint32_t lo, uint32_t hi) {
-    if (norm)
-      add_weighted_store<true>(kind, st, w, raw, norm, tot, lo, hi);
-    else
-      add_weighted_store<false>(kind, st, w, raw, norm, tot, lo, hi);
   }
 
   static void count_rejection(RejectionHistogram& hist, const NodeVerdict& v) {
