@@ -99,6 +99,41 @@ BULKSCORE_TARGET_AVX512 int64_t totals_block_avx512(const TotalsArgs& a, uint32_
 }
 #endif
 
+// A block's min/max of raw scores (add_to_stats over raw[lo, hi)).
+[[gnu::always_inline]] inline NormStats stats_body(const int64_t* __restrict raw, uint32_t lo, uint32_t hi) {
+  // add_to_stats on two locals (a reduction compilers vectorize; the struct's
+  // members they do not).
+  const NormStats empty = empty_norm_stats();
+  int64_t mn = empty.min, mx = empty.max;
+  for (uint32_t i = lo; i < hi; ++i) {
+    const int64_t v = raw[i];
+    // kIgnoredScore (INT64_MIN) xor all ones is INT64_MAX: kept out of the min.
+    const int64_t for_min = v ^ -static_cast<int64_t>(v == kIgnoredScore);
+    mn = std::min(mn, for_min);
+    mx = std::max(mx, v);
+  }
+  return NormStats{mn, mx};
+}
+NormStats stats_baseline(const int64_t* raw, uint32_t lo, uint32_t hi) { return stats_body(raw, lo, hi); }
+#if BULKSCORE_SIMD_X86
+BULKSCORE_TARGET_AVX2 NormStats stats_avx2(const int64_t* raw, uint32_t lo, uint32_t hi) {
+  return stats_body(raw, lo, hi);
+}
+BULKSCORE_TARGET_AVX512 NormStats stats_avx512(const int64_t* raw, uint32_t lo, uint32_t hi) {
+  return stats_body(raw, lo, hi);
+}
+#endif
+
+NormStats block_stats(SimdTarget t, const int64_t* raw, uint32_t lo, uint32_t hi) {
+#if BULKSCORE_SIMD_X86
+  if (t == SimdTarget::Avx512) return stats_avx512(raw, lo, hi);
+  if (t == SimdTarget::Avx2) return stats_avx2(raw, lo, hi);
+#else
+  (void)t;
+#endif
+  return stats_baseline(raw, lo, hi);
+}
+
 int64_t totals_block(SimdTarget t, const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node) {
 #if BULKSCORE_SIMD_X86
   if (t == SimdTarget::Avx512) return totals_block_avx512(a, lo, hi, node);
@@ -231,6 +266,7 @@ class CpuBackend final : public Backend {
     const uint32_t block = balanced_chunk(F, threads);
     const uint32_t blocks = (F + block - 1) / block;
     block_stats_.resize(static_cast<size_t>(blocks) * S);
+    const SimdTarget target = simd_target();
     run_tasks(threads, blocks, [&](uint32_t b) {
       const uint32_t lo = b * block, hi = std::min(F, lo + block);
       for (uint32_t slot = 0; slot < S; ++slot) {
@@ -246,9 +282,7 @@ class CpuBackend final : public Backend {
           }
         });
         NormStats& bs = block_stats_[static_cast<size_t>(b) * S + slot];
-        bs = empty_norm_stats();
-        if (needs_stats(q.normalize[slot]))
-          for (uint32_t i = lo; i < hi; ++i) add_to_stats(bs, raw[i]);
+        bs = needs_stats(q.normalize[slot]) ? block_stats(target, raw, lo, hi) : empty_norm_stats();
       }
     });
     // Each plugin's min/max over all scored nodes.
@@ -265,7 +299,6 @@ class CpuBackend final : public Backend {
     block_best_.resize(blocks);
     const TotalsArgs args{&q, stats, raw_.data(), req.want_scores ? norm_.data() : nullptr, F, feasible_.data(),
                           totals_.data()};
-    const SimdTarget target = simd_target();
     run_tasks(threads, blocks, [&](uint32_t b) {
       const uint32_t lo = b * block, hi = std::min(F, lo + block);
       uint32_t node = UINT32_MAX;
