@@ -29,4 +29,14 @@ PrepareResult ImageLocality::prepare(const PrepareContext& ctx, State& st, Arena
   return {};
 }
 
+void ImageLocality::score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
+                                uint32_t count, int64_t* out) {
+  if (st.images.count == 0 && count > 0) {
+    const int64_t v = score(s, st, arena, nodes[0]);  // reads no node column
+    for (uint32_t i = 0; i < count; ++i) out[i] = v;
+    return;
+  }
+  for (uint32_t i = 0; i < count; ++i) out[i] = score(s, st, arena, nodes[i]);
+}
+
 }  // namespace bulkscore::plugins

@@ -47,6 +47,11 @@ struct ImageLocality {
     return div_trunc(100 * (sum - kMinThreshold), st.max_threshold - kMinThreshold);
   }
 
+  // Host: score() of `count` nodes; without image terms (no node can reach
+  // the threshold) every node scores the same, computed once.
+  static void score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
+                          uint32_t count, int64_t* out);
+
   static void reasons(uint64_t, const Snapshot&, const State&, const uint8_t*, uint32_t, std::vector<std::string>&) {}
 };
 }  // namespace plugins

@@ -58,6 +58,11 @@ struct NodeResourcesBalancedAllocation {
     return static_cast<int64_t>((1 - std_dev) * 100.0);
   }
 
+  // Host: score() of `count` nodes (two resources as a vectorized column
+  // loop, plugins/resource_scores_nodes.cpp; other counts node by node).
+  static void score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
+                          uint32_t count, int64_t* out);
+
   static void reasons(uint64_t, const Snapshot&, const State&, const uint8_t*, uint32_t, std::vector<std::string>&) {}
 };
 }  // namespace plugins

@@ -77,6 +77,11 @@ struct NodeResourcesFit {
     }
   }
 
+  // Host: score() of `count` nodes (LeastAllocated as a vectorized column
+  // loop, plugins/resource_scores_nodes.cpp; the other strategies node by node).
+  static void score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
+                          uint32_t count, int64_t* out);
+
   static void reasons(uint64_t bits, const Snapshot& snap, const State& st, const uint8_t* arena, uint32_t node,
                       std::vector<std::string>& out);
 };

@@ -117,4 +117,14 @@ BULKSCORE_HD int64_t requested_to_capacity_ratio_score(const SnapshotView& s, co
 namespace bulkscore {
 std::vector<ScoredResource> resolve_scored_resources(const Snapshot& snap, const std::vector<ResourceSpec>& specs,
                                                      const ResourceList& pod_requests, bool nonzero_node_totals);
+
+// Host: least_allocated_score, and NodeResourcesBalancedAllocation's score
+// for two entries `res`, neither kSkip, of `count` nodes at once (out[i] for
+// nodes[i]), equal to the per-node rules bit for bit: branch-free column
+// loops for the SIMD target in use (plugins/simd_dispatch.hpp;
+// plugins/resource_scores_nodes.cpp).
+void least_allocated_scores(const SnapshotView& s, const ScoredResource* res, uint32_t nres, const uint32_t* nodes,
+                            uint32_t count, int64_t* out);
+void balanced_allocation_scores2(const SnapshotView& s, const ScoredResource* res, const uint32_t* nodes,
+                                 uint32_t count, int64_t* out);
 }  // namespace bulkscore

@@ -31,6 +31,7 @@
 #include "plugins/gpu_share.hpp"
 #include "tests/random_cluster.hpp"
 #include "tests/random_pod_affinity.hpp"
+#include "plugins/simd_dispatch.hpp"
 #include "tests/reference_backend.hpp"
 
 namespace bulkscore {
@@ -527,6 +528,24 @@ TEST_P(CudaParity, CpuBackendMatchesTheNodeMajorReference) {
   auto cpu = make_cpu_backend();
   testutil::ReferenceBackend reference;
   run_backend_parity(reference, *cpu, ClusterShape{c.nodes, c.pods, c.degenerate}, c.nodes * 7919ull + c.pods);
+}
+
+// The same on every SIMD target this machine supports (the CPU backend's
+// vectorized column loops, plugins/simd_dispatch.hpp): the reference scores
+// node by node with the plain rules, so it checks each target's loops.
+TEST_P(CudaParity, CpuBackendMatchesTheNodeMajorReferenceOnEverySimdTarget) {
+  const ParityCase c = GetParam();
+  const SimdTarget before = simd_target();
+  for (uint32_t t = 0; t < kNumSimdTargets; ++t) {
+    const auto target = static_cast<SimdTarget>(t);
+    if (!simd_supported(target)) continue;
+    set_simd_target(target);
+    SCOPED_TRACE(std::string("SIMD target ") + simd_target_name(target));
+    auto cpu = make_cpu_backend();
+    testutil::ReferenceBackend reference;
+    run_backend_parity(reference, *cpu, ClusterShape{c.nodes, c.pods, c.degenerate}, c.nodes * 7919ull + c.pods + 3);
+  }
+  set_simd_target(before);
 }
 
 // Sampling cut exactly at a chunk edge: every node fits, so the k-th visited

@@ -941,7 +941,7 @@ TEST(BenchWorkloads, TopologySmokeWorkloadsRunAsUpstreamExpects) {
   for (const char* name :
        {"TopologySpreading/500Nodes", "PreferredTopologySpreading/500Nodes", "SchedulingPodAntiAffinity/500Nodes",
         "SchedulingPodAffinity/500Nodes", "SchedulingPreferredPodAffinity/500Nodes",
-        "SchedulingPreferredPodAntiAffinity/500Nodes", "MixedTopology/500Nodes"}) {
+        "SchedulingPreferredPodAntiAffinity/500Nodes", "MixedTopology/500Nodes", "DistinctPods/500Nodes"}) {
     const PerfRunResult r = run_perf(cfg, select_perf_workloads(cfg, name, ""), opt);
     ASSERT_EQ(r.workloads.size(), 1u) << name;
     for (const PerfMeasurement& m : r.workloads[0].measurements) {

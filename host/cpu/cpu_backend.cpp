@@ -12,9 +12,137 @@
 #include "host/common.hpp"
 #include "host/engine/backend.hpp"
 #include "host/engine/executor.hpp"
+#include "plugins/simd_dispatch.hpp"
 
 namespace bulkscore {
 namespace {
+
+// ---- pass 2 (normalize, weight, total, the block's best), per SIMD target ----
+
+// tot[i] += normalized(raw[i]) * weight for i in [lo, hi), the normalization
+// chosen once per slot (norm[i] receives the normalized score when kStore).
+// The same integers as weighted_total node by node: integer sums do not
+// depend on their order.
+template <NormalizeKind K, bool kStore>
+[[gnu::always_inline]] inline void add_weighted_kind(NormStats st, int64_t w, const int64_t* __restrict raw,
+                                                     int64_t* __restrict norm, int64_t* __restrict tot, uint32_t lo,
+                                                     uint32_t hi) {
+  for (uint32_t i = lo; i < hi; ++i) {
+    const int64_t v = normalize_score(K, raw[i], st);
+    if constexpr (kStore) norm[i] = v;
+    tot[i] += v * w;
+  }
+}
+
+template <bool kStore>
+[[gnu::always_inline]] inline void add_weighted(NormalizeKind kind, NormStats st, int64_t w, const int64_t* raw,
+                                                int64_t* norm, int64_t* tot, uint32_t lo, uint32_t hi) {
+  switch (kind) {
+    case NormalizeKind::None:
+      return add_weighted_kind<NormalizeKind::None, kStore>(st, w, raw, norm, tot, lo, hi);
+    case NormalizeKind::Default:
+      return add_weighted_kind<NormalizeKind::Default, kStore>(st, w, raw, norm, tot, lo, hi);
+    case NormalizeKind::DefaultReverse:
+      return add_weighted_kind<NormalizeKind::DefaultReverse, kStore>(st, w, raw, norm, tot, lo, hi);
+    case NormalizeKind::Spread:
+      return add_weighted_kind<NormalizeKind::Spread, kStore>(st, w, raw, norm, tot, lo, hi);
+    case NormalizeKind::MinMax:
+      return add_weighted_kind<NormalizeKind::MinMax, kStore>(st, w, raw, norm, tot, lo, hi);
+    case NormalizeKind::MinMaxInteger:
+      return add_weighted_kind<NormalizeKind::MinMaxInteger, kStore>(st, w, raw, norm, tot, lo, hi);
+  }
+}
+
+// Pass 2's inputs for one pod: raw and normalized scores are [slot * F + i].
+struct TotalsArgs {
+  const PodQueryView* q;
+  const NormStats* stats;
+  const int64_t* raw;
+  int64_t* norm;  // null: normalized scores not kept
+  size_t F;
+  const uint32_t* feasible;
+  int64_t* totals;
+};
+
+// The block's totals, and its best: the highest total, the lowest node index
+// among equal ones (the order of selection keys, ranks_before, since totals
+// lie in [-2^31, 2^31)). Returns the best total; `node` the best node.
+[[gnu::always_inline]] inline int64_t totals_block_body(const TotalsArgs& a, uint32_t lo, uint32_t hi,
+                                                        uint32_t& node) {
+  int64_t* tot = a.totals;
+  for (uint32_t i = lo; i < hi; ++i) tot[i] = 0;
+  for (uint32_t slot = 0; slot < a.q->num_scores; ++slot) {
+    const int64_t* raw = a.raw + slot * a.F;
+    if (a.norm)
+      add_weighted<true>(a.q->normalize[slot], a.stats[slot], a.q->weights[slot], raw, a.norm + slot * a.F, tot, lo,
+                         hi);
+    else
+      add_weighted<false>(a.q->normalize[slot], a.stats[slot], a.q->weights[slot], raw, nullptr, tot, lo, hi);
+  }
+  int64_t top = INT64_MIN;
+  for (uint32_t i = lo; i < hi; ++i) top = tot[i] > top ? tot[i] : top;
+  uint32_t best = UINT32_MAX;
+  for (uint32_t i = lo; i < hi; ++i) best = tot[i] == top && a.feasible[i] < best ? a.feasible[i] : best;
+  node = best;
+  return top;
+}
+
+int64_t totals_block_baseline(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node) {
+  return totals_block_body(a, lo, hi, node);
+}
+#if BULKSCORE_SIMD_X86
+BULKSCORE_TARGET_AVX2 int64_t totals_block_avx2(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node) {
+  return totals_block_body(a, lo, hi, node);
+}
+BULKSCORE_TARGET_AVX512 int64_t totals_block_avx512(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node) {
+  return totals_block_body(a, lo, hi, node);
+}
+#endif
+
+// A block's min/max of raw scores (add_to_stats over raw[lo, hi)).
+[[gnu::always_inline]] inline NormStats stats_body(const int64_t* __restrict raw, uint32_t lo, uint32_t hi) {
+  // add_to_stats on two locals (a reduction compilers vectorize; the struct's
+  // members they do not).
+  const NormStats empty = empty_norm_stats();
+  int64_t mn = empty.min, mx = empty.max;
+  for (uint32_t i = lo; i < hi; ++i) {
+    const int64_t v = raw[i];
+    // kIgnoredScore (INT64_MIN) xor all ones is INT64_MAX: kept out of the min.
+    const int64_t for_min = v ^ -static_cast<int64_t>(v == kIgnoredScore);
+    mn = std::min(mn, for_min);
+    mx = std::max(mx, v);
+  }
+  return NormStats{mn, mx};
+}
+NormStats stats_baseline(const int64_t* raw, uint32_t lo, uint32_t hi) { return stats_body(raw, lo, hi); }
+#if BULKSCORE_SIMD_X86
+BULKSCORE_TARGET_AVX2 NormStats stats_avx2(const int64_t* raw, uint32_t lo, uint32_t hi) {
+  return stats_body(raw, lo, hi);
+}
+BULKSCORE_TARGET_AVX512 NormStats stats_avx512(const int64_t* raw, uint32_t lo, uint32_t hi) {
+  return stats_body(raw, lo, hi);
+}
+#endif
+
+NormStats block_stats(SimdTarget t, const int64_t* raw, uint32_t lo, uint32_t hi) {
+#if BULKSCORE_SIMD_X86
+  if (t == SimdTarget::Avx512) return stats_avx512(raw, lo, hi);
+  if (t == SimdTarget::Avx2) return stats_avx2(raw, lo, hi);
+#else
+  (void)t;
+#endif
+  return stats_baseline(raw, lo, hi);
+}
+
+int64_t totals_block(SimdTarget t, const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node) {
+#if BULKSCORE_SIMD_X86
+  if (t == SimdTarget::Avx512) return totals_block_avx512(a, lo, hi, node);
+  if (t == SimdTarget::Avx2) return totals_block_avx2(a, lo, hi, node);
+#else
+  (void)t;
+#endif
+  return totals_block_baseline(a, lo, hi, node);
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -46,18 +174,27 @@ class CpuBackend final : public Backend {
       run_tasks(threads, num_chunks, [&](uint32_t c) {
         Chunk& ch = chunks_[c];
         const uint32_t base = c * chunk;
-        fill_chunk(ch, base, std::min(chunk, M - base), visit);
+        // Verdicts start as "feasible" only where they are all read; else
+        // only the rejected positions' are, which Filter writes.
+        fill_chunk(ch, base, std::min(chunk, M - base), visit, req.want_verdicts);
         filter_chunk(s, q, ch);
         RejectionHistogram& hist = ch.rejections;
         hist = RejectionHistogram{};
-        ch.feasible.clear();
-        for (uint32_t pos = 0; pos < ch.nodes.size(); ++pos) {
-          const NodeVerdict& v = ch.verdicts[pos];
-          if (req.want_verdicts) out.verdicts[ch.nodes[pos]] = v;
-          if (v.feasible())
-            ch.feasible.push_back(ch.nodes[pos]);
-          else
-            count_rejection(hist, v);
+        // The positions still alive are the feasible ones, ascending.
+        const auto n = static_cast<uint32_t>(ch.nodes.size());
+        const auto alive = static_cast<uint32_t>(ch.alive.size());
+        ch.feasible.resize(alive);
+        for (uint32_t k = 0; k < alive; ++k) ch.feasible[k] = ch.nodes[ch.alive[k]];
+        if (req.want_verdicts)
+          for (uint32_t pos = 0; pos < n; ++pos) out.verdicts[ch.nodes[pos]] = ch.verdicts[pos];
+        if (alive != n) {
+          // The rejected positions: those between consecutive alive ones.
+          uint32_t pos = 0;
+          for (uint32_t k = 0; k <= alive; ++k) {
+            const uint32_t end = k < alive ? ch.alive[k] : n;
+            for (; pos < end; ++pos) count_rejection(hist, ch.verdicts[pos]);
+            pos = end + 1;
+          }
         }
       });
       for (uint32_t c = 0; c < num_chunks; ++c) {
@@ -74,7 +211,7 @@ class CpuBackend final : public Backend {
         Chunk& ch = chunks_[c];
         const uint32_t base = c * kChunk;
         const uint32_t n = std::min(kChunk, M - base);
-        fill_chunk(ch, base, n, visit);
+        fill_chunk(ch, base, n, visit, true);
         filter_chunk(s, q, ch);
         uint32_t cut = n;
         // num_to_find 0 is no limit (every candidate, still in rotated order).
@@ -129,6 +266,7 @@ class CpuBackend final : public Backend {
     const uint32_t block = balanced_chunk(F, threads);
     const uint32_t blocks = (F + block - 1) / block;
     block_stats_.resize(static_cast<size_t>(blocks) * S);
+    const SimdTarget target = simd_target();
     run_tasks(threads, blocks, [&](uint32_t b) {
       const uint32_t lo = b * block, hi = std::min(F, lo + block);
       for (uint32_t slot = 0; slot < S; ++slot) {
@@ -144,9 +282,7 @@ class CpuBackend final : public Backend {
           }
         });
         NormStats& bs = block_stats_[static_cast<size_t>(b) * S + slot];
-        bs = empty_norm_stats();
-        if (needs_stats(q.normalize[slot]))
-          for (uint32_t i = lo; i < hi; ++i) add_to_stats(bs, raw[i]);
+        bs = needs_stats(q.normalize[slot]) ? block_stats(target, raw, lo, hi) : empty_norm_stats();
       }
     });
     // Each plugin's min/max over all scored nodes.
@@ -155,27 +291,19 @@ class CpuBackend final : public Backend {
       stats[slot] = empty_norm_stats();
       for (uint32_t b = 0; b < blocks; ++b) stats[slot] = merge_stats(stats[slot], block_stats_[size_t(b) * S + slot]);
     }
-    // Pass 2, per block: normalize, weight and total, and the block's best
-    // node. Keys are computed only for nodes that reach the block's best
-    // total so far (a key orders by total first).
+    // Pass 2, per block: normalize, weight and total (slot by slot, each a
+    // loop over the block's nodes with the slot's normalization fixed, which
+    // compilers vectorize for the plain kinds), then the block's best node:
+    // the highest total, the lowest node index among equal ones (the order
+    // of selection keys, ranks_before; totals lie in [-2^31, 2^31)).
     block_best_.resize(blocks);
+    const TotalsArgs args{&q, stats, raw_.data(), req.want_scores ? norm_.data() : nullptr, F, feasible_.data(),
+                          totals_.data()};
     run_tasks(threads, blocks, [&](uint32_t b) {
       const uint32_t lo = b * block, hi = std::min(F, lo + block);
-      Best best{0, INT64_MIN, UINT32_MAX};
-      for (uint32_t i = lo; i < hi; ++i) {
-        const auto raw = [&](uint32_t slot) { return raw_[static_cast<size_t>(slot) * F + i]; };
-        int64_t total;
-        if (req.want_scores)
-          total = weighted_total(q, stats, raw, [&](uint32_t slot, int64_t v) { norm_[size_t(slot) * F + i] = v; });
-        else
-          total = weighted_total(q, stats, raw, [](uint32_t, int64_t) {});
-        totals_[i] = total;
-        if (total < best.total) continue;
-        const uint64_t key = selection_key(total, feasible_[i], q);
-        if (best.node == UINT32_MAX || ranks_before(key, feasible_[i], best.key, best.node))
-          best = Best{key, total, feasible_[i]};
-      }
-      block_best_[b] = best;
+      uint32_t node = UINT32_MAX;
+      const int64_t top = totals_block(target, args, lo, hi, node);
+      block_best_[b] = Best{selection_key(top, node, q), top, node};
     });
     Best best = block_best_[0];
     for (uint32_t b = 1; b < blocks; ++b)
@@ -267,14 +395,20 @@ class CpuBackend final : public Backend {
       for (uint32_t i = 0; i < n; ++i) fn(i);
   }
 
-  static void fill_chunk(Chunk& ch, uint32_t base, uint32_t n, const VisitOrder& visit) {
+  // The chunk's nodes and alive positions; its verdicts reset to feasible
+  // when `reset_verdicts` (else only sized: Filter writes the rejected ones).
+  static void fill_chunk(Chunk& ch, uint32_t base, uint32_t n, const VisitOrder& visit, bool reset_verdicts) {
     ch.nodes.resize(n);
     ch.alive.resize(n);
-    ch.verdicts.assign(n, NodeVerdict{});
-    for (uint32_t i = 0; i < n; ++i) {
-      ch.nodes[i] = visit.node_at(base + i);
-      ch.alive[i] = i;
-    }
+    if (reset_verdicts)
+      ch.verdicts.assign(n, NodeVerdict{});
+    else
+      ch.verdicts.resize(n);
+    if (!visit.order)
+      for (uint32_t i = 0; i < n; ++i) ch.nodes[i] = base + i;
+    else
+      for (uint32_t i = 0; i < n; ++i) ch.nodes[i] = visit.node_at(base + i);
+    for (uint32_t i = 0; i < n; ++i) ch.alive[i] = i;
   }
 
   static void filter_chunk(const SnapshotView& s, const PodQueryView& q, Chunk& ch) {

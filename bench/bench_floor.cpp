@@ -1,0 +1,247 @@
+// The engine beside the floor (issue 24, items 5 and 6): bench/floor.hpp's
+// plain loop of the default profile's arithmetic, one thread, run on the same
+// cluster and pods in the same iteration as the engine, so every figure is
+// also a ratio to it.
+//
+// Workloads, SchedulingBasic's shape (bench/workloads/performance-config.yaml:
+// default nodes of 4 cpu, 32Gi, 110 pods; 1,000 default pods scheduled first,
+// not timed), then the measured pods:
+//   basic     SchedulingBasic's default pods (100m, 500Mi), all alike
+//   distinct  DistinctPods: pod i requests cpu 100m + (37 i mod 400)m and
+//             memory 256Mi + (53 i mod 1024)Mi, so every pod differs from the
+//             one before it (templates/pod-distinct.yaml)
+//
+//   BM_Engine/<basic|distinct>/<exact|off>/threads:<T>/<N>Nodes
+//       the engine's schedule() over the measured pods (T CPU backend
+//       threads, the batch cache on or off); counters: pods_per_s,
+//       ns_per_node_per_pod, and the floor run beside it in the same
+//       iteration: floor_pods_per_s (one thread, the best dispatch target),
+//       vs_floor (engine pods/s over the floor's) and vs_floor_2t (over twice
+//       the floor's: the floor's arithmetic on both cores of a 2-core machine)
+//   BM_Floor/<basic|distinct>/<baseline|avx2|avx512>/<N>Nodes
+//       the floor alone, by dispatch target (targets the CPU lacks are skipped)
+//
+// Before anything is timed, each (workload, nodes) pair checks that the floor
+// places every pod where the engine does with --tie-break first and
+// --batching off; a difference ends the benchmark with the first one named.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/floor.hpp"
+#include "host/engine/engine.hpp"
+#include "host/input/config.hpp"
+
+namespace bulkscore {
+namespace {
+
+constexpr uint32_t kInitPods = 1000;
+
+enum class Kind { Basic, Distinct };
+
+const char* kind_name(Kind k) { return k == Kind::Basic ? "basic" : "distinct"; }
+
+// Requests of measured pod i: {millicores, bytes}.
+std::pair<int64_t, int64_t> measured_request(Kind k, uint32_t i) {
+  if (k == Kind::Basic) return {100, 500LL << 20};
+  return {100 + (37LL * i) % 400, (256 + (53LL * i) % 1024) << 20};
+}
+
+uint32_t measured_count(uint32_t nodes) { return nodes <= 5000 ? 2000 : 1000; }
+
+Cluster basic_cluster(uint32_t nodes) {
+  Cluster c;
+  c.nodes.reserve(nodes);
+  for (uint32_t i = 0; i < nodes; ++i) {
+    Node n;
+    n.name = "perf-node-" + std::to_string(i);
+    n.labels["kubernetes.io/hostname"] = n.name;
+    n.allocatable = {{"cpu", 4000}, {"memory", 32LL << 30}, {"pods", 110}};
+    c.nodes.push_back(std::move(n));
+  }
+  return c;
+}
+
+Pod make_pod(const std::string& name, int64_t cpu, int64_t mem) {
+  Pod p;
+  p.name = name;
+  p.scheduler_name = "default-scheduler";
+  p.phase = "Pending";
+  Container c;
+  c.name = "pause";
+  c.image = "registry.k8s.io/pause:3.10.1";
+  c.requests = {{"cpu", cpu}, {"memory", mem}};
+  p.containers.push_back(std::move(c));
+  return p;
+}
+
+struct Workload {
+  Cluster cluster;
+  std::vector<Pod> init, measured;
+  std::vector<floor::PodRequest> init_req, measured_req;
+  std::string mismatch;  // empty: the floor decides as the engine does
+};
+
+floor::Target best_target() {
+  if (floor::target_supported(floor::Target::Avx512)) return floor::Target::Avx512;
+  if (floor::target_supported(floor::Target::Avx2)) return floor::Target::Avx2;
+  return floor::Target::Baseline;
+}
+
+floor::Columns fresh_columns(uint32_t nodes) {
+  floor::Columns c;
+  c.resize(nodes);
+  for (uint32_t i = 0; i < nodes; ++i) c.set_alloc(i, 4000, 32LL << 30, 110);
+  return c;
+}
+
+// Engine (tie-break first, cache off) against the floor, every pod.
+std::string check_floor(const Workload& w, uint32_t nodes) {
+  EngineOptions options;
+  options.backend = "cpu";
+  options.batching = Batching::Off;
+  options.tie_break = TieBreak::First;
+  Engine engine(default_scheduler_config(), options);
+  engine.load(w.cluster);
+  std::vector<int32_t> want;
+  for (const Pod& p : w.init) want.push_back(engine.schedule(p).node);
+  for (const Pod& p : w.measured) want.push_back(engine.schedule(p).node);
+  floor::Columns c = fresh_columns(nodes);
+  std::vector<floor::PodRequest> all = w.init_req;
+  all.insert(all.end(), w.measured_req.begin(), w.measured_req.end());
+  std::vector<int32_t> got;
+  floor::schedule(c, all, best_target(), got);
+  for (size_t i = 0; i < want.size(); ++i)
+    if (want[i] != got[i])
+      return "the floor differs from the engine at pod " + std::to_string(i) + ": engine " + std::to_string(want[i]) +
+             ", floor " + std::to_string(got[i]);
+  return {};
+}
+
+Workload& workload(Kind kind, uint32_t nodes) {
+  static std::map<std::pair<int, uint32_t>, Workload> cache;
+  const auto key = std::make_pair(static_cast<int>(kind), nodes);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  Workload w;
+  w.cluster = basic_cluster(nodes);
+  for (uint32_t i = 0; i < kInitPods; ++i) {
+    w.init.push_back(make_pod("init-" + std::to_string(i), 100, 500LL << 20));
+    w.init_req.push_back(floor::pod_request(100, 500LL << 20));
+  }
+  for (uint32_t i = 0; i < measured_count(nodes); ++i) {
+    const auto [cpu, mem] = measured_request(kind, i);
+    w.measured.push_back(make_pod("pod-" + std::to_string(i), cpu, mem));
+    w.measured_req.push_back(floor::pod_request(cpu, mem));
+  }
+  w.mismatch = check_floor(w, nodes);
+  return cache.emplace(key, std::move(w)).first->second;
+}
+
+// Seconds the floor takes for the measured pods (after the init pods).
+double time_floor(const Workload& w, uint32_t nodes, floor::Target t, std::vector<int32_t>& placements) {
+  floor::Columns c = fresh_columns(nodes);
+  floor::schedule(c, w.init_req, t, placements);
+  const auto start = std::chrono::steady_clock::now();
+  floor::schedule(c, w.measured_req, t, placements);
+  benchmark::DoNotOptimize(placements.data());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, uint32_t nodes) {
+  const Workload& w = workload(kind, nodes);
+  if (!w.mismatch.empty()) {
+    state.SkipWithError(w.mismatch.c_str());
+    return;
+  }
+  EngineOptions options;
+  options.backend = "cpu";
+  options.batching = mode;
+  options.threads = threads;
+  Engine engine(default_scheduler_config(), options);
+  std::vector<int32_t> placements;
+  double floor_seconds = 0, engine_seconds = 0;
+  uint64_t placed = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    engine.load(w.cluster);
+    for (const Pod& p : w.init) engine.schedule(p);
+    state.ResumeTiming();
+    const auto start = std::chrono::steady_clock::now();
+    for (const Pod& p : w.measured) placed += engine.schedule(p).node >= 0 ? 1 : 0;
+    engine_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    state.PauseTiming();
+    floor_seconds += time_floor(w, nodes, best_target(), placements);
+    state.ResumeTiming();
+  }
+  const double pods = static_cast<double>(state.iterations()) * static_cast<double>(w.measured.size());
+  state.counters["pods_per_s"] = benchmark::Counter(pods, benchmark::Counter::kIsRate);
+  state.counters["ns_per_node_per_pod"] =
+      benchmark::Counter(pods * nodes, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["floor_pods_per_s"] = pods / floor_seconds;
+  state.counters["vs_floor"] = floor_seconds / engine_seconds;
+  state.counters["vs_floor_2t"] = floor_seconds / (2 * engine_seconds);
+  state.counters["placed_share"] = static_cast<double>(placed) / pods;
+}
+
+void bm_floor(benchmark::State& state, Kind kind, floor::Target t, uint32_t nodes) {
+  if (!floor::target_supported(t)) {
+    state.SkipWithError("this CPU lacks the target");
+    return;
+  }
+  const Workload& w = workload(kind, nodes);
+  if (!w.mismatch.empty()) {
+    state.SkipWithError(w.mismatch.c_str());
+    return;
+  }
+  std::vector<int32_t> placements;
+  double seconds = 0;
+  for (auto _ : state) {
+    const double s = time_floor(w, nodes, t, placements);
+    seconds += s;
+    state.SetIterationTime(s);
+  }
+  const double pods = static_cast<double>(state.iterations()) * static_cast<double>(w.measured.size());
+  state.counters["pods_per_s"] = pods / seconds;
+  state.counters["ns_per_node_per_pod"] = seconds * 1e9 / (pods * nodes);
+}
+
+void register_benchmarks() {
+  for (const uint32_t nodes : {5000u, 20000u}) {
+    const std::string size = "/" + std::to_string(nodes) + "Nodes";
+    for (const Kind kind : {Kind::Distinct, Kind::Basic}) {
+      for (const floor::Target t : {floor::Target::Baseline, floor::Target::Avx2, floor::Target::Avx512})
+        benchmark::RegisterBenchmark(
+            (std::string("BM_Floor/") + kind_name(kind) + "/" + floor::target_name(t) + size).c_str(), bm_floor, kind,
+            t, nodes)
+            ->Unit(benchmark::kMillisecond)
+            ->UseManualTime()
+            ->Iterations(5);
+      for (const Batching mode : {Batching::Exact, Batching::Off})
+        for (const int threads : {1, 2})
+          benchmark::RegisterBenchmark((std::string("BM_Engine/") + kind_name(kind) + "/" + batching_name(mode) +
+                                        "/threads:" + std::to_string(threads) + size)
+                                           .c_str(),
+                                       bm_engine, kind, mode, threads, nodes)
+              ->Unit(benchmark::kMillisecond)
+              ->UseRealTime()
+              ->Iterations(mode == Batching::Off ? 2 : 3);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace bulkscore
+
+int main(int argc, char** argv) {
+  bulkscore::register_benchmarks();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,207 @@
+// The floor (issue 24, item 5): the default profile's arithmetic for pods
+// without constraints, written as the plainest fast loop, one thread, so that
+// the engine's figures can be read as a ratio to it. Per pod and node:
+//
+//   NodeResourcesFit Filter   pod count + 1 <= allowed pods, cpu and memory
+//                             requests fit allocatable minus requested
+//   NodeResourcesFit Score    LeastAllocated over cpu and memory (weights 1,
+//                             the non-zero request totals), exact integer
+//                             quotients from per-node reciprocals (one
+//                             float64 multiply and a branch-free correction)
+//   BalancedAllocation Score  float64 in upstream's operation order (|f1-f2|/2)
+//   the others                constants on a cluster without taints, node
+//                             affinity, images or topology (TaintToleration
+//                             100 x 3; NodeAffinity, ImageLocality 0; the
+//                             topology plugins skip): left out of the sum,
+//                             they do not change the order
+//   select                    the highest total, the lowest node index among
+//                             equal ones (--tie-break first)
+//   assume                    the chosen node's requested columns grow
+//
+// Exact: it places every pod where the engine does with --tie-break first on
+// such a cluster (bench_floor checks this before it times anything).
+// Vectorized where the compiler can: the node loop is branch-free and runs in
+// blocks that stay in L1 (totals, then the block's maximum, then its first
+// index). Run-time dispatch between the baseline x86-64 build and AVX2 and
+// AVX-512 clones of the same loop; results are the same bits on every target
+// (no FMA contraction: -ffp-contract=off; the same operations in the same
+// order).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bulkscore::floor {
+
+// The node columns the loop reads, one array each (structure of arrays).
+struct Columns {
+  std::vector<int64_t> alloc_cpu, alloc_mem;  // millicores, bytes
+  std::vector<int64_t> req_cpu, req_mem;      // requested (actual requests)
+  std::vector<int64_t> nz_cpu, nz_mem;        // requested with the non-zero defaults
+  std::vector<int64_t> pods, allowed;         // pod count, allowed pods
+  std::vector<double> inv_cpu, inv_mem;       // 1.0 / allocatable (0 when none)
+
+  void resize(size_t n) {
+    for (auto* v : {&alloc_cpu, &alloc_mem, &req_cpu, &req_mem, &nz_cpu, &nz_mem, &pods, &allowed}) v->assign(n, 0);
+    inv_cpu.assign(n, 0.0);
+    inv_mem.assign(n, 0.0);
+  }
+  size_t size() const { return alloc_cpu.size(); }
+  void set_alloc(size_t i, int64_t cpu, int64_t mem, int64_t allowed_pods) {
+    alloc_cpu[i] = cpu;
+    alloc_mem[i] = mem;
+    allowed[i] = allowed_pods;
+    inv_cpu[i] = cpu > 0 ? 1.0 / static_cast<double>(cpu) : 0.0;
+    inv_mem[i] = mem > 0 ? 1.0 / static_cast<double>(mem) : 0.0;
+  }
+};
+
+// One pod's requests: actual and non-zero (100m cpu, 200Mi memory when the
+// pod requests none of it, as upstream's non-zero defaults).
+struct PodRequest {
+  int64_t cpu = 0, mem = 0, nz_cpu = 0, nz_mem = 0;
+};
+
+inline PodRequest pod_request(int64_t cpu_milli, int64_t mem_bytes) {
+  return PodRequest{cpu_milli, mem_bytes, cpu_milli > 0 ? cpu_milli : 100, mem_bytes > 0 ? mem_bytes : 200LL << 20};
+}
+
+// x / a for 0 <= x < 2^53, 0 < a < 2^53, from inv = 1.0 / a: the float64
+// estimate is within one of the quotient; two branch-free corrections make
+// it exact.
+[[gnu::always_inline]] inline int64_t quotient(int64_t x, int64_t a, double inv) {
+  int64_t q = static_cast<int64_t>(static_cast<double>(x) * inv);
+  q -= static_cast<int64_t>(q * a > x);
+  q += static_cast<int64_t>((q + 1) * a <= x);
+  return q;
+}
+
+constexpr uint32_t kBlock = 512;  // nodes per block: 9 columns of it stay in L1
+constexpr int64_t kInfeasible = INT64_MIN;
+
+// The block's totals (kInfeasible where the pod does not fit).
+[[gnu::always_inline]] inline void block_totals(const Columns& c, const PodRequest& p, uint32_t lo, uint32_t n,
+                                                int64_t* __restrict total) {
+  const int64_t p_cpu = p.cpu, p_mem = p.mem, p_nz_cpu = p.nz_cpu, p_nz_mem = p.nz_mem;
+  const int64_t* __restrict ac = c.alloc_cpu.data() + lo;
+  const int64_t* __restrict am = c.alloc_mem.data() + lo;
+  const int64_t* __restrict rc = c.req_cpu.data() + lo;
+  const int64_t* __restrict rm = c.req_mem.data() + lo;
+  const int64_t* __restrict zc = c.nz_cpu.data() + lo;
+  const int64_t* __restrict zm = c.nz_mem.data() + lo;
+  const int64_t* __restrict np = c.pods.data() + lo;
+  const int64_t* __restrict al = c.allowed.data() + lo;
+  const double* __restrict ic = c.inv_cpu.data() + lo;
+  const double* __restrict im = c.inv_mem.data() + lo;
+  for (uint32_t i = 0; i < n; ++i) {
+    const int64_t want_cpu = rc[i] + p_cpu, want_mem = rm[i] + p_mem;
+    // Non-short-circuit: no branch in the loop, so that it vectorizes.
+    const bool fits = (np[i] + 1 <= al[i]) & (want_cpu <= ac[i]) & (want_mem <= am[i]);
+    // LeastAllocated: (alloc - req) * 100 / alloc per resource, 0 when over;
+    // the mean of the two (weights 1) in integers. The free amount is
+    // clamped at 0 (then the quotient is 0 too), so no branch is needed.
+    const int64_t uc = zc[i] + p_nz_cpu, um = zm[i] + p_nz_mem;
+    const int64_t fc0 = ac[i] - uc, fm0 = am[i] - um;
+    const int64_t lc = quotient((fc0 > 0 ? fc0 : 0) * 100, ac[i], ic[i]);
+    const int64_t lm = quotient((fm0 > 0 ? fm0 : 0) * 100, am[i], im[i]);
+    const int64_t least = (lc + lm) >> 1;  // (lc + lm) / 2, both >= 0
+    // BalancedAllocation: |f_cpu - f_mem| / 2, fractions capped at 1.
+    double fc = static_cast<double>(want_cpu) / static_cast<double>(ac[i]);
+    double fm = static_cast<double>(want_mem) / static_cast<double>(am[i]);
+    fc = fc > 1 ? 1 : fc;
+    fm = fm > 1 ? 1 : fm;
+    const double sd = std::fabs((fc - fm) / 2);
+    const auto balanced = static_cast<int64_t>((1 - sd) * 100.0);
+    // A mask, not `fits ? ... : ...`: GCC would sink the (trapping, under
+    // -ftrapping-math) float64 work under the condition and then not
+    // vectorize the loop ("control flow in loop").
+    const int64_t keep = -static_cast<int64_t>(fits);
+    total[i] = ((least + balanced) & keep) | (kInfeasible & ~keep);
+  }
+}
+
+// The best node for `p` (-1: none fits). `scratch` holds kBlock totals.
+[[gnu::always_inline]] inline int32_t best_node_impl(const Columns& c, const PodRequest& p, int64_t* scratch) {
+  const auto n = static_cast<uint32_t>(c.size());
+  int64_t best_total = kInfeasible;
+  int32_t best = -1;
+  for (uint32_t lo = 0; lo < n; lo += kBlock) {
+    const uint32_t m = std::min(kBlock, n - lo);
+    block_totals(c, p, lo, m, scratch);
+    int64_t mx = kInfeasible;
+    for (uint32_t i = 0; i < m; ++i) mx = scratch[i] > mx ? scratch[i] : mx;
+    if (mx <= best_total) continue;  // an equal total later loses to the earlier node
+    uint32_t at = 0;
+    while (scratch[at] != mx) ++at;
+    best_total = mx;
+    best = static_cast<int32_t>(lo + at);
+  }
+  return best;
+}
+
+int32_t best_node_baseline(const Columns& c, const PodRequest& p, int64_t* scratch);
+[[gnu::target("avx2")]] int32_t best_node_avx2(const Columns& c, const PodRequest& p, int64_t* scratch);
+[[gnu::target("avx512f,avx512dq,avx512vl,avx512bw")]] int32_t best_node_avx512(const Columns& c, const PodRequest& p,
+                                                                               int64_t* scratch);
+
+inline int32_t best_node_baseline(const Columns& c, const PodRequest& p, int64_t* scratch) {
+  return best_node_impl(c, p, scratch);
+}
+[[gnu::target("avx2")]] inline int32_t best_node_avx2(const Columns& c, const PodRequest& p, int64_t* scratch) {
+  return best_node_impl(c, p, scratch);
+}
+[[gnu::target("avx512f,avx512dq,avx512vl,avx512bw")]] inline int32_t best_node_avx512(const Columns& c,
+                                                                                      const PodRequest& p,
+                                                                                      int64_t* scratch) {
+  return best_node_impl(c, p, scratch);
+}
+
+enum class Target { Baseline, Avx2, Avx512 };
+
+inline const char* target_name(Target t) {
+  switch (t) {
+    case Target::Avx2:
+      return "avx2";
+    case Target::Avx512:
+      return "avx512";
+    default:
+      return "baseline";
+  }
+}
+
+inline bool target_supported(Target t) {
+  switch (t) {
+    case Target::Avx2:
+      return __builtin_cpu_supports("avx2");
+    case Target::Avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+    default:
+      return true;
+  }
+}
+
+// Schedules `pods` in order on `c` (the columns grow as pods are assumed);
+// placements[i] = node or -1.
+inline void schedule(Columns& c, const std::vector<PodRequest>& pods, Target t, std::vector<int32_t>& placements) {
+  std::vector<int64_t> scratch(kBlock);
+  placements.resize(pods.size());
+  for (size_t k = 0; k < pods.size(); ++k) {
+    const PodRequest& p = pods[k];
+    const int32_t b = t == Target::Avx512 ? best_node_avx512(c, p, scratch.data())
+                      : t == Target::Avx2 ? best_node_avx2(c, p, scratch.data())
+                                          : best_node_baseline(c, p, scratch.data());
+    placements[k] = b;
+    if (b < 0) continue;
+    c.req_cpu[b] += p.cpu;
+    c.req_mem[b] += p.mem;
+    c.nz_cpu[b] += p.nz_cpu;
+    c.nz_mem[b] += p.nz_mem;
+    c.pods[b] += 1;
+  }
+}
+
+}  // namespace bulkscore::floor

@@ -1,0 +1,246 @@
+// The resource scorers over many nodes at once (score_nodes of
+// NodeResourcesFit's LeastAllocated and of NodeResourcesBalancedAllocation):
+// branch-free column loops that compilers vectorize, compiled per SIMD target
+// (plugins/simd_dispatch.hpp), equal bit for bit to the per-node rules in
+// plugins/resource_allocation.hpp and node_resources_balanced_allocation.hpp.
+//
+// The per-node rules divide with div_trunc: a float64 quotient and one
+// correction when both operands are in [0, 2^53) (the divisor above 0), else
+// the integer division. The loops compute the float64 path for every lane
+// with safe operands and flag lanes outside that range; a block with a
+// flagged lane is computed again by the per-node rule, so values no real node
+// has (allocatable past 2^53, overflowing sums) still get the rule's result.
+#include <cmath>
+#include <cstddef>
+
+#include "plugins/node_resources_balanced_allocation.hpp"
+#include "plugins/node_resources_fit.hpp"
+#include "plugins/simd_dispatch.hpp"
+
+namespace bulkscore {
+namespace {
+
+constexpr uint32_t kBlock = 256;
+constexpr int64_t kExact = int64_t(1) << 53;
+
+// m ? a : b for a mask m of all ones or all zeros, without a branch.
+[[gnu::always_inline]] inline int64_t sel(int64_t m, int64_t a, int64_t b) { return (a & m) | (b & ~m); }
+[[gnu::always_inline]] inline int64_t mask(bool c) { return -static_cast<int64_t>(c); }
+
+// div_trunc's float64 path for 0 <= x < 2^53, 0 < a < 2^53.
+[[gnu::always_inline]] inline int64_t fast_div(int64_t x, int64_t a) {
+  int64_t q = static_cast<int64_t>(static_cast<double>(x) / static_cast<double>(a));
+  q -= static_cast<int64_t>(q * a > x);
+  return q;
+}
+
+// Wrapping int64 arithmetic (the per-node rules' values where they do not
+// overflow; an overflowing lane is flagged and recomputed by the rule).
+[[gnu::always_inline]] inline int64_t wsub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+[[gnu::always_inline]] inline int64_t wmul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+[[gnu::always_inline]] inline int64_t wadd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
+// The requested column an entry reads (the entry is not kSkip).
+[[gnu::always_inline]] inline const int64_t* requested_column(const SnapshotView& s, const ScoredResource& e) {
+  switch (e.source) {
+    case ScoredResource::kNonZeroCpu:
+      return s.nonzero_requested;
+    case ScoredResource::kNonZeroMemory:
+      return s.nonzero_requested + s.num_nodes;
+    default:
+      return s.requested + static_cast<size_t>(e.resource) * s.num_nodes;
+  }
+}
+
+// Node of position i: first + i for a contiguous run, else nodes[i].
+// (size_t: an index that cannot wrap, so that the loop's addresses are affine
+// and it vectorizes.)
+template <bool kContig>
+[[gnu::always_inline]] inline size_t node_at(const uint32_t* nodes, uint32_t first, uint32_t i) {
+  if constexpr (kContig)
+    return static_cast<size_t>(first) + i;
+  else
+    return nodes[i];
+}
+
+// LeastAllocated of n <= kBlock nodes; false when a lane left the float64
+// path's range (the caller recomputes the block).
+template <bool kContig>
+[[gnu::always_inline]] inline bool least_block(const SnapshotView& s, const ScoredResource* res, uint32_t nres,
+                                               const uint32_t* nodes, uint32_t first, uint32_t n, int64_t* out) {
+  int64_t sum[kBlock], weights[kBlock];
+  for (uint32_t i = 0; i < n; ++i) sum[i] = weights[i] = 0;
+  int64_t slow = 0;
+  for (uint32_t r = 0; r < nres; ++r) {
+    const ScoredResource& e = res[r];
+    if (e.source == ScoredResource::kSkip) continue;
+    const int64_t* __restrict alloc = s.allocatable + static_cast<size_t>(e.resource) * s.num_nodes;
+    const int64_t* __restrict req = requested_column(s, e);
+    const int64_t pod = e.pod_request, w = e.weight;
+    for (uint32_t i = 0; i < n; ++i) {
+      const size_t node = node_at<kContig>(nodes, first, i);
+      const int64_t a = alloc[node];
+      const int64_t rq = wadd(req[node], pod);
+      const int64_t x = wmul(wsub(a, rq), 100);
+      const bool need = (a != 0) & !(rq > a);
+      const bool in_range = (x >= 0) & (x < kExact) & (a > 0) & (a < kExact);
+      slow |= mask(need & !in_range);
+      const int64_t ok = mask(need & in_range);
+      const int64_t part = sel(ok, fast_div(sel(ok, x, 0), sel(ok, a, 1)), 0);
+      sum[i] = wadd(sum[i], wmul(part, w));
+      weights[i] = wadd(weights[i], sel(mask(a != 0), w, 0));
+    }
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const int64_t S = sum[i], W = weights[i];
+    const bool in_range = (S >= 0) & (S < kExact) & (W > 0) & (W < kExact);
+    slow |= mask((W != 0) & !in_range);
+    const int64_t ok = mask((W != 0) & in_range);
+    out[i] = sel(ok, fast_div(sel(ok, S, 0), sel(ok, W, 1)), 0);
+  }
+  return slow == 0;
+}
+
+// BalancedAllocation of n <= kBlock nodes for exactly two entries, neither
+// kSkip (the default resources, cpu and memory): std = |f0 - f1| / 2 when
+// both allocatables are non-zero, else 0.
+template <bool kContig>
+[[gnu::always_inline]] inline void balanced2_block(const SnapshotView& s, const ScoredResource* res,
+                                                   const uint32_t* nodes, uint32_t first, uint32_t n, int64_t* out) {
+  const int64_t* __restrict a0c = s.allocatable + static_cast<size_t>(res[0].resource) * s.num_nodes;
+  const int64_t* __restrict a1c = s.allocatable + static_cast<size_t>(res[1].resource) * s.num_nodes;
+  const int64_t* __restrict r0c = requested_column(s, res[0]);
+  const int64_t* __restrict r1c = requested_column(s, res[1]);
+  const int64_t p0 = res[0].pod_request, p1 = res[1].pod_request;
+  for (uint32_t i = 0; i < n; ++i) {
+    const size_t node = node_at<kContig>(nodes, first, i);
+    const int64_t a0 = a0c[node], a1 = a1c[node];
+    const int64_t both = mask((a0 != 0) & (a1 != 0));
+    double f0 = static_cast<double>(wadd(r0c[node], p0)) / static_cast<double>(sel(both, a0, 1));
+    double f1 = static_cast<double>(wadd(r1c[node], p1)) / static_cast<double>(sel(both, a1, 1));
+    f0 = f0 > 1 ? 1 : f0;
+    f1 = f1 > 1 ? 1 : f1;
+    const double sd = std::fabs((f0 - f1) / 2);
+    const auto two = static_cast<int64_t>((1 - sd) * 100.0);
+    out[i] = sel(both, two, 100);  // fewer than two fractions: std 0, score 100
+  }
+}
+
+bool contiguous(const uint32_t* nodes, uint32_t n) {
+  uint32_t bad = 0;
+  for (uint32_t i = 0; i < n; ++i) bad |= nodes[i] ^ (nodes[0] + i);
+  return bad == 0;
+}
+
+[[gnu::always_inline]] inline void least_body(const SnapshotView& s, const ScoredResource* res, uint32_t nres,
+                                              const uint32_t* nodes, uint32_t count, int64_t* out) {
+  for (uint32_t lo = 0; lo < count; lo += kBlock) {
+    const uint32_t n = count - lo < kBlock ? count - lo : kBlock;
+    const uint32_t* nb = nodes + lo;
+    const bool ok = contiguous(nb, n) ? least_block<true>(s, res, nres, nb, nb[0], n, out + lo)
+                                      : least_block<false>(s, res, nres, nb, 0, n, out + lo);
+    if (!ok)
+      for (uint32_t i = 0; i < n; ++i) out[lo + i] = least_allocated_score(s, res, nres, nb[i]);
+  }
+}
+
+[[gnu::always_inline]] inline void balanced2_body(const SnapshotView& s, const ScoredResource* res,
+                                                  const uint32_t* nodes, uint32_t count, int64_t* out) {
+  for (uint32_t lo = 0; lo < count; lo += kBlock) {
+    const uint32_t n = count - lo < kBlock ? count - lo : kBlock;
+    const uint32_t* nb = nodes + lo;
+    if (contiguous(nb, n))
+      balanced2_block<true>(s, res, nb, nb[0], n, out + lo);
+    else
+      balanced2_block<false>(s, res, nb, 0, n, out + lo);
+  }
+}
+
+void least_baseline(const SnapshotView& s, const ScoredResource* res, uint32_t nres, const uint32_t* nodes,
+                    uint32_t count, int64_t* out) {
+  least_body(s, res, nres, nodes, count, out);
+}
+void balanced2_baseline(const SnapshotView& s, const ScoredResource* res, const uint32_t* nodes, uint32_t count,
+                        int64_t* out) {
+  balanced2_body(s, res, nodes, count, out);
+}
+#if BULKSCORE_SIMD_X86
+BULKSCORE_TARGET_AVX2 void least_avx2(const SnapshotView& s, const ScoredResource* res, uint32_t nres,
+                                      const uint32_t* nodes, uint32_t count, int64_t* out) {
+  least_body(s, res, nres, nodes, count, out);
+}
+BULKSCORE_TARGET_AVX2 void balanced2_avx2(const SnapshotView& s, const ScoredResource* res, const uint32_t* nodes,
+                                          uint32_t count, int64_t* out) {
+  balanced2_body(s, res, nodes, count, out);
+}
+BULKSCORE_TARGET_AVX512 void least_avx512(const SnapshotView& s, const ScoredResource* res, uint32_t nres,
+                                          const uint32_t* nodes, uint32_t count, int64_t* out) {
+  least_body(s, res, nres, nodes, count, out);
+}
+BULKSCORE_TARGET_AVX512 void balanced2_avx512(const SnapshotView& s, const ScoredResource* res,
+                                              const uint32_t* nodes, uint32_t count, int64_t* out) {
+  balanced2_body(s, res, nodes, count, out);
+}
+#endif
+
+}  // namespace
+
+void least_allocated_scores(const SnapshotView& s, const ScoredResource* res, uint32_t nres, const uint32_t* nodes,
+                            uint32_t count, int64_t* out) {
+#if BULKSCORE_SIMD_X86
+  switch (simd_target()) {
+    case SimdTarget::Avx512:
+      return least_avx512(s, res, nres, nodes, count, out);
+    case SimdTarget::Avx2:
+      return least_avx2(s, res, nres, nodes, count, out);
+    default:
+      break;
+  }
+#endif
+  least_baseline(s, res, nres, nodes, count, out);
+}
+
+void balanced_allocation_scores2(const SnapshotView& s, const ScoredResource* res, const uint32_t* nodes,
+                                 uint32_t count, int64_t* out) {
+#if BULKSCORE_SIMD_X86
+  switch (simd_target()) {
+    case SimdTarget::Avx512:
+      return balanced2_avx512(s, res, nodes, count, out);
+    case SimdTarget::Avx2:
+      return balanced2_avx2(s, res, nodes, count, out);
+    default:
+      break;
+  }
+#endif
+  balanced2_baseline(s, res, nodes, count, out);
+}
+
+namespace plugins {
+
+void NodeResourcesFit::score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena,
+                                   const uint32_t* nodes, uint32_t count, int64_t* out) {
+  if (st.strategy == kLeastAllocated) {
+    least_allocated_scores(s, st.scored.data(arena), st.scored.count, nodes, count, out);
+    return;
+  }
+  for (uint32_t i = 0; i < count; ++i) out[i] = score(s, st, arena, nodes[i]);
+}
+
+void NodeResourcesBalancedAllocation::score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena,
+                                                  const uint32_t* nodes, uint32_t count, int64_t* out) {
+  const ScoredResource* res = st.scored.data(arena);
+  if (st.scored.count == 2 && res[0].source != ScoredResource::kSkip && res[1].source != ScoredResource::kSkip) {
+    balanced_allocation_scores2(s, res, nodes, count, out);
+    return;
+  }
+  for (uint32_t i = 0; i < count; ++i) out[i] = score(s, st, arena, nodes[i]);
+}
+
+}  // namespace plugins
+}  // namespace bulkscore

@@ -1,0 +1,228 @@
+// The vectorized column loops (issue 24, item 2) against the per-node rules,
+// on every SIMD target this machine supports (plugins/simd_dispatch.hpp):
+// NodeResourcesFit's, NodeResourcesBalancedAllocation's (and ImageLocality's)
+// score_nodes equal
+// score() node by node, bit for bit, on random clusters of the parity
+// configuration's profiles (every scoring strategy and resource list) and on
+// nodes with extreme values (allocatable 0, 1, near and past 2^53, overflowing
+// products), for contiguous node runs, runs across the loops' block edges,
+// and shuffled or gapped lists. The first difference is printed with the
+// seed, target, profile, pod and node.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "host/engine/pod_query.hpp"
+#include "host/input/config.hpp"
+#include "host/snapshot/snapshot.hpp"
+#include "plugins/simd_dispatch.hpp"
+#include "tests/random_cluster.hpp"
+
+namespace bulkscore {
+namespace {
+
+using testutil::parity_seed;
+
+std::vector<SimdTarget> supported_targets() {
+  std::vector<SimdTarget> out;
+  for (uint32_t t = 0; t < kNumSimdTargets; ++t)
+    if (simd_supported(static_cast<SimdTarget>(t))) out.push_back(static_cast<SimdTarget>(t));
+  return out;
+}
+
+// Restores the dispatch target a test changed.
+struct TargetGuard {
+  SimdTarget before = simd_target();
+  TargetGuard() = default;
+  TargetGuard(const TargetGuard&) = delete;
+  TargetGuard& operator=(const TargetGuard&) = delete;
+  ~TargetGuard() { set_simd_target(before); }
+};
+
+// Node lists: every node (one contiguous run), a run starting mid-block and
+// crossing the 256-node block edges, every other node, a shuffled subset.
+std::vector<std::vector<uint32_t>> node_lists(uint32_t n, SplitMix64& rng) {
+  std::vector<std::vector<uint32_t>> out;
+  std::vector<uint32_t> all(n);
+  std::iota(all.begin(), all.end(), 0u);
+  out.push_back(all);
+  if (n > 3) out.emplace_back(all.begin() + 3, all.end());
+  std::vector<uint32_t> every_other;
+  for (uint32_t i = 0; i < n; i += 2) every_other.push_back(i);
+  out.push_back(every_other);
+  std::vector<uint32_t> shuffled = all;
+  for (size_t i = shuffled.size(); i > 1; --i) std::swap(shuffled[i - 1], shuffled[rng.below(i)]);
+  shuffled.resize(shuffled.size() / 2 + (n > 0 ? 1 : 0));
+  shuffled.resize(std::min<size_t>(shuffled.size(), n));
+  out.push_back(shuffled);
+  return out;
+}
+
+// The first node where P::score_nodes and P::score differ ("" if none).
+template <class P>
+std::string first_difference(const Snapshot& snap, const PodQuery& q, const std::vector<uint32_t>& nodes) {
+  const SnapshotView s = snap.view();
+  const auto& st = state_of<P>(q.header.states);
+  std::vector<int64_t> got(nodes.size(), -12345);
+  P::score_nodes(s, st, q.arena.data(), nodes.data(), static_cast<uint32_t>(nodes.size()), got.data());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const int64_t want = P::score(s, st, q.arena.data(), nodes[i]);
+    if (got[i] != want)
+      return std::string(P::kName) + " at list position " + std::to_string(i) + " (node " + std::to_string(nodes[i]) +
+             "): score_nodes " + std::to_string(got[i]) + ", score " + std::to_string(want);
+  }
+  return {};
+}
+
+bool plan_has(const ProfilePlan& plan, uint8_t id) {
+  return std::find(plan.score.begin(), plan.score.end(), id) != plan.score.end();
+}
+
+// Every pending pod under every profile, every list, both plugins; returns
+// the number of comparisons made.
+size_t compare_cluster(const Cluster& cluster, const SchedulerConfig& config, SplitMix64& rng,
+                       const std::string& where) {
+  Snapshot snap = Snapshot::build(cluster.nodes, cluster.running_pods);
+  std::vector<ProfilePlan> plans;
+  for (const auto& p : config.profiles) plans.push_back(make_profile_plan(p));
+  for (const Pod& pod : cluster.pending_pods)
+    for (const ProfilePlan& plan : plans) intern_pod_for_plan(snap, pod, plan);
+  const auto lists = node_lists(snap.num_nodes(), rng);
+  size_t compared = 0;
+  for (size_t k = 0; k < cluster.pending_pods.size(); ++k)
+    for (const ProfilePlan& plan : plans) {
+      const PodQuery q = prepare_pod_query(cluster.pending_pods[k], snap, plan, TieBreak::First, 1);
+      for (const auto& list : lists) {
+        const std::string at = where + " profile " + plan.config.scheduler_name + " pod " + std::to_string(k) +
+                               " list of " + std::to_string(list.size()) + ": ";
+        if (plan_has(plan, plugin_id<plugins::NodeResourcesFit>())) {
+          const std::string d = first_difference<plugins::NodeResourcesFit>(snap, q, list);
+          if (!d.empty()) {
+            ADD_FAILURE() << at << d;
+            return compared;
+          }
+          ++compared;
+        }
+        if (plan_has(plan, plugin_id<plugins::ImageLocality>())) {
+          const std::string d = first_difference<plugins::ImageLocality>(snap, q, list);
+          if (!d.empty()) {
+            ADD_FAILURE() << at << d;
+            return compared;
+          }
+          ++compared;
+        }
+        if (plan_has(plan, plugin_id<plugins::NodeResourcesBalancedAllocation>())) {
+          const std::string d = first_difference<plugins::NodeResourcesBalancedAllocation>(snap, q, list);
+          if (!d.empty()) {
+            ADD_FAILURE() << at << d;
+            return compared;
+          }
+          ++compared;
+        }
+      }
+    }
+  return compared;
+}
+
+TEST(SimdDispatch, BaselineIsAlwaysSupportedAndTargetsCanBeChosen) {
+  TargetGuard guard;
+  EXPECT_TRUE(simd_supported(SimdTarget::Baseline));
+  for (const SimdTarget t : supported_targets()) EXPECT_EQ(set_simd_target(t), t) << simd_target_name(t);
+  std::printf("[ simd ] targets on this machine:");
+  for (const SimdTarget t : supported_targets()) std::printf(" %s", simd_target_name(t));
+  std::printf("\n");
+}
+
+TEST(SimdDispatch, ScoreNodesEqualsScoreOnRandomClustersOnEveryTarget) {
+  TargetGuard guard;
+  for (const SimdTarget t : supported_targets()) {
+    set_simd_target(t);
+    size_t compared = 0;
+    uint32_t stream = 0;
+    for (const uint32_t nodes : {1u, 31u, 257u, 600u, 3000u}) {
+      SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x51d0ull, ++stream);
+      const Cluster cluster =
+          testutil::random_cluster(rng, testutil::ClusterShape{nodes, 12, 0.05}, testutil::scheduler_names());
+      compared += compare_cluster(cluster, testutil::parity_config(), rng,
+                                  std::string("target ") + simd_target_name(t) + ", " + std::to_string(nodes) +
+                                      " nodes, seed " + std::to_string(parity_seed()) + ",");
+      if (HasFailure()) return;
+    }
+    EXPECT_GT(compared, 100u) << simd_target_name(t);
+  }
+}
+
+// Allocatable and requested values around the float64 path's limits: 0, 1,
+// 2^53 - 1, 2^53, 2^60, values whose products by 100 overflow, requests past
+// allocatable. The loops must fall back to the rule wherever it divides in
+// integers.
+TEST(SimdDispatch, ScoreNodesEqualsScoreOnExtremeValuesOnEveryTarget) {
+  TargetGuard guard;
+  const int64_t values[] = {0,
+                            1,
+                            7,
+                            4000,
+                            32LL << 30,
+                            (int64_t(1) << 53) / 100,
+                            (int64_t(1) << 53) / 100 + 1,
+                            (int64_t(1) << 53) - 1,
+                            int64_t(1) << 53,
+                            int64_t(1) << 60,
+                            INT64_MAX / 100 + 1,
+                            INT64_MAX / 4};
+  constexpr size_t kValues = sizeof values / sizeof values[0];
+  SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0xe87e3eull, 1);
+  Cluster c;
+  for (uint32_t i = 0; i < 700; ++i) {
+    Node n;
+    n.name = "node-" + std::to_string(i);
+    n.labels["kubernetes.io/hostname"] = n.name;
+    // Most nodes ordinary (blocks of them take the vector path), a few extreme.
+    const bool extreme = rng.chance(0.1);
+    const int64_t cpu = extreme ? values[rng.below(kValues)] : 4000;
+    const int64_t mem = extreme ? values[rng.below(kValues)] : 32LL << 30;
+    n.allocatable = {{"cpu", cpu}, {"memory", mem}, {"pods", 110}};
+    if (rng.chance(0.3)) n.allocatable["example.com/foo"] = values[rng.below(kValues)];
+    c.nodes.push_back(n);
+    if (rng.chance(0.5)) {
+      Pod p;
+      p.name = "run-" + std::to_string(i);
+      p.node_name = n.name;
+      p.phase = "Running";
+      Container ct;
+      ct.name = "main";
+      ct.requests = {{"cpu", rng.chance(0.2) ? values[rng.below(kValues)] : 500},
+                     {"memory", rng.chance(0.2) ? values[rng.below(kValues)] : 1LL << 30}};
+      p.containers.push_back(ct);
+      c.running_pods.push_back(p);
+    }
+  }
+  for (uint32_t k = 0; k < 16; ++k) {
+    Pod p;
+    p.name = "pending-" + std::to_string(k);
+    p.scheduler_name = "default-scheduler";
+    p.phase = "Pending";
+    Container ct;
+    ct.name = "main";
+    ct.requests = {{"cpu", values[rng.below(kValues)]}, {"memory", values[rng.below(kValues)]}};
+    if (k % 3 == 0) ct.requests["example.com/foo"] = values[rng.below(kValues)];
+    if (k % 5 == 0) ct.requests.clear();  // the non-zero defaults
+    p.containers.push_back(ct);
+    c.pending_pods.push_back(p);
+  }
+  for (const SimdTarget t : supported_targets()) {
+    set_simd_target(t);
+    SplitMix64 lrng = SplitMix64::derive(parity_seed() ^ 0x1157ull, 1);
+    const size_t compared = compare_cluster(c, default_scheduler_config(), lrng,
+                                            std::string("target ") + simd_target_name(t) + ", extreme values, seed " +
+                                                std::to_string(parity_seed()) + ",");
+    if (HasFailure()) return;
+    EXPECT_GT(compared, 50u);
+  }
+}
+
+}  // namespace
+}  // namespace bulkscore
