@@ -12,7 +12,7 @@
 //    most tightly (100 * wanted / free), spread the node with the most left
 //    free (100 * (free - wanted) / free); the bound node scores 100.
 //  * The devices the first pod binds its group to are chosen on the host
-//    when it is assumed (choose_devices) and written on the pod
+//    when it is assumed (Reserve: choose_devices) and written on the pod
 //    (host/input/device_groups.hpp); the snapshot binds and releases.
 #pragma once
 
@@ -20,6 +20,10 @@
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {
+
+struct ReserveContext;
+struct Reservation;
+
 namespace plugins {
 
 struct SharedDeviceGroup {
@@ -121,6 +125,16 @@ struct SharedDeviceGroup {
   // together for the next group); spread: free indices evenly spaced over
   // the free ones (the i-th of k wanted is free[i * free / k]).
   static GroupDevices choose_devices(const Snapshot& snap, uint32_t node, uint32_t group);
+
+#ifndef __CUDACC__
+  // Reserve (plugins/reserve.hpp): a group's pod shares its group's devices
+  // on the node it is bound to; the first pod (under a profile that runs
+  // the plugin) binds the group by choose_devices. Written on the pod
+  // (annotate_group_devices); a pod placed outside its group shares nothing
+  // (a warning). Unreserve: nothing outside the snapshot; removing the
+  // group's last pod releases the binding.
+  static void reserve(const ReserveContext& ctx, Reservation& out, Pod* assumed);
+#endif
 };
 
 }  // namespace plugins
