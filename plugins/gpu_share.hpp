@@ -23,6 +23,7 @@ namespace plugins {
 
 struct GpuShare {
   static constexpr const char* kName = "GpuShare";
+  static constexpr bool kReadsDevices = true;  // a profile running it models devices (plugins/reserve.hpp)
   static constexpr bool kHasFilter = true;
   static constexpr bool kHasScore = false;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;

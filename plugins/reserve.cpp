@@ -23,6 +23,20 @@ struct HasPermit : std::false_type {};
 template <class P>
 struct HasPermit<P, std::void_t<decltype(&P::permit)>> : std::true_type {};
 
+template <class P, class = void>
+struct HasAdjustProfile : std::false_type {};
+template <class P>
+struct HasAdjustProfile<P, std::void_t<decltype(&P::adjust_profile)>> : std::true_type {};
+template <class P, class = void>
+struct ReadsDevices : std::false_type {};
+template <class P>
+struct ReadsDevices<P, std::void_t<decltype(P::kReadsDevices)>> : std::bool_constant<P::kReadsDevices> {};
+template <class P, class = void>
+struct ReadsDeviceGroups : std::false_type {};
+template <class P>
+struct ReadsDeviceGroups<P, std::void_t<decltype(P::kReadsDeviceGroups)>>
+    : std::bool_constant<P::kReadsDeviceGroups> {};
+
 // Whether the profile runs plugin P: its filter list for a plugin with a
 // Filter, else its score list.
 template <class P>
@@ -38,6 +52,26 @@ void for_each_plugin(PluginList<Ps...>, Fn&& fn) {
 }
 
 }  // namespace
+
+ProfileNeeds profile_needs(const ProfileConfig& profile) {
+  ProfileNeeds out;
+  for_each_plugin(Plugins{}, [&](auto p) {
+    using P = decltype(p);
+    if constexpr (ReadsDevices<P>::value)
+      if (enabled_in<P>(profile)) out.devices = true;
+    if constexpr (ReadsDeviceGroups<P>::value)
+      if (enabled_in<P>(profile)) out.device_groups = true;
+  });
+  return out;
+}
+
+void adjust_profile(ProfileConfig& profile) {
+  for_each_plugin(Plugins{}, [&](auto p) {
+    using P = decltype(p);
+    if constexpr (HasAdjustProfile<P>::value)
+      if (enabled_in<P>(profile)) P::adjust_profile(profile);
+  });
+}
 
 void reserve_pod(const ReserveContext& ctx, Reservation& out, Pod* assumed) {
   for_each_plugin(Plugins{}, [&](auto p) {

@@ -20,8 +20,14 @@
 //   // Host: Allow, Reject (with a message) or Wait for the pod's group.
 //   static PermitStatus permit(const ReserveContext& ctx, const Reservation& r);
 //
-// The engine calls reserve_pod / unreserve_pod / permit_pod and names no
-// plugin.
+// and, at engine start:
+//
+//   static constexpr bool kReadsDevices = true;       // the profile models GPU devices
+//   static constexpr bool kReadsDeviceGroups = true;  // and shared device groups
+//   static void adjust_profile(ProfileConfig& profile);  // defaults that depend on it
+//
+// The engine calls reserve_pod / unreserve_pod / permit_pod, profile_needs
+// and adjust_profile, and names no plugin.
 #pragma once
 
 #include <cstdint>
@@ -69,6 +75,15 @@ struct PermitStatus {
   std::string plugin;   // the plugin that rejected or waits
   std::string message;  // why it rejects
 };
+
+// What the plugins a profile runs need the cluster to model.
+struct ProfileNeeds {
+  bool devices = false;        // GPU devices (the profile's gpuShare args' model)
+  bool device_groups = false;  // shared device groups (its sharedDeviceGroup args' model)
+};
+ProfileNeeds profile_needs(const ProfileConfig& profile);
+// Every enabled plugin's adjust_profile(), in plugin-list order.
+void adjust_profile(ProfileConfig& profile);
 
 // Every plugin's reserve() in plugin-list order.
 void reserve_pod(const ReserveContext& ctx, Reservation& out, Pod* assumed);

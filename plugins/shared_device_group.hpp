@@ -28,6 +28,7 @@ namespace plugins {
 
 struct SharedDeviceGroup {
   static constexpr const char* kName = "SharedDeviceGroup";
+  static constexpr bool kReadsDeviceGroups = true;  // a profile running it models device groups (plugins/reserve.hpp)
   static constexpr bool kHasFilter = true;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;

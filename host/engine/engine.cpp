@@ -9,10 +9,7 @@
 #include "host/common.hpp"
 #include "host/input/priority.hpp"
 #include "host/input/quote.hpp"
-#include "plugins/gpu_fgd.hpp"
-#include "plugins/gpu_share.hpp"
 #include "plugins/reserve.hpp"
-#include "plugins/shared_device_group.hpp"
 
 namespace bulkscore {
 
@@ -44,11 +41,7 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
       options_(std::move(options)),
       metrics_(scheduler_names_of(config_), options_.plugin_metrics_sample_percent, options_.seed) {
   if (config_.profiles.empty()) throw InputError("scheduler configuration has no profile");
-  for (auto& p : config_.profiles) {
-    const bool fgd = std::any_of(p.score.begin(), p.score.end(),
-                                 [](const PluginEntry& e) { return e.name == plugins::GpuFragmentation::kName; });
-    if (fgd && !p.gpu_share_args.selection_given) p.gpu_share_args.selection = DeviceSelection::Fragmentation;
-  }
+  for (auto& p : config_.profiles) adjust_profile(p);
   for (const auto& p : config_.profiles) plans_.push_back(make_profile_plan(p));
   batch_counters_.resize(plans_.size());
   batch_.resize(std::max<uint32_t>(1, options_.batch_states));
@@ -56,24 +49,21 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
   std::iota(batch_order_.begin(), batch_order_.end(), 0u);
   shapes_.resize(batch_.size());
   for (const ProfileConfig& p : config_.profiles) {
-    // GpuShare, or a placement policy: both read the device columns.
-    const bool filters = std::find(p.filter.begin(), p.filter.end(), plugins::GpuShare::kName) != p.filter.end();
-    const bool scores = std::any_of(p.score.begin(), p.score.end(),
-                                    [](const PluginEntry& e) { return e.name.rfind("Gpu", 0) == 0; });
-    if (!filters && !scores) continue;
-    if (device_model_ && *device_model_ != p.gpu_share_args.model)
-      throw InputError("profile " + quote_for_message(p.scheduler_name) +
-                       ": GpuShare's device model (resources, label and annotations) differs from another "
-                       "profile's; the profiles share one cluster and so one model");
-    device_model_ = p.gpu_share_args.model;
-  }
-  for (const ProfileConfig& p : config_.profiles) {
-    if (std::find(p.filter.begin(), p.filter.end(), plugins::SharedDeviceGroup::kName) == p.filter.end()) continue;
-    if (group_model_ && *group_model_ != p.shared_device_group_args.model)
-      throw InputError("profile " + quote_for_message(p.scheduler_name) +
-                       ": SharedDeviceGroup's label and annotations differ from another profile's; the profiles "
-                       "share one cluster and so one set of groups");
-    group_model_ = p.shared_device_group_args.model;
+    const ProfileNeeds needs = profile_needs(p);
+    if (needs.devices) {
+      if (device_model_ && *device_model_ != p.gpu_share_args.model)
+        throw InputError("profile " + quote_for_message(p.scheduler_name) +
+                         ": GpuShare's device model (resources, label and annotations) differs from another "
+                         "profile's; the profiles share one cluster and so one model");
+      device_model_ = p.gpu_share_args.model;
+    }
+    if (needs.device_groups) {
+      if (group_model_ && *group_model_ != p.shared_device_group_args.model)
+        throw InputError("profile " + quote_for_message(p.scheduler_name) +
+                         ": SharedDeviceGroup's label and annotations differ from another profile's; the profiles "
+                         "share one cluster and so one set of groups");
+      group_model_ = p.shared_device_group_args.model;
+    }
   }
   upstream_.resize(plans_.size());
   // By name through the backend registry: the core never calls into the
