@@ -84,19 +84,20 @@ void reserve_pod(const ReserveContext& ctx, Reservation& out, Pod* assumed) {
   });
 }
 
-void unreserve_pod(const ReserveContext& ctx, const Reservation& r) {
-  // Reverse order: the pack expanded into a list of calls run backwards.
-  std::vector<void (*)(const ReserveContext&, const Reservation&)> calls;
+void unreserve_pod(const ReserveContext& ctx, Snapshot& snap, const Reservation& r) {
+  // Reverse order: the plugins with unreserve() listed, then called backwards.
+  using Call = void (*)(const ReserveContext&, Snapshot&, const Reservation&);
+  std::vector<Call> calls;
   for_each_plugin(Plugins{}, [&](auto p) {
     using P = decltype(p);
     if constexpr (HasUnreserve<P>::value)
-      calls.push_back([](const ReserveContext& c0, const Reservation& res) {
+      calls.push_back([](const ReserveContext& c0, Snapshot& s, const Reservation& res) {
         ReserveContext c = c0;
         c.enabled = enabled_in<P>(c0.profile);
-        P::unreserve(c, res);
+        P::unreserve(c, s, res);
       });
   });
-  for (auto it = calls.rbegin(); it != calls.rend(); ++it) (*it)(ctx, r);
+  for (auto it = calls.rbegin(); it != calls.rend(); ++it) (*it)(ctx, snap, r);
 }
 
 PermitStatus permit_pod(const ReserveContext& ctx, const Reservation& r) {

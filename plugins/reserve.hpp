@@ -13,10 +13,11 @@
 //   // pod's check whether it lacks anything), which fills `out` alone, its
 //   // warnings included. Must not change the snapshot.
 //   static void reserve(const ReserveContext& ctx, Reservation& out, Pod* assumed);
-//   // Host: undo anything reserve() held outside the snapshot. The engine
-//   // removes the assumed pod itself, which gives back what its annotations
-//   // took in the snapshot's columns.
-//   static void unreserve(const ReserveContext& ctx, const Reservation& r);
+//   // Host: undo what reserve() took that removing the pod does not give
+//   // back. Runs after the engine removed the assumed pod (which returns
+//   // what its annotations took in the snapshot's columns); `snap` is
+//   // ctx.snap, writable.
+//   static void unreserve(const ReserveContext& ctx, Snapshot& snap, const Reservation& r);
 //   // Host: Allow, Reject (with a message) or Wait for the pod's group.
 //   static PermitStatus permit(const ReserveContext& ctx, const Reservation& r);
 //
@@ -37,11 +38,11 @@
 #include "host/input/device_groups.hpp"
 #include "host/input/devices.hpp"
 #include "host/input/model.hpp"
+#include "host/snapshot/snapshot.hpp"
 
 namespace bulkscore {
 
 struct ProfileConfig;
-class Snapshot;
 
 // What one Reserve pass sees. `enabled` is set per plugin: whether the
 // profile runs it (names it in its filter or score list). A plugin that is
@@ -65,6 +66,8 @@ struct Reservation {
   std::vector<int32_t> devices;  // GpuShare: the device indices taken (ascending)
   std::string device_group;      // SharedDeviceGroup: the pod's group
   GroupDevices group_devices;    // and the devices it shares there
+  int32_t group_index = -1;      // its index in the snapshot (-1: none)
+  Snapshot::GroupState group_before;  // its state before the pod joined (Unreserve)
   std::vector<std::string> warnings;
 };
 
@@ -88,7 +91,7 @@ void adjust_profile(ProfileConfig& profile);
 // Every plugin's reserve() in plugin-list order.
 void reserve_pod(const ReserveContext& ctx, Reservation& out, Pod* assumed);
 // Every plugin's unreserve() in reverse order.
-void unreserve_pod(const ReserveContext& ctx, const Reservation& r);
+void unreserve_pod(const ReserveContext& ctx, Snapshot& snap, const Reservation& r);
 // Every enabled plugin's permit(): the first Reject wins, else any Wait,
 // else Allow.
 PermitStatus permit_pod(const ReserveContext& ctx, const Reservation& r);

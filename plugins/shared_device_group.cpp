@@ -108,7 +108,9 @@ void SharedDeviceGroup::reserve(const ReserveContext& ctx, Reservation& out, Pod
   out.device_group = pod_device_group(ctx.pod, model);
   const int32_t g = out.device_group.empty() ? -1 : ctx.snap.device_group_index(out.device_group);
   if (g >= 0) {
-    const Snapshot::GroupBinding& b = ctx.snap.device_group_binding(static_cast<uint32_t>(g));
+    out.group_index = g;
+    out.group_before = ctx.snap.device_group_state(static_cast<uint32_t>(g));
+    const Snapshot::GroupBinding& b = out.group_before.binding;
     // Only a profile that runs the plugin binds a group: another profile's
     // choice of node never looked at shared-device mode or the selector.
     if (b.node < 0 && ctx.enabled)
@@ -129,6 +131,11 @@ void SharedDeviceGroup::reserve(const ReserveContext& ctx, Reservation& out, Pod
     out.warnings.push_back("placed by a profile without SharedDeviceGroup, outside SharedDeviceGroup " +
                            quote_for_message(out.device_group) + ": it shares no devices");
   }
+}
+
+void SharedDeviceGroup::unreserve(const ReserveContext&, Snapshot& snap, const Reservation& r) {
+  if (r.group_index >= 0 && static_cast<uint32_t>(r.group_index) < snap.num_device_groups())
+    snap.restore_device_group(static_cast<uint32_t>(r.group_index), r.group_before);
 }
 
 }  // namespace bulkscore::plugins

@@ -132,9 +132,11 @@ struct SharedDeviceGroup {
   // on the node it is bound to; the first pod (under a profile that runs
   // the plugin) binds the group by choose_devices. Written on the pod
   // (annotate_group_devices); a pod placed outside its group shares nothing
-  // (a warning). Unreserve: nothing outside the snapshot; removing the
-  // group's last pod releases the binding.
+  // (a warning). Unreserve: removing the group's last pod releases the
+  // binding; a binding the group held before without pods (from its
+  // status) is bound again, so undoing a member leaves the group as it was.
   static void reserve(const ReserveContext& ctx, Reservation& out, Pod* assumed);
+  static void unreserve(const ReserveContext& ctx, Snapshot& snap, const Reservation& r);
 #endif
 };
 

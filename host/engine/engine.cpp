@@ -397,14 +397,13 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   // after every pod placed before it.
   resolve_pod_priority(assumed, objects_);
   assumed.start_time_ns = next_start_time();
-  {
-    Reservation r;
-    reserve_pod(reserve_context(pod, plan, static_cast<uint32_t>(res.node)), r, &assumed);
-    res.devices = std::move(r.devices);
-    res.device_group = std::move(r.device_group);
-    res.group_devices = std::move(r.group_devices);
-    for (std::string& w : r.warnings) res.warnings.push_back(std::move(w));
-  }
+  Reservation reserved;
+  reserve_pod(reserve_context(pod, plan, static_cast<uint32_t>(res.node)), reserved, &assumed);
+  res.devices = reserved.devices;
+  res.device_group = reserved.device_group;
+  res.group_devices = reserved.group_devices;
+  for (std::string& w : reserved.warnings) res.warnings.push_back(std::move(w));
+  reserved.warnings.clear();
   // The snapshot's warnings about this pod joining its group. A layout
   // (a new resource name is structural) raises the cluster's load-time
   // findings again: those are not this pod's.
@@ -412,6 +411,9 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   PodRecord rec;
   rec.state = PodCacheState::kAssumed;
   rec.node = res.node_name;
+  rec.profile = static_cast<uint32_t>(&plan - plans_.data());
+  if (!reserved.devices.empty() || reserved.group_index >= 0)
+    rec.reservation = std::make_shared<const Reservation>(std::move(reserved));
   rec.id = snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
   pod_records_.emplace(key, std::move(rec));
   if (group_model_) {

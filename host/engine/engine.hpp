@@ -496,6 +496,10 @@ class Engine {
     std::string node;                  // the node it is on or waits for
     uint32_t id = Snapshot::kNoPod;    // its snapshot pod id; kNoPod while its node is absent
     std::optional<Pod> waiting;        // the pod, while its node is absent
+    // An assumed pod's: what Reserve took (only when it took anything) and
+    // its profile, for Unreserve when it is forgotten.
+    std::shared_ptr<const Reservation> reservation;
+    uint32_t profile = 0;
   };
   // Adds `pod` (node_name set) under `key` in `state`: into the snapshot
   // when its node is present, else kept waiting for it.
