@@ -19,6 +19,7 @@
 #include "host/input/device_groups.hpp"
 #include "tests/random_cluster.hpp"
 #include "tests/snapshot_check.hpp"
+#include "tests/test_util.hpp"
 
 namespace bulkscore {
 namespace {
@@ -147,6 +148,44 @@ TEST(ReserveUndo, ScheduleThenUndoEqualsNeverScheduled) {
     }
     EXPECT_GT(undone, 20u) << "too few placements undone on " << backend;
   }
+}
+
+// Permit: a rejection after Reserve undoes the placement (Unreserve, forget)
+// with upstream's message; Wait and Allow leave the pod assumed. The
+// SeamProbe plugin answers as its annotation says.
+TEST(ReserveUndo, PermitRejectUndoesAndAllowOrWaitKeep) {
+  ProfileConfig profile = default_scheduler_config().profiles.at(0);
+  profile.score.push_back(PluginEntry{"SeamProbe", 1});
+  SchedulerConfig config;
+  config.profiles.push_back(profile);
+  EngineOptions opts;
+  opts.backend = "cpu";
+  Engine e(config, opts);
+  Cluster cluster;
+  cluster.nodes = {make_node("n1", 4000, 8 * kGi), make_node("n2", 4000, 8 * kGi)};
+  static_cast<void>(e.load(cluster));
+  const Decoded before = decode(e.snapshot());
+
+  Pod rejected = make_pod("rejected", {container({{"cpu", 1000}})});
+  rejected.annotations[plugins::SeamProbe::kPermitAnnotation] = "reject";
+  const ScheduleResult r = e.schedule(rejected);
+  EXPECT_EQ(r.code, Code::Unschedulable);
+  EXPECT_EQ(r.node, -1);
+  EXPECT_EQ(r.message.rfind("rejected pod \"default/rejected\" by permit plugin \"SeamProbe\": probe rejects node n", 0),
+            0u)
+      << r.message;
+  EXPECT_EQ(first_difference(before, decode(e.snapshot())), "");
+  EXPECT_FALSE(e.forget_pod(rejected.cache_key()).ok()) << "a rejected pod is not in the cache";
+
+  for (const char* answer : {"wait", "allow"}) {
+    Pod p = make_pod(std::string("kept-") + answer, {container({{"cpu", 1000}})});
+    p.annotations[plugins::SeamProbe::kPermitAnnotation] = answer;
+    const ScheduleResult k = e.schedule(p);
+    EXPECT_EQ(k.code, Code::Success) << answer;
+    EXPECT_GE(k.node, 0) << answer;
+    EXPECT_TRUE(e.forget_pod(p.cache_key()).ok()) << answer;
+  }
+  EXPECT_EQ(first_difference(before, decode(e.snapshot())), "");
 }
 
 }  // namespace

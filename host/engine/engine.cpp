@@ -412,14 +412,29 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   rec.state = PodCacheState::kAssumed;
   rec.node = res.node_name;
   rec.profile = static_cast<uint32_t>(&plan - plans_.data());
-  if (!reserved.devices.empty() || reserved.group_index >= 0)
-    rec.reservation = std::make_shared<const Reservation>(std::move(reserved));
+  auto kept = std::make_shared<const Reservation>(std::move(reserved));
+  if (!kept->devices.empty() || kept->group_index >= 0) rec.reservation = kept;
   rec.id = snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
   pod_records_.emplace(key, std::move(rec));
   if (group_model_) {
     const std::string name = "pod " + quote_for_message(pod.key());
     for (std::string& w : snapshot_.take_device_warnings())
       if (w.find(name) != std::string::npos) res.warnings.push_back(std::move(w));
+  }
+  // Permit, the pod assumed (plugins/reserve.hpp). A rejection undoes it
+  // (Unreserve, forget) with upstream's message; Wait leaves it assumed
+  // for its group's decision.
+  const PermitStatus permit = permit_pod(reserve_context(pod, plan, static_cast<uint32_t>(res.node)), *kept);
+  if (permit.code == PermitCode::kReject) {
+    static_cast<void>(forget_pod(key));
+    res.code = Code::Unschedulable;
+    res.message = "rejected pod " + quote_for_message(pod.key()) + " by permit plugin " +
+                  quote_for_message(permit.plugin) + ": " + permit.message;
+    res.node = -1;
+    res.node_name.clear();
+    res.devices.clear();
+    res.device_group.clear();
+    res.group_devices.clear();
   }
 }
 
