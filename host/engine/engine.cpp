@@ -412,8 +412,11 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   rec.state = PodCacheState::kAssumed;
   rec.node = res.node_name;
   rec.profile = static_cast<uint32_t>(&plan - plans_.data());
-  auto kept = std::make_shared<const Reservation>(std::move(reserved));
-  if (!kept->devices.empty() || kept->group_index >= 0) rec.reservation = kept;
+  // Kept only when it took anything: most pods take nothing, and then
+  // nothing is allocated.
+  if (!reserved.devices.empty() || reserved.group_index >= 0)
+    rec.reservation = std::make_shared<const Reservation>(std::move(reserved));
+  const std::shared_ptr<const Reservation> kept = rec.reservation;
   rec.id = snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
   pod_records_.emplace(key, std::move(rec));
   if (group_model_) {
@@ -424,7 +427,8 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   // Permit, the pod assumed (plugins/reserve.hpp). A rejection undoes it
   // (Unreserve, forget) with upstream's message; Wait leaves it assumed
   // for its group's decision.
-  const PermitStatus permit = permit_pod(reserve_context(pod, plan, static_cast<uint32_t>(res.node)), *kept);
+  const PermitStatus permit =
+      permit_pod(reserve_context(pod, plan, static_cast<uint32_t>(res.node)), kept ? *kept : reserved);
   if (permit.code == PermitCode::kReject) {
     static_cast<void>(forget_pod(key));
     res.code = Code::Unschedulable;
