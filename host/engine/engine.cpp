@@ -415,8 +415,7 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   // Kept only when it took anything: most pods take nothing, and then
   // nothing is allocated.
   if (!reserved.devices.empty() || reserved.group_index >= 0)
-    rec.reservation = std::make_shared<const Reservation>(std::move(reserved));
-  const std::shared_ptr<const Reservation> kept = rec.reservation;
+    rec.reservation = std::make_shared<const Reservation>(reserved);
   rec.id = snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
   pod_records_.emplace(key, std::move(rec));
   if (group_model_) {
@@ -428,7 +427,7 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   // (Unreserve, forget) with upstream's message; Wait leaves it assumed
   // for its group's decision.
   const PermitStatus permit =
-      permit_pod(reserve_context(pod, plan, static_cast<uint32_t>(res.node)), kept ? *kept : reserved);
+      permit_pod(reserve_context(pod, plan, static_cast<uint32_t>(res.node)), reserved);
   if (permit.code == PermitCode::kReject) {
     static_cast<void>(forget_pod(key));
     res.code = Code::Unschedulable;
