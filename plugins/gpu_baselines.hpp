@@ -40,6 +40,7 @@ BULKSCORE_HD int64_t pod_gpu_units(const SnapshotView& s, const GpuPod& p, uint3
 
 struct GpuBestFit {
   static constexpr const char* kName = "GpuBestFit";
+  static constexpr bool kReadsDevices = true;  // a profile running it models devices (plugins/reserve.hpp)
   static constexpr bool kHasFilter = false;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::MinMaxInteger;
@@ -61,6 +62,7 @@ struct GpuBestFit {
 
 struct GpuDotProduct {
   static constexpr const char* kName = "GpuDotProduct";
+  static constexpr bool kReadsDevices = true;  // a profile running it models devices (plugins/reserve.hpp)
   static constexpr bool kHasFilter = false;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
@@ -83,6 +85,7 @@ struct GpuDotProduct {
 
 struct GpuPacking {
   static constexpr const char* kName = "GpuPacking";
+  static constexpr bool kReadsDevices = true;  // a profile running it models devices (plugins/reserve.hpp)
   static constexpr bool kHasFilter = false;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
@@ -119,6 +122,7 @@ struct GpuPacking {
 
 struct GpuClustering {
   static constexpr const char* kName = "GpuClustering";
+  static constexpr bool kReadsDevices = true;  // a profile running it models devices (plugins/reserve.hpp)
   static constexpr bool kHasFilter = false;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
@@ -144,6 +148,7 @@ struct GpuClustering {
 
 struct GpuRandomFit {
   static constexpr const char* kName = "GpuRandomFit";
+  static constexpr bool kReadsDevices = true;  // a profile running it models devices (plugins/reserve.hpp)
   static constexpr bool kHasFilter = false;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;

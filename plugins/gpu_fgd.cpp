@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "host/input/config.hpp"
 #include "plugins/prepare.hpp"
 
 namespace bulkscore::plugins {
@@ -163,6 +164,10 @@ void GpuFragmentation::score_nodes(const SnapshotView& s, const State& st, const
     previous_score = out[i];
     have_previous = true;
   }
+}
+
+void GpuFragmentation::adjust_profile(ProfileConfig& profile) {
+  if (!profile.gpu_share_args.selection_given) profile.gpu_share_args.selection = DeviceSelection::Fragmentation;
 }
 
 }  // namespace bulkscore::plugins

@@ -11,10 +11,14 @@
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {
+
+struct ProfileConfig;
+
 namespace plugins {
 
 struct GpuFragmentation {
   static constexpr const char* kName = "GpuFragmentation";
+  static constexpr bool kReadsDevices = true;  // a profile running it models devices (plugins/reserve.hpp)
   static constexpr bool kHasFilter = false;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
@@ -27,6 +31,13 @@ struct GpuFragmentation {
   };
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
+
+#ifndef __CUDACC__
+  // Host, at engine start (plugins/reserve.hpp): a profile that scores
+  // with FGD takes a share's device the FGD way too, unless its GpuShare
+  // args name a deviceSelection.
+  static void adjust_profile(ProfileConfig& profile);
+#endif
 
   // Host: score() of many nodes, computed once per distinct node state and
   // looked up for the others (gpu_fgd.cpp says what a state is).

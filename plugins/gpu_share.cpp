@@ -5,6 +5,9 @@
 #include "host/input/pod_resources.hpp"
 #include "plugins/gpu_fragmentation.hpp"
 #include "plugins/prepare.hpp"
+#include "plugins/reserve.hpp"
+#include "host/input/config.hpp"
+#include "host/input/quote.hpp"
 
 namespace bulkscore::plugins {
 
@@ -108,6 +111,39 @@ std::vector<int32_t> GpuShare::choose_devices(const Snapshot& snap, uint32_t nod
   for (int32_t i = 0; i < demand.count; ++i) out.push_back(fitting[static_cast<size_t>(i)].index);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+void GpuShare::reserve(const ReserveContext& ctx, Reservation& out, Pod* assumed) {
+  if (!ctx.devices) return;
+  const DeviceModel& model = *ctx.devices;
+  const DeviceDemand demand = pod_device_demand(ctx.pod, model);
+  if (!demand.any()) return;
+  if (ctx.bound && !pod_device_indices(ctx.pod, model).empty()) return;
+  if (ctx.enabled) {
+    out.devices = choose_devices(ctx.snap, ctx.node, ctx.pod, demand, ctx.profile);
+  } else {
+    const ProfileConfig defaults;
+    out.devices = choose_devices(ctx.snap, ctx.node, ctx.pod, demand, defaults);
+  }
+  if (ctx.bound) {
+    const std::string where = "running pod " + quote_for_message(ctx.pod.key()) + " on node " +
+                              quote_for_message(ctx.snap.node_name(ctx.node));
+    if (out.devices.empty()) {
+      out.warnings.push_back(where + " asks for devices but has no " + model.index_annotation +
+                             " annotation, and none are free for it there; it holds none");
+      return;
+    }
+    if (assumed) assumed->annotations[model.index_annotation] = format_device_indices(out.devices);
+    out.warnings.push_back(where + " asks for devices but has no " + model.index_annotation +
+                           " annotation; it is taken to hold devices " + format_device_indices(out.devices));
+    return;
+  }
+  if (!out.devices.empty()) {
+    if (assumed) assumed->annotations[model.index_annotation] = format_device_indices(out.devices);
+  } else {
+    out.warnings.push_back("placed by a profile without GpuShare where no devices are free for it: it holds none");
+    if (assumed) assumed->annotations.erase(model.index_annotation);
+  }
 }
 
 }  // namespace bulkscore::plugins

@@ -4,7 +4,7 @@
 // devices have that much free, and, when the pod names card models, when
 // the node's model is one of them. NodeResourcesFit still checks cpu and
 // memory. Which devices the pod then takes is chosen on the host when it is
-// assumed (choose_devices), and recorded in its index annotation, which is
+// assumed (Reserve: choose_devices), and recorded in its index annotation, which is
 // what the snapshot's device columns account.
 #pragma once
 
@@ -16,11 +16,14 @@
 namespace bulkscore {
 
 struct ProfileConfig;
+struct ReserveContext;
+struct Reservation;
 
 namespace plugins {
 
 struct GpuShare {
   static constexpr const char* kName = "GpuShare";
+  static constexpr bool kReadsDevices = true;  // a profile running it models devices (plugins/reserve.hpp)
   static constexpr bool kHasFilter = true;
   static constexpr bool kHasScore = false;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
@@ -76,6 +79,17 @@ struct GpuShare {
   // the seed and the pod's name, Best's for whole devices.
   static std::vector<int32_t> choose_devices(const Snapshot& snap, uint32_t node, const Pod& pod,
                                              const DeviceDemand& demand, const ProfileConfig& profile);
+
+#ifndef __CUDACC__
+  // Reserve (plugins/reserve.hpp): the devices a device pod takes on the
+  // chosen node, written in its index annotation. A profile without
+  // GpuShare places such a pod too (its filter did not look at devices): it
+  // then takes them by the default selection, or, where none are free,
+  // holds none (a warning). A bound pod that lists its devices keeps them.
+  // Unreserve: nothing outside the snapshot; removing the assumed pod gives
+  // its devices back.
+  static void reserve(const ReserveContext& ctx, Reservation& out, Pod* assumed);
+#endif
 };
 
 }  // namespace plugins

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "plugins/prepare.hpp"
+#include "plugins/reserve.hpp"
 
 namespace bulkscore::plugins {
 
@@ -50,6 +51,20 @@ void SeamProbe::prescore_feasible(const Snapshot& snap, State& st, Arena& arena,
   }
   st.feasible = static_cast<int32_t>(count);
   st.zones = arena.push(zones);
+}
+
+PermitStatus SeamProbe::permit(const ReserveContext& ctx, const Reservation&) {
+  PermitStatus out;
+  const auto it = ctx.pod.annotations.find(kPermitAnnotation);
+  if (it == ctx.pod.annotations.end()) return out;
+  out.plugin = kName;
+  if (it->second == "reject") {
+    out.code = PermitCode::kReject;
+    out.message = "probe rejects node " + ctx.snap.node_name(ctx.node);
+  } else if (it->second == "wait") {
+    out.code = PermitCode::kWait;
+  }
+  return out;
 }
 
 }  // namespace bulkscore::plugins

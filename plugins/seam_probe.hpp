@@ -15,6 +15,9 @@
 //  * raw: the minmax raw score used as is (NormalizeKind None), so totals can
 //    be negative.
 // Other pods: PreScore Skip.
+// Permit (plugins/reserve.hpp): the annotation `bulkscore.io/seam-probe-permit:
+// reject` rejects the pod once it is reserved (a message naming the node),
+// `wait` makes it wait; any other pod is allowed.
 #pragma once
 
 #include "host/snapshot/snapshot.hpp"
@@ -22,6 +25,10 @@
 #include "plugins/topology_tables.hpp"
 
 namespace bulkscore {
+
+struct ReserveContext;
+struct Reservation;
+struct PermitStatus;
 
 namespace plugins {
 
@@ -34,6 +41,7 @@ struct SeamProbe {
   static constexpr bool kPreScoreFeasible = true;
 
   static constexpr const char* kAnnotation = "bulkscore.io/seam-probe";
+  static constexpr const char* kPermitAnnotation = "bulkscore.io/seam-probe-permit";
 
   struct State {
     int32_t zone_key;         // string id of the zone label key (kNoId: no node has it)
@@ -60,6 +68,10 @@ struct SeamProbe {
   }
 
   static void reasons(uint64_t, const Snapshot&, const State&, const uint8_t*, uint32_t, std::vector<std::string>&) {}
+
+#ifndef __CUDACC__
+  static PermitStatus permit(const ReserveContext& ctx, const Reservation& r);
+#endif
 };
 }  // namespace plugins
 }  // namespace bulkscore

@@ -4,6 +4,7 @@
 
 #include "host/input/quote.hpp"
 #include "plugins/prepare.hpp"
+#include "plugins/reserve.hpp"
 
 namespace bulkscore::plugins {
 
@@ -99,6 +100,42 @@ GroupDevices SharedDeviceGroup::choose_devices(const Snapshot& snap, uint32_t no
     out[resource] = std::move(chosen);
   }
   return out;
+}
+
+void SharedDeviceGroup::reserve(const ReserveContext& ctx, Reservation& out, Pod* assumed) {
+  if (!ctx.groups || ctx.bound) return;
+  const DeviceGroupModel& model = *ctx.groups;
+  out.device_group = pod_device_group(ctx.pod, model);
+  const int32_t g = out.device_group.empty() ? -1 : ctx.snap.device_group_index(out.device_group);
+  if (g >= 0) {
+    out.group_index = g;
+    out.group_before = ctx.snap.device_group_state(static_cast<uint32_t>(g));
+    const Snapshot::GroupBinding& b = out.group_before.binding;
+    // Only a profile that runs the plugin binds a group: another profile's
+    // choice of node never looked at shared-device mode or the selector.
+    if (b.node < 0 && ctx.enabled)
+      out.group_devices = choose_devices(ctx.snap, ctx.node, static_cast<uint32_t>(g));
+    else if (b.node == static_cast<int32_t>(ctx.node))
+      out.group_devices = b.devices;
+  }
+  if (!out.group_devices.empty()) {
+    if (assumed) annotate_group_devices(*assumed, model, out.group_devices);
+  } else if (!out.device_group.empty()) {
+    // Only a profile without SharedDeviceGroup places a group's pod
+    // without its group: the pod then shares nothing.
+    if (assumed) {
+      assumed->annotations.erase(model.devices_annotation);
+      for (auto it = assumed->annotations.begin(); it != assumed->annotations.end();)
+        it = it->first.rfind(model.env_annotation_prefix, 0) == 0 ? assumed->annotations.erase(it) : std::next(it);
+    }
+    out.warnings.push_back("placed by a profile without SharedDeviceGroup, outside SharedDeviceGroup " +
+                           quote_for_message(out.device_group) + ": it shares no devices");
+  }
+}
+
+void SharedDeviceGroup::unreserve(const ReserveContext&, Snapshot& snap, const Reservation& r) {
+  if (r.group_index >= 0 && static_cast<uint32_t>(r.group_index) < snap.num_device_groups())
+    snap.restore_device_group(static_cast<uint32_t>(r.group_index), r.group_before);
 }
 
 }  // namespace bulkscore::plugins

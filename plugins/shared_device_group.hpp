@@ -12,7 +12,7 @@
 //    most tightly (100 * wanted / free), spread the node with the most left
 //    free (100 * (free - wanted) / free); the bound node scores 100.
 //  * The devices the first pod binds its group to are chosen on the host
-//    when it is assumed (choose_devices) and written on the pod
+//    when it is assumed (Reserve: choose_devices) and written on the pod
 //    (host/input/device_groups.hpp); the snapshot binds and releases.
 #pragma once
 
@@ -20,10 +20,15 @@
 #include "plugins/plugin_api.hpp"
 
 namespace bulkscore {
+
+struct ReserveContext;
+struct Reservation;
+
 namespace plugins {
 
 struct SharedDeviceGroup {
   static constexpr const char* kName = "SharedDeviceGroup";
+  static constexpr bool kReadsDeviceGroups = true;  // a profile running it models device groups (plugins/reserve.hpp)
   static constexpr bool kHasFilter = true;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
@@ -121,6 +126,18 @@ struct SharedDeviceGroup {
   // together for the next group); spread: free indices evenly spaced over
   // the free ones (the i-th of k wanted is free[i * free / k]).
   static GroupDevices choose_devices(const Snapshot& snap, uint32_t node, uint32_t group);
+
+#ifndef __CUDACC__
+  // Reserve (plugins/reserve.hpp): a group's pod shares its group's devices
+  // on the node it is bound to; the first pod (under a profile that runs
+  // the plugin) binds the group by choose_devices. Written on the pod
+  // (annotate_group_devices); a pod placed outside its group shares nothing
+  // (a warning). Unreserve: removing the group's last pod releases the
+  // binding; a binding the group held before without pods (from its
+  // status) is bound again, so undoing a member leaves the group as it was.
+  static void reserve(const ReserveContext& ctx, Reservation& out, Pod* assumed);
+  static void unreserve(const ReserveContext& ctx, Snapshot& snap, const Reservation& r);
+#endif
 };
 
 }  // namespace plugins

@@ -592,6 +592,52 @@ inline void apply_node_data(Snapshot& snap, const RandomNodeData& d) {
   snap.update_node_data(d.column, d.kind, d.updates);
 }
 
+// Shared device groups on the same clusters: most nodes in shared mode
+// with 0-8 nvidia.com/gpu, a few groups (both strategies, some with a
+// selector, one of two or more bound by its status), and some of the pods that ask for no
+// GPU devices made members, or pods asking for nvidia.com/gpu outside groups,
+// under the device-groups profile.
+inline void add_device_groups(Cluster& cluster, uint64_t stream) {
+  SplitMix64 g = SplitMix64::derive(parity_seed() ^ 0x5d9ull, stream);
+  for (Node& n : cluster.nodes) {
+    if (n.allocatable.count("cpu") == 0) continue;
+    n.allocatable["nvidia.com/gpu"] = g.between(0, 8);
+    if (g.chance(0.75)) n.labels["deviceshare.io/mode"] = "shared";
+  }
+  const uint32_t k = 1 + static_cast<uint32_t>(g.below(6));
+  for (uint32_t i = 0; i < k; ++i) {
+    SharedDeviceGroup group;
+    group.name = "group-" + std::to_string(i);
+    group.resources["nvidia.com/gpu"] = static_cast<int32_t>(g.between(1, 4));
+    group.strategy = g.chance(0.5) ? SharedDeviceGroup::Strategy::Spread : SharedDeviceGroup::Strategy::BinPack;
+    if (g.chance(0.3)) group.node_selector["pool"] = pick(g, kPools);
+    if (i == 0 && k > 1 && !cluster.nodes.empty() && g.chance(0.5)) {
+      group.bound_node = cluster.nodes[g.below(cluster.nodes.size())].name;
+      group.bound_devices["nvidia.com/gpu"] = {};
+      for (int32_t d = 0; d < group.resources["nvidia.com/gpu"]; ++d)
+        group.bound_devices["nvidia.com/gpu"].push_back(d);
+    }
+    group.origin = "parity";
+    cluster.objects.device_groups.push_back(std::move(group));
+  }
+  for (Pod& p : cluster.pending_pods) {
+    if (!g.chance(0.45)) continue;
+    p.scheduler_name = "device-groups";
+    p.annotations.erase("alibabacloud.com/gpu-count");
+    p.annotations.erase("alibabacloud.com/gpu-milli");
+    // Keep most of them feasible somewhere: small, tolerating every taint.
+    p.affinity.reset();
+    p.topology_spread_constraints.clear();
+    for (Container& c : p.containers) c.requests = {{"cpu", 100}};
+    p.init_containers.clear();
+    p.tolerations.push_back(Toleration{"", "Exists", "", ""});
+    if (g.chance(0.75))
+      p.annotations["deviceshare.io/group"] = "group-" + std::to_string(g.below(k));
+    else if (!p.containers.empty())
+      p.containers[0].requests["nvidia.com/gpu"] = g.between(1, 3);
+  }
+}
+
 inline std::vector<std::string> scheduler_names() {
   std::vector<std::string> names;
   for (const auto& p : parity_config().profiles) names.push_back(p.scheduler_name);

@@ -268,7 +268,7 @@ std::string describe(uint64_t seed, int step, const char* what, size_t node) {
 // pods compared.
 template <class Draw>
 int compare_with_upstream(uint64_t first, uint64_t last, Draw&& draw) {
-  const ClusterObjects objects{{Namespace{"parity", {{"team", "a"}}}, Namespace{"running", {{"team", "b"}}}}, {}, {}, {}, {}};
+  const ClusterObjects objects{{Namespace{"parity", {{"team", "a"}}}, Namespace{"running", {{"team", "b"}}}}, {}, {}, {}, {}, {}};
   ProfileConfig base;
   base.pre_filter = {"InterPodAffinity"};
   base.filter = {"InterPodAffinity"};

@@ -9,9 +9,7 @@
 #include "host/common.hpp"
 #include "host/input/priority.hpp"
 #include "host/input/quote.hpp"
-#include "plugins/gpu_fgd.hpp"
-#include "plugins/gpu_share.hpp"
-#include "plugins/shared_device_group.hpp"
+#include "plugins/reserve.hpp"
 
 namespace bulkscore {
 
@@ -43,11 +41,7 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
       options_(std::move(options)),
       metrics_(scheduler_names_of(config_), options_.plugin_metrics_sample_percent, options_.seed) {
   if (config_.profiles.empty()) throw InputError("scheduler configuration has no profile");
-  for (auto& p : config_.profiles) {
-    const bool fgd = std::any_of(p.score.begin(), p.score.end(),
-                                 [](const PluginEntry& e) { return e.name == plugins::GpuFragmentation::kName; });
-    if (fgd && !p.gpu_share_args.selection_given) p.gpu_share_args.selection = DeviceSelection::Fragmentation;
-  }
+  for (auto& p : config_.profiles) adjust_profile(p);
   for (const auto& p : config_.profiles) plans_.push_back(make_profile_plan(p));
   batch_counters_.resize(plans_.size());
   batch_.resize(std::max<uint32_t>(1, options_.batch_states));
@@ -55,24 +49,21 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
   std::iota(batch_order_.begin(), batch_order_.end(), 0u);
   shapes_.resize(batch_.size());
   for (const ProfileConfig& p : config_.profiles) {
-    // GpuShare, or a placement policy: both read the device columns.
-    const bool filters = std::find(p.filter.begin(), p.filter.end(), plugins::GpuShare::kName) != p.filter.end();
-    const bool scores = std::any_of(p.score.begin(), p.score.end(),
-                                    [](const PluginEntry& e) { return e.name.rfind("Gpu", 0) == 0; });
-    if (!filters && !scores) continue;
-    if (device_model_ && *device_model_ != p.gpu_share_args.model)
-      throw InputError("profile " + quote_for_message(p.scheduler_name) +
-                       ": GpuShare's device model (resources, label and annotations) differs from another "
-                       "profile's; the profiles share one cluster and so one model");
-    device_model_ = p.gpu_share_args.model;
-  }
-  for (const ProfileConfig& p : config_.profiles) {
-    if (std::find(p.filter.begin(), p.filter.end(), plugins::SharedDeviceGroup::kName) == p.filter.end()) continue;
-    if (group_model_ && *group_model_ != p.shared_device_group_args.model)
-      throw InputError("profile " + quote_for_message(p.scheduler_name) +
-                       ": SharedDeviceGroup's label and annotations differ from another profile's; the profiles "
-                       "share one cluster and so one set of groups");
-    group_model_ = p.shared_device_group_args.model;
+    const ProfileNeeds needs = profile_needs(p);
+    if (needs.devices) {
+      if (device_model_ && *device_model_ != p.gpu_share_args.model)
+        throw InputError("profile " + quote_for_message(p.scheduler_name) +
+                         ": GpuShare's device model (resources, label and annotations) differs from another "
+                         "profile's; the profiles share one cluster and so one model");
+      device_model_ = p.gpu_share_args.model;
+    }
+    if (needs.device_groups) {
+      if (group_model_ && *group_model_ != p.shared_device_group_args.model)
+        throw InputError("profile " + quote_for_message(p.scheduler_name) +
+                         ": SharedDeviceGroup's label and annotations differ from another profile's; the profiles "
+                         "share one cluster and so one set of groups");
+      group_model_ = p.shared_device_group_args.model;
+    }
   }
   upstream_.resize(plans_.size());
   // By name through the backend registry: the core never calls into the
@@ -210,58 +201,37 @@ void Engine::check_device_annotations(const Pod& pod) const {
   }
 }
 
-std::pair<std::string, GroupDevices> Engine::choose_group_devices(const Pod& pod, const ProfilePlan& plan,
-                                                                  uint32_t node) const {
-  std::pair<std::string, GroupDevices> out;
-  if (!group_model_) return out;
-  out.first = pod_device_group(pod, *group_model_);
-  const int32_t g = out.first.empty() ? -1 : snapshot_.device_group_index(out.first);
-  if (g < 0) return out;
-  const Snapshot::GroupBinding& b = snapshot_.device_group_binding(static_cast<uint32_t>(g));
-  // Only a profile that runs the plugin binds a group: another profile's
-  // choice of node never looked at shared-device mode or the selector.
-  const bool enabled = std::find(plan.config.filter.begin(), plan.config.filter.end(),
-                                 plugins::SharedDeviceGroup::kName) != plan.config.filter.end();
-  if (b.node < 0 && enabled)
-    out.second = plugins::SharedDeviceGroup::choose_devices(snapshot_, node, static_cast<uint32_t>(g));
-  else if (b.node == static_cast<int32_t>(node))
-    out.second = b.devices;
+Reservation Engine::preview_reservation(const Pod& pod, const ProfilePlan& plan, uint32_t node) const {
+  Reservation out;
+  reserve_pod(reserve_context(pod, plan, node), out, nullptr);
   return out;
 }
 
-std::vector<int32_t> Engine::choose_devices(const Pod& pod, const ProfilePlan& plan, uint32_t node) const {
-  if (!device_model_) return {};
-  const DeviceDemand demand = pod_device_demand(pod, *device_model_);
-  if (!demand.any()) return {};
-  // A profile without GpuShare places such a pod too (its filter did not
-  // look at devices); it then takes them by the default selection.
-  const bool enabled = std::find(plan.config.filter.begin(), plan.config.filter.end(), plugins::GpuShare::kName) !=
-                       plan.config.filter.end();
-  if (enabled) return plugins::GpuShare::choose_devices(snapshot_, node, pod, demand, plan.config);
-  ProfileConfig defaults;
-  return plugins::GpuShare::choose_devices(snapshot_, node, pod, demand, defaults);
+ReserveContext Engine::reserve_context(const Pod& pod, const ProfilePlan& plan, uint32_t node) const {
+  ReserveContext ctx{snapshot_, pod, plan.config};
+  ctx.node = node;
+  ctx.devices = device_model_ ? &*device_model_ : nullptr;
+  ctx.groups = group_model_ ? &*group_model_ : nullptr;
+  return ctx;
 }
 
 void Engine::assign_pod_devices(uint32_t id, std::vector<std::string>& warnings) {
   const Pod& pod = snapshot_.pod(id);
-  if (!pod_device_demand(pod, *device_model_).any() || !pod_device_indices(pod, *device_model_).empty()) return;
-  const uint32_t node = snapshot_.pod_node(id);
   const ProfilePlan* plan = &plans_.front();
   for (const auto& p : plans_)
     if (p.config.scheduler_name == pod.scheduler_name) plan = &p;
-  const std::vector<int32_t> devices = choose_devices(pod, *plan, node);
-  const std::string where =
-      "running pod " + quote_for_message(pod.key()) + " on node " + quote_for_message(snapshot_.node_name(node));
-  if (devices.empty()) {
-    warnings.push_back(where + " asks for devices but has no " + device_model_->index_annotation +
-                       " annotation, and none are free for it there; it holds none");
-    return;
-  }
+  // Reserve for a pod that is running already: only what its record lacks.
+  ReserveContext ctx = reserve_context(pod, *plan, snapshot_.pod_node(id));
+  ctx.bound = true;
+  // A preview first: most pods lack nothing, and then nothing is copied.
+  Reservation seen;
+  reserve_pod(ctx, seen, nullptr);
+  if (seen.devices.empty() && seen.group_devices.empty() && seen.warnings.empty()) return;
   Pod updated = pod;
-  updated.annotations[device_model_->index_annotation] = format_device_indices(devices);
-  warnings.push_back(where + " asks for devices but has no " + device_model_->index_annotation +
-                     " annotation; it is taken to hold devices " + format_device_indices(devices));
-  snapshot_.update_pod(id, updated);
+  Reservation r;
+  reserve_pod(ctx, r, &updated);
+  for (std::string& w : r.warnings) warnings.push_back(std::move(w));
+  if (updated.annotations != pod.annotations) snapshot_.update_pod(id, updated);
 }
 
 std::vector<std::string> Engine::take_warnings() {
@@ -427,29 +397,13 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   // after every pod placed before it.
   resolve_pod_priority(assumed, objects_);
   assumed.start_time_ns = next_start_time();
-  if (device_model_) {
-    res.devices = choose_devices(pod, plan, static_cast<uint32_t>(res.node));
-    if (!res.devices.empty()) {
-      assumed.annotations[device_model_->index_annotation] = format_device_indices(res.devices);
-    } else if (pod_device_demand(pod, *device_model_).any()) {
-      res.warnings.push_back("placed by a profile without GpuShare where no devices are free for it: it holds none");
-      assumed.annotations.erase(device_model_->index_annotation);
-    }
-  }
-  if (group_model_) {
-    std::tie(res.device_group, res.group_devices) = choose_group_devices(pod, plan, static_cast<uint32_t>(res.node));
-    if (!res.group_devices.empty()) {
-      annotate_group_devices(assumed, *group_model_, res.group_devices);
-    } else if (!res.device_group.empty()) {
-      // Only a profile without SharedDeviceGroup places a group's pod
-      // without its group: the pod then shares nothing.
-      assumed.annotations.erase(group_model_->devices_annotation);
-      for (auto it = assumed.annotations.begin(); it != assumed.annotations.end();)
-        it = it->first.rfind(group_model_->env_annotation_prefix, 0) == 0 ? assumed.annotations.erase(it) : std::next(it);
-      res.warnings.push_back("placed by a profile without SharedDeviceGroup, outside SharedDeviceGroup " +
-                             quote_for_message(res.device_group) + ": it shares no devices");
-    }
-  }
+  Reservation reserved;
+  reserve_pod(reserve_context(pod, plan, static_cast<uint32_t>(res.node)), reserved, &assumed);
+  res.devices = reserved.devices;
+  res.device_group = reserved.device_group;
+  res.group_devices = reserved.group_devices;
+  for (std::string& w : reserved.warnings) res.warnings.push_back(std::move(w));
+  reserved.warnings.clear();
   // The snapshot's warnings about this pod joining its group. A layout
   // (a new resource name is structural) raises the cluster's load-time
   // findings again: those are not this pod's.
@@ -457,12 +411,33 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   PodRecord rec;
   rec.state = PodCacheState::kAssumed;
   rec.node = res.node_name;
+  rec.profile = static_cast<uint32_t>(&plan - plans_.data());
+  // Kept only when it took anything: most pods take nothing, and then
+  // nothing is allocated.
+  if (!reserved.devices.empty() || reserved.group_index >= 0)
+    rec.reservation = std::make_shared<const Reservation>(reserved);
   rec.id = snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
   pod_records_.emplace(key, std::move(rec));
   if (group_model_) {
     const std::string name = "pod " + quote_for_message(pod.key());
     for (std::string& w : snapshot_.take_device_warnings())
       if (w.find(name) != std::string::npos) res.warnings.push_back(std::move(w));
+  }
+  // Permit, the pod assumed (plugins/reserve.hpp). A rejection undoes it
+  // (Unreserve, forget) with upstream's message; Wait leaves it assumed
+  // for its group's decision.
+  const PermitStatus permit =
+      permit_pod(reserve_context(pod, plan, static_cast<uint32_t>(res.node)), reserved);
+  if (permit.code == PermitCode::kReject) {
+    static_cast<void>(forget_pod(key));
+    res.code = Code::Unschedulable;
+    res.message = "rejected pod " + quote_for_message(pod.key()) + " by permit plugin " +
+                  quote_for_message(permit.plugin) + ": " + permit.message;
+    res.node = -1;
+    res.node_name.clear();
+    res.devices.clear();
+    res.device_group.clear();
+    res.group_devices.clear();
   }
 }
 
@@ -784,8 +759,10 @@ ScheduleResult Engine::peek(const Pod& pod) {
   res.node = r.chosen;
   res.node_name = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
   res.score = r.chosen_total;
-  res.devices = choose_devices(pod, plan, static_cast<uint32_t>(r.chosen));
-  std::tie(res.device_group, res.group_devices) = choose_group_devices(pod, plan, static_cast<uint32_t>(r.chosen));
+  Reservation reserved = preview_reservation(pod, plan, static_cast<uint32_t>(r.chosen));
+  res.devices = std::move(reserved.devices);
+  res.device_group = std::move(reserved.device_group);
+  res.group_devices = std::move(reserved.group_devices);
   return res;
 }
 
@@ -925,7 +902,7 @@ Ranking Engine::rank(const Pod& pod, uint32_t k, const std::vector<std::string>&
   }
   const auto chosen = static_cast<uint32_t>(r.chosen);
   out.chosen = snapshot_.node_name(chosen);
-  out.devices = choose_devices(pod, plan, chosen);
+  out.devices = preview_reservation(pod, plan, chosen).devices;
   if (scored_pos[chosen] >= 0) {
     out.chosen_node = ranked(chosen);
     out.chosen_position = sorted_pos[chosen];
@@ -993,8 +970,10 @@ Explanation Engine::explain(const Pod& pod) {
   ex.feasible_nodes = r.num_feasible;
   if (r.chosen >= 0) {
     ex.chosen = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
-    ex.devices = choose_devices(pod, plan, static_cast<uint32_t>(r.chosen));
-    std::tie(ex.device_group, ex.group_devices) = choose_group_devices(pod, plan, static_cast<uint32_t>(r.chosen));
+    Reservation reserved = preview_reservation(pod, plan, static_cast<uint32_t>(r.chosen));
+    ex.devices = std::move(reserved.devices);
+    ex.device_group = std::move(reserved.device_group);
+    ex.group_devices = std::move(reserved.group_devices);
   } else {
     ex.message = fit_error(q, r);
     explain_post_filter(pod, plan, q, ex.message, ex.preemption);

@@ -23,6 +23,7 @@
 #include "host/input/config.hpp"
 #include "host/input/model.hpp"
 #include "host/snapshot/snapshot.hpp"
+#include "plugins/reserve.hpp"
 
 namespace bulkscore {
 
@@ -552,20 +553,16 @@ class Engine {
                       const AttemptTrace& trace, std::chrono::steady_clock::time_point start);
   uint32_t num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates) const;
   void assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res, const std::string& key);
-  // GpuShare: the devices `pod` would take on `node` under `plan`'s
-  // selection (empty when it asks for none or the node cannot hold it).
-  std::vector<int32_t> choose_devices(const Pod& pod, const ProfilePlan& plan, uint32_t node) const;
-  // SharedDeviceGroup: the group `pod` names and the devices it would share
-  // on `node` (its group's when bound there, else the strategy's choice
-  // when `plan` runs the plugin); an empty name when it names no group,
-  // empty devices when it would share none.
-  std::pair<std::string, GroupDevices> choose_group_devices(const Pod& pod, const ProfilePlan& plan,
-                                                            uint32_t node) const;
+  // Reserve's context for `pod` on `node` under `plan` (plugins/reserve.hpp).
+  ReserveContext reserve_context(const Pod& pod, const ProfilePlan& plan, uint32_t node) const;
+  // What Reserve would take for `pod` on `node` (explain, rank): nothing changes.
+  Reservation preview_reservation(const Pod& pod, const ProfilePlan& plan, uint32_t node) const;
   // InputError when the pod's device annotations are malformed.
   void check_device_annotations(const Pod& pod) const;
   std::string fit_error(const PodQuery& q, const EvalResult& r) const;
-  // GpuShare: a bound pod (load, add_pod) that asks for devices without
-  // listing them is taken to hold those the selection picks, with a warning.
+  // Reserve for a bound pod (load, add_pod): what its record lacks (a pod
+  // that asks for devices without listing them is taken to hold those the
+  // selection picks, with a warning).
   void assign_pod_devices(uint32_t id, std::vector<std::string>& warnings);
 
   // ---- PostFilter (preemption.cpp) ----
@@ -596,6 +593,10 @@ class Engine {
     std::string node;                  // the node it is on or waits for
     uint32_t id = Snapshot::kNoPod;    // its snapshot pod id; kNoPod while its node is absent
     std::optional<Pod> waiting;        // the pod, while its node is absent
+    // An assumed pod's: what Reserve took (only when it took anything) and
+    // its profile, for Unreserve when it is forgotten.
+    std::shared_ptr<const Reservation> reservation;
+    uint32_t profile = 0;
   };
   // Adds `pod` (node_name set) under `key` in `state`: into the snapshot
   // when its node is present, else kept waiting for it.

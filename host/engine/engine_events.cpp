@@ -392,7 +392,14 @@ EventStatus Engine::forget_pod(std::string_view cache_key) {
   if (it == pod_records_.end()) return status(EventCode::kNotFound, key_name(cache_key) + " is not in the cache");
   if (it->second.state != PodCacheState::kAssumed)
     return status(EventCode::kWrongState, key_name(cache_key) + " is not assumed, so it cannot be forgotten");
-  drop_record(it);
+  // Unreserve, once the pod is out of the snapshot (plugins/reserve.hpp).
+  const std::shared_ptr<const Reservation> reserved = it->second.reservation;
+  const uint32_t profile = it->second.profile;
+  const int32_t node = snapshot_.node_index(it->second.node);
+  const Pod pod = drop_record(it);
+  if (reserved)
+    unreserve_pod(reserve_context(pod, plans_[profile], node < 0 ? 0 : static_cast<uint32_t>(node)), snapshot_,
+                  *reserved);
   if (group_model_ || device_model_) snapshot_.take_device_warnings();
   release_dead();
   return {};

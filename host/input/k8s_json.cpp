@@ -861,6 +861,22 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
         else if (k2 == "priority") {
           pod.priority = r.as_int32(v2, p2);
           pod.has_priority = true;
+        } else if (k2 == "workloadRef") {
+          // As the API server validates it: name a DNS subdomain, podGroup
+          // and podGroupReplicaKey DNS labels, the first two required.
+          r.for_each_field(v2, p2, [&](std::string_view k3, element v3, const Path& p3) {
+            std::string* into = k3 == "name"                 ? &pod.workload_name
+                                : k3 == "podGroup"           ? &pod.workload_pod_group
+                                : k3 == "podGroupReplicaKey" ? &pod.workload_replica_key
+                                                             : nullptr;
+            if (into == nullptr) return;
+            *into = r.as_string(v3, p3);
+            const std::string problem =
+                k3 == "name" ? dns1123_subdomain_problem(*into) : dns1123_label_problem(*into);
+            if (!into->empty() && !problem.empty()) r.fail(p3, "invalid name " + quote(*into) + ": " + problem);
+          });
+          if (pod.workload_name.empty()) r.fail(p2.field("name"), "required");
+          if (pod.workload_pod_group.empty()) r.fail(p2.field("podGroup"), "required");
         } else if (k2 == "priorityClassName") {
           pod.priority_class_name = r.as_string(v2, p2);
           if (const std::string problem = dns1123_subdomain_problem(pod.priority_class_name);
@@ -1238,6 +1254,114 @@ SharedDeviceGroup convert_device_group(element item, Reader& r, std::string_view
   return g;
 }
 
+// A pod group policy (a Workload's podGroups[].policy, a v1alpha2
+// PodGroup's spec.policy): exactly one of basic and gang, gang.minCount
+// positive, as the API server validates them.
+void convert_pod_group_policy(element v, Reader& r, const Path& p, PodGroupObject& g) {
+  bool basic = false, gang = false;
+  r.for_each_field(v, p, [&](std::string_view k, element v2, const Path& p2) {
+    if (k == "basic") {
+      r.as_object(v2, p2);
+      basic = true;
+    } else if (k == "gang") {
+      gang = true;
+      bool min_given = false;
+      r.for_each_field(v2, p2, [&](std::string_view k3, element v3, const Path& p3) {
+        if (k3 != "minCount") return;
+        const int64_t n = r.as_int64(v3, p3);
+        if (n <= 0 || n > INT32_MAX) r.fail(p3, "must be greater than zero, got " + std::to_string(n));
+        g.min_count = static_cast<int32_t>(n);
+        min_given = true;
+      });
+      if (!min_given) r.fail(p2.field("minCount"), "must be greater than zero, got 0");
+    }
+  });
+  if (!basic && !gang) r.fail(p, "exactly one of `basic`, `gang` is required");
+  if (basic && gang) r.fail(p, "exactly one of `basic`, `gang` is required, but multiple fields are set");
+  g.gang = gang;
+}
+
+// A Workload (scheduling.k8s.io/v1alpha1): one PodGroupObject per item of
+// spec.podGroups (1 to 8, names DNS labels and unique).
+void convert_workload(element item, Reader& r, std::string_view ns, std::string_view name, const std::string& origin,
+                      ClusterObjects& out) {
+  const Path root;
+  const Path spec = root.field("spec");
+  const Path groups = spec.field("podGroups");
+  std::vector<PodGroupObject> found;
+  bool listed = false;
+  r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
+    if (k != "spec") return;
+    r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+      if (k2 != "podGroups") return;
+      listed = true;
+      const size_t n = r.as_array(v2, p2).size();
+      if (n > 8) r.fail(p2, "must have at most 8 items, got " + std::to_string(n));
+      r.for_each_item(v2, p2, [&](element g, const Path& gp) {
+        PodGroupObject o;
+        o.api = PodGroupObject::Api::kWorkload;
+        o.namespace_name = std::string(ns);
+        o.name = std::string(name);
+        o.origin = origin;
+        bool policy = false;
+        r.for_each_field(g, gp, [&](std::string_view k3, element v3, const Path& p3) {
+          if (k3 == "name") {
+            o.pod_group = r.as_string(v3, p3);
+            if (const std::string problem = dns1123_label_problem(o.pod_group); !problem.empty())
+              r.fail(p3, "invalid name " + quote(o.pod_group) + ": " + problem);
+            for (const PodGroupObject& before : found)
+              if (before.pod_group == o.pod_group) r.fail(p3, "duplicate value " + quote(o.pod_group));
+          } else if (k3 == "policy") {
+            policy = true;
+            convert_pod_group_policy(v3, r, p3, o);
+          }
+        });
+        if (o.pod_group.empty()) r.fail(gp.field("name"), "required");
+        if (!policy) r.fail(gp.field("policy"), "exactly one of `basic`, `gang` is required");
+        found.push_back(std::move(o));
+      });
+    });
+  });
+  if (!listed || found.empty()) r.fail(groups, "must have at least one item");
+  for (PodGroupObject& o : found) out.pod_groups.push_back(std::move(o));
+}
+
+// A PodGroup: scheduling.k8s.io/v1alpha2 (spec.policy as a Workload's
+// group) or scheduling.x-k8s.io/v1alpha1 (Coscheduling: spec.minMember,
+// spec.minResources, spec.scheduleTimeoutSeconds; never negative).
+PodGroupObject convert_pod_group(element item, Reader& r, bool coscheduling, std::string_view ns,
+                                 std::string_view name, const std::string& origin) {
+  const Path root;
+  PodGroupObject o;
+  o.api = coscheduling ? PodGroupObject::Api::kCoscheduling : PodGroupObject::Api::kPodGroup;
+  o.namespace_name = std::string(ns);
+  o.name = std::string(name);
+  o.origin = origin;
+  o.gang = coscheduling;
+  bool policy = false;
+  r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
+    if (k != "spec") return;
+    r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+      if (!coscheduling) {
+        if (k2 == "policy") {
+          policy = true;
+          convert_pod_group_policy(v2, r, p2, o);
+        }
+        return;
+      }
+      if (k2 == "minMember" || k2 == "scheduleTimeoutSeconds") {
+        const int64_t n = r.as_int64(v2, p2);
+        if (n < 0 || n > INT32_MAX) r.fail(p2, "must be a non-negative 32-bit integer, got " + std::to_string(n));
+        (k2 == "minMember" ? o.min_count : o.schedule_timeout_seconds) = static_cast<int32_t>(n);
+      } else if (k2 == "minResources") {
+        o.min_resources = r.as_resources(v2, p2);
+      }
+    });
+  });
+  if (!coscheduling && !policy) r.fail(root.field("spec").field("policy"), "exactly one of `basic`, `gang` is required");
+  return o;
+}
+
 // The objects of every --objects file read so far, by kind, namespace and
 // name: the API server holds one of each, so a second is an error naming
 // both.
@@ -1251,6 +1375,16 @@ class ObjectIndex {
     for (const PriorityClass& c : out.priority_classes) where_.emplace(key("PriorityClass", "", c.name), c.origin);
     for (const PodDisruptionBudget& b : out.pdbs)
       where_.emplace(key("PodDisruptionBudget", b.namespace_name, b.name), b.origin);
+    for (const PodGroupObject& g : out.pod_groups)
+      where_.emplace(key(pod_group_kind(g.api), g.namespace_name, g.name), g.origin);
+  }
+
+  // The index's kind of a pod group's object: the two PodGroup kinds are
+  // different resources (API groups) and may share a name.
+  static const char* pod_group_kind(PodGroupObject::Api api) {
+    return api == PodGroupObject::Api::kWorkload  ? "Workload"
+           : api == PodGroupObject::Api::kPodGroup ? "PodGroup.scheduling.k8s.io"
+                                                   : "PodGroup.scheduling.x-k8s.io";
   }
 
   // The origin of an object already read with this kind, namespace ("" for
@@ -1434,6 +1568,38 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
     convert_pdb(item, r, name, std::move(origin), out, index);
     return;
   }
+  if (kind == "Workload" || kind == "PodGroup") {
+    std::string ns = "default";
+    std::string api;
+    r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
+      if (k == "apiVersion") api = r.as_string(v, p);
+      if (k != "metadata") return;
+      r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
+        if (k2 == "namespace") ns = r.as_string(v2, p2);
+      });
+    });
+    if (ns.empty()) ns = "default";
+    using Api = PodGroupObject::Api;
+    Api which = Api::kWorkload;
+    if (kind == "Workload") {
+      if (api != "scheduling.k8s.io/v1alpha1")
+        r.fail(root.field("apiVersion"), "expected scheduling.k8s.io/v1alpha1, got " + quote(api));
+    } else if (api == "scheduling.k8s.io/v1alpha2") {
+      which = Api::kPodGroup;
+    } else if (api == "scheduling.x-k8s.io/v1alpha1") {
+      which = Api::kCoscheduling;
+    } else {
+      r.fail(root.field("apiVersion"),
+             "expected scheduling.k8s.io/v1alpha2 or scheduling.x-k8s.io/v1alpha1, got " + quote(api));
+    }
+    if (const std::string* first = index.add(ObjectIndex::pod_group_kind(which), ns, name, origin))
+      r.fail(metadata.field("name"), std::string(kind) + " " + quote(ns + "/" + std::string(name)) + " is also " + *first);
+    if (which == Api::kWorkload)
+      convert_workload(item, r, ns, name, origin, out);
+    else
+      out.pod_groups.push_back(convert_pod_group(item, r, which == Api::kCoscheduling, ns, name, origin));
+    return;
+  }
   if (kind == "SharedDeviceGroup") {
     if (const std::string* first = index.add(kind, "", name, origin))
       r.fail(metadata.field("name"), "SharedDeviceGroup " + quote(name) + " is also " + *first);
@@ -1526,7 +1692,8 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
 
 bool is_cluster_object_kind(std::string_view k) {
   return k == "Namespace" || k == "Service" || k == "ReplicationController" || k == "ReplicaSet" ||
-         k == "StatefulSet" || k == "SharedDeviceGroup" || k == "PriorityClass" || k == "PodDisruptionBudget";
+         k == "StatefulSet" || k == "SharedDeviceGroup" || k == "PriorityClass" || k == "PodDisruptionBudget" ||
+         k == "Workload" || k == "PodGroup";
 }
 
 // Walks a List, a typed list of one of the kinds above, or a single object
@@ -1538,7 +1705,7 @@ void objects_from(simdjson::dom::parser& parser, const simdjson::padded_string_v
   if (const auto err = parser.parse(json.data(), json.size(), false).get(root)) throw_json_error(origin, err, json);
   const char* expected =
       "List, Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, SharedDeviceGroup, PriorityClass, "
-      "PodDisruptionBudget or a list of them";
+      "PodDisruptionBudget, Workload, PodGroup or a list of them";
   object obj;
   if (root.get_object().get(obj) != simdjson::SUCCESS)
     throw InputError(origin + ": expected a JSON object (" + expected + "), got " + type_name(root.type()));

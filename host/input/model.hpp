@@ -159,6 +159,12 @@ struct Pod {
   int32_t priority = 0;             // spec.priority, or as resolve_pod_priorities resolved it
   bool has_priority = false;        // spec.priority is present
   std::string priority_class_name;  // spec.priorityClassName
+  // Gang scheduling (PodGroupObject): spec.workloadRef (v1.35), the
+  // Workload, its pod group and the replica key; all empty when absent.
+  // Coscheduling's label scheduling.x-k8s.io/pod-group stays in `labels`.
+  std::string workload_name;
+  std::string workload_pod_group;
+  std::string workload_replica_key;
   // spec.preemptionPolicy: "" (PreemptLowerPriority, or the class's), or
   // "PreemptLowerPriority", "Never".
   std::string preemption_policy;
@@ -264,12 +270,42 @@ struct PodDisruptionBudget {
   std::string origin;
 };
 
+// A pod group for gang scheduling (issue 23; docs/plugins.md "Pod groups"),
+// from one of three APIs reduced to one shape:
+//  * kWorkload: a Workload (scheduling.k8s.io/v1alpha1, Kubernetes v1.35)
+//    names up to 8 groups in spec.podGroups[], each with policy.basic or
+//    policy.gang.minCount; pods join with spec.workloadRef {name, podGroup,
+//    podGroupReplicaKey}. One entry per podGroups[] item.
+//  * kPodGroup: a standalone PodGroup (scheduling.k8s.io/v1alpha2, v1.36):
+//    spec.policy as a Workload's podGroups[] item; pods join with
+//    spec.schedulingGroup.
+//  * kCoscheduling: scheduler-plugins' PodGroup (scheduling.x-k8s.io/v1alpha1):
+//    spec.minMember, spec.minResources, spec.scheduleTimeoutSeconds; pods join
+//    with the label scheduling.x-k8s.io/pod-group. Always a gang.
+struct PodGroupObject {
+  enum class Api : uint8_t { kWorkload, kPodGroup, kCoscheduling };
+  Api api = Api::kWorkload;
+  std::string namespace_name;
+  std::string name;       // the Workload's or the PodGroup's metadata.name
+  std::string pod_group;  // kWorkload: the podGroups[] item's name; else empty
+  bool gang = false;      // policy.gang (kCoscheduling: always); else basic
+  int32_t min_count = 0;  // gang.minCount, minMember
+  ResourceList min_resources;            // kCoscheduling: spec.minResources
+  int32_t schedule_timeout_seconds = 0;  // kCoscheduling; 0: not set
+  std::string origin;                    // file and item, for messages
+  // "ns/name" or, for a Workload's group, "ns/name/podGroup".
+  std::string key() const {
+    return namespace_name + "/" + name + (pod_group.empty() ? "" : "/" + pod_group);
+  }
+};
+
 struct ClusterObjects {
   std::vector<Namespace> namespaces;
   std::vector<SelectingObject> selecting;  // file order
   std::vector<SharedDeviceGroup> device_groups;  // file order; names unique
   std::vector<PriorityClass> priority_classes;   // file order; names unique
   std::vector<PodDisruptionBudget> pdbs;         // file order; namespace/name unique
+  std::vector<PodGroupObject> pod_groups;        // file order; one per group (a Workload's several)
 };
 
 // What the CLI and the engine load: nodes, and pods either running on a node

@@ -403,6 +403,16 @@ void Snapshot::release_device_group(uint32_t g) {
   identity_.log.push_back(node);
 }
 
+void Snapshot::restore_device_group(uint32_t g, const GroupState& before) {
+  GroupBinding& b = bindings_[g];
+  if (b.node < 0 && before.binding.node >= 0 && before.binding.members == 0) {
+    const auto node = static_cast<uint32_t>(before.binding.node);
+    bind_device_group(g, node, before.binding.devices, "restored");
+    identity_.log.push_back(node);
+  }
+  status_superseded_[g] = before.status_superseded ? 1 : 0;
+}
+
 void Snapshot::join_device_group(uint32_t id, uint32_t node) {
   if (pod_group_.size() <= id) pod_group_.resize(static_cast<size_t>(id) + 1, -1);
   pod_group_[id] = -1;

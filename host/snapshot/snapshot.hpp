@@ -477,6 +477,19 @@ class Snapshot {
     uint32_t members = 0;  // its pods on the node
   };
   const GroupBinding& device_group_binding(uint32_t g) const { return bindings_[g]; }
+  // A group's binding and whether its status is history (a released
+  // binding is never taken from the status again): what Reserve records so
+  // that Unreserve can give it back.
+  struct GroupState {
+    GroupBinding binding;
+    bool status_superseded = false;
+  };
+  GroupState device_group_state(uint32_t g) const { return GroupState{bindings_[g], status_superseded_[g] != 0}; }
+  // Unreserve (SharedDeviceGroup): group `g` as `before` had it, once the
+  // pods that joined it since are removed: a binding no pod held (from the
+  // group's status) is bound again on its node and devices, and the status
+  // flag restored. Logged for device mirrors.
+  void restore_device_group(uint32_t g, const GroupState& before);
   // The rows of SnapshotView::group_free: the resources groups ask for, sorted.
   uint32_t num_group_device_types() const { return static_cast<uint32_t>(group_types_.size()); }
   const std::string& group_device_type(uint32_t row) const { return group_types_[row]; }
