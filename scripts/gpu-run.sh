@@ -50,7 +50,12 @@ grep -E "^\[  FAILED  \]|Failure|first difference" "$logs/parity.log" | head -n 
 # load; rank on CUDA equals rank on the CPU.
 step events 90 "$bin/test_engine_events" --gtest_filter='*OnCuda*'
 step rank 60 "$bin/test_engine_rank" --gtest_filter='*Cuda*'
-grep -E "^\[  (FAILED|SKIPPED) \]|Failure|decides otherwise" "$logs/events.log" "$logs/rank.log" | head -n 10 |
+# Reserve/Unreserve on a CUDA engine: placing and undoing pods leaves the
+# device mirror as if they never came, and later decisions equal an engine
+# that never saw them (issue 23).
+step reserve_undo 90 "$bin/test_reserve_undo"
+grep -E "^\[  (FAILED|SKIPPED) \]|Failure|decides otherwise|first difference" "$logs/events.log" "$logs/rank.log" \
+  "$logs/reserve_undo.log" | head -n 10 |
   sed 's/^/    /' | tee -a "$summary"
 
 # Device faults injected mid-run (BULKSCORE_CUDA_FAULT_AT=N:POINT,

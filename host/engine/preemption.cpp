@@ -743,7 +743,7 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
     // passes Filter now that the victims are gone, unless the snapshot
     // changed in between (it did not here).
     intern_pod_for_plan(snapshot_, p, plan, &objects_);
-    PodQuery q2 = prepare_pod_query(p, snapshot_, plan, options_.tie_break, options_.seed, &objects_);
+    PodQuery q2 = prepare_pod_query(p, snapshot_, plan, tie_break_for(plan), options_.seed, &objects_);
     q2.header.pod_seq = seq;
     const auto nominated = static_cast<uint32_t>(snapshot_.node_index(node_name));
     if (!q2.rejected && filter_node(snapshot_.view(), q2.view(), nominated).feasible()) {
