@@ -221,6 +221,61 @@ TEST(EngineEvents, ForgetUndoesAnAssumeExactly) {
   }
 }
 
+// A node that brings a resource name no node had, while pods are counted per
+// zone: naming the resource is structural and recounts the per-domain sums,
+// which must not read the new node's dense columns before they exist (the
+// sanitizer build found that read; a release build recounted again at the
+// end and hid it). Later decisions equal a fresh load's.
+TEST(EngineEvents, ANodeWithANewResourceNameKeepsTheDomainSumsExact) {
+  const auto spread_pod = [](const std::string& name) {
+    Pod p = cpu_pod(name, 100);
+    p.labels["app"] = "web";
+    TopologySpreadConstraint zone;
+    zone.max_skew = 1;
+    zone.topology_key = "topology.kubernetes.io/zone";
+    zone.when_unsatisfiable = "ScheduleAnyway";  // Score reads the per-domain sums
+    zone.label_selector = LabelSelector{};
+    zone.label_selector->match_labels = {{"app", "web"}};
+    p.topology_spread_constraints = {zone};
+    return p;
+  };
+  // The zone the only label, so that its dense column is the last one: a
+  // read past the old layout leaves the column.
+  const auto zone_node = [](const std::string& name, const std::string& zone) {
+    Node n = plain_node(name, 8000, zone);
+    n.labels.erase("kubernetes.io/hostname");
+    return n;
+  };
+  std::vector<Node> nodes = {zone_node("n1", "a"), zone_node("n2", "b"), zone_node("n3", "c")};
+  Pod running = spread_pod("web-0");
+  running.node_name = "n1";
+  running.phase = "Running";
+  auto e = engine_of(nodes, {running});
+  ASSERT_GE(e->schedule(spread_pod("web-1")).node, 0);
+  ASSERT_TRUE(e->finish_binding(spread_pod("web-1").cache_key()).ok());
+  Node widget = zone_node("n4", "d");
+  widget.allocatable["example.com/widget"] = 4;
+  ASSERT_TRUE(e->add_node(widget).ok());
+  // The same cluster, loaded whole.
+  nodes.push_back(widget);
+  std::vector<Pod> placed = {running};
+  for (const Pod& p : {spread_pod("web-1")}) {
+    const Snapshot& s = e->snapshot();
+    const uint32_t id = s.find_pod(p.namespace_name, p.name);
+    ASSERT_NE(id, Snapshot::kNoPod);
+    Pod bound = s.pod(id);
+    placed.push_back(bound);
+  }
+  auto fresh = engine_of(nodes, placed);
+  for (int i = 2; i < 8; ++i) {
+    const Pod p = spread_pod("web-" + std::to_string(i));
+    const ScheduleResult a = e->schedule(p), b = fresh->schedule(p);
+    ASSERT_EQ(a.node_name, b.node_name) << p.name;
+    ASSERT_EQ(a.score, b.score) << p.name;
+    ASSERT_EQ(a.message, b.message) << p.name;
+  }
+}
+
 // Objects change only what they change, without a reload: a Service makes
 // its pods spread by default, removing it stops that.
 TEST(EngineEvents, ObjectsApplyIncrementallyAsAReloadWould) {
