@@ -82,6 +82,14 @@ struct FilterOutcome {
 BULKSCORE_HD FilterOutcome filter_pass() { return FilterOutcome{Code::Success, 0}; }
 BULKSCORE_HD FilterOutcome filter_fail(Code c, uint64_t reasons = 1) { return FilterOutcome{c, reasons}; }
 
+// Go's int64 product: wraps on overflow (two's complement), where C++'s
+// signed overflow is undefined. The scoring formulas multiply quantities
+// by 100; a node or pod reporting quantities near 2^63 wraps in upstream
+// too, and must not be undefined here.
+BULKSCORE_HD int64_t go_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
 // a / b with Go's int64 semantics (truncation), computed through a float64
 // division plus one exact correction when both operands are non-negative and
 // below 2^53: the correctly rounded quotient is then the true quotient or one

@@ -58,7 +58,7 @@ BULKSCORE_HD int64_t least_allocated_score(const SnapshotView& s, const ScoredRe
     int64_t req, alloc;
     resource_pair(s, res[i], node, req, alloc);
     if (alloc == 0) continue;
-    const int64_t part = req > alloc ? 0 : div_trunc((alloc - req) * 100, alloc);
+    const int64_t part = req > alloc ? 0 : div_trunc(go_mul(alloc - req, 100), alloc);
     sum += part * res[i].weight;
     weights += res[i].weight;
   }
@@ -72,7 +72,7 @@ BULKSCORE_HD int64_t most_allocated_score(const SnapshotView& s, const ScoredRes
     resource_pair(s, res[i], node, req, alloc);
     if (alloc == 0) continue;
     const int64_t used = req > alloc ? alloc : req;
-    sum += div_trunc(used * 100, alloc) * res[i].weight;
+    sum += div_trunc(go_mul(used, 100), alloc) * res[i].weight;
     weights += res[i].weight;
   }
   return weights == 0 ? 0 : div_trunc(sum, weights);
