@@ -43,8 +43,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -53,6 +53,7 @@
 
 #include "bench/replay/gnuplot.hpp"
 #include "host/engine/engine.hpp"
+#include "host/io/io.hpp"
 #include "host/input/config.hpp"
 
 namespace bulkscore {
@@ -546,14 +547,11 @@ class Soak {
                   after.front()->strings, after.front()->matchers, after.front()->term_groups, after.front()->images,
                   after.back()->strings, after.back()->matchers, after.back()->term_groups, after.back()->images);
     }
+    // The CSV and the plot through the project's one writer, as a unit:
+    // whole or not at all, never through a planted path.
     const std::string csv = csv_text();
-    if (!o_.csv.empty()) {
-      std::ofstream f(o_.csv, std::ios::binary);
-      f << csv;
-      if (!f) std::fprintf(stderr, "bench_soak: cannot write %s\n", o_.csv.c_str());
-    }
+    std::string png;
     if (!o_.plot.empty()) {
-      std::string png;
       try {
         png = run_gnuplot(plot_script(csv));
       } catch (const std::exception& e) {
@@ -561,9 +559,15 @@ class Soak {
         ++failures_;
         return;
       }
-      std::ofstream f(o_.plot, std::ios::binary);
-      f << png;
-      if (!f) std::fprintf(stderr, "bench_soak: cannot write %s\n", o_.plot.c_str());
+    }
+    std::vector<std::pair<std::string, std::string_view>> files;
+    if (!o_.csv.empty()) files.emplace_back(o_.csv, csv);
+    if (!o_.plot.empty()) files.emplace_back(o_.plot, png);
+    try {
+      write_files_atomically(files);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_soak: %s\n", e.what());
+      ++failures_;
     }
   }
 
