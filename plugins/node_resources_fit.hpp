@@ -77,6 +77,12 @@ struct NodeResourcesFit {
     }
   }
 
+  // Host: filter() of `count` nodes as branch-free column loops (pod count,
+  // then each requested resource), per SIMD target
+  // (plugins/resource_scores_nodes.cpp).
+  static void filter_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
+                           uint32_t count, uint8_t* fails);
+
   // Host: score() of `count` nodes (LeastAllocated as a vectorized column
   // loop, plugins/resource_scores_nodes.cpp; the other strategies node by node).
   static void score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,

@@ -27,6 +27,18 @@ struct NodeUnschedulable {
     return filter_pass();
   }
 
+  // Host: filter() of many nodes (a byte loop compilers vectorize).
+  static void filter_nodes(const SnapshotView& s, const State& st, const uint8_t*, const uint32_t* nodes,
+                           uint32_t count, uint8_t* fails) {
+    const uint8_t cordoned_fails = st.tolerates_unschedulable ? 0 : 1;
+    if (is_contiguous_run(nodes, count)) {
+      const uint8_t* u = s.unschedulable + (count ? nodes[0] : 0);
+      for (uint32_t i = 0; i < count; ++i) fails[i] = static_cast<uint8_t>(u[i] & cordoned_fails);
+      return;
+    }
+    for (uint32_t i = 0; i < count; ++i) fails[i] = static_cast<uint8_t>(s.unschedulable[nodes[i]] & cordoned_fails);
+  }
+
   static void reasons(uint64_t bits, const Snapshot& snap, const State& st, const uint8_t* arena, uint32_t node,
                       std::vector<std::string>& out);
 };

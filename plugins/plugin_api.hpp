@@ -37,6 +37,12 @@
 //     // batch cache call it; device kernels keep score().
 //     static void score_nodes(const SnapshotView&, const State&, const uint8_t* arena, const uint32_t* nodes,
 //                             uint32_t count, int64_t* out);
+//     // Host, optional: Filter of `count` nodes at once, fails[i] = 1 where
+//     // filter(nodes[i]) is not ok() and 0 where it is, for a rule whose
+//     // checks are branch-free column loops. The CPU backend calls it and
+//     // then filter() on the failing nodes only, for their code and reasons.
+//     static void filter_nodes(const SnapshotView&, const State&, const uint8_t* arena, const uint32_t* nodes,
+//                              uint32_t count, uint8_t* fails);
 //   };
 //
 // and its type in plugins/registry.hpp. Backends never name a plugin.
@@ -199,6 +205,22 @@ template <class P>
 struct HasScoreNodes<P, std::void_t<decltype(&P::score_nodes)>> : std::true_type {};
 template <class P>
 constexpr bool kHasScoreNodes = HasScoreNodes<P>::value;
+
+// Host: whether nodes[0..n) is the run nodes[0], nodes[0] + 1, ... (column
+// loops then read the columns directly instead of gathering).
+inline bool is_contiguous_run(const uint32_t* nodes, uint32_t n) {
+  uint32_t bad = 0;
+  for (uint32_t i = 0; i < n; ++i) bad |= nodes[i] ^ (nodes[0] + i);
+  return bad == 0;
+}
+
+// Whether plugin P has the optional filter_nodes.
+template <class P, class = void>
+struct HasFilterNodes : std::false_type {};
+template <class P>
+struct HasFilterNodes<P, std::void_t<decltype(&P::filter_nodes)>> : std::true_type {};
+template <class P>
+constexpr bool kHasFilterNodes = HasFilterNodes<P>::value;
 
 // Whether plugin P has the optional prescore_feasible_since.
 template <class P, class = void>

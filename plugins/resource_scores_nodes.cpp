@@ -1,5 +1,5 @@
-// The resource scorers over many nodes at once (score_nodes of
-// NodeResourcesFit's LeastAllocated and of NodeResourcesBalancedAllocation):
+// The resource rules over many nodes at once (NodeResourcesFit's Filter,
+// score_nodes of its LeastAllocated and of NodeResourcesBalancedAllocation):
 // branch-free column loops that compilers vectorize, compiled per SIMD target
 // (plugins/simd_dispatch.hpp), equal bit for bit to the per-node rules in
 // plugins/resource_allocation.hpp and node_resources_balanced_allocation.hpp.
@@ -132,6 +132,33 @@ template <bool kContig>
   }
 }
 
+// NodeResourcesFit's Filter over n <= kBlock nodes: fails[i] = the pod
+// count or one requested resource does not fit, the rule's comparisons on
+// the same integers (want > allocatable - requested, wrapping as the rule's
+// int64 subtraction would for values no node has).
+template <bool kContig>
+[[gnu::always_inline]] inline void fit_block(const SnapshotView& s, const int64_t* want, const uint32_t* resource,
+                                             uint32_t nwant, const uint32_t* nodes, uint32_t first, uint32_t n,
+                                             uint8_t* fails) {
+  uint8_t f[kBlock];
+  const int32_t* __restrict pods = s.pod_count;
+  const int64_t* __restrict allowed = s.allowed_pods;
+  for (uint32_t i = 0; i < n; ++i) {
+    const size_t node = node_at<kContig>(nodes, first, i);
+    f[i] = static_cast<uint8_t>(static_cast<int64_t>(pods[node]) + 1 > allowed[node]);
+  }
+  for (uint32_t k = 0; k < nwant; ++k) {
+    const int64_t* __restrict alloc = s.allocatable + static_cast<size_t>(resource[k]) * s.num_nodes;
+    const int64_t* __restrict req = s.requested + static_cast<size_t>(resource[k]) * s.num_nodes;
+    const int64_t w = want[k];
+    for (uint32_t i = 0; i < n; ++i) {
+      const size_t node = node_at<kContig>(nodes, first, i);
+      f[i] |= static_cast<uint8_t>(w > wsub(alloc[node], req[node]));
+    }
+  }
+  for (uint32_t i = 0; i < n; ++i) fails[i] = f[i];
+}
+
 bool contiguous(const uint32_t* nodes, uint32_t n) {
   uint32_t bad = 0;
   for (uint32_t i = 0; i < n; ++i) bad |= nodes[i] ^ (nodes[0] + i);
@@ -161,6 +188,33 @@ bool contiguous(const uint32_t* nodes, uint32_t n) {
       balanced2_block<false>(s, res, nb, 0, n, out + lo);
   }
 }
+
+[[gnu::always_inline]] inline void fit_body(const SnapshotView& s, const int64_t* want, const uint32_t* resource,
+                                            uint32_t nwant, const uint32_t* nodes, uint32_t count, uint8_t* fails) {
+  for (uint32_t lo = 0; lo < count; lo += kBlock) {
+    const uint32_t n = count - lo < kBlock ? count - lo : kBlock;
+    const uint32_t* nb = nodes + lo;
+    if (contiguous(nb, n))
+      fit_block<true>(s, want, resource, nwant, nb, nb[0], n, fails + lo);
+    else
+      fit_block<false>(s, want, resource, nwant, nb, 0, n, fails + lo);
+  }
+}
+
+void fit_baseline(const SnapshotView& s, const int64_t* want, const uint32_t* resource, uint32_t nwant,
+                  const uint32_t* nodes, uint32_t count, uint8_t* fails) {
+  fit_body(s, want, resource, nwant, nodes, count, fails);
+}
+#if BULKSCORE_SIMD_X86
+BULKSCORE_TARGET_AVX2 void fit_avx2(const SnapshotView& s, const int64_t* want, const uint32_t* resource,
+                                    uint32_t nwant, const uint32_t* nodes, uint32_t count, uint8_t* fails) {
+  fit_body(s, want, resource, nwant, nodes, count, fails);
+}
+BULKSCORE_TARGET_AVX512 void fit_avx512(const SnapshotView& s, const int64_t* want, const uint32_t* resource,
+                                        uint32_t nwant, const uint32_t* nodes, uint32_t count, uint8_t* fails) {
+  fit_body(s, want, resource, nwant, nodes, count, fails);
+}
+#endif
 
 void least_baseline(const SnapshotView& s, const ScoredResource* res, uint32_t nres, const uint32_t* nodes,
                     uint32_t count, int64_t* out) {
@@ -221,7 +275,49 @@ void balanced_allocation_scores2(const SnapshotView& s, const ScoredResource* re
   balanced2_baseline(s, res, nodes, count, out);
 }
 
+// fit_body on the target in use.
+static void fit_fails(const SnapshotView& s, const int64_t* want, const uint32_t* resource, uint32_t nwant,
+               const uint32_t* nodes, uint32_t count, uint8_t* fails) {
+#if BULKSCORE_SIMD_X86
+  switch (simd_target()) {
+    case SimdTarget::Avx512:
+      return fit_avx512(s, want, resource, nwant, nodes, count, fails);
+    case SimdTarget::Avx2:
+      return fit_avx2(s, want, resource, nwant, nodes, count, fails);
+    default:
+      break;
+  }
+#endif
+  fit_baseline(s, want, resource, nwant, nodes, count, fails);
+}
+
 namespace plugins {
+
+void NodeResourcesFit::filter_nodes(const SnapshotView& s, const State& st, const uint8_t* arena,
+                                    const uint32_t* nodes, uint32_t count, uint8_t* fails) {
+  // The requests the rule checks, in its order (the order does not change
+  // whether a node fails, only filter()'s reason bits, which the caller
+  // takes from filter() itself).
+  constexpr uint32_t kInline = 16;
+  int64_t want[kInline];
+  uint32_t resource[kInline];
+  uint32_t n = 0;
+  if (!st.only_pod_count) {
+    if (st.cpu > 0) want[n] = st.cpu, resource[n++] = kCpu;
+    if (st.memory > 0) want[n] = st.memory, resource[n++] = kMemory;
+    if (st.ephemeral > 0) want[n] = st.ephemeral, resource[n++] = kEphemeralStorage;
+    if (st.scalar_resources.count > kInline - n) {
+      // Many extended resources: node by node (rare).
+      for (uint32_t i = 0; i < count; ++i) fails[i] = static_cast<uint8_t>(!filter(s, st, arena, nodes[i]).ok());
+      return;
+    }
+    const uint32_t* rs = st.scalar_resources.data(arena);
+    const int64_t* w = st.scalar_requests.data(arena);
+    for (uint32_t i = 0; i < st.scalar_resources.count; ++i) want[n] = w[i], resource[n++] = rs[i];
+  }
+  fit_fails(s, want, resource, n, nodes, count, fails);
+}
+
 
 void NodeResourcesFit::score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena,
                                    const uint32_t* nodes, uint32_t count, int64_t* out) {

@@ -1,8 +1,8 @@
 // The vectorized column loops (issue 24, item 2) against the per-node rules,
 // on every SIMD target this machine supports (plugins/simd_dispatch.hpp):
 // NodeResourcesFit's, NodeResourcesBalancedAllocation's (and ImageLocality's)
-// score_nodes equal
-// score() node by node, bit for bit, on random clusters of the parity
+// score_nodes equal score() node by node, and every filter_nodes (NodeResourcesFit,
+// NodeUnschedulable, TaintToleration) passes and fails where filter() does, bit for bit, on random clusters of the parity
 // configuration's profiles (every scoring strategy and resource list) and on
 // nodes with extreme values (allocatable 0, 1, near and past 2^53, overflowing
 // products), for contiguous node runs, runs across the loops' block edges,
@@ -18,6 +18,7 @@
 #include "host/engine/pod_query.hpp"
 #include "host/input/config.hpp"
 #include "host/snapshot/snapshot.hpp"
+#include "plugins/evaluate.hpp"
 #include "plugins/simd_dispatch.hpp"
 #include "tests/random_cluster.hpp"
 
@@ -77,6 +78,40 @@ std::string first_difference(const Snapshot& snap, const PodQuery& q, const std:
   return {};
 }
 
+// The first node where P::filter_nodes and P::filter disagree on pass/fail
+// ("" if none).
+template <class P>
+std::string first_filter_difference(const Snapshot& snap, const PodQuery& q, const std::vector<uint32_t>& nodes) {
+  const SnapshotView s = snap.view();
+  const auto& st = state_of<P>(q.header.states);
+  std::vector<uint8_t> got(nodes.size(), 77);
+  P::filter_nodes(s, st, q.arena.data(), nodes.data(), static_cast<uint32_t>(nodes.size()), got.data());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const bool fails = !P::filter(s, st, q.arena.data(), nodes[i]).ok();
+    if (got[i] != static_cast<uint8_t>(fails))
+      return std::string(P::kName) + " at list position " + std::to_string(i) + " (node " + std::to_string(nodes[i]) +
+             "): filter_nodes " + std::to_string(got[i]) + ", filter " + (fails ? "fails" : "passes");
+  }
+  return {};
+}
+
+// Every Filter plugin the pod runs that has filter_nodes, against filter().
+std::string first_filter_difference(const Snapshot& snap, const PodQuery& q, const std::vector<uint32_t>& nodes,
+                                    size_t& compared) {
+  std::string out;
+  const PodQueryView v = q.view();
+  for (uint32_t f = 0; f < v.num_filters; ++f) {
+    visit_plugin(v.filters[f], [&](auto p) {
+      using P = decltype(p);
+      if constexpr (kHasFilterNodes<P>) {
+        if (out.empty()) out = first_filter_difference<P>(snap, q, nodes);
+        ++compared;
+      }
+    });
+  }
+  return out;
+}
+
 bool plan_has(const ProfilePlan& plan, uint8_t id) {
   return std::find(plan.score.begin(), plan.score.end(), id) != plan.score.end();
 }
@@ -98,6 +133,13 @@ size_t compare_cluster(const Cluster& cluster, const SchedulerConfig& config, Sp
       for (const auto& list : lists) {
         const std::string at = where + " profile " + plan.config.scheduler_name + " pod " + std::to_string(k) +
                                " list of " + std::to_string(list.size()) + ": ";
+        if (!q.rejected) {
+          const std::string d = first_filter_difference(snap, q, list, compared);
+          if (!d.empty()) {
+            ADD_FAILURE() << at << d;
+            return compared;
+          }
+        }
         if (plan_has(plan, plugin_id<plugins::NodeResourcesFit>())) {
           const std::string d = first_difference<plugins::NodeResourcesFit>(snap, q, list);
           if (!d.empty()) {

@@ -376,6 +376,9 @@ class CpuBackend final : public Backend {
     std::vector<NodeVerdict> verdicts;
     std::vector<uint32_t> alive;     // positions still feasible, ascending
     std::vector<uint32_t> feasible;  // nodes found feasible (parallel path)
+    std::vector<uint32_t> alive_nodes;  // node of each alive position (filter_nodes)
+    std::vector<uint8_t> fails;         // filter_nodes' answer per alive position
+    std::vector<uint8_t> first_fail;    // per alive position: first failing plugin of a filter_nodes run
     RejectionHistogram rejections;   // of this chunk (parallel path)
   };
 
@@ -411,10 +414,65 @@ class CpuBackend final : public Backend {
     for (uint32_t i = 0; i < n; ++i) ch.alive[i] = i;
   }
 
+  static bool has_filter_nodes(uint8_t id) {
+    bool out = false;
+    visit_plugin(id, [&](auto p) { out = kHasFilterNodes<decltype(p)>; });
+    return out;
+  }
+
+  // Filter, plugin by plugin over the chunk's alive positions. A run of
+  // plugins with filter_nodes (branch-free column loops) runs over the same
+  // alive nodes without compacting between them, keeping each position's
+  // first failing plugin of the run; one compaction after the run then
+  // gives every failing position the verdict of that plugin's filter(), as
+  // node-major order would (the first rejecting plugin wins).
   static void filter_chunk(const SnapshotView& s, const PodQueryView& q, Chunk& ch) {
+    constexpr uint8_t kPassed = 0xFF;
     size_t alive = ch.alive.size();
-    for (uint32_t f = 0; f < q.num_filters && alive > 0; ++f) {
-      const uint8_t id = q.filters[f];
+    uint32_t f = 0;
+    while (f < q.num_filters && alive > 0) {
+      if (has_filter_nodes(q.filters[f])) {
+        // While nothing failed the alive positions are all of them, in order.
+        const uint32_t* nodes = ch.nodes.data();
+        if (alive != ch.nodes.size()) {
+          ch.alive_nodes.resize(alive);
+          for (size_t a = 0; a < alive; ++a) ch.alive_nodes[a] = ch.nodes[ch.alive[a]];
+          nodes = ch.alive_nodes.data();
+        }
+        const auto n = static_cast<uint32_t>(alive);
+        ch.fails.resize(alive);
+        ch.first_fail.assign(alive, kPassed);
+        uint8_t* __restrict first = ch.first_fail.data();
+        const uint8_t* __restrict fails = ch.fails.data();
+        const uint32_t run_start = f;
+        for (; f < q.num_filters && has_filter_nodes(q.filters[f]); ++f) {
+          const auto k = static_cast<uint8_t>(f - run_start);
+          visit_plugin(q.filters[f], [&](auto plugin) {
+            using P = decltype(plugin);
+            if constexpr (kHasFilterNodes<P>)
+              P::filter_nodes(s, plugin_state<P>(q), q.arena, nodes, n, ch.fails.data());
+          });
+          // Branch-free (a byte loop compilers vectorize).
+          for (uint32_t a = 0; a < n; ++a) {
+            const auto take = static_cast<uint8_t>(-static_cast<int>((first[a] == kPassed) & (fails[a] != 0)));
+            first[a] = static_cast<uint8_t>((k & take) | (first[a] & ~take));
+          }
+        }
+        size_t kept = 0;
+        for (uint32_t a = 0; a < n; ++a) {
+          const uint32_t pos = ch.alive[a];
+          ch.alive[kept] = pos;
+          kept += first[a] == kPassed;
+          if (first[a] != kPassed) {
+            const uint8_t id = q.filters[run_start + first[a]];
+            const FilterOutcome o = run_filter(id, s, q, nodes[a]);
+            ch.verdicts[pos] = NodeVerdict{id, o.code, o.reasons};
+          }
+        }
+        alive = kept;
+        continue;
+      }
+      const uint8_t id = q.filters[f++];
       visit_plugin(id, [&](auto plugin) {
         using P = decltype(plugin);
         if constexpr (P::kHasFilter) {
