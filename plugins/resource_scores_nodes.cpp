@@ -34,6 +34,17 @@ constexpr int64_t kExact = int64_t(1) << 53;
   return q;
 }
 
+// x / a (truncated) for 0 <= x < 2^53, 0 < a < 2^53, from r = 1.0 / a: the
+// float64 product is within one of the quotient, and one correction each
+// way makes it exact (q * a stays below 2^54: no overflow).
+[[gnu::always_inline]] inline int64_t div_by_reciprocal(int64_t x, int64_t a, double r) {
+  int64_t q = static_cast<int64_t>(static_cast<double>(x) * r);
+  const int64_t rem = x - q * a;
+  q -= static_cast<int64_t>(rem < 0);
+  q += static_cast<int64_t>(rem >= a);
+  return q;
+}
+
 // Wrapping int64 arithmetic (the per-node rules' values where they do not
 // overflow; an overflowing lane is flagged and recomputed by the rule).
 [[gnu::always_inline]] inline int64_t wsub(int64_t a, int64_t b) {
@@ -97,12 +108,20 @@ template <bool kContig>
       weights[i] = wadd(weights[i], sel(mask(a != 0), w, 0));
     }
   }
+  // The weighted mean S / W. W is the weight of the resources the node has
+  // (allocatable not 0): on nearly every node all of them, `all`, whose
+  // reciprocal is taken once; a node with fewer sends its block to the rule.
+  int64_t all = 0;
+  for (uint32_t r = 0; r < nres; ++r)
+    if (res[r].source != ScoredResource::kSkip) all = wadd(all, res[r].weight);
+  if (!(all > 0 && all < kExact)) return false;
+  const double inv_all = 1.0 / static_cast<double>(all);
   for (uint32_t i = 0; i < n; ++i) {
     const int64_t S = sum[i], W = weights[i];
-    const bool in_range = (S >= 0) & (S < kExact) & (W > 0) & (W < kExact);
-    slow |= mask((W != 0) & !in_range);
+    const bool in_range = (S >= 0) & (S < kExact);
+    slow |= mask((W != 0) & (!in_range | (W != all)));
     const int64_t ok = mask((W != 0) & in_range);
-    out[i] = sel(ok, fast_div(sel(ok, S, 0), sel(ok, W, 1)), 0);
+    out[i] = sel(ok, div_by_reciprocal(sel(ok, S, 0), all, inv_all), 0);
   }
   return slow == 0;
 }
