@@ -66,9 +66,10 @@ struct TotalsArgs {
 
 // The block's totals, and its best: the highest total, the lowest node index
 // among equal ones (the order of selection keys, ranks_before, since totals
-// lie in [-2^31, 2^31)). Returns the best total; `node` the best node.
+// lie in [-2^31, 2^31)). Returns the best total; `node` the best node,
+// `ties` how many of the block's nodes have that total.
 [[gnu::always_inline]] inline int64_t totals_block_body(const TotalsArgs& a, uint32_t lo, uint32_t hi,
-                                                        uint32_t& node) {
+                                                        uint32_t& node, uint32_t& ties) {
   int64_t* tot = a.totals;
   for (uint32_t i = lo; i < hi; ++i) tot[i] = 0;
   for (uint32_t slot = 0; slot < a.q->num_scores; ++slot) {
@@ -81,21 +82,27 @@ struct TotalsArgs {
   }
   int64_t top = INT64_MIN;
   for (uint32_t i = lo; i < hi; ++i) top = tot[i] > top ? tot[i] : top;
-  uint32_t best = UINT32_MAX;
-  for (uint32_t i = lo; i < hi; ++i) best = tot[i] == top && a.feasible[i] < best ? a.feasible[i] : best;
+  uint32_t best = UINT32_MAX, count = 0;
+  for (uint32_t i = lo; i < hi; ++i) {
+    best = tot[i] == top && a.feasible[i] < best ? a.feasible[i] : best;
+    count += tot[i] == top;
+  }
   node = best;
+  ties = count;
   return top;
 }
 
-int64_t totals_block_baseline(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node) {
-  return totals_block_body(a, lo, hi, node);
+int64_t totals_block_baseline(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node, uint32_t& ties) {
+  return totals_block_body(a, lo, hi, node, ties);
 }
 #if BULKSCORE_SIMD_X86
-BULKSCORE_TARGET_AVX2 int64_t totals_block_avx2(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node) {
-  return totals_block_body(a, lo, hi, node);
+BULKSCORE_TARGET_AVX2 int64_t totals_block_avx2(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node,
+                                                 uint32_t& ties) {
+  return totals_block_body(a, lo, hi, node, ties);
 }
-BULKSCORE_TARGET_AVX512 int64_t totals_block_avx512(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node) {
-  return totals_block_body(a, lo, hi, node);
+BULKSCORE_TARGET_AVX512 int64_t totals_block_avx512(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node,
+                                                   uint32_t& ties) {
+  return totals_block_body(a, lo, hi, node, ties);
 }
 #endif
 
@@ -134,14 +141,14 @@ NormStats block_stats(SimdTarget t, const int64_t* raw, uint32_t lo, uint32_t hi
   return stats_baseline(raw, lo, hi);
 }
 
-int64_t totals_block(SimdTarget t, const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node) {
+int64_t totals_block(SimdTarget t, const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node, uint32_t& ties) {
 #if BULKSCORE_SIMD_X86
-  if (t == SimdTarget::Avx512) return totals_block_avx512(a, lo, hi, node);
-  if (t == SimdTarget::Avx2) return totals_block_avx2(a, lo, hi, node);
+  if (t == SimdTarget::Avx512) return totals_block_avx512(a, lo, hi, node, ties);
+  if (t == SimdTarget::Avx2) return totals_block_avx2(a, lo, hi, node, ties);
 #else
   (void)t;
 #endif
-  return totals_block_baseline(a, lo, hi, node);
+  return totals_block_baseline(a, lo, hi, node, ties);
 }
 
 class CpuBackend final : public Backend {
@@ -301,9 +308,9 @@ class CpuBackend final : public Backend {
                           totals_.data()};
     run_tasks(threads, blocks, [&](uint32_t b) {
       const uint32_t lo = b * block, hi = std::min(F, lo + block);
-      uint32_t node = UINT32_MAX;
-      const int64_t top = totals_block(target, args, lo, hi, node);
-      block_best_[b] = Best{selection_key(top, node, q), top, node};
+      uint32_t node = UINT32_MAX, ties = 0;
+      const int64_t top = totals_block(target, args, lo, hi, node, ties);
+      block_best_[b] = Best{selection_key(top, node, q), top, node, ties};
     });
     Best best = block_best_[0];
     for (uint32_t b = 1; b < blocks; ++b)
@@ -312,10 +319,35 @@ class CpuBackend final : public Backend {
     out.scored = true;
     out.chosen = static_cast<int32_t>(best.node);
     out.chosen_total = best.total;
-    if (q.tie_break == TieBreak::Random)
-      out.chosen = static_cast<int32_t>(pick_tied(
-          F, best.total, [&](size_t i) { return totals_[i]; }, [&](size_t i) { return feasible_[i]; }, q, tied_,
-          best.node));
+    if (q.tie_break == TieBreak::Random) {
+      if (!visit.order) {
+        // The feasible nodes ascend, so the tied node of rank k (pick_tied's
+        // choice) is the k-th tie in list order: found from the blocks'
+        // tie counts and one block's scan.
+        uint64_t tied = 0;
+        for (uint32_t b = 0; b < blocks; ++b)
+          if (block_best_[b].total == best.total) tied += block_best_[b].ties;
+        uint64_t k = tie_rank(tied, q);
+        for (uint32_t b = 0; b < blocks; ++b) {
+          if (block_best_[b].total != best.total) continue;
+          if (k >= block_best_[b].ties) {
+            k -= block_best_[b].ties;
+            continue;
+          }
+          const uint32_t lo = b * block, hi = std::min(F, lo + block);
+          for (uint32_t i = lo; i < hi; ++i)
+            if (totals_[i] == best.total && k-- == 0) {
+              out.chosen = static_cast<int32_t>(feasible_[i]);
+              break;
+            }
+          break;
+        }
+      } else {
+        out.chosen = static_cast<int32_t>(pick_tied(
+            F, best.total, [&](size_t i) { return totals_[i]; }, [&](size_t i) { return feasible_[i]; }, q, tied_,
+            best.node));
+      }
+    }
 
     if (req.want_scores) {
       out.scored_nodes = feasible_;
@@ -387,6 +419,7 @@ class CpuBackend final : public Backend {
     uint64_t key;
     int64_t total;
     uint32_t node;
+    uint32_t ties;  // the block's nodes with that total
   };
 
   // fn(0..n-1) on the pool when `threads` > 1, else inline.
