@@ -10,8 +10,14 @@
 //   distinct  DistinctPods: pod i requests cpu 100m + (37 i mod 400)m and
 //             memory 256Mi + (53 i mod 1024)Mi, so every pod differs from the
 //             one before it (templates/pod-distinct.yaml)
+//   spread    a ReplicaSet's pods (basic's requests, one label) under hard
+//             zone and hostname spreading (maxSkew 1, DoNotSchedule; nodes
+//             in 10 zones): issue 24 item 4's case. The floor beside it is
+//             basic's plain loop (the same requests, no constraints), the
+//             arithmetic the issue measures it against; its placements are
+//             not compared (the floor has no spreading).
 //
-//   BM_Engine/<basic|distinct>/<exact|off>/threads:<T>/<N>Nodes
+//   BM_Engine/<basic|distinct|spread>/<exact|off>/threads:<T>/<N>Nodes
 //       the engine's schedule() over the measured pods (T CPU backend
 //       threads, the batch cache on or off); counters: pods_per_s,
 //       ns_per_node_per_pod, and the floor run beside it in the same
@@ -42,17 +48,26 @@ namespace {
 
 constexpr uint32_t kInitPods = 1000;
 
-enum class Kind { Basic, Distinct };
+enum class Kind { Basic, Distinct, Spread };
 
-const char* kind_name(Kind k) { return k == Kind::Basic ? "basic" : "distinct"; }
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::Basic:
+      return "basic";
+    case Kind::Distinct:
+      return "distinct";
+    default:
+      return "spread";
+  }
+}
 
 // Requests of measured pod i: {millicores, bytes}.
 std::pair<int64_t, int64_t> measured_request(Kind k, uint32_t i) {
-  if (k == Kind::Basic) return {100, 500LL << 20};
+  if (k != Kind::Distinct) return {100, 500LL << 20};
   return {100 + (37LL * i) % 400, (256 + (53LL * i) % 1024) << 20};
 }
 
-uint32_t measured_count(uint32_t nodes) { return nodes <= 5000 ? 2000 : 1000; }
+uint32_t measured_count(uint32_t nodes) { return nodes <= 5000 ? 2000 : nodes <= 20000 ? 1000 : 300; }
 
 Cluster basic_cluster(uint32_t nodes) {
   Cluster c;
@@ -61,6 +76,7 @@ Cluster basic_cluster(uint32_t nodes) {
     Node n;
     n.name = "perf-node-" + std::to_string(i);
     n.labels["kubernetes.io/hostname"] = n.name;
+    n.labels["topology.kubernetes.io/zone"] = "zone-" + std::to_string(i % 10);
     n.allocatable = {{"cpu", 4000}, {"memory", 32LL << 30}, {"pods", 110}};
     c.nodes.push_back(std::move(n));
   }
@@ -78,6 +94,20 @@ Pod make_pod(const std::string& name, int64_t cpu, int64_t mem) {
   c.requests = {{"cpu", cpu}, {"memory", mem}};
   p.containers.push_back(std::move(c));
   return p;
+}
+
+// A ReplicaSet's pod under hard zone and hostname spreading of its own pods.
+void spread_hard(Pod& p) {
+  p.labels["app"] = "spread-rs";
+  for (const char* key : {"topology.kubernetes.io/zone", "kubernetes.io/hostname"}) {
+    TopologySpreadConstraint c;
+    c.max_skew = 1;
+    c.topology_key = key;
+    c.when_unsatisfiable = "DoNotSchedule";
+    c.label_selector = LabelSelector{};
+    c.label_selector->match_labels["app"] = "spread-rs";
+    p.topology_spread_constraints.push_back(std::move(c));
+  }
 }
 
 struct Workload {
@@ -137,8 +167,9 @@ Workload& workload(Kind kind, uint32_t nodes) {
     const auto [cpu, mem] = measured_request(kind, i);
     w.measured.push_back(make_pod("pod-" + std::to_string(i), cpu, mem));
     w.measured_req.push_back(floor::pod_request(cpu, mem));
+    if (kind == Kind::Spread) spread_hard(w.measured.back());
   }
-  w.mismatch = check_floor(w, nodes);
+  if (kind != Kind::Spread) w.mismatch = check_floor(w, nodes);
   return cache.emplace(key, std::move(w)).first->second;
 }
 
@@ -211,16 +242,19 @@ void bm_floor(benchmark::State& state, Kind kind, floor::Target t, uint32_t node
 }
 
 void register_benchmarks() {
-  for (const uint32_t nodes : {5000u, 20000u}) {
+  for (const uint32_t nodes : {5000u, 20000u, 100000u}) {
     const std::string size = "/" + std::to_string(nodes) + "Nodes";
-    for (const Kind kind : {Kind::Distinct, Kind::Basic}) {
-      for (const floor::Target t : {floor::Target::Baseline, floor::Target::Avx2, floor::Target::Avx512})
+    for (const Kind kind : {Kind::Distinct, Kind::Basic, Kind::Spread}) {
+      if (kind == Kind::Spread && nodes > 20000) continue;
+      for (const floor::Target t : {floor::Target::Baseline, floor::Target::Avx2, floor::Target::Avx512}) {
+        if (kind == Kind::Spread) break;  // its floor is basic's
         benchmark::RegisterBenchmark(
             (std::string("BM_Floor/") + kind_name(kind) + "/" + floor::target_name(t) + size).c_str(), bm_floor, kind,
             t, nodes)
             ->Unit(benchmark::kMillisecond)
             ->UseManualTime()
             ->Iterations(5);
+      }
       for (const Batching mode : {Batching::Exact, Batching::Off})
         for (const int threads : {1, 2})
           benchmark::RegisterBenchmark((std::string("BM_Engine/") + kind_name(kind) + "/" + batching_name(mode) +
