@@ -387,24 +387,68 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
     cs.reserve(hard.size());
     for (const Built& b : hard) cs.push_back(compile(ctx.snapshot, pod, b));
     const SnapshotView s = ctx.snapshot.view();
+    // A hostname constraint without inclusion policies counts every node
+    // with all the hard keys, each its own domain while no two nodes share
+    // a hostname value: Filter then reads the node's own counter
+    // (counted = 1) and PreFilter keeps only the minimum, instead of a table
+    // of one entry per node (the walk below checks that the values are
+    // distinct; where they are not, the table as for any key).
+    std::vector<uint8_t> direct(cs.size(), 0);
+    int32_t direct_slot = -1;
+    for (size_t i = 0; i < cs.size(); ++i) {
+      const Constraint& c = cs[i];
+      if (c.hostname && c.dense_slot >= 0 && !(c.honor_affinity && st.affinity_applies) && !c.honor_taints) {
+        direct[i] = 1;
+        direct_slot = c.dense_slot;
+      }
+    }
+    std::vector<uint8_t> seen;
+    if (direct_slot >= 0) seen.assign(ctx.snapshot.dense_label_values(direct_slot).size(), 0);
+    bool shared_hostname = false;
+    std::vector<int64_t> direct_min(cs.size(), INT32_MAX);  // upstream's critical paths start at MaxInt32
+    int64_t with_keys = 0;
     std::vector<DomainTally> tallies;
     tallies.reserve(cs.size());
     for (const Constraint& c : cs) tallies.emplace_back(ctx.snapshot, st, c);
     for (uint32_t n = 0; n < s.num_nodes; ++n) {
+      if (direct_slot >= 0) {
+        const int32_t r = s.dense_rank(direct_slot, n);
+        if (r >= 0) {
+          shared_hostname = shared_hostname || seen[static_cast<size_t>(r)];
+          seen[static_cast<size_t>(r)] = 1;
+        }
+      }
       if (!has_all_keys(s, cs, n)) continue;
-      for (size_t i = 0; i < cs.size(); ++i)
-        if (included(s, st, arena.data(), cs[i], n)) tallies[i].add(s, n, node_count(s, cs[i], n));
+      ++with_keys;
+      for (size_t i = 0; i < cs.size(); ++i) {
+        if (direct[i])
+          direct_min[i] = std::min(direct_min[i], node_count(s, cs[i], n));
+        else if (included(s, st, arena.data(), cs[i], n))
+          tallies[i].add(s, n, node_count(s, cs[i], n));
+      }
     }
-    std::vector<std::map<int32_t, DomainTally::Entry>> domains;
-    domains.reserve(tallies.size());
-    for (const DomainTally& t : tallies) domains.push_back(t.domains());
+    if (shared_hostname) {
+      // Two nodes with one hostname value are one domain: tables after all.
+      for (uint32_t n = 0; n < s.num_nodes; ++n) {
+        if (!has_all_keys(s, cs, n)) continue;
+        for (size_t i = 0; i < cs.size(); ++i)
+          if (direct[i]) tallies[i].add(s, n, node_count(s, cs[i], n));
+      }
+      std::fill(direct.begin(), direct.end(), 0);
+    }
     for (size_t i = 0; i < cs.size(); ++i) {
+      if (direct[i]) {
+        // Fewer domains than minDomains (none at all included): the global minimum is 0.
+        cs[i].min_match = with_keys < hard[i].min_domains ? 0 : direct_min[i];
+        cs[i].counted = 1;
+        continue;
+      }
+      const std::map<int32_t, DomainTally::Entry> domains = tallies[i].domains();
       int64_t min = INT32_MAX;  // upstream's critical paths start at MaxInt32
-      for (const auto& kv : domains[i]) min = std::min(min, kv.second.sum);
-      // Fewer domains than minDomains (none at all included): the global minimum is 0.
-      if (static_cast<int64_t>(domains[i].size()) < hard[i].min_domains) min = 0;
+      for (const auto& kv : domains) min = std::min(min, kv.second.sum);
+      if (static_cast<int64_t>(domains.size()) < hard[i].min_domains) min = 0;
       cs[i].min_match = min;
-      cs[i].domains = arena.push(to_table(domains[i], false));
+      cs[i].domains = arena.push(to_table(domains, false));
     }
     st.hard = arena.push(cs);
   }

@@ -52,8 +52,11 @@ struct PodTopologySpread {
     bool honor_affinity;  // nodeAffinityPolicy Honor: only nodes matching the pod's required affinity count
     bool honor_taints;    // nodeTaintsPolicy Honor: only nodes without untolerated NoSchedule/NoExecute taints count
     // Score: the feasible nodes not ignored (hostname's domains, for the
-    // weight); 0 in Filter's constraints. Also keeps the struct free of
-    // implicit padding (a query is compared byte for byte).
+    // weight). Filter: 1 where each node with every hard key is its own
+    // domain (a hostname key, no inclusion policy, no shared value), so
+    // Filter reads the node's counter and `domains` is empty; else 0. Also
+    // keeps the struct free of implicit padding (a query is compared byte
+    // for byte).
     uint32_t counted = 0;
     int64_t min_match;         // Filter: the global minimum (minDomains applied)
     double weight;             // Score: log(domains + 2)
@@ -105,6 +108,14 @@ struct PodTopologySpread {
     return plugins::find_domain(c.domains.data(arena), c.domains.count, value);
   }
 
+  // Whether the node has every hard constraint's key.
+  static BULKSCORE_HD bool has_hard_keys(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
+    const Constraint* cs = st.hard.data(arena);
+    for (uint32_t i = 0; i < st.hard.count; ++i)
+      if (node_value(s, cs[i], node) == kNoId) return false;
+    return true;
+  }
+
   static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t* arena,
                                            uint32_t node) {
     const Constraint* cs = st.hard.data(arena);
@@ -112,8 +123,16 @@ struct PodTopologySpread {
       const Constraint& c = cs[i];
       const int32_t v = node_value(s, c, node);
       if (v == kNoId) return filter_fail(Code::UnschedulableAndUnresolvable, kMissingLabel);
-      const DomainCount* d = find_domain(c, arena, domain_of(st, v));
-      const int64_t skew = (d ? d->count : 0) + (c.self_match ? 1 : 0) - c.min_match;
+      int64_t count = 0;
+      if (c.counted) {
+        // The node's own domain: its counter, where the node counts (every
+        // hard key); one lacking a key counts for no domain.
+        if (c.matcher >= 0 && has_hard_keys(s, st, arena, node))
+          count = s.topology_count(static_cast<uint32_t>(c.matcher), node);
+      } else if (const DomainCount* d = find_domain(c, arena, domain_of(st, v))) {
+        count = d->count;
+      }
+      const int64_t skew = count + (c.self_match ? 1 : 0) - c.min_match;
       if (skew > c.max_skew) return filter_fail(Code::Unschedulable, kSkew);
     }
     return filter_pass();

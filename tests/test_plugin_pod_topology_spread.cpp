@@ -6,6 +6,8 @@
 // across zones.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "host/engine/engine.hpp"
 #include "plugins/evaluate.hpp"
 #include "tests/test_util.hpp"
@@ -488,6 +490,60 @@ TEST(PodTopologySpreadFilter, AThousandConstraintsDecideAsEachAloneDoes) {
     rejected += got.feasible() ? 0 : 1;
   }
   EXPECT_EQ(rejected, 4);
+}
+
+// A hard hostname constraint without inclusion policies reads each node's
+// own counter in Filter and keeps no per-node table, where no two nodes share
+// a hostname value. The same constraint with nodeTaintsPolicy Honor on nodes
+// without taints counts the same nodes through the domain table. Both must
+// decide alike on every node, on random clusters with shared hostname
+// values (the table after all), nodes lacking the hostname or the zone key,
+// zone constraints before or after, minDomains and skews of 1 and 2.
+TEST(PodTopologySpreadFilter, HostnameCountersDecideAsTheDomainTable) {
+  std::mt19937_64 rng(20261127);
+  const auto below = [&](uint64_t n) { return static_cast<uint32_t>(rng() % n); };
+  int compared = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const uint32_t n = 1 + below(24);
+    const bool shared = trial % 3 == 0;
+    std::vector<Node> nodes;
+    for (uint32_t i = 0; i < n; ++i) {
+      StringMap labels{{"node", "n" + std::to_string(i)}};
+      if (below(10) != 0) labels["kubernetes.io/hostname"] = "h" + std::to_string(shared && i > 0 && below(4) == 0 ? below(i) : i);
+      if (below(10) != 0) labels["zone"] = "z" + std::to_string(below(3));
+      nodes.push_back(make_node_with("n" + std::to_string(i), {{"cpu", 8000}, {"memory", int64_t(16) << 30}, {"pods", 110}},
+                                     labels));
+    }
+    std::vector<Pod> running;
+    const uint32_t pods = below(3 * n + 1);
+    for (uint32_t k = 0; k < pods; ++k)
+      running.push_back(existing("r" + std::to_string(k), "n" + std::to_string(below(n)),
+                                 below(3) == 0 ? StringMap{{"bar", ""}} : StringMap{{"foo", ""}}));
+    const int32_t skew = 1 + static_cast<int32_t>(below(2));
+    const std::optional<int32_t> min_domains =
+        below(3) == 0 ? std::optional<int32_t>(1 + static_cast<int32_t>(below(n + 2))) : std::nullopt;
+    const int zone_at = static_cast<int>(below(3));  // 0: none, 1: before, 2: after the hostname constraint
+    const auto pod_with = [&](const std::string& taints_policy) {
+      TopologySpreadConstraint host = constraint(skew, "kubernetes.io/hostname", "DoNotSchedule", exists("foo"));
+      host.min_domains = min_domains;
+      host.node_taints_policy = taints_policy;
+      std::vector<TopologySpreadConstraint> cs{host};
+      const TopologySpreadConstraint zone = constraint(1, "zone", "DoNotSchedule", exists("foo"));
+      if (zone_at == 1) cs.insert(cs.begin(), zone);
+      if (zone_at == 2) cs.push_back(zone);
+      return incoming({{"foo", ""}}, cs);
+    };
+    const FilterRun direct = run_filter(kPts, nodes, running, pod_with(""));
+    const FilterRun table = run_filter(kPts, nodes, running, pod_with("Honor"));
+    ASSERT_EQ(direct.prefilter, table.prefilter) << "trial " << trial;
+    ASSERT_EQ(direct.nodes.size(), table.nodes.size());
+    for (size_t i = 0; i < direct.nodes.size(); ++i) {
+      ASSERT_EQ(direct.code(i), table.code(i)) << "trial " << trial << " node " << i;
+      ASSERT_EQ(direct.reasons(i), table.reasons(i)) << "trial " << trial << " node " << i;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 2000);
 }
 
 }  // namespace
