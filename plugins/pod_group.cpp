@@ -1,0 +1,163 @@
+#include "plugins/pod_group.hpp"
+
+#include <unordered_map>
+
+#include "host/input/pod_resources.hpp"
+#include "host/input/quote.hpp"
+
+namespace bulkscore {
+
+namespace {
+
+// Go's %q of a name, as upstream's messages print it.
+std::string go_quoted(const std::string& s) { return quote_for_message(s, s.size() + 1); }
+
+}  // namespace
+
+PodGroupMembership pod_group_membership(const Pod& pod, const ClusterObjects& objects) {
+  PodGroupMembership m;
+  using Api = PodGroupObject::Api;
+  if (!pod.workload_name.empty()) {
+    // v1.35's spec.workloadRef: the Workload's podGroups[] item, one
+    // instance per replica key.
+    m.member = true;
+    m.key = pod.namespace_name + "/" + pod.workload_name + "/" + pod.workload_pod_group;
+    if (!pod.workload_replica_key.empty()) m.key += "/" + pod.workload_replica_key;
+    bool workload_found = false;
+    for (size_t i = 0; i < objects.pod_groups.size(); ++i) {
+      const PodGroupObject& g = objects.pod_groups[i];
+      if (g.api != Api::kWorkload || g.namespace_name != pod.namespace_name || g.name != pod.workload_name) continue;
+      workload_found = true;
+      if (g.pod_group == pod.workload_pod_group) {
+        m.group = static_cast<int32_t>(i);
+        return m;
+      }
+    }
+    // PreEnqueue's reasons (v1.35, "pods's" as upstream spells it).
+    m.missing = workload_found ? "pod group " + go_quoted(pod.workload_pod_group) + " doesn't exist for a workload " +
+                                     go_quoted(pod.workload_name)
+                               : "waiting for pods's workload " + go_quoted(pod.workload_name) +
+                                     " to appear in scheduling queue";
+    m.missing_code = Code::UnschedulableAndUnresolvable;
+    return m;
+  }
+  const auto label = pod.labels.find(kCoschedulingPodGroupLabel);
+  if (label == pod.labels.end() || label->second.empty()) return m;  // upstream: an empty name is no group
+  m.member = true;
+  m.key = pod.namespace_name + "/" + label->second;
+  for (size_t i = 0; i < objects.pod_groups.size(); ++i) {
+    const PodGroupObject& g = objects.pod_groups[i];
+    if (g.api == Api::kCoscheduling && g.namespace_name == pod.namespace_name && g.name == label->second) {
+      m.group = static_cast<int32_t>(i);
+      return m;
+    }
+  }
+  // Coscheduling's PreFilter lets such a pod through and its Permit
+  // rejects it (Unschedulable); bulkscore rejects it before placing it,
+  // with Permit's words.
+  m.missing = "PodGroup not found";
+  m.missing_code = Code::Unschedulable;
+  return m;
+}
+
+bool takes_part_in_gang(const PodGroupMembership& m, const ClusterObjects& objects) {
+  if (!m.member) return false;
+  return m.group < 0 || objects.pod_groups[static_cast<size_t>(m.group)].gang;
+}
+
+std::vector<QueueEntry> gang_queue_order(const std::vector<Pod>& pending, const ClusterObjects& objects) {
+  std::vector<QueueEntry> out;
+  out.reserve(pending.size());
+  std::unordered_map<std::string, size_t> entry_of;  // gang key -> its entry in `out`
+  for (uint32_t i = 0; i < pending.size(); ++i) {
+    PodGroupMembership m = pod_group_membership(pending[i], objects);
+    if (!takes_part_in_gang(m, objects)) {
+      out.push_back(QueueEntry{{i}, ""});
+      continue;
+    }
+    const auto [it, added] = entry_of.emplace(m.key, out.size());
+    if (added) out.push_back(QueueEntry{{}, std::move(m.key)});
+    out[it->second].pods.push_back(i);
+  }
+  return out;
+}
+
+int32_t gang_min_count(const PodGroupObject& g) { return g.gang ? g.min_count : 1; }
+
+const char* gang_min_field(const PodGroupObject& g) {
+  return g.api == PodGroupObject::Api::kCoscheduling ? "minMember" : "minCount";
+}
+
+std::string gang_count_rejection(const PodGroupObject& g, const Pod& pod, int64_t all_members) {
+  if (!g.gang || all_members >= g.min_count) return "";
+  if (g.api == PodGroupObject::Api::kCoscheduling)
+    return "pre-filter pod " + pod.name + " cannot find enough sibling pods, current pods number: " +
+           std::to_string(all_members) + ", minMember of group: " + std::to_string(g.min_count);
+  return "waiting for minCount pods from a gang to appear in scheduling queue";
+}
+
+std::string gang_resource_rejection(const PodGroupObject& g, const Snapshot& snap,
+                                    const std::vector<uint32_t>& member_ids) {
+  if (g.api != PodGroupObject::Api::kCoscheduling || g.min_resources.empty()) return "";
+  // What is left to cover, by resource (upstream adds pods: minMember).
+  ResourceList gap = g.min_resources;
+  gap["pods"] = g.min_count;
+  const uint32_t n = snap.num_nodes();
+  // The group's own pods on each node are given back (upstream removes
+  // them from its copy of the node before measuring what is free).
+  std::unordered_map<uint32_t, std::vector<uint32_t>> members_on;
+  for (const uint32_t id : member_ids) members_on[snap.pod_node(id)].push_back(id);
+  struct Column {
+    std::string name;
+    int32_t index;  // the snapshot's column, -1: no node has it (free 0 everywhere)
+  };
+  std::vector<Column> columns;
+  for (const auto& [name, amount] : gap) columns.push_back({name, name == "pods" ? -1 : snap.resource_index(name)});
+  const std::vector<int64_t>& alloc = snap.allocatable();
+  const std::vector<int64_t>& req = snap.requested();
+  const SnapshotView view = snap.view();
+  for (uint32_t node = 0; node < n && !gap.empty(); ++node) {
+    ResourceList given_back;
+    if (const auto it = members_on.find(node); it != members_on.end())
+      for (const uint32_t id : it->second) {
+        for (const auto& [name, amount] : pod_requests(snap.pod(id))) given_back[name] += amount;
+        given_back["pods"] += 1;
+      }
+    for (const Column& c : columns) {
+      const auto left = gap.find(c.name);
+      if (left == gap.end()) continue;
+      int64_t free = 0;
+      if (c.name == "pods") {
+        free = view.allowed_pods[node] - view.pod_count[node];
+      } else if (c.index >= 0) {
+        const size_t at = static_cast<size_t>(c.index) * n + node;
+        free = alloc[at] - req[at];
+      }
+      if (const auto back = given_back.find(c.name); back != given_back.end()) free += back->second;
+      // As upstream's Quantity.Sub: a node short of a resource (free < 0)
+      // widens the gap.
+      left->second -= free;
+      if (left->second <= 0) gap.erase(left);
+    }
+  }
+  if (gap.empty()) return "";
+  std::string out = "resource gap:";
+  bool first = true;
+  for (const auto& [name, amount] : gap) {
+    out += (first ? " " : ", ") + name + " " + std::to_string(amount) + (name == "cpu" ? "m" : "");
+    first = false;
+  }
+  return out;
+}
+
+std::string gang_rejection_message(const PodGroupObject& g, const std::string& key, int64_t placed,
+                                   int64_t all_members) {
+  return "pod group " + go_quoted(key) + " rejected: " + std::to_string(placed) + "/" + std::to_string(all_members) +
+         " members placed, " + gang_min_field(g) + " " + std::to_string(gang_min_count(g));
+}
+
+std::string gang_early_message(const std::string& key, const std::string& reason) {
+  return "pod group " + go_quoted(key) + " rejected: " + reason;
+}
+
+}  // namespace bulkscore
