@@ -726,7 +726,7 @@ int main(int argc, char** argv) {
       "depend on the machine's and the backend's speed) or off; exact and off decide identically on every "
       "backend and machine";
 
-  auto* schedule = app.add_subcommand("schedule", "schedule every pending pod in file order; JSON lines out");
+  auto* schedule = app.add_subcommand("schedule", "schedule every pending pod in file order (a gang's members together, all or nothing); JSON lines out");
   schedule->add_option("--nodes", nodes, "NodeList JSON (kubectl get nodes -o json)")->required();
   schedule->add_option("--pods", pods, "PodList JSON (kubectl get pods -A -o json)")->required();
   schedule->add_option("--config", config, "KubeSchedulerConfiguration YAML (default: upstream's defaults)");
