@@ -1,5 +1,6 @@
 #include "plugins/pod_group.hpp"
 
+#include <cstdint>
 #include <unordered_map>
 
 #include "host/input/pod_resources.hpp"
@@ -14,6 +15,35 @@ std::string go_quoted(const std::string& s) { return quote_for_message(s, s.size
 
 }  // namespace
 
+namespace {
+// The Coscheduling label's value, or null when the pod has none (or an
+// empty one: upstream reads that as no group).
+const std::string* coscheduling_group(const Pod& pod) {
+  const auto label = pod.labels.find(kCoschedulingPodGroupLabel);
+  return label == pod.labels.end() || label->second.empty() ? nullptr : &label->second;
+}
+}  // namespace
+
+std::string pod_group_key(const Pod& pod) {
+  if (!pod.workload_name.empty()) {
+    std::string key = pod.namespace_name + "/" + pod.workload_name + "/" + pod.workload_pod_group;
+    if (!pod.workload_replica_key.empty()) key += "/" + pod.workload_replica_key;
+    return key;
+  }
+  const std::string* label = coscheduling_group(pod);
+  return label ? pod.namespace_name + "/" + *label : std::string();
+}
+
+bool same_pod_group(const Pod& a, const Pod& b) {
+  if (a.namespace_name != b.namespace_name) return false;
+  if (!a.workload_name.empty() || !b.workload_name.empty())
+    return a.workload_name == b.workload_name && a.workload_pod_group == b.workload_pod_group &&
+           a.workload_replica_key == b.workload_replica_key;
+  const std::string* la = coscheduling_group(a);
+  const std::string* lb = coscheduling_group(b);
+  return la && lb && *la == *lb;
+}
+
 PodGroupMembership pod_group_membership(const Pod& pod, const ClusterObjects& objects) {
   PodGroupMembership m;
   using Api = PodGroupObject::Api;
@@ -21,8 +51,7 @@ PodGroupMembership pod_group_membership(const Pod& pod, const ClusterObjects& ob
     // v1.35's spec.workloadRef: the Workload's podGroups[] item, one
     // instance per replica key.
     m.member = true;
-    m.key = pod.namespace_name + "/" + pod.workload_name + "/" + pod.workload_pod_group;
-    if (!pod.workload_replica_key.empty()) m.key += "/" + pod.workload_replica_key;
+    m.key = pod_group_key(pod);
     bool workload_found = false;
     for (size_t i = 0; i < objects.pod_groups.size(); ++i) {
       const PodGroupObject& g = objects.pod_groups[i];
@@ -41,13 +70,13 @@ PodGroupMembership pod_group_membership(const Pod& pod, const ClusterObjects& ob
     m.missing_code = Code::UnschedulableAndUnresolvable;
     return m;
   }
-  const auto label = pod.labels.find(kCoschedulingPodGroupLabel);
-  if (label == pod.labels.end() || label->second.empty()) return m;  // upstream: an empty name is no group
+  const std::string* label = coscheduling_group(pod);
+  if (!label) return m;
   m.member = true;
-  m.key = pod.namespace_name + "/" + label->second;
+  m.key = pod_group_key(pod);
   for (size_t i = 0; i < objects.pod_groups.size(); ++i) {
     const PodGroupObject& g = objects.pod_groups[i];
-    if (g.api == Api::kCoscheduling && g.namespace_name == pod.namespace_name && g.name == label->second) {
+    if (g.api == Api::kCoscheduling && g.namespace_name == pod.namespace_name && g.name == *label) {
       m.group = static_cast<int32_t>(i);
       return m;
     }
@@ -68,16 +97,26 @@ bool takes_part_in_gang(const PodGroupMembership& m, const ClusterObjects& objec
 std::vector<QueueEntry> gang_queue_order(const std::vector<Pod>& pending, const ClusterObjects& objects) {
   std::vector<QueueEntry> out;
   out.reserve(pending.size());
-  std::unordered_map<std::string, size_t> entry_of;  // gang key -> its entry in `out`
+  // Group key -> its gang's entry in `out`, or kNotGang for a basic group:
+  // each group's object is looked up once.
+  constexpr size_t kNotGang = SIZE_MAX;
+  std::unordered_map<std::string, size_t> entry_of;
   for (uint32_t i = 0; i < pending.size(); ++i) {
-    PodGroupMembership m = pod_group_membership(pending[i], objects);
-    if (!takes_part_in_gang(m, objects)) {
+    std::string key = pod_group_key(pending[i]);
+    if (key.empty()) {
       out.push_back(QueueEntry{{i}, ""});
       continue;
     }
-    const auto [it, added] = entry_of.emplace(m.key, out.size());
-    if (added) out.push_back(QueueEntry{{}, std::move(m.key)});
-    out[it->second].pods.push_back(i);
+    auto it = entry_of.find(key);
+    if (it == entry_of.end()) {
+      const bool gang = takes_part_in_gang(pod_group_membership(pending[i], objects), objects);
+      it = entry_of.emplace(key, gang ? out.size() : kNotGang).first;
+      if (gang) out.push_back(QueueEntry{{}, std::move(key)});
+    }
+    if (it->second == kNotGang)
+      out.push_back(QueueEntry{{i}, ""});
+    else
+      out[it->second].pods.push_back(i);
   }
   return out;
 }

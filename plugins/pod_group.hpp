@@ -36,6 +36,13 @@ struct PodGroupMembership {
 };
 PodGroupMembership pod_group_membership(const Pod& pod, const ClusterObjects& objects);
 
+// The key of the group instance the pod names ("" when none), without
+// looking the object up.
+std::string pod_group_key(const Pod& pod);
+// Whether two pods name the same group instance (neither may name none):
+// field by field, no string built (the engine's scans of the snapshot).
+bool same_pod_group(const Pod& a, const Pod& b);
+
 // Whether the pod is taken with its group (a gang member, or a member whose
 // group object is missing); a `basic` group's pods are ordinary pods.
 bool takes_part_in_gang(const PodGroupMembership& m, const ClusterObjects& objects);

@@ -634,8 +634,8 @@ class Engine {
   // Set while schedule_group places a gang's members: PostFilter
   // (preemption) does not run for them.
   bool gang_cycle_ = false;
-  // The group's members in the snapshot (assumed or bound), by key.
-  std::vector<uint32_t> placed_members(const std::string& key) const;
+  // The snapshot's pods (assumed or bound) in `member`'s group.
+  std::vector<uint32_t> placed_members(const Pod& member) const;
   // The preemption clock: the start time a pod placed now gets, later than
   // every running pod's and increasing (docs/plugins.md, DefaultPreemption).
   int64_t next_start_time() { return ++now_ns_; }

@@ -31,16 +31,12 @@ std::vector<QueueEntry> Engine::queue_order(const std::vector<Pod>& pods) const 
   return gang_queue_order(pods, objects_);
 }
 
-std::vector<uint32_t> Engine::placed_members(const std::string& key) const {
-  // A scan of the pods in the snapshot: once per group attempt, and the
-  // membership test costs a string compare for pods outside any group.
+std::vector<uint32_t> Engine::placed_members(const Pod& member) const {
+  // A scan of the pods in the snapshot, once per group attempt: a field
+  // compare per pod, no string built.
   std::vector<uint32_t> out;
-  for (uint32_t id = 0; id < snapshot_.pod_id_bound(); ++id) {
-    if (!snapshot_.has_pod(id)) continue;
-    const Pod& p = snapshot_.pod(id);
-    if (p.workload_name.empty() && p.labels.count(kCoschedulingPodGroupLabel) == 0) continue;
-    if (pod_group_membership(p, objects_).key == key) out.push_back(id);
-  }
+  for (uint32_t id = 0; id < snapshot_.pod_id_bound(); ++id)
+    if (snapshot_.has_pod(id) && same_pod_group(snapshot_.pod(id), member)) out.push_back(id);
   return out;
 }
 
@@ -54,7 +50,7 @@ std::vector<ScheduleResult> Engine::schedule_group(const std::vector<Pod>& membe
     return out;
   }
   for (const Pod& p : members)
-    if (pod_group_membership(p, objects_).key != m.key)
+    if (!same_pod_group(p, members.front()))
       throw InputError(p.origin + ": pod " + quote_for_message(p.key()) + " is not in pod group " +
                        quote_for_message(m.key) + " (schedule_group takes the members of one group)");
   // Every member rejected before any is placed: no cycle runs, no draw of
@@ -76,7 +72,7 @@ std::vector<ScheduleResult> Engine::schedule_group(const std::vector<Pod>& membe
   };
   if (m.group < 0) return reject_all(m.missing_code, {gang_early_message(m.key, m.missing)});
   const PodGroupObject& g = objects_.pod_groups[static_cast<size_t>(m.group)];
-  const std::vector<uint32_t> placed_ids = placed_members(m.key);
+  const std::vector<uint32_t> placed_ids = placed_members(members.front());
   const auto placed_before = static_cast<int64_t>(placed_ids.size());
   const auto n = static_cast<int64_t>(members.size());
   const int64_t all = placed_before + n;
@@ -161,10 +157,10 @@ PodGroupStatus Engine::pod_group_status(const Pod& pod, const std::vector<Pod>& 
                                                       : "PodGroup (scheduling.k8s.io/v1alpha2)";
   s.min_field = gang_min_field(g);
   s.min_count = gang_min_count(g);
-  const std::vector<uint32_t> placed_ids = placed_members(m.key);
+  const std::vector<uint32_t> placed_ids = placed_members(pod);
   s.placed = static_cast<int32_t>(placed_ids.size());
   for (const Pod& p : pending)
-    if (pod_group_membership(p, objects_).key == m.key) ++s.pending;
+    if (same_pod_group(p, pod)) ++s.pending;
   const int64_t all = int64_t{s.placed} + s.pending;
   if (std::string why = gang_count_rejection(g, pod, all); !why.empty())
     s.rejection = gang_early_message(m.key, why);
