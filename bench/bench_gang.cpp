@@ -6,7 +6,8 @@
 //    member asking more than a node has, minCount = all): its identical
 //    members are placed, then all undone;
 //  * rejected_early: Coscheduling PodGroups whose minResources the cluster
-//    cannot cover (PreFilter): no member placed.
+//    cannot cover (PreFilter): no member placed;
+//  * plain: the admitted run's pods without groups (what gangs cost on top).
 // Counters: pods_per_s (member pods through the queue), groups_per_s.
 #include <benchmark/benchmark.h>
 
@@ -22,7 +23,8 @@
 namespace bulkscore {
 namespace {
 
-enum class Kind { kAdmitted, kRejected, kRejectedEarly };
+// kPlain: the same pods as kAdmitted without any group (the baseline).
+enum class Kind { kPlain, kAdmitted, kRejected, kRejectedEarly };
 
 struct Workload {
   Cluster cluster;
@@ -56,7 +58,7 @@ Workload workload(uint32_t nodes, uint32_t gang_size, uint32_t total_pods, Kind 
       obj.name = "job-" + std::to_string(g);
       obj.pod_group = "workers";
     }
-    w.cluster.objects.pod_groups.push_back(obj);
+    if (kind != Kind::kPlain) w.cluster.objects.pod_groups.push_back(obj);
     for (uint32_t k = 0; k < members; ++k) {
       Pod p;
       p.name = name + "-" + std::to_string(k);
@@ -71,7 +73,7 @@ Workload workload(uint32_t nodes, uint32_t gang_size, uint32_t total_pods, Kind 
       p.containers.push_back(c);
       if (kind == Kind::kRejectedEarly) {
         p.labels[kCoschedulingPodGroupLabel] = name;
-      } else {
+      } else if (kind != Kind::kPlain) {
         p.workload_name = obj.name;
         p.workload_pod_group = "workers";
       }
@@ -112,7 +114,7 @@ void gangs(benchmark::State& state, uint32_t nodes, uint32_t gang_size, Kind kin
 
 void register_all() {
   static const std::pair<Kind, const char*> kKinds[] = {
-      {Kind::kAdmitted, "admitted"}, {Kind::kRejected, "rejected"}, {Kind::kRejectedEarly, "rejected_early"}};
+      {Kind::kPlain, "plain"}, {Kind::kAdmitted, "admitted"}, {Kind::kRejected, "rejected"}, {Kind::kRejectedEarly, "rejected_early"}};
   for (const auto& [kind, label] : kKinds)
     for (const uint32_t size : {8u, 64u, 1024u}) {
       const std::string name = std::string("BM_Gang/") + label + "/5000Nodes/" + std::to_string(size) + "Members";
