@@ -142,49 +142,37 @@ std::string gang_resource_rejection(const PodGroupObject& g, const Snapshot& sna
   ResourceList gap = g.min_resources;
   gap["pods"] = g.min_count;
   const uint32_t n = snap.num_nodes();
-  // The group's own pods on each node are given back (upstream removes
-  // them from its copy of the node before measuring what is free).
-  std::unordered_map<uint32_t, std::vector<uint32_t>> members_on;
-  for (const uint32_t id : member_ids) members_on[snap.pod_node(id)].push_back(id);
-  struct Column {
-    std::string name;
-    int32_t index;  // the snapshot's column, -1: no node has it (free 0 everywhere)
-  };
-  std::vector<Column> columns;
-  for (const auto& [name, amount] : gap) columns.push_back({name, name == "pods" ? -1 : snap.resource_index(name)});
-  const std::vector<int64_t>& alloc = snap.allocatable();
-  const std::vector<int64_t>& req = snap.requested();
   const SnapshotView view = snap.view();
-  for (uint32_t node = 0; node < n && !gap.empty(); ++node) {
-    ResourceList given_back;
-    if (const auto it = members_on.find(node); it != members_on.end())
-      for (const uint32_t id : it->second) {
-        for (const auto& [name, amount] : pod_requests(snap.pod(id))) given_back[name] += amount;
-        given_back["pods"] += 1;
-      }
-    for (const Column& c : columns) {
-      const auto left = gap.find(c.name);
-      if (left == gap.end()) continue;
-      int64_t free = 0;
-      if (c.name == "pods") {
-        free = view.allowed_pods[node] - view.pod_count[node];
-      } else if (c.index >= 0) {
-        const size_t at = static_cast<size_t>(c.index) * n + node;
-        free = alloc[at] - req[at];
-      }
-      if (const auto back = given_back.find(c.name); back != given_back.end()) free += back->second;
-      // As upstream's Quantity.Sub: a node short of a resource (free < 0)
-      // widens the gap.
-      left->second -= free;
-      if (left->second <= 0) gap.erase(left);
-    }
+  // The group's own pods are given back on their nodes (upstream removes
+  // them from its copy of the node before measuring what is free).
+  std::unordered_map<uint32_t, ResourceList> given_back;
+  for (const uint32_t id : member_ids) {
+    ResourceList& back = given_back[snap.pod_node(id)];
+    for (const auto& [name, amount] : pod_requests(snap.pod(id))) back[name] += amount;
+    back["pods"] += 1;
   }
-  if (gap.empty()) return "";
-  std::string out = "resource gap:";
-  bool first = true;
-  for (const auto& [name, amount] : gap) {
-    out += (first ? " " : ", ") + name + " " + std::to_string(amount) + (name == "cpu" ? "m" : "");
-    first = false;
+  std::string out;
+  for (auto& [name, left] : gap) {
+    // Each resource on its own, node after node in snapshot order: upstream
+    // subtracts a node's free amount (as Quantity.Sub: a node short of it,
+    // free < 0, widens the gap) and drops the resource once covered, so it
+    // is covered when some prefix of the nodes covers it.
+    const bool pods = name == "pods";
+    const int32_t r = pods ? -1 : snap.resource_index(name);
+    const int64_t* alloc = r >= 0 ? view.allocatable + static_cast<size_t>(r) * n : nullptr;
+    const int64_t* req = r >= 0 ? view.requested + static_cast<size_t>(r) * n : nullptr;
+    // As upstream: every resource is subtracted at least once (a zero
+    // request meeting an overcommitted first node stays uncovered).
+    bool covered = false;
+    for (uint32_t node = 0; node < n && !covered; ++node) {
+      int64_t free = pods ? view.allowed_pods[node] - view.pod_count[node] : alloc ? alloc[node] - req[node] : 0;
+      if (!given_back.empty())
+        if (const auto it = given_back.find(node); it != given_back.end())
+          if (const auto b = it->second.find(name); b != it->second.end()) free += b->second;
+      left -= free;
+      covered = left <= 0;
+    }
+    if (!covered) out += (out.empty() ? "resource gap: " : ", ") + name + " " + std::to_string(left) + (name == "cpu" ? "m" : "");
   }
   return out;
 }
