@@ -315,6 +315,33 @@ TEST(CoschedulingPermit, PodsBelongToAPodGroupWaitThenRejected) {
   EXPECT_EQ(first_difference(before, decode(e->snapshot())), "");
 }
 
+// ---- preemption ------------------------------------------------------------
+
+TEST(GangPreemption, MembersDoNotPreempt) {
+  // A full node of a low-priority pod: an ordinary high-priority pod
+  // preempts it; a gang member of the same shape does not (an eviction
+  // could not be undone if its group were then rejected).
+  ClusterObjects o;
+  o.pod_groups.push_back(coscheduling_group("default", "g", 1));
+  Pod low = running("low", "n1", {{"cpu", 4000}});
+  low.priority = 0;
+  low.has_priority = true;
+  Pod member = coscheduling_pod("default", "member", "g", 4000);
+  member.priority = 1000;
+  member.has_priority = true;
+  auto gang = small_engine({make_node("n1", 4000, 16 * kGi)}, o, {low});
+  const ScheduleResult m = gang->schedule_all({member})[0];
+  EXPECT_EQ(m.node, -1);
+  EXPECT_TRUE(m.victims.empty());
+  EXPECT_EQ(m.nominated_node, "");
+  EXPECT_EQ(gang->snapshot().num_pods(), 1u) << "the low-priority pod stays";
+  Pod plain = member;
+  plain.labels.clear();
+  auto solo = small_engine({make_node("n1", 4000, 16 * kGi)}, o, {low});
+  const ScheduleResult p = solo->schedule_all({plain})[0];
+  EXPECT_EQ(p.nominated_node, "n1") << p.message;
+}
+
 // ---- QueueSort ------------------------------------------------------------
 
 TEST(GangQueue, MembersTakenTogetherAtTheFirstMembersPlace) {
@@ -355,8 +382,9 @@ struct GangSpec {
 
 // The random workload: the cluster's pending pods with gangs mixed in
 // (copies of a pending pod, 1 to 64 members, some GPU and device-group
-// pods among the templates), their group objects (some missing, some
-// basic, some with minResources), in a shuffled order.
+// pods among the templates, some members running already), their group
+// objects (some missing, some basic, some with minResources), in a
+// shuffled order.
 Cluster gang_cluster(uint64_t stream) {
   SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x6a6eull, stream);
   ClusterShape shape;
@@ -390,6 +418,8 @@ Cluster gang_cluster(uint64_t stream) {
         c.objects.pod_groups.push_back(workload_group(like.namespace_name, name, "workers", basic ? 0 : min));
       }
     }
+    // Some gangs have members running already: they count toward the minimum.
+    const uint32_t already = rng.chance(0.2) ? static_cast<uint32_t>(rng.below(size)) : 0;
     for (uint32_t k = 0; k < size; ++k) {
       Pod p = like;
       p.name = name + "-" + std::to_string(k);
@@ -399,6 +429,13 @@ Cluster gang_cluster(uint64_t stream) {
       else {
         p.workload_name = name;
         p.workload_pod_group = "workers";
+      }
+      if (k < already) {
+        p.node_name = c.nodes[rng.below(c.nodes.size())].name;
+        p.phase = "Running";
+        p.nominated_node_name.clear();
+        c.running_pods.push_back(std::move(p));
+        continue;
       }
       members.push_back(std::move(p));
     }
