@@ -342,6 +342,16 @@ TEST(GangPreemption, MembersDoNotPreempt) {
   EXPECT_EQ(p.nominated_node, "n1") << p.message;
 }
 
+TEST(GangSchedulingFlow, AMemberGivenTwiceIsCountedOnce) {
+  // p1 was placed (as an ordinary pod) already; a group of p1, p2 with
+  // minCount 3 has two pods, not three: rejected early, p1 left as it was.
+  auto e = small_engine(roomy_nodes(), flow_objects(true));
+  ASSERT_GE(e->schedule(flow_pod("p1")).node, 0);
+  const auto r = e->schedule_group({flow_pod("p1"), flow_pod("p2")});
+  EXPECT_EQ(r[1].code, Code::UnschedulableAndUnresolvable) << r[1].message;
+  EXPECT_EQ(e->snapshot().num_pods(), 1u);
+}
+
 // ---- QueueSort ------------------------------------------------------------
 
 TEST(GangQueue, MembersTakenTogetherAtTheFirstMembersPlace) {

@@ -75,7 +75,14 @@ std::vector<ScheduleResult> Engine::schedule_group(const std::vector<Pod>& membe
   const std::vector<uint32_t> placed_ids = placed_members(members.front());
   const auto placed_before = static_cast<int64_t>(placed_ids.size());
   const auto n = static_cast<int64_t>(members.size());
-  const int64_t all = placed_before + n;
+  // A member the engine holds already (given twice) is counted once, among
+  // those placed; schedule() refuses it (code Error).
+  int64_t held = 0;
+  for (const Pod& p : members) {
+    const auto it = pod_records_.find(p.cache_key());
+    held += it != pod_records_.end() && it->second.id != Snapshot::kNoPod ? 1 : 0;
+  }
+  const int64_t all = placed_before + n - held;
   // PreEnqueue (GangScheduling) / PreFilter (Coscheduling): too few pods.
   if (!gang_count_rejection(g, members.front(), all).empty()) {
     std::vector<std::string> messages;
