@@ -589,10 +589,13 @@ std::string decision(const ScheduleResult& r) {
          group_outcome_name(r.group_outcome) + " | " + r.message;
 }
 
-void run_random_gangs(uint64_t stream, Batching batching, uint32_t& admitted, uint32_t& rejected) {
+void run_random_gangs(uint64_t stream, const std::string& backend, Batching batching, uint32_t& admitted,
+                      uint32_t& rejected) {
   const Cluster cluster = gang_cluster(stream);
   const SchedulerConfig config = no_preemption_config();
-  Engine e(config, test_options(batching));
+  EngineOptions options = test_options(batching);
+  options.backend = backend;
+  Engine e(config, options);
   {
     Cluster copy = cluster;
     static_cast<void>(e.load(copy));
@@ -609,7 +612,8 @@ void run_random_gangs(uint64_t stream, Batching batching, uint32_t& admitted, ui
       ++(got.back().group_outcome == GroupOutcome::kAdmitted ? admitted : rejected);
   }
   const std::vector<ScheduleResult> want = reference_run(cluster, config);
-  const std::string where = "stream " + std::to_string(stream) + " batching " + batching_name(batching) + " (" +
+  const std::string where = "stream " + std::to_string(stream) + " on " + backend + ", batching " +
+                            batching_name(batching) + " (" +
                             std::to_string(cluster.nodes.size()) + " nodes, " +
                             std::to_string(cluster.pending_pods.size()) + " pending; BULKSCORE_PARITY_SEED=" +
                             std::to_string(parity_seed()) + ")";
@@ -618,16 +622,21 @@ void run_random_gangs(uint64_t stream, Batching batching, uint32_t& admitted, ui
     ASSERT_EQ(decision(got[i]), decision(want[i])) << where << ": first difference at decision " << i;
 }
 
+// The engine under test on every backend the build has (cuda where a
+// device answers); the reference on the CPU.
 TEST(GangRandom, AllOrNothingMatchesABruteForceReference) {
-  for (const Batching batching : {Batching::Exact, Batching::Off}) {
-    uint32_t admitted = 0, rejected = 0;
-    for (uint64_t stream = 0; stream < 10; ++stream) {
-      run_random_gangs(stream, batching, admitted, rejected);
-      if (HasFatalFailure()) return;
+  std::vector<std::string> backends{"cpu"};
+  if (backend_unavailable_reason("cuda").empty()) backends.emplace_back("cuda");
+  for (const std::string& backend : backends)
+    for (const Batching batching : {Batching::Exact, Batching::Off}) {
+      uint32_t admitted = 0, rejected = 0;
+      for (uint64_t stream = 0; stream < 10; ++stream) {
+        run_random_gangs(stream, backend, batching, admitted, rejected);
+        if (HasFatalFailure()) return;
+      }
+      EXPECT_GT(admitted, 3u) << backend << " " << batching_name(batching);
+      EXPECT_GT(rejected, 3u) << backend << " " << batching_name(batching);
     }
-    EXPECT_GT(admitted, 3u) << batching_name(batching);
-    EXPECT_GT(rejected, 3u) << batching_name(batching);
-  }
 }
 
 }  // namespace
