@@ -54,8 +54,10 @@ step rank 60 "$bin/test_engine_rank" --gtest_filter='*Cuda*'
 # device mirror as if they never came, and later decisions equal an engine
 # that never saw them (issue 23).
 step reserve_undo 90 "$bin/test_reserve_undo"
+# Gangs all or nothing on a CUDA engine against the CPU reference.
+step gang 90 "$bin/test_gang" --gtest_filter='GangRandom*'
 grep -E "^\[  (FAILED|SKIPPED) \]|Failure|decides otherwise|first difference" "$logs/events.log" "$logs/rank.log" \
-  "$logs/reserve_undo.log" | head -n 10 |
+  "$logs/reserve_undo.log" "$logs/gang.log" | head -n 10 |
   sed 's/^/    /' | tee -a "$summary"
 
 # Device faults injected mid-run (BULKSCORE_CUDA_FAULT_AT=N:POINT,

@@ -1271,6 +1271,58 @@ TEST(Cli, DefaultClusterSchedulesWithConsistentMessages) {
   for (const auto& f : {n, p, out}) std::remove(f.c_str());  // about 60 MB
 }
 
+// Gang scheduling (docs/plugins.md, "All or nothing"): a Workload gang of
+// four that fits three is rejected whole, a Coscheduling gang that fits is
+// admitted; members' lines carry their group and its verdict, the summary
+// counts the groups, explain shows a member's group.
+TEST(Cli, ScheduleGangsAllOrNothing) {
+  const std::string nodes = write("nodes.json", R"({"kind":"NodeList","items":[
+    {"metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}},
+    {"metadata":{"name":"n2"},"status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}}]})");
+  std::string items;
+  const auto pod = [&](const std::string& name, const std::string& cpu, const std::string& extra) {
+    items += std::string(items.empty() ? "" : ",") + R"({"metadata":{"name":")" + name +
+             R"(","namespace":"ml")" + extra + R"(},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":")" +
+             cpu + R"("}}}])" + (extra.empty() && name.rfind("train", 0) == 0
+                                      ? R"(,"workloadRef":{"name":"train","podGroup":"workers"})"
+                                      : "") +
+             "}}";
+  };
+  pod("train-0", "3", "");
+  pod("solo", "1", "");
+  for (const char* n : {"train-1", "train-2", "train-3"}) pod(n, "3", "");
+  for (const char* n : {"pair-0", "pair-1"}) pod(n, "1", R"(,"labels":{"scheduling.x-k8s.io/pod-group":"pair"})");
+  const std::string pods = write("pods.json", R"({"kind":"PodList","items":[)" + items + "]}");
+  const std::string objects = write("objects.json", R"({"kind":"List","items":[
+    {"apiVersion":"scheduling.k8s.io/v1alpha1","kind":"Workload","metadata":{"name":"train","namespace":"ml"},
+     "spec":{"podGroups":[{"name":"workers","policy":{"gang":{"minCount":4}}}]}},
+    {"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup","metadata":{"name":"pair","namespace":"ml"},
+     "spec":{"minMember":2}}]})");
+  const std::string out = dir() + "/gang-out.jsonl";
+  const std::string args = "--backend cpu --tie-break first --nodes " + nodes + " --pods " + pods + " --objects " + objects;
+  const CliRun r = run_cli("schedule " + args + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("pod groups: 2  admitted: 1  rejected: 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4 pod group rejected (all or nothing)"), std::string::npos) << r.out;
+  std::istringstream lines(slurp(out));
+  std::vector<std::string> got;
+  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  ASSERT_EQ(got.size(), 7u) << slurp(out);
+  // Queue order: the gang at its first member's place, then solo.
+  EXPECT_EQ(got[0].rfind(R"({"pod":"ml/train-0","node":null)", 0), 0u) << got[0];
+  EXPECT_NE(got[0].find(R"("message":"pod group \"ml/train/workers\" rejected: 2/4 members placed, minCount 4")"),
+            std::string::npos)
+      << got[0];
+  EXPECT_NE(got[0].find(R"("podGroup":"ml/train/workers","group":"rejected")"), std::string::npos) << got[0];
+  EXPECT_EQ(got[4].rfind(R"({"pod":"ml/solo","node":"n1")", 0), 0u) << got[4];
+  EXPECT_NE(got[5].find(R"("podGroup":"ml/pair","group":"admitted")"), std::string::npos) << got[5];
+  const CliRun ex = run_cli("explain " + args + " --pod ml/train-1");
+  ASSERT_EQ(ex.exit_code, 0) << ex.out;
+  EXPECT_NE(ex.out.find("pod group ml/train/workers (Workload (scheduling.k8s.io/v1alpha1), minCount 4): 0 placed, 4"),
+            std::string::npos)
+      << ex.out;
+}
+
 }  // namespace
 
 namespace {

@@ -298,6 +298,7 @@ std::string render_explain_table(const Ranking& r, const ExplainTableContext& ct
   std::string out;
   field(out, "pod", clean_text(r.pod), width);
   field(out, "profile", clean_text(r.profile), width);
+  if (!ctx.pod_group.empty()) field(out, "pod group", clean_text(ctx.pod_group), width);
   if (!ctx.running_on.empty())
     field(out, "warning",
           "the pod is running on node " + clean_text(ctx.running_on) +

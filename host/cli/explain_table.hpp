@@ -23,6 +23,8 @@ struct ExplainTableContext {
   bool scheduled_before = false;
   uint32_t top = 10;  // --top: also the preemption candidates listed
   std::vector<std::string> warnings;  // more lines for the reader (the engine's)
+  // A gang member: its group's state (Engine::pod_group_status), one line.
+  std::string pod_group;
 };
 
 // The table, every line at most ctx.width columns, ending with a line feed.

@@ -296,13 +296,20 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   // rewritten in place, cleared at the end.
   Progress progress(pending.size());
   const auto t0 = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < pending.size(); ++i) {
-    const bs::ScheduleResult r = engine.schedule(pending[i]);
+  // Queue order: ordinary pods as listed, each gang's pending members
+  // together at its first member's place (Engine::queue_order); lines come
+  // in the order of the decisions.
+  size_t groups_admitted = 0, groups_rejected = 0;
+  size_t done = 0;
+  const auto record = [&](const bs::ScheduleResult& r) {
     if (r.node >= 0) {
       ++scheduled;
     } else {
       ++unschedulable;
-      ++reasons[bs::cli::main_unschedulable_reason(r.message)];
+      // A rejected gang's members count under one reason: their messages
+      // name their group.
+      ++reasons[r.group_outcome == bs::GroupOutcome::kRejected ? std::string("pod group rejected (all or nothing)")
+                                                              : bs::cli::main_unschedulable_reason(r.message)];
       spdlog::debug("{}: {}", bs::quote_for_message(r.pod), bs::escape_for_terminal(r.message));
     }
     if (!r.nominated_node.empty()) {
@@ -313,7 +320,20 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
     for (const auto& s : r.warnings) ++warnings[s];
     bs::append_schedule_result_json(r, text);
     text += '\n';
-    progress.update(i + 1);
+    progress.update(++done);
+  };
+  for (const bs::QueueEntry& entry : engine.queue_order(pending)) {
+    if (entry.pod_group.empty()) {
+      record(engine.schedule(pending[entry.pods.front()]));
+      continue;
+    }
+    std::vector<bs::Pod> members;
+    members.reserve(entry.pods.size());
+    for (const uint32_t i : entry.pods) members.push_back(pending[i]);
+    const std::vector<bs::ScheduleResult> results = engine.schedule_group(members);
+    if (!results.empty() && results.front().group_outcome == bs::GroupOutcome::kAdmitted) ++groups_admitted;
+    if (!results.empty() && results.front().group_outcome == bs::GroupOutcome::kRejected) ++groups_rejected;
+    for (const bs::ScheduleResult& r : results) record(r);
   }
   progress.clear();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -330,6 +350,10 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
                total, scheduled, unschedulable, engine.snapshot().num_nodes(), secs,
                secs > 0 ? static_cast<double>(total) / secs : 0.0, engine.backend_name());
   std::fprintf(stderr, "%s\n", bs::batch_summary(engine.batching(), engine.batch_counters()).c_str());
+  if (groups_admitted + groups_rejected > 0)
+    std::fprintf(stderr, "pod groups: %zu  admitted: %zu  rejected: %zu  groups/s: %.0f\n",
+                 groups_admitted + groups_rejected, groups_admitted, groups_rejected,
+                 secs > 0 ? static_cast<double>(groups_admitted + groups_rejected) / secs : 0.0);
   if (unschedulable > 0)
     std::fprintf(stderr, "%s\n",
                  bs::cli::unschedulable_summary({reasons.begin(), reasons.end()}, unschedulable).c_str());
@@ -340,10 +364,23 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
 
 // The JSON document of `explain --format json`; `running_on`: the node the
 // pod runs on, when it was explained as if pending.
-void write_explanation(const bs::Explanation& ex, const std::string& running_on, std::string& text) {
+void write_explanation(const bs::Explanation& ex, const std::string& running_on, const bs::PodGroupStatus* group,
+                       std::string& text) {
   bs::JsonWriter w(text);
   w.begin_object().field("pod", ex.pod);
   if (!running_on.empty()) w.field("runningOn", running_on);
+  if (group && !group->pod_group.empty()) {
+    w.key("podGroup").begin_object().field("name", group->pod_group);
+    if (!group->api.empty()) {
+      w.field("api", group->api).field("minField", group->min_field).field("min", static_cast<int64_t>(group->min_count));
+      w.field("placed", static_cast<int64_t>(group->placed)).field("pending", static_cast<int64_t>(group->pending));
+    }
+    if (group->rejection.empty())
+      w.field_null("rejection");
+    else
+      w.field("rejection", group->rejection);
+    w.end_object();
+  }
   w.key("prefilter").begin_array();
   for (const auto& p : ex.prefilter) {
     w.begin_object().field("plugin", p.plugin).field("code", bs::code_name(p.code));
@@ -459,21 +496,29 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
   // --schedule-before: the pending pods listed before it are scheduled
   // first, so the pod is explained where schedule would evaluate it.
   std::vector<bs::Pod> before;
-  if (ex_flags.schedule_before)
-    for (auto& p : in.cluster.pending_pods) {
-      if (p.key() == pod_key) break;
+  // The pending pods not scheduled before it: a gang member's group is
+  // counted among them (its state in the output).
+  std::vector<bs::Pod> rest;
+  bool reached = !ex_flags.schedule_before;
+  for (auto& p : in.cluster.pending_pods) {
+    reached = reached || p.key() == pod_key;
+    if (reached)
+      rest.push_back(p);
+    else
       before.push_back(std::move(p));
-    }
+  }
   bs::Engine engine(std::move(in.config), opts);
   log_warnings(engine.load(std::move(in.cluster)));
-  for (const auto& p : before) (void)engine.schedule(p);
+  // In queue order, gangs all or nothing, as schedule takes them.
+  (void)engine.schedule_all(before);
+  const bs::PodGroupStatus group = engine.pod_group_status(pod, rest);
   std::string text;
   if (ex_flags.format == "json") {
     bs::Explanation ex = engine.explain(pod);
     if (!running_on.empty())
       ex.warnings.push_back("the pod is running on node " + bs::quote_for_message(running_on) +
                             "; explained as if it were pending, without its own requests on that node");
-    write_explanation(ex, running_on, text);
+    write_explanation(ex, running_on, &group, text);
   } else {
     const bs::Ranking r = engine.rank(pod, ex_flags.top, ex_flags.nodes);
     bs::cli::ExplainTableContext ctx;
@@ -486,6 +531,15 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
     ctx.pending_index = pending_index;
     ctx.scheduled_before = ex_flags.schedule_before;
     ctx.top = ex_flags.top;
+    if (!group.pod_group.empty()) {
+      std::string line = group.pod_group;
+      if (!group.api.empty())
+        line += " (" + group.api + ", " + group.min_field + " " + std::to_string(group.min_count) + "): " +
+                std::to_string(group.placed) + " placed, " + std::to_string(group.pending) +
+                " pending; all or nothing";
+      line += group.rejection.empty() ? "" : "; " + group.rejection;
+      ctx.pod_group = line;
+    }
     text = bs::cli::render_explain_table(r, ctx);
   }
   log_warnings(engine.take_warnings());
@@ -672,7 +726,7 @@ int main(int argc, char** argv) {
       "depend on the machine's and the backend's speed) or off; exact and off decide identically on every "
       "backend and machine";
 
-  auto* schedule = app.add_subcommand("schedule", "schedule every pending pod in file order; JSON lines out");
+  auto* schedule = app.add_subcommand("schedule", "schedule every pending pod in file order (a gang's members together, all or nothing); JSON lines out");
   schedule->add_option("--nodes", nodes, "NodeList JSON (kubectl get nodes -o json)")->required();
   schedule->add_option("--pods", pods, "PodList JSON (kubectl get pods -A -o json)")->required();
   schedule->add_option("--config", config, "KubeSchedulerConfiguration YAML (default: upstream's defaults)");

@@ -521,6 +521,9 @@ void Engine::record_attempt(const std::string& key, const ProfilePlan& plan, siz
 void Engine::post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, uint64_t seq, ScheduleResult& res,
                          AttemptTrace& trace) {
   if (plan.config.post_filter.empty()) return;  // upstream runs no PostFilter then, and times none
+  // A gang member does not preempt (schedule_group): its victims would be
+  // gone for good if its group were then rejected.
+  if (gang_cycle_) return;
   trace.postfilter_start = std::chrono::steady_clock::now();
   run_post_filter(pod, plan, q, seq, res);
   trace.postfilter_end = std::chrono::steady_clock::now();
@@ -716,9 +719,18 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
 }
 
 std::vector<ScheduleResult> Engine::schedule_all(const std::vector<Pod>& pods) {
-  std::vector<ScheduleResult> out;
-  out.reserve(pods.size());
-  for (const auto& p : pods) out.push_back(schedule(p));
+  std::vector<ScheduleResult> out(pods.size());
+  for (const QueueEntry& entry : queue_order(pods)) {
+    if (entry.pod_group.empty()) {
+      out[entry.pods.front()] = schedule(pods[entry.pods.front()]);
+      continue;
+    }
+    std::vector<Pod> members;
+    members.reserve(entry.pods.size());
+    for (const uint32_t i : entry.pods) members.push_back(pods[i]);
+    std::vector<ScheduleResult> results = schedule_group(members);
+    for (size_t k = 0; k < entry.pods.size(); ++k) out[entry.pods[k]] = std::move(results[k]);
+  }
   return out;
 }
 

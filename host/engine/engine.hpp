@@ -23,6 +23,7 @@
 #include "host/input/config.hpp"
 #include "host/input/model.hpp"
 #include "host/snapshot/snapshot.hpp"
+#include "plugins/pod_group.hpp"
 #include "plugins/reserve.hpp"
 
 namespace bulkscore {
@@ -82,6 +83,26 @@ struct EngineOptions {
   PreemptionDryRun preemption_dry_run = PreemptionDryRun::Bulk;
 };
 
+// A gang's verdict (Engine::schedule_group): admitted (at least its minimum
+// placed; the placements stand) or rejected (every member undone, or none
+// tried).
+enum class GroupOutcome : uint8_t { kNone = 0, kAdmitted = 1, kRejected = 2 };
+// "", "admitted", "rejected".
+const char* group_outcome_name(GroupOutcome o);
+
+// A gang member's group as the scheduler sees it now (Engine::pod_group_status,
+// explain): what the group needs and has, and why it would be rejected
+// before any member is placed, if it would.
+struct PodGroupStatus {
+  std::string pod_group;   // the group's key; "" when the pod is in no gang
+  std::string api;         // "Workload" (v1.35), "PodGroup" (scheduler-plugins Coscheduling)
+  std::string min_field;   // "minCount" or "minMember"
+  int32_t min_count = 0;
+  int32_t placed = 0;      // members assumed or bound
+  int32_t pending = 0;     // members in the pending list given
+  std::string rejection;   // the early rejection's message; "" when the group would be tried
+};
+
 struct ScheduleResult {
   std::string pod;    // namespace/name
   int32_t node = -1;  // node index, -1 when unschedulable
@@ -105,6 +126,11 @@ struct ScheduleResult {
   std::string nominated_node;
   std::vector<std::string> victims;
   int64_t pdb_violations = 0;
+  // Gang scheduling (Engine::schedule_group): the member's group
+  // ("ns/name", a Workload's "ns/workload/podGroup[/replicaKey]") and what
+  // became of it; "" and kNone for a pod outside any gang.
+  std::string pod_group;
+  GroupOutcome group_outcome = GroupOutcome::kNone;
 };
 
 // What an event did (Engine::add_node and the rest): the embedder's
@@ -361,8 +387,35 @@ class Engine {
   // state becomes kAssumed, under Pod::cache_key). A pod the engine already
   // holds (assumed or bound) is not scheduled again: code Error, a message
   // that says so, nothing changes.
+  // A pod alone: a gang member given here is placed as an ordinary pod
+  // (schedule_group and schedule_all take gangs).
   ScheduleResult schedule(const Pod& pod);
+  // Every pod in queue order (queue_order); results in the order of `pods`.
   std::vector<ScheduleResult> schedule_all(const std::vector<Pod>& pods);
+
+  // ---- gang scheduling (docs/plugins.md, "Pod groups") -------------------
+  // The order schedule_all takes `pods` in: ordinary pods where they are,
+  // each gang's pending members together at its first member's place.
+  std::vector<QueueEntry> queue_order(const std::vector<Pod>& pods) const;
+  // All or nothing: the pending members of one gang (one group key, as
+  // queue_order gives them). Rejected before any placement when the
+  // group's object is missing, when its pods (these and those placed) are
+  // fewer than its minimum, or (Coscheduling) when the cluster's free
+  // resources cannot cover minResources. Otherwise each member is placed in
+  // turn through schedule() on the cluster as the earlier ones left it; as
+  // soon as the minimum cannot be reached any more the rest are not tried.
+  // At least the minimum placed (members placed before count): the
+  // placements stand (kAdmitted; a member that found no node has its own
+  // FitError). Else every placement is undone (Unreserve, forget: the
+  // engine as if they had never been placed) and every member is
+  // Unschedulable with the group's message, then its own FitError where it
+  // had one (kRejected). Gang members do not preempt: an eviction cannot
+  // be undone if the group is then rejected. Results in the order given.
+  // Pods outside any gang (or of a `basic` group) are scheduled one by one.
+  std::vector<ScheduleResult> schedule_group(const std::vector<Pod>& members);
+  // The group `pod` belongs to, as schedule_group would find it now with
+  // `pending` as the pending pods (its members among them are counted).
+  PodGroupStatus pod_group_status(const Pod& pod, const std::vector<Pod>& pending) const;
 
   // The evaluation of `pod` against the snapshot as it is; nothing assumed.
   Explanation explain(const Pod& pod);
@@ -578,6 +631,11 @@ class Engine {
   // part, `out` the dry run (when DefaultPreemption ran).
   void explain_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, std::string& message,
                            std::optional<PreemptionExplanation>& out);
+  // Set while schedule_group places a gang's members: PostFilter
+  // (preemption) does not run for them.
+  bool gang_cycle_ = false;
+  // The snapshot's pods (assumed or bound) in `member`'s group.
+  std::vector<uint32_t> placed_members(const Pod& member) const;
   // The preemption clock: the start time a pod placed now gets, later than
   // every running pod's and increasing (docs/plugins.md, DefaultPreemption).
   int64_t next_start_time() { return ++now_ns_; }

@@ -18,7 +18,8 @@ void write_shared_devices(JsonWriter& w, const std::string& group, const GroupDe
 // "score", "feasibleNodes", "devices", "sharedDevices"} when placed,
 // {"pod", "node": null, "feasibleNodes", "code", "message"} when not;
 // then {"nominatedNode", "victims", "pdbViolations"} when the pod preempted
-// (DefaultPreemption evicted victims for it), and "warnings" when it has any.
+// (DefaultPreemption evicted victims for it), {"podGroup", "group":
+// "admitted" | "rejected"} for a gang member, and "warnings" when it has any.
 void append_schedule_result_json(const ScheduleResult& r, std::string& out);
 
 // DefaultPreemption's dry run as the "preemption" field (explain's JSON,

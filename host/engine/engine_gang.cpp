@@ -1,0 +1,179 @@
+// Gang scheduling in bulk (issue 23, item 3): a gang's pending members are
+// taken together and placed all or nothing. The rules (membership, queue
+// order, early rejections, quorum, messages) are plugins/pod_group.hpp's;
+// here the engine runs them around its ordinary cycle: each member goes
+// through schedule() (so the batch cache serves identical members), and a
+// gang that falls short is undone through forget_pod (Unreserve), which
+// leaves the snapshot, devices, groups, topology tables and batch cache as
+// if the members had never been placed.
+#include <string>
+#include <vector>
+
+#include "host/common.hpp"
+#include "host/engine/engine.hpp"
+#include "host/input/quote.hpp"
+
+namespace bulkscore {
+
+const char* group_outcome_name(GroupOutcome o) {
+  switch (o) {
+    case GroupOutcome::kAdmitted:
+      return "admitted";
+    case GroupOutcome::kRejected:
+      return "rejected";
+    case GroupOutcome::kNone:
+      break;
+  }
+  return "";
+}
+
+std::vector<QueueEntry> Engine::queue_order(const std::vector<Pod>& pods) const {
+  return gang_queue_order(pods, objects_);
+}
+
+std::vector<uint32_t> Engine::placed_members(const Pod& member) const {
+  // A scan of the pods in the snapshot, once per group attempt: a field
+  // compare per pod, no string built.
+  std::vector<uint32_t> out;
+  for (uint32_t id = 0; id < snapshot_.pod_id_bound(); ++id)
+    if (snapshot_.has_pod(id) && same_pod_group(snapshot_.pod(id), member)) out.push_back(id);
+  return out;
+}
+
+std::vector<ScheduleResult> Engine::schedule_group(const std::vector<Pod>& members) {
+  std::vector<ScheduleResult> out;
+  out.reserve(members.size());
+  if (members.empty()) return out;
+  const PodGroupMembership m = pod_group_membership(members.front(), objects_);
+  if (!takes_part_in_gang(m, objects_)) {
+    for (const Pod& p : members) out.push_back(schedule(p));
+    return out;
+  }
+  for (const Pod& p : members)
+    if (!same_pod_group(p, members.front()))
+      throw InputError(p.origin + ": pod " + quote_for_message(p.key()) + " is not in pod group " +
+                       quote_for_message(m.key) + " (schedule_group takes the members of one group)");
+  // Every member rejected before any is placed: no cycle runs, no draw of
+  // the random tie-break is taken.
+  const auto reject_all = [&](Code code, const std::vector<std::string>& messages) {
+    for (size_t i = 0; i < members.size(); ++i) {
+      ScheduleResult r;
+      r.pod = members[i].key();
+      r.code = code;
+      r.message = messages.size() == 1 ? messages.front() : messages[i];
+      r.pod_group = m.key;
+      r.group_outcome = GroupOutcome::kRejected;
+      const std::string key = members[i].cache_key();
+      metrics_.leave(key);
+      metrics_.failed(key, static_cast<size_t>(&plan_for(members[i]) - plans_.data()), {});
+      out.push_back(std::move(r));
+    }
+    return out;
+  };
+  if (m.group < 0) return reject_all(m.missing_code, {gang_early_message(m.key, m.missing)});
+  const PodGroupObject& g = objects_.pod_groups[static_cast<size_t>(m.group)];
+  const std::vector<uint32_t> placed_ids = placed_members(members.front());
+  const auto placed_before = static_cast<int64_t>(placed_ids.size());
+  const auto n = static_cast<int64_t>(members.size());
+  // A member the engine holds already (given twice) is counted once, among
+  // those placed; schedule() refuses it (code Error).
+  int64_t held = 0;
+  for (const Pod& p : members) {
+    const auto it = pod_records_.find(p.cache_key());
+    held += it != pod_records_.end() && it->second.id != Snapshot::kNoPod ? 1 : 0;
+  }
+  const int64_t all = placed_before + n - held;
+  // PreEnqueue (GangScheduling) / PreFilter (Coscheduling): too few pods.
+  if (!gang_count_rejection(g, members.front(), all).empty()) {
+    std::vector<std::string> messages;
+    for (const Pod& p : members) messages.push_back(gang_early_message(m.key, gang_count_rejection(g, p, all)));
+    return reject_all(Code::UnschedulableAndUnresolvable, messages);
+  }
+  // Coscheduling's PreFilter: the cluster's free resources against minResources.
+  if (const std::string gap = gang_resource_rejection(g, snapshot_, placed_ids); !gap.empty())
+    return reject_all(Code::UnschedulableAndUnresolvable, {gang_early_message(m.key, gap)});
+
+  // Each member in turn, on the cluster as the earlier ones left it.
+  const int64_t min = gang_min_count(g);
+  std::vector<size_t> placed_now;
+  {
+    gang_cycle_ = true;
+    struct Reset {
+      bool& flag;
+      ~Reset() { flag = false; }
+    } reset{gang_cycle_};
+    for (int64_t i = 0; i < n; ++i) {
+      out.push_back(schedule(members[static_cast<size_t>(i)]));
+      if (out.back().node >= 0) placed_now.push_back(static_cast<size_t>(i));
+      // Stop once the rest cannot make up the minimum (as the later
+      // upstream's PlacementFeasible does): nothing they could do changes
+      // the verdict.
+      if (placed_before + static_cast<int64_t>(placed_now.size()) + (n - i - 1) < min) break;
+    }
+  }
+  const int64_t placed = placed_before + static_cast<int64_t>(placed_now.size());
+  if (placed >= min) {
+    for (ScheduleResult& r : out) {
+      r.pod_group = m.key;
+      r.group_outcome = GroupOutcome::kAdmitted;
+    }
+    return out;
+  }
+  // Rejected: Unreserve every placement, the last first (the reverse of
+  // the order they were reserved in).
+  for (auto it = placed_now.rbegin(); it != placed_now.rend(); ++it)
+    static_cast<void>(forget_pod(members[*it].cache_key()));
+  const std::string why = gang_rejection_message(g, m.key, placed, all);
+  const size_t tried = out.size();
+  out.resize(members.size());
+  for (size_t i = 0; i < members.size(); ++i) {
+    ScheduleResult& r = out[i];
+    const bool placed_here = r.node >= 0;
+    if (i >= tried) r.pod = members[i].key();
+    r.message = why + (i >= tried ? " (not tried)" : placed_here || r.message.empty() ? "" : "; " + r.message);
+    if (r.code != Code::Error) r.code = Code::Unschedulable;
+    r.node = -1;
+    r.node_name.clear();
+    r.score = 0;
+    r.devices.clear();
+    r.device_group.clear();
+    r.group_devices.clear();
+    r.pod_group = m.key;
+    r.group_outcome = GroupOutcome::kRejected;
+    if (placed_here || i >= tried) {
+      const std::string key = members[i].cache_key();
+      metrics_.leave(key);
+      metrics_.failed(key, static_cast<size_t>(&plan_for(members[i]) - plans_.data()), {});
+    }
+  }
+  return out;
+}
+
+PodGroupStatus Engine::pod_group_status(const Pod& pod, const std::vector<Pod>& pending) const {
+  PodGroupStatus s;
+  const PodGroupMembership m = pod_group_membership(pod, objects_);
+  if (!takes_part_in_gang(m, objects_)) return s;
+  s.pod_group = m.key;
+  if (m.group < 0) {
+    s.rejection = gang_early_message(m.key, m.missing);
+    return s;
+  }
+  const PodGroupObject& g = objects_.pod_groups[static_cast<size_t>(m.group)];
+  s.api = g.api == PodGroupObject::Api::kCoscheduling ? "PodGroup (scheduling.x-k8s.io/v1alpha1)"
+          : g.api == PodGroupObject::Api::kWorkload   ? "Workload (scheduling.k8s.io/v1alpha1)"
+                                                      : "PodGroup (scheduling.k8s.io/v1alpha2)";
+  s.min_field = gang_min_field(g);
+  s.min_count = gang_min_count(g);
+  const std::vector<uint32_t> placed_ids = placed_members(pod);
+  s.placed = static_cast<int32_t>(placed_ids.size());
+  for (const Pod& p : pending)
+    if (same_pod_group(p, pod)) ++s.pending;
+  const int64_t all = int64_t{s.placed} + s.pending;
+  if (std::string why = gang_count_rejection(g, pod, all); !why.empty())
+    s.rejection = gang_early_message(m.key, why);
+  else if (std::string gap = gang_resource_rejection(g, snapshot_, placed_ids); !gap.empty())
+    s.rejection = gang_early_message(m.key, gap);
+  return s;
+}
+
+}  // namespace bulkscore

@@ -1,0 +1,190 @@
+#include "plugins/pod_group.hpp"
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "host/input/pod_resources.hpp"
+#include "host/input/quote.hpp"
+
+namespace bulkscore {
+
+namespace {
+
+// Go's %q of a name, as upstream's messages print it.
+std::string go_quoted(const std::string& s) { return quote_for_message(s, s.size() + 1); }
+
+}  // namespace
+
+namespace {
+// The Coscheduling label's value, or null when the pod has none (or an
+// empty one: upstream reads that as no group).
+const std::string* coscheduling_group(const Pod& pod) {
+  const auto label = pod.labels.find(kCoschedulingPodGroupLabel);
+  return label == pod.labels.end() || label->second.empty() ? nullptr : &label->second;
+}
+}  // namespace
+
+std::string pod_group_key(const Pod& pod) {
+  if (!pod.workload_name.empty()) {
+    std::string key = pod.namespace_name + "/" + pod.workload_name + "/" + pod.workload_pod_group;
+    if (!pod.workload_replica_key.empty()) key += "/" + pod.workload_replica_key;
+    return key;
+  }
+  const std::string* label = coscheduling_group(pod);
+  return label ? pod.namespace_name + "/" + *label : std::string();
+}
+
+bool same_pod_group(const Pod& a, const Pod& b) {
+  if (a.namespace_name != b.namespace_name) return false;
+  if (!a.workload_name.empty() || !b.workload_name.empty())
+    return a.workload_name == b.workload_name && a.workload_pod_group == b.workload_pod_group &&
+           a.workload_replica_key == b.workload_replica_key;
+  const std::string* la = coscheduling_group(a);
+  const std::string* lb = coscheduling_group(b);
+  return la && lb && *la == *lb;
+}
+
+PodGroupMembership pod_group_membership(const Pod& pod, const ClusterObjects& objects) {
+  PodGroupMembership m;
+  using Api = PodGroupObject::Api;
+  if (!pod.workload_name.empty()) {
+    // v1.35's spec.workloadRef: the Workload's podGroups[] item, one
+    // instance per replica key.
+    m.member = true;
+    m.key = pod_group_key(pod);
+    bool workload_found = false;
+    for (size_t i = 0; i < objects.pod_groups.size(); ++i) {
+      const PodGroupObject& g = objects.pod_groups[i];
+      if (g.api != Api::kWorkload || g.namespace_name != pod.namespace_name || g.name != pod.workload_name) continue;
+      workload_found = true;
+      if (g.pod_group == pod.workload_pod_group) {
+        m.group = static_cast<int32_t>(i);
+        return m;
+      }
+    }
+    // PreEnqueue's reasons (v1.35, "pods's" as upstream spells it).
+    m.missing = workload_found ? "pod group " + go_quoted(pod.workload_pod_group) + " doesn't exist for a workload " +
+                                     go_quoted(pod.workload_name)
+                               : "waiting for pods's workload " + go_quoted(pod.workload_name) +
+                                     " to appear in scheduling queue";
+    m.missing_code = Code::UnschedulableAndUnresolvable;
+    return m;
+  }
+  const std::string* label = coscheduling_group(pod);
+  if (!label) return m;
+  m.member = true;
+  m.key = pod_group_key(pod);
+  for (size_t i = 0; i < objects.pod_groups.size(); ++i) {
+    const PodGroupObject& g = objects.pod_groups[i];
+    if (g.api == Api::kCoscheduling && g.namespace_name == pod.namespace_name && g.name == *label) {
+      m.group = static_cast<int32_t>(i);
+      return m;
+    }
+  }
+  // Coscheduling's PreFilter lets such a pod through and its Permit
+  // rejects it (Unschedulable); bulkscore rejects it before placing it,
+  // with Permit's words.
+  m.missing = "PodGroup not found";
+  m.missing_code = Code::Unschedulable;
+  return m;
+}
+
+bool takes_part_in_gang(const PodGroupMembership& m, const ClusterObjects& objects) {
+  if (!m.member) return false;
+  return m.group < 0 || objects.pod_groups[static_cast<size_t>(m.group)].gang;
+}
+
+std::vector<QueueEntry> gang_queue_order(const std::vector<Pod>& pending, const ClusterObjects& objects) {
+  std::vector<QueueEntry> out;
+  out.reserve(pending.size());
+  // Group key -> its gang's entry in `out`, or kNotGang for a basic group:
+  // each group's object is looked up once.
+  constexpr size_t kNotGang = SIZE_MAX;
+  std::unordered_map<std::string, size_t> entry_of;
+  for (uint32_t i = 0; i < pending.size(); ++i) {
+    std::string key = pod_group_key(pending[i]);
+    if (key.empty()) {
+      out.push_back(QueueEntry{{i}, ""});
+      continue;
+    }
+    auto it = entry_of.find(key);
+    if (it == entry_of.end()) {
+      const bool gang = takes_part_in_gang(pod_group_membership(pending[i], objects), objects);
+      it = entry_of.emplace(key, gang ? out.size() : kNotGang).first;
+      if (gang) out.push_back(QueueEntry{{}, std::move(key)});
+    }
+    if (it->second == kNotGang)
+      out.push_back(QueueEntry{{i}, ""});
+    else
+      out[it->second].pods.push_back(i);
+  }
+  return out;
+}
+
+int32_t gang_min_count(const PodGroupObject& g) { return g.gang ? g.min_count : 1; }
+
+const char* gang_min_field(const PodGroupObject& g) {
+  return g.api == PodGroupObject::Api::kCoscheduling ? "minMember" : "minCount";
+}
+
+std::string gang_count_rejection(const PodGroupObject& g, const Pod& pod, int64_t all_members) {
+  if (!g.gang || all_members >= g.min_count) return "";
+  if (g.api == PodGroupObject::Api::kCoscheduling)
+    return "pre-filter pod " + pod.name + " cannot find enough sibling pods, current pods number: " +
+           std::to_string(all_members) + ", minMember of group: " + std::to_string(g.min_count);
+  return "waiting for minCount pods from a gang to appear in scheduling queue";
+}
+
+std::string gang_resource_rejection(const PodGroupObject& g, const Snapshot& snap,
+                                    const std::vector<uint32_t>& member_ids) {
+  if (g.api != PodGroupObject::Api::kCoscheduling || g.min_resources.empty()) return "";
+  // What is left to cover, by resource (upstream adds pods: minMember).
+  ResourceList gap = g.min_resources;
+  gap["pods"] = g.min_count;
+  const uint32_t n = snap.num_nodes();
+  const SnapshotView view = snap.view();
+  // The group's own pods are given back on their nodes (upstream removes
+  // them from its copy of the node before measuring what is free).
+  std::unordered_map<uint32_t, ResourceList> given_back;
+  for (const uint32_t id : member_ids) {
+    ResourceList& back = given_back[snap.pod_node(id)];
+    for (const auto& [name, amount] : pod_requests(snap.pod(id))) back[name] += amount;
+    back["pods"] += 1;
+  }
+  std::string out;
+  for (auto& [name, left] : gap) {
+    // Each resource on its own, node after node in snapshot order: upstream
+    // subtracts a node's free amount (as Quantity.Sub: a node short of it,
+    // free < 0, widens the gap) and drops the resource once covered, so it
+    // is covered when some prefix of the nodes covers it.
+    const bool pods = name == "pods";
+    const int32_t r = pods ? -1 : snap.resource_index(name);
+    const int64_t* alloc = r >= 0 ? view.allocatable + static_cast<size_t>(r) * n : nullptr;
+    const int64_t* req = r >= 0 ? view.requested + static_cast<size_t>(r) * n : nullptr;
+    // As upstream: every resource is subtracted at least once (a zero
+    // request meeting an overcommitted first node stays uncovered).
+    bool covered = false;
+    for (uint32_t node = 0; node < n && !covered; ++node) {
+      int64_t free = pods ? view.allowed_pods[node] - view.pod_count[node] : alloc ? alloc[node] - req[node] : 0;
+      if (!given_back.empty())
+        if (const auto it = given_back.find(node); it != given_back.end())
+          if (const auto b = it->second.find(name); b != it->second.end()) free += b->second;
+      left -= free;
+      covered = left <= 0;
+    }
+    if (!covered) out += (out.empty() ? "resource gap: " : ", ") + name + " " + std::to_string(left) + (name == "cpu" ? "m" : "");
+  }
+  return out;
+}
+
+std::string gang_rejection_message(const PodGroupObject& g, const std::string& key, int64_t placed,
+                                   int64_t all_members) {
+  return "pod group " + go_quoted(key) + " rejected: " + std::to_string(placed) + "/" + std::to_string(all_members) +
+         " members placed, " + gang_min_field(g) + " " + std::to_string(gang_min_count(g));
+}
+
+std::string gang_early_message(const std::string& key, const std::string& reason) {
+  return "pod group " + go_quoted(key) + " rejected: " + reason;
+}
+
+}  // namespace bulkscore

@@ -1,0 +1,90 @@
+// Gang scheduling's rules (issue 23; docs/plugins.md "Pod groups"), host
+// only: which group a pod joins, the queue order that takes a gang's
+// pending members together, the early rejections (GangScheduling's
+// PreEnqueue in Kubernetes v1.35; scheduler-plugins Coscheduling's
+// PreFilter, its minResources included) and Permit's quorum over the
+// members placed. The rules of both APIs live here; the engine calls these
+// functions (Engine::schedule_group) and names neither plugin.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "host/input/model.hpp"
+#include "host/snapshot/snapshot.hpp"
+#include "plugins/plugin_api.hpp"
+
+namespace bulkscore {
+
+// Coscheduling's pod label (scheduling.x-k8s.io/v1alpha1 PodGroupLabel).
+inline constexpr const char* kCoschedulingPodGroupLabel = "scheduling.x-k8s.io/pod-group";
+
+// The group a pod joins. A Workload's group is one instance per replica
+// key, as v1.35's GangScheduling counts them (its tests put a pod of
+// replica "2" in a quorum of its own).
+struct PodGroupMembership {
+  bool member = false;   // the pod names a group (spec.workloadRef, or the Coscheduling label)
+  int32_t group = -1;    // its object in ClusterObjects::pod_groups; -1: missing
+  // The instance's key, for output and messages: "ns/name" (Coscheduling,
+  // PodGroup), "ns/workload/podGroup", plus "/replicaKey" when one is set.
+  std::string key;
+  // When the object is missing: upstream's reason (PreEnqueue's for a
+  // Workload, Permit's "PodGroup not found" for Coscheduling), and its code.
+  std::string missing;
+  Code missing_code = Code::UnschedulableAndUnresolvable;
+};
+PodGroupMembership pod_group_membership(const Pod& pod, const ClusterObjects& objects);
+
+// The key of the group instance the pod names ("" when none), without
+// looking the object up.
+std::string pod_group_key(const Pod& pod);
+// Whether two pods name the same group instance (neither may name none):
+// field by field, no string built (the engine's scans of the snapshot).
+bool same_pod_group(const Pod& a, const Pod& b);
+
+// Whether the pod is taken with its group (a gang member, or a member whose
+// group object is missing); a `basic` group's pods are ordinary pods.
+bool takes_part_in_gang(const PodGroupMembership& m, const ClusterObjects& objects);
+
+// One entry of the scheduling queue: a pod alone, or a gang's pending
+// members (in the order given). `pods` are indices into the list given.
+struct QueueEntry {
+  std::vector<uint32_t> pods;
+  std::string pod_group;  // the gang's key; "" for a pod alone
+};
+// QueueSort over pending pods in the engine's order (the list's: bulkscore
+// takes pending pods as given, upstream's PrioritySort ties broken by
+// arrival). Ordinary pods keep their places; a gang's pending members are
+// taken together at the place of its first member (Coscheduling's QueueSort
+// keeps a group's pods back to back, ordered as its first), in list order.
+std::vector<QueueEntry> gang_queue_order(const std::vector<Pod>& pending, const ClusterObjects& objects);
+
+// The minimum a gang needs placed (assumed or bound): gang.minCount, or
+// Coscheduling's minMember.
+int32_t gang_min_count(const PodGroupObject& g);
+// "minCount" or "minMember", as the group's API names it.
+const char* gang_min_field(const PodGroupObject& g);
+
+// PreEnqueue / PreFilter on the member count: `all_members` is the group's
+// pods the scheduler knows (pending and placed). "" when enough; else
+// upstream's reason for `pod` (Coscheduling's names the pod), code
+// UnschedulableAndUnresolvable.
+std::string gang_count_rejection(const PodGroupObject& g, const Pod& pod, int64_t all_members);
+
+// Coscheduling's PreFilter on spec.minResources (with `pods: minMember`
+// added): the nodes' free resources (allocatable less requested, the
+// group's own placed pods given back), taken node after node in snapshot
+// order, must cover it; "" when they do, else the gap that is left.
+// `member_ids`: the group's pods in the snapshot.
+std::string gang_resource_rejection(const PodGroupObject& g, const Snapshot& snap,
+                                    const std::vector<uint32_t>& member_ids);
+
+// Permit's verdict message for a gang that fell short, in upstream's
+// style: `pod group "ns/train" rejected: 3/4 members placed, minCount 4`.
+std::string gang_rejection_message(const PodGroupObject& g, const std::string& key, int64_t placed,
+                                   int64_t all_members);
+// An early rejection's message: `pod group "ns/train" rejected: <reason>`.
+std::string gang_early_message(const std::string& key, const std::string& reason);
+
+}  // namespace bulkscore
