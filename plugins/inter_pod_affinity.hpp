@@ -38,6 +38,8 @@ namespace plugins {
 struct InterPodAffinity {
   static constexpr const char* kName = "InterPodAffinity";
   static constexpr bool kHasFilter = true;
+  // Filter reads per-domain counts of the terms' pods (filter's `removed`) (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kPreFilterTables;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::MinMax;
   static constexpr bool kPreScoreFeasible = false;

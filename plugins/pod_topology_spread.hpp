@@ -36,6 +36,8 @@ namespace plugins {
 struct PodTopologySpread {
   static constexpr const char* kName = "PodTopologySpread";
   static constexpr bool kHasFilter = true;
+  // Filter reads per-domain counts of matching pods (filter's `removed`) (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kPreFilterTables;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::Spread;
   static constexpr bool kPreScoreFeasible = true;

@@ -484,21 +484,18 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, Preem
 
 // Whether one PreFilter state `q` (made on the snapshot before the dry run)
 // answers every check of the dry run: each Filter the pod runs reads only
-// its node (the node's own fields, its pods' requests, count and host
-// ports), or was Skipped at PreFilter, which removing pods cannot undo
-// (PodTopologySpread skips a pod without hard constraints, InterPodAffinity
-// a pod without required terms that no existing pod's required
-// anti-affinity matches). Removing a node's pods then changes only that
-// node's columns, which Filter reads from the scratch snapshot, and
-// PreFilter would make the same state again. Others (the topology plugins
-// when they run, the device plugins, NodeData) take the exact path.
+// its node (FilterReach::kNodeLocal, as each plugin declares), or was
+// Skipped at PreFilter, which removing pods cannot undo (PodTopologySpread
+// skips a pod without hard constraints, InterPodAffinity a pod without
+// required terms that no existing pod's required anti-affinity matches).
+// Removing a node's pods then changes only that node's columns, which
+// Filter reads from the scratch snapshot, and PreFilter would make the same
+// state again. Others take the exact path.
 static bool node_local_dry_run(const ProfilePlan& plan, const PodQuery& q) {
   if (q.rejected) return false;
-  static constexpr std::string_view kNodeLocal[] = {"NodeUnschedulable", "NodeName",  "TaintToleration",
-                                                    "NodeAffinity",      "NodePorts", "NodeResourcesFit"};
   for (uint8_t id : plan.filter) {
+    if (kPluginInfo[id].filter_reach == FilterReach::kNodeLocal) continue;
     const std::string_view name = kPluginInfo[id].name;
-    if (std::find(std::begin(kNodeLocal), std::end(kNodeLocal), name) != std::end(kNodeLocal)) continue;
     const bool skipped = std::any_of(q.prefilter.begin(), q.prefilter.end(), [&](const PreFilterStatus& s) {
       return s.code == Code::Skip && s.plugin == name;
     });
