@@ -509,6 +509,24 @@ bool PodTopologySpread::prescore_feasible_since(const Snapshot& snap, State& st,
   return true;
 }
 
+void PodTopologySpread::removal_counts(const RemovalContext& ctx, const State& st, const uint8_t* arena, uint32_t node,
+                                       const uint32_t* pods, uint32_t count, int64_t* out) {
+  const uint32_t slots = removal_slots(st);
+  std::fill(out, out + static_cast<size_t>(count) * slots, int64_t{0});
+  const SnapshotView s = ctx.snapshot.view();
+  const std::vector<Constraint> cs(st.hard.data(arena), st.hard.data(arena) + st.hard.count);
+  // A node PreFilter did not count (a hard key missing) added none of its
+  // pods to any table.
+  if (!has_all_keys(s, cs, node)) return;
+  for (uint32_t i = 0; i < slots; ++i) {
+    if (cs[i].matcher < 0 || !included(s, st, arena, cs[i], node)) continue;
+    const auto m = static_cast<uint32_t>(cs[i].matcher);
+    for (uint32_t k = 0; k < count; ++k)
+      if (ctx.snapshot.topology_matcher_counts_slot(m, ctx.snapshot.pod_slot(pods[k])))
+        out[static_cast<size_t>(k) * slots + i] = 1;
+  }
+}
+
 void PodTopologySpread::reasons(uint64_t bits, const Snapshot&, const State&, const uint8_t*, uint32_t,
                                 std::vector<std::string>& out) {
   if (bits & kMissingLabel)
