@@ -158,8 +158,8 @@ void register_all() {
         const bool exact = mode == EngineOptions::PreemptionDryRun::Exact;
         // The exact path costs seconds per pod at these sizes: fewer pods.
         const uint32_t pending = exact ? (nodes > 1000 ? 2 : 10) : (nodes > 1000 ? 200 : 500);
-        const std::string name = std::string(family) + "/" + (exact ? "exact" : "bulk") + "/" +
-                                 std::to_string(nodes) + "Nodes_" + std::to_string(pending) + "Pods";
+        const std::string name = std::string(family) + "/" + (exact ? "exact" : "bulk") + "/" + std::to_string(nodes) +
+                                 "Nodes_" + std::to_string(pending) + "Pods";
         benchmark::RegisterBenchmark(name.c_str(), preemption, nodes, pending, mode, topology)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime()

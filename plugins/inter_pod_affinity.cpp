@@ -84,9 +84,10 @@ bool matches(const ExistingTerm& t, const Pod& pod, const StringMap& namespace_l
 // The same for a term of `owner` as written: its namespace list, or the
 // owner's namespace when the list is empty and namespaceSelector is nil.
 bool matches(const PodAffinityTerm& t, const Pod& owner, const Pod& pod, const StringMap& namespace_labels) {
-  const bool in_set = t.namespaces.empty() && !t.namespace_selector
-                          ? owner.namespace_name == pod.namespace_name
-                          : std::find(t.namespaces.begin(), t.namespaces.end(), pod.namespace_name) != t.namespaces.end();
+  const bool in_set =
+      t.namespaces.empty() && !t.namespace_selector
+          ? owner.namespace_name == pod.namespace_name
+          : std::find(t.namespaces.begin(), t.namespaces.end(), pod.namespace_name) != t.namespaces.end();
   return existing_term_matches(in_set, t.namespace_selector, t.label_selector, pod, namespace_labels);
 }
 

@@ -124,7 +124,7 @@ namespace detail {
 template <class... Ps>
 constexpr std::array<PluginInfo, sizeof...(Ps)> info_of(PluginList<Ps...>) {
   return {{PluginInfo{Ps::kName, Ps::kHasFilter, Ps::kHasScore, Ps::kNormalize, Ps::kPreScoreFeasible,
-                          kFilterReachOf<Ps>}...}};
+                      kFilterReachOf<Ps>}...}};
 }
 }  // namespace detail
 

@@ -737,6 +737,27 @@ void expect_reference(const Engine& e, const Explanation& ex, const Pod& p, cons
   had_candidates = !want.candidates.empty();
 }
 
+// explain() on `e` for `p` and, when the pod dry-runs some node, the
+// reference against it (expect_reference), counted.
+void check_reference(Engine& e, const Pod& p, const RandomCase& rc, const DefaultPreemptionArgs& args,
+                     uint64_t& compared, uint64_t& with_candidates) {
+  const Explanation ex = e.explain(p);
+  if (!ex.preemption || !ex.preemption->not_eligible.empty() || ex.preemption->potential_nodes == 0) return;
+  ++compared;
+  bool had = false;
+  expect_reference(e, ex, p, rc, args, had);
+  if (had) ++with_candidates;
+}
+
+// Two engines' outcomes for one pod alike, field by field.
+void expect_same_decision(const ScheduleResult& a, const ScheduleResult& b, const std::string& where) {
+  ASSERT_EQ(a.nominated_node, b.nominated_node) << where;
+  ASSERT_EQ(a.victims, b.victims) << where;
+  ASSERT_EQ(a.pdb_violations, b.pdb_violations) << where;
+  ASSERT_EQ(a.node_name, b.node_name) << where;
+  ASSERT_EQ(a.message, b.message) << where;
+}
+
 // The engine's dry run (explain) against the reference on the same state,
 // pod after pod (each then scheduled, and the reference's cluster made the
 // engine's again).
@@ -755,14 +776,8 @@ TEST(PreemptionReference, EngineDryRunMatchesTheReference) {
     for (const Pod& p : rc.pending) {
       SCOPED_TRACE("seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " + p.name +
                    (run % 2 ? " (exact)" : " (bulk)") + " (BULKSCORE_PARITY_SEED reruns it)");
-      const Explanation ex = e->explain(p);
-      if (ex.preemption && ex.preemption->not_eligible.empty() && ex.preemption->potential_nodes > 0) {
-        ++compared;
-        bool had = false;
-        expect_reference(*e, ex, p, rc, args, had);
-        if (HasFatalFailure()) return;
-        if (had) ++with_candidates;
-      }
+      check_reference(*e, p, rc, args, compared, with_candidates);
+      if (HasFatalFailure()) return;
       e->schedule(p);
     }
   }
@@ -770,11 +785,45 @@ TEST(PreemptionReference, EngineDryRunMatchesTheReference) {
   EXPECT_GT(with_candidates, 40u);
 }
 
-// The bulk dry run against the exact one: every decision and message alike,
-// pod after pod, on clusters large enough for the parallel blocks.
+// Whether the pod runs a Filter that reads other nodes' pods.
+bool has_topology(const Pod& p) {
+  return !p.topology_spread_constraints.empty() ||
+         (p.affinity && (p.affinity->pod_affinity || p.affinity->pod_anti_affinity));
+}
+
+// What bulk_against_exact counted: preempting pods, and pods whose dry run
+// has 64 potential nodes or more (the parallel blocks); `topology`: only
+// pods with has_topology.
+struct BulkCounts {
+  uint64_t preempted = 0, parallel = 0;
+};
+
+// The bulk dry run against the exact one on `rc`: every decision and
+// message alike, pod after pod.
+void bulk_against_exact(uint64_t seed, uint32_t round, const RandomCase& rc, const DefaultPreemptionArgs& args,
+                        bool topology, BulkCounts& counts) {
+  auto bulk = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Bulk, seed);
+  auto exact = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Exact, seed);
+  for (const Pod& p : rc.pending) {
+    const bool counted = !topology || has_topology(p);
+    // How many potential nodes the dry run has (the parallel blocks start
+    // at 64); explain changes no decision.
+    const Explanation ex = bulk->explain(p);
+    if (counted && ex.preemption && ex.preemption->potential_nodes >= 64) ++counts.parallel;
+    const ScheduleResult a = bulk->schedule(p), b = exact->schedule(p);
+    expect_same_decision(
+        a, b,
+        "seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " + p.name + ": first difference");
+    if (::testing::Test::HasFatalFailure()) return;
+    if (counted && !a.nominated_node.empty()) ++counts.preempted;
+  }
+}
+
+// The bulk dry run against the exact one, on clusters large enough for the
+// parallel blocks.
 TEST(PreemptionReference, BulkDryRunDecidesAsTheExactOne) {
   const uint64_t seed = parity_seed();
-  uint64_t preempted = 0, parallel = 0;
+  BulkCounts counts;
   for (uint32_t round = 0; round < 12; ++round) {
     SplitMix64 rng = SplitMix64::derive(seed, 1000 + round);
     const bool topology = round % 2 == 1;
@@ -783,26 +832,11 @@ TEST(PreemptionReference, BulkDryRunDecidesAsTheExactOne) {
     const DefaultPreemptionArgs args = round % 3 == 0 ? DefaultPreemptionArgs{100, 0}
                                                       : DefaultPreemptionArgs{static_cast<int32_t>(rng.below(60)),
                                                                               static_cast<int32_t>(rng.below(30))};
-    auto bulk = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Bulk, seed);
-    auto exact = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Exact, seed);
-    for (const Pod& p : rc.pending) {
-      // How many potential nodes the dry run has (the parallel blocks start
-      // at 64); explain changes no decision.
-      const Explanation ex = bulk->explain(p);
-      if (ex.preemption && ex.preemption->potential_nodes >= 64) ++parallel;
-      const ScheduleResult a = bulk->schedule(p), b = exact->schedule(p);
-      const std::string where =
-          "seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " + p.name + ": first difference";
-      ASSERT_EQ(a.nominated_node, b.nominated_node) << where;
-      ASSERT_EQ(a.victims, b.victims) << where;
-      ASSERT_EQ(a.pdb_violations, b.pdb_violations) << where;
-      ASSERT_EQ(a.node_name, b.node_name) << where;
-      ASSERT_EQ(a.message, b.message) << where;
-      if (!a.nominated_node.empty()) ++preempted;
-    }
+    bulk_against_exact(seed, round, rc, args, false, counts);
+    if (HasFatalFailure()) return;
   }
-  EXPECT_GT(preempted, 100u);
-  EXPECT_GT(parallel, 50u);
+  EXPECT_GT(counts.preempted, 100u);
+  EXPECT_GT(counts.parallel, 50u);
 }
 
 // Hard spreading and required pod (anti-)affinity over a random_case: zone
@@ -865,12 +899,6 @@ RandomCase topology_case(SplitMix64& rng, uint32_t num_nodes, uint32_t pods_per_
   return c;
 }
 
-// Whether the pod runs a Filter that reads other nodes' pods.
-bool has_topology(const Pod& p) {
-  return !p.topology_spread_constraints.empty() ||
-         (p.affinity && (p.affinity->pod_affinity || p.affinity->pod_anti_affinity));
-}
-
 // The bulk dry run of pods with hard spreading and pod (anti-)affinity
 // (PreFilter's tables less the removed pods' counts in the node's domains)
 // against the reference and the exact dry run, pod after pod, on small
@@ -882,29 +910,20 @@ TEST(PreemptionReference, TopologyDryRunMatchesTheReferenceAndTheExactOne) {
     SplitMix64 rng = SplitMix64::derive(seed, 2000 + round);
     const uint32_t num_nodes = 3 + static_cast<uint32_t>(rng.below(10));
     const RandomCase rc = topology_case(rng, num_nodes, 3 + static_cast<uint32_t>(rng.below(4)), 8);
-    const DefaultPreemptionArgs args = round % 2 ? DefaultPreemptionArgs{100, 0}
-                                                 : DefaultPreemptionArgs{static_cast<int32_t>(rng.below(101)),
-                                                                         static_cast<int32_t>(rng.below(6))};
+    const DefaultPreemptionArgs args =
+        round % 2 ? DefaultPreemptionArgs{100, 0}
+                  : DefaultPreemptionArgs{static_cast<int32_t>(rng.below(101)), static_cast<int32_t>(rng.below(6))};
     auto bulk = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Bulk, seed + round);
     auto exact = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Exact, seed + round);
     for (const Pod& p : rc.pending) {
-      const std::string where = "seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " +
-                                p.name + " (BULKSCORE_PARITY_SEED reruns it): first difference";
+      const std::string where = "seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " + p.name +
+                                " (BULKSCORE_PARITY_SEED reruns it): first difference";
       SCOPED_TRACE(where);
-      const Explanation ex = bulk->explain(p);
-      if (ex.preemption && ex.preemption->not_eligible.empty() && ex.preemption->potential_nodes > 0) {
-        ++compared;
-        bool had = false;
-        expect_reference(*bulk, ex, p, rc, args, had);
-        if (HasFatalFailure()) return;
-        if (had) ++with_candidates;
-      }
+      check_reference(*bulk, p, rc, args, compared, with_candidates);
+      if (HasFatalFailure()) return;
       const ScheduleResult a = bulk->schedule(p), b = exact->schedule(p);
-      ASSERT_EQ(a.nominated_node, b.nominated_node) << where;
-      ASSERT_EQ(a.victims, b.victims) << where;
-      ASSERT_EQ(a.pdb_violations, b.pdb_violations) << where;
-      ASSERT_EQ(a.node_name, b.node_name) << where;
-      ASSERT_EQ(a.message, b.message) << where;
+      expect_same_decision(a, b, where);
+      if (HasFatalFailure()) return;
       if (!a.nominated_node.empty() && has_topology(p)) ++topology_preempted;
     }
   }
@@ -917,32 +936,19 @@ TEST(PreemptionReference, TopologyDryRunMatchesTheReferenceAndTheExactOne) {
 // parallel blocks.
 TEST(PreemptionReference, TopologyBulkDryRunDecidesAsTheExactOneInParallel) {
   const uint64_t seed = parity_seed();
-  uint64_t topology_preempted = 0, parallel = 0;
+  BulkCounts counts;
   for (uint32_t round = 0; round < 6; ++round) {
     SplitMix64 rng = SplitMix64::derive(seed, 3000 + round);
     const uint32_t num_nodes = 70 + static_cast<uint32_t>(rng.below(90));
     const RandomCase rc = topology_case(rng, num_nodes, 6, 40);
-    const DefaultPreemptionArgs args = round % 2 ? DefaultPreemptionArgs{100, 0}
-                                                 : DefaultPreemptionArgs{static_cast<int32_t>(rng.below(60)),
-                                                                         static_cast<int32_t>(rng.below(30))};
-    auto bulk = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Bulk, seed);
-    auto exact = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Exact, seed);
-    for (const Pod& p : rc.pending) {
-      const Explanation ex = bulk->explain(p);
-      if (has_topology(p) && ex.preemption && ex.preemption->potential_nodes >= 64) ++parallel;
-      const ScheduleResult a = bulk->schedule(p), b = exact->schedule(p);
-      const std::string where =
-          "seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " + p.name + ": first difference";
-      ASSERT_EQ(a.nominated_node, b.nominated_node) << where;
-      ASSERT_EQ(a.victims, b.victims) << where;
-      ASSERT_EQ(a.pdb_violations, b.pdb_violations) << where;
-      ASSERT_EQ(a.node_name, b.node_name) << where;
-      ASSERT_EQ(a.message, b.message) << where;
-      if (!a.nominated_node.empty() && has_topology(p)) ++topology_preempted;
-    }
+    const DefaultPreemptionArgs args =
+        round % 2 ? DefaultPreemptionArgs{100, 0}
+                  : DefaultPreemptionArgs{static_cast<int32_t>(rng.below(60)), static_cast<int32_t>(rng.below(30))};
+    bulk_against_exact(seed, round, rc, args, true, counts);
+    if (HasFatalFailure()) return;
   }
-  EXPECT_GT(topology_preempted, 40u);
-  EXPECT_GT(parallel, 20u);
+  EXPECT_GT(counts.preempted, 40u);
+  EXPECT_GT(counts.parallel, 20u);
 }
 
 }  // namespace

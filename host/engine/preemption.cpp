@@ -443,7 +443,8 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, Preem
     for (uint32_t f = 0; f < qv.num_filters; ++f) {
       cols.removed_at[f] = layout.count[f] ? cols.removed.data() + layout.at[f] : nullptr;
       if (layout.count[f])
-        removal_counts_of(ctx, qv, f, node, cols.lower_ids, cols.taken.data() + static_cast<size_t>(num_lower) * layout.at[f]);
+        removal_counts_of(ctx, qv, f, node, cols.lower_ids,
+                          cols.taken.data() + static_cast<size_t>(num_lower) * layout.at[f]);
     }
   }
   const auto apply = [&] {
@@ -706,8 +707,7 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
       // one node after another on a copy of the snapshot with PreFilter
       // made afresh per check. An engine on the CUDA backend runs either on
       // the host with the CPU rules.
-      const bool bulk =
-          options_.preemption_dry_run == EngineOptions::PreemptionDryRun::Bulk && bulk_dry_run(plan, q);
+      const bool bulk = options_.preemption_dry_run == EngineOptions::PreemptionDryRun::Bulk && bulk_dry_run(plan, q);
       std::optional<Snapshot> scratch;
       std::vector<LocalColumns> cols;
       unsigned workers = 1;
