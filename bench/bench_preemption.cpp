@@ -4,6 +4,11 @@
 // (minCandidateNodesPercentage 100). The exact dry run (upstream's steps one
 // node after another, PreFilter afresh per check) and the bulk one (one
 // PreFilter state, the nodes in parallel) side by side, in one binary.
+// A second family gives the pending pods a Filter that reads other nodes'
+// pods: hard spreading over zone and hostname (Spread), or required
+// hostname anti-affinity to their own app (AntiAffinity), which the bulk
+// dry run answers from PreFilter's tables less the removed pods' counts in
+// the node's domains.
 // Counters: pods_per_s (every pending pod, all preempting), us_per_preempt
 // (the wall time of a preempting pod's cycle, its dry run included),
 // preempted_share.
@@ -12,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/common.hpp"
@@ -44,10 +50,16 @@ Pod make(const std::string& name, int32_t priority, int64_t cpu_milli, const std
   return p;
 }
 
+// What the pending pods carry besides their requests.
+enum class Topology { None, Spread, AntiAffinity };
+
 // `nodes` nodes of 4 cpu in 3 zones, 4 pods of 900m each (priorities 0, 5
 // and 10, apps a, b, c; budgets over a and b), and `pending` pods of
-// priority 100 asking 3 cpu.
-Workload workload(uint32_t nodes, uint32_t pending) {
+// priority 100 asking 3 cpu (app hi, with `topology`'s constraints over
+// app hi: zone maxSkew 1 and hostname maxSkew 1, or hostname
+// anti-affinity; a tenth of the running pods are app hi too, so the
+// counts start uneven).
+Workload workload(uint32_t nodes, uint32_t pending, Topology topology = Topology::None) {
   Workload w;
   uint64_t x = 0x9e3779b97f4a7c15ULL;
   const auto next = [&] {
@@ -66,6 +78,7 @@ Workload workload(uint32_t nodes, uint32_t pending) {
       Pod p = make("run-" + std::to_string(i) + "-" + std::to_string(j), kPriorities[next() % 4], 900, n.name,
                    static_cast<int64_t>(next() % 1000));
       p.labels["app"] = kApps[next() % 3];
+      if (topology != Topology::None && next() % 10 == 0) p.labels["app"] = "hi";
       w.cluster.running_pods.push_back(p);
     }
   }
@@ -79,12 +92,35 @@ Workload workload(uint32_t nodes, uint32_t pending) {
     b.desired_healthy = b.current_healthy - b.disruptions_allowed;
     w.cluster.objects.pdbs.push_back(b);
   }
-  for (uint32_t i = 0; i < pending; ++i) w.pending.push_back(make("hi-" + std::to_string(i), 100, 3000, "", 0));
+  const LabelSelector own{{{"app", "hi"}}, {}};
+  for (uint32_t i = 0; i < pending; ++i) {
+    Pod p = make("hi-" + std::to_string(i), 100, 3000, "", 0);
+    p.labels["app"] = "hi";
+    if (topology == Topology::Spread)
+      for (const char* key : {"topology.kubernetes.io/zone", "kubernetes.io/hostname"}) {
+        TopologySpreadConstraint t;
+        t.max_skew = 1;
+        t.topology_key = key;
+        t.when_unsatisfiable = "DoNotSchedule";
+        t.label_selector = own;
+        p.topology_spread_constraints.push_back(t);
+      }
+    if (topology == Topology::AntiAffinity) {
+      PodAffinityTerm t;
+      t.label_selector = own;
+      t.topology_key = "kubernetes.io/hostname";
+      p.affinity = Affinity{};
+      p.affinity->pod_anti_affinity = PodAffinity{};
+      p.affinity->pod_anti_affinity->required.push_back(t);
+    }
+    w.pending.push_back(p);
+  }
   return w;
 }
 
-void preemption(benchmark::State& state, uint32_t nodes, uint32_t pending, EngineOptions::PreemptionDryRun mode) {
-  const Workload w = workload(nodes, pending);
+void preemption(benchmark::State& state, uint32_t nodes, uint32_t pending, EngineOptions::PreemptionDryRun mode,
+                Topology topology) {
+  const Workload w = workload(nodes, pending, topology);
   SchedulerConfig config = default_scheduler_config();
   for (ProfileConfig& p : config.profiles) p.default_preemption_args = {100, 100};
   EngineOptions options{"cpu", TieBreak::First, 42};
@@ -114,18 +150,21 @@ void preemption(benchmark::State& state, uint32_t nodes, uint32_t pending, Engin
 }
 
 void register_all() {
-  for (const uint32_t nodes : {1000u, 5000u})
-    for (const auto mode : {EngineOptions::PreemptionDryRun::Exact, EngineOptions::PreemptionDryRun::Bulk}) {
-      const bool exact = mode == EngineOptions::PreemptionDryRun::Exact;
-      // The exact path costs seconds per pod at these sizes: fewer pods.
-      const uint32_t pending = exact ? (nodes > 1000 ? 2 : 10) : (nodes > 1000 ? 200 : 500);
-      const std::string name = std::string("BM_PreemptionBasic/") + (exact ? "exact" : "bulk") + "/" +
-                               std::to_string(nodes) + "Nodes_" + std::to_string(pending) + "Pods";
-      benchmark::RegisterBenchmark(name.c_str(), preemption, nodes, pending, mode)
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime()
-          ->Iterations(1);
-    }
+  for (const auto& [topology, family] :
+       {std::pair{Topology::None, "BM_PreemptionBasic"}, std::pair{Topology::Spread, "BM_PreemptionSpread"},
+        std::pair{Topology::AntiAffinity, "BM_PreemptionAntiAffinity"}})
+    for (const uint32_t nodes : {1000u, 5000u})
+      for (const auto mode : {EngineOptions::PreemptionDryRun::Exact, EngineOptions::PreemptionDryRun::Bulk}) {
+        const bool exact = mode == EngineOptions::PreemptionDryRun::Exact;
+        // The exact path costs seconds per pod at these sizes: fewer pods.
+        const uint32_t pending = exact ? (nodes > 1000 ? 2 : 10) : (nodes > 1000 ? 200 : 500);
+        const std::string name = std::string(family) + "/" + (exact ? "exact" : "bulk") + "/" + std::to_string(nodes) +
+                                 "Nodes_" + std::to_string(pending) + "Pods";
+        benchmark::RegisterBenchmark(name.c_str(), preemption, nodes, pending, mode, topology)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime()
+            ->Iterations(1);
+      }
 }
 
 }  // namespace

@@ -81,14 +81,20 @@ BULKSCORE_HD const typename P::State& plugin_state(const PodQueryView& q) {
   return state_of<P>(q.states);
 }
 
-BULKSCORE_HD FilterOutcome run_filter(uint8_t plugin, const SnapshotView& s, const PodQueryView& q, uint32_t node) {
+// `removed`: for a plugin whose Filter reads PreFilter's domain tables
+// (FilterReach::kPreFilterTables), the counts the preemption dry run took
+// from the node's domains (nullptr: none); the other plugins ignore it.
+BULKSCORE_HD FilterOutcome run_filter(uint8_t plugin, const SnapshotView& s, const PodQueryView& q, uint32_t node,
+                                      const int64_t* removed = nullptr) {
   FilterOutcome out = filter_fail(Code::Error);
   visit_plugin(plugin, [&](auto p) {
     using P = decltype(p);
-    if constexpr (P::kHasFilter)
-      out = P::filter(s, plugin_state<P>(q), q.arena, node);
-    else
+    if constexpr (!P::kHasFilter)
       out = filter_pass();
+    else if constexpr (kFilterReachOf<P> == FilterReach::kPreFilterTables)
+      out = P::filter(s, plugin_state<P>(q), q.arena, node, removed);
+    else
+      out = P::filter(s, plugin_state<P>(q), q.arena, node);
   });
   return out;
 }
@@ -102,10 +108,12 @@ BULKSCORE_HD int64_t run_score(uint8_t plugin, const SnapshotView& s, const PodQ
   return out;
 }
 
-// Filter plugins in profile order; the first rejection wins.
-BULKSCORE_HD NodeVerdict filter_node(const SnapshotView& s, const PodQueryView& q, uint32_t node) {
+// Filter plugins in profile order; the first rejection wins. `removed`
+// (the preemption dry run): per filter slot, run_filter's `removed`.
+BULKSCORE_HD NodeVerdict filter_node(const SnapshotView& s, const PodQueryView& q, uint32_t node,
+                                     const int64_t* const* removed = nullptr) {
   for (uint32_t i = 0; i < q.num_filters; ++i) {
-    const FilterOutcome o = run_filter(q.filters[i], s, q, node);
+    const FilterOutcome o = run_filter(q.filters[i], s, q, node, removed ? removed[i] : nullptr);
     if (!o.ok()) return NodeVerdict{q.filters[i], o.code, o.reasons};
   }
   return NodeVerdict{};

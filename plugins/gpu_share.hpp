@@ -25,6 +25,8 @@ struct GpuShare {
   static constexpr const char* kName = "GpuShare";
   static constexpr bool kReadsDevices = true;  // a profile running it models devices (plugins/reserve.hpp)
   static constexpr bool kHasFilter = true;
+  // Filter reads the node's device columns, which the dry run does not patch (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kUnsupported;
   static constexpr bool kHasScore = false;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
   static constexpr bool kPreScoreFeasible = false;

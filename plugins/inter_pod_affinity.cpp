@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -65,11 +66,42 @@ bool matches(const IncomingTerm& t, const Pod& pod) {
 }
 
 // AffinityTerm.Matches for an existing pod's term against the incoming pod,
-// with the labels of the incoming pod's namespace.
+// with the labels of the incoming pod's namespace: the pod's namespace in
+// the term's set (`in_set`) or selected by its namespaceSelector (nil: none),
+// and its labels by the label selector (nil: none).
+bool existing_term_matches(bool in_set, const std::optional<LabelSelector>& namespace_selector,
+                           const std::optional<LabelSelector>& selector, const Pod& pod,
+                           const StringMap& namespace_labels) {
+  if (!in_set && !(namespace_selector && selector_matches(*namespace_selector, namespace_labels))) return false;
+  return selector && selector_matches(*selector, pod.labels);
+}
+
 bool matches(const ExistingTerm& t, const Pod& pod, const StringMap& namespace_labels) {
   const bool in_set = std::binary_search(t.namespaces.begin(), t.namespaces.end(), pod.namespace_name);
-  if (!in_set && !(t.namespace_selector && selector_matches(*t.namespace_selector, namespace_labels))) return false;
-  return t.selector && selector_matches(*t.selector, pod.labels);
+  return existing_term_matches(in_set, t.namespace_selector, t.selector, pod, namespace_labels);
+}
+
+// The same for a term of `owner` as written: its namespace list, or the
+// owner's namespace when the list is empty and namespaceSelector is nil.
+bool matches(const PodAffinityTerm& t, const Pod& owner, const Pod& pod, const StringMap& namespace_labels) {
+  const bool in_set =
+      t.namespaces.empty() && !t.namespace_selector
+          ? owner.namespace_name == pod.namespace_name
+          : std::find(t.namespaces.begin(), t.namespaces.end(), pod.namespace_name) != t.namespaces.end();
+  return existing_term_matches(in_set, t.namespace_selector, t.label_selector, pod, namespace_labels);
+}
+
+// Per table of `tables`, its counts summed over every domain.
+std::vector<int64_t> table_totals(Span<KeyedCounts> tables, const uint8_t* arena) {
+  std::vector<int64_t> out;
+  for (uint32_t i = 0; i < tables.count; ++i) {
+    const KeyedCounts& t = tables.at(arena, i);
+    int64_t sum = 0;
+    for (uint32_t j = 0; j < t.by_rank.count; ++j) sum += t.by_rank.at(arena, j);
+    for (uint32_t j = 0; j < t.values.count; ++j) sum += t.values.at(arena, j).count;
+    out.push_back(sum);
+  }
+  return out;
 }
 
 struct IncomingTerms {
@@ -257,17 +289,29 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
       }
       KeyedCountsBuilder affinity(snap);
       for (const auto& kw : keys) affinity.touch(kw.first);  // every term's key is checked
-      if (const auto clauses = all_of(terms.required_affinity))
-        add_matched(s, matcher_row(snap, pod, *clauses), keys, affinity);
+      st.affinity_matcher = -1;
+      if (const auto clauses = all_of(terms.required_affinity)) {
+        st.affinity_matcher = matcher_row(snap, pod, *clauses);
+        add_matched(s, st.affinity_matcher, keys, affinity);
+      }
       st.affinity = affinity.push(arena);
-      st.affinity_escape =
-          affinity.all_zero() && std::all_of(terms.required_affinity.begin(), terms.required_affinity.end(),
-                                             [&](const IncomingTerm& t) { return matches(t, pod); });
+      st.affinity_totals = arena.push(table_totals(st.affinity, arena.data()));
+      std::vector<int64_t> weights;
+      for (const auto& kw : keys) weights.push_back(kw.second);  // the tables' order: keys as first touched
+      st.affinity_weights = arena.push(weights);
+      st.affinity_self_match = std::all_of(terms.required_affinity.begin(), terms.required_affinity.end(),
+                                           [&](const IncomingTerm& t) { return matches(t, pod); });
     }
     KeyedCountsBuilder anti(snap);
-    for (const TermGroup& g : group_terms(terms.required_anti_affinity, true))
-      add_matched(s, matcher_row(snap, pod, {g.term->clause}), {{key_of(*g.term), g.weight}}, anti);
-    if (!anti.all_zero()) st.anti_affinity = anti.push(arena);
+    std::vector<AntiTerm> anti_terms;
+    for (const TermGroup& g : group_terms(terms.required_anti_affinity, true)) {
+      anti_terms.push_back(AntiTerm{matcher_row(snap, pod, {g.term->clause}), key_of(*g.term), g.weight});
+      add_matched(s, anti_terms.back().matcher, {{anti_terms.back().key, g.weight}}, anti);
+    }
+    if (!anti.all_zero()) {
+      st.anti_affinity = anti.push(arena);
+      st.anti_terms = arena.push(anti_terms);
+    }
   }
 
   // ---- PreScore (reads no feasible list) ----
@@ -307,6 +351,59 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
   }
   st.score = score.push(arena);
   return r;
+}
+
+void InterPodAffinity::removal_counts(const RemovalContext& ctx, const State& st, const uint8_t* arena, uint32_t node,
+                                      const uint32_t* pods, uint32_t count, int64_t* out) {
+  const uint32_t slots = removal_slots(st);
+  std::fill(out, out + static_cast<size_t>(count) * slots, int64_t{0});
+  const Snapshot& snap = ctx.snapshot;
+  const SnapshotView s = snap.view();
+  // The tables in filter()'s layout, and whether the node has each one's
+  // key (a node without it added nothing there).
+  std::vector<const KeyedCounts*> tables;
+  for (const Span<KeyedCounts>& span : {st.affinity, st.anti_affinity, st.existing_anti_affinity})
+    for (uint32_t i = 0; i < span.count; ++i) tables.push_back(&span.at(arena, i));
+  std::vector<uint8_t> has(slots);
+  for (uint32_t j = 0; j < slots; ++j) {
+    bool has_key;
+    (void)tables[j]->at_node(s, arena, node, has_key);
+    has[j] = has_key;
+  }
+  const auto table_of = [&](uint32_t first, uint32_t n, int32_t key) {
+    for (uint32_t j = first; j < first + n; ++j)
+      if (tables[j]->key == key) return static_cast<int64_t>(j);
+    return int64_t{-1};
+  };
+  const uint32_t anti_at = st.affinity.count, existing_at = anti_at + st.anti_affinity.count;
+  const StringMap& ns_labels = namespace_labels(ctx.pod, ctx.objects);
+  for (uint32_t k = 0; k < count; ++k) {
+    int64_t* o = out + static_cast<size_t>(k) * slots;
+    const uint32_t slot = snap.pod_slot(pods[k]);
+    // The incoming pod's affinity: a pod matching all terms added each
+    // key's number of terms.
+    if (st.affinity_matcher >= 0 && snap.topology_matcher_counts_slot(static_cast<uint32_t>(st.affinity_matcher), slot))
+      for (uint32_t j = 0; j < st.affinity.count; ++j)
+        if (has[j]) o[j] += st.affinity_weights.at(arena, j);
+    // Its anti-affinity: each group the pod matches, as often as it appears.
+    for (uint32_t g = 0; g < st.anti_terms.count; ++g) {
+      const AntiTerm& t = st.anti_terms.at(arena, g);
+      if (!snap.topology_matcher_counts_slot(static_cast<uint32_t>(t.matcher), slot)) continue;
+      const int64_t j = table_of(anti_at, st.anti_affinity.count, t.key);
+      if (j >= 0 && has[static_cast<size_t>(j)]) o[j] += t.weight;
+    }
+    // The removed pod's own required anti-affinity terms that match the
+    // incoming pod, each occurrence once (the snapshot's term groups count
+    // them so, terminating pods too).
+    if (!st.existing_anti_affinity.count) continue;
+    const Pod& p = snap.pod(pods[k]);
+    if (!p.affinity || !p.affinity->pod_anti_affinity) continue;
+    for (const PodAffinityTerm& t : p.affinity->pod_anti_affinity->required) {
+      if (!matches(t, p, ctx.pod, ns_labels)) continue;
+      const int64_t j = table_of(existing_at, st.existing_anti_affinity.count, snap.string_id(t.topology_key));
+      if (j >= 0 && has[static_cast<size_t>(j)]) ++o[j];
+    }
+  }
 }
 
 void InterPodAffinity::reasons(uint64_t bits, const Snapshot&, const State&, const uint8_t*, uint32_t,

@@ -38,11 +38,22 @@ namespace plugins {
 struct InterPodAffinity {
   static constexpr const char* kName = "InterPodAffinity";
   static constexpr bool kHasFilter = true;
+  // Filter reads per-domain counts of the terms' pods (filter's `removed`) (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kPreFilterTables;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::MinMax;
   static constexpr bool kPreScoreFeasible = false;
 
   enum Reason : uint64_t { kAffinity = 1, kAntiAffinity = 2, kExistingAntiAffinity = 4 };
+
+  // One group of the pod's identical required anti-affinity terms: its
+  // topology matcher, its key and how many times it appears (what one
+  // matching pod adds in the node's domain of the key).
+  struct AntiTerm {
+    int32_t matcher;
+    int32_t key;
+    int64_t weight;
+  };
 
   struct State {
     // Filter. One table per distinct topology key of the pod's required
@@ -54,9 +65,17 @@ struct InterPodAffinity {
     Span<KeyedCounts> existing_anti_affinity;
     // Score: summed weights per domain, one table per topology key.
     Span<KeyedCounts> score;
-    // No existing pod matches all affinity terms anywhere, and the pod
-    // matches them itself: the first pod of a group that attracts itself.
-    bool affinity_escape;
+    // The affinity tables' totals over every domain, and what one pod that
+    // matches all terms adds to each (the number of terms naming its key):
+    // the first pod of a group that attracts itself passes when no pod
+    // matches anywhere (every total 0, also once the dry run removed the
+    // ones there were) and it matches its own terms.
+    Span<int64_t> affinity_totals;
+    Span<int64_t> affinity_weights;
+    // The anti-affinity groups behind anti_affinity (empty when it is).
+    Span<AntiTerm> anti_terms;
+    int32_t affinity_matcher = -1;  // pods matching all affinity terms; -1: none (no terms, or one matches no pod)
+    bool affinity_self_match = false;
     uint8_t padding_[3] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
   };
 
@@ -65,24 +84,39 @@ struct InterPodAffinity {
   static void intern(Snapshot& snap, const Pod& pod, const ProfileConfig& profile, const ClusterObjects* objects);
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
 
-  static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t* arena,
-                                           uint32_t node) {
+  // `removed` (FilterReach::kPreFilterTables): the counts taken from the
+  // node's domains, laid out as the tables are (affinity, anti-affinity,
+  // existing anti-affinity; removal_counts), or nullptr.
+  static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node,
+                                           const int64_t* removed = nullptr) {
+    const int64_t* removed_anti = removed ? removed + st.affinity.count : nullptr;
+    const int64_t* removed_existing = removed_anti ? removed_anti + st.anti_affinity.count : nullptr;
     if (st.affinity.count) {
       bool pods_exist = true;
       const KeyedCounts* t = st.affinity.data(arena);
       for (uint32_t i = 0; i < st.affinity.count; ++i) {
         bool has_key;
-        const int64_t c = t[i].at_node(s, arena, node, has_key);
+        const int64_t c = t[i].at_node(s, arena, node, has_key) - (removed ? removed[i] : 0);
         if (!has_key) return filter_fail(Code::UnschedulableAndUnresolvable, kAffinity);
         if (c <= 0) pods_exist = false;
       }
-      if (!pods_exist && !st.affinity_escape) return filter_fail(Code::UnschedulableAndUnresolvable, kAffinity);
+      if (!pods_exist && !affinity_escape(st, arena, removed))
+        return filter_fail(Code::UnschedulableAndUnresolvable, kAffinity);
     }
-    if (present_in_domain(s, st.anti_affinity, arena, node)) return filter_fail(Code::Unschedulable, kAntiAffinity);
-    if (present_in_domain(s, st.existing_anti_affinity, arena, node))
+    if (present_in_domain(s, st.anti_affinity, arena, node, removed_anti))
+      return filter_fail(Code::Unschedulable, kAntiAffinity);
+    if (present_in_domain(s, st.existing_anti_affinity, arena, node, removed_existing))
       return filter_fail(Code::Unschedulable, kExistingAntiAffinity);
     return filter_pass();
   }
+
+  // The preemption dry run's removals (plugin_api.hpp): one count per
+  // table of the three Filter reads, in filter()'s layout.
+  static uint32_t removal_slots(const State& st) {
+    return st.affinity.count + st.anti_affinity.count + st.existing_anti_affinity.count;
+  }
+  static void removal_counts(const RemovalContext& ctx, const State& st, const uint8_t* arena, uint32_t node,
+                             const uint32_t* pods, uint32_t count, int64_t* out);
 
   static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
     int64_t sum = 0;
@@ -98,13 +132,23 @@ struct InterPodAffinity {
                       std::vector<std::string>& out);
 
  private:
-  // Some table has a positive count in the node's domain of its key.
+  // No pod matches all affinity terms anywhere (after the removals), and
+  // the pod matches them itself: upstream's empty affinity map.
+  static BULKSCORE_HD bool affinity_escape(const State& st, const uint8_t* arena, const int64_t* removed) {
+    if (!st.affinity_self_match) return false;
+    const int64_t* totals = st.affinity_totals.data(arena);
+    for (uint32_t i = 0; i < st.affinity_totals.count; ++i)
+      if (totals[i] - (removed ? removed[i] : 0) != 0) return false;
+    return true;
+  }
+  // Some table has a positive count in the node's domain of its key (less
+  // what `removed` takes there).
   static BULKSCORE_HD bool present_in_domain(const SnapshotView& s, Span<KeyedCounts> tables, const uint8_t* arena,
-                                             uint32_t node) {
+                                             uint32_t node, const int64_t* removed = nullptr) {
     const KeyedCounts* t = tables.data(arena);
     for (uint32_t i = 0; i < tables.count; ++i) {
       bool has_key;
-      if (t[i].at_node(s, arena, node, has_key) > 0) return true;
+      if (t[i].at_node(s, arena, node, has_key) - (removed ? removed[i] : 0) > 0) return true;
     }
     return false;
   }

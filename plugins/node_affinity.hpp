@@ -69,6 +69,8 @@ namespace plugins {
 struct NodeAffinity {
   static constexpr const char* kName = "NodeAffinity";
   static constexpr bool kHasFilter = true;
+  // Filter reads the node's labels and name (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kNodeLocal;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::Default;
   static constexpr bool kPreScoreFeasible = false;

@@ -26,6 +26,8 @@ namespace plugins {
 struct NodeData {
   static constexpr const char* kName = "NodeData";
   static constexpr bool kHasFilter = true;
+  // Filter reads the node's entry in an embedder's column, which no pod changes (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kNodeLocal;
   static constexpr bool kHasScore = true;
   // The profile's scoreNormalization picks the kind; see normalize_for().
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;

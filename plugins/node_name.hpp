@@ -11,6 +11,8 @@ namespace plugins {
 struct NodeName {
   static constexpr const char* kName = "NodeName";
   static constexpr bool kHasFilter = true;
+  // Filter reads the node's name (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kNodeLocal;
   static constexpr bool kHasScore = false;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
   static constexpr bool kPreScoreFeasible = false;

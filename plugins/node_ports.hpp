@@ -13,6 +13,8 @@ namespace plugins {
 struct NodePorts {
   static constexpr const char* kName = "NodePorts";
   static constexpr bool kHasFilter = true;
+  // Filter reads the node's host-port column (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kNodeLocal;
   static constexpr bool kHasScore = false;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
   static constexpr bool kPreScoreFeasible = false;

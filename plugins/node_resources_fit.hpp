@@ -14,6 +14,8 @@ namespace plugins {
 struct NodeResourcesFit {
   static constexpr const char* kName = "NodeResourcesFit";
   static constexpr bool kHasFilter = true;
+  // Filter reads the node's allocatable, requested and pod-count columns (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kNodeLocal;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
   static constexpr bool kPreScoreFeasible = false;

@@ -12,6 +12,8 @@ namespace plugins {
 struct NodeUnschedulable {
   static constexpr const char* kName = "NodeUnschedulable";
   static constexpr bool kHasFilter = true;
+  // Filter reads the node's own spec (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kNodeLocal;
   static constexpr bool kHasScore = false;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
   static constexpr bool kPreScoreFeasible = false;

@@ -43,6 +43,19 @@
 //     // then filter() on the failing nodes only, for their code and reasons.
 //     static void filter_nodes(const SnapshotView&, const State&, const uint8_t* arena, const uint32_t* nodes,
 //                              uint32_t count, uint8_t* fails);
+//     // How Filter depends on other nodes' pods (FilterReach below); a
+//     // plugin with a Filter declares it. With kPreFilterTables, filter()
+//     // takes a fifth argument, `const int64_t* removed` (nullptr: nothing
+//     // removed), and the plugin has, on the host:
+//     // The number of counts `removed` holds for this pod's state.
+//     static uint32_t removal_slots(const State&);
+//     // What each of node `node`'s pods `pods[0..count)` (snapshot pod
+//     // ids), once removed, takes from the tables filter() reads in the
+//     // node's domains: out[k * removal_slots + j] for pods[k]. filter() on
+//     // `node` with `removed` the sum over a set of them is Filter with
+//     // those pods gone (upstream's RemovePod on the cycle state).
+//     static void removal_counts(const RemovalContext&, const State&, const uint8_t* arena, uint32_t node,
+//                                const uint32_t* pods, uint32_t count, int64_t* out);
 //   };
 //
 // and its type in plugins/registry.hpp. Backends never name a plugin.
@@ -62,6 +75,7 @@ namespace bulkscore {
 // host/snapshot/snapshot.hpp); declared here so rule headers stay light for nvcc.
 struct PrepareContext;
 struct PrepareResult;
+struct RemovalContext;
 class Snapshot;
 
 // Upstream's status codes (framework.Code), the subset a cycle produces.
@@ -229,6 +243,37 @@ template <class P>
 struct HasPreScoreFeasibleSince<P, std::void_t<decltype(&P::prescore_feasible_since)>> : std::true_type {};
 template <class P>
 constexpr bool kHasPreScoreFeasibleSince = HasPreScoreFeasibleSince<P>::value;
+
+// How a plugin's Filter on node n depends on the pods of other nodes; the
+// preemption dry run (host/engine/preemption.cpp), which removes some of
+// node n's pods and filters n again, reads it to choose its path.
+enum class FilterReach : uint8_t {
+  // Filter reads node n's own fields and columns only (requests, pod
+  // count, host ports), or has no Filter: removing n's pods is patching n's
+  // columns.
+  kNodeLocal,
+  // Filter reads tables PreFilter built over topology domains, which
+  // removing n's pods changes only in n's domains: filter() takes the
+  // counts removed there (removal_slots, removal_counts above).
+  kPreFilterTables,
+  // Neither: only PreFilter afresh on a changed snapshot answers (the
+  // exact dry run), unless PreFilter skipped the plugin for the pod.
+  kUnsupported,
+};
+
+// A plugin's FilterReach: what it declares as kFilterReach; one without a
+// Filter reads nothing; one with a Filter that declares nothing is left to
+// the exact path.
+template <class P, class = void>
+struct FilterReachOf {
+  static constexpr FilterReach value = P::kHasFilter ? FilterReach::kUnsupported : FilterReach::kNodeLocal;
+};
+template <class P>
+struct FilterReachOf<P, std::void_t<decltype(P::kFilterReach)>> {
+  static constexpr FilterReach value = P::kFilterReach;
+};
+template <class P>
+constexpr FilterReach kFilterReachOf = FilterReachOf<P>::value;
 
 // Per-pod byte arena, built on the host during prepare.
 class Arena {

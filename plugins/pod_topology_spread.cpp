@@ -194,10 +194,13 @@ PodTopologySpread::Constraint compile(const Snapshot& snap, const Pod& pod, cons
 
 using Constraint = PodTopologySpread::Constraint;
 
-bool has_all_keys(const SnapshotView& s, const std::vector<Constraint>& cs, uint32_t n) {
-  for (const Constraint& c : cs)
-    if (c.key == kNoId || s.label_value(n, c.key, c.dense_slot) == kNoId) return false;
+bool has_all_keys(const SnapshotView& s, const Constraint* cs, size_t count, uint32_t n) {
+  for (size_t i = 0; i < count; ++i)
+    if (cs[i].key == kNoId || s.label_value(n, cs[i].key, cs[i].dense_slot) == kNoId) return false;
   return true;
+}
+bool has_all_keys(const SnapshotView& s, const std::vector<Constraint>& cs, uint32_t n) {
+  return has_all_keys(s, cs.data(), cs.size(), n);
 }
 
 // Whether node n counts for c under its inclusion policies.
@@ -551,6 +554,24 @@ bool PodTopologySpread::prescore_feasible_since(const Snapshot& snap, State& st,
   (void)count;  // the feasible nodes not ignored are prev's minus the leaving ones
   st.soft = arena.push(cs);
   return true;
+}
+
+void PodTopologySpread::removal_counts(const RemovalContext& ctx, const State& st, const uint8_t* arena, uint32_t node,
+                                       const uint32_t* pods, uint32_t count, int64_t* out) {
+  const uint32_t slots = removal_slots(st);
+  std::fill(out, out + static_cast<size_t>(count) * slots, int64_t{0});
+  const SnapshotView s = ctx.snapshot.view();
+  const Constraint* cs = st.hard.data(arena);  // read in place: one call per node of the dry run
+  // A node PreFilter did not count (a hard key missing) added none of its
+  // pods to any table.
+  if (!has_all_keys(s, cs, slots, node)) return;
+  for (uint32_t i = 0; i < slots; ++i) {
+    if (cs[i].matcher < 0 || !included(s, st, arena, cs[i], node)) continue;
+    const auto m = static_cast<uint32_t>(cs[i].matcher);
+    for (uint32_t k = 0; k < count; ++k)
+      if (ctx.snapshot.topology_matcher_counts_slot(m, ctx.snapshot.pod_slot(pods[k])))
+        out[static_cast<size_t>(k) * slots + i] = 1;
+  }
 }
 
 void PodTopologySpread::reasons(uint64_t bits, const Snapshot&, const State&, const uint8_t*, uint32_t,

@@ -36,6 +36,8 @@ namespace plugins {
 struct PodTopologySpread {
   static constexpr const char* kName = "PodTopologySpread";
   static constexpr bool kHasFilter = true;
+  // Filter reads per-domain counts of matching pods (filter's `removed`) (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kPreFilterTables;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::Spread;
   static constexpr bool kPreScoreFeasible = true;
@@ -116,8 +118,10 @@ struct PodTopologySpread {
     return true;
   }
 
-  static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t* arena,
-                                           uint32_t node) {
+  // `removed` (FilterReach::kPreFilterTables): per hard constraint, the
+  // matching pods taken from the node's domain (removal_counts), or nullptr.
+  static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node,
+                                           const int64_t* removed = nullptr) {
     const Constraint* cs = st.hard.data(arena);
     for (uint32_t i = 0; i < st.hard.count; ++i) {
       const Constraint& c = cs[i];
@@ -132,11 +136,28 @@ struct PodTopologySpread {
       } else if (const DomainCount* d = find_domain(c, arena, domain_of(st, v))) {
         count = d->count;
       }
-      const int64_t skew = count + (c.self_match ? 1 : 0) - c.min_match;
+      const int64_t r = removed ? removed[i] : 0;
+      count -= r;
+      // Only this domain's count went down (and only while r > 0, when the
+      // node counts and its domain is registered): the global minimum is
+      // the lower of the two. Upstream's two critical paths give the same
+      // minimum after its RemovePod and AddPod on one node: the smallest
+      // other domain stays in them. min_match already holds minDomains'
+      // 0, which no count goes below.
+      const int64_t min = r > 0 && count < c.min_match ? count : c.min_match;
+      const int64_t skew = count + (c.self_match ? 1 : 0) - min;
       if (skew > c.max_skew) return filter_fail(Code::Unschedulable, kSkew);
     }
     return filter_pass();
   }
+
+  // The preemption dry run's removals (plugin_api.hpp): one count per hard
+  // constraint; a pod counts where the constraint's matcher counts it and
+  // the node counts for the constraint (every hard key, inclusion policies),
+  // as PreFilter counted it.
+  static uint32_t removal_slots(const State& st) { return st.hard.count; }
+  static void removal_counts(const RemovalContext& ctx, const State& st, const uint8_t* arena, uint32_t node,
+                             const uint32_t* pods, uint32_t count, int64_t* out);
 
   static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
     const Constraint* cs = st.soft.data(arena);

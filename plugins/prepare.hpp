@@ -22,6 +22,15 @@ struct PrepareContext {
   const ClusterObjects* objects = nullptr;
 };
 
+// What a plugin's removal_counts (plugin_api.hpp) reads besides its state:
+// the incoming pod, the snapshot its state was prepared on (the removed
+// pods are on it), and the cluster objects (Namespaces' labels).
+struct RemovalContext {
+  const Pod& pod;
+  const Snapshot& snapshot;
+  const ClusterObjects* objects = nullptr;
+};
+
 struct PrepareResult {
   // PreFilter: Success, Skip (the plugin's Filter does not run for this pod),
   // Unschedulable or UnschedulableAndUnresolvable (the pod is rejected with

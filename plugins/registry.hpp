@@ -117,12 +117,14 @@ struct PluginInfo {
   bool has_score;
   NormalizeKind normalize;
   bool prescore_feasible;  // builds per-pod tables over the feasible nodes (PreScore)
+  FilterReach filter_reach;  // how its Filter reads other nodes' pods (plugin_api.hpp)
 };
 
 namespace detail {
 template <class... Ps>
 constexpr std::array<PluginInfo, sizeof...(Ps)> info_of(PluginList<Ps...>) {
-  return {{PluginInfo{Ps::kName, Ps::kHasFilter, Ps::kHasScore, Ps::kNormalize, Ps::kPreScoreFeasible}...}};
+  return {{PluginInfo{Ps::kName, Ps::kHasFilter, Ps::kHasScore, Ps::kNormalize, Ps::kPreScoreFeasible,
+                      kFilterReachOf<Ps>}...}};
 }
 }  // namespace detail
 

@@ -30,6 +30,8 @@ struct SharedDeviceGroup {
   static constexpr const char* kName = "SharedDeviceGroup";
   static constexpr bool kReadsDeviceGroups = true;  // a profile running it models device groups (plugins/reserve.hpp)
   static constexpr bool kHasFilter = true;
+  // Filter reads groups bound across nodes and their devices (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kUnsupported;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
   static constexpr bool kPreScoreFeasible = false;

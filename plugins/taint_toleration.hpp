@@ -13,6 +13,8 @@ namespace plugins {
 struct TaintToleration {
   static constexpr const char* kName = "TaintToleration";
   static constexpr bool kHasFilter = true;
+  // Filter reads the node's taints (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kNodeLocal;
   static constexpr bool kHasScore = true;
   static constexpr NormalizeKind kNormalize = NormalizeKind::DefaultReverse;
   static constexpr bool kPreScoreFeasible = false;

@@ -15,6 +15,8 @@ namespace plugins {
 struct WorkloadType {
   static constexpr const char* kName = "WorkloadType";
   static constexpr bool kHasFilter = true;
+  // Filter reads the node's allocatable (plugin_api.hpp).
+  static constexpr FilterReach kFilterReach = FilterReach::kNodeLocal;
   static constexpr bool kHasScore = false;
   static constexpr NormalizeKind kNormalize = NormalizeKind::None;
   static constexpr bool kPreScoreFeasible = false;

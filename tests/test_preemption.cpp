@@ -702,6 +702,62 @@ RandomCase random_case(SplitMix64& rng, uint32_t num_nodes, uint32_t pods_per_no
   return c;
 }
 
+// The engine's dry run (explain's record, `ex`) against the reference on
+// the engine's current cluster; `had_candidates` whether the reference
+// found any. Fails at the first difference.
+void expect_reference(const Engine& e, const Explanation& ex, const Pod& p, const RandomCase& rc,
+                      const DefaultPreemptionArgs& args, bool& had_candidates) {
+  refpreempt::Input in;
+  in.nodes = rc.nodes;
+  // The snapshot's slot order per node is the order the dry run meets
+  // equal pods in.
+  for (uint32_t n = 0; n < e.snapshot().num_nodes(); ++n)
+    for (uint32_t id : e.snapshot().pods_on_node(n)) in.running.push_back(e.snapshot().pod(id));
+  in.pdbs = e.objects().pdbs;
+  in.config = config_with(args).profiles[0];
+  in.offset = ex.preemption->offset;
+  const refpreempt::Output want = refpreempt::preempt(in, p);
+  ASSERT_EQ(want.potential_nodes, ex.preemption->potential_nodes);
+  ASSERT_EQ(want.num_candidates, ex.preemption->num_candidates);
+  std::map<std::string, Cand> got = candidates(*ex.preemption), expect;
+  for (const refpreempt::Candidate& c : want.candidates) {
+    Cand k;
+    for (const Pod& v : c.victims) k.victims.push_back(v.name);
+    std::sort(k.victims.begin(), k.victims.end());
+    k.pdb_violations = c.pdb_violations;
+    expect[c.node] = k;
+  }
+  for (const auto& [name, cand] : expect) {
+    const auto it = got.find(name);
+    ASSERT_NE(it, got.end()) << "the reference's candidate " << name << " " << cand << " is missing";
+    ASSERT_EQ(it->second, cand) << "first difference: node " << name;
+  }
+  ASSERT_EQ(got.size(), expect.size());
+  ASSERT_EQ(ex.preemption->nominated_node, want.nominated_node);
+  had_candidates = !want.candidates.empty();
+}
+
+// explain() on `e` for `p` and, when the pod dry-runs some node, the
+// reference against it (expect_reference), counted.
+void check_reference(Engine& e, const Pod& p, const RandomCase& rc, const DefaultPreemptionArgs& args,
+                     uint64_t& compared, uint64_t& with_candidates) {
+  const Explanation ex = e.explain(p);
+  if (!ex.preemption || !ex.preemption->not_eligible.empty() || ex.preemption->potential_nodes == 0) return;
+  ++compared;
+  bool had = false;
+  expect_reference(e, ex, p, rc, args, had);
+  if (had) ++with_candidates;
+}
+
+// Two engines' outcomes for one pod alike, field by field.
+void expect_same_decision(const ScheduleResult& a, const ScheduleResult& b, const std::string& where) {
+  ASSERT_EQ(a.nominated_node, b.nominated_node) << where;
+  ASSERT_EQ(a.victims, b.victims) << where;
+  ASSERT_EQ(a.pdb_violations, b.pdb_violations) << where;
+  ASSERT_EQ(a.node_name, b.node_name) << where;
+  ASSERT_EQ(a.message, b.message) << where;
+}
+
 // The engine's dry run (explain) against the reference on the same state,
 // pod after pod (each then scheduled, and the reference's cluster made the
 // engine's again).
@@ -720,43 +776,8 @@ TEST(PreemptionReference, EngineDryRunMatchesTheReference) {
     for (const Pod& p : rc.pending) {
       SCOPED_TRACE("seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " + p.name +
                    (run % 2 ? " (exact)" : " (bulk)") + " (BULKSCORE_PARITY_SEED reruns it)");
-      const Explanation ex = e->explain(p);
-      if (ex.preemption && ex.preemption->not_eligible.empty() && ex.preemption->potential_nodes > 0) {
-        // The reference on the engine's current cluster.
-        refpreempt::Input in;
-        in.nodes = rc.nodes;
-        for (uint32_t id = 0; id < e->snapshot().pod_id_bound(); ++id)
-          if (e->snapshot().has_pod(id)) in.running.push_back(e->snapshot().pod(id));
-        // The snapshot's slot order per node is the order the dry run
-        // meets equal pods in.
-        std::vector<Pod> ordered;
-        for (uint32_t n = 0; n < e->snapshot().num_nodes(); ++n)
-          for (uint32_t id : e->snapshot().pods_on_node(n)) ordered.push_back(e->snapshot().pod(id));
-        in.running = ordered;
-        in.pdbs = e->objects().pdbs;
-        in.config = config_with(args).profiles[0];
-        in.offset = ex.preemption->offset;
-        const refpreempt::Output want = refpreempt::preempt(in, p);
-        ++compared;
-        ASSERT_EQ(want.potential_nodes, ex.preemption->potential_nodes);
-        ASSERT_EQ(want.num_candidates, ex.preemption->num_candidates);
-        std::map<std::string, Cand> got = candidates(*ex.preemption), expect;
-        for (const refpreempt::Candidate& c : want.candidates) {
-          Cand k;
-          for (const Pod& v : c.victims) k.victims.push_back(v.name);
-          std::sort(k.victims.begin(), k.victims.end());
-          k.pdb_violations = c.pdb_violations;
-          expect[c.node] = k;
-        }
-        for (const auto& [name, cand] : expect) {
-          const auto it = got.find(name);
-          ASSERT_NE(it, got.end()) << "the reference's candidate " << name << " " << cand << " is missing";
-          ASSERT_EQ(it->second, cand) << "first difference: node " << name;
-        }
-        ASSERT_EQ(got.size(), expect.size());
-        ASSERT_EQ(ex.preemption->nominated_node, want.nominated_node);
-        if (!want.candidates.empty()) ++with_candidates;
-      }
+      check_reference(*e, p, rc, args, compared, with_candidates);
+      if (HasFatalFailure()) return;
       e->schedule(p);
     }
   }
@@ -764,11 +785,45 @@ TEST(PreemptionReference, EngineDryRunMatchesTheReference) {
   EXPECT_GT(with_candidates, 40u);
 }
 
-// The bulk dry run against the exact one: every decision and message alike,
-// pod after pod, on clusters large enough for the parallel blocks.
+// Whether the pod runs a Filter that reads other nodes' pods.
+bool has_topology(const Pod& p) {
+  return !p.topology_spread_constraints.empty() ||
+         (p.affinity && (p.affinity->pod_affinity || p.affinity->pod_anti_affinity));
+}
+
+// What bulk_against_exact counted: preempting pods, and pods whose dry run
+// has 64 potential nodes or more (the parallel blocks); `topology`: only
+// pods with has_topology.
+struct BulkCounts {
+  uint64_t preempted = 0, parallel = 0;
+};
+
+// The bulk dry run against the exact one on `rc`: every decision and
+// message alike, pod after pod.
+void bulk_against_exact(uint64_t seed, uint32_t round, const RandomCase& rc, const DefaultPreemptionArgs& args,
+                        bool topology, BulkCounts& counts) {
+  auto bulk = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Bulk, seed);
+  auto exact = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Exact, seed);
+  for (const Pod& p : rc.pending) {
+    const bool counted = !topology || has_topology(p);
+    // How many potential nodes the dry run has (the parallel blocks start
+    // at 64); explain changes no decision.
+    const Explanation ex = bulk->explain(p);
+    if (counted && ex.preemption && ex.preemption->potential_nodes >= 64) ++counts.parallel;
+    const ScheduleResult a = bulk->schedule(p), b = exact->schedule(p);
+    expect_same_decision(
+        a, b,
+        "seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " + p.name + ": first difference");
+    if (::testing::Test::HasFatalFailure()) return;
+    if (counted && !a.nominated_node.empty()) ++counts.preempted;
+  }
+}
+
+// The bulk dry run against the exact one, on clusters large enough for the
+// parallel blocks.
 TEST(PreemptionReference, BulkDryRunDecidesAsTheExactOne) {
   const uint64_t seed = parity_seed();
-  uint64_t preempted = 0, parallel = 0;
+  BulkCounts counts;
   for (uint32_t round = 0; round < 12; ++round) {
     SplitMix64 rng = SplitMix64::derive(seed, 1000 + round);
     const bool topology = round % 2 == 1;
@@ -777,26 +832,123 @@ TEST(PreemptionReference, BulkDryRunDecidesAsTheExactOne) {
     const DefaultPreemptionArgs args = round % 3 == 0 ? DefaultPreemptionArgs{100, 0}
                                                       : DefaultPreemptionArgs{static_cast<int32_t>(rng.below(60)),
                                                                               static_cast<int32_t>(rng.below(30))};
-    auto bulk = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Bulk, seed);
-    auto exact = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Exact, seed);
-    for (const Pod& p : rc.pending) {
-      // How many potential nodes the dry run has (the parallel blocks start
-      // at 64); explain changes no decision.
-      const Explanation ex = bulk->explain(p);
-      if (ex.preemption && ex.preemption->potential_nodes >= 64) ++parallel;
-      const ScheduleResult a = bulk->schedule(p), b = exact->schedule(p);
-      const std::string where =
-          "seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " + p.name + ": first difference";
-      ASSERT_EQ(a.nominated_node, b.nominated_node) << where;
-      ASSERT_EQ(a.victims, b.victims) << where;
-      ASSERT_EQ(a.pdb_violations, b.pdb_violations) << where;
-      ASSERT_EQ(a.node_name, b.node_name) << where;
-      ASSERT_EQ(a.message, b.message) << where;
-      if (!a.nominated_node.empty()) ++preempted;
+    bulk_against_exact(seed, round, rc, args, false, counts);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(counts.preempted, 100u);
+  EXPECT_GT(counts.parallel, 50u);
+}
+
+// Hard spreading and required pod (anti-)affinity over a random_case: zone
+// and hostname constraints (one or both) with minDomains, both node
+// inclusion policies and selectors that do or do not match the pod itself;
+// existing pods' required anti-affinity on both keys; the incoming pod's
+// required affinity (which may match itself: the first pod of a group) and
+// anti-affinity; a second namespace; nodes without a zone.
+RandomCase topology_case(SplitMix64& rng, uint32_t num_nodes, uint32_t pods_per_node, uint32_t num_pending) {
+  RandomCase c = random_case(rng, num_nodes, pods_per_node, num_pending, false);
+  static const char* const kApps[] = {"web", "db", "cache"};
+  static const char* const kKeys[] = {"topology.kubernetes.io/zone", "kubernetes.io/hostname"};
+  const auto key = [&] { return kKeys[rng.below(2)]; };
+  const auto app = [&] { return std::string(kApps[rng.below(3)]); };
+  const auto term = [](const std::string& a, const char* k) {
+    PodAffinityTerm t;
+    t.label_selector = LabelSelector{{{"app", a}}, {}};
+    t.topology_key = k;
+    return t;
+  };
+  for (Node& n : c.nodes)
+    if (rng.chance(0.08)) n.labels.erase("topology.kubernetes.io/zone");
+  for (Pod& p : c.running) {
+    if (rng.chance(0.1)) p.namespace_name = "other";
+    if (rng.chance(0.15)) {
+      Affinity a;
+      a.pod_anti_affinity = PodAffinity{};
+      a.pod_anti_affinity->required.push_back(term(app(), key()));
+      if (rng.chance(0.2)) a.pod_anti_affinity->required.push_back(term(app(), key()));
+      p.affinity = a;
     }
   }
-  EXPECT_GT(preempted, 100u);
-  EXPECT_GT(parallel, 50u);
+  for (Pod& p : c.pending) {
+    if (rng.chance(0.55)) {
+      const uint32_t both = rng.chance(0.3) ? 2 : 1;
+      for (uint32_t i = 0; i < both; ++i) {
+        TopologySpreadConstraint t;
+        t.max_skew = 1 + static_cast<int32_t>(rng.below(2));
+        t.topology_key = both == 2 ? kKeys[i] : key();
+        t.when_unsatisfiable = "DoNotSchedule";
+        t.label_selector = LabelSelector{{{"app", rng.chance(0.8) ? p.labels["app"] : app()}}, {}};
+        if (rng.chance(0.3)) t.min_domains = 1 + static_cast<int32_t>(rng.below(5));
+        if (rng.chance(0.3)) t.node_affinity_policy = "Ignore";
+        if (rng.chance(0.3)) t.node_taints_policy = "Honor";
+        p.topology_spread_constraints.push_back(t);
+      }
+    }
+    Affinity a;
+    if (rng.chance(0.3)) {
+      a.pod_anti_affinity = PodAffinity{};
+      a.pod_anti_affinity->required.push_back(term(app(), key()));
+    }
+    if (rng.chance(0.2)) {
+      a.pod_affinity = PodAffinity{};
+      a.pod_affinity->required.push_back(term(rng.chance(0.5) ? p.labels["app"] : app(), kKeys[0]));
+      if (rng.chance(0.3)) a.pod_affinity->required.push_back(term(p.labels["app"], key()));
+    }
+    if (a.pod_affinity || a.pod_anti_affinity) p.affinity = a;
+  }
+  return c;
+}
+
+// The bulk dry run of pods with hard spreading and pod (anti-)affinity
+// (PreFilter's tables less the removed pods' counts in the node's domains)
+// against the reference and the exact dry run, pod after pod, on small
+// clusters (every domain's count and minimum move with a few pods).
+TEST(PreemptionReference, TopologyDryRunMatchesTheReferenceAndTheExactOne) {
+  const uint64_t seed = parity_seed();
+  uint64_t compared = 0, with_candidates = 0, topology_preempted = 0;
+  for (uint32_t round = 0; round < 40; ++round) {
+    SplitMix64 rng = SplitMix64::derive(seed, 2000 + round);
+    const uint32_t num_nodes = 3 + static_cast<uint32_t>(rng.below(10));
+    const RandomCase rc = topology_case(rng, num_nodes, 3 + static_cast<uint32_t>(rng.below(4)), 8);
+    const DefaultPreemptionArgs args =
+        round % 2 ? DefaultPreemptionArgs{100, 0}
+                  : DefaultPreemptionArgs{static_cast<int32_t>(rng.below(101)), static_cast<int32_t>(rng.below(6))};
+    auto bulk = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Bulk, seed + round);
+    auto exact = engine(rc.nodes, rc.running, rc.pdbs, args, EngineOptions::PreemptionDryRun::Exact, seed + round);
+    for (const Pod& p : rc.pending) {
+      const std::string where = "seed " + std::to_string(seed) + " round " + std::to_string(round) + " pod " + p.name +
+                                " (BULKSCORE_PARITY_SEED reruns it): first difference";
+      SCOPED_TRACE(where);
+      check_reference(*bulk, p, rc, args, compared, with_candidates);
+      if (HasFatalFailure()) return;
+      const ScheduleResult a = bulk->schedule(p), b = exact->schedule(p);
+      expect_same_decision(a, b, where);
+      if (HasFatalFailure()) return;
+      if (!a.nominated_node.empty() && has_topology(p)) ++topology_preempted;
+    }
+  }
+  EXPECT_GT(compared, 150u);
+  EXPECT_GT(with_candidates, 60u);
+  EXPECT_GT(topology_preempted, 30u);
+}
+
+// The same against the exact dry run on clusters large enough for the
+// parallel blocks.
+TEST(PreemptionReference, TopologyBulkDryRunDecidesAsTheExactOneInParallel) {
+  const uint64_t seed = parity_seed();
+  BulkCounts counts;
+  for (uint32_t round = 0; round < 6; ++round) {
+    SplitMix64 rng = SplitMix64::derive(seed, 3000 + round);
+    const uint32_t num_nodes = 70 + static_cast<uint32_t>(rng.below(90));
+    const RandomCase rc = topology_case(rng, num_nodes, 6, 40);
+    const DefaultPreemptionArgs args =
+        round % 2 ? DefaultPreemptionArgs{100, 0}
+                  : DefaultPreemptionArgs{static_cast<int32_t>(rng.below(60)), static_cast<int32_t>(rng.below(30))};
+    bulk_against_exact(seed, round, rc, args, true, counts);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(counts.preempted, 40u);
+  EXPECT_GT(counts.parallel, 20u);
 }
 
 }  // namespace

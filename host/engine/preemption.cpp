@@ -9,9 +9,10 @@
 // pod is placed on its nominated node. docs/plugins.md has the rules and
 // where bulkscore is deterministic where upstream is not. Two dry runs with
 // the same decisions: the bulk one (one PreFilter state, the nodes' columns
-// patched per worker, in parallel) where every Filter the pod runs reads
-// only its node, and the exact one (a snapshot copy, PreFilter afresh per
-// check) otherwise; tests/test_preemption.cpp holds them to each other and
+// and the removed pods' counts in the nodes' domains kept per worker, in
+// parallel) where every Filter the pod runs reads only its node or
+// PreFilter's domain tables, and the exact one (a snapshot copy, PreFilter
+// afresh per check) otherwise; tests/test_preemption.cpp holds them to each other and
 // to a node-by-node reference.
 #include <algorithm>
 #include <iterator>
@@ -27,6 +28,7 @@
 #include "host/input/pod_resources.hpp"
 #include "host/input/priority.hpp"
 #include "host/input/quote.hpp"
+#include "plugins/prepare.hpp"
 
 namespace bulkscore {
 namespace {
@@ -345,6 +347,12 @@ struct LocalColumns {
   std::vector<uint8_t> present;
   std::vector<const Pod*> sorted;
   std::vector<int64_t> allowed;
+  // The PreFilter tables' removals (RemovalLayout): what each lower pod
+  // takes (per table plugin, [pod][count]), the sum over the pods not
+  // present, and filter_node's per-slot pointers into it.
+  std::vector<int64_t> taken, removed;
+  std::vector<uint32_t> lower_ids;
+  const int64_t* removed_at[kMaxProfilePlugins] = {};
 
   void load(const Snapshot& snap) {
     view = snap.view();
@@ -361,14 +369,49 @@ struct LocalColumns {
 };
 }  // namespace
 
+// Where the filter plugins whose Filter reads PreFilter's domain tables
+// (FilterReach::kPreFilterTables) get the counts the dry run removes: per
+// filter slot of the query, its first count in LocalColumns::removed and
+// how many (0: a plugin that reads none). Made once per pod.
+struct RemovalLayout {
+  uint32_t total = 0;
+  uint32_t at[kMaxProfilePlugins] = {};
+  uint32_t count[kMaxProfilePlugins] = {};
+
+  RemovalLayout(const PodQueryView& qv) {
+    for (uint32_t i = 0; i < qv.num_filters; ++i) {
+      visit_plugin(qv.filters[i], [&](auto p) {
+        using P = decltype(p);
+        if constexpr (kFilterReachOf<P> == FilterReach::kPreFilterTables)
+          count[i] = P::removal_slots(state_of<P>(qv.states));
+      });
+      at[i] = total;
+      total += count[i];
+    }
+  }
+};
+
+// The plugin of filter slot `i`: what each of `pods` takes from its tables
+// on `node` (removal_counts), into `out` ([pod][count]).
+static void removal_counts_of(const RemovalContext& ctx, const PodQueryView& qv, uint32_t i, uint32_t node,
+                              const std::vector<uint32_t>& pods, int64_t* out) {
+  visit_plugin(qv.filters[i], [&](auto p) {
+    using P = decltype(p);
+    if constexpr (kFilterReachOf<P> == FilterReach::kPreFilterTables)
+      P::removal_counts(ctx, state_of<P>(qv.states), qv.arena, node, pods.data(), static_cast<uint32_t>(pods.size()),
+                        out);
+  });
+}
+
 // SelectVictimsOnNode without changing any snapshot: `node`'s columns in
 // `cols` are made those of the node without the pods not `present`, and
-// Filter runs on them with the one PreFilter state `qv` (node_local_dry_run
+// Filter runs on them with the one PreFilter state `qv` (bulk_dry_run
 // says when that is upstream's answer). The same steps, order and outcome as
 // select_victims.
 static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, PreemptionCache& cache, const Pod& pod,
-                                 const PodQueryView& qv, const std::vector<PodDisruptionBudget>& pdbs, uint32_t node,
-                                 Candidate& out, NodeStatus& status) {
+                                 const PodQueryView& qv, const RemovalLayout& layout, const ClusterObjects& objects,
+                                 uint32_t node, Candidate& out, NodeStatus& status) {
+  const std::vector<PodDisruptionBudget>& pdbs = objects.pdbs;
   const SnapshotView base = snap.view();
   const size_t num_nodes = base.num_nodes;
   const std::vector<PreemptionCache::PodEntry>& entries = cache.node(snap, pdbs, node);
@@ -388,7 +431,33 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, Preem
   }
   std::vector<uint8_t>& present = cols.present;
   present.assign(slots.size(), 1);
+  // What each lower pod takes from the PreFilter tables in the node's
+  // domains (plugin by plugin, [pod][count] at `lower.size() * at`).
+  const uint32_t num_lower = static_cast<uint32_t>(lower.size());
+  if (layout.total) {
+    cols.lower_ids.clear();
+    for (size_t i : lower) cols.lower_ids.push_back(slots[i].entry->id);
+    cols.taken.assign(static_cast<size_t>(num_lower) * layout.total, 0);
+    cols.removed.assign(layout.total, 0);
+    const RemovalContext ctx{pod, snap, &objects};
+    for (uint32_t f = 0; f < qv.num_filters; ++f) {
+      cols.removed_at[f] = layout.count[f] ? cols.removed.data() + layout.at[f] : nullptr;
+      if (layout.count[f])
+        removal_counts_of(ctx, qv, f, node, cols.lower_ids,
+                          cols.taken.data() + static_cast<size_t>(num_lower) * layout.at[f]);
+    }
+  }
   const auto apply = [&] {
+    if (layout.total) {
+      std::fill(cols.removed.begin(), cols.removed.end(), int64_t{0});
+      for (uint32_t f = 0; f < qv.num_filters; ++f) {
+        const uint32_t n = layout.count[f];
+        const int64_t* taken = cols.taken.data() + static_cast<size_t>(num_lower) * layout.at[f];
+        for (uint32_t k = 0; k < num_lower; ++k)
+          if (!present[lower[k]])
+            for (uint32_t j = 0; j < n; ++j) cols.removed[layout.at[f] + j] += taken[static_cast<size_t>(k) * n + j];
+      }
+    }
     for (uint32_t r = 0; r < base.num_resources; ++r)
       cols.requested[r * num_nodes + node] = base.requested[r * num_nodes + node];
     int32_t count = base.pod_count[node];
@@ -409,7 +478,7 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, Preem
   };
   const auto passes = [&](NodeStatus* why) {
     apply();
-    const NodeVerdict verdict = filter_node(cols.view, qv, node);
+    const NodeVerdict verdict = filter_node(cols.view, qv, node, layout.total ? cols.removed_at : nullptr);
     if (verdict.feasible()) return true;
     if (why) {
       why->code = verdict.code;
@@ -483,22 +552,19 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, Preem
 }
 
 // Whether one PreFilter state `q` (made on the snapshot before the dry run)
-// answers every check of the dry run: each Filter the pod runs reads only
-// its node (the node's own fields, its pods' requests, count and host
-// ports), or was Skipped at PreFilter, which removing pods cannot undo
-// (PodTopologySpread skips a pod without hard constraints, InterPodAffinity
-// a pod without required terms that no existing pod's required
-// anti-affinity matches). Removing a node's pods then changes only that
-// node's columns, which Filter reads from the scratch snapshot, and
-// PreFilter would make the same state again. Others (the topology plugins
-// when they run, the device plugins, NodeData) take the exact path.
-static bool node_local_dry_run(const ProfilePlan& plan, const PodQuery& q) {
+// answers every check of the dry run, as each plugin declares it
+// (FilterReach): its Filter reads only its node (removing the node's pods
+// changes only that node's columns, which the worker patches), or reads
+// PreFilter's domain tables, which removing the node's pods changes only in
+// the node's domains (filter_node's `removed`, the counts those pods took
+// there: upstream's RemovePod and AddPod on the cycle state, without a
+// copy of it), or was Skipped at PreFilter, which removing pods cannot
+// undo. Any other plugin that runs sends the pod to the exact path.
+static bool bulk_dry_run(const ProfilePlan& plan, const PodQuery& q) {
   if (q.rejected) return false;
-  static constexpr std::string_view kNodeLocal[] = {"NodeUnschedulable", "NodeName",  "TaintToleration",
-                                                    "NodeAffinity",      "NodePorts", "NodeResourcesFit"};
   for (uint8_t id : plan.filter) {
+    if (kPluginInfo[id].filter_reach != FilterReach::kUnsupported) continue;
     const std::string_view name = kPluginInfo[id].name;
-    if (std::find(std::begin(kNodeLocal), std::end(kNodeLocal), name) != std::end(kNodeLocal)) continue;
     const bool skipped = std::any_of(q.prefilter.begin(), q.prefilter.end(), [&](const PreFilterStatus& s) {
       return s.code == Code::Skip && s.plugin == name;
     });
@@ -628,11 +694,12 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
         dry_run->num_candidates = static_cast<uint32_t>(wanted);
         dry_run->offset = static_cast<uint32_t>(offset);
       }
-      // The bulk dry run (node_local_dry_run: every Filter the pod runs
-      // reads only its node): the cycle's own PreFilter state `q` (made on
-      // the snapshot as it is) answers every check, and no snapshot is
-      // copied or changed: each node's columns are patched in a worker's
-      // LocalColumns. The potential nodes go in parallel blocks on the
+      // The bulk dry run (bulk_dry_run: every Filter the pod runs reads
+      // its node, or PreFilter's tables in its domains): the cycle's own
+      // PreFilter state `q` (made on the snapshot as it is) answers every
+      // check, and no snapshot is copied or changed: each node's columns
+      // are patched in a worker's LocalColumns, and the counts its pods
+      // took from the tables are taken off in its domains. The potential nodes go in parallel blocks on the
       // executor, in the visiting order, each block's outcomes taken in
       // that order: the dry run stops at the same node as one node after
       // another would, and the nodes past it are dropped. The exact path
@@ -640,8 +707,7 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
       // one node after another on a copy of the snapshot with PreFilter
       // made afresh per check. An engine on the CUDA backend runs either on
       // the host with the CPU rules.
-      const bool bulk =
-          options_.preemption_dry_run == EngineOptions::PreemptionDryRun::Bulk && node_local_dry_run(plan, q);
+      const bool bulk = options_.preemption_dry_run == EngineOptions::PreemptionDryRun::Bulk && bulk_dry_run(plan, q);
       std::optional<Snapshot> scratch;
       std::vector<LocalColumns> cols;
       unsigned workers = 1;
@@ -657,6 +723,7 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
         intern_pod_for_plan(*scratch, p, plan, &objects_);
       }
       const PodQueryView qv = q.view();
+      const RemovalLayout layout(qv);
       struct Outcome {
         bool candidate = false;
         Candidate c;
@@ -675,7 +742,7 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
           if (bulk) {
             if (cols[w].requested.empty() && cols[w].pod_count.empty()) cols[w].load(snapshot_);
             o.candidate =
-                select_victims_local(snapshot_, cols[w], *preemption_cache_, p, qv, objects_.pdbs, node, o.c, o.st);
+                select_victims_local(snapshot_, cols[w], *preemption_cache_, p, qv, layout, objects_, node, o.c, o.st);
           } else {
             o.candidate = select_victims(*scratch, snapshot_, p, plan, options_, objects_, node, o.c, o.st);
           }
