@@ -303,14 +303,7 @@ class CudaBackend final : public Backend {
 
   void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) override {
     const ScopedDevice on_our_device(device_id_);
-    // A previous call that threw may have left copies from the pinned buffers
-    // in flight; the host is about to overwrite them.
-    if (in_flight_) {
-      BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
-      in_flight_ = false;
-    }
-    device_.begin_call();
-    pinned_.begin_call();
+    begin_call();
     reset(out);
     const SnapshotView hs = snap.view();
     const PodQueryView hq = query.view();
@@ -466,12 +459,7 @@ class CudaBackend final : public Backend {
   void dry_run_preemption(const Snapshot& snap, const PodQuery& query, const DryRunBatch& batch,
                           DryRunOutput& out) override {
     const ScopedDevice on_our_device(device_id_);
-    if (in_flight_) {
-      BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
-      in_flight_ = false;
-    }
-    device_.begin_call();
-    pinned_.begin_call();
+    begin_call();
     const auto count = static_cast<uint32_t>(batch.nodes.size());
     out.nodes.assign(count, DryRunNodeResult{});
     out.removed.assign(batch.victims.size(), 0);
@@ -564,6 +552,18 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  // Every call's start (on our device). A previous call that threw may have
+  // left copies from the pinned buffers in flight; the host is about to
+  // overwrite them. Then the pools learn which buffers this call uses.
+  void begin_call() {
+    if (in_flight_) {
+      BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
+      in_flight_ = false;
+    }
+    device_.begin_call();
+    pinned_.begin_call();
+  }
+
   // Ties up to this many are drawn on the host from the copied list;
   // larger ones are ranked on the device (enqueue_rank_tied).
   static constexpr uint32_t kHostTieLimit = 1024;

@@ -436,9 +436,10 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& lc, Preempt
     status = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
     return false;
   }
-  if (!lc.host.loaded) lc.host.load(snap.view());
+  const SnapshotView base = snap.view();
+  if (!lc.host.loaded) lc.host.load(base);
   lc.removed.resize(n);
-  const DryRunNodeResult r = dry_run_node(snap.view(), lc.host.view, lc.host.cols, qv, node, lc.victims.data(), n,
+  const DryRunNodeResult r = dry_run_node(base, lc.host.view, lc.host.cols, qv, node, lc.victims.data(), n,
                                           lc.requests.data(), lc.removed.data());
   return finish_victims(snap, qv, node, r, lc.victims.data(), lc.removed.data(), lc.sorted.data(), n, lc.evicted, out,
                         status);
