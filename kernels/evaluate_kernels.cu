@@ -336,8 +336,12 @@ __global__ void apply_node_updates(const uint8_t* staging) {
 // DefaultPreemption's dry run: one thread per potential node, the whole of
 // SelectVictimsOnNode's Filter-and-reprieve loop in dry_run_node (shared
 // with the CPU). Threads diverge with their nodes' victim counts; the loop
-// is a handful of Filter calls per victim, far below a launch's cost.
-__global__ void __launch_bounds__(kBlock) preemption_dry_run(const DryRunLaunch l) {
+// is a handful of Filter calls per victim, far below a launch's cost. The
+// launch's views are read in place (__grid_constant__): dry_run_node takes
+// them by reference, which would otherwise copy them to local memory.
+// ptxas (CUDA 13, sm_90, Release): (kBlock) alone caps it at 32 registers
+// and spills 162 bytes; kEvaluateMinBlocks' bound gives 80, no spill.
+__global__ void __launch_bounds__(kBlock, kEvaluateMinBlocks) preemption_dry_run(const __grid_constant__ DryRunLaunch l) {
   const uint32_t i = blockIdx.x * kBlock + threadIdx.x;
   if (i >= l.count) return;
   const uint32_t at = l.offsets[i];
