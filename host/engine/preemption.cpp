@@ -445,6 +445,49 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& lc, Preempt
                         status);
 }
 
+// The bulk dry run on a backend that does it in one pass (a device): every
+// potential node, in visiting order from `offset`, prepared on the host
+// into one batch, dry-run by the backend (Backend::dry_run_preemption), and
+// each node's outcome handed to `take` in visiting order until it answers
+// true (the sequential rule's stop). A device error throws before any
+// outcome is taken.
+template <class Take>
+static void dry_run_on_backend(Backend& backend, const Snapshot& snap, PreemptionCache& cache, LocalColumns& lc,
+                               const Pod& pod, const PodQuery& q, const std::vector<PodDisruptionBudget>& pdbs,
+                               const std::vector<uint32_t>& potential, uint64_t offset, Take&& take) {
+  const uint64_t m = potential.size();
+  DryRunBatch batch;
+  DryRunOutput result;
+  std::vector<const Pod*> sorted;  // parallel to batch.victims
+  std::vector<uint32_t> at;        // per visiting position: its index in batch.nodes, UINT32_MAX without victims
+  batch.clear();
+  for (uint64_t j = 0; j < m; ++j) {
+    const uint32_t node = potential[(offset + j) % m];
+    const uint32_t n = prepare_victims(snap, lc, cache, pod, pdbs, node, batch.victims, batch.requests, sorted);
+    at.push_back(n ? static_cast<uint32_t>(batch.nodes.size()) : UINT32_MAX);
+    if (!n) continue;
+    batch.nodes.push_back(node);
+    batch.offsets.push_back(static_cast<uint32_t>(batch.victims.size()));
+  }
+  if (!batch.nodes.empty()) backend.dry_run_preemption(snap, q, batch, result);
+  const PodQueryView qv = q.view();
+  for (uint64_t j = 0; j < m; ++j) {
+    const uint32_t node = potential[(offset + j) % m];
+    Candidate c;
+    NodeStatus st;
+    bool candidate = false;
+    const uint32_t b = at[j];
+    if (b == UINT32_MAX) {
+      st = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
+    } else {
+      const uint32_t v = batch.offsets[b];
+      candidate = finish_victims(snap, qv, node, result.nodes[b], batch.victims.data() + v, result.removed.data() + v,
+                                 sorted.data() + v, batch.offsets[b + 1] - v, lc.evicted, c, st);
+    }
+    if (take(candidate, c, st)) return;
+  }
+}
+
 // Whether one PreFilter state `q` (made on the snapshot before the dry run)
 // answers every check of the dry run: each Filter the pod runs reads only
 // its node (the node's own fields, its pods' requests, count and host
@@ -645,45 +688,15 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
       // device fail, the run goes on on the CPU backend (Engine::fall_back)
       // and the blocks below do the dry run instead.
       if (bulk && backend_->batched_dry_run()) {
-        LocalColumns& lc = cols[0];
-        DryRunBatch batch;
-        DryRunOutput result;
-        std::vector<const Pod*> sorted;
-        std::vector<uint32_t> at;  // per visiting position: its index in batch.nodes, or UINT32_MAX (no victims)
-        batch.clear();
-        for (int64_t j = 0; j < m; ++j) {
-          const uint32_t node = potential[(offset + static_cast<uint64_t>(j)) % static_cast<uint64_t>(m)];
-          const uint32_t n =
-              prepare_victims(snapshot_, lc, *preemption_cache_, p, objects_.pdbs, node, batch.victims, batch.requests,
-                              sorted);
-          at.push_back(n ? static_cast<uint32_t>(batch.nodes.size()) : UINT32_MAX);
-          if (!n) continue;
-          batch.nodes.push_back(node);
-          batch.offsets.push_back(static_cast<uint32_t>(batch.victims.size()));
-        }
-        bool ran = false;
         try {
-          if (!batch.nodes.empty()) backend_->dry_run_preemption(snapshot_, q, batch, result);
-          ran = true;
+          dry_run_on_backend(*backend_, snapshot_, *preemption_cache_, cols[0], p, q, objects_.pdbs, potential, offset,
+                             [&](bool candidate, Candidate& c, NodeStatus& st) {
+                               Outcome o{candidate, std::move(c), std::move(st)};
+                               return take(o);
+                             });
+          done = true;  // every potential node was dry-run
         } catch (const CudaError& e) {  // DeviceOutOfMemory included
           fall_back(e.what());
-        }
-        if (ran) {
-          done = true;  // every potential node was dry-run
-          for (int64_t j = 0; j < m; ++j) {
-            const uint32_t node = potential[(offset + static_cast<uint64_t>(j)) % static_cast<uint64_t>(m)];
-            Outcome o;
-            const uint32_t b = at[static_cast<size_t>(j)];
-            if (b == UINT32_MAX) {
-              o.st = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
-            } else {
-              const uint32_t v = batch.offsets[b];
-              o.candidate = finish_victims(snapshot_, qv, node, result.nodes[b], batch.victims.data() + v,
-                                           result.removed.data() + v, sorted.data() + v, batch.offsets[b + 1] - v,
-                                           lc.evicted, o.c, o.st);
-            }
-            if (take(o)) break;
-          }
         }
       }
       for (int64_t i = 0; i < m && !done;) {
