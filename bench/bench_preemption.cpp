@@ -3,7 +3,8 @@
 // and pending pods that must each preempt; every potential node dry-run
 // (minCandidateNodesPercentage 100). The exact dry run (upstream's steps one
 // node after another, PreFilter afresh per check) and the bulk one (one
-// PreFilter state, the nodes in parallel) side by side, in one binary.
+// PreFilter state, the nodes in parallel; "bulk-cuda": the same on the
+// CUDA backend, where a device answers) side by side, in one binary.
 // A second family gives the pending pods a Filter that reads other nodes'
 // pods: hard spreading over zone and hostname (Spread), or required
 // hostname anti-affinity to their own app (AntiAffinity), which the bulk
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "host/common.hpp"
+#include "host/engine/backend.hpp"
 #include "host/engine/engine.hpp"
 #include "host/input/config.hpp"
 
@@ -119,11 +121,11 @@ Workload workload(uint32_t nodes, uint32_t pending, Topology topology = Topology
 }
 
 void preemption(benchmark::State& state, uint32_t nodes, uint32_t pending, EngineOptions::PreemptionDryRun mode,
-                Topology topology) {
+                Topology topology, const std::string& backend) {
   const Workload w = workload(nodes, pending, topology);
   SchedulerConfig config = default_scheduler_config();
   for (ProfileConfig& p : config.profiles) p.default_preemption_args = {100, 100};
-  EngineOptions options{"cpu", TieBreak::First, 42};
+  EngineOptions options{backend, TieBreak::First, 42};
   options.preemption_dry_run = mode;
   Engine engine(config, options);
   uint64_t preempted = 0;
@@ -149,22 +151,28 @@ void preemption(benchmark::State& state, uint32_t nodes, uint32_t pending, Engin
   state.counters["nodes"] = nodes;
 }
 
+// The bulk dry run on the CUDA backend too (one launch over every potential
+// node, Backend::dry_run_preemption) where a device answers: "bulk-cuda".
 void register_all() {
+  const bool cuda = backend_unavailable_reason("cuda").empty();
   for (const auto& [topology, family] :
        {std::pair{Topology::None, "BM_PreemptionBasic"}, std::pair{Topology::Spread, "BM_PreemptionSpread"},
         std::pair{Topology::AntiAffinity, "BM_PreemptionAntiAffinity"}})
     for (const uint32_t nodes : {1000u, 5000u})
-      for (const auto mode : {EngineOptions::PreemptionDryRun::Exact, EngineOptions::PreemptionDryRun::Bulk}) {
-        const bool exact = mode == EngineOptions::PreemptionDryRun::Exact;
-        // The exact path costs seconds per pod at these sizes: fewer pods.
-        const uint32_t pending = exact ? (nodes > 1000 ? 2 : 10) : (nodes > 1000 ? 200 : 500);
-        const std::string name = std::string(family) + "/" + (exact ? "exact" : "bulk") + "/" + std::to_string(nodes) +
-                                 "Nodes_" + std::to_string(pending) + "Pods";
-        benchmark::RegisterBenchmark(name.c_str(), preemption, nodes, pending, mode, topology)
-            ->Unit(benchmark::kMillisecond)
-            ->UseRealTime()
-            ->Iterations(1);
-      }
+      for (const auto mode : {EngineOptions::PreemptionDryRun::Exact, EngineOptions::PreemptionDryRun::Bulk})
+        for (const std::string backend : {"cpu", "cuda"}) {
+          const bool exact = mode == EngineOptions::PreemptionDryRun::Exact;
+          if (backend == "cuda" && (exact || !cuda)) continue;
+          // The exact path costs seconds per pod at these sizes: fewer pods.
+          const uint32_t pending = exact ? (nodes > 1000 ? 2 : 10) : (nodes > 1000 ? 200 : 500);
+          const std::string name = std::string(family) + "/" + (exact ? "exact" : "bulk") +
+                                   (backend == "cuda" ? "-cuda" : "") + "/" + std::to_string(nodes) + "Nodes_" +
+                                   std::to_string(pending) + "Pods";
+          benchmark::RegisterBenchmark(name.c_str(), preemption, nodes, pending, mode, topology, backend)
+              ->Unit(benchmark::kMillisecond)
+              ->UseRealTime()
+              ->Iterations(1);
+        }
 }
 
 }  // namespace

@@ -274,7 +274,7 @@ class CudaBackend final : public Backend {
       pinned_.add_scratch(*b);
     for (GrowingBuffer* b : {&d_prescore_arena_, &d_pod_, &flags_, &pos_verdicts_, &raw_pos_, &feasible_pos_, &keys_,
                              &nodes_, &totals_, &raw_c_, &norm_c_, &tied_, &tie_flags_, &ranked_, &partials_, &temp_,
-                             &sorted_keys_, &sorted_nodes_})
+                             &sorted_keys_, &sorted_nodes_, &dry_columns_, &dry_out_})
       device_.add_scratch(*b);
     BULKSCORE_CUDA_TRY(cudaGetDevice(&device_id_));
     BULKSCORE_CUDA_TRY(cudaDeviceGetAttribute(&num_sms_, cudaDevAttrMultiProcessorCount, device_id_));
@@ -303,14 +303,7 @@ class CudaBackend final : public Backend {
 
   void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) override {
     const ScopedDevice on_our_device(device_id_);
-    // A previous call that threw may have left copies from the pinned buffers
-    // in flight; the host is about to overwrite them.
-    if (in_flight_) {
-      BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
-      in_flight_ = false;
-    }
-    device_.begin_call();
-    pinned_.begin_call();
+    begin_call();
     reset(out);
     const SnapshotView hs = snap.view();
     const PodQueryView hq = query.view();
@@ -455,7 +448,122 @@ class CudaBackend final : public Backend {
       copy_lists(req, p.query, w, a, host_visit, out);
   }
 
+  bool batched_dry_run() const override { return true; }
+
+  // DefaultPreemption's dry run over every node of `batch` in one launch:
+  // the mirror brought up to date, [arena | nodes | offsets | victims |
+  // requests] up in one copy, device copies of the four patched columns
+  // made from the mirror (device to device), one thread per node
+  // (dry_run_node), [results | removed] back in one copy, one sync. The
+  // host ordered the victims and builds the candidates.
+  void dry_run_preemption(const Snapshot& snap, const PodQuery& query, const DryRunBatch& batch,
+                          DryRunOutput& out) override {
+    const ScopedDevice on_our_device(device_id_);
+    begin_call();
+    const auto count = static_cast<uint32_t>(batch.nodes.size());
+    out.nodes.assign(count, DryRunNodeResult{});
+    out.removed.assign(batch.victims.size(), 0);
+    if (count == 0) return;
+    in_flight_ = true;
+    mirror_.sync(snap, stream_);
+    const SnapshotView hs = snap.view();
+    const SnapshotView base = mirror_.view();
+
+    size_t at = 0;
+    const auto place = [&](size_t bytes) {
+      const size_t here = at;
+      at = align_up(at + bytes, 256);
+      return here;
+    };
+    const size_t arena_at = place(query.arena.size());
+    const size_t nodes_at = place(count * sizeof(uint32_t));
+    const size_t offsets_at = place((count + 1) * sizeof(uint32_t));
+    const size_t victims_at = place(batch.victims.size() * sizeof(DryRunVictim));
+    const size_t requests_at = place(batch.requests.size() * sizeof(DryRunRequest));
+    const size_t upload = at;
+    pinned_.reserve(upload_, upload);
+    device_.reserve(d_pod_, upload);
+    auto* up = upload_.as<uint8_t>();
+    const auto put = [&](size_t where, const void* src, size_t bytes) {
+      if (bytes) std::memcpy(up + where, src, bytes);
+    };
+    put(arena_at, query.arena.data(), query.arena.size());
+    put(nodes_at, batch.nodes.data(), count * sizeof(uint32_t));
+    put(offsets_at, batch.offsets.data(), (count + 1) * sizeof(uint32_t));
+    put(victims_at, batch.victims.data(), batch.victims.size() * sizeof(DryRunVictim));
+    put(requests_at, batch.requests.data(), batch.requests.size() * sizeof(DryRunRequest));
+
+    // The patched columns: the mirror's, copied on the device. dry_run_node
+    // writes a node's whole row before Filter reads it, so stale rows would
+    // do; the copy keeps every row a Filter could read the snapshot's.
+    const size_t n = hs.num_nodes;
+    at = 0;
+    const size_t req_at = place(static_cast<size_t>(hs.num_resources) * n * sizeof(int64_t));
+    const size_t count_at = place(n * sizeof(int32_t));
+    const size_t port_counts_at = place(n * sizeof(uint32_t));
+    const size_t ports_at = place(static_cast<size_t>(hs.port_offsets[n]) * sizeof(HostPortEntry));
+    device_.reserve(dry_columns_, std::max<size_t>(at, 1));
+    at = 0;
+    const size_t results_at = place(count * sizeof(DryRunNodeResult));
+    const size_t removed_at = place(batch.victims.size());
+    const size_t back = at;
+    device_.reserve(dry_out_, back);
+    pinned_.reserve(result_, back);
+
+    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(d_pod_.get(), up, upload, cudaMemcpyHostToDevice, stream_));
+    auto* cols = dry_columns_.as<uint8_t>();
+    const auto copy_column = [&](size_t where, const void* src, size_t bytes) {
+      if (bytes) BULKSCORE_CUDA_TRY(cudaMemcpyAsync(cols + where, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+    };
+    copy_column(req_at, base.requested, static_cast<size_t>(hs.num_resources) * n * sizeof(int64_t));
+    copy_column(count_at, base.pod_count, n * sizeof(int32_t));
+    copy_column(port_counts_at, base.port_counts, n * sizeof(uint32_t));
+    copy_column(ports_at, base.ports, static_cast<size_t>(hs.port_offsets[n]) * sizeof(HostPortEntry));
+
+    DryRunLaunch l{};
+    l.base = base;
+    l.cols = DryRunColumns{reinterpret_cast<int64_t*>(cols + req_at), reinterpret_cast<int32_t*>(cols + count_at),
+                           reinterpret_cast<uint32_t*>(cols + port_counts_at),
+                           reinterpret_cast<HostPortEntry*>(cols + ports_at)};
+    l.patched = base;
+    l.patched.requested = l.cols.requested;
+    l.patched.pod_count = l.cols.pod_count;
+    l.patched.port_counts = l.cols.port_counts;
+    l.patched.ports = l.cols.ports;
+    l.query = query.view();
+    const auto* d = d_pod_.as<const uint8_t>();
+    l.query.arena = d + arena_at;
+    l.nodes = reinterpret_cast<const uint32_t*>(d + nodes_at);
+    l.offsets = reinterpret_cast<const uint32_t*>(d + offsets_at);
+    l.victims = reinterpret_cast<const DryRunVictim*>(d + victims_at);
+    l.requests = reinterpret_cast<const DryRunRequest*>(d + requests_at);
+    auto* o = dry_out_.as<uint8_t>();
+    l.results = reinterpret_cast<DryRunNodeResult*>(o + results_at);
+    l.removed = o + removed_at;
+    l.count = count;
+    BULKSCORE_CUDA_TRY(enqueue_preemption_dry_run(l, stream_));
+    if (fault_.arrive(FaultPoint::kPreempt)) throw CudaError(fault_.message("CUDA backend"));
+    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(result_.get(), o, back, cudaMemcpyDeviceToHost, stream_));
+    BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
+    in_flight_ = false;
+    const auto* host = result_.as<const uint8_t>();
+    std::memcpy(out.nodes.data(), host + results_at, count * sizeof(DryRunNodeResult));
+    if (!out.removed.empty()) std::memcpy(out.removed.data(), host + removed_at, out.removed.size());
+  }
+
  private:
+  // Every call's start (on our device). A previous call that threw may have
+  // left copies from the pinned buffers in flight; the host is about to
+  // overwrite them. Then the pools learn which buffers this call uses.
+  void begin_call() {
+    if (in_flight_) {
+      BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
+      in_flight_ = false;
+    }
+    device_.begin_call();
+    pinned_.begin_call();
+  }
+
   // Ties up to this many are drawn on the host from the copied list;
   // larger ones are ranked on the device (enqueue_rank_tied).
   static constexpr uint32_t kHostTieLimit = 1024;
@@ -673,7 +781,8 @@ class CudaBackend final : public Backend {
   // pools: released when a call that needs room does not use it).
   GrowingBuffer upload_, back_, result_, prescore_pos_, prescore_arena_, tied_back_;  // pinned
   GrowingBuffer d_prescore_arena_, d_pod_, flags_, pos_verdicts_, raw_pos_, feasible_pos_, keys_, nodes_, totals_,
-      raw_c_, norm_c_, tied_, tie_flags_, ranked_, partials_, temp_, sorted_keys_, sorted_nodes_;  // device
+      raw_c_, norm_c_, tied_, tie_flags_, ranked_, partials_, temp_, sorted_keys_, sorted_nodes_,
+      dry_columns_, dry_out_;  // device
   Stream stream_holder_;  // last: destroyed first (see Stream)
 };
 

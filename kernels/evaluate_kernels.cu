@@ -24,6 +24,8 @@
 //      and their count; after the answer's sync, a tie of over 1,024 nodes
 //      is put in node order (mark_tied, then a compaction over every node:
 //      enqueue_rank_tied) for the host to copy back the drawn one.
+// DefaultPreemption's dry run is a launch of its own (preemption_dry_run,
+// one thread per potential node: plugins/preemption_dry_run.hpp).
 // Counts that only the device knows (feasible nodes, the cut) are read from
 // device memory by the kernels, so nothing waits on the host in between
 // (except around the PreScore, which is host code).
@@ -331,6 +333,22 @@ __global__ void apply_node_updates(const uint8_t* staging) {
   }
 }
 
+// DefaultPreemption's dry run: one thread per potential node, the whole of
+// SelectVictimsOnNode's Filter-and-reprieve loop in dry_run_node (shared
+// with the CPU). Threads diverge with their nodes' victim counts; the loop
+// is a handful of Filter calls per victim, far below a launch's cost. The
+// launch's views are read in place (__grid_constant__): dry_run_node takes
+// them by reference, which would otherwise copy them to local memory.
+// ptxas (CUDA 13, sm_90, Release): (kBlock) alone caps it at 32 registers
+// and spills 162 bytes; kEvaluateMinBlocks' bound gives 80, no spill.
+__global__ void __launch_bounds__(kBlock, kEvaluateMinBlocks) preemption_dry_run(const __grid_constant__ DryRunLaunch l) {
+  const uint32_t i = blockIdx.x * kBlock + threadIdx.x;
+  if (i >= l.count) return;
+  const uint32_t at = l.offsets[i];
+  l.results[i] = dry_run_node(l.base, l.patched, l.cols, l.query, l.nodes[i], l.victims + at, l.offsets[i + 1] - at,
+                              l.requests, l.removed + at);
+}
+
 uint32_t blocks_for(uint32_t items) { return (items + kBlock - 1) / kBlock; }
 
 }  // namespace
@@ -423,6 +441,14 @@ cudaError_t enqueue_sort_descending(const uint64_t* keys_in, const uint32_t* nod
                                     cudaStream_t stream) {
   BULKSCORE_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairsDescending(
       temp, temp_bytes, keys_in, keys_out, nodes_in, nodes_out, static_cast<int64_t>(num_items), 0, end_bit, stream));
+  BULKSCORE_DEBUG_SYNC(stream);
+  return cudaSuccess;
+}
+
+cudaError_t enqueue_preemption_dry_run(const DryRunLaunch& l, cudaStream_t stream) {
+  if (l.count == 0) return cudaSuccess;
+  preemption_dry_run<<<blocks_for(l.count), kBlock, 0, stream>>>(l);
+  BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
   BULKSCORE_DEBUG_SYNC(stream);
   return cudaSuccess;
 }

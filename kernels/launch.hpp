@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "plugins/evaluate.hpp"
+#include "plugins/preemption_dry_run.hpp"
 
 namespace bulkscore {
 namespace cuda_detail {
@@ -139,6 +140,31 @@ cudaError_t enqueue_rank_tied(const WorkBuffers& w, uint32_t num_tied, uint8_t* 
 cudaError_t enqueue_sort_descending(const uint64_t* keys_in, const uint32_t* nodes_in, uint64_t* keys_out,
                                     uint32_t* nodes_out, uint32_t num_items, int end_bit, void* temp, size_t temp_bytes,
                                     cudaStream_t stream);
+
+// DefaultPreemption's bulk dry run (plugins/preemption_dry_run.hpp), as the
+// kernel sees it: node i of `count` is nodes[i], its victims
+// victims[offsets[i] .. offsets[i + 1]) (MoreImportantPod order, the PDB
+// split done on the host), their requests in `requests`. `cols` are device
+// copies of the four columns dry_run_node patches and `patched` the
+// mirror's view reading them; one copy serves every thread, as each writes
+// and reads only its node's row. Per node a DryRunNodeResult, per victim a
+// byte of `removed` (1: evicted).
+struct DryRunLaunch {
+  SnapshotView base;     // the mirror
+  SnapshotView patched;  // the mirror, reading `cols`
+  DryRunColumns cols;
+  PodQueryView query;  // arena: device pointer
+  const uint32_t* nodes;
+  const uint32_t* offsets;  // [count + 1]
+  const DryRunVictim* victims;
+  const DryRunRequest* requests;
+  uint8_t* removed;
+  DryRunNodeResult* results;
+  uint32_t count;
+};
+
+// One thread per node: dry_run_node.
+cudaError_t enqueue_preemption_dry_run(const DryRunLaunch& l, cudaStream_t stream);
 
 // Applies `num_segments` segments (see ScatterSegment) from the device
 // staging buffer `staging`, which starts with them.

@@ -17,6 +17,10 @@
 #   7. bench_engine's filter/score pass, CPU and CUDA side by side
 #   8. bulkscore perf on the bundled workloads, CUDA and CPU
 #   9. racecheck, and the parity suite again on another seed, shuffled
+# Preemption's device dry run (issue 25) runs in the parity suite
+# (CudaPreemptionParity: against the CPU bulk dry run, the exact one and the
+# reference, and a fault at `preempt`), under memcheck, and in
+# bench_preemption's bulk-cuda lines beside the CPU's.
 # The device tool brings back at most 8 files, so the logs travel as one
 # archive, $OUT/logs.tgz, refreshed after every step, beside summary.txt.
 set -uo pipefail
@@ -42,8 +46,9 @@ step() {  # step NAME SECONDS COMMAND...
   tar -czf "$out/logs.tgz" -C "$logs" . 2>/dev/null
 }
 
-step parity 90 "$bin/test_cuda_parity"
+step parity 120 "$bin/test_cuda_parity"
 grep -E "^\[  FAILED  \]|Failure|first difference" "$logs/parity.log" | head -n 20 | sed 's/^/    /' | tee -a "$summary"
+grep -E "CudaPreemptionParity" "$logs/parity.log" | grep -E "OK|FAILED|SKIPPED" | sed 's/^/    /' | tee -a "$summary"
 
 # The event API on the device: random event streams (node and pod churn,
 # objects, assume/confirm/forget) on a CUDA engine decide as a fresh CPU
@@ -68,7 +73,9 @@ grep -E "^\[  (FAILED|SKIPPED) \]|Failure|decides otherwise|first difference" "$
 # keeps the device. The cluster's ReplicaSets and Services give
 # system-default spreading (a feasible-set PreScore), its empty nodes ties,
 # and the batch cache (on by default) keeps states (lists copied back).
-# Every point must fire, but tie under --tie-break first (no draw).
+# Every point must fire, but tie under --tie-break first (no draw). The
+# generated cluster never preempts: the `preempt` point is the parity
+# suite's (CudaPreemptionParity.AFaultInTheDryRun...).
 fault_check() {
   local rc=0 d="$logs/fault"
   mkdir -p "$d"
@@ -147,6 +154,13 @@ if command -v compute-sanitizer >/dev/null; then
   step memcheck 90 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/test_cuda_parity" \
     --gtest_filter='*EveryEvalResultField*/33Nodes:*EveryEvalResultField*/1000Nodes:*GpuClustersMatchTheCpuBackend/1000Nodes'
   step fault-memcheck 60 bash -c fault_memcheck
+  # The dry-run kernel (one thread per potential node, each patching its
+  # node's row of shared column copies) on the first rounds, and the backend
+  # dropped with the kernel queued (the fault test).
+  step preempt-memcheck 90 env BULKSCORE_PREEMPT_PARITY_ROUNDS=5 compute-sanitizer --tool memcheck --error-exitcode 3 \
+    "$bin/test_cuda_parity" --gtest_filter='CudaPreemptionParity.*'
+  grep -E "ERROR SUMMARY|^\[  (FAILED|SKIPPED) \]|first difference" "$logs/preempt-memcheck.log" | head -n 5 |
+    sed 's/^/    /' | tee -a "$summary"
 else
   echo "compute-sanitizer: not found" | tee -a "$summary"
 fi
@@ -165,6 +179,13 @@ fi
 step bench 60 "$bin/bench_engine" --benchmark_filter='BM_FilterScore' --benchmark_min_time=0.2 \
   --benchmark_out="$logs/bench.json" --benchmark_out_format=json
 grep -E "^BM_" "$logs/bench.log" | awk '{print $1, $2, $3, $NF}' | tee -a "$summary"
+
+# DefaultPreemption in bulk: the CPU's block dry run and the device's one
+# launch over every potential node, 1,000 and 5,000 nodes.
+step preempt-bench 90 "$bin/bench_preemption" --benchmark_filter='bulk' \
+  --benchmark_out="$logs/preempt-bench.json" --benchmark_out_format=json
+grep -oE "^BM_[^ ]+|pods_per_s=[^ ]+|us_per_preempt=[^ ]+" "$logs/preempt-bench.log" |
+  paste -sd' ' | sed 's/ BM_/\nBM_/g' | tee -a "$summary"
 
 # A few scheduler_perf workloads (the whole "performance" label takes
 # minutes on the CPU backend), each on both backends with the batch cache

@@ -20,6 +20,7 @@
 #include "host/engine/fault_injection.hpp"
 #include "host/input/config.hpp"
 #include "host/input/k8s_json.hpp"
+#include "tests/random_preemption.hpp"
 
 namespace bulkscore {
 namespace {
@@ -180,7 +181,20 @@ class FakeDevice final : public Backend {
       fail(out);
     if (b_.reverse_lists) reverse(out);
   }
+  // The CUDA backend's one-pass dry run, done by the host's shared function
+  // over the whole batch, failing after a partial result at `preempt`.
+  bool batched_dry_run() const override { return true; }
+  void dry_run_preemption(const Snapshot& snap, const PodQuery& q, const DryRunBatch& batch,
+                          DryRunOutput& out) override {
+    ++dry_runs;
+    cpu_->dry_run_preemption(snap, q, batch, out);
+    if (arrive(FaultPoint::kPreempt)) {
+      if (!out.removed.empty()) out.removed[0] ^= 1;  // a half-written result must not leak out
+      throw CudaError(b_.fault.message("fake device"));
+    }
+  }
   static inline std::atomic<int> calls{0};
+  static inline std::atomic<int> dry_runs{0};
   static inline std::atomic<int> fired{0};
   static inline std::atomic<int> ties{0};  // evaluations with a real tie under the random tie-break
 
@@ -222,6 +236,7 @@ class FakeDevice final : public Backend {
 
 void register_fake_device(const FakeDeviceBehaviour& b) {
   FakeDevice::calls = 0;
+  FakeDevice::dry_runs = 0;
   FakeDevice::fired = 0;
   FakeDevice::ties = 0;
   register_backend(BackendFactory{"fake-device", [] { return std::string(); },
@@ -306,6 +321,7 @@ TEST(BackendFallback, EveryInjectionPointDecidesAsTheCpuAlone) {
       const SpreadRun want = run_spread("cpu", tie, batching);
       for (size_t i = 0; i < static_cast<size_t>(FaultPoint::kCount); ++i) {
         const auto point = static_cast<FaultPoint>(i);
+        if (point == FaultPoint::kPreempt) continue;  // no pod preempts here: the test below
         for (const uint64_t at : {1u, 4u}) {
           const std::string where = std::string("point ") + fault_point_name(point) + ", at " + std::to_string(at) +
                                     ", tie-break " + (tie == TieBreak::First ? "first" : "random") + ", batching " +
@@ -340,6 +356,82 @@ TEST(BackendFallback, EveryInjectionPointDecidesAsTheCpuAlone) {
         }
       }
     }
+}
+
+// ---- DefaultPreemption's one-pass dry run, on the fake device ----------------------
+//
+// A backend with batched_dry_run (the CUDA backend) gets every potential
+// node of a preempting pod at once; the engine keeps the outcomes up to
+// where its sequential rule stops. On the fake device (the host's shared
+// function over the whole batch) every decision must be the CPU backend's,
+// whose engine dry-runs in blocks and stops early; a fault at `preempt`
+// sends the run to the CPU with one warning and nothing lost.
+
+struct PreemptRun {
+  std::vector<ScheduleResult> results;
+  std::vector<std::string> warnings;
+  std::string backend;
+};
+
+PreemptRun run_preempting(const std::string& backend, uint32_t round) {
+  SplitMix64 rng = SplitMix64::derive(29, round);
+  const auto nodes = static_cast<uint32_t>(30 + rng.below(round < 4 ? 90 : 400));
+  Cluster cluster = testutil::random_preempting_cluster(rng, nodes, 4, 30);
+  const std::vector<Pod> pending = cluster.pending_pods;
+  SchedulerConfig config = default_scheduler_config();
+  for (ProfileConfig& p : config.profiles)
+    p.default_preemption_args = round % 2 ? DefaultPreemptionArgs{100, 0} : DefaultPreemptionArgs{10, 5};
+  EngineOptions opts;
+  opts.backend = backend;
+  opts.tie_break = TieBreak::First;
+  opts.seed = 7 + round;
+  Engine engine(config, opts);
+  engine.load(std::move(cluster));
+  PreemptRun r;
+  r.results = engine.schedule_all(pending);
+  r.warnings = engine.take_warnings();
+  r.backend = engine.backend_name();
+  return r;
+}
+
+void expect_same_preemptions(const PreemptRun& want, const PreemptRun& got, const std::string& where) {
+  expect_same_decisions(want.results, got.results, where);
+  for (size_t i = 0; i < want.results.size(); ++i) {
+    const ScheduleResult& a = want.results[i];
+    const ScheduleResult& b = got.results[i];
+    ASSERT_EQ(a.nominated_node, b.nominated_node) << where << ": pod " << a.pod;
+    ASSERT_EQ(a.victims, b.victims) << where << ": pod " << a.pod;
+    ASSERT_EQ(a.pdb_violations, b.pdb_violations) << where << ": pod " << a.pod;
+  }
+}
+
+TEST(BackendFallback, OnePassPreemptionDryRunDecidesAsTheCpuAndFallsBackOnAFault) {
+  uint64_t preempted = 0;
+  for (uint32_t round = 0; round < 8; ++round) {
+    const PreemptRun want = run_preempting("cpu", round);
+    for (const ScheduleResult& r : want.results) preempted += r.nominated_node.empty() ? 0 : 1;
+    const std::string where = "round " + std::to_string(round);
+    register_fake_device(FakeDeviceBehaviour{});
+    const PreemptRun plain = run_preempting("fake-device", round);
+    expect_same_preemptions(want, plain, where + ", no fault");
+    EXPECT_GT(FakeDevice::dry_runs.load(), 0) << where << ": the one-pass dry run never ran";
+    EXPECT_TRUE(plain.warnings.empty()) << where;
+    EXPECT_EQ(plain.backend, "fake-device") << where;
+    for (const uint64_t at : {1u, 3u}) {
+      FakeDeviceBehaviour b;
+      b.fault = FaultInjection::parse((std::to_string(at) + ":preempt").c_str());
+      register_fake_device(b);
+      const PreemptRun got = run_preempting("fake-device", round);
+      const std::string here = where + ", fault at " + std::to_string(at);
+      expect_same_preemptions(want, got, here);
+      ASSERT_EQ(FakeDevice::fired.load(), 1) << here << ": the workload never reached the point";
+      ASSERT_EQ(got.warnings.size(), 1u) << here;
+      EXPECT_NE(got.warnings[0].find("injected fault"), std::string::npos) << got.warnings[0];
+      EXPECT_NE(got.warnings[0].find("fell back to the CPU backend"), std::string::npos) << got.warnings[0];
+      EXPECT_EQ(got.backend, "cpu") << here;
+    }
+  }
+  EXPECT_GT(preempted, 80u);
 }
 
 // The batch cache's score lists never fit on the device, but the pass does:

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@
 #include "plugins/gpu_share.hpp"
 #include "tests/random_cluster.hpp"
 #include "tests/random_pod_affinity.hpp"
+#include "tests/random_preemption.hpp"
+#include "tests/preemption_reference.hpp"
 #include "plugins/simd_dispatch.hpp"
 #include "tests/reference_backend.hpp"
 
@@ -643,6 +646,150 @@ INSTANTIATE_TEST_SUITE_P(Sizes, CudaEngineParity, ::testing::Values(1u, 33u, 100
 // The harness on the CPU alone: the random clusters are valid inputs, and the
 // CPU backend, reused across pods, agrees with a fresh instance per request
 // (no state leaks between evaluations, which the parity tests rely on).
+// ---- DefaultPreemption's dry run on the device ------------------------------------
+//
+// The device dry run (one launch over every potential node, dry_run_node
+// per thread) against the CPU backend's (the same function, node blocks on
+// the host, stopping early), the exact dry run (PreFilter afresh per
+// check) and the node-by-node reference (tests/preemption_reference.hpp),
+// on random clusters with priorities, PDBs, host ports, taints: the
+// candidates of explain, then every decision, pod after pod.
+
+std::map<std::string, std::string> preemption_candidates(const Explanation& ex) {
+  std::map<std::string, std::string> out;
+  if (!ex.preemption) return out;
+  for (const PreemptionCandidate& c : ex.preemption->candidates) {
+    std::vector<std::string> names;
+    for (const PreemptionVictim& v : c.victims) names.push_back(v.pod.substr(v.pod.find('/') + 1));
+    std::sort(names.begin(), names.end());
+    std::string k = "pdb=" + std::to_string(c.pdb_violations);
+    for (const std::string& n : names) k += " " + n;
+    out[c.node] = k;
+  }
+  return out;
+}
+
+// BULKSCORE_PREEMPT_PARITY_ROUNDS=<n> runs the first n rounds only (the
+// memcheck step of scripts/gpu-run.sh); the counts' floors then do not apply.
+uint32_t preemption_parity_rounds() {
+  const char* env = std::getenv("BULKSCORE_PREEMPT_PARITY_ROUNDS");
+  return env && *env ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10)) : 10u;
+}
+
+TEST(CudaPreemptionParity, DryRunMatchesTheCpuBulkTheExactAndTheReference) {
+  REQUIRE_BACKEND_UNDER_TEST();
+  const uint64_t seed = parity_seed();
+  const uint32_t rounds = preemption_parity_rounds();
+  uint64_t preempted = 0, compared = 0;
+  for (uint32_t round = 0; round < rounds; ++round) {
+    SplitMix64 rng = SplitMix64::derive(seed, 7000 + round);
+    // Small clusters for the reference (it rebuilds the cluster per check),
+    // then sizes where the CPU's dry run runs in parallel blocks and stops
+    // early while the device's covers every node.
+    const auto nodes = static_cast<uint32_t>(round < 4 ? 6 + rng.below(25) : 40 + rng.below(round < 8 ? 200 : 1500));
+    const Cluster cluster = random_preempting_cluster(rng, nodes, 3 + static_cast<uint32_t>(rng.below(4)), 40);
+    const DefaultPreemptionArgs args = round % 3 == 0 ? DefaultPreemptionArgs{100, 0}
+                                                      : DefaultPreemptionArgs{static_cast<int32_t>(rng.below(60)),
+                                                                              static_cast<int32_t>(rng.below(30))};
+    SchedulerConfig config = default_scheduler_config();
+    for (ProfileConfig& p : config.profiles) p.default_preemption_args = args;
+    const auto make = [&](const char* backend, EngineOptions::PreemptionDryRun mode) {
+      EngineOptions o{backend, TieBreak::First, seed + round};
+      o.preemption_dry_run = mode;
+      auto e = std::make_unique<Engine>(config, o);
+      e->load(cluster);
+      return e;
+    };
+    auto dev = make(engine_backend_under_test(), EngineOptions::PreemptionDryRun::Bulk);
+    auto cpu = make("cpu", EngineOptions::PreemptionDryRun::Bulk);
+    auto exact = make("cpu", EngineOptions::PreemptionDryRun::Exact);
+    for (const Pod& p : cluster.pending_pods) {
+      const std::string where = "seed " + std::to_string(seed) + " round " + std::to_string(round) + " (" +
+                                std::to_string(nodes) + " nodes), pod " + p.name +
+                                " (BULKSCORE_PARITY_SEED reruns it)";
+      const Explanation a = dev->explain(p), b = cpu->explain(p);
+      ASSERT_EQ(preemption_candidates(a), preemption_candidates(b)) << where;
+      if (a.preemption && b.preemption) {
+        ASSERT_EQ(a.preemption->nominated_node, b.preemption->nominated_node) << where;
+        ASSERT_EQ(a.preemption->dry_run_nodes, b.preemption->dry_run_nodes) << where;
+      }
+      if (round < 4 && a.preemption && a.preemption->not_eligible.empty() && a.preemption->potential_nodes > 0) {
+        // The reference on the device engine's current cluster, each node's
+        // pods in the snapshot's slot order (the order equal pods meet).
+        refpreempt::Input in;
+        in.nodes = cluster.nodes;
+        for (uint32_t n = 0; n < dev->snapshot().num_nodes(); ++n)
+          for (uint32_t id : dev->snapshot().pods_on_node(n)) in.running.push_back(dev->snapshot().pod(id));
+        in.pdbs = dev->objects().pdbs;
+        in.config = config.profiles[0];
+        in.offset = a.preemption->offset;
+        const refpreempt::Output want = refpreempt::preempt(in, p);
+        std::map<std::string, std::string> expect;
+        for (const refpreempt::Candidate& c : want.candidates) {
+          std::vector<std::string> names;
+          for (const Pod& v : c.victims) names.push_back(v.name);
+          std::sort(names.begin(), names.end());
+          std::string k = "pdb=" + std::to_string(c.pdb_violations);
+          for (const std::string& n : names) k += " " + n;
+          expect[c.node] = k;
+        }
+        ASSERT_EQ(preemption_candidates(a), expect) << where << ": against the reference";
+        ASSERT_EQ(a.preemption->nominated_node, want.nominated_node) << where << ": against the reference";
+        ++compared;
+      }
+      const ScheduleResult x = dev->schedule(p), y = cpu->schedule(p), z = exact->schedule(p);
+      for (const ScheduleResult* other : {&y, &z}) {
+        const std::string against = where + (other == &y ? ", against the CPU bulk dry run" : ", against the exact one");
+        ASSERT_EQ(x.nominated_node, other->nominated_node) << against;
+        ASSERT_EQ(x.victims, other->victims) << against;
+        ASSERT_EQ(x.pdb_violations, other->pdb_violations) << against;
+        ASSERT_EQ(x.node_name, other->node_name) << against;
+        ASSERT_EQ(x.message, other->message) << against;
+      }
+      preempted += x.nominated_node.empty() ? 0 : 1;
+    }
+  }
+  if (rounds < 10) return;
+  EXPECT_GT(preempted, 100u);
+  EXPECT_GT(compared, 60u);
+}
+
+// A device error with the dry-run kernel queued (BULKSCORE_CUDA_FAULT_AT=
+// 2:preempt, read when the backend is made): the engine drops the device
+// (its destructor waits for the queued work: run under memcheck by
+// gpu-run.sh), warns once and dry-runs on the CPU; every decision as on the
+// CPU alone.
+TEST(CudaPreemptionParity, AFaultInTheDryRunFallsBackToTheCpuAndDecidesAlike) {
+  REQUIRE_BACKEND_UNDER_TEST();
+  if (dry_run_on_cpu()) GTEST_SKIP() << "the injection point is the CUDA backend's";
+  SplitMix64 rng = SplitMix64::derive(parity_seed(), 7100);
+  const Cluster cluster = random_preempting_cluster(rng, 300, 4, 30);
+  SchedulerConfig config = default_scheduler_config();
+  for (ProfileConfig& p : config.profiles) p.default_preemption_args = {100, 0};
+  setenv("BULKSCORE_CUDA_FAULT_AT", "2:preempt", 1);
+  Engine dev(config, EngineOptions{"cuda", TieBreak::First, 3});
+  unsetenv("BULKSCORE_CUDA_FAULT_AT");
+  Engine cpu(config, EngineOptions{"cpu", TieBreak::First, 3});
+  dev.load(cluster);
+  cpu.load(cluster);
+  const std::vector<ScheduleResult> got = dev.schedule_all(cluster.pending_pods);
+  const std::vector<ScheduleResult> want = cpu.schedule_all(cluster.pending_pods);
+  expect_same_schedule(want, got, "fault at the second dry run");
+  uint64_t preempted = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(want[i].nominated_node, got[i].nominated_node) << want[i].pod;
+    ASSERT_EQ(want[i].victims, got[i].victims) << want[i].pod;
+    ASSERT_EQ(want[i].pdb_violations, got[i].pdb_violations) << want[i].pod;
+    preempted += want[i].nominated_node.empty() ? 0 : 1;
+  }
+  EXPECT_GT(preempted, 2u);
+  const std::vector<std::string> warnings = dev.take_warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("injected fault"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("fell back to the CPU backend"), std::string::npos) << warnings[0];
+  EXPECT_STREQ(dev.backend_name(), "cpu");
+}
+
 TEST(CudaParityHarness, ReusedCpuBackendAgreesWithFreshOnes) {
   class FreshCpu final : public Backend {
    public:

@@ -158,6 +158,12 @@ class CpuBackend final : public Backend {
 
   const char* name() const override { return "cpu"; }
 
+  // The shared dry_run_node per node, the nodes spread over the pool.
+  void dry_run_preemption(const Snapshot& snap, const PodQuery& query, const DryRunBatch& batch,
+                          DryRunOutput& out) override {
+    dry_run_preemption_on_host(snap, query.view(), batch, out, executor_.get());
+  }
+
   void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) override {
     const SnapshotView s = snap.view();
     PodQueryView q = query.view();

@@ -25,4 +25,41 @@ void order_equal_keys_by_node(const uint64_t* keys, uint32_t* nodes, size_t coun
   }
 }
 
+void HostDryRunColumns::load(const SnapshotView& base) {
+  view = base;
+  const size_t n = base.num_nodes;
+  requested.assign(base.requested, base.requested + static_cast<size_t>(base.num_resources) * n);
+  pod_count.assign(base.pod_count, base.pod_count + n);
+  port_counts.assign(base.port_counts, base.port_counts + n);
+  ports.assign(base.ports, base.ports + base.port_offsets[n]);
+  view.requested = requested.data();
+  view.pod_count = pod_count.data();
+  view.port_counts = port_counts.data();
+  view.ports = ports.data();
+  cols = DryRunColumns{requested.data(), pod_count.data(), port_counts.data(), ports.data()};
+  loaded = true;
+}
+
+void dry_run_preemption_on_host(const Snapshot& snap, const PodQueryView& q, const DryRunBatch& batch,
+                                DryRunOutput& out, Executor* executor) {
+  const SnapshotView base = snap.view();
+  const auto count = static_cast<uint32_t>(batch.nodes.size());
+  out.nodes.assign(count, DryRunNodeResult{});
+  out.removed.assign(batch.victims.size(), 0);
+  const unsigned workers = executor && count > 1 ? std::max(1u, std::min(executor->concurrency(), count)) : 1u;
+  std::vector<HostDryRunColumns> cols(workers);
+  const auto run = [&](uint32_t w) {
+    for (uint32_t i = w; i < count; i += workers) {
+      if (!cols[w].loaded) cols[w].load(base);
+      const uint32_t at = batch.offsets[i];
+      out.nodes[i] = dry_run_node(base, cols[w].view, cols[w].cols, q, batch.nodes[i], batch.victims.data() + at,
+                                  batch.offsets[i + 1] - at, batch.requests.data(), out.removed.data() + at);
+    }
+  };
+  if (workers == 1)
+    run(0);
+  else
+    executor->for_each(workers, run);
+}
+
 }  // namespace bulkscore

@@ -15,6 +15,7 @@
 #include "host/engine/executor.hpp"
 #include "host/engine/pod_query.hpp"
 #include "host/snapshot/snapshot.hpp"
+#include "plugins/preemption_dry_run.hpp"
 
 namespace bulkscore {
 
@@ -112,6 +113,51 @@ VisitOrder visit_order(const Snapshot& snap, const EvalRequest& req);
 // that is stable over some other order (the visiting order).
 void order_equal_keys_by_node(const uint64_t* keys, uint32_t* nodes, size_t count);
 
+// ---- DefaultPreemption's bulk dry run ------------------------------------------
+//
+// The potential nodes' lower-priority pods as the host ordered them
+// (MoreImportantPod, the PDB split done), in CSR: node i's victims are
+// victims[offsets[i] .. offsets[i + 1]), their requests index `requests`.
+// Only for a pod whose Filters read only their node (node_local_dry_run,
+// host/engine/preemption.cpp); plugins/preemption_dry_run.hpp has the rule.
+struct DryRunBatch {
+  std::vector<uint32_t> nodes;    // in the dry run's visiting order
+  std::vector<uint32_t> offsets;  // [nodes.size() + 1]
+  std::vector<DryRunVictim> victims;
+  std::vector<DryRunRequest> requests;
+  void clear() {
+    nodes.clear();
+    offsets.assign(1, 0);
+    victims.clear();
+    requests.clear();
+  }
+};
+
+struct DryRunOutput {
+  std::vector<DryRunNodeResult> nodes;  // parallel to DryRunBatch::nodes
+  std::vector<uint8_t> removed;         // parallel to DryRunBatch::victims: 1 = evicted
+};
+
+// A host worker's writable copies of the four columns dry_run_node patches
+// (copied from the snapshot once per dry run, O(nodes x resources)), and
+// the snapshot's view reading them.
+struct HostDryRunColumns {
+  std::vector<int64_t> requested;
+  std::vector<int32_t> pod_count;
+  std::vector<uint32_t> port_counts;
+  std::vector<HostPortEntry> ports;
+  SnapshotView view;
+  DryRunColumns cols{};
+  bool loaded = false;
+  void load(const SnapshotView& base);
+};
+
+// Every node of `batch` with the one PreFilter state `q` on the host, on
+// `executor` (null: the caller's thread), each worker patching its own copy
+// of the four columns: the CPU backend's dry_run_preemption.
+void dry_run_preemption_on_host(const Snapshot& snap, const PodQueryView& q, const DryRunBatch& batch,
+                                DryRunOutput& out, Executor* executor);
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -122,6 +168,20 @@ class Backend {
   // `snap` (device copies) are brought up to date here, from its structure
   // version and mutation log.
   virtual void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) = 0;
+  // DefaultPreemption's bulk dry run over every node of `batch`
+  // (dry_run_node per node), one result per node and one flag per victim,
+  // identical on every backend. Mirrors are brought up to date as in
+  // evaluate. The default runs it on the caller's thread.
+  virtual void dry_run_preemption(const Snapshot& snap, const PodQuery& query, const DryRunBatch& batch,
+                                  DryRunOutput& out) {
+    dry_run_preemption_on_host(snap, query.view(), batch, out, nullptr);
+  }
+  // True when one dry_run_preemption over every potential node beats the
+  // engine's own block-by-block dry run on its workers (a device: one
+  // launch, one copy back; the engine then drops what lies past the node
+  // where the host's sequential rule stops). False: the engine runs the
+  // same dry_run_node on its executor in blocks and stops early.
+  virtual bool batched_dry_run() const { return false; }
 };
 
 // `threads`: threads for large snapshots, the caller included (0 = one per

@@ -10,7 +10,7 @@ namespace bulkscore {
 
 namespace {
 
-constexpr const char* kPointNames[] = {"filter", "prescore", "tie", "lists", "state"};
+constexpr const char* kPointNames[] = {"filter", "prescore", "tie", "lists", "state", "preempt"};
 static_assert(sizeof kPointNames / sizeof kPointNames[0] == static_cast<size_t>(FaultPoint::kCount));
 
 constexpr const char* kPointWhat[] = {
@@ -19,6 +19,7 @@ constexpr const char* kPointWhat[] = {
     "in the random tie-break's draw, the tied nodes' copy queued",
     "while the per-node lists were copied back",
     "growing a cache state's score lists: out of memory",
+    "after the preemption dry-run kernel was queued",
 };
 
 }  // namespace
@@ -36,7 +37,7 @@ FaultInjection FaultInjection::parse(const char* spec) {
   const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), f.at);
   if (ec != std::errc() || end != n.data() + n.size() || n.empty())
     throw InputError("BULKSCORE_CUDA_FAULT_AT=\"" + std::string(s) +
-                     "\": expected N or N:POINT (N a whole number, POINT one of filter, prescore, tie, lists, state)");
+                     "\": expected N or N:POINT (N a whole number, POINT one of filter, prescore, tie, lists, state, preempt)");
   if (colon == std::string_view::npos) return f;
   const std::string_view name = s.substr(colon + 1);
   for (size_t i = 0; i < static_cast<size_t>(FaultPoint::kCount); ++i)
@@ -45,7 +46,7 @@ FaultInjection FaultInjection::parse(const char* spec) {
       return f;
     }
   throw InputError("BULKSCORE_CUDA_FAULT_AT=\"" + std::string(s) + "\": unknown point \"" + std::string(name) +
-                   "\" (expected filter, prescore, tie, lists or state)");
+                   "\" (expected filter, prescore, tie, lists, state or preempt)");
 }
 
 std::string FaultInjection::message(const char* who) const {

@@ -15,6 +15,9 @@
 //   state     out of device memory growing the score lists a cache state
 //             is built from (want_scores): the engine retries without them
 //             and keeps the device
+//   preempt   a device error after DefaultPreemption's dry-run kernel was
+//             queued (a preempting pod with victims on the bulk path): the
+//             engine falls back and dry-runs on the CPU
 // The N-th arrival at POINT fails, once; N counts from 1, 0 never fails.
 #pragma once
 
@@ -23,7 +26,7 @@
 
 namespace bulkscore {
 
-enum class FaultPoint : uint8_t { kFilter, kPreScore, kTie, kLists, kState, kCount };
+enum class FaultPoint : uint8_t { kFilter, kPreScore, kTie, kLists, kState, kPreempt, kCount };
 
 const char* fault_point_name(FaultPoint p);
 

@@ -247,7 +247,7 @@ struct PreemptionCache {
     int32_t priority = 0;
     int64_t start_ns = 0;  // status.startTime, INT64_MAX without one (more_important's order)
     uint32_t num_ports = 0;
-    std::vector<std::pair<int32_t, int64_t>> requests;  // (resource index, amount), as the snapshot charged them
+    std::vector<DryRunRequest> requests;  // as the snapshot charged them ("pods" is the pod count's)
     std::vector<uint32_t> budgets;  // the budgets that cover the pod and do not list it as disrupted
   };
   uint64_t version = 0;
@@ -313,7 +313,7 @@ struct PreemptionCache {
       e.start_ns = p.start_time_ns.value_or(INT64_MAX);
       e.num_ports = snap.pod_num_ports(id);
       for (const auto& [name, amount] : pod_requests(p))
-        if (name != "pods") e.requests.emplace_back(snap.resource_index(name), amount);
+        if (name != "pods") e.requests.push_back({snap.resource_index(name), 0, amount});
       if (!p.labels.empty())
         for (uint32_t i = 0; i < pdbs.size(); ++i)
           if (pdb_covers(pdbs[i], p) && !disrupted(pdbs[i], p)) e.budgets.push_back(i);
@@ -324,54 +324,34 @@ struct PreemptionCache {
   }
 };
 
-// The bulk dry run's node-local state, one per worker: copies of the
-// columns Filter reads that change when a node's pods leave (requested
-// resources, pod count, host ports), patched for one node at a time and put
-// back after; `view` is the snapshot's view reading them. Only that node's
-// entries ever differ from the snapshot's, so the workers share nothing.
+// The bulk dry run's host side, one per worker: the worker's copies of the
+// columns dry_run_node patches (one node's row at a time, put back after:
+// the workers share nothing) and the lists of the node at hand, reused node
+// after node.
 namespace {
 struct LocalColumns {
-  std::vector<int64_t> requested;
-  std::vector<int32_t> pod_count;
-  std::vector<uint32_t> port_counts;
-  std::vector<HostPortEntry> ports;
-  SnapshotView view;
-  // select_victims_local's working lists, reused node after node.
-  struct Slot {
-    const Pod* pod;
-    uint32_t port_at, port_n;
-    const PreemptionCache::PodEntry* entry;
-  };
-  std::vector<Slot> slots;
-  std::vector<size_t> lower, order, violating, other, victims;
-  std::vector<uint8_t> present;
-  std::vector<const Pod*> sorted;
+  HostDryRunColumns host;
+  std::vector<size_t> lower;
+  std::vector<const Pod*> sorted;  // the node's victims, most important first
+  std::vector<DryRunVictim> victims;
+  std::vector<DryRunRequest> requests;
+  std::vector<uint8_t> removed;
   std::vector<int64_t> allowed;
-  // The PreFilter tables' removals (RemovalLayout): what each lower pod
-  // takes (per table plugin, [pod][count]), the sum over the pods not
-  // present, and filter_node's per-slot pointers into it.
-  std::vector<int64_t> taken, removed;
-  std::vector<uint32_t> lower_ids;
+  // The PreFilter tables' removals (RemovalLayout): what each victim
+  // takes (per table plugin, [victim][count], the victims in their dry-run
+  // order), the sum over the removed ones, and filter_node's per-slot
+  // pointers into it.
+  std::vector<int64_t> by_plugin, taken, table_sum;
+  std::vector<uint32_t> victim_ids;
   const int64_t* removed_at[kMaxProfilePlugins] = {};
-
-  void load(const Snapshot& snap) {
-    view = snap.view();
-    const size_t n = view.num_nodes;
-    requested.assign(view.requested, view.requested + static_cast<size_t>(view.num_resources) * n);
-    pod_count.assign(view.pod_count, view.pod_count + n);
-    port_counts.assign(view.port_counts, view.port_counts + n);
-    ports.assign(view.ports, view.ports + view.port_offsets[n]);
-    view.requested = requested.data();
-    view.pod_count = pod_count.data();
-    view.port_counts = port_counts.data();
-    view.ports = ports.data();
-  }
+  std::vector<uint32_t> ports_at;
+  std::vector<size_t> evicted;
 };
 }  // namespace
 
 // Where the filter plugins whose Filter reads PreFilter's domain tables
 // (FilterReach::kPreFilterTables) get the counts the dry run removes: per
-// filter slot of the query, its first count in LocalColumns::removed and
+// filter slot of the query, its first count in LocalColumns::table_sum and
 // how many (0: a plugin that reads none). Made once per pod.
 struct RemovalLayout {
   uint32_t total = 0;
@@ -403,152 +383,180 @@ static void removal_counts_of(const RemovalContext& ctx, const PodQueryView& qv,
   });
 }
 
-// SelectVictimsOnNode without changing any snapshot: `node`'s columns in
-// `cols` are made those of the node without the pods not `present`, and
-// Filter runs on them with the one PreFilter state `qv` (bulk_dry_run
-// says when that is upstream's answer). The same steps, order and outcome as
-// select_victims.
-static bool select_victims_local(const Snapshot& snap, LocalColumns& cols, PreemptionCache& cache, const Pod& pod,
-                                 const PodQueryView& qv, const RemovalLayout& layout, const ClusterObjects& objects,
-                                 uint32_t node, Candidate& out, NodeStatus& status) {
-  const std::vector<PodDisruptionBudget>& pdbs = objects.pdbs;
-  const SnapshotView base = snap.view();
-  const size_t num_nodes = base.num_nodes;
+// SelectVictimsOnNode's host part before the dry run: `node`'s pods of lower
+// priority than `pod`, most important first (MoreImportantPod; equals in
+// slot order), appended to `victims` (their requests to `requests`, host
+// ports as the node's ranges in the snapshot's port list, the PDB split of
+// filterPodsWithPDBViolation over the cached covering budgets) and their
+// Pods to `sorted`. Returns how many; 0: no victims on the node.
+static uint32_t prepare_victims(const Snapshot& snap, LocalColumns& lc, PreemptionCache& cache, const Pod& pod,
+                                const std::vector<PodDisruptionBudget>& pdbs, uint32_t node,
+                                std::vector<DryRunVictim>& victims, std::vector<DryRunRequest>& requests,
+                                std::vector<const Pod*>& sorted) {
+
   const std::vector<PreemptionCache::PodEntry>& entries = cache.node(snap, pdbs, node);
-  std::vector<LocalColumns::Slot>& slots = cols.slots;
-  std::vector<size_t>& lower = cols.lower;  // positions in `slots`, slot order
-  slots.clear();
+  std::vector<size_t>& lower = lc.lower;  // positions in `entries`, slot order
+  std::vector<uint32_t>& ports_at = lc.ports_at;
   lower.clear();
-  uint32_t at = base.port_offsets[node];
-  for (const PreemptionCache::PodEntry& e : entries) {
-    slots.push_back({&snap.pod(e.id), at, e.num_ports, &e});
-    at += e.num_ports;
-    if (e.priority < pod.priority) lower.push_back(slots.size() - 1);
+  ports_at.clear();
+  uint32_t at = snap.port_offsets()[node];
+  for (size_t i = 0; i < entries.size(); ++i) {
+    ports_at.push_back(at);
+    at += entries[i].num_ports;
+    if (entries[i].priority < pod.priority) lower.push_back(i);
   }
-  if (lower.empty()) {
-    status = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
-    return false;
-  }
-  std::vector<uint8_t>& present = cols.present;
-  present.assign(slots.size(), 1);
-  // What each lower pod takes from the PreFilter tables in the node's
-  // domains (plugin by plugin, [pod][count] at `lower.size() * at`).
-  const uint32_t num_lower = static_cast<uint32_t>(lower.size());
-  if (layout.total) {
-    cols.lower_ids.clear();
-    for (size_t i : lower) cols.lower_ids.push_back(slots[i].entry->id);
-    cols.taken.assign(static_cast<size_t>(num_lower) * layout.total, 0);
-    cols.removed.assign(layout.total, 0);
-    const RemovalContext ctx{pod, snap, &objects};
-    for (uint32_t f = 0; f < qv.num_filters; ++f) {
-      cols.removed_at[f] = layout.count[f] ? cols.removed.data() + layout.at[f] : nullptr;
-      if (layout.count[f])
-        removal_counts_of(ctx, qv, f, node, cols.lower_ids,
-                          cols.taken.data() + static_cast<size_t>(num_lower) * layout.at[f]);
-    }
-  }
-  const auto apply = [&] {
-    if (layout.total) {
-      std::fill(cols.removed.begin(), cols.removed.end(), int64_t{0});
-      for (uint32_t f = 0; f < qv.num_filters; ++f) {
-        const uint32_t n = layout.count[f];
-        const int64_t* taken = cols.taken.data() + static_cast<size_t>(num_lower) * layout.at[f];
-        for (uint32_t k = 0; k < num_lower; ++k)
-          if (!present[lower[k]])
-            for (uint32_t j = 0; j < n; ++j) cols.removed[layout.at[f] + j] += taken[static_cast<size_t>(k) * n + j];
-      }
-    }
-    for (uint32_t r = 0; r < base.num_resources; ++r)
-      cols.requested[r * num_nodes + node] = base.requested[r * num_nodes + node];
-    int32_t count = base.pod_count[node];
-    uint32_t w = base.port_offsets[node];
-    for (size_t i = 0; i < slots.size(); ++i) {
-      if (present[i]) {
-        std::copy(base.ports + slots[i].port_at, base.ports + slots[i].port_at + slots[i].port_n,
-                  cols.ports.begin() + w);
-        w += slots[i].port_n;
-        continue;
-      }
-      --count;
-      for (const auto& [r, amount] : slots[i].entry->requests)
-        cols.requested[static_cast<size_t>(r) * num_nodes + node] -= amount;
-    }
-    cols.pod_count[node] = count;
-    cols.port_counts[node] = w - base.port_offsets[node];
-  };
-  const auto passes = [&](NodeStatus* why) {
-    apply();
-    const NodeVerdict verdict = filter_node(cols.view, qv, node, layout.total ? cols.removed_at : nullptr);
-    if (verdict.feasible()) return true;
-    if (why) {
-      why->code = verdict.code;
-      why->reasons.clear();
-      filter_reasons(verdict.plugin, verdict.reasons, snap, qv, node, why->reasons);
-    }
-    return false;
-  };
-  const auto put_back = [&] {
-    std::fill(present.begin(), present.end(), uint8_t{1});
-    apply();
-  };
-  for (size_t i : lower) present[i] = 0;
-  if (!passes(&status)) {
-    put_back();
-    return false;
-  }
-  std::vector<size_t>& order = cols.order;
-  order = lower;
+  if (lower.empty()) return 0;
   // more_important on the cached keys.
-  const auto before = [&](size_t a, size_t b) {
-    const PreemptionCache::PodEntry& x = *slots[a].entry;
-    const PreemptionCache::PodEntry& y = *slots[b].entry;
+  small_stable_sort(lower, [&](size_t a, size_t b) {
+    const PreemptionCache::PodEntry& x = entries[a];
+    const PreemptionCache::PodEntry& y = entries[b];
     return x.priority != y.priority ? x.priority > y.priority : x.start_ns < y.start_ns;
-  };
-  small_stable_sort(order, before);
-  std::vector<const Pod*>& sorted = cols.sorted;
-  sorted.clear();
-  for (size_t i : order) sorted.push_back(slots[i].pod);
-  // filterPodsWithPDBViolation over the cached covering budgets.
-  std::vector<size_t>& violating = cols.violating;
-  std::vector<size_t>& other = cols.other;
-  std::vector<int64_t>& allowed = cols.allowed;
-  violating.clear();
-  other.clear();
+  });
+  std::vector<int64_t>& allowed = lc.allowed;
   allowed.clear();
-  for (size_t k = 0; k < order.size(); ++k) {
+  for (size_t i : lower) {
+    const PreemptionCache::PodEntry& e = entries[i];
     bool violated = false;
-    for (uint32_t b : slots[order[k]].entry->budgets) {
+    for (uint32_t b : e.budgets) {
       if (allowed.empty())
         for (const PodDisruptionBudget& x : pdbs) allowed.push_back(x.disruptions_allowed);
       if (--allowed[b] < 0) violated = true;
     }
-    (violated ? violating : other).push_back(k);
+    victims.push_back({static_cast<uint32_t>(requests.size()), static_cast<uint32_t>(e.requests.size()), ports_at[i],
+                       e.num_ports, violated ? 1u : 0u});
+    requests.insert(requests.end(), e.requests.begin(), e.requests.end());
+    sorted.push_back(&snap.pod(e.id));
   }
-  std::vector<size_t>& victims = cols.victims;  // positions in `sorted`
-  victims.clear();
-  int64_t violations = 0;
-  const auto reprieve = [&](size_t k) {
-    present[order[k]] = 1;
-    if (passes(nullptr)) return true;
-    present[order[k]] = 0;
-    victims.push_back(k);
+  return static_cast<uint32_t>(lower.size());
+}
+
+// SelectVictimsOnNode's host part after the dry run: the candidate (its
+// victims as upstream lists them: the violating evicted, then the others,
+// sorted by MoreImportantPod again when both kinds were there) or the
+// node's status, from dry_run_node's answer `r` over the `n` victims.
+static bool finish_victims(const Snapshot& snap, const PodQueryView& qv, uint32_t node, const DryRunNodeResult& r,
+                           const DryRunVictim* victims, const uint8_t* removed, const Pod* const* sorted, uint32_t n,
+                           std::vector<size_t>& evicted, Candidate& out, NodeStatus& status) {
+  if (r.status == DryRunStatus::kUnschedulable) {
+    status.code = r.verdict.code;
+    status.reasons.clear();
+    filter_reasons(r.verdict.plugin, r.verdict.reasons, snap, qv, node, status.reasons);
     return false;
-  };
-  for (size_t k : violating)
-    if (!reprieve(k)) ++violations;
-  for (size_t k : other) reprieve(k);
-  put_back();
-  if (victims.empty()) {
+  }
+  if (r.status == DryRunStatus::kNoVictim) {
     status = {Code::Error, {"expected at least one victim pod on node " + quote_for_message(snap.node_name(node))}};
     return false;
   }
-  if (!violating.empty() && !other.empty())
-    small_stable_sort(victims, [&](size_t a, size_t b) { return before(order[a], order[b]); });
+  evicted.clear();
+  bool any_violating = false, any_other = false;
+  for (uint32_t pass = 0; pass < 2; ++pass)
+    for (uint32_t k = 0; k < n; ++k) {
+      const bool violating = victims[k].violating != 0;
+      (violating ? any_violating : any_other) = true;
+      if (violating == (pass == 0) && removed[k]) evicted.push_back(k);
+    }
+  if (any_violating && any_other)
+    small_stable_sort(evicted, [&](size_t a, size_t b) { return more_important(*sorted[a], *sorted[b]); });
   out.node = node;
-  out.pdb_violations = violations;
+  out.pdb_violations = r.violations;
   out.victims.clear();
-  for (size_t k : victims) out.victims.push_back(sorted[k]);
+  for (size_t k : evicted) out.victims.push_back(sorted[k]);
   return true;
+}
+
+// SelectVictimsOnNode without changing any snapshot, on the worker's copies
+// of the columns, with the one PreFilter state `qv` (bulk_dry_run
+// says when that is upstream's answer): the host's ordering, the shared
+// dry_run_node (the CUDA backend runs the same per thread), the host's
+// candidate. The same steps, order and outcome as select_victims.
+static bool select_victims_local(const Snapshot& snap, LocalColumns& lc, PreemptionCache& cache, const Pod& pod,
+                                 const PodQueryView& qv, const RemovalLayout& layout, const ClusterObjects& objects,
+                                 uint32_t node, Candidate& out, NodeStatus& status) {
+  const std::vector<PodDisruptionBudget>& pdbs = objects.pdbs;
+  lc.victims.clear();
+  lc.requests.clear();
+  lc.sorted.clear();
+  const uint32_t n = prepare_victims(snap, lc, cache, pod, pdbs, node, lc.victims, lc.requests, lc.sorted);
+  if (n == 0) {
+    status = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
+    return false;
+  }
+  const SnapshotView base = snap.view();
+  if (!lc.host.loaded) lc.host.load(base);
+  lc.removed.resize(n);
+  // What each victim takes from the PreFilter tables in the node's domains
+  // (plugin by plugin: [victim][count] at `n * layout.at`), in the
+  // victims' dry-run order; dry_run_node sums them over the removed ones.
+  DryRunTables tables{nullptr, 0, nullptr, nullptr};
+  if (layout.total) {
+    const std::vector<PreemptionCache::PodEntry>& entries = cache.node(snap, pdbs, node);
+    lc.victim_ids.clear();
+    for (size_t i : lc.lower) lc.victim_ids.push_back(entries[i].id);
+    std::vector<int64_t>& by_plugin = lc.by_plugin;
+    by_plugin.assign(static_cast<size_t>(n) * layout.total, 0);
+    const RemovalContext ctx{pod, snap, &objects};
+    for (uint32_t f = 0; f < qv.num_filters; ++f)
+      if (layout.count[f])
+        removal_counts_of(ctx, qv, f, node, lc.victim_ids, by_plugin.data() + static_cast<size_t>(n) * layout.at[f]);
+    // dry_run_node reads [victim][every count]: transposed from the plugins' blocks.
+    lc.taken.assign(static_cast<size_t>(n) * layout.total, 0);
+    for (uint32_t f = 0; f < qv.num_filters; ++f)
+      for (uint32_t k = 0; k < n; ++k)
+        for (uint32_t j = 0; j < layout.count[f]; ++j)
+          lc.taken[static_cast<size_t>(k) * layout.total + layout.at[f] + j] =
+              by_plugin[static_cast<size_t>(n) * layout.at[f] + static_cast<size_t>(k) * layout.count[f] + j];
+    lc.table_sum.assign(layout.total, 0);
+    for (uint32_t f = 0; f < qv.num_filters; ++f)
+      lc.removed_at[f] = layout.count[f] ? lc.table_sum.data() + layout.at[f] : nullptr;
+    tables = DryRunTables{lc.taken.data(), layout.total, lc.table_sum.data(), lc.removed_at};
+  }
+  const DryRunNodeResult r = dry_run_node(base, lc.host.view, lc.host.cols, qv, node, lc.victims.data(), n,
+                                          lc.requests.data(), lc.removed.data(), layout.total ? &tables : nullptr);
+  return finish_victims(snap, qv, node, r, lc.victims.data(), lc.removed.data(), lc.sorted.data(), n, lc.evicted, out,
+                        status);
+}
+
+// The bulk dry run on a backend that does it in one pass (a device): every
+// potential node, in visiting order from `offset`, prepared on the host
+// into one batch, dry-run by the backend (Backend::dry_run_preemption), and
+// each node's outcome handed to `take` in visiting order until it answers
+// true (the sequential rule's stop). A device error throws before any
+// outcome is taken.
+template <class Take>
+static void dry_run_on_backend(Backend& backend, const Snapshot& snap, PreemptionCache& cache, LocalColumns& lc,
+                               const Pod& pod, const PodQuery& q, const std::vector<PodDisruptionBudget>& pdbs,
+                               const std::vector<uint32_t>& potential, uint64_t offset, Take&& take) {
+  const uint64_t m = potential.size();
+  DryRunBatch batch;
+  DryRunOutput result;
+  std::vector<const Pod*> sorted;  // parallel to batch.victims
+  std::vector<uint32_t> at;        // per visiting position: its index in batch.nodes, UINT32_MAX without victims
+  batch.clear();
+  for (uint64_t j = 0; j < m; ++j) {
+    const uint32_t node = potential[(offset + j) % m];
+    const uint32_t n = prepare_victims(snap, lc, cache, pod, pdbs, node, batch.victims, batch.requests, sorted);
+    at.push_back(n ? static_cast<uint32_t>(batch.nodes.size()) : UINT32_MAX);
+    if (!n) continue;
+    batch.nodes.push_back(node);
+    batch.offsets.push_back(static_cast<uint32_t>(batch.victims.size()));
+  }
+  if (!batch.nodes.empty()) backend.dry_run_preemption(snap, q, batch, result);
+  const PodQueryView qv = q.view();
+  for (uint64_t j = 0; j < m; ++j) {
+    const uint32_t node = potential[(offset + j) % m];
+    Candidate c;
+    NodeStatus st;
+    bool candidate = false;
+    const uint32_t b = at[j];
+    if (b == UINT32_MAX) {
+      st = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
+    } else {
+      const uint32_t v = batch.offsets[b];
+      candidate = finish_victims(snap, qv, node, result.nodes[b], batch.victims.data() + v, result.removed.data() + v,
+                                 sorted.data() + v, batch.offsets[b + 1] - v, lc.evicted, c, st);
+    }
+    if (take(candidate, c, st)) return;
+  }
 }
 
 // Whether one PreFilter state `q` (made on the snapshot before the dry run)
@@ -705,8 +713,11 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
       // another would, and the nodes past it are dropped. The exact path
       // (the others, or EngineOptions::preemption_dry_run Exact) dry-runs
       // one node after another on a copy of the snapshot with PreFilter
-      // made afresh per check. An engine on the CUDA backend runs either on
-      // the host with the CPU rules.
+      // made afresh per check. A backend with a one-pass dry run (the CUDA
+      // backend) gets every potential node of the bulk path at once
+      // (Backend::dry_run_preemption) where the pod's Filter reads no
+      // PreFilter table (the device has no removal counts yet); the rest
+      // stays on the host.
       const bool bulk = options_.preemption_dry_run == EngineOptions::PreemptionDryRun::Bulk && bulk_dry_run(plan, q);
       std::optional<Snapshot> scratch;
       std::vector<LocalColumns> cols;
@@ -731,6 +742,34 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
       };
       std::vector<Outcome> outcomes;
       bool done = false;
+      // The outcomes in visiting order until the sequential rule stops: at
+      // `wanted` candidates once one of them violates no budget.
+      const auto take = [&](Outcome& o) {
+        if (!o.candidate) {
+          statuses.push_back(std::move(o.st));
+          return false;
+        }
+        (o.c.pdb_violations == 0 ? nonviolating : violating).push_back(std::move(o.c));
+        const auto now_found = static_cast<int64_t>(nonviolating.size() + violating.size());
+        return !nonviolating.empty() && now_found >= wanted;
+      };
+      // A backend that dry-runs in one pass (a device): every potential
+      // node at once, the host ordering the victims before and building
+      // the candidates after, the nodes past the stop dropped. Should the
+      // device fail, the run goes on on the CPU backend (Engine::fall_back)
+      // and the blocks below do the dry run instead.
+      if (bulk && layout.total == 0 && backend_->batched_dry_run()) {
+        try {
+          dry_run_on_backend(*backend_, snapshot_, *preemption_cache_, cols[0], p, q, objects_.pdbs, potential, offset,
+                             [&](bool candidate, Candidate& c, NodeStatus& st) {
+                               Outcome o{candidate, std::move(c), std::move(st)};
+                               return take(o);
+                             });
+          done = true;  // every potential node was dry-run
+        } catch (const CudaError& e) {  // DeviceOutOfMemory included
+          fall_back(e.what());
+        }
+      }
       for (int64_t i = 0; i < m && !done;) {
         const auto found = static_cast<int64_t>(nonviolating.size() + violating.size());
         const int64_t block =
@@ -740,7 +779,6 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
           const uint32_t node = potential[(offset + static_cast<uint64_t>(i + j)) % static_cast<uint64_t>(m)];
           Outcome& o = outcomes[static_cast<size_t>(j)];
           if (bulk) {
-            if (cols[w].requested.empty() && cols[w].pod_count.empty()) cols[w].load(snapshot_);
             o.candidate =
                 select_victims_local(snapshot_, cols[w], *preemption_cache_, p, qv, layout, objects_, node, o.c, o.st);
           } else {
@@ -756,15 +794,9 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
         }
         for (Outcome& o : outcomes) {
           ++i;
-          if (o.candidate) {
-            (o.c.pdb_violations == 0 ? nonviolating : violating).push_back(std::move(o.c));
-            const auto now_found = static_cast<int64_t>(nonviolating.size() + violating.size());
-            if (!nonviolating.empty() && now_found >= wanted) {
-              done = true;
-              break;
-            }
-          } else {
-            statuses.push_back(std::move(o.st));
+          if (take(o)) {
+            done = true;
+            break;
           }
         }
       }
