@@ -86,6 +86,7 @@ std::vector<ScheduleResult> Engine::schedule_group(const std::vector<Pod>& membe
   // PreEnqueue (GangScheduling) / PreFilter (Coscheduling): too few pods.
   if (!gang_count_rejection(g, members.front(), all).empty()) {
     std::vector<std::string> messages;
+    messages.reserve(members.size());
     for (const Pod& p : members) messages.push_back(gang_early_message(m.key, gang_count_rejection(g, p, all)));
     return reject_all(Code::UnschedulableAndUnresolvable, messages);
   }
