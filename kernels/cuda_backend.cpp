@@ -480,6 +480,7 @@ class CudaBackend final : public Backend {
     const size_t offsets_at = place((count + 1) * sizeof(uint32_t));
     const size_t victims_at = place(batch.victims.size() * sizeof(DryRunVictim));
     const size_t requests_at = place(batch.requests.size() * sizeof(DryRunRequest));
+    const size_t taken_at = place(batch.taken.size() * sizeof(int64_t));
     const size_t upload = at;
     pinned_.reserve(upload_, upload);
     device_.reserve(d_pod_, upload);
@@ -492,6 +493,7 @@ class CudaBackend final : public Backend {
     put(offsets_at, batch.offsets.data(), (count + 1) * sizeof(uint32_t));
     put(victims_at, batch.victims.data(), batch.victims.size() * sizeof(DryRunVictim));
     put(requests_at, batch.requests.data(), batch.requests.size() * sizeof(DryRunRequest));
+    put(taken_at, batch.taken.data(), batch.taken.size() * sizeof(int64_t));
 
     // The patched columns: the mirror's, copied on the device. dry_run_node
     // writes a node's whole row before Filter reads it, so stale rows would
@@ -537,6 +539,9 @@ class CudaBackend final : public Backend {
     l.offsets = reinterpret_cast<const uint32_t*>(d + offsets_at);
     l.victims = reinterpret_cast<const DryRunVictim*>(d + victims_at);
     l.requests = reinterpret_cast<const DryRunRequest*>(d + requests_at);
+    l.taken = batch.table_total ? reinterpret_cast<const int64_t*>(d + taken_at) : nullptr;
+    l.table_total = batch.table_total;
+    for (uint32_t f = 0; f < kMaxProfilePlugins; ++f) l.table_slot_at[f] = batch.table_slot_at[f];
     auto* o = dry_out_.as<uint8_t>();
     l.results = reinterpret_cast<DryRunNodeResult*>(o + results_at);
     l.removed = o + removed_at;

@@ -345,8 +345,10 @@ __global__ void __launch_bounds__(kBlock, kEvaluateMinBlocks) preemption_dry_run
   const uint32_t i = blockIdx.x * kBlock + threadIdx.x;
   if (i >= l.count) return;
   const uint32_t at = l.offsets[i];
-  l.results[i] = dry_run_node(l.base, l.patched, l.cols, l.query, l.nodes[i], l.victims + at, l.offsets[i + 1] - at,
-                              l.requests, l.removed + at);
+  l.results[i] = dry_run_node_batched(l.base, l.patched, l.cols, l.query, l.nodes[i], l.victims + at,
+                                      l.offsets[i + 1] - at, l.requests, l.removed + at,
+                                      l.table_total ? l.taken + static_cast<size_t>(at) * l.table_total : nullptr,
+                                      l.table_total, l.table_slot_at);
 }
 
 uint32_t blocks_for(uint32_t items) { return (items + kBlock - 1) / kBlock; }

@@ -160,6 +160,9 @@ struct DryRunLaunch {
   const DryRunRequest* requests;
   uint8_t* removed;
   DryRunNodeResult* results;
+  const int64_t* taken;  // [victim][table_total]: DryRunBatch::taken (null when table_total is 0)
+  uint32_t table_slot_at[kMaxProfilePlugins];
+  uint32_t table_total;
   uint32_t count;
 };
 

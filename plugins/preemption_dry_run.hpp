@@ -169,4 +169,28 @@ BULKSCORE_HD DryRunNodeResult dry_run_node(const SnapshotView& base, const Snaps
   return r;
 }
 
+// The most table counts per victim a batched dry run carries (the device
+// keeps their sum in registers); a pod with more dry-runs on the host.
+constexpr uint32_t kMaxDryRunTableCounts = 32;
+// A filter slot whose plugin reads no table.
+constexpr uint32_t kNoTableSlot = UINT32_MAX;
+
+// dry_run_node with the tables' removals as a batch carries them: `taken`
+// [victim][total] for these victims, `slot_at[f]` filter slot f's first
+// count (kNoTableSlot: none); `total` at most kMaxDryRunTableCounts. The
+// sum and the per-slot pointers live in the caller's frame (a device
+// thread's registers).
+BULKSCORE_HD DryRunNodeResult dry_run_node_batched(const SnapshotView& base, const SnapshotView& patched,
+                                                   const DryRunColumns& cols, const PodQueryView& q, uint32_t node,
+                                                   const DryRunVictim* victims, uint32_t num_victims,
+                                                   const DryRunRequest* requests, uint8_t* removed,
+                                                   const int64_t* taken, uint32_t total, const uint32_t* slot_at) {
+  if (total == 0) return dry_run_node(base, patched, cols, q, node, victims, num_victims, requests, removed);
+  int64_t sum[kMaxDryRunTableCounts];
+  const int64_t* at[kMaxProfilePlugins];
+  for (uint32_t f = 0; f < kMaxProfilePlugins; ++f) at[f] = slot_at[f] == kNoTableSlot ? nullptr : sum + slot_at[f];
+  const DryRunTables tables{taken, total, sum, at};
+  return dry_run_node(base, patched, cols, q, node, victims, num_victims, requests, removed, &tables);
+}
+
 }  // namespace bulkscore

@@ -373,10 +373,34 @@ struct PreemptRun {
   std::string backend;
 };
 
-PreemptRun run_preempting(const std::string& backend, uint32_t round) {
+// With `topology`, the pods run PodTopologySpread's Filter too (hard
+// spreading over zone and hostname of an app half the running pods carry),
+// so the dry run carries what each victim takes from its tables.
+PreemptRun run_preempting(const std::string& backend, uint32_t round, bool topology = false) {
   SplitMix64 rng = SplitMix64::derive(29, round);
   const auto nodes = static_cast<uint32_t>(30 + rng.below(round < 4 ? 90 : 400));
   Cluster cluster = testutil::random_preempting_cluster(rng, nodes, 4, 30);
+  if (topology) {
+    for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+      cluster.nodes[i].labels["topology.kubernetes.io/zone"] = "zone-" + std::to_string(i % 3);
+      cluster.nodes[i].labels["kubernetes.io/hostname"] = cluster.nodes[i].name;
+    }
+    for (size_t i = 0; i < cluster.running_pods.size(); ++i)
+      if (i % 2) cluster.running_pods[i].labels["app"] = "web";
+    for (Pod& p : cluster.pending_pods) {
+      p.labels["app"] = "web";
+      for (const auto& [key, skew] : {std::pair<const char*, int32_t>{"topology.kubernetes.io/zone", 3},
+                                      std::pair<const char*, int32_t>{"kubernetes.io/hostname", 1}}) {
+        TopologySpreadConstraint c;
+        c.max_skew = skew;
+        c.topology_key = key;
+        c.when_unsatisfiable = "DoNotSchedule";
+        c.label_selector = LabelSelector{};
+        c.label_selector->match_labels["app"] = "web";
+        p.topology_spread_constraints.push_back(std::move(c));
+      }
+    }
+  }
   const std::vector<Pod> pending = cluster.pending_pods;
   SchedulerConfig config = default_scheduler_config();
   for (ProfileConfig& p : config.profiles)
@@ -432,6 +456,23 @@ TEST(BackendFallback, OnePassPreemptionDryRunDecidesAsTheCpuAndFallsBackOnAFault
     }
   }
   EXPECT_GT(preempted, 80u);
+}
+
+// The one-pass dry run with PreFilter's tables (DryRunBatch::taken): pods
+// under hard zone and hostname spreading decide as on the CPU backend's
+// blocks.
+TEST(BackendFallback, OnePassPreemptionDryRunCarriesTheTablesRemovals) {
+  uint64_t preempted = 0;
+  for (uint32_t round = 0; round < 8; ++round) {
+    const PreemptRun want = run_preempting("cpu", round, true);
+    for (const ScheduleResult& r : want.results) preempted += r.nominated_node.empty() ? 0 : 1;
+    register_fake_device(FakeDeviceBehaviour{});
+    const PreemptRun got = run_preempting("fake-device", round, true);
+    expect_same_preemptions(want, got, "round " + std::to_string(round) + ", spreading");
+    EXPECT_GT(FakeDevice::dry_runs.load(), 0) << "round " << round << ": the one-pass dry run never ran";
+    EXPECT_TRUE(got.warnings.empty());
+  }
+  EXPECT_GT(preempted, 20u);
 }
 
 // The batch cache's score lists never fit on the device, but the pass does:

@@ -198,6 +198,17 @@ TEST(GangSchedulingFlow, WaitsAtPermitThenFallsShortAndIsUndone) {
   EXPECT_NE(line.find("\"podGroup\":\"ns1/gang-wl/pg1\",\"group\":\"rejected\""), std::string::npos) << line;
 }
 
+TEST(GangSchedulingFlow, AMemberTheEngineRefusesUndoesTheEarlierOnes) {
+  // p3 names a PriorityClass that does not exist: schedule() throws for it
+  // after p1 and p2 were placed; the group leaves nothing behind.
+  auto e = small_engine(roomy_nodes(), flow_objects(true));
+  const Decoded before = decode(e->snapshot());
+  Pod bad = flow_pod("p3");
+  bad.priority_class_name = "no-such-class";
+  EXPECT_THROW(e->schedule_all({flow_pod("p1"), flow_pod("p2"), bad}), InputError);
+  EXPECT_EQ(first_difference(before, decode(e->snapshot())), "") << "the placements were not undone";
+}
+
 TEST(GangSchedulingFlow, RunningMembersCountTowardTheMinimum) {
   // Two of pg1 run already: one pending member completes the quorum (both
   // for PreEnqueue's count and for Permit's).

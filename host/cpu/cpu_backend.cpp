@@ -482,7 +482,7 @@ class CpuBackend final : public Backend {
         ch.fails.resize(alive);
         ch.first_fail.assign(alive, kPassed);
         uint8_t* __restrict first = ch.first_fail.data();
-        const uint8_t* __restrict fails = ch.fails.data();
+        const uint8_t* fails = ch.fails.data();  // written by each filter_nodes below: not restrict
         const uint32_t run_start = f;
         for (; f < q.num_filters && has_filter_nodes(q.filters[f]); ++f) {
           const auto k = static_cast<uint8_t>(f - run_start);

@@ -52,8 +52,11 @@ void dry_run_preemption_on_host(const Snapshot& snap, const PodQueryView& q, con
     for (uint32_t i = w; i < count; i += workers) {
       if (!cols[w].loaded) cols[w].load(base);
       const uint32_t at = batch.offsets[i];
-      out.nodes[i] = dry_run_node(base, cols[w].view, cols[w].cols, q, batch.nodes[i], batch.victims.data() + at,
-                                  batch.offsets[i + 1] - at, batch.requests.data(), out.removed.data() + at);
+      out.nodes[i] = dry_run_node_batched(
+          base, cols[w].view, cols[w].cols, q, batch.nodes[i], batch.victims.data() + at, batch.offsets[i + 1] - at,
+          batch.requests.data(), out.removed.data() + at,
+          batch.table_total ? batch.taken.data() + static_cast<size_t>(at) * batch.table_total : nullptr,
+          batch.table_total, batch.table_slot_at);
     }
   };
   if (workers == 1)

@@ -118,18 +118,28 @@ void order_equal_keys_by_node(const uint64_t* keys, uint32_t* nodes, size_t coun
 // The potential nodes' lower-priority pods as the host ordered them
 // (MoreImportantPod, the PDB split done), in CSR: node i's victims are
 // victims[offsets[i] .. offsets[i + 1]), their requests index `requests`.
-// Only for a pod whose Filters read only their node (node_local_dry_run,
-// host/engine/preemption.cpp); plugins/preemption_dry_run.hpp has the rule.
+// Only for a pod whose Filters read only their node or PreFilter's domain
+// tables (bulk_dry_run, host/engine/preemption.cpp); for the latter, what
+// each victim takes from the tables in its node's domains, `taken`
+// [victim][table_total] parallel to `victims`, and per filter slot its
+// first count (table_slot_at; kNoTableSlot: none).
+// plugins/preemption_dry_run.hpp has the rule.
 struct DryRunBatch {
   std::vector<uint32_t> nodes;    // in the dry run's visiting order
   std::vector<uint32_t> offsets;  // [nodes.size() + 1]
   std::vector<DryRunVictim> victims;
   std::vector<DryRunRequest> requests;
+  std::vector<int64_t> taken;
+  uint32_t table_total = 0;  // at most kMaxDryRunTableCounts
+  uint32_t table_slot_at[kMaxProfilePlugins] = {};
   void clear() {
     nodes.clear();
     offsets.assign(1, 0);
     victims.clear();
     requests.clear();
+    taken.clear();
+    table_total = 0;
+    for (uint32_t& a : table_slot_at) a = kNoTableSlot;
   }
 };
 

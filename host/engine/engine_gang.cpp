@@ -103,13 +103,23 @@ std::vector<ScheduleResult> Engine::schedule_group(const std::vector<Pod>& membe
       bool& flag;
       ~Reset() { flag = false; }
     } reset{gang_cycle_};
-    for (int64_t i = 0; i < n; ++i) {
-      out.push_back(schedule(members[static_cast<size_t>(i)]));
-      if (out.back().node >= 0) placed_now.push_back(static_cast<size_t>(i));
-      // Stop once the rest cannot make up the minimum (as the later
-      // upstream's PlacementFeasible does): nothing they could do changes
-      // the verdict.
-      if (placed_before + static_cast<int64_t>(placed_now.size()) + (n - i - 1) < min) break;
+    try {
+      for (int64_t i = 0; i < n; ++i) {
+        out.push_back(schedule(members[static_cast<size_t>(i)]));
+        if (out.back().node >= 0) placed_now.push_back(static_cast<size_t>(i));
+        // Stop once the rest cannot make up the minimum (as the later
+        // upstream's PlacementFeasible does): nothing they could do changes
+        // the verdict.
+        if (placed_before + static_cast<int64_t>(placed_now.size()) + (n - i - 1) < min) break;
+      }
+    } catch (...) {
+      // A member the engine cannot take (bad input: an unknown priority
+      // class) ends the group's cycle: the earlier members' placements are
+      // undone, so the snapshot holds none of the group, then the error
+      // goes to the caller.
+      for (auto it = placed_now.rbegin(); it != placed_now.rend(); ++it)
+        static_cast<void>(forget_pod(members[*it].cache_key()));
+      throw;
     }
   }
   const int64_t placed = placed_before + static_cast<int64_t>(placed_now.size());

@@ -464,6 +464,31 @@ static bool finish_victims(const Snapshot& snap, const PodQueryView& qv, uint32_
   return true;
 }
 
+// What each of `node`'s n victims (lc.lower, in their dry-run order, as
+// prepare_victims left it) takes from the PreFilter tables in the node's
+// domains, appended to `taken` as [victim][layout.total] (the plugins
+// answer per plugin, [pod][count]: transposed here).
+static void table_removals(const Snapshot& snap, LocalColumns& lc, PreemptionCache& cache, const Pod& pod,
+                           const PodQueryView& qv, const RemovalLayout& layout, const ClusterObjects& objects,
+                           uint32_t node, uint32_t n, std::vector<int64_t>& taken) {
+  const std::vector<PreemptionCache::PodEntry>& entries = cache.node(snap, objects.pdbs, node);
+  lc.victim_ids.clear();
+  for (size_t i : lc.lower) lc.victim_ids.push_back(entries[i].id);
+  std::vector<int64_t>& by_plugin = lc.by_plugin;
+  by_plugin.assign(static_cast<size_t>(n) * layout.total, 0);
+  const RemovalContext ctx{pod, snap, &objects};
+  for (uint32_t f = 0; f < qv.num_filters; ++f)
+    if (layout.count[f])
+      removal_counts_of(ctx, qv, f, node, lc.victim_ids, by_plugin.data() + static_cast<size_t>(n) * layout.at[f]);
+  const size_t first = taken.size();
+  taken.resize(first + static_cast<size_t>(n) * layout.total, 0);
+  for (uint32_t f = 0; f < qv.num_filters; ++f)
+    for (uint32_t k = 0; k < n; ++k)
+      for (uint32_t j = 0; j < layout.count[f]; ++j)
+        taken[first + static_cast<size_t>(k) * layout.total + layout.at[f] + j] =
+            by_plugin[static_cast<size_t>(n) * layout.at[f] + static_cast<size_t>(k) * layout.count[f] + j];
+}
+
 // SelectVictimsOnNode without changing any snapshot, on the worker's copies
 // of the columns, with the one PreFilter state `qv` (bulk_dry_run
 // says when that is upstream's answer): the host's ordering, the shared
@@ -484,27 +509,12 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& lc, Preempt
   const SnapshotView base = snap.view();
   if (!lc.host.loaded) lc.host.load(base);
   lc.removed.resize(n);
-  // What each victim takes from the PreFilter tables in the node's domains
-  // (plugin by plugin: [victim][count] at `n * layout.at`), in the
-  // victims' dry-run order; dry_run_node sums them over the removed ones.
+  // What each victim takes from the PreFilter tables in the node's domains;
+  // dry_run_node sums them over the removed ones.
   DryRunTables tables{nullptr, 0, nullptr, nullptr};
   if (layout.total) {
-    const std::vector<PreemptionCache::PodEntry>& entries = cache.node(snap, pdbs, node);
-    lc.victim_ids.clear();
-    for (size_t i : lc.lower) lc.victim_ids.push_back(entries[i].id);
-    std::vector<int64_t>& by_plugin = lc.by_plugin;
-    by_plugin.assign(static_cast<size_t>(n) * layout.total, 0);
-    const RemovalContext ctx{pod, snap, &objects};
-    for (uint32_t f = 0; f < qv.num_filters; ++f)
-      if (layout.count[f])
-        removal_counts_of(ctx, qv, f, node, lc.victim_ids, by_plugin.data() + static_cast<size_t>(n) * layout.at[f]);
-    // dry_run_node reads [victim][every count]: transposed from the plugins' blocks.
-    lc.taken.assign(static_cast<size_t>(n) * layout.total, 0);
-    for (uint32_t f = 0; f < qv.num_filters; ++f)
-      for (uint32_t k = 0; k < n; ++k)
-        for (uint32_t j = 0; j < layout.count[f]; ++j)
-          lc.taken[static_cast<size_t>(k) * layout.total + layout.at[f] + j] =
-              by_plugin[static_cast<size_t>(n) * layout.at[f] + static_cast<size_t>(k) * layout.count[f] + j];
+    lc.taken.clear();
+    table_removals(snap, lc, cache, pod, qv, layout, objects, node, n, lc.taken);
     lc.table_sum.assign(layout.total, 0);
     for (uint32_t f = 0; f < qv.num_filters; ++f)
       lc.removed_at[f] = layout.count[f] ? lc.table_sum.data() + layout.at[f] : nullptr;
@@ -524,24 +534,29 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& lc, Preempt
 // outcome is taken.
 template <class Take>
 static void dry_run_on_backend(Backend& backend, const Snapshot& snap, PreemptionCache& cache, LocalColumns& lc,
-                               const Pod& pod, const PodQuery& q, const std::vector<PodDisruptionBudget>& pdbs,
-                               const std::vector<uint32_t>& potential, uint64_t offset, Take&& take) {
+                               const Pod& pod, const PodQuery& q, const RemovalLayout& layout,
+                               const ClusterObjects& objects, const std::vector<uint32_t>& potential,
+                               uint64_t offset, Take&& take) {
+  const std::vector<PodDisruptionBudget>& pdbs = objects.pdbs;
+  const PodQueryView qv = q.view();
   const uint64_t m = potential.size();
   DryRunBatch batch;
   DryRunOutput result;
   std::vector<const Pod*> sorted;  // parallel to batch.victims
   std::vector<uint32_t> at;        // per visiting position: its index in batch.nodes, UINT32_MAX without victims
   batch.clear();
+  batch.table_total = layout.total;
+  for (uint32_t f = 0; f < qv.num_filters; ++f) batch.table_slot_at[f] = layout.count[f] ? layout.at[f] : kNoTableSlot;
   for (uint64_t j = 0; j < m; ++j) {
     const uint32_t node = potential[(offset + j) % m];
     const uint32_t n = prepare_victims(snap, lc, cache, pod, pdbs, node, batch.victims, batch.requests, sorted);
     at.push_back(n ? static_cast<uint32_t>(batch.nodes.size()) : UINT32_MAX);
     if (!n) continue;
+    if (layout.total) table_removals(snap, lc, cache, pod, qv, layout, objects, node, n, batch.taken);
     batch.nodes.push_back(node);
     batch.offsets.push_back(static_cast<uint32_t>(batch.victims.size()));
   }
   if (!batch.nodes.empty()) backend.dry_run_preemption(snap, q, batch, result);
-  const PodQueryView qv = q.view();
   for (uint64_t j = 0; j < m; ++j) {
     const uint32_t node = potential[(offset + j) % m];
     Candidate c;
@@ -715,9 +730,9 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
       // one node after another on a copy of the snapshot with PreFilter
       // made afresh per check. A backend with a one-pass dry run (the CUDA
       // backend) gets every potential node of the bulk path at once
-      // (Backend::dry_run_preemption) where the pod's Filter reads no
-      // PreFilter table (the device has no removal counts yet); the rest
-      // stays on the host.
+      // (Backend::dry_run_preemption), with what each victim takes from
+      // PreFilter's tables where the pod's Filter reads them (at most
+      // kMaxDryRunTableCounts counts per victim; more: the host's blocks).
       const bool bulk = options_.preemption_dry_run == EngineOptions::PreemptionDryRun::Bulk && bulk_dry_run(plan, q);
       std::optional<Snapshot> scratch;
       std::vector<LocalColumns> cols;
@@ -758,9 +773,9 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
       // the candidates after, the nodes past the stop dropped. Should the
       // device fail, the run goes on on the CPU backend (Engine::fall_back)
       // and the blocks below do the dry run instead.
-      if (bulk && layout.total == 0 && backend_->batched_dry_run()) {
+      if (bulk && layout.total <= kMaxDryRunTableCounts && backend_->batched_dry_run()) {
         try {
-          dry_run_on_backend(*backend_, snapshot_, *preemption_cache_, cols[0], p, q, objects_.pdbs, potential, offset,
+          dry_run_on_backend(*backend_, snapshot_, *preemption_cache_, cols[0], p, q, layout, objects_, potential, offset,
                              [&](bool candidate, Candidate& c, NodeStatus& st) {
                                Outcome o{candidate, std::move(c), std::move(st)};
                                return take(o);
