@@ -6,8 +6,8 @@
 // (bulk_dry_run in preemption.cpp): every Filter the pod runs reads, of
 // what removing pods changes, only its node's requested resources, pod
 // count and host ports, or PreFilter's domain tables less what the removed
-// pods took in the node's domains (DryRunTables, host only so far). Removing a node's pods then changes only that
-// node's row of those four columns, so a worker (a thread) owns the row of
+// pods took in the node's domains (DryRunTables). Removing a node's pods
+// then changes only that node's row of those four columns, so a worker (a thread) owns the row of
 // `node` in writable copies of them and no two nodes ever touch the same
 // entries: CPU workers keep a copy each, the GPU's threads share one.
 //
@@ -105,8 +105,7 @@ BULKSCORE_HD void dry_run_apply(const SnapshotView& base, const DryRunColumns& c
 }
 
 // The PreFilter tables' part of a node's dry run (FilterReach::
-// kPreFilterTables; host only so far: the CUDA backend is given pods whose
-// Filter reads none): what each victim, once removed, takes from the
+// kPreFilterTables): what each victim, once removed, takes from the
 // tables in the node's domains, `taken[k * total + j]` for victim k, and
 // per filter slot the pointer filter_node passes to its plugin (`at`, into
 // `sum`, which dry_run_node fills with the sum over the removed victims
