@@ -70,4 +70,31 @@ inline Cluster random_preempting_cluster(SplitMix64& rng, uint32_t num_nodes, ui
   return c;
 }
 
+// Puts the cluster under hard spreading: nodes in 3 zones with hostname
+// labels, half the running pods and every pending one of app "web", the
+// pending pods spread over zone (maxSkew 3) and hostname (maxSkew 1),
+// DoNotSchedule, so their Filter reads PodTopologySpread's tables and the
+// dry run carries what each victim takes from them.
+inline void add_hard_spreading(Cluster& c) {
+  for (size_t i = 0; i < c.nodes.size(); ++i) {
+    c.nodes[i].labels["topology.kubernetes.io/zone"] = "zone-" + std::to_string(i % 3);
+    c.nodes[i].labels["kubernetes.io/hostname"] = c.nodes[i].name;
+  }
+  for (size_t i = 0; i < c.running_pods.size(); ++i)
+    if (i % 2) c.running_pods[i].labels["app"] = "web";
+  for (Pod& p : c.pending_pods) {
+    p.labels["app"] = "web";
+    for (const auto& [key, skew] : {std::pair<const char*, int32_t>{"topology.kubernetes.io/zone", 3},
+                                    std::pair<const char*, int32_t>{"kubernetes.io/hostname", 1}}) {
+      TopologySpreadConstraint t;
+      t.max_skew = skew;
+      t.topology_key = key;
+      t.when_unsatisfiable = "DoNotSchedule";
+      t.label_selector = LabelSelector{};
+      t.label_selector->match_labels["app"] = "web";
+      p.topology_spread_constraints.push_back(std::move(t));
+    }
+  }
+}
+
 }  // namespace bulkscore::testutil

@@ -380,27 +380,7 @@ PreemptRun run_preempting(const std::string& backend, uint32_t round, bool topol
   SplitMix64 rng = SplitMix64::derive(29, round);
   const auto nodes = static_cast<uint32_t>(30 + rng.below(round < 4 ? 90 : 400));
   Cluster cluster = testutil::random_preempting_cluster(rng, nodes, 4, 30);
-  if (topology) {
-    for (size_t i = 0; i < cluster.nodes.size(); ++i) {
-      cluster.nodes[i].labels["topology.kubernetes.io/zone"] = "zone-" + std::to_string(i % 3);
-      cluster.nodes[i].labels["kubernetes.io/hostname"] = cluster.nodes[i].name;
-    }
-    for (size_t i = 0; i < cluster.running_pods.size(); ++i)
-      if (i % 2) cluster.running_pods[i].labels["app"] = "web";
-    for (Pod& p : cluster.pending_pods) {
-      p.labels["app"] = "web";
-      for (const auto& [key, skew] : {std::pair<const char*, int32_t>{"topology.kubernetes.io/zone", 3},
-                                      std::pair<const char*, int32_t>{"kubernetes.io/hostname", 1}}) {
-        TopologySpreadConstraint c;
-        c.max_skew = skew;
-        c.topology_key = key;
-        c.when_unsatisfiable = "DoNotSchedule";
-        c.label_selector = LabelSelector{};
-        c.label_selector->match_labels["app"] = "web";
-        p.topology_spread_constraints.push_back(std::move(c));
-      }
-    }
-  }
+  if (topology) testutil::add_hard_spreading(cluster);
   const std::vector<Pod> pending = cluster.pending_pods;
   SchedulerConfig config = default_scheduler_config();
   for (ProfileConfig& p : config.profiles)
