@@ -157,7 +157,7 @@ if command -v compute-sanitizer >/dev/null; then
   # The dry-run kernel (one thread per potential node, each patching its
   # node's row of shared column copies) on the first rounds, and the backend
   # dropped with the kernel queued (the fault test).
-  step preempt-memcheck 90 env BULKSCORE_PREEMPT_PARITY_ROUNDS=5 compute-sanitizer --tool memcheck --error-exitcode 3 \
+  step preempt-memcheck 120 env BULKSCORE_PREEMPT_PARITY_ROUNDS=6 compute-sanitizer --tool memcheck --error-exitcode 3 \
     "$bin/test_cuda_parity" --gtest_filter='CudaPreemptionParity.*'
   grep -E "ERROR SUMMARY|^\[  (FAILED|SKIPPED) \]|first difference" "$logs/preempt-memcheck.log" | head -n 5 |
     sed 's/^/    /' | tee -a "$summary"
