@@ -178,18 +178,12 @@ template <bool kContig>
   for (uint32_t i = 0; i < n; ++i) fails[i] = f[i];
 }
 
-bool contiguous(const uint32_t* nodes, uint32_t n) {
-  uint32_t bad = 0;
-  for (uint32_t i = 0; i < n; ++i) bad |= nodes[i] ^ (nodes[0] + i);
-  return bad == 0;
-}
-
 [[gnu::always_inline]] inline void least_body(const SnapshotView& s, const ScoredResource* res, uint32_t nres,
                                               const uint32_t* nodes, uint32_t count, int64_t* out) {
   for (uint32_t lo = 0; lo < count; lo += kBlock) {
     const uint32_t n = count - lo < kBlock ? count - lo : kBlock;
     const uint32_t* nb = nodes + lo;
-    const bool ok = contiguous(nb, n) ? least_block<true>(s, res, nres, nb, nb[0], n, out + lo)
+    const bool ok = is_contiguous_run(nb, n) ? least_block<true>(s, res, nres, nb, nb[0], n, out + lo)
                                       : least_block<false>(s, res, nres, nb, 0, n, out + lo);
     if (!ok)
       for (uint32_t i = 0; i < n; ++i) out[lo + i] = least_allocated_score(s, res, nres, nb[i]);
@@ -201,7 +195,7 @@ bool contiguous(const uint32_t* nodes, uint32_t n) {
   for (uint32_t lo = 0; lo < count; lo += kBlock) {
     const uint32_t n = count - lo < kBlock ? count - lo : kBlock;
     const uint32_t* nb = nodes + lo;
-    if (contiguous(nb, n))
+    if (is_contiguous_run(nb, n))
       balanced2_block<true>(s, res, nb, nb[0], n, out + lo);
     else
       balanced2_block<false>(s, res, nb, 0, n, out + lo);
@@ -213,7 +207,7 @@ bool contiguous(const uint32_t* nodes, uint32_t n) {
   for (uint32_t lo = 0; lo < count; lo += kBlock) {
     const uint32_t n = count - lo < kBlock ? count - lo : kBlock;
     const uint32_t* nb = nodes + lo;
-    if (contiguous(nb, n))
+    if (is_contiguous_run(nb, n))
       fit_block<true>(s, want, resource, nwant, nb, nb[0], n, fails + lo);
     else
       fit_block<false>(s, want, resource, nwant, nb, 0, n, fails + lo);
