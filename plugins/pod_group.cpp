@@ -1,6 +1,9 @@
 #include "plugins/pod_group.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <unordered_map>
 
 #include "host/input/pod_resources.hpp"
@@ -174,6 +177,100 @@ std::string gang_resource_rejection(const PodGroupObject& g, const Snapshot& sna
     }
     if (!covered) out += (out.empty() ? "resource gap: " : ", ") + name + " " + std::to_string(left) + (name == "cpu" ? "m" : "");
   }
+  return out;
+}
+
+std::vector<GangDomain> gang_domains(const Snapshot& snap, int32_t key, const std::vector<ResourceList>& member_requests,
+                                     int64_t need, const std::vector<uint32_t>& feasible_nodes,
+                                     const std::vector<int64_t>& totals, int32_t only_value) {
+  const uint32_t n = snap.num_nodes();
+  const SnapshotView view = snap.view();
+  // The domain of each node (-1: no such label, or another value than
+  // only_value), and the domains in first-seen order.
+  std::vector<int32_t> domain_of(n, -1);
+  std::vector<GangDomain> domains;
+  std::unordered_map<int32_t, int32_t> index;
+  for (uint32_t node = 0; node < n; ++node) {
+    const int32_t value = view.label_value(node, key);
+    if (value == kNoId || (only_value >= 0 && value != only_value)) continue;
+    const auto [it, added] = index.emplace(value, static_cast<int32_t>(domains.size()));
+    if (added) {
+      GangDomain d;
+      d.value = value;
+      domains.push_back(d);
+    }
+    domain_of[node] = it->second;
+    ++domains[static_cast<size_t>(it->second)].nodes;
+  }
+  if (domains.empty()) return domains;
+
+  // Free resources by domain against the members' requests, resource by
+  // resource: the `need` smallest must fit (holds at all), and all of them
+  // (holds the whole gang).
+  std::map<std::string, std::vector<int64_t>> wanted;  // resource -> each member's request
+  for (const ResourceList& req : member_requests)
+    for (const auto& [name, amount] : req)
+      if (amount > 0) wanted[name].resize(member_requests.size(), 0);
+  for (size_t m = 0; m < member_requests.size(); ++m)
+    for (const auto& [name, amount] : member_requests[m])
+      if (amount > 0) wanted[name][m] = amount;
+  wanted["pods"].assign(member_requests.size(), 1);
+  const auto clamp_need = static_cast<size_t>(std::clamp<int64_t>(need, 0, static_cast<int64_t>(member_requests.size())));
+  std::vector<bool> holds(domains.size(), true);
+  for (GangDomain& d : domains) d.holds_all = true;
+  std::vector<int64_t> free(domains.size());
+  for (auto& [name, amounts] : wanted) {
+    const bool pods = name == "pods";
+    const int32_t r = pods ? -1 : snap.resource_index(name);
+    std::fill(free.begin(), free.end(), 0);
+    if (pods || r >= 0)
+      for (uint32_t node = 0; node < n; ++node) {
+        if (domain_of[node] < 0) continue;
+        const int64_t left = pods ? view.allowed_pods[node] - view.pod_count[node]
+                                  : view.alloc(static_cast<uint32_t>(r), node) - view.req(static_cast<uint32_t>(r), node);
+        free[static_cast<size_t>(domain_of[node])] += std::max<int64_t>(left, 0);
+      }
+    int64_t all = 0;
+    for (const int64_t a : amounts) all += a;
+    std::sort(amounts.begin(), amounts.end());
+    int64_t smallest = 0;
+    for (size_t i = 0; i < clamp_need; ++i) smallest += amounts[i];
+    for (size_t d = 0; d < domains.size(); ++d) {
+      if (free[d] < smallest) holds[d] = false;
+      if (free[d] < all) domains[d].holds_all = false;
+    }
+  }
+
+  // The first member's best totals by domain.
+  std::vector<std::vector<int64_t>> best(domains.size());
+  for (size_t i = 0; i < feasible_nodes.size(); ++i) {
+    const int32_t d = domain_of[feasible_nodes[i]];
+    if (d < 0) continue;
+    ++domains[static_cast<size_t>(d)].feasible;
+    best[static_cast<size_t>(d)].push_back(totals[i]);
+  }
+  for (size_t d = 0; d < domains.size(); ++d) {
+    std::vector<int64_t>& t = best[d];
+    const size_t k = std::min(t.size(), member_requests.size());
+    std::partial_sort(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(k), t.end(), std::greater<>());
+    for (size_t i = 0; i < k; ++i) domains[d].best_sum += t[i];
+    domains[d].best_count = static_cast<uint32_t>(k);
+  }
+
+  std::vector<GangDomain> out;
+  for (size_t d = 0; d < domains.size(); ++d)
+    if (holds[d]) out.push_back(domains[d]);
+  std::sort(out.begin(), out.end(), [&](const GangDomain& a, const GangDomain& b) {
+    if (a.holds_all != b.holds_all) return a.holds_all;
+    if ((a.best_count > 0) != (b.best_count > 0)) return a.best_count > 0;
+    // Mean against mean, without a division (members times totals times
+    // members stays far below 2^63 for any real gang and profile).
+    const int64_t lhs = a.best_sum * static_cast<int64_t>(b.best_count);
+    const int64_t rhs = b.best_sum * static_cast<int64_t>(a.best_count);
+    if (lhs != rhs) return lhs > rhs;
+    if (a.feasible != b.feasible) return a.feasible > b.feasible;
+    return snap.strings().str(a.value) < snap.strings().str(b.value);
+  });
   return out;
 }
 

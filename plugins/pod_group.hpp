@@ -80,6 +80,36 @@ std::string gang_count_rejection(const PodGroupObject& g, const Pod& pod, int64_
 std::string gang_resource_rejection(const PodGroupObject& g, const Snapshot& snap,
                                     const std::vector<uint32_t>& member_ids);
 
+// ---- topology-aware gangs (kGangRequiredTopology, kGangPreferredTopology) ----
+// One domain of the gang's topology key: the nodes whose label has one
+// value. The engine evaluates the gang's first member once over every
+// node (unrestricted) and gives its feasible nodes and totals here; each
+// domain then says whether it can hold the members by free resources and
+// how well the first member scores there.
+struct GangDomain {
+  int32_t value = -1;        // the label value's string id in the snapshot
+  uint32_t nodes = 0;        // nodes in the domain
+  uint32_t feasible = 0;     // of them, where the first member passes Filter
+  int64_t best_sum = 0;      // its best min(members, feasible) totals there, summed
+  uint32_t best_count = 0;   // how many were summed
+  bool holds_all = false;    // free resources cover every pending member
+};
+// The domains that can hold the members the group needs, best first.
+// `need`: members that must be placed now (the minimum less those placed
+// before). A domain is left out when its nodes' free resources
+// (allocatable less requested, summed over the domain; `pods` by pod
+// count) cannot cover the `need` smallest requests of `member_requests`
+// (each resource on its own): as Coscheduling's minResources check, for
+// one domain; it assumes the profile's Filter enforces requests, as every
+// upstream profile does. Order: the domains that hold every pending
+// member first, then the higher mean of the best totals, more feasible
+// nodes, and the value's name (ascending) last. `only_value` >= 0 keeps
+// that domain alone (the members placed before, or a member's own
+// nodeSelector, sit there).
+std::vector<GangDomain> gang_domains(const Snapshot& snap, int32_t key, const std::vector<ResourceList>& member_requests,
+                                     int64_t need, const std::vector<uint32_t>& feasible_nodes,
+                                     const std::vector<int64_t>& totals, int32_t only_value);
+
 // Permit's verdict message for a gang that fell short, in upstream's
 // style: `pod group "ns/train" rejected: 3/4 members placed, minCount 4`.
 std::string gang_rejection_message(const PodGroupObject& g, const std::string& key, int64_t placed,

@@ -375,6 +375,12 @@ void write_explanation(const bs::Explanation& ex, const std::string& running_on,
       w.field("api", group->api).field("minField", group->min_field).field("min", static_cast<int64_t>(group->min_count));
       w.field("placed", static_cast<int64_t>(group->placed)).field("pending", static_cast<int64_t>(group->pending));
     }
+    if (!group->topology_key.empty())
+      w.key("topology")
+          .begin_object()
+          .field("key", group->topology_key)
+          .field("required", group->topology_required)
+          .end_object();
     if (group->rejection.empty())
       w.field_null("rejection");
     else
@@ -537,6 +543,9 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
         line += " (" + group.api + ", " + group.min_field + " " + std::to_string(group.min_count) + "): " +
                 std::to_string(group.placed) + " placed, " + std::to_string(group.pending) +
                 " pending; all or nothing";
+      if (!group.topology_key.empty())
+        line += std::string(group.topology_required ? ", required" : ", preferred") + " in one " + group.topology_key +
+                " domain";
       line += group.rejection.empty() ? "" : "; " + group.rejection;
       ctx.pod_group = line;
     }

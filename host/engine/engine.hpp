@@ -100,6 +100,10 @@ struct PodGroupStatus {
   int32_t min_count = 0;
   int32_t placed = 0;      // members assumed or bound
   int32_t pending = 0;     // members in the pending list given
+  // A topology-aware gang's annotation: the node label key ("" none) and
+  // whether one domain is required (else preferred).
+  std::string topology_key;
+  bool topology_required = false;
   std::string rejection;   // the early rejection's message; "" when the group would be tried
 };
 
@@ -131,6 +135,8 @@ struct ScheduleResult {
   // became of it; "" and kNone for a pod outside any gang.
   std::string pod_group;
   GroupOutcome group_outcome = GroupOutcome::kNone;
+  // A topology-aware gang admitted in one domain: "key=value" ("" else).
+  std::string group_domain;
 };
 
 // What an event did (Engine::add_node and the rest): the embedder's
@@ -636,6 +642,23 @@ class Engine {
   bool gang_cycle_ = false;
   // The snapshot's pods (assumed or bound) in `member`'s group.
   std::vector<uint32_t> placed_members(const Pod& member) const;
+  // schedule_group's steps (engine_gang.cpp). Each member in turn through
+  // schedule(), results appended to `out`, until the members left cannot
+  // make up `min` with the `placed` ones; the indices placed now. A member
+  // the engine refuses (an exception) undoes the others first.
+  std::vector<size_t> place_gang_members(const std::vector<Pod>& members, int64_t placed, int64_t min,
+                                         std::vector<ScheduleResult>& out);
+  // Unreserve and forget, the last placed first.
+  void undo_gang_members(const std::vector<Pod>& members, const std::vector<size_t>& placed_now);
+  // A rejected group's results: every member Unschedulable with `why`,
+  // then its own FitError from `tried` (the attempt's results, maybe fewer
+  // than the members: the rest were not tried).
+  std::vector<ScheduleResult> reject_gang(const std::vector<Pod>& members, std::vector<ScheduleResult> tried,
+                                          const std::string& key, const std::string& why);
+  // Topology-aware gangs: the first member's feasible nodes and totals
+  // over the whole cluster (an evaluation as rank's, nothing assumed);
+  // false when PreFilter rejects it.
+  bool gang_first_member_totals(const Pod& pod, std::vector<uint32_t>& nodes, std::vector<int64_t>& totals);
   // The preemption clock: the start time a pod placed now gets, later than
   // every running pod's and increasing (docs/plugins.md, DefaultPreemption).
   int64_t next_start_time() { return ++now_ns_; }

@@ -11,6 +11,7 @@
 
 #include "host/common.hpp"
 #include "host/engine/engine.hpp"
+#include "host/input/pod_resources.hpp"
 #include "host/input/quote.hpp"
 
 namespace bulkscore {
@@ -94,34 +95,112 @@ std::vector<ScheduleResult> Engine::schedule_group(const std::vector<Pod>& membe
   if (const std::string gap = gang_resource_rejection(g, snapshot_, placed_ids); !gap.empty())
     return reject_all(Code::UnschedulableAndUnresolvable, {gang_early_message(m.key, gap)});
 
-  // Each member in turn, on the cluster as the earlier ones left it.
   const int64_t min = gang_min_count(g);
-  std::vector<size_t> placed_now;
-  {
-    gang_cycle_ = true;
-    struct Reset {
-      bool& flag;
-      ~Reset() { flag = false; }
-    } reset{gang_cycle_};
-    try {
-      for (int64_t i = 0; i < n; ++i) {
-        out.push_back(schedule(members[static_cast<size_t>(i)]));
-        if (out.back().node >= 0) placed_now.push_back(static_cast<size_t>(i));
-        // Stop once the rest cannot make up the minimum (as the later
-        // upstream's PlacementFeasible does): nothing they could do changes
-        // the verdict.
-        if (placed_before + static_cast<int64_t>(placed_now.size()) + (n - i - 1) < min) break;
-      }
-    } catch (...) {
-      // A member the engine cannot take (bad input: an unknown priority
-      // class) ends the group's cycle: the earlier members' placements are
-      // undone, so the snapshot holds none of the group, then the error
-      // goes to the caller.
-      for (auto it = placed_now.rbegin(); it != placed_now.rend(); ++it)
-        static_cast<void>(forget_pod(members[*it].cache_key()));
-      throw;
+  gang_cycle_ = true;
+  struct Reset {
+    bool& flag;
+    ~Reset() { flag = false; }
+  } reset{gang_cycle_};
+
+  if (!g.topology_key.empty()) {
+    // Topology-aware: the domains of the key, best first; the members
+    // placed in each in turn (restricted to it by a nodeSelector entry, as
+    // Kueue's topology-aware scheduling restricts a pod set) until one
+    // admits the group.
+    std::string problem;
+    const int32_t key = snapshot_.string_id(g.topology_key);
+    int32_t only = -1;
+    const std::string quoted_key = quote_for_message(g.topology_key);
+    // The members placed before fix the domain (all in one), and so does
+    // a member's own nodeSelector on the key.
+    if (key < 0) problem = "no node has the label " + quoted_key;
+    const SnapshotView view = snapshot_.view();
+    for (const uint32_t id : placed_ids) {
+      if (!problem.empty()) break;
+      const int32_t value = view.label_value(snapshot_.pod_node(id), key);
+      if (value == kNoId || (only >= 0 && value != only))
+        problem = "the members placed before are not in one " + quoted_key + " domain";
+      only = value;
     }
+    for (const Pod& p : members) {
+      if (!problem.empty()) break;
+      const auto sel = p.node_selector.find(g.topology_key);
+      if (sel == p.node_selector.end()) continue;
+      const int32_t value = snapshot_.string_id(sel->second);
+      if (value < 0 || (only >= 0 && value != only))
+        problem = "pod " + quote_for_message(p.key()) + "'s nodeSelector " + quote_for_message(g.topology_key + "=" + sel->second) +
+                  " leaves no " + quoted_key + " domain for the group";
+      only = value;
+    }
+    std::vector<GangDomain> domains;
+    if (problem.empty()) {
+      std::vector<uint32_t> feasible;
+      std::vector<int64_t> totals;
+      gang_first_member_totals(members.front(), feasible, totals);
+      std::vector<ResourceList> requests;
+      requests.reserve(members.size());
+      for (const Pod& p : members) requests.push_back(pod_requests(p));
+      domains = gang_domains(snapshot_, key, requests, min - placed_before, feasible, totals, only);
+      if (domains.empty()) problem = "no " + quoted_key + " domain has the free resources for " + std::to_string(min - placed_before) + " members";
+    }
+    // Each domain in turn; the best attempt's results kept for the
+    // messages if none admits the group.
+    std::vector<ScheduleResult> best;
+    int64_t best_placed = -1;
+    std::string best_domain;
+    size_t tried = 0;
+    // By name: undoing an attempt is an event, after which the snapshot may
+    // renumber its strings (EngineOptions::compaction).
+    std::vector<std::string> values;
+    values.reserve(domains.size());
+    for (const GangDomain& d : domains) values.push_back(snapshot_.strings().str(d.value));
+    for (const std::string& value : values) {
+      std::vector<Pod> in = members;
+      for (Pod& p : in) {
+        p.node_selector[g.topology_key] = value;
+        p.has_node_selector = true;
+      }
+      std::vector<ScheduleResult> attempt;
+      attempt.reserve(members.size());
+      const std::vector<size_t> placed_now = place_gang_members(in, placed_before, min, attempt);
+      ++tried;
+      const int64_t placed = placed_before + static_cast<int64_t>(placed_now.size());
+      if (placed >= min) {
+        for (ScheduleResult& r : attempt) {
+          r.pod_group = m.key;
+          r.group_outcome = GroupOutcome::kAdmitted;
+          r.group_domain = g.topology_key + "=" + value;
+        }
+        return attempt;  // every member tried: the stop comes only when the minimum is out of reach
+      }
+      undo_gang_members(in, placed_now);
+      // What the members that were placed and then undone count: as the
+      // rejected group's below, each attempt is a failed one.
+      for (const size_t k : placed_now) {
+        const std::string ck = members[k].cache_key();
+        metrics_.leave(ck);
+        metrics_.failed(ck, static_cast<size_t>(&plan_for(members[k]) - plans_.data()), {});
+      }
+      if (placed > best_placed) {
+        best_placed = placed;
+        best = std::move(attempt);
+        best_domain = value;
+      }
+    }
+    if (g.topology_required) {
+      // Nothing tried: an early rejection, as the group's others.
+      if (!problem.empty()) return reject_all(Code::UnschedulableAndUnresolvable, {gang_early_message(m.key, problem)});
+      const std::string why = gang_early_message(
+          m.key, "no " + quoted_key + " domain holds " + gang_min_field(g) + " " + std::to_string(min) + " (" +
+                     std::to_string(tried) + " tried; the best, " + quote_for_message(best_domain) + ", placed " +
+                     std::to_string(best_placed) + "/" + std::to_string(all) + ")");
+      return reject_gang(members, std::move(best), m.key, why);
+    }
+    // Preferred: no domain holds the group; it is placed anywhere.
   }
+
+  // Each member in turn, on the cluster as the earlier ones left it.
+  const std::vector<size_t> placed_now = place_gang_members(members, placed_before, min, out);
   const int64_t placed = placed_before + static_cast<int64_t>(placed_now.size());
   if (placed >= min) {
     for (ScheduleResult& r : out) {
@@ -130,11 +209,43 @@ std::vector<ScheduleResult> Engine::schedule_group(const std::vector<Pod>& membe
     }
     return out;
   }
-  // Rejected: Unreserve every placement, the last first (the reverse of
-  // the order they were reserved in).
+  undo_gang_members(members, placed_now);
+  return reject_gang(members, std::move(out), m.key, gang_rejection_message(g, m.key, placed, all));
+}
+
+std::vector<size_t> Engine::place_gang_members(const std::vector<Pod>& members, int64_t placed, int64_t min,
+                                               std::vector<ScheduleResult>& out) {
+  const auto n = static_cast<int64_t>(members.size());
+  std::vector<size_t> placed_now;
+  try {
+    for (int64_t i = 0; i < n; ++i) {
+      out.push_back(schedule(members[static_cast<size_t>(i)]));
+      if (out.back().node >= 0) placed_now.push_back(static_cast<size_t>(i));
+      // Stop once the rest cannot make up the minimum (as the later
+      // upstream's PlacementFeasible does): nothing they could do changes
+      // the verdict.
+      if (placed + static_cast<int64_t>(placed_now.size()) + (n - i - 1) < min) break;
+    }
+  } catch (...) {
+    // A member the engine cannot take (bad input: an unknown priority
+    // class) ends the group's cycle: the earlier members' placements are
+    // undone, so the snapshot holds none of the group, then the error goes
+    // to the caller.
+    undo_gang_members(members, placed_now);
+    throw;
+  }
+  return placed_now;
+}
+
+void Engine::undo_gang_members(const std::vector<Pod>& members, const std::vector<size_t>& placed_now) {
+  // Unreserve every placement in the reverse of the order they were
+  // reserved in.
   for (auto it = placed_now.rbegin(); it != placed_now.rend(); ++it)
     static_cast<void>(forget_pod(members[*it].cache_key()));
-  const std::string why = gang_rejection_message(g, m.key, placed, all);
+}
+
+std::vector<ScheduleResult> Engine::reject_gang(const std::vector<Pod>& members, std::vector<ScheduleResult> out,
+                                                const std::string& key, const std::string& why) {
   const size_t tried = out.size();
   out.resize(members.size());
   for (size_t i = 0; i < members.size(); ++i) {
@@ -142,22 +253,44 @@ std::vector<ScheduleResult> Engine::schedule_group(const std::vector<Pod>& membe
     const bool placed_here = r.node >= 0;
     if (i >= tried) r.pod = members[i].key();
     r.message = why + (i >= tried ? " (not tried)" : placed_here || r.message.empty() ? "" : "; " + r.message);
-    if (r.code != Code::Error) r.code = Code::Unschedulable;
+    if (i >= tried || r.code != Code::Error) r.code = Code::Unschedulable;
     r.node = -1;
     r.node_name.clear();
     r.score = 0;
     r.devices.clear();
     r.device_group.clear();
     r.group_devices.clear();
-    r.pod_group = m.key;
+    r.pod_group = key;
     r.group_outcome = GroupOutcome::kRejected;
+    r.group_domain.clear();
     if (placed_here || i >= tried) {
-      const std::string key = members[i].cache_key();
-      metrics_.leave(key);
-      metrics_.failed(key, static_cast<size_t>(&plan_for(members[i]) - plans_.data()), {});
+      const std::string ck = members[i].cache_key();
+      metrics_.leave(ck);
+      metrics_.failed(ck, static_cast<size_t>(&plan_for(members[i]) - plans_.data()), {});
     }
   }
   return out;
+}
+
+bool Engine::gang_first_member_totals(const Pod& pod, std::vector<uint32_t>& nodes, std::vector<int64_t>& totals) {
+  nodes.clear();
+  totals.clear();
+  const ProfilePlan& plan = plan_for(pod);
+  check_device_annotations(pod);
+  if (snapshot_.num_nodes() == 0) return false;
+  intern_pod_for_plan(snapshot_, pod, plan, &objects_);
+  PodQuery q = prepare_pod_query(pod, snapshot_, plan, tie_break_for(plan), options_.seed, &objects_);
+  q.header.pod_seq = pod_seq_;
+  if (q.rejected) return false;
+  EvalRequest req;
+  req.candidates = q.candidates ? &*q.candidates : nullptr;
+  req.want_scores = true;
+  req.score_single = true;
+  EvalResult r;
+  evaluate(q, req, r);
+  nodes.assign(r.scored_nodes.begin(), r.scored_nodes.end());
+  totals.assign(r.totals.begin(), r.totals.end());
+  return true;
 }
 
 PodGroupStatus Engine::pod_group_status(const Pod& pod, const std::vector<Pod>& pending) const {
@@ -173,6 +306,8 @@ PodGroupStatus Engine::pod_group_status(const Pod& pod, const std::vector<Pod>& 
   s.api = g.api == PodGroupObject::Api::kCoscheduling ? "PodGroup (scheduling.x-k8s.io/v1alpha1)"
           : g.api == PodGroupObject::Api::kWorkload   ? "Workload (scheduling.k8s.io/v1alpha1)"
                                                       : "PodGroup (scheduling.k8s.io/v1alpha2)";
+  s.topology_key = g.topology_key;
+  s.topology_required = g.topology_required;
   s.min_field = gang_min_field(g);
   s.min_count = gang_min_count(g);
   const std::vector<uint32_t> placed_ids = placed_members(pod);

@@ -98,6 +98,7 @@ void append_schedule_result_json(const ScheduleResult& r, std::string& out) {
   }
   // Gang members only (Engine::schedule_group): their group and its verdict.
   if (!r.pod_group.empty()) w.field("podGroup", r.pod_group).field("group", group_outcome_name(r.group_outcome));
+  if (!r.group_domain.empty()) w.field("groupDomain", r.group_domain);
   if (!r.warnings.empty()) {
     w.key("warnings").begin_array();
     for (const auto& s : r.warnings) w.value(s);

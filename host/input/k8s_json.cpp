@@ -1281,6 +1281,25 @@ void convert_pod_group_policy(element v, Reader& r, const Path& p, PodGroupObjec
   g.gang = gang;
 }
 
+// The topology-aware gang annotations of a Workload or PodGroup
+// (kGangRequiredTopology, kGangPreferredTopology): at most one, its value
+// a node label key (a qualified name, as a label key is validated).
+void read_gang_topology(element annotations, Reader& r, const Path& p, std::string& key, bool& required) {
+  bool seen = false;
+  r.for_each_field(annotations, p, [&](std::string_view k, element v, const Path& p2) {
+    const bool req = k == kGangRequiredTopology;
+    if (!req && k != kGangPreferredTopology) return;
+    if (seen)
+      r.fail(p2, std::string("at most one of ") + kGangRequiredTopology + " and " + kGangPreferredTopology +
+                     " may be set");
+    seen = true;
+    key = r.as_string(v, p2);
+    required = req;
+    if (const std::string problem = qualified_name_problem(key); !problem.empty())
+      r.fail(p2, "invalid node label key " + quote(key) + ": " + problem);
+  });
+}
+
 // A Workload (scheduling.k8s.io/v1alpha1): one PodGroupObject per item of
 // spec.podGroups (1 to 8, names DNS labels and unique).
 void convert_workload(element item, Reader& r, std::string_view ns, std::string_view name, const std::string& origin,
@@ -1571,11 +1590,14 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
   if (kind == "Workload" || kind == "PodGroup") {
     std::string ns = "default";
     std::string api;
+    std::string topology_key;
+    bool topology_required = false;
     r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
       if (k == "apiVersion") api = r.as_string(v, p);
       if (k != "metadata") return;
       r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
         if (k2 == "namespace") ns = r.as_string(v2, p2);
+        if (k2 == "annotations") read_gang_topology(v2, r, p2, topology_key, topology_required);
       });
     });
     if (ns.empty()) ns = "default";
@@ -1594,10 +1616,16 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
     }
     if (const std::string* first = index.add(ObjectIndex::pod_group_kind(which), ns, name, origin))
       r.fail(metadata.field("name"), std::string(kind) + " " + quote(ns + "/" + std::string(name)) + " is also " + *first);
+    const size_t first_group = out.pod_groups.size();
     if (which == Api::kWorkload)
       convert_workload(item, r, ns, name, origin, out);
     else
       out.pod_groups.push_back(convert_pod_group(item, r, which == Api::kCoscheduling, ns, name, origin));
+    // A Workload's annotation applies to each of its groups.
+    for (size_t i = first_group; i < out.pod_groups.size(); ++i) {
+      out.pod_groups[i].topology_key = topology_key;
+      out.pod_groups[i].topology_required = topology_required;
+    }
     return;
   }
   if (kind == "SharedDeviceGroup") {

@@ -270,6 +270,15 @@ struct PodDisruptionBudget {
   std::string origin;
 };
 
+// Topology-aware gangs (bulkscore's own, beyond both APIs; docs/plugins.md
+// "Topology-aware gangs"): an annotation on the Workload or PodGroup whose
+// value is a node label key. Required: the members placed now all land in
+// one domain of that key (nodes sharing its value) or the group is
+// rejected; preferred: one domain if any can hold the group, else anywhere.
+// The names follow Kueue's podset-required-topology / -preferred-topology.
+inline constexpr const char* kGangRequiredTopology = "bulkscore.io/gang-required-topology";
+inline constexpr const char* kGangPreferredTopology = "bulkscore.io/gang-preferred-topology";
+
 // A pod group for gang scheduling (issue 23; docs/plugins.md "Pod groups"),
 // from one of three APIs reduced to one shape:
 //  * kWorkload: a Workload (scheduling.k8s.io/v1alpha1, Kubernetes v1.35)
@@ -282,6 +291,7 @@ struct PodDisruptionBudget {
 //  * kCoscheduling: scheduler-plugins' PodGroup (scheduling.x-k8s.io/v1alpha1):
 //    spec.minMember, spec.minResources, spec.scheduleTimeoutSeconds; pods join
 //    with the label scheduling.x-k8s.io/pod-group. Always a gang.
+
 struct PodGroupObject {
   enum class Api : uint8_t { kWorkload, kPodGroup, kCoscheduling };
   Api api = Api::kWorkload;
@@ -292,7 +302,12 @@ struct PodGroupObject {
   int32_t min_count = 0;  // gang.minCount, minMember
   ResourceList min_resources;            // kCoscheduling: spec.minResources
   int32_t schedule_timeout_seconds = 0;  // kCoscheduling; 0: not set
-  std::string origin;                    // file and item, for messages
+  // Topology-aware gang (the annotations kGangRequiredTopology /
+  // kGangPreferredTopology on the Workload or PodGroup): the node label key whose one domain should
+  // hold the gang's members; "" when the gang has none.
+  std::string topology_key;
+  bool topology_required = false;  // required (else preferred)
+  std::string origin;              // file and item, for messages
   // "ns/name" or, for a Workload's group, "ns/name/podGroup".
   std::string key() const {
     return namespace_name + "/" + name + (pod_group.empty() ? "" : "/" + pod_group);
