@@ -362,10 +362,13 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   return kExitOk;
 }
 
+// A topology-aware gang's domains explain shows, the best first.
+constexpr size_t kExplainedDomains = 5;
+
 // The JSON document of `explain --format json`; `running_on`: the node the
 // pod runs on, when it was explained as if pending.
 void write_explanation(const bs::Explanation& ex, const std::string& running_on, const bs::PodGroupStatus* group,
-                       std::string& text) {
+                       const bs::GangDomainRanking* domains, std::string& text) {
   bs::JsonWriter w(text);
   w.begin_object().field("pod", ex.pod);
   if (!running_on.empty()) w.field("runningOn", running_on);
@@ -375,12 +378,24 @@ void write_explanation(const bs::Explanation& ex, const std::string& running_on,
       w.field("api", group->api).field("minField", group->min_field).field("min", static_cast<int64_t>(group->min_count));
       w.field("placed", static_cast<int64_t>(group->placed)).field("pending", static_cast<int64_t>(group->pending));
     }
-    if (!group->topology_key.empty())
-      w.key("topology")
-          .begin_object()
-          .field("key", group->topology_key)
-          .field("required", group->topology_required)
-          .end_object();
+    if (!group->topology_key.empty()) {
+      w.key("topology").begin_object().field("key", group->topology_key).field("required", group->topology_required);
+      if (domains) {
+        if (domains->problem.empty())
+          w.field_null("problem");
+        else
+          w.field("problem", domains->problem);
+        // The first few, in the order schedule would try them.
+        w.key("domains").begin_array();
+        for (size_t i = 0; i < domains->domains.size() && i < kExplainedDomains; ++i) {
+          const bs::RankedGangDomain& d = domains->domains[i];
+          w.begin_object().field("value", d.value).field("nodes", d.nodes).field("feasible", d.feasible);
+          w.field("holdsAll", d.holds_all).end_object();
+        }
+        w.end_array();
+      }
+      w.end_object();
+    }
     if (group->rejection.empty())
       w.field_null("rejection");
     else
@@ -518,13 +533,22 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
   // In queue order, gangs all or nothing, as schedule takes them.
   (void)engine.schedule_all(before);
   const bs::PodGroupStatus group = engine.pod_group_status(pod, rest);
+  // A topology-aware gang: its domains in the order schedule would try them.
+  bs::GangDomainRanking domains;
+  if (!group.topology_key.empty()) {
+    std::vector<bs::Pod> members;
+    for (const bs::Pod& p : rest)
+      if (bs::same_pod_group(p, pod)) members.push_back(p);
+    if (members.empty()) members.push_back(pod);
+    domains = engine.rank_gang_domains(members);
+  }
   std::string text;
   if (ex_flags.format == "json") {
     bs::Explanation ex = engine.explain(pod);
     if (!running_on.empty())
       ex.warnings.push_back("the pod is running on node " + bs::quote_for_message(running_on) +
                             "; explained as if it were pending, without its own requests on that node");
-    write_explanation(ex, running_on, &group, text);
+    write_explanation(ex, running_on, &group, &domains, text);
   } else {
     const bs::Ranking r = engine.rank(pod, ex_flags.top, ex_flags.nodes);
     bs::cli::ExplainTableContext ctx;
@@ -543,9 +567,14 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
         line += " (" + group.api + ", " + group.min_field + " " + std::to_string(group.min_count) + "): " +
                 std::to_string(group.placed) + " placed, " + std::to_string(group.pending) +
                 " pending; all or nothing";
-      if (!group.topology_key.empty())
+      if (!group.topology_key.empty()) {
         line += std::string(group.topology_required ? ", required" : ", preferred") + " in one " + group.topology_key +
                 " domain";
+        if (!domains.problem.empty()) line += " (" + domains.problem + ")";
+        for (size_t i = 0; i < domains.domains.size() && i < kExplainedDomains; ++i)
+          line += (i ? ", " : " (tried first: ") + domains.domains[i].value +
+                  (i + 1 == std::min(domains.domains.size(), kExplainedDomains) ? ")" : "");
+      }
       line += group.rejection.empty() ? "" : "; " + group.rejection;
       ctx.pod_group = line;
     }

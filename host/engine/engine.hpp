@@ -107,6 +107,26 @@ struct PodGroupStatus {
   std::string rejection;   // the early rejection's message; "" when the group would be tried
 };
 
+// A topology-aware gang's domains (Engine::rank_gang_domains): the order
+// schedule_group tries them in, and what put each where.
+struct RankedGangDomain {
+  std::string value;        // the label's value
+  uint32_t nodes = 0;       // nodes in the domain
+  uint32_t feasible = 0;    // where the first member passes Filter (the whole cluster as it is)
+  bool holds_all = false;   // free resources cover every pending member
+  int64_t best_sum = 0;     // the first member's best totals there (as many as members), summed
+  uint32_t best_count = 0;  // how many
+};
+struct GangDomainRanking {
+  std::string key;  // the node label key; "" when the group has none
+  bool required = false;
+  // Why no domain can be tried ("" when some can): no node has the key,
+  // the members placed before or a member's nodeSelector leave none, no
+  // domain has the free resources.
+  std::string problem;
+  std::vector<RankedGangDomain> domains;  // best first (docs/plugins.md)
+};
+
 struct ScheduleResult {
   std::string pod;    // namespace/name
   int32_t node = -1;  // node index, -1 when unschedulable
@@ -419,6 +439,10 @@ class Engine {
   // be undone if the group is then rejected. Results in the order given.
   // Pods outside any gang (or of a `basic` group) are scheduled one by one.
   std::vector<ScheduleResult> schedule_group(const std::vector<Pod>& members);
+  // A topology-aware gang's domains as schedule_group would try them now
+  // (best first; `members`: its pending members); empty `key` when the
+  // members' group has no topology annotation. Nothing changes.
+  GangDomainRanking rank_gang_domains(const std::vector<Pod>& members);
   // The group `pod` belongs to, as schedule_group would find it now with
   // `pending` as the pending pods (its members among them are counted).
   PodGroupStatus pod_group_status(const Pod& pod, const std::vector<Pod>& pending) const;
@@ -659,6 +683,10 @@ class Engine {
   // over the whole cluster (an evaluation as rank's, nothing assumed);
   // false when PreFilter rejects it.
   bool gang_first_member_totals(const Pod& pod, std::vector<uint32_t>& nodes, std::vector<int64_t>& totals);
+  // rank_gang_domains for group `g`, its members placed before and the
+  // members it needs now.
+  GangDomainRanking domain_ranking(const std::vector<Pod>& members, const PodGroupObject& g,
+                                   const std::vector<uint32_t>& placed_ids, int64_t need);
   // The preemption clock: the start time a pod placed now gets, later than
   // every running pod's and increasing (docs/plugins.md, DefaultPreemption).
   int64_t next_start_time() { return ++now_ns_; }

@@ -107,54 +107,17 @@ std::vector<ScheduleResult> Engine::schedule_group(const std::vector<Pod>& membe
     // placed in each in turn (restricted to it by a nodeSelector entry, as
     // Kueue's topology-aware scheduling restricts a pod set) until one
     // admits the group.
-    std::string problem;
-    const int32_t key = snapshot_.string_id(g.topology_key);
-    int32_t only = -1;
+    const GangDomainRanking ranking = domain_ranking(members, g, placed_ids, min - placed_before);
+    const std::string& problem = ranking.problem;
     const std::string quoted_key = quote_for_message(g.topology_key);
-    // The members placed before fix the domain (all in one), and so does
-    // a member's own nodeSelector on the key.
-    if (key < 0) problem = "no node has the label " + quoted_key;
-    const SnapshotView view = snapshot_.view();
-    for (const uint32_t id : placed_ids) {
-      if (!problem.empty()) break;
-      const int32_t value = view.label_value(snapshot_.pod_node(id), key);
-      if (value == kNoId || (only >= 0 && value != only))
-        problem = "the members placed before are not in one " + quoted_key + " domain";
-      only = value;
-    }
-    for (const Pod& p : members) {
-      if (!problem.empty()) break;
-      const auto sel = p.node_selector.find(g.topology_key);
-      if (sel == p.node_selector.end()) continue;
-      const int32_t value = snapshot_.string_id(sel->second);
-      if (value < 0 || (only >= 0 && value != only))
-        problem = "pod " + quote_for_message(p.key()) + "'s nodeSelector " + quote_for_message(g.topology_key + "=" + sel->second) +
-                  " leaves no " + quoted_key + " domain for the group";
-      only = value;
-    }
-    std::vector<GangDomain> domains;
-    if (problem.empty()) {
-      std::vector<uint32_t> feasible;
-      std::vector<int64_t> totals;
-      gang_first_member_totals(members.front(), feasible, totals);
-      std::vector<ResourceList> requests;
-      requests.reserve(members.size());
-      for (const Pod& p : members) requests.push_back(pod_requests(p));
-      domains = gang_domains(snapshot_, key, requests, min - placed_before, feasible, totals, only);
-      if (domains.empty()) problem = "no " + quoted_key + " domain has the free resources for " + std::to_string(min - placed_before) + " members";
-    }
     // Each domain in turn; the best attempt's results kept for the
     // messages if none admits the group.
     std::vector<ScheduleResult> best;
     int64_t best_placed = -1;
     std::string best_domain;
     size_t tried = 0;
-    // By name: undoing an attempt is an event, after which the snapshot may
-    // renumber its strings (EngineOptions::compaction).
-    std::vector<std::string> values;
-    values.reserve(domains.size());
-    for (const GangDomain& d : domains) values.push_back(snapshot_.strings().str(d.value));
-    for (const std::string& value : values) {
+    for (const RankedGangDomain& d : ranking.domains) {
+      const std::string& value = d.value;
       std::vector<Pod> in = members;
       for (Pod& p : in) {
         p.node_selector[g.topology_key] = value;
@@ -211,6 +174,75 @@ std::vector<ScheduleResult> Engine::schedule_group(const std::vector<Pod>& membe
   }
   undo_gang_members(members, placed_now);
   return reject_gang(members, std::move(out), m.key, gang_rejection_message(g, m.key, placed, all));
+}
+
+GangDomainRanking Engine::domain_ranking(const std::vector<Pod>& members, const PodGroupObject& g,
+                                         const std::vector<uint32_t>& placed_ids, int64_t need) {
+  GangDomainRanking out;
+  out.key = g.topology_key;
+  out.required = g.topology_required;
+  const int32_t key = snapshot_.string_id(g.topology_key);
+  const std::string quoted_key = quote_for_message(g.topology_key);
+  if (key < 0) {
+    out.problem = "no node has the label " + quoted_key;
+    return out;
+  }
+  // The members placed before fix the domain (all in one), and so does a
+  // member's own nodeSelector on the key.
+  int32_t only = -1;
+  const SnapshotView view = snapshot_.view();
+  for (const uint32_t id : placed_ids) {
+    const int32_t value = view.label_value(snapshot_.pod_node(id), key);
+    if (value == kNoId || (only >= 0 && value != only)) {
+      out.problem = "the members placed before are not in one " + quoted_key + " domain";
+      return out;
+    }
+    only = value;
+  }
+  for (const Pod& p : members) {
+    const auto sel = p.node_selector.find(g.topology_key);
+    if (sel == p.node_selector.end()) continue;
+    const int32_t value = snapshot_.string_id(sel->second);
+    if (value < 0 || (only >= 0 && value != only)) {
+      out.problem = "pod " + quote_for_message(p.key()) + "'s nodeSelector " +
+                    quote_for_message(g.topology_key + "=" + sel->second) + " leaves no " + quoted_key +
+                    " domain for the group";
+      return out;
+    }
+    only = value;
+  }
+  std::vector<uint32_t> feasible;
+  std::vector<int64_t> totals;
+  gang_first_member_totals(members.front(), feasible, totals);
+  std::vector<ResourceList> requests;
+  requests.reserve(members.size());
+  for (const Pod& p : members) requests.push_back(pod_requests(p));
+  // By name: undoing an attempt is an event, after which the snapshot may
+  // renumber its strings (EngineOptions::compaction).
+  for (const GangDomain& d : gang_domains(snapshot_, key, requests, need, feasible, totals, only)) {
+    RankedGangDomain r;
+    r.value = snapshot_.strings().str(d.value);
+    r.nodes = d.nodes;
+    r.feasible = d.feasible;
+    r.holds_all = d.holds_all;
+    r.best_sum = d.best_sum;
+    r.best_count = d.best_count;
+    out.domains.push_back(std::move(r));
+  }
+  if (out.domains.empty())
+    out.problem = "no " + quoted_key + " domain has the free resources for " + std::to_string(need) + " members";
+  return out;
+}
+
+GangDomainRanking Engine::rank_gang_domains(const std::vector<Pod>& members) {
+  GangDomainRanking out;
+  if (members.empty()) return out;
+  const PodGroupMembership m = pod_group_membership(members.front(), objects_);
+  if (!takes_part_in_gang(m, objects_) || m.group < 0) return out;
+  const PodGroupObject& g = objects_.pod_groups[static_cast<size_t>(m.group)];
+  if (g.topology_key.empty()) return out;
+  const std::vector<uint32_t> placed_ids = placed_members(members.front());
+  return domain_ranking(members, g, placed_ids, gang_min_count(g) - static_cast<int64_t>(placed_ids.size()));
 }
 
 std::vector<size_t> Engine::place_gang_members(const std::vector<Pod>& members, int64_t placed, int64_t min,
