@@ -226,6 +226,37 @@ TEST(GangSchedulingFlow, RunningMembersCountTowardTheMinimum) {
   EXPECT_EQ(r[0].group_outcome, GroupOutcome::kAdmitted);
 }
 
+TEST(GangSchedulingFlow, MembersCountedThroughEvents) {
+  // The engine's index of members by group follows every event: a member
+  // added, a pod whose labels move it into a Coscheduling group, a member
+  // removed, a node removed (its pods unseen) and added back.
+  ClusterObjects objects = flow_objects(true);
+  objects.pod_groups.push_back(coscheduling_group("ns1", "cg", 2));
+  auto e = small_engine(roomy_nodes(), objects);
+  const auto placed = [&](const Pod& member) { return e->pod_group_status(member, {}).placed; };
+  ASSERT_TRUE(e->add_pod(on_node(flow_pod("r1"), "n1")).ok());
+  ASSERT_TRUE(e->add_pod(on_node(flow_pod("r2"), "n2")).ok());
+  EXPECT_EQ(placed(flow_pod("p1")), 2);
+  Pod loner = on_node(make_pod("loner", {container({{"cpu", 100}})}), "n1");
+  loner.namespace_name = "ns1";
+  ASSERT_TRUE(e->add_pod(loner).ok());
+  EXPECT_EQ(placed(coscheduling_pod("ns1", "c1", "cg")), 0);
+  loner.labels[kCoschedulingPodGroupLabel] = "cg";
+  ASSERT_TRUE(e->update_pod(loner).ok());
+  EXPECT_EQ(placed(coscheduling_pod("ns1", "c1", "cg")), 1);
+  EXPECT_EQ(placed(flow_pod("p1")), 2);
+  ASSERT_TRUE(e->remove_pod(flow_pod("r1").cache_key()).ok());
+  EXPECT_EQ(placed(flow_pod("p1")), 1);
+  ASSERT_TRUE(e->remove_node("n2").ok());
+  EXPECT_EQ(placed(flow_pod("p1")), 0);
+  ASSERT_TRUE(e->add_node(roomy_nodes()[1]).ok());
+  EXPECT_EQ(placed(flow_pod("p1")), 1);
+  // A member placed and forgotten (a gang undone) leaves the count as it was.
+  const auto r = e->schedule_all({flow_pod("p2")});
+  EXPECT_EQ(r[0].group_outcome, GroupOutcome::kRejected);
+  EXPECT_EQ(placed(flow_pod("p1")), 1);
+}
+
 // ---- scheduler-plugins Coscheduling (TestPreFilter, TestPermit) --------------
 
 TEST(CoschedulingPreFilter, PodDoesNotBelongToAnyPodGroup) {

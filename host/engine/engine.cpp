@@ -166,6 +166,8 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   snapshot_.restore_node_data(node_data);
   // Pod ids are positions in `placed`.
   for (uint32_t id = 0; id < placed_keys.size(); ++id) pod_records_.at(placed_keys[id]).id = id;
+  group_members_.clear();
+  for (uint32_t id = 0; id < placed_keys.size(); ++id) index_group_member(id);
   // The snapshot holds what it needs; free the parsed objects now.
   std::vector<Node>().swap(cluster.nodes);
   std::vector<Pod>().swap(cluster.running_pods);
@@ -417,6 +419,7 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   if (!reserved.devices.empty() || reserved.group_index >= 0)
     rec.reservation = std::make_shared<const Reservation>(reserved);
   rec.id = snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
+  index_group_member(rec.id);
   pod_records_.emplace(key, std::move(rec));
   if (group_model_) {
     const std::string name = "pod " + quote_for_message(pod.key());

@@ -664,8 +664,14 @@ class Engine {
   // Set while schedule_group places a gang's members: PostFilter
   // (preemption) does not run for them.
   bool gang_cycle_ = false;
-  // The snapshot's pods (assumed or bound) in `member`'s group.
+  // The snapshot's pods (assumed or bound) in `member`'s group, ascending.
   std::vector<uint32_t> placed_members(const Pod& member) const;
+  // Pod ids by group key (pod_group_key), so that a group attempt does not
+  // scan every pod: each pod that enters the snapshot or changes there is
+  // noted under its key; ids that left, or hold another pod now, are
+  // pruned when the bucket is read (placed_members), which checks each id.
+  mutable std::unordered_map<std::string, std::vector<uint32_t>> group_members_;
+  void index_group_member(uint32_t id);
   // schedule_group's steps (engine_gang.cpp). Each member in turn through
   // schedule(), results appended to `out`, until the members left cannot
   // make up `min` with the `placed` ones; the indices placed now. A member

@@ -132,6 +132,7 @@ EventStatus Engine::place_record(Pod pod, const std::string& key, PodCacheState 
   }
   if (group_model_) snapshot_.take_device_warnings();
   rec.id = snapshot_.add_pod(std::move(pod), static_cast<uint32_t>(node));
+  index_group_member(rec.id);
   pod_records_.emplace(key, std::move(rec));
   if (group_model_ || device_model_)
     for (std::string& w : snapshot_.take_device_warnings()) out.warnings.push_back(std::move(w));
@@ -166,6 +167,7 @@ void Engine::admit_waiting_pods(const std::string& node, std::vector<std::string
     PodRecord& rec = pod_records_.at(key);
     if (group_model_) snapshot_.take_device_warnings();
     rec.id = snapshot_.add_pod(std::move(*rec.waiting), n);
+    index_group_member(rec.id);
     rec.waiting.reset();
     if (device_model_) assign_pod_devices(rec.id, warnings);
     if (group_model_ || device_model_)
@@ -333,6 +335,7 @@ EventStatus Engine::update_pod(const Pod& pod) {
   }
   if (group_model_ || device_model_) snapshot_.take_device_warnings();
   snapshot_.update_pod(rec.id, updated);
+  index_group_member(rec.id);  // its labels may name another group now
   if (group_model_ || device_model_)
     for (std::string& w : snapshot_.take_device_warnings()) out.warnings.push_back(std::move(w));
   if (device_model_) assign_pod_devices(rec.id, out.warnings);

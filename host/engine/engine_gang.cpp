@@ -6,6 +6,7 @@
 // gang that falls short is undone through forget_pod (Unreserve), which
 // leaves the snapshot, devices, groups, topology tables and batch cache as
 // if the members had never been placed.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -32,12 +33,30 @@ std::vector<QueueEntry> Engine::queue_order(const std::vector<Pod>& pods) const 
   return gang_queue_order(pods, objects_);
 }
 
+void Engine::index_group_member(uint32_t id) {
+  std::string key = pod_group_key(snapshot_.pod(id));
+  if (!key.empty()) group_members_[std::move(key)].push_back(id);
+}
+
 std::vector<uint32_t> Engine::placed_members(const Pod& member) const {
-  // A scan of the pods in the snapshot, once per group attempt: a field
-  // compare per pod, no string built.
   std::vector<uint32_t> out;
-  for (uint32_t id = 0; id < snapshot_.pod_id_bound(); ++id)
-    if (snapshot_.has_pod(id) && same_pod_group(snapshot_.pod(id), member)) out.push_back(id);
+  const auto it = group_members_.find(pod_group_key(member));
+  if (it == group_members_.end()) return out;
+  // Prune what went stale: an id whose pod left, or that holds a pod of
+  // another key now; an id noted twice (a pod updated in place) once.
+  std::vector<uint32_t>& ids = it->second;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  ids.erase(std::remove_if(ids.begin(), ids.end(),
+                           [&](uint32_t id) {
+                             return !snapshot_.has_pod(id) || pod_group_key(snapshot_.pod(id)) != it->first;
+                           }),
+            ids.end());
+  // Two APIs may share a key ("ns/name"): the members are those of the
+  // member's own group.
+  for (const uint32_t id : ids)
+    if (same_pod_group(snapshot_.pod(id), member)) out.push_back(id);
+  if (ids.empty()) group_members_.erase(it);
   return out;
 }
 
