@@ -1,5 +1,5 @@
 // Gang scheduling in bulk (issue 23, item 7): gangs of 8, 64 and 1,024
-// identical members on 5,000 nodes (32 cpu each), all or nothing through
+// identical members on 5,000 and 20,000 nodes (32 cpu each), all or nothing through
 // Engine::schedule_all with the exact batch cache.
 //  * admitted: every gang fits (minCount = its size);
 //  * rejected: each gang has one more member than fits anywhere (a last
@@ -232,13 +232,15 @@ void register_all() {
   static const std::pair<Kind, const char*> kKinds[] = {
       {Kind::kPlain, "plain"}, {Kind::kAdmitted, "admitted"}, {Kind::kRejected, "rejected"}, {Kind::kRejectedEarly, "rejected_early"}};
   for (const auto& [kind, label] : kKinds)
-    for (const uint32_t size : {8u, 64u, 1024u}) {
-      const std::string name = std::string("BM_Gang/") + label + "/5000Nodes/" + std::to_string(size) + "Members";
-      benchmark::RegisterBenchmark(name.c_str(), gangs, 5000u, size, kind)
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime()
-          ->MinTime(0.5);
-    }
+    for (const uint32_t nodes : {5000u, 20000u})
+      for (const uint32_t size : {8u, 64u, 1024u}) {
+        const std::string name = std::string("BM_Gang/") + label + "/" + std::to_string(nodes) + "Nodes/" +
+                                 std::to_string(size) + "Members";
+        benchmark::RegisterBenchmark(name.c_str(), gangs, nodes, size, kind)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime()
+            ->MinTime(0.5);
+      }
 }
 
 }  // namespace

@@ -391,6 +391,13 @@ TEST(GangSchedulingFlow, AMemberGivenTwiceIsCountedOnce) {
   ASSERT_GE(e->schedule(flow_pod("p1")).node, 0);
   const auto r = e->schedule_group({flow_pod("p1"), flow_pod("p2")});
   EXPECT_EQ(r[1].code, Code::UnschedulableAndUnresolvable) << r[1].message;
+  EXPECT_EQ(r[1].group_outcome, GroupOutcome::kRejected);
+  // p1 is not reported rejected: it keeps its place, and schedule()'s
+  // answer for a pod held already.
+  EXPECT_EQ(r[0].code, Code::Error);
+  EXPECT_NE(r[0].message.find("is in the cache already"), std::string::npos) << r[0].message;
+  EXPECT_EQ(r[0].group_outcome, GroupOutcome::kNone);
+  EXPECT_EQ(r[0].pod_group, "ns1/gang-wl/pg1");
   EXPECT_EQ(e->snapshot().num_pods(), 1u);
 }
 

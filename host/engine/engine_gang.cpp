@@ -77,6 +77,14 @@ std::vector<ScheduleResult> Engine::schedule_group(const std::vector<Pod>& membe
   // the random tie-break is taken.
   const auto reject_all = [&](Code code, const std::vector<std::string>& messages) {
     for (size_t i = 0; i < members.size(); ++i) {
+      // A member the engine holds already keeps its place and gets
+      // schedule()'s answer for it (Error, nothing changes): the group's
+      // rejection is not its own.
+      if (pod_records_.count(members[i].cache_key()) != 0) {
+        out.push_back(schedule(members[i]));
+        out.back().pod_group = m.key;
+        continue;
+      }
       ScheduleResult r;
       r.pod = members[i].key();
       r.code = code;
