@@ -370,16 +370,8 @@ void write_explanation(const bs::Explanation& ex, const std::string& running_on,
   w.begin_object().field("pod", ex.pod);
   if (!running_on.empty()) w.field("runningOn", running_on);
   if (group && !group->pod_group.empty()) {
-    w.key("podGroup").begin_object().field("name", group->pod_group);
-    if (!group->api.empty()) {
-      w.field("api", group->api).field("minField", group->min_field).field("min", static_cast<int64_t>(group->min_count));
-      w.field("placed", static_cast<int64_t>(group->placed)).field("pending", static_cast<int64_t>(group->pending));
-    }
-    if (group->rejection.empty())
-      w.field_null("rejection");
-    else
-      w.field("rejection", group->rejection);
-    w.end_object();
+    w.key("podGroup");
+    bs::write_pod_group_status(w, *group);
   }
   w.key("prefilter").begin_array();
   for (const auto& p : ex.prefilter) {

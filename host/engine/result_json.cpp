@@ -141,4 +141,26 @@ void append_ranking_json(const Ranking& r, std::string& out) {
   w.end_object();
 }
 
+void write_pod_group_status(JsonWriter& w, const PodGroupStatus& s) {
+  w.begin_object().field("name", s.pod_group);
+  if (!s.api.empty()) {
+    w.field("api", s.api).field("minField", s.min_field).field("min", static_cast<int64_t>(s.min_count));
+    w.field("placed", static_cast<int64_t>(s.placed)).field("pending", static_cast<int64_t>(s.pending));
+  }
+  if (s.rejection.empty())
+    w.field_null("rejection");
+  else
+    w.field("rejection", s.rejection);
+  w.end_object();
+}
+
+void append_pod_group_status_json(const PodGroupStatus& s, std::string& out) {
+  if (s.pod_group.empty()) {
+    out += "null";
+    return;
+  }
+  JsonWriter w(out);
+  write_pod_group_status(w, s);
+}
+
 }  // namespace bulkscore

@@ -31,4 +31,12 @@ void write_preemption(JsonWriter& w, const PreemptionExplanation& p);
 // `r` as one JSON object: the ranking of Engine::rank.
 void append_ranking_json(const Ranking& r, std::string& out);
 
+// A gang member's group (Engine::pod_group_status) as `explain --format
+// json`'s "podGroup" object: {"name", "api", "minField", "min", "placed",
+// "pending", "rejection": null | text}, without "api" to "pending" when the
+// group's object is missing. The caller writes nothing for a pod in no gang.
+void write_pod_group_status(JsonWriter& w, const PodGroupStatus& s);
+// The same as a document of its own; "null" for a pod in no gang (the C ABI).
+void append_pod_group_status_json(const PodGroupStatus& s, std::string& out);
+
 }  // namespace bulkscore
