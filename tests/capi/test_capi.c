@@ -243,7 +243,8 @@ static void preemption_calls(void) {
  * Workload's members rejected as missing. */
 static const char kFourCpus[] =
     "{\"apiVersion\":\"v1\",\"kind\":\"NodeList\",\"items\":["
-    "{\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}]}";
+    "{\"metadata\":{\"name\":\"n1\"},"
+    "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}]}";
 static const char kNoPods[] = "{\"apiVersion\":\"v1\",\"kind\":\"PodList\",\"items\":[]}";
 static const char kTrain[] =
     "{\"apiVersion\":\"scheduling.k8s.io/v1alpha1\",\"kind\":\"Workload\","
@@ -252,7 +253,7 @@ static const char kTrain[] =
 static const char kBig[] =
     "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\","
     "\"metadata\":{\"name\":\"big\",\"namespace\":\"default\"},\"spec\":{\"minMember\":3}}";
-#define GANG_POD(name, ref) \
+#define GANG_POD(name, ref)                                                                   \
   "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"uid\":\"u-" name "\"" ref \
   "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}"
 #define WORKER(name) GANG_POD(name, "},\"spec\":{\"workloadRef\":{\"name\":\"train\",\"podGroup\":\"workers\"},")
