@@ -461,6 +461,9 @@ TEST(EngineEvents, PodGroupsApplyAtTheNextGangAttempt) {
   std::vector<PodGroupObject> twice = train;
   twice[1].pod_group = "workers";
   EXPECT_EQ(e->add_object(twice).code, EventCode::kInvalid);
+  std::vector<PodGroupObject> unnamed = train;
+  unnamed[0].pod_group.clear();
+  EXPECT_EQ(e->add_object(unnamed).message, "Workload \"default/train\": spec.podGroups[0].name: required");
   EXPECT_EQ(e->add_object({group(Api::kPodGroup, "pg", "", 1), group(Api::kPodGroup, "pg", "", 1)}).code,
             EventCode::kInvalid);
   EXPECT_TRUE(e->objects().pod_groups.empty());

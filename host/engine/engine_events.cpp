@@ -615,6 +615,8 @@ std::string pod_group_object_problem(const std::vector<PodGroupObject>& groups) 
     if (!same_pod_group_object(g, kind, first.namespace_name, first.name))
       return what + ": groups[" + std::to_string(i) + "] is " +
              object_name(object_kind_of(g.api), g.namespace_name, g.name) + " (one object's groups at a time)";
+    if (kind == ObjectKind::kWorkload && g.pod_group.empty())
+      return what + ": spec.podGroups[" + std::to_string(i) + "].name: required";
     for (size_t j = 0; j < i; ++j)
       if (groups[j].pod_group == g.pod_group)
         return what + ": spec.podGroups[" + std::to_string(i) + "].name: duplicate value " +
