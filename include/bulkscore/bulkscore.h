@@ -109,9 +109,8 @@ BS_API const char* bs_engine_backend_note(const bs_engine* engine);
  * PodList) and objects (a List of Services, ReplicationControllers,
  * ReplicaSets, StatefulSets, Namespaces, SharedDeviceGroups,
  * PriorityClasses, PodDisruptionBudgets, Workloads and PodGroups; NULL for
- * none). Of the pods,
- * those bound to a node are loaded (as running pods); the others are not
- * kept. */
+ * none). Of the pods, those bound to a node are loaded (as running pods);
+ * the others are not kept. */
 BS_API int bs_engine_load(bs_engine* engine, const char* nodes_json, size_t nodes_len, const char* pods_json,
                           size_t pods_len, const char* objects_json, size_t objects_len);
 
