@@ -423,6 +423,118 @@ TEST(EngineEvents, PriorityClassesAndBudgetsApplyAtTheNextDecision) {
   EXPECT_STREQ(object_kind_name(ObjectKind::kPodDisruptionBudget), "PodDisruptionBudget");
 }
 
+// Pod groups as events: a Workload's podGroups[] are one object (added,
+// replaced and removed together), the two PodGroup kinds are apart, and
+// each change counts from the next gang attempt; the pods placed keep
+// their places.
+TEST(EngineEvents, PodGroupsApplyAtTheNextGangAttempt) {
+  auto e = engine_of({plain_node("n1", 8000)});
+  const auto group = [](PodGroupObject::Api api, const std::string& name, const std::string& pod_group,
+                        int32_t min_count) {
+    PodGroupObject g;
+    g.api = api;
+    g.namespace_name = "default";
+    g.name = name;
+    g.pod_group = pod_group;
+    g.gang = min_count > 0;  // 0: policy.basic
+    g.min_count = min_count;
+    return g;
+  };
+  using Api = PodGroupObject::Api;
+  const auto member = [](const std::string& name, const std::string& pod_group) {
+    Pod p = cpu_pod(name, 1000);
+    p.workload_name = "train";
+    p.workload_pod_group = pod_group;
+    return p;
+  };
+  std::vector<PodGroupObject> train = {group(Api::kWorkload, "train", "workers", 2),
+                                       group(Api::kWorkload, "train", "driver", 0)};
+
+  // Refused: nothing, two objects, a group named twice, a PodGroup of two.
+  EXPECT_EQ(e->add_object(std::vector<PodGroupObject>{}).code, EventCode::kInvalid);
+  std::vector<PodGroupObject> mixed = train;
+  mixed[1].name = "other";
+  const EventStatus two = e->add_object(mixed);
+  EXPECT_EQ(two.code, EventCode::kInvalid);
+  EXPECT_NE(two.message.find("Workload \"default/train\": groups[1] is Workload \"default/other\""), std::string::npos)
+      << two.message;
+  std::vector<PodGroupObject> twice = train;
+  twice[1].pod_group = "workers";
+  EXPECT_EQ(e->add_object(twice).code, EventCode::kInvalid);
+  std::vector<PodGroupObject> unnamed = train;
+  unnamed[0].pod_group.clear();
+  EXPECT_EQ(e->add_object(unnamed).message, "Workload \"default/train\": spec.podGroups[0].name: required");
+  EXPECT_EQ(e->add_object({group(Api::kPodGroup, "pg", "", 1), group(Api::kPodGroup, "pg", "", 1)}).code,
+            EventCode::kInvalid);
+  EXPECT_TRUE(e->objects().pod_groups.empty());
+
+  // Missing, then added: the same members rejected, then admitted.
+  const std::vector<Pod> workers = {member("w1", "workers"), member("w2", "workers")};
+  std::vector<ScheduleResult> r = e->schedule_all(workers);
+  ASSERT_EQ(r.size(), 2U);
+  EXPECT_EQ(r[0].group_outcome, GroupOutcome::kRejected);
+  EXPECT_NE(r[0].message.find("waiting for pods's workload \"train\""), std::string::npos) << r[0].message;
+  ASSERT_TRUE(e->add_object(train).ok());
+  EXPECT_EQ(e->add_object(train).code, EventCode::kAlreadyExists);
+  EXPECT_EQ(e->objects().pod_groups.size(), 2U);
+  EXPECT_EQ(e->pod_group_status(workers[0], workers).rejection, "");
+  r = e->schedule_all(workers);
+  ASSERT_EQ(r.size(), 2U);
+  for (const ScheduleResult& x : r) {
+    EXPECT_EQ(x.node_name, "n1");
+    EXPECT_EQ(x.pod_group, "default/train/workers");
+    EXPECT_EQ(x.group_outcome, GroupOutcome::kAdmitted);
+  }
+
+  // Updated whole: minCount 4 (two placed and one pending are too few) and
+  // no driver group any more.
+  std::vector<PodGroupObject> bigger = {group(Api::kWorkload, "train", "workers", 4)};
+  ASSERT_TRUE(e->update_object(bigger).ok());
+  EXPECT_EQ(e->objects().pod_groups.size(), 1U);
+  const Pod w3 = member("w3", "workers");
+  const PodGroupStatus st = e->pod_group_status(w3, {w3});
+  EXPECT_EQ(st.min_count, 4);
+  EXPECT_EQ(st.placed, 2);
+  EXPECT_EQ(st.pending, 1);
+  EXPECT_NE(st.rejection.find("waiting for minCount pods from a gang"), std::string::npos) << st.rejection;
+  r = e->schedule_all({w3, member("d1", "driver")});
+  ASSERT_EQ(r.size(), 2U);
+  EXPECT_EQ(r[0].group_outcome, GroupOutcome::kRejected);
+  EXPECT_EQ(r[0].code, Code::UnschedulableAndUnresolvable);
+  EXPECT_NE(r[1].message.find("pod group \"driver\" doesn't exist for a workload \"train\""), std::string::npos)
+      << r[1].message;
+  EXPECT_TRUE(e->is_assumed_pod("uid-w1"));
+  EXPECT_TRUE(e->is_assumed_pod("uid-w2"));
+  EXPECT_FALSE(e->is_assumed_pod("uid-w3"));
+
+  // The two PodGroup kinds may share a name; each is removed by its own.
+  ASSERT_TRUE(e->add_object({group(Api::kPodGroup, "pg", "", 1)}).ok());
+  ASSERT_TRUE(e->add_object({group(Api::kCoscheduling, "pg", "", 1)}).ok());
+  EXPECT_EQ(e->add_object({group(Api::kCoscheduling, "pg", "", 2)}).code, EventCode::kAlreadyExists);
+  ASSERT_TRUE(e->update_object({group(Api::kCoscheduling, "pg", "", 2)}).ok());
+  EXPECT_EQ(e->update_object({group(Api::kCoscheduling, "none", "", 2)}).code, EventCode::kNotFound);
+  ASSERT_TRUE(e->remove_object(ObjectKind::kCoschedulingPodGroup, "default", "pg").ok());
+  EXPECT_EQ(e->remove_object(ObjectKind::kCoschedulingPodGroup, "default", "pg").code, EventCode::kNotFound);
+  ASSERT_EQ(e->objects().pod_groups.size(), 2U);
+  EXPECT_EQ(e->objects().pod_groups[1].api, Api::kPodGroup);
+  ASSERT_TRUE(e->remove_object(ObjectKind::kPodGroup, "default", "pg").ok());
+
+  // Removed: its pending members are rejected as missing again; the pods
+  // placed stay.
+  EXPECT_EQ(e->remove_object(ObjectKind::kWorkload, "other", "train").code, EventCode::kNotFound);
+  ASSERT_TRUE(e->remove_object(ObjectKind::kWorkload, "default", "train").ok());
+  EXPECT_TRUE(e->objects().pod_groups.empty());
+  EXPECT_EQ(e->update_object(train).code, EventCode::kNotFound);
+  r = e->schedule_all({w3});
+  ASSERT_EQ(r.size(), 1U);
+  EXPECT_EQ(r[0].group_outcome, GroupOutcome::kRejected);
+  EXPECT_NE(r[0].message.find("waiting for pods's workload"), std::string::npos) << r[0].message;
+  EXPECT_TRUE(e->is_assumed_pod("uid-w1"));
+  EXPECT_STREQ(object_kind_name(ObjectKind::kWorkload), "Workload");
+  EXPECT_STREQ(object_kind_name(ObjectKind::kPodGroup), "PodGroup.scheduling.k8s.io");
+  EXPECT_STREQ(object_kind_name(ObjectKind::kCoschedulingPodGroup), "PodGroup.scheduling.x-k8s.io");
+}
+
 // ---- random event streams against a fresh load ---------------------------------
 
 // What the cluster is, kept apart from the engine: nodes in the engine's

@@ -23,6 +23,7 @@ package bulkscore
 import "C"
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"sync"
@@ -295,7 +296,10 @@ func (e *Engine) IsAssumedPod(key string) (bool, error) {
 }
 
 // AddObject, UpdateObject (JSON with its kind), RemoveObject by kind,
-// namespace ("" for cluster-scoped kinds) and name.
+// namespace ("" for cluster-scoped kinds) and name. Pod groups: a
+// Workload's podGroups go together; the two PodGroup resources are removed
+// as "PodGroup.scheduling.k8s.io" and "PodGroup.scheduling.x-k8s.io"
+// (a plain "PodGroup" is InvalidArgument).
 func (e *Engine) AddObject(obj []byte) error {
 	return e.jsonCall(obj, func(p *C.char, n C.size_t) C.int { return C.bs_engine_add_object(e.h, p, n) })
 }
@@ -433,6 +437,11 @@ type Result struct {
 	NominatedNode string
 	Victims       []string
 	PDBViolations int64
+	// Gang scheduling (ScheduleAll): the member's group key ("ns/name",
+	// "ns/workload/podGroup[/replicaKey]") and its verdict, "admitted" or
+	// "rejected"; both "" for a pod in no gang.
+	PodGroup     string
+	GroupOutcome string
 }
 
 func goResult(r *C.bs_schedule_result) *Result {
@@ -448,6 +457,8 @@ func goResult(r *C.bs_schedule_result) *Result {
 		JSON:          C.GoString(r.json),
 		NominatedNode: C.GoString(r.nominated_node),
 		PDBViolations: int64(r.pdb_violations),
+		PodGroup:      C.GoString(r.pod_group),
+		GroupOutcome:  C.GoString(r.group_outcome),
 	}
 	if r.num_victims > 0 {
 		for _, v := range unsafe.Slice(r.victims, int(r.num_victims)) {
@@ -488,6 +499,65 @@ func (e *Engine) Schedule(pod []byte) (*Result, error) { return e.decide(pod, fa
 
 // Peek is Schedule's decision now, with nothing assumed.
 func (e *Engine) Peek(pod []byte) (*Result, error) { return e.decide(pod, true) }
+
+// ScheduleAll schedules the pending pods of a PodList in queue order, gangs
+// all or nothing (docs/plugins.md, "Pod groups"); one Result per pod, in
+// the list's order. A pod the engine refuses ends the run with an error:
+// the pods before it in queue order keep their placements.
+func (e *Engine) ScheduleAll(pods []byte) ([]*Result, error) {
+	var rs *C.bs_schedule_results
+	err := e.jsonCall(pods, func(p *C.char, n C.size_t) C.int { return C.bs_engine_schedule_all(e.h, p, n, &rs) })
+	if err != nil {
+		return nil, err
+	}
+	defer C.bs_schedule_results_free(rs)
+	out := make([]*Result, 0, int(rs.count))
+	if rs.count > 0 {
+		for _, r := range unsafe.Slice(rs.results, int(rs.count)) {
+			out = append(out, goResult(r))
+		}
+	}
+	return out, nil
+}
+
+// PodGroupStatus is a gang member's group as ScheduleAll would find it now
+// (explain's "podGroup"): API to Pending are empty when the group's object
+// is missing; Rejection is the early rejection's message, "" when the
+// group would be tried.
+type PodGroupStatus struct {
+	Name      string `json:"name"`
+	API       string `json:"api"`
+	MinField  string `json:"minField"`
+	Min       int32  `json:"min"`
+	Placed    int32  `json:"placed"`
+	Pending   int32  `json:"pending"`
+	Rejection string `json:"rejection"`
+}
+
+// PodGroupStatus returns the group of pod with pending (a PodList, nil for
+// none; the pod among them if it is pending) still to schedule; nil for a
+// pod in no gang.
+func (e *Engine) PodGroupStatus(pod, pending []byte) (*PodGroupStatus, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	pp, pn, f1 := cbytes(pod)
+	defer f1()
+	if pp == nil {
+		return nil, &Error{Status: InvalidInput, Message: "empty JSON"}
+	}
+	lp, ln, f2 := cbytes(pending)
+	defer f2()
+	var text *C.char
+	if err := call(func() C.int { return C.bs_engine_pod_group_status(e.h, pp, pn, lp, ln, &text) }); err != nil {
+		return nil, err
+	}
+	defer C.bs_free(unsafe.Pointer(text))
+	var out *PodGroupStatus
+	if err := json.Unmarshal([]byte(C.GoString(text)), &out); err != nil {
+		return nil, &Error{Status: Internal, Message: "pod group status: " + err.Error()}
+	}
+	return out, nil
+}
 
 // RankedNode is one of Rank's nodes.
 type RankedNode struct {

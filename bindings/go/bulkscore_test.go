@@ -324,3 +324,95 @@ profiles:
 		t.Fatalf("unknown column: %v", err)
 	}
 }
+
+// Gang scheduling from Go: a Workload and a Coscheduling PodGroup as
+// events, ScheduleAll placing gangs all or nothing, the group fields of the
+// results, the group's state, and a removed Workload's members rejected.
+func TestPodGroups(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Backend = "cpu"
+	opts.TieBreak = TieBreakFirst
+	e, err := NewEngine(nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.AddNode([]byte(`{"metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	pod := func(name, meta, spec string) string {
+		return `{"metadata":{"name":"` + name + `","namespace":"default","uid":"u-` + name + `"` + meta + `},"spec":{` + spec +
+			`"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}}`
+	}
+	worker := func(name string) string { return pod(name, "", `"workloadRef":{"name":"train","podGroup":"workers"},`) }
+	big := func(name string) string { return pod(name, `,"labels":{"scheduling.x-k8s.io/pod-group":"big"}`, "") }
+	list := func(items ...string) []byte {
+		return []byte(`{"apiVersion":"v1","kind":"PodList","items":[` + strings.Join(items, ",") + `]}`)
+	}
+	train := []byte(`{"apiVersion":"scheduling.k8s.io/v1alpha1","kind":"Workload","metadata":{"name":"train","namespace":"default"},"spec":{"podGroups":[{"name":"workers","policy":{"gang":{"minCount":2}}},{"name":"driver","policy":{"basic":{}}}]}}`)
+	if err := e.AddObject(train); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.AddObject(train); !errors.Is(err, ErrAlreadyExists) {
+		t.Fatalf("second add: %v", err)
+	}
+	if err := e.AddObject([]byte(`{"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup","metadata":{"name":"big","namespace":"default"},"spec":{"minMember":3}}`)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Admitted, in the list's order; the ordinary pod has no group.
+	rs, err := e.ScheduleAll(list(worker("w1"), pod("x1", "", ""), worker("w2")))
+	if err != nil || len(rs) != 3 {
+		t.Fatalf("schedule all: %v %v", rs, err)
+	}
+	for i, r := range rs {
+		group, outcome := "default/train/workers", "admitted"
+		if i == 1 {
+			group, outcome = "", ""
+		}
+		if r.Node != "n1" || r.PodGroup != group || r.GroupOutcome != outcome {
+			t.Fatalf("result %d: %+v", i, r)
+		}
+	}
+
+	// Rejected: one cpu left for a gang of three.
+	bigs := list(big("b1"), big("b2"), big("b3"))
+	st, err := e.PodGroupStatus([]byte(big("b1")), bigs)
+	if err != nil || st == nil || st.Name != "default/big" || st.MinField != "minMember" || st.Min != 3 || st.Pending != 3 || st.Rejection != "" {
+		t.Fatalf("status: %+v %v", st, err)
+	}
+	rs, err = e.ScheduleAll(bigs)
+	if err != nil || len(rs) != 3 {
+		t.Fatalf("schedule all: %v %v", rs, err)
+	}
+	for _, r := range rs {
+		if r.Node != "" || r.Code != 2 || r.GroupOutcome != "rejected" || !strings.HasPrefix(r.Message, `pod group "default/big" rejected: 1/3 members placed`) {
+			t.Fatalf("rejected: %+v", r)
+		}
+	}
+	if assumed, err := e.IsAssumedPod("u-b1"); err != nil || assumed {
+		t.Fatalf("b1 assumed: %v %v", assumed, err)
+	}
+	if st, err := e.PodGroupStatus([]byte(pod("x2", "", "")), nil); err != nil || st != nil {
+		t.Fatalf("no gang: %+v %v", st, err)
+	}
+
+	// Removed: a plain "PodGroup" is ambiguous; the Workload's later
+	// members are rejected as missing.
+	if err := e.RemoveObject("PodGroup", "default", "big"); !errors.Is(err, &Error{Status: InvalidArgument}) {
+		t.Fatalf("plain PodGroup: %v", err)
+	}
+	if err := e.RemoveObject("PodGroup.scheduling.x-k8s.io", "default", "big"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.RemoveObject("Workload", "default", "train"); err != nil {
+		t.Fatal(err)
+	}
+	rs, err = e.ScheduleAll(list(worker("w3")))
+	if err != nil || len(rs) != 1 || rs[0].GroupOutcome != "rejected" || !strings.Contains(rs[0].Message, `waiting for pods's workload "train"`) {
+		t.Fatalf("missing workload: %+v %v", rs, err)
+	}
+	if _, err := e.ScheduleAll([]byte(`{`)); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("bad list: %v", err)
+	}
+}

@@ -60,7 +60,13 @@ class _ScheduleResult(ctypes.Structure):
         ("victims", ctypes.POINTER(_c_char_p)),
         ("num_victims", _size_t),
         ("pdb_violations", ctypes.c_int64),
+        ("pod_group", _c_char_p),
+        ("group_outcome", _c_char_p),
     ]
+
+
+class _ScheduleResults(ctypes.Structure):
+    _fields_ = [("results", ctypes.POINTER(ctypes.POINTER(_ScheduleResult))), ("count", _size_t)]
 
 
 class _RankedNode(ctypes.Structure):
@@ -129,6 +135,11 @@ _remove_object = _sig("bs_engine_remove_object", ctypes.c_int, _E, _c_char_p, _c
 _schedule = _sig("bs_engine_schedule", ctypes.c_int, _E, _c_char_p, _size_t, ctypes.POINTER(ctypes.POINTER(_ScheduleResult)))
 _peek = _sig("bs_engine_peek", ctypes.c_int, _E, _c_char_p, _size_t, ctypes.POINTER(ctypes.POINTER(_ScheduleResult)))
 _result_free = _sig("bs_schedule_result_free", None, ctypes.POINTER(_ScheduleResult))
+_schedule_all = _sig("bs_engine_schedule_all", ctypes.c_int, _E, _c_char_p, _size_t,
+                     ctypes.POINTER(ctypes.POINTER(_ScheduleResults)))
+_results_free = _sig("bs_schedule_results_free", None, ctypes.POINTER(_ScheduleResults))
+_pod_group_status = _sig("bs_engine_pod_group_status", ctypes.c_int, _E, _c_char_p, _size_t, _c_char_p, _size_t,
+                         ctypes.POINTER(ctypes.c_void_p))
 _rank = _sig("bs_engine_rank", ctypes.c_int, _E, _c_char_p, _size_t, ctypes.c_uint32, ctypes.POINTER(ctypes.POINTER(_Ranking)))
 _ranking_free = _sig("bs_ranking_free", None, ctypes.POINTER(_Ranking))
 _metrics = _sig("bs_engine_metrics_text", ctypes.c_int, _E, ctypes.POINTER(ctypes.c_void_p))
@@ -224,7 +235,9 @@ class Result(dict):
     """One decision: pod, node ("" when not placed), score, feasibleNodes,
     code, codeName, message, devices, deviceGroup, warnings, json; and
     nominatedNode ("" when the pod did not preempt), victims (namespace/name,
-    sorted) and pdbViolations (DefaultPreemption)."""
+    sorted) and pdbViolations (DefaultPreemption); podGroup (a gang member's
+    group key) and groupOutcome ("admitted", "rejected"; both "" for a pod in
+    no gang)."""
 
     __getattr__ = dict.get
 
@@ -299,6 +312,9 @@ class Engine:
     def add_object(self, obj): self._json_call("add_object", obj)
     def update_object(self, obj): self._json_call("update_object", obj)
 
+    # Pod groups: a Workload's podGroups go together; the two PodGroup
+    # resources are removed as "PodGroup.scheduling.k8s.io" and
+    # "PodGroup.scheduling.x-k8s.io" (a plain "PodGroup" is InvalidArgument).
     def remove_object(self, kind, namespace, name):
         with self._lock:
             _check(_remove_object(self._h, kind.encode(), (namespace or "").encode(), name.encode()))
@@ -309,22 +325,56 @@ class Engine:
             _check(_is_assumed(self._h, key.encode(), ctypes.byref(out)))
         return out.value == 1
 
+    @staticmethod
+    def _result(c):
+        return Result(pod=_str(c.pod), node=_str(c.node), score=c.score, feasibleNodes=c.feasible_nodes,
+                      code=c.code, codeName=_str(c.code_name), message=_str(c.message),
+                      devices=[c.devices[i] for i in range(c.num_devices)], deviceGroup=_str(c.device_group),
+                      warnings=[_str(c.warnings[i]) for i in range(c.num_warnings)], json=_str(c.json),
+                      nominatedNode=_str(c.nominated_node),
+                      victims=[_str(c.victims[i]) for i in range(c.num_victims)],
+                      pdbViolations=c.pdb_violations, podGroup=_str(c.pod_group),
+                      groupOutcome=_str(c.group_outcome))
+
     def _decide(self, fn, pod):
         b = _bytes(pod)
         r = ctypes.POINTER(_ScheduleResult)()
         with self._lock:
             _check(fn(self._h, b, len(b), ctypes.byref(r)))
         try:
-            c = r.contents
-            return Result(pod=_str(c.pod), node=_str(c.node), score=c.score, feasibleNodes=c.feasible_nodes,
-                          code=c.code, codeName=_str(c.code_name), message=_str(c.message),
-                          devices=[c.devices[i] for i in range(c.num_devices)], deviceGroup=_str(c.device_group),
-                          warnings=[_str(c.warnings[i]) for i in range(c.num_warnings)], json=_str(c.json),
-                          nominatedNode=_str(c.nominated_node),
-                          victims=[_str(c.victims[i]) for i in range(c.num_victims)],
-                          pdbViolations=c.pdb_violations)
+            return self._result(r.contents)
         finally:
             _result_free(r)
+
+    def schedule_all(self, pods):
+        """The pending pods of a PodList in queue order, gangs all or nothing
+        (docs/plugins.md, "Pod groups"): one Result per pod, in the list's
+        order. A pod the engine refuses raises; the pods before it in queue
+        order keep their placements."""
+        b = _bytes(pods)
+        r = ctypes.POINTER(_ScheduleResults)()
+        with self._lock:
+            _check(_schedule_all(self._h, b, len(b), ctypes.byref(r)))
+        try:
+            c = r.contents
+            return [self._result(c.results[i].contents) for i in range(c.count)]
+        finally:
+            _results_free(r)
+
+    def pod_group_status(self, pod, pending=None):
+        """The pod's group as schedule_all would find it now with `pending` (a
+        PodList; the pod among them if it is pending) still to schedule, as
+        explain shows it: a dict (name, api, minField, min, placed, pending,
+        rejection: None or the early rejection's message), None for a pod in
+        no gang."""
+        b, l = _bytes(pod), _bytes(pending)
+        p = ctypes.c_void_p()
+        with self._lock:
+            _check(_pod_group_status(self._h, b, len(b), l, len(l) if l else 0, ctypes.byref(p)))
+        try:
+            return _json.loads(ctypes.string_at(p).decode())
+        finally:
+            _free(p)
 
     def schedule(self, pod):
         """Filter, score, select and assume the pod."""

@@ -180,5 +180,74 @@ profiles:
                 e.clear_node_data("example.com/none")
 
 
+
+class PodGroups(unittest.TestCase):
+    """A Workload and a Coscheduling PodGroup as events, schedule_all placing
+    gangs all or nothing, the group fields, the group's state, and a removed
+    Workload's members rejected as missing."""
+
+    @staticmethod
+    def pod(name, labels=None, spec=None):
+        meta = {"name": name, "namespace": "default", "uid": "u-" + name}
+        if labels:
+            meta["labels"] = labels
+        s = dict(spec or {})
+        s["containers"] = [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]
+        return {"metadata": meta, "spec": s}
+
+    def worker(self, name):
+        return self.pod(name, spec={"workloadRef": {"name": "train", "podGroup": "workers"}})
+
+    def big(self, name):
+        return self.pod(name, labels={"scheduling.x-k8s.io/pod-group": "big"})
+
+    @staticmethod
+    def pod_list(*items):
+        return {"apiVersion": "v1", "kind": "PodList", "items": list(items)}
+
+    def test_gangs_all_or_nothing(self):
+        with bulkscore.Engine(backend="cpu", tie_break="first") as e:
+            e.add_node({"metadata": {"name": "n1"},
+                        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+            train = {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
+                     "metadata": {"name": "train", "namespace": "default"},
+                     "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": 2}}},
+                                            {"name": "driver", "policy": {"basic": {}}}]}}
+            e.add_object(train)
+            with self.assertRaises(bulkscore.AlreadyExists):
+                e.add_object(train)
+            e.add_object({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                          "metadata": {"name": "big", "namespace": "default"}, "spec": {"minMember": 3}})
+
+            rs = e.schedule_all(self.pod_list(self.worker("w1"), self.pod("x1"), self.worker("w2")))
+            self.assertEqual([r.pod for r in rs], ["default/w1", "default/x1", "default/w2"])
+            self.assertEqual([r.node for r in rs], ["n1"] * 3)
+            self.assertEqual([r.podGroup for r in rs], ["default/train/workers", "", "default/train/workers"])
+            self.assertEqual([r.groupOutcome for r in rs], ["admitted", "", "admitted"])
+
+            bigs = self.pod_list(self.big("b1"), self.big("b2"), self.big("b3"))
+            self.assertEqual(e.pod_group_status(self.big("b1"), bigs),
+                             {"name": "default/big", "api": "PodGroup (scheduling.x-k8s.io/v1alpha1)",
+                              "minField": "minMember", "min": 3, "placed": 0, "pending": 3, "rejection": None})
+            for r in e.schedule_all(bigs):
+                self.assertEqual((r.node, r.code, r.groupOutcome), ("", 2, "rejected"))
+                self.assertTrue(r.message.startswith('pod group "default/big" rejected: 1/3 members placed'),
+                                r.message)
+            self.assertFalse(e.is_assumed_pod("u-b1"))
+            self.assertIsNone(e.pod_group_status(self.pod("x2")))
+
+            with self.assertRaises(bulkscore.Error) as cm:
+                e.remove_object("PodGroup", "default", "big")
+            self.assertEqual(cm.exception.status_name, "BS_INVALID_ARGUMENT")
+            e.remove_object("PodGroup.scheduling.x-k8s.io", "default", "big")
+            e.remove_object("Workload", "default", "train")
+            with self.assertRaises(bulkscore.NotFound):
+                e.remove_object("Workload", "default", "train")
+            [r] = e.schedule_all(self.pod_list(self.worker("w3")))
+            self.assertEqual(r.groupOutcome, "rejected")
+            self.assertIn('waiting for pods\'s workload "train"', r.message)
+            self.assertTrue(e.is_assumed_pod("u-w1"))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -116,7 +116,14 @@ struct RankingHolder {
   std::string json;
 };
 
-int make_schedule_result(bulkscore::ScheduleResult r, bs_schedule_result** out) {
+// bs_engine_schedule_all's: the list and the results it points to.
+struct ScheduleResultsHolder {
+  Box<bs_schedule_results> box;
+  std::vector<std::unique_ptr<ScheduleHolder>> results;
+  std::vector<const bs_schedule_result*> pointers;
+};
+
+std::unique_ptr<ScheduleHolder> schedule_holder(bulkscore::ScheduleResult r) {
   auto h = std::make_unique<ScheduleHolder>();
   h->r = std::move(r);
   const bulkscore::ScheduleResult& s = h->r;
@@ -142,8 +149,14 @@ int make_schedule_result(bulkscore::ScheduleResult r, bs_schedule_result** out) 
   p.victims = h->victims.data();
   p.num_victims = h->victims.size();
   p.pdb_violations = s.pdb_violations;
+  p.pod_group = s.pod_group.c_str();
+  p.group_outcome = bulkscore::group_outcome_name(s.group_outcome);
   h->box.owner = h.get();
-  *out = &h.release()->box.pub;
+  return h;
+}
+
+int make_schedule_result(bulkscore::ScheduleResult r, bs_schedule_result** out) {
+  *out = &schedule_holder(std::move(r)).release()->box.pub;
   return BS_OK;
 }
 
@@ -155,12 +168,23 @@ namespace {
 template <class Apply>
 int with_one_object(bs_engine* engine, const char* json, size_t len, Apply&& apply) {
   bulkscore::ClusterObjects o = bulkscore::parse_objects_json(text_of(json, len), "object");
+  // A Workload is read as one entry per spec.podGroups[] item: the entries
+  // of one API, namespace and name are one object.
+  size_t pod_group_objects = 0;
+  for (size_t i = 0; i < o.pod_groups.size(); ++i) {
+    const bulkscore::PodGroupObject& g = o.pod_groups[i];
+    const bool continues = i > 0 && o.pod_groups[i - 1].api == g.api &&
+                           o.pod_groups[i - 1].namespace_name == g.namespace_name && o.pod_groups[i - 1].name == g.name;
+    pod_group_objects += continues ? 0 : 1;
+  }
   const size_t n = o.namespaces.size() + o.selecting.size() + o.device_groups.size() + o.priority_classes.size() +
-                  o.pdbs.size();
+                   o.pdbs.size() + pod_group_objects;
   if (n != 1)
-    throw bulkscore::InputError("object: expected one Service, ReplicationController, ReplicaSet, StatefulSet, "
-                                "Namespace, SharedDeviceGroup, PriorityClass or PodDisruptionBudget, got " +
-                                std::to_string(n) + " of those kinds");
+    throw bulkscore::InputError(
+        "object: expected one Service, ReplicationController, ReplicaSet, StatefulSet, Namespace, SharedDeviceGroup, "
+        "PriorityClass, PodDisruptionBudget, Workload or PodGroup, got " +
+        std::to_string(n) + " of those kinds");
+  if (!o.pod_groups.empty()) return status_of(apply(o.pod_groups), engine);
   if (!o.namespaces.empty()) return status_of(apply(o.namespaces.front()), engine);
   if (!o.selecting.empty()) return status_of(apply(o.selecting.front()), engine);
   if (!o.priority_classes.empty()) return status_of(apply(o.priority_classes.front()), engine);
@@ -417,6 +441,18 @@ int bs_engine_remove_object(bs_engine* engine, const char* kind, const char* nam
       ok = ObjectKind::kPriorityClass;
     else if (k == "PodDisruptionBudget")
       ok = ObjectKind::kPodDisruptionBudget;
+    else if (k == "Workload")
+      ok = ObjectKind::kWorkload;
+    else if (k == "PodGroup.scheduling.k8s.io")
+      ok = ObjectKind::kPodGroup;
+    else if (k == "PodGroup.scheduling.x-k8s.io")
+      ok = ObjectKind::kCoschedulingPodGroup;
+    else if (k == "PodGroup")
+      // Two resources share the kind (and may share a name): the API group
+      // says which.
+      return fail(BS_INVALID_ARGUMENT,
+                  "bs_engine_remove_object: kind \"PodGroup\" is ambiguous: \"PodGroup.scheduling.k8s.io\" "
+                  "(v1alpha2) or \"PodGroup.scheduling.x-k8s.io\" (Coscheduling)");
     else
       return fail(BS_INVALID_ARGUMENT, "bs_engine_remove_object: unknown kind \"" + std::string(k) + "\"");
     return status_of(engine->engine->remove_object(ok, namespace_name ? namespace_name : "", name), engine);
@@ -493,6 +529,52 @@ int bs_engine_peek(bs_engine* engine, const char* pod_json, size_t len, bs_sched
 void bs_schedule_result_free(bs_schedule_result* result) {
   if (!result) return;
   delete static_cast<ScheduleHolder*>(reinterpret_cast<Box<bs_schedule_result>*>(result)->owner);
+}
+
+int bs_engine_schedule_all(bs_engine* engine, const char* pods_json, size_t len, bs_schedule_results** out) {
+  BS_REQUIRE(engine && pods_json && out, "bs_engine_schedule_all: engine, pods_json and out are required");
+  *out = nullptr;
+  return guarded([&] {
+    const std::vector<bulkscore::Pod> pods = bulkscore::parse_pods_json(text_of(pods_json, len), "pods");
+    std::vector<bulkscore::ScheduleResult> results = engine->engine->schedule_all(pods);
+    auto h = std::make_unique<ScheduleResultsHolder>();
+    h->results.reserve(results.size());
+    h->pointers.reserve(results.size());
+    for (bulkscore::ScheduleResult& r : results) {
+      h->results.push_back(schedule_holder(std::move(r)));
+      h->pointers.push_back(&h->results.back()->box.pub);
+    }
+    bs_schedule_results& p = h->box.pub;
+    p.results = h->pointers.data();
+    p.count = h->pointers.size();
+    h->box.owner = h.get();
+    *out = &h.release()->box.pub;
+    return BS_OK;
+  });
+}
+
+void bs_schedule_results_free(bs_schedule_results* results) {
+  if (!results) return;
+  delete static_cast<ScheduleResultsHolder*>(reinterpret_cast<Box<bs_schedule_results>*>(results)->owner);
+}
+
+int bs_engine_pod_group_status(const bs_engine* engine, const char* pod_json, size_t len, const char* pending_json,
+                               size_t pending_len, char** out) {
+  BS_REQUIRE(engine && pod_json && out, "bs_engine_pod_group_status: engine, pod_json and out are required");
+  *out = nullptr;
+  return guarded([&] {
+    const bulkscore::Pod pod = one_pod(pod_json, len);
+    const std::vector<bulkscore::Pod> pending =
+        pending_json && pending_len ? bulkscore::parse_pods_json(text_of(pending_json, pending_len), "pending")
+                                    : std::vector<bulkscore::Pod>{};
+    std::string text;
+    bulkscore::append_pod_group_status_json(engine->engine->pod_group_status(pod, pending), text);
+    auto* copy = static_cast<char*>(std::malloc(text.size() + 1));
+    if (!copy) throw std::bad_alloc();
+    std::memcpy(copy, text.c_str(), text.size() + 1);
+    *out = copy;
+    return BS_OK;
+  });
 }
 
 int bs_engine_rank(bs_engine* engine, const char* pod_json, size_t len, uint32_t k, bs_ranking** out) {

@@ -362,9 +362,6 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   return kExitOk;
 }
 
-// A topology-aware gang's domains explain shows, the best first.
-constexpr size_t kExplainedDomains = 5;
-
 // The JSON document of `explain --format json`; `running_on`: the node the
 // pod runs on, when it was explained as if pending.
 void write_explanation(const bs::Explanation& ex, const std::string& running_on, const bs::PodGroupStatus* group,
@@ -373,34 +370,8 @@ void write_explanation(const bs::Explanation& ex, const std::string& running_on,
   w.begin_object().field("pod", ex.pod);
   if (!running_on.empty()) w.field("runningOn", running_on);
   if (group && !group->pod_group.empty()) {
-    w.key("podGroup").begin_object().field("name", group->pod_group);
-    if (!group->api.empty()) {
-      w.field("api", group->api).field("minField", group->min_field).field("min", static_cast<int64_t>(group->min_count));
-      w.field("placed", static_cast<int64_t>(group->placed)).field("pending", static_cast<int64_t>(group->pending));
-    }
-    if (!group->topology_key.empty()) {
-      w.key("topology").begin_object().field("key", group->topology_key).field("required", group->topology_required);
-      if (domains) {
-        if (domains->problem.empty())
-          w.field_null("problem");
-        else
-          w.field("problem", domains->problem);
-        // The first few, in the order schedule would try them.
-        w.key("domains").begin_array();
-        for (size_t i = 0; i < domains->domains.size() && i < kExplainedDomains; ++i) {
-          const bs::RankedGangDomain& d = domains->domains[i];
-          w.begin_object().field("value", d.value).field("nodes", d.nodes).field("feasible", d.feasible);
-          w.field("holdsAll", d.holds_all).end_object();
-        }
-        w.end_array();
-      }
-      w.end_object();
-    }
-    if (group->rejection.empty())
-      w.field_null("rejection");
-    else
-      w.field("rejection", group->rejection);
-    w.end_object();
+    w.key("podGroup");
+    bs::write_pod_group_status(w, *group, domains);
   }
   w.key("prefilter").begin_array();
   for (const auto& p : ex.prefilter) {
@@ -571,9 +542,9 @@ int cmd_explain(const std::string& nodes, const std::string& pods, const std::st
         line += std::string(group.topology_required ? ", required" : ", preferred") + " in one " + group.topology_key +
                 " domain";
         if (!domains.problem.empty()) line += " (" + domains.problem + ")";
-        for (size_t i = 0; i < domains.domains.size() && i < kExplainedDomains; ++i)
+        for (size_t i = 0; i < domains.domains.size() && i < bs::kExplainedGangDomains; ++i)
           line += (i ? ", " : " (tried first: ") + domains.domains[i].value +
-                  (i + 1 == std::min(domains.domains.size(), kExplainedDomains) ? ")" : "");
+                  (i + 1 == std::min(domains.domains.size(), bs::kExplainedGangDomains) ? ")" : "");
       }
       line += group.rejection.empty() ? "" : "; " + group.rejection;
       ctx.pod_group = line;

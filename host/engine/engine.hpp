@@ -218,9 +218,19 @@ enum class ObjectKind : uint8_t {
   kSharedDeviceGroup,
   kPriorityClass,
   kPodDisruptionBudget,
+  // Pod groups (PodGroupObject): a Workload (scheduling.k8s.io/v1alpha1)
+  // and the two PodGroup kinds, which are different resources (API groups)
+  // and may share a namespace and name.
+  kWorkload,
+  kPodGroup,              // scheduling.k8s.io/v1alpha2
+  kCoschedulingPodGroup,  // scheduling.x-k8s.io/v1alpha1
 };
-// "Namespace", "Service", ... as in a manifest's kind.
+// "Namespace", "Service", ... as in a manifest's kind; the PodGroup kinds
+// with their API group, as kubectl names a resource of an ambiguous kind:
+// "PodGroup.scheduling.k8s.io", "PodGroup.scheduling.x-k8s.io".
 const char* object_kind_name(ObjectKind k);
+// The kind a pod group of this API belongs to.
+ObjectKind object_kind_of(PodGroupObject::Api api);
 
 struct PluginScoreExplanation {
   std::string plugin;
@@ -530,9 +540,10 @@ class Engine {
 
   // Objects: Namespaces, Services, ReplicationControllers, ReplicaSets,
   // StatefulSets, SharedDeviceGroups, PriorityClasses,
-  // PodDisruptionBudgets. Applied where they are read (the next pod's
-  // PreFilter; a group's binding; a pending pod's priority, resolved when
-  // schedule() is given it; the budgets when a pod preempts), never by a
+  // PodDisruptionBudgets, pod groups (Workloads, PodGroups). Applied where
+  // they are read (the next pod's PreFilter; a group's binding; a pending
+  // pod's priority, resolved when schedule() is given it; the budgets when
+  // a pod preempts; a gang's group when its members are taken), never by a
   // reload. A pod the cache holds keeps the priority it was added with, as
   // a pod keeps the one admission gave it. A PriorityClass update that
   // changes its value or preemptionPolicy is kInvalid (the API server
@@ -547,6 +558,18 @@ class Engine {
   EventStatus update_object(const SharedDeviceGroup& group);
   EventStatus update_object(const PriorityClass& cls);
   EventStatus update_object(const PodDisruptionBudget& pdb);
+  // Pod groups (docs/plugins.md, "Pod groups"): one object's groups as
+  // parse_objects_json reads them, a Workload's spec.podGroups[] (one
+  // entry each, in order) or one PodGroup of either API; every entry of
+  // the same API, namespace and name (kInvalid otherwise, and for a
+  // Workload's group named twice). A Workload's groups are added, replaced
+  // and removed together (remove_object(kWorkload, ...)). Read when a gang
+  // is taken (schedule_group, schedule_all) and by pod_group_status: the
+  // pods the cache holds keep their data, and their group's change counts
+  // from the next gang attempt (a removed group's pending members are
+  // rejected as missing).
+  EventStatus add_object(const std::vector<PodGroupObject>& groups);
+  EventStatus update_object(const std::vector<PodGroupObject>& groups);
   // `namespace_name` is ignored for the cluster-scoped kinds (Namespace,
   // SharedDeviceGroup, PriorityClass).
   EventStatus remove_object(ObjectKind kind, std::string_view namespace_name, std::string_view name);

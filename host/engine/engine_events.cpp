@@ -112,8 +112,26 @@ const char* object_kind_name(ObjectKind k) {
       return "PriorityClass";
     case ObjectKind::kPodDisruptionBudget:
       return "PodDisruptionBudget";
+    case ObjectKind::kWorkload:
+      return "Workload";
+    case ObjectKind::kPodGroup:
+      return "PodGroup.scheduling.k8s.io";
+    case ObjectKind::kCoschedulingPodGroup:
+      return "PodGroup.scheduling.x-k8s.io";
   }
   return "Unknown";
+}
+
+ObjectKind object_kind_of(PodGroupObject::Api api) {
+  switch (api) {
+    case PodGroupObject::Api::kWorkload:
+      return ObjectKind::kWorkload;
+    case PodGroupObject::Api::kPodGroup:
+      return ObjectKind::kPodGroup;
+    case PodGroupObject::Api::kCoscheduling:
+      break;
+  }
+  return ObjectKind::kCoschedulingPodGroup;
 }
 
 // ---- the records ---------------------------------------------------------------
@@ -577,6 +595,76 @@ EventStatus Engine::update_object(const PodDisruptionBudget& pdb) {
                 object_name(ObjectKind::kPodDisruptionBudget, pdb.namespace_name, pdb.name) + " is not held");
 }
 
+// Pod groups: read when a gang is taken (schedule_group) and by
+// pod_group_status, by index into objects_.pod_groups, which neither keeps
+// past its call: entries may move. One object is the run of entries of its
+// API, namespace and name (a Workload's groups, in spec order).
+namespace {
+
+bool same_pod_group_object(const PodGroupObject& g, ObjectKind kind, std::string_view ns, std::string_view name) {
+  return object_kind_of(g.api) == kind && g.namespace_name == ns && g.name == name;
+}
+
+// "" when `groups` is one object's groups; else why not.
+std::string pod_group_object_problem(const std::vector<PodGroupObject>& groups) {
+  if (groups.empty()) return "pod group object: no groups given (a Workload has at least one podGroups[] item)";
+  const PodGroupObject& first = groups.front();
+  const ObjectKind kind = object_kind_of(first.api);
+  const std::string what = object_name(kind, first.namespace_name, first.name);
+  if (kind != ObjectKind::kWorkload && groups.size() != 1)
+    return what + ": a PodGroup is one group, got " + std::to_string(groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const PodGroupObject& g = groups[i];
+    if (!same_pod_group_object(g, kind, first.namespace_name, first.name))
+      return what + ": groups[" + std::to_string(i) + "] is " +
+             object_name(object_kind_of(g.api), g.namespace_name, g.name) + " (one object's groups at a time)";
+    if (kind == ObjectKind::kWorkload && g.pod_group.empty())
+      return what + ": spec.podGroups[" + std::to_string(i) + "].name: required";
+    for (size_t j = 0; j < i; ++j)
+      if (groups[j].pod_group == g.pod_group)
+        return what + ": spec.podGroups[" + std::to_string(i) + "].name: duplicate value " +
+               quote_for_message(g.pod_group, 200);
+  }
+  return {};
+}
+
+}  // namespace
+
+EventStatus Engine::add_object(const std::vector<PodGroupObject>& groups) {
+  if (std::string problem = pod_group_object_problem(groups); !problem.empty())
+    return status(EventCode::kInvalid, std::move(problem));
+  const PodGroupObject& first = groups.front();
+  const ObjectKind kind = object_kind_of(first.api);
+  for (const PodGroupObject& g : objects_.pod_groups)
+    if (same_pod_group_object(g, kind, first.namespace_name, first.name))
+      return status(EventCode::kAlreadyExists, object_name(kind, first.namespace_name, first.name) + " exists already");
+  objects_.pod_groups.insert(objects_.pod_groups.end(), groups.begin(), groups.end());
+  return {};
+}
+
+EventStatus Engine::update_object(const std::vector<PodGroupObject>& groups) {
+  if (std::string problem = pod_group_object_problem(groups); !problem.empty())
+    return status(EventCode::kInvalid, std::move(problem));
+  const PodGroupObject& first = groups.front();
+  const ObjectKind kind = object_kind_of(first.api);
+  auto& v = objects_.pod_groups;
+  const auto at = std::find_if(v.begin(), v.end(), [&](const PodGroupObject& g) {
+    return same_pod_group_object(g, kind, first.namespace_name, first.name);
+  });
+  if (at == v.end())
+    return status(EventCode::kNotFound, object_name(kind, first.namespace_name, first.name) + " is not held");
+  // The new version takes the old one's place, whole: a Workload's group
+  // missing from it is gone, a new one is there.
+  const auto pos = at - v.begin();
+  v.erase(std::remove_if(at, v.end(),
+                         [&](const PodGroupObject& g) {
+                           return same_pod_group_object(g, kind, first.namespace_name, first.name);
+                         }),
+          v.end());
+  v.insert(v.begin() + pos, groups.begin(), groups.end());
+  return {};
+}
+
 EventStatus Engine::remove_object(ObjectKind kind, std::string_view namespace_name, std::string_view name) {
   const auto not_found = [&] {
     return status(EventCode::kNotFound, object_name(kind, namespace_name, name) + " is not held");
@@ -614,6 +702,18 @@ EventStatus Engine::remove_object(ObjectKind kind, std::string_view namespace_na
       });
       if (it == v.end()) return not_found();
       v.erase(it);
+      return {};
+    }
+    case ObjectKind::kWorkload:
+    case ObjectKind::kPodGroup:
+    case ObjectKind::kCoschedulingPodGroup: {
+      // A Workload's groups go together.
+      auto& v = objects_.pod_groups;
+      const auto end = std::remove_if(v.begin(), v.end(), [&](const PodGroupObject& g) {
+        return same_pod_group_object(g, kind, namespace_name, name);
+      });
+      if (end == v.end()) return not_found();
+      v.erase(end, v.end());
       return {};
     }
     case ObjectKind::kService:

@@ -142,4 +142,44 @@ void append_ranking_json(const Ranking& r, std::string& out) {
   w.end_object();
 }
 
+void write_pod_group_status(JsonWriter& w, const PodGroupStatus& s, const GangDomainRanking* domains) {
+  w.begin_object().field("name", s.pod_group);
+  if (!s.api.empty()) {
+    w.field("api", s.api).field("minField", s.min_field).field("min", static_cast<int64_t>(s.min_count));
+    w.field("placed", static_cast<int64_t>(s.placed)).field("pending", static_cast<int64_t>(s.pending));
+  }
+  if (!s.topology_key.empty()) {
+    w.key("topology").begin_object().field("key", s.topology_key).field("required", s.topology_required);
+    if (domains) {
+      if (domains->problem.empty())
+        w.field_null("problem");
+      else
+        w.field("problem", domains->problem);
+      // The first few, in the order schedule_group would try them.
+      w.key("domains").begin_array();
+      for (size_t i = 0; i < domains->domains.size() && i < kExplainedGangDomains; ++i) {
+        const RankedGangDomain& d = domains->domains[i];
+        w.begin_object().field("value", d.value).field("nodes", d.nodes).field("feasible", d.feasible);
+        w.field("holdsAll", d.holds_all).end_object();
+      }
+      w.end_array();
+    }
+    w.end_object();
+  }
+  if (s.rejection.empty())
+    w.field_null("rejection");
+  else
+    w.field("rejection", s.rejection);
+  w.end_object();
+}
+
+void append_pod_group_status_json(const PodGroupStatus& s, std::string& out) {
+  if (s.pod_group.empty()) {
+    out += "null";
+    return;
+  }
+  JsonWriter w(out);
+  write_pod_group_status(w, s);
+}
+
 }  // namespace bulkscore

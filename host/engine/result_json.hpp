@@ -31,4 +31,16 @@ void write_preemption(JsonWriter& w, const PreemptionExplanation& p);
 // `r` as one JSON object: the ranking of Engine::rank.
 void append_ranking_json(const Ranking& r, std::string& out);
 
+// A gang member's group (Engine::pod_group_status) as `explain --format
+// json`'s "podGroup" object: {"name", "api", "minField", "min", "placed",
+// "pending", "rejection": null | text}, without "api" to "pending" when the
+// group's object is missing; a topology-aware gang's "topology": {"key",
+// "required"}, with `domains` (Engine::rank_gang_domains) also "problem"
+// and the first kExplainedGangDomains "domains". The caller writes nothing
+// for a pod in no gang.
+inline constexpr size_t kExplainedGangDomains = 5;
+void write_pod_group_status(JsonWriter& w, const PodGroupStatus& s, const GangDomainRanking* domains = nullptr);
+// The same as a document of its own; "null" for a pod in no gang (the C ABI).
+void append_pod_group_status_json(const PodGroupStatus& s, std::string& out);
+
 }  // namespace bulkscore

@@ -108,9 +108,9 @@ BS_API const char* bs_engine_backend_note(const bs_engine* engine);
 /* Replaces the whole cluster: nodes (a NodeList, or one Node), pods (a
  * PodList) and objects (a List of Services, ReplicationControllers,
  * ReplicaSets, StatefulSets, Namespaces, SharedDeviceGroups,
- * PriorityClasses and PodDisruptionBudgets; NULL for none). Of the pods,
- * those bound to a node are loaded (as running pods); the others are not
- * kept. */
+ * PriorityClasses, PodDisruptionBudgets, Workloads and PodGroups; NULL for
+ * none). Of the pods, those bound to a node are loaded (as running pods);
+ * the others are not kept. */
 BS_API int bs_engine_load(bs_engine* engine, const char* nodes_json, size_t nodes_len, const char* pods_json,
                           size_t pods_len, const char* objects_json, size_t objects_len);
 
@@ -147,11 +147,18 @@ BS_API int bs_engine_remove_pending_pod(bs_engine* engine, const char* cache_key
 BS_API int bs_engine_is_assumed_pod(const bs_engine* engine, const char* cache_key, int* out);
 
 /* Objects: one Service, ReplicationController, ReplicaSet, StatefulSet,
- * Namespace, SharedDeviceGroup, PriorityClass or PodDisruptionBudget as
- * JSON. Removal by kind ("Service", ..., "PriorityClass",
- * "PodDisruptionBudget"), namespace ("" or NULL for the cluster-scoped
- * kinds) and name. A pending pod's priority is resolved from the
- * PriorityClasses held when it is scheduled. */
+ * Namespace, SharedDeviceGroup, PriorityClass, PodDisruptionBudget,
+ * Workload (scheduling.k8s.io/v1alpha1) or PodGroup (scheduling.k8s.io/
+ * v1alpha2, or Coscheduling's scheduling.x-k8s.io/v1alpha1) as JSON.
+ * Removal by kind ("Service", ..., "PriorityClass", "PodDisruptionBudget",
+ * "Workload", and for the two PodGroup resources, which may share a name,
+ * the kind with its API group: "PodGroup.scheduling.k8s.io",
+ * "PodGroup.scheduling.x-k8s.io"; a plain "PodGroup" is
+ * BS_INVALID_ARGUMENT), namespace ("" or NULL for the cluster-scoped kinds)
+ * and name. A pending pod's priority is resolved from the PriorityClasses
+ * held when it is scheduled; a gang's group when its members are taken
+ * (bs_engine_schedule_all): a Workload's podGroups are added, replaced and
+ * removed together, and the pods held keep their placements. */
 BS_API int bs_engine_add_object(bs_engine* engine, const char* object_json, size_t len);
 BS_API int bs_engine_update_object(bs_engine* engine, const char* object_json, size_t len);
 BS_API int bs_engine_remove_object(bs_engine* engine, const char* kind, const char* namespace_name,
@@ -212,6 +219,14 @@ typedef struct bs_schedule_result {
   const char* const* victims;
   size_t num_victims;
   int64_t pdb_violations;
+  /* Gang scheduling (appended; bs_engine_schedule_all, docs/plugins.md "Pod
+   * groups"): the member's group, "ns/name" (PodGroup) or
+   * "ns/workload/podGroup[/replicaKey]" (Workload), "" for a pod in no
+   * gang; and its verdict, "admitted" (the placements stand; a member that
+   * found no node has its own message) or "rejected" (no member placed;
+   * each Unschedulable with the group's message), "" for a pod in no gang. */
+  const char* pod_group;
+  const char* group_outcome;
 } bs_schedule_result;
 
 /* Filter, score, select and assume `pod` (JSON of one Pod). A pod the
@@ -221,6 +236,39 @@ BS_API int bs_engine_schedule(bs_engine* engine, const char* pod_json, size_t le
 /* The decision schedule would take now, every node scored; nothing assumed. */
 BS_API int bs_engine_peek(bs_engine* engine, const char* pod_json, size_t len, bs_schedule_result** out);
 BS_API void bs_schedule_result_free(bs_schedule_result* result);
+
+/* The results of bs_engine_schedule_all: one per pod, in the order of the
+ * PodList's items. Pointers, not an array of structs, so that
+ * bs_schedule_result can keep growing at its end. Freed as a whole by
+ * bs_schedule_results_free (not one by one). */
+typedef struct bs_schedule_results {
+  const bs_schedule_result* const* results;
+  size_t count;
+} bs_schedule_results;
+
+/* Schedules the pending pods of `pods_json` (a PodList) as kube-scheduler's
+ * queue takes them, gangs all or nothing (docs/plugins.md "Pod groups"):
+ * ordinary pods in list order, one by one as bs_engine_schedule; a gang's
+ * pending members together at its first member's place, each placed in turn
+ * and every placement undone when fewer than the group's minimum fit (or
+ * all rejected before any is tried: the group's object missing, too few
+ * pods, Coscheduling's minResources). Gang members do not preempt. A pod
+ * the engine refuses (BS_INVALID_INPUT, the message names it) ends the run
+ * there: no results; the pods before it in queue order keep their
+ * placements (bs_engine_is_assumed_pod tells), its gang's are undone. */
+BS_API int bs_engine_schedule_all(bs_engine* engine, const char* pods_json, size_t len, bs_schedule_results** out);
+BS_API void bs_schedule_results_free(bs_schedule_results* results);
+
+/* The pod group `pod` (JSON of one Pod) belongs to, as
+ * bs_engine_schedule_all would find it now with the pods of `pending_json`
+ * (a PodList, NULL for none: the pending pods, the pod among them if it is
+ * pending) still to schedule: explain's "podGroup" object, as JSON,
+ * {"name": key, "api", "minField", "min", "placed", "pending",
+ * "rejection": null or the early rejection's message}, without "api" to
+ * "pending" when the group's object is missing; "null" for a pod in no
+ * gang. Nothing changes. Free *out with bs_free. */
+BS_API int bs_engine_pod_group_status(const bs_engine* engine, const char* pod_json, size_t len,
+                                      const char* pending_json, size_t pending_len, char** out);
 
 typedef struct bs_ranked_node {
   const char* node;

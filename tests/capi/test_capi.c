@@ -237,6 +237,136 @@ static void preemption_calls(void) {
   bs_engine_destroy(e);
 }
 
+/* Gang scheduling through the C ABI: a Workload and a Coscheduling PodGroup
+ * as events, gangs placed all or nothing by bs_engine_schedule_all, the
+ * group fields of the results, explain's group state, and a removed
+ * Workload's members rejected as missing. */
+static const char kFourCpus[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"NodeList\",\"items\":["
+    "{\"metadata\":{\"name\":\"n1\"},"
+    "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}]}";
+static const char kNoPods[] = "{\"apiVersion\":\"v1\",\"kind\":\"PodList\",\"items\":[]}";
+static const char kTrain[] =
+    "{\"apiVersion\":\"scheduling.k8s.io/v1alpha1\",\"kind\":\"Workload\","
+    "\"metadata\":{\"name\":\"train\",\"namespace\":\"default\"},\"spec\":{\"podGroups\":["
+    "{\"name\":\"workers\",\"policy\":{\"gang\":{\"minCount\":2}}},{\"name\":\"driver\",\"policy\":{\"basic\":{}}}]}}";
+static const char kBig[] =
+    "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\","
+    "\"metadata\":{\"name\":\"big\",\"namespace\":\"default\"},\"spec\":{\"minMember\":3}}";
+#define GANG_POD(name, ref)                                                                   \
+  "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"uid\":\"u-" name "\"" ref \
+  "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}"
+#define WORKER(name) GANG_POD(name, "},\"spec\":{\"workloadRef\":{\"name\":\"train\",\"podGroup\":\"workers\"},")
+#define BIG(name) GANG_POD(name, ",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"big\"}},\"spec\":{")
+#define POD_LIST(items) "{\"apiVersion\":\"v1\",\"kind\":\"PodList\",\"items\":[" items "]}"
+static const char kTrainPods[] = POD_LIST(WORKER("w1") "," GANG_POD("x1", "},\"spec\":{") "," WORKER("w2"));
+static const char kBigPods[] = POD_LIST(BIG("b1") "," BIG("b2") "," BIG("b3"));
+static const char kB1[] = BIG("b1");
+static const char kLatePods[] = POD_LIST(WORKER("w3"));
+
+static void gang_calls(void) {
+  bs_engine_options options;
+  bs_engine_options_init(&options);
+  options.backend = "cpu";
+  options.tie_break = BS_TIE_BREAK_FIRST;
+  bs_engine* e = NULL;
+  CHECK_STATUS(bs_engine_create(NULL, 0, &options, &e), BS_OK);
+  if (!e) return;
+  CHECK_STATUS(bs_engine_load(e, kFourCpus, sizeof kFourCpus - 1, kNoPods, sizeof kNoPods - 1, NULL, 0), BS_OK);
+  bs_schedule_results* rs = NULL;
+  CHECK_STATUS(bs_engine_schedule_all(NULL, kTrainPods, sizeof kTrainPods - 1, &rs), BS_INVALID_ARGUMENT);
+  CHECK_STATUS(bs_engine_schedule_all(e, kTrainPods, sizeof kTrainPods - 1, NULL), BS_INVALID_ARGUMENT);
+  CHECK_STATUS(bs_engine_schedule_all(e, "{", 1, &rs), BS_INVALID_INPUT);
+  CHECK(rs == NULL);
+
+  /* The Workload's two podGroups are one object. */
+  CHECK_STATUS(bs_engine_add_object(e, kTrain, sizeof kTrain - 1), BS_OK);
+  CHECK_STATUS(bs_engine_add_object(e, kTrain, sizeof kTrain - 1), BS_ALREADY_EXISTS);
+  CHECK(strstr(bs_last_error(), "Workload \"default/train\"") != NULL);
+  CHECK_STATUS(bs_engine_update_object(e, kTrain, sizeof kTrain - 1), BS_OK);
+  CHECK_STATUS(bs_engine_update_object(e, kBig, sizeof kBig - 1), BS_NOT_FOUND);
+  CHECK_STATUS(bs_engine_add_object(e, kBig, sizeof kBig - 1), BS_OK);
+
+  /* Admitted: the workers together (queue order), the ordinary pod in its
+   * place; results in the list's order. */
+  CHECK_STATUS(bs_engine_schedule_all(e, kTrainPods, sizeof kTrainPods - 1, &rs), BS_OK);
+  if (rs) {
+    CHECK(rs->count == 3);
+    if (rs->count == 3) {
+      const char* pods[] = {"default/w1", "default/x1", "default/w2"};
+      for (size_t i = 0; i < 3; ++i) {
+        const bs_schedule_result* r = rs->results[i];
+        CHECK(strcmp(r->pod, pods[i]) == 0);
+        CHECK(r->code == 0 && strcmp(r->node, "n1") == 0);
+        CHECK(strcmp(r->pod_group, i == 1 ? "" : "default/train/workers") == 0);
+        CHECK(strcmp(r->group_outcome, i == 1 ? "" : "admitted") == 0);
+      }
+      CHECK(strstr(rs->results[0]->json, "\"podGroup\":\"default/train/workers\",\"group\":\"admitted\"") != NULL);
+    }
+    bs_schedule_results_free(rs);
+  }
+  bs_schedule_results_free(NULL);
+
+  /* Rejected: one cpu left for a gang of three; nothing of it stays. */
+  char* status = NULL;
+  CHECK_STATUS(bs_engine_pod_group_status(e, kB1, sizeof kB1 - 1, kBigPods, sizeof kBigPods - 1, &status), BS_OK);
+  if (status) {
+    CHECK(strcmp(status,
+                 "{\"name\":\"default/big\",\"api\":\"PodGroup (scheduling.x-k8s.io/v1alpha1)\","
+                 "\"minField\":\"minMember\",\"min\":3,\"placed\":0,\"pending\":3,\"rejection\":null}") == 0);
+    bs_free(status);
+  }
+  CHECK_STATUS(bs_engine_schedule_all(e, kBigPods, sizeof kBigPods - 1, &rs), BS_OK);
+  if (rs) {
+    CHECK(rs->count == 3);
+    for (size_t i = 0; i < rs->count; ++i) {
+      const bs_schedule_result* r = rs->results[i];
+      CHECK(r->code == 2 && r->node[0] == '\0');
+      CHECK(strcmp(r->pod_group, "default/big") == 0);
+      CHECK(strcmp(r->group_outcome, "rejected") == 0);
+      static const char kWhy[] = "pod group \"default/big\" rejected: 1/3 members placed";
+      CHECK(strncmp(r->message, kWhy, sizeof kWhy - 1) == 0);
+    }
+    bs_schedule_results_free(rs);
+  }
+  int assumed = 1;
+  CHECK_STATUS(bs_engine_is_assumed_pod(e, "u-b1", &assumed), BS_OK);
+  CHECK(assumed == 0);
+  CHECK_STATUS(bs_engine_is_assumed_pod(e, "u-w1", &assumed), BS_OK);
+  CHECK(assumed == 1);
+
+  /* Removed: a plain "PodGroup" is ambiguous; the Workload's later members
+   * are rejected as missing, the pods placed keep their places. */
+  CHECK_STATUS(bs_engine_remove_object(e, "PodGroup", "default", "big"), BS_INVALID_ARGUMENT);
+  CHECK_STATUS(bs_engine_remove_object(e, "PodGroup.scheduling.k8s.io", "default", "big"), BS_NOT_FOUND);
+  CHECK_STATUS(bs_engine_remove_object(e, "PodGroup.scheduling.x-k8s.io", "default", "big"), BS_OK);
+  CHECK_STATUS(bs_engine_remove_object(e, "Workload", "default", "train"), BS_OK);
+  CHECK_STATUS(bs_engine_remove_object(e, "Workload", "default", "train"), BS_NOT_FOUND);
+  CHECK_STATUS(bs_engine_pod_group_status(e, kB1, sizeof kB1 - 1, NULL, 0, &status), BS_OK);
+  if (status) {
+    CHECK(strstr(status, "\"rejection\":\"pod group \\\"default/big\\\" rejected: PodGroup not found\"") != NULL);
+    bs_free(status);
+  }
+  CHECK_STATUS(bs_engine_pod_group_status(e, kSmall, sizeof kSmall - 1, NULL, 0, &status), BS_OK);
+  if (status) {
+    CHECK(strcmp(status, "null") == 0);
+    bs_free(status);
+  }
+  CHECK_STATUS(bs_engine_schedule_all(e, kLatePods, sizeof kLatePods - 1, &rs), BS_OK);
+  if (rs) {
+    CHECK(rs->count == 1);
+    if (rs->count == 1) {
+      CHECK(rs->results[0]->code == 3);
+      CHECK(strcmp(rs->results[0]->group_outcome, "rejected") == 0);
+      CHECK(strstr(rs->results[0]->message, "waiting for pods's workload \"train\"") != NULL);
+    }
+    bs_schedule_results_free(rs);
+  }
+  CHECK_STATUS(bs_engine_is_assumed_pod(e, "u-w2", &assumed), BS_OK);
+  CHECK(assumed == 1);
+  bs_engine_destroy(e);
+}
+
 int main(void) {
   CHECK(strcmp(bs_version(), BULKSCORE_VERSION) == 0);
   CHECK(bs_abi_version() == BULKSCORE_ABI_VERSION);
@@ -410,6 +540,7 @@ int main(void) {
 
   node_data_calls();
   preemption_calls();
+  gang_calls();
 
   if (failures) {
     fprintf(stderr, "test_capi: %d check(s) failed\n", failures);
