@@ -877,6 +877,20 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
           });
           if (pod.workload_name.empty()) r.fail(p2.field("name"), "required");
           if (pod.workload_pod_group.empty()) r.fail(p2.field("podGroup"), "required");
+        } else if (k2 == "schedulingGroup") {
+          // v1.36's PodSchedulingGroup, a union whose one member today is
+          // podGroupName: once the object is there, the name is required
+          // (an empty one included) and a DNS subdomain, as PodGroup names are.
+          bool named = false;
+          r.for_each_field(v2, p2, [&](std::string_view k3, element v3, const Path& p3) {
+            if (k3 != "podGroupName") return;
+            named = true;
+            pod.scheduling_group = r.as_string(v3, p3);
+            if (pod.scheduling_group.empty()) r.fail(p3, "required");
+            if (const std::string problem = dns1123_subdomain_problem(pod.scheduling_group); !problem.empty())
+              r.fail(p3, "invalid name " + quote(pod.scheduling_group) + ": " + problem);
+          });
+          if (!named) r.fail(p2.field("podGroupName"), "required (exactly one of `podGroupName` must be set)");
         } else if (k2 == "priorityClassName") {
           pod.priority_class_name = r.as_string(v2, p2);
           if (const std::string problem = dns1123_subdomain_problem(pod.priority_class_name);
@@ -938,6 +952,13 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
       });
     }
   });
+  // No Kubernetes release has both: v1.36 replaced spec.workloadRef (v1.35)
+  // with spec.schedulingGroup, so such a pod mixes two API versions and
+  // would name two groups; bulkscore refuses it rather than pick one.
+  if (!pod.workload_name.empty() && !pod.scheduling_group.empty())
+    r.fail(root.field("spec").field("schedulingGroup"),
+           "cannot be set together with spec.workloadRef (v1.36's schedulingGroup replaced v1.35's workloadRef; "
+           "a pod names one pod group)");
   // matchLabelKeys / mismatchLabelKeys, as the API server merges them at
   // creation (MatchLabelKeysInPodAffinity, GA): for each key the pod has, a
   // `key In [value]` (`NotIn` for mismatch) requirement joins the term's
@@ -1255,8 +1276,8 @@ SharedDeviceGroup convert_device_group(element item, Reader& r, std::string_view
 }
 
 // A pod group policy (a Workload's podGroups[].policy, a v1alpha2
-// PodGroup's spec.policy): exactly one of basic and gang, gang.minCount
-// positive, as the API server validates them.
+// PodGroup's spec.schedulingPolicy): exactly one of basic and gang,
+// gang.minCount positive, as the API server validates them.
 void convert_pod_group_policy(element v, Reader& r, const Path& p, PodGroupObject& g) {
   bool basic = false, gang = false;
   r.for_each_field(v, p, [&](std::string_view k, element v2, const Path& p2) {
@@ -1326,8 +1347,10 @@ void convert_workload(element item, Reader& r, std::string_view ns, std::string_
   for (PodGroupObject& o : found) out.pod_groups.push_back(std::move(o));
 }
 
-// A PodGroup: scheduling.k8s.io/v1alpha2 (spec.policy as a Workload's
-// group) or scheduling.x-k8s.io/v1alpha1 (Coscheduling: spec.minMember,
+// A PodGroup: scheduling.k8s.io/v1alpha2 (v1.36: spec.schedulingPolicy,
+// basic or gang.minCount as a Workload's group's policy; the other spec
+// fields do not change where a pod may go in a bulk run and are not read) or
+// scheduling.x-k8s.io/v1alpha1 (Coscheduling: spec.minMember,
 // spec.minResources, spec.scheduleTimeoutSeconds; never negative).
 PodGroupObject convert_pod_group(element item, Reader& r, bool coscheduling, std::string_view ns,
                                  std::string_view name, const std::string& origin) {
@@ -1338,13 +1361,21 @@ PodGroupObject convert_pod_group(element item, Reader& r, bool coscheduling, std
   o.name = std::string(name);
   o.origin = origin;
   o.gang = coscheduling;
-  bool policy = false;
+  // The policy's field: v1.36 names it schedulingPolicy. `policy` is the
+  // name bulkscore read before v1.36's API was published (no release has
+  // it), still taken so that files written for bulkscore keep working.
+  // Exactly one of the two.
+  const char* policy = nullptr;
   r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
     if (k != "spec") return;
     r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
       if (!coscheduling) {
-        if (k2 == "policy") {
-          policy = true;
+        if (k2 == "schedulingPolicy" || k2 == "policy") {
+          const char* field = k2 == "policy" ? "policy" : "schedulingPolicy";
+          if (policy)
+            r.fail(p2, std::string("cannot be set together with spec.") + policy +
+                           " (`policy` is bulkscore's earlier name for v1.36's `schedulingPolicy`)");
+          policy = field;
           convert_pod_group_policy(v2, r, p2, o);
         }
         return;
@@ -1358,7 +1389,8 @@ PodGroupObject convert_pod_group(element item, Reader& r, bool coscheduling, std
       }
     });
   });
-  if (!coscheduling && !policy) r.fail(root.field("spec").field("policy"), "exactly one of `basic`, `gang` is required");
+  if (!coscheduling && !policy)
+    r.fail(root.field("spec").field("schedulingPolicy"), "exactly one of `basic`, `gang` is required");
   return o;
 }
 

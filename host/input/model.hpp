@@ -165,6 +165,10 @@ struct Pod {
   std::string workload_name;
   std::string workload_pod_group;
   std::string workload_replica_key;
+  // spec.schedulingGroup.podGroupName (v1.36, which removed workloadRef):
+  // the standalone PodGroup (scheduling.k8s.io/v1alpha2) in the pod's
+  // namespace; empty when absent. The reader refuses a pod that sets both.
+  std::string scheduling_group;
   // spec.preemptionPolicy: "" (PreemptLowerPriority, or the class's), or
   // "PreemptLowerPriority", "Never".
   std::string preemption_policy;
@@ -277,8 +281,9 @@ struct PodDisruptionBudget {
 //    policy.gang.minCount; pods join with spec.workloadRef {name, podGroup,
 //    podGroupReplicaKey}. One entry per podGroups[] item.
 //  * kPodGroup: a standalone PodGroup (scheduling.k8s.io/v1alpha2, v1.36):
-//    spec.policy as a Workload's podGroups[] item; pods join with
-//    spec.schedulingGroup.
+//    spec.schedulingPolicy (basic or gang.minCount, as a Workload's
+//    podGroups[] item's policy); pods join with
+//    spec.schedulingGroup.podGroupName.
 //  * kCoscheduling: scheduler-plugins' PodGroup (scheduling.x-k8s.io/v1alpha1):
 //    spec.minMember, spec.minResources, spec.scheduleTimeoutSeconds; pods join
 //    with the label scheduling.x-k8s.io/pod-group. Always a gang.
