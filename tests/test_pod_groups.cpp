@@ -153,6 +153,58 @@ TEST(PodGroupObjects, V1alpha2PodGroupAsV136WritesIt) {
                        "spec.schedulingPolicy: exactly one of `basic`, `gang` is required");
 }
 
+// v1.36's Workload (scheduling.k8s.io/v1alpha2): spec.podGroupTemplates[]
+// {name, schedulingPolicy} validated as v1alpha1's podGroups[] are; no group
+// of its own (pods name the PodGroups made from its templates), but it is
+// one object: the same Workload twice, in one file or two, is refused.
+TEST(PodGroupObjects, V1alpha2WorkloadIsValidatedAndAddsNoGroup) {
+  const std::string workload = R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"Workload",
+    "metadata":{"name":"job","namespace":"ml"},)";
+  ClusterObjects o =
+      parse_objects_json(workload + R"("spec":{"controllerRef":{"apiGroup":"batch","kind":"Job","name":"job"},
+        "podGroupTemplates":[{"name":"workers","schedulingPolicy":{"gang":{"minCount":4}}},
+                             {"name":"ps","schedulingPolicy":{"basic":{}}}]}})",
+                         "objects.json");
+  EXPECT_TRUE(o.pod_groups.empty());
+  ASSERT_EQ(o.template_workloads.size(), 1u);
+  EXPECT_EQ(o.template_workloads[0].namespace_name, "ml");
+  EXPECT_EQ(o.template_workloads[0].name, "job");
+  EXPECT_EQ(objects_error(workload + R"("spec":{}})"),
+            "objects.json: Workload \"job\": spec.podGroupTemplates: must have at least one item");
+  expect_objects_error(workload + R"("spec":{"podGroups":[{"name":"a","policy":{"basic":{}}}]}})",
+                       "spec.podGroupTemplates: must have at least one item");
+  expect_objects_error(workload + R"("spec":{"podGroupTemplates":[{"name":"a"}]}})",
+                       "spec.podGroupTemplates[0].schedulingPolicy: exactly one of `basic`, `gang` is required");
+  expect_objects_error(workload + R"("spec":{"podGroupTemplates":[{"name":"a","schedulingPolicy":{"gang":{}}}]}})",
+                       "spec.podGroupTemplates[0].schedulingPolicy.gang.minCount: must be greater than zero");
+  expect_objects_error(workload + R"("spec":{"podGroupTemplates":[{"name":"a","schedulingPolicy":{"basic":{}}},
+                                                                  {"name":"a","schedulingPolicy":{"basic":{}}}]}})",
+                       "spec.podGroupTemplates[1].name: duplicate value \"a\"");
+  expect_objects_error(workload + R"("spec":{"podGroupTemplates":[{"schedulingPolicy":{"basic":{}}}]}})",
+                       "spec.podGroupTemplates[0].name: required");
+  std::string nine;
+  for (int i = 0; i < 9; ++i)
+    nine += std::string(i ? "," : "") + R"({"name":"g)" + std::to_string(i) + R"(","schedulingPolicy":{"basic":{}}})";
+  expect_objects_error(workload + R"("spec":{"podGroupTemplates":[)" + nine + "]}}", "must have at most 8 items");
+  expect_objects_error(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"Workload","metadata":{"name":"w"}})",
+                       "apiVersion: expected scheduling.k8s.io/v1alpha1 or scheduling.k8s.io/v1alpha2, got");
+  // One resource, two versions: the same name twice is the same object.
+  const std::string again =
+      workload + R"("spec":{"podGroupTemplates":[{"name":"w","schedulingPolicy":{"basic":{}}}]}})";
+  try {
+    parse_objects_json(again, "more.json", o);
+    ADD_FAILURE() << "the same Workload read twice was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("Workload \"ml/job\" is also objects.json"), std::string::npos) << e.what();
+  }
+  expect_objects_error(R"({"kind":"List","items":[
+      {"apiVersion":"scheduling.k8s.io/v1alpha1","kind":"Workload","metadata":{"name":"w"},
+       "spec":{"podGroups":[{"name":"a","policy":{"basic":{}}}]}},
+      {"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"Workload","metadata":{"name":"w"},
+       "spec":{"podGroupTemplates":[{"name":"a","schedulingPolicy":{"basic":{}}}]}}]})",
+                       "Workload \"default/w\" is also objects.json: items[0]");
+}
+
 // A pod's spec.workloadRef (v1.35): name a DNS subdomain, podGroup and
 // podGroupReplicaKey DNS labels, name and podGroup required.
 TEST(PodGroupObjects, PodsJoinWithWorkloadRef) {

@@ -1302,19 +1302,26 @@ void convert_pod_group_policy(element v, Reader& r, const Path& p, PodGroupObjec
   g.gang = gang;
 }
 
-// A Workload (scheduling.k8s.io/v1alpha1): one PodGroupObject per item of
-// spec.podGroups (1 to 8, names DNS labels and unique).
-void convert_workload(element item, Reader& r, std::string_view ns, std::string_view name, const std::string& origin,
-                      ClusterObjects& out) {
+// A Workload, validated as the API server does either version: 1 to 8
+// groups, names DNS labels and unique, each with exactly one policy.
+//  * scheduling.k8s.io/v1alpha1 (v1.35): spec.podGroups[] {name, policy};
+//    one PodGroupObject per item, the groups pods name with workloadRef.
+//  * scheduling.k8s.io/v1alpha2 (v1.36): spec.podGroupTemplates[] {name,
+//    schedulingPolicy}; templates a controller copies into PodGroups, which
+//    are what pods name (spec.schedulingGroup), so it adds no group here.
+void convert_workload(element item, Reader& r, bool v1alpha2, std::string_view ns, std::string_view name,
+                      const std::string& origin, ClusterObjects& out) {
   const Path root;
   const Path spec = root.field("spec");
-  const Path groups = spec.field("podGroups");
+  const char* const list_field = v1alpha2 ? "podGroupTemplates" : "podGroups";
+  const char* const policy_field = v1alpha2 ? "schedulingPolicy" : "policy";
+  const Path groups = spec.field(list_field);
   std::vector<PodGroupObject> found;
   bool listed = false;
   r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
     if (k != "spec") return;
     r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
-      if (k2 != "podGroups") return;
+      if (k2 != list_field) return;
       listed = true;
       const size_t n = r.as_array(v2, p2).size();
       if (n > 8) r.fail(p2, "must have at most 8 items, got " + std::to_string(n));
@@ -1332,18 +1339,22 @@ void convert_workload(element item, Reader& r, std::string_view ns, std::string_
               r.fail(p3, "invalid name " + quote(o.pod_group) + ": " + problem);
             for (const PodGroupObject& before : found)
               if (before.pod_group == o.pod_group) r.fail(p3, "duplicate value " + quote(o.pod_group));
-          } else if (k3 == "policy") {
+          } else if (k3 == policy_field) {
             policy = true;
             convert_pod_group_policy(v3, r, p3, o);
           }
         });
         if (o.pod_group.empty()) r.fail(gp.field("name"), "required");
-        if (!policy) r.fail(gp.field("policy"), "exactly one of `basic`, `gang` is required");
+        if (!policy) r.fail(gp.field(policy_field), "exactly one of `basic`, `gang` is required");
         found.push_back(std::move(o));
       });
     });
   });
   if (!listed || found.empty()) r.fail(groups, "must have at least one item");
+  if (v1alpha2) {
+    out.template_workloads.push_back(TemplateWorkload{std::string(ns), std::string(name), origin});
+    return;
+  }
   for (PodGroupObject& o : found) out.pod_groups.push_back(std::move(o));
 }
 
@@ -1409,6 +1420,8 @@ class ObjectIndex {
       where_.emplace(key("PodDisruptionBudget", b.namespace_name, b.name), b.origin);
     for (const PodGroupObject& g : out.pod_groups)
       where_.emplace(key(pod_group_kind(g.api), g.namespace_name, g.name), g.origin);
+    for (const TemplateWorkload& w : out.template_workloads)
+      where_.emplace(key("Workload", w.namespace_name, w.name), w.origin);
   }
 
   // The index's kind of a pod group's object: the two PodGroup kinds are
@@ -1614,8 +1627,9 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
     using Api = PodGroupObject::Api;
     Api which = Api::kWorkload;
     if (kind == "Workload") {
-      if (api != "scheduling.k8s.io/v1alpha1")
-        r.fail(root.field("apiVersion"), "expected scheduling.k8s.io/v1alpha1, got " + quote(api));
+      if (api != "scheduling.k8s.io/v1alpha1" && api != "scheduling.k8s.io/v1alpha2")
+        r.fail(root.field("apiVersion"),
+               "expected scheduling.k8s.io/v1alpha1 or scheduling.k8s.io/v1alpha2, got " + quote(api));
     } else if (api == "scheduling.k8s.io/v1alpha2") {
       which = Api::kPodGroup;
     } else if (api == "scheduling.x-k8s.io/v1alpha1") {
@@ -1627,7 +1641,7 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
     if (const std::string* first = index.add(ObjectIndex::pod_group_kind(which), ns, name, origin))
       r.fail(metadata.field("name"), std::string(kind) + " " + quote(ns + "/" + std::string(name)) + " is also " + *first);
     if (which == Api::kWorkload)
-      convert_workload(item, r, ns, name, origin, out);
+      convert_workload(item, r, api == "scheduling.k8s.io/v1alpha2", ns, name, origin, out);
     else
       out.pod_groups.push_back(convert_pod_group(item, r, which == Api::kCoscheduling, ns, name, origin));
     return;

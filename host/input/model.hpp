@@ -304,6 +304,15 @@ struct PodGroupObject {
   }
 };
 
+// A v1.36 Workload (scheduling.k8s.io/v1alpha2): its podGroupTemplates
+// only template the PodGroups that pods name, so nothing of it bears on
+// scheduling; kept so that the same Workload read twice is refused.
+struct TemplateWorkload {
+  std::string namespace_name;
+  std::string name;
+  std::string origin;
+};
+
 struct ClusterObjects {
   std::vector<Namespace> namespaces;
   std::vector<SelectingObject> selecting;  // file order
@@ -311,6 +320,7 @@ struct ClusterObjects {
   std::vector<PriorityClass> priority_classes;   // file order; names unique
   std::vector<PodDisruptionBudget> pdbs;         // file order; namespace/name unique
   std::vector<PodGroupObject> pod_groups;        // file order; one per group (a Workload's several)
+  std::vector<TemplateWorkload> template_workloads;  // file order; v1alpha2 Workloads
 };
 
 // What the CLI and the engine load: nodes, and pods either running on a node
