@@ -54,18 +54,22 @@ std::string pod_group_key(const Pod& pod) {
 
 bool same_pod_group(const Pod& a, const Pod& b) {
   if (a.namespace_name != b.namespace_name) return false;
-  const Link link = link_of(a);
-  // Different links name different objects even under one name (a v1alpha2
-  // PodGroup and a Coscheduling PodGroup may share a namespace and name).
-  if (link != link_of(b)) return false;
-  switch (link) {
+  // b must be linked the same way: different links name different objects
+  // even under one name (a v1alpha2 PodGroup and a Coscheduling PodGroup may
+  // share a namespace and name). Checked in link_of's order, so that b's
+  // labels are looked up only when both could be Coscheduling members (the
+  // engine's snapshot scans call this once per pod).
+  switch (link_of(a)) {
     case Link::kWorkloadRef:
       return a.workload_name == b.workload_name && a.workload_pod_group == b.workload_pod_group &&
              a.workload_replica_key == b.workload_replica_key;
     case Link::kSchedulingGroup:
-      return a.scheduling_group == b.scheduling_group;
-    case Link::kCoscheduling:
-      return *coscheduling_group(a) == *coscheduling_group(b);
+      return b.workload_name.empty() && a.scheduling_group == b.scheduling_group;
+    case Link::kCoscheduling: {
+      if (!b.workload_name.empty() || !b.scheduling_group.empty()) return false;
+      const std::string* label = coscheduling_group(b);
+      return label && *label == *coscheduling_group(a);
+    }
     case Link::kNone:
       break;
   }
