@@ -25,26 +25,58 @@ const std::string* coscheduling_group(const Pod& pod) {
   const auto label = pod.labels.find(kCoschedulingPodGroupLabel);
   return label == pod.labels.end() || label->second.empty() ? nullptr : &label->second;
 }
+
+// Which of its links names the pod's group. The reader refuses a pod with
+// both workloadRef and schedulingGroup (no release has both); a pod built
+// in code with both takes workloadRef. Either beats the Coscheduling label:
+// the scheduler's own fields before an out-of-tree plugin's label.
+enum class Link : uint8_t { kNone, kWorkloadRef, kSchedulingGroup, kCoscheduling };
+Link link_of(const Pod& pod) {
+  if (!pod.workload_name.empty()) return Link::kWorkloadRef;
+  if (!pod.scheduling_group.empty()) return Link::kSchedulingGroup;
+  return coscheduling_group(pod) ? Link::kCoscheduling : Link::kNone;
+}
 }  // namespace
 
 std::string pod_group_key(const Pod& pod) {
-  if (!pod.workload_name.empty()) {
-    std::string key = pod.namespace_name + "/" + pod.workload_name + "/" + pod.workload_pod_group;
-    if (!pod.workload_replica_key.empty()) key += "/" + pod.workload_replica_key;
-    return key;
+  switch (link_of(pod)) {
+    case Link::kWorkloadRef: {
+      std::string key = pod.namespace_name + "/" + pod.workload_name + "/" + pod.workload_pod_group;
+      if (!pod.workload_replica_key.empty()) key += "/" + pod.workload_replica_key;
+      return key;
+    }
+    case Link::kSchedulingGroup:
+      return pod.namespace_name + "/" + pod.scheduling_group;
+    case Link::kCoscheduling:
+      return pod.namespace_name + "/" + *coscheduling_group(pod);
+    case Link::kNone:
+      break;
   }
-  const std::string* label = coscheduling_group(pod);
-  return label ? pod.namespace_name + "/" + *label : std::string();
+  return "";
 }
 
 bool same_pod_group(const Pod& a, const Pod& b) {
   if (a.namespace_name != b.namespace_name) return false;
-  if (!a.workload_name.empty() || !b.workload_name.empty())
-    return a.workload_name == b.workload_name && a.workload_pod_group == b.workload_pod_group &&
-           a.workload_replica_key == b.workload_replica_key;
-  const std::string* la = coscheduling_group(a);
-  const std::string* lb = coscheduling_group(b);
-  return la && lb && *la == *lb;
+  // b must be linked the same way: different links name different objects
+  // even under one name (a v1alpha2 PodGroup and a Coscheduling PodGroup may
+  // share a namespace and name). Checked in link_of's order, so that b's
+  // labels are looked up only when both could be Coscheduling members (the
+  // engine's snapshot scans call this once per pod).
+  switch (link_of(a)) {
+    case Link::kWorkloadRef:
+      return a.workload_name == b.workload_name && a.workload_pod_group == b.workload_pod_group &&
+             a.workload_replica_key == b.workload_replica_key;
+    case Link::kSchedulingGroup:
+      return b.workload_name.empty() && a.scheduling_group == b.scheduling_group;
+    case Link::kCoscheduling: {
+      if (!b.workload_name.empty() || !b.scheduling_group.empty()) return false;
+      const std::string* label = coscheduling_group(b);
+      return label && *label == *coscheduling_group(a);
+    }
+    case Link::kNone:
+      break;
+  }
+  return false;
 }
 
 PodGroupMembership pod_group_membership(const Pod& pod, const ClusterObjects& objects) {
@@ -70,6 +102,23 @@ PodGroupMembership pod_group_membership(const Pod& pod, const ClusterObjects& ob
                                      go_quoted(pod.workload_name)
                                : "waiting for pods's workload " + go_quoted(pod.workload_name) +
                                      " to appear in scheduling queue";
+    m.missing_code = Code::UnschedulableAndUnresolvable;
+    return m;
+  }
+  if (!pod.scheduling_group.empty()) {
+    // v1.36's spec.schedulingGroup: the standalone PodGroup of that name in
+    // the pod's namespace.
+    m.member = true;
+    m.key = pod_group_key(pod);
+    for (size_t i = 0; i < objects.pod_groups.size(); ++i) {
+      const PodGroupObject& g = objects.pod_groups[i];
+      if (g.api == Api::kPodGroup && g.namespace_name == pod.namespace_name && g.name == pod.scheduling_group) {
+        m.group = static_cast<int32_t>(i);
+        return m;
+      }
+    }
+    // v1.36 GangScheduling's PreEnqueue ("pods's" as upstream spells it).
+    m.missing = "waiting for pods's pod group " + go_quoted(pod.scheduling_group) + " to appear in scheduling queue";
     m.missing_code = Code::UnschedulableAndUnresolvable;
     return m;
   }
@@ -110,10 +159,14 @@ std::vector<QueueEntry> gang_queue_order(const std::vector<Pod>& pending, const 
       out.push_back(QueueEntry{{i}, ""});
       continue;
     }
-    auto it = entry_of.find(key);
+    // The map's key starts with the link, as same_pod_group tells them
+    // apart: a v1alpha2 PodGroup and a Coscheduling PodGroup of one name
+    // share the printed key "ns/name" but are two groups.
+    std::string map_key = static_cast<char>('0' + static_cast<int>(link_of(pending[i]))) + key;
+    auto it = entry_of.find(map_key);
     if (it == entry_of.end()) {
       const bool gang = takes_part_in_gang(pod_group_membership(pending[i], objects), objects);
-      it = entry_of.emplace(key, gang ? out.size() : kNotGang).first;
+      it = entry_of.emplace(std::move(map_key), gang ? out.size() : kNotGang).first;
       if (gang) out.push_back(QueueEntry{{}, std::move(key)});
     }
     if (it->second == kNotGang)

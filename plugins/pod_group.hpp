@@ -1,7 +1,7 @@
 // Gang scheduling's rules (issue 23; docs/plugins.md "Pod groups"), host
 // only: which group a pod joins, the queue order that takes a gang's
 // pending members together, the early rejections (GangScheduling's
-// PreEnqueue in Kubernetes v1.35; scheduler-plugins Coscheduling's
+// PreEnqueue in Kubernetes v1.35 and v1.36; scheduler-plugins Coscheduling's
 // PreFilter, its minResources included) and Permit's quorum over the
 // members placed. The rules of both APIs live here; the engine calls these
 // functions (Engine::schedule_group) and names neither plugin.
@@ -24,13 +24,17 @@ inline constexpr const char* kCoschedulingPodGroupLabel = "scheduling.x-k8s.io/p
 // key, as v1.35's GangScheduling counts them (its tests put a pod of
 // replica "2" in a quorum of its own).
 struct PodGroupMembership {
-  bool member = false;   // the pod names a group (spec.workloadRef, or the Coscheduling label)
+  // The pod names a group: spec.workloadRef (v1.35), spec.schedulingGroup
+  // (v1.36) or the Coscheduling label, taken in that order.
+  bool member = false;
   int32_t group = -1;    // its object in ClusterObjects::pod_groups; -1: missing
   // The instance's key, for output and messages: "ns/name" (Coscheduling,
   // PodGroup), "ns/workload/podGroup", plus "/replicaKey" when one is set.
+  // The two PodGroup APIs print alike; same_pod_group tells them apart.
   std::string key;
-  // When the object is missing: upstream's reason (PreEnqueue's for a
-  // Workload, Permit's "PodGroup not found" for Coscheduling), and its code.
+  // When the object is missing: upstream's reason (GangScheduling
+  // PreEnqueue's for a Workload or a v1alpha2 PodGroup, Permit's "PodGroup
+  // not found" for Coscheduling), and its code.
   std::string missing;
   Code missing_code = Code::UnschedulableAndUnresolvable;
 };
@@ -39,8 +43,10 @@ PodGroupMembership pod_group_membership(const Pod& pod, const ClusterObjects& ob
 // The key of the group instance the pod names ("" when none), without
 // looking the object up.
 std::string pod_group_key(const Pod& pod);
-// Whether two pods name the same group instance (neither may name none):
-// field by field, no string built (the engine's scans of the snapshot).
+// Whether two pods name the same group instance (neither may name none)
+// through the same link (a v1alpha2 PodGroup is not the Coscheduling
+// PodGroup of the same name): field by field, no string built (the
+// engine's scans of the snapshot).
 bool same_pod_group(const Pod& a, const Pod& b);
 
 // Whether the pod is taken with its group (a gang member, or a member whose

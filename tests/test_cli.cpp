@@ -1323,6 +1323,60 @@ TEST(Cli, ScheduleGangsAllOrNothing) {
       << ex.out;
 }
 
+// Kubernetes v1.36's link (docs/plugins.md, "Pod groups"): pods name a
+// standalone PodGroup (scheduling.k8s.io/v1alpha2, spec.schedulingPolicy)
+// with spec.schedulingGroup.podGroupName. A gang that fits is admitted, one
+// whose PodGroup is missing is rejected before any placement; a pod that
+// also carries v1.35's workloadRef is refused, naming the file, the pod and
+// the field.
+TEST(Cli, ScheduleGangsLinkedBySchedulingGroup) {
+  const std::string nodes = write("sg-nodes.json", R"({"kind":"NodeList","items":[
+    {"metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}}]})");
+  const auto pod = [](const std::string& name, const std::string& spec_extra) {
+    return R"({"metadata":{"name":")" + name +
+           R"(","namespace":"ml"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}])" +
+           spec_extra + "}}";
+  };
+  const std::string sg = R"(,"schedulingGroup":{"podGroupName":"pair"})";
+  const std::string lost = R"(,"schedulingGroup":{"podGroupName":"lost"})";
+  const std::string pods = write("sg-pods.json", R"({"kind":"PodList","items":[)" + pod("pair-0", sg) + "," +
+                                                     pod("lost-0", lost) + "," + pod("pair-1", sg) + "]}");
+  const std::string objects = write("sg-objects.json", R"({"kind":"List","items":[
+    {"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"pair","namespace":"ml"},
+     "spec":{"podGroupTemplateRef":{"workload":{"workloadName":"job","podGroupTemplateName":"pair"}},
+             "schedulingPolicy":{"gang":{"minCount":2}}}}]})");
+  const std::string out = dir() + "/sg-out.jsonl";
+  const std::string args = "--backend cpu --tie-break first --nodes " + nodes + " --objects " + objects;
+  const CliRun r = run_cli("schedule " + args + " --pods " + pods + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("pod groups: 2  admitted: 1  rejected: 1"), std::string::npos) << r.out;
+  std::istringstream lines(slurp(out));
+  std::vector<std::string> got;
+  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  ASSERT_EQ(got.size(), 3u) << slurp(out);
+  // Queue order: the pair at its first member's place, then the lost one.
+  EXPECT_EQ(got[0].rfind(R"({"pod":"ml/pair-0","node":"n1")", 0), 0u) << got[0];
+  EXPECT_NE(got[1].find(R"("podGroup":"ml/pair","group":"admitted")"), std::string::npos) << got[1];
+  EXPECT_EQ(got[2].rfind(R"({"pod":"ml/lost-0","node":null)", 0), 0u) << got[2];
+  EXPECT_NE(
+      got[2].find(
+          R"(pod group \"ml/lost\" rejected: waiting for pods's pod group \"lost\" to appear in scheduling queue)"),
+      std::string::npos)
+      << got[2];
+  const CliRun ex = run_cli("explain " + args + " --pods " + pods + " --pod ml/pair-1");
+  ASSERT_EQ(ex.exit_code, 0) << ex.out;
+  EXPECT_NE(ex.out.find("pod group ml/pair (PodGroup (scheduling.k8s.io/v1alpha2), minCount 2)"), std::string::npos)
+      << ex.out;
+  const std::string both =
+      write("sg-both.json", R"({"kind":"PodList","items":[)" +
+                                pod("mixed", R"(,"workloadRef":{"name":"job","podGroup":"pair"})" + sg) + "]}");
+  const CliRun bad = run_cli("schedule " + args + " --pods " + both + " -o " + out);
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("sg-both.json: items[0] (Pod \"mixed\"): spec.schedulingGroup: cannot be set together with "
+                         "spec.workloadRef"),
+            std::string::npos)
+      << bad.out;
+}
 }  // namespace
 
 namespace {

@@ -1,6 +1,7 @@
 // Gang scheduling all or nothing (issue 23, items 3 and 6): the queue order,
 // the early rejections and Permit's quorum as Kubernetes v1.35's
-// GangScheduling and scheduler-plugins' Coscheduling decide them (their
+// GangScheduling (and v1.36's, for pods linked by spec.schedulingGroup) and
+// scheduler-plugins' Coscheduling decide them (their
 // unit-test tables, carried over where they translate to a bulk run), the
 // undo of a gang that falls short, and random gang workloads checked pod
 // by pod against a plain reference that tries each group on a copy of the
@@ -50,6 +51,26 @@ PodGroupObject coscheduling_group(const std::string& ns, const std::string& name
   g.min_count = min_member;
   g.min_resources = std::move(min_resources);
   return g;
+}
+
+// A standalone PodGroup (scheduling.k8s.io/v1alpha2, v1.36); min_count 0:
+// schedulingPolicy.basic.
+PodGroupObject standalone_group(const std::string& ns, const std::string& name, int32_t min_count) {
+  PodGroupObject g;
+  g.api = PodGroupObject::Api::kPodGroup;
+  g.namespace_name = ns;
+  g.name = name;
+  g.gang = min_count > 0;
+  g.min_count = min_count;
+  return g;
+}
+
+// A pod with v1.36's spec.schedulingGroup.podGroupName.
+Pod scheduling_group_pod(const std::string& ns, const std::string& name, const std::string& group, int64_t cpu = 1000) {
+  Pod p = make_pod(name, {container({{"cpu", cpu}})});
+  p.namespace_name = ns;
+  p.scheduling_group = group;
+  return p;
 }
 
 Pod workload_pod(const std::string& ns, const std::string& name, const std::string& workload,
@@ -257,6 +278,175 @@ TEST(GangSchedulingFlow, MembersCountedThroughEvents) {
   EXPECT_EQ(placed(flow_pod("p1")), 1);
 }
 
+// ---- v1.36 GangScheduling: pods linked by spec.schedulingGroup --------------
+
+TEST(GangSchedulingGroup, QuorumPlacedAdmitsTheWholeGang) {
+  ClusterObjects o;
+  o.pod_groups.push_back(standalone_group("ns1", "train", 3));
+  auto e = small_engine(roomy_nodes(), o);
+  const auto r =
+      e->schedule_all({scheduling_group_pod("ns1", "t0", "train"), scheduling_group_pod("ns1", "t1", "train"),
+                       scheduling_group_pod("ns1", "t2", "train")});
+  for (const ScheduleResult& res : r) {
+    EXPECT_GE(res.node, 0) << res.pod << ": " << res.message;
+    EXPECT_EQ(res.pod_group, "ns1/train");
+    EXPECT_EQ(res.group_outcome, GroupOutcome::kAdmitted);
+  }
+  EXPECT_EQ(e->snapshot().num_pods(), 3u);
+}
+
+TEST(GangSchedulingGroup, FallsShortAndIsUndoneWhole) {
+  // Room for two of the three: the two placed are undone, all three rejected.
+  ClusterObjects o;
+  o.pod_groups.push_back(standalone_group("ns1", "train", 3));
+  auto e = small_engine({make_node("n1", 2000, 16 * kGi)}, o);
+  const Decoded before = decode(e->snapshot());
+  const auto r =
+      e->schedule_all({scheduling_group_pod("ns1", "t0", "train"), scheduling_group_pod("ns1", "t1", "train"),
+                       scheduling_group_pod("ns1", "t2", "train")});
+  ASSERT_EQ(r.size(), 3u);
+  for (const ScheduleResult& res : r) {
+    EXPECT_EQ(res.node, -1);
+    EXPECT_EQ(res.code, Code::Unschedulable);
+    EXPECT_EQ(res.group_outcome, GroupOutcome::kRejected);
+  }
+  EXPECT_EQ(r[0].message, "pod group \"ns1/train\" rejected: 2/3 members placed, minCount 3");
+  EXPECT_EQ(r[2].message,
+            "pod group \"ns1/train\" rejected: 2/3 members placed, minCount 3; 0/1 nodes are available: 1 "
+            "Insufficient cpu.");
+  EXPECT_EQ(first_difference(before, decode(e->snapshot())), "") << "the placements were not undone exactly";
+}
+
+TEST(GangSchedulingGroup, MissingPodGroupFailsPreEnqueue) {
+  // No v1alpha2 PodGroup "train"; a Coscheduling PodGroup of that name is
+  // another resource and does not stand in for it.
+  ClusterObjects o;
+  o.pod_groups.push_back(coscheduling_group("ns1", "train", 1));
+  o.pod_groups.push_back(standalone_group("ns2", "train", 1));
+  auto e = small_engine(roomy_nodes(), o);
+  const Decoded before = decode(e->snapshot());
+  const auto r =
+      e->schedule_all({scheduling_group_pod("ns1", "t0", "train"), scheduling_group_pod("ns1", "t1", "train")});
+  for (const ScheduleResult& res : r) {
+    EXPECT_EQ(res.node, -1) << res.pod;
+    EXPECT_EQ(res.code, Code::UnschedulableAndUnresolvable) << res.pod;
+    EXPECT_EQ(res.group_outcome, GroupOutcome::kRejected) << res.pod;
+    EXPECT_EQ(res.message,
+              "pod group \"ns1/train\" rejected: waiting for pods's pod group \"train\" to appear in scheduling "
+              "queue");
+  }
+  EXPECT_EQ(first_difference(before, decode(e->snapshot())), "");
+  const PodGroupStatus s = e->pod_group_status(scheduling_group_pod("ns1", "t0", "train"), {});
+  EXPECT_EQ(s.pod_group, "ns1/train");
+  EXPECT_EQ(s.rejection, r[0].message);
+}
+
+TEST(GangSchedulingGroup, QuorumNotMetFailsPreEnqueue) {
+  ClusterObjects o;
+  o.pod_groups.push_back(standalone_group("ns1", "train", 3));
+  auto e = small_engine(roomy_nodes(), o);
+  const auto r =
+      e->schedule_all({scheduling_group_pod("ns1", "t0", "train"), scheduling_group_pod("ns1", "t1", "train")});
+  for (const ScheduleResult& res : r) {
+    EXPECT_EQ(res.code, Code::UnschedulableAndUnresolvable);
+    EXPECT_EQ(res.message,
+              "pod group \"ns1/train\" rejected: waiting for minCount pods from a gang to appear in scheduling queue");
+  }
+  EXPECT_EQ(e->snapshot().num_pods(), 0u);
+}
+
+TEST(GangSchedulingGroup, BasicPolicyPodsAreOrdinaryPods) {
+  ClusterObjects o;
+  o.pod_groups.push_back(standalone_group("ns1", "serve", 0));
+  auto e = small_engine(roomy_nodes(), o);
+  const auto r = e->schedule_all({scheduling_group_pod("ns1", "s0", "serve")});
+  EXPECT_GE(r[0].node, 0);
+  EXPECT_EQ(r[0].pod_group, "");
+  EXPECT_EQ(r[0].group_outcome, GroupOutcome::kNone);
+}
+
+TEST(GangSchedulingGroup, RunningMembersCountTowardTheMinimum) {
+  ClusterObjects o;
+  o.pod_groups.push_back(standalone_group("ns1", "train", 3));
+  auto e = small_engine(roomy_nodes(), o,
+                        {on_node(scheduling_group_pod("ns1", "r0", "train"), "n1"),
+                         on_node(scheduling_group_pod("ns1", "r1", "train"), "n2"),
+                         on_node(coscheduling_pod("ns1", "other", "train"), "n2")});
+  const PodGroupStatus s =
+      e->pod_group_status(scheduling_group_pod("ns1", "t0", "train"), {scheduling_group_pod("ns1", "t0", "train")});
+  EXPECT_EQ(s.api, "PodGroup (scheduling.k8s.io/v1alpha2)");
+  EXPECT_EQ(s.placed, 2) << "the Coscheduling pod of the same group name is not a member";
+  EXPECT_EQ(s.pending, 1);
+  EXPECT_EQ(s.min_count, 3);
+  EXPECT_EQ(s.rejection, "");
+  const auto r = e->schedule_all({scheduling_group_pod("ns1", "t0", "train")});
+  EXPECT_GE(r[0].node, 0) << r[0].message;
+  EXPECT_EQ(r[0].group_outcome, GroupOutcome::kAdmitted);
+}
+
+TEST(GangSchedulingGroup, MixedWithAWorkloadGangAndACoschedulingGangOfTheSameName) {
+  // One node of 4 cpus; three gangs of two, interleaved: a Workload gang
+  // (2 x 1 cpu) is admitted, the schedulingGroup gang "train" (2 x 1.5 cpu)
+  // finds room for one and is undone, the Coscheduling gang also named
+  // "train" (2 x 1 cpu) is admitted on what is left. Each is its own group.
+  ClusterObjects o;
+  o.pod_groups.push_back(workload_group("ns1", "job", "workers", 2));
+  o.pod_groups.push_back(standalone_group("ns1", "train", 2));
+  o.pod_groups.push_back(coscheduling_group("ns1", "train", 2));
+  const std::vector<Pod> pods = {
+      workload_pod("ns1", "w0", "job", "workers"),      scheduling_group_pod("ns1", "t0", "train", 1500),
+      coscheduling_pod("ns1", "c0", "train"),           workload_pod("ns1", "w1", "job", "workers"),
+      scheduling_group_pod("ns1", "t1", "train", 1500), coscheduling_pod("ns1", "c1", "train")};
+  const std::vector<QueueEntry> q = gang_queue_order(pods, o);
+  std::vector<std::vector<uint32_t>> got;
+  for (const QueueEntry& entry : q) got.push_back(entry.pods);
+  EXPECT_EQ(got, (std::vector<std::vector<uint32_t>>{{0, 3}, {1, 4}, {2, 5}}));
+  EXPECT_EQ(q[1].pod_group, "ns1/train");
+  EXPECT_EQ(q[2].pod_group, "ns1/train");
+  auto e = small_engine({make_node("n1", 4000, 16 * kGi)}, o);
+  const auto r = by_pod(e->schedule_all(pods));
+  for (const char* pod : {"ns1/w0", "ns1/w1", "ns1/c0", "ns1/c1"}) {
+    EXPECT_GE(r.at(pod).node, 0) << pod << ": " << r.at(pod).message;
+    EXPECT_EQ(r.at(pod).group_outcome, GroupOutcome::kAdmitted) << pod;
+  }
+  EXPECT_EQ(r.at("ns1/w0").pod_group, "ns1/job/workers");
+  EXPECT_EQ(r.at("ns1/c0").pod_group, "ns1/train");
+  for (const char* pod : {"ns1/t0", "ns1/t1"}) {
+    EXPECT_EQ(r.at(pod).node, -1) << pod;
+    EXPECT_EQ(r.at(pod).group_outcome, GroupOutcome::kRejected) << pod;
+    EXPECT_EQ(r.at(pod).message.rfind("pod group \"ns1/train\" rejected: 1/2 members placed, minCount 2", 0), 0u)
+        << r.at(pod).message;
+  }
+  EXPECT_EQ(e->snapshot().num_pods(), 4u);
+}
+
+TEST(GangSchedulingGroup, MembershipIsByLinkNamespaceAndName) {
+  const Pod a = scheduling_group_pod("ns1", "a", "train");
+  const Pod b = scheduling_group_pod("ns1", "b", "train");
+  EXPECT_EQ(pod_group_key(a), "ns1/train");
+  EXPECT_TRUE(same_pod_group(a, b));
+  EXPECT_FALSE(same_pod_group(a, scheduling_group_pod("ns1", "c", "eval")));
+  EXPECT_FALSE(same_pod_group(a, scheduling_group_pod("ns2", "d", "train")));
+  EXPECT_FALSE(same_pod_group(a, coscheduling_pod("ns1", "e", "train"))) << "another API's PodGroup";
+  EXPECT_FALSE(same_pod_group(coscheduling_pod("ns1", "e", "train"), a));
+  EXPECT_FALSE(same_pod_group(a, make_pod("plain")));
+  // A pod built in code with both links takes spec.workloadRef (the reader
+  // refuses such a pod), and both take precedence over the Coscheduling label.
+  Pod both = workload_pod("ns1", "f", "job", "workers");
+  both.scheduling_group = "train";
+  EXPECT_EQ(pod_group_key(both), "ns1/job/workers");
+  Pod labelled = scheduling_group_pod("ns1", "g", "train");
+  labelled.labels[kCoschedulingPodGroupLabel] = "other";
+  EXPECT_EQ(pod_group_key(labelled), "ns1/train");
+  EXPECT_TRUE(same_pod_group(labelled, a));
+  ClusterObjects o;
+  o.pod_groups.push_back(standalone_group("ns1", "train", 2));
+  const PodGroupMembership m = pod_group_membership(a, o);
+  EXPECT_TRUE(m.member);
+  EXPECT_EQ(m.group, 0);
+  EXPECT_TRUE(takes_part_in_gang(m, o));
+}
+
 // ---- scheduler-plugins Coscheduling (TestPreFilter, TestPermit) --------------
 
 TEST(CoschedulingPreFilter, PodDoesNotBelongToAnyPodGroup) {
@@ -461,6 +651,8 @@ Cluster gang_cluster(uint64_t stream) {
     const Pod& like = c.pending_pods[rng.below(c.pending_pods.size())];
     const uint32_t size = static_cast<uint32_t>(rng.chance(0.3) ? rng.between(1, 64) : rng.between(1, 8));
     const bool cosched = rng.chance(0.5);
+    // The other half: v1.35 Workload gangs and v1.36 schedulingGroup gangs.
+    const bool standalone = !cosched && rng.chance(0.5);
     const std::string name = "gang-" + std::to_string(g);
     // minimum: mostly the size, sometimes less, sometimes more than there are pods
     int32_t min = static_cast<int32_t>(size);
@@ -473,6 +665,8 @@ Cluster gang_cluster(uint64_t stream) {
         ResourceList min_resources;
         if (rng.chance(0.3)) min_resources["cpu"] = rng.between(1, 64) * 1000;
         c.objects.pod_groups.push_back(coscheduling_group(like.namespace_name, name, min, min_resources));
+      } else if (standalone) {
+        c.objects.pod_groups.push_back(standalone_group(like.namespace_name, name, basic ? 0 : min));
       } else {
         c.objects.pod_groups.push_back(workload_group(like.namespace_name, name, "workers", basic ? 0 : min));
       }
@@ -485,6 +679,8 @@ Cluster gang_cluster(uint64_t stream) {
       p.uid = "uid-" + p.name;
       if (cosched)
         p.labels[kCoschedulingPodGroupLabel] = name;
+      else if (standalone)
+        p.scheduling_group = name;
       else {
         p.workload_name = name;
         p.workload_pod_group = "workers";

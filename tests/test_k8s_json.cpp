@@ -1182,6 +1182,38 @@ std::string pod_with_spec(const std::string& spec_extra, const std::string& labe
                                 (spec_extra.empty() ? "" : "," + spec_extra) + "}}");
 }
 
+// v1.36's spec.schedulingGroup (PodSchedulingGroup, a union whose one
+// member is podGroupName, a DNS subdomain): read into Pod::scheduling_group,
+// refused as the API server refuses it, and refused beside v1.35's
+// spec.workloadRef, which v1.36 removed.
+TEST(ApiValidation, SchedulingGroupAsTheApiServerValidatesIt) {
+  const std::vector<Pod> pods =
+      parse_pods_json(pod_with_spec(R"("schedulingGroup":{"podGroupName":"train-0.workers"})"), "pods.json");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0].scheduling_group, "train-0.workers");
+  EXPECT_EQ(pods[0].workload_name, "");
+  // null is absent, as Go's decoder leaves the pointer nil.
+  EXPECT_EQ(parse_pods_json(pod_with_spec(R"("schedulingGroup":null)"), "pods.json")[0].scheduling_group, "");
+  const std::string at = "pods.json: items[0] (Pod \"p1\"): ";
+  EXPECT_EQ(pod_error(pod_with_spec(R"("schedulingGroup":{})")),
+            at + "spec.schedulingGroup.podGroupName: required (exactly one of `podGroupName` must be set)");
+  EXPECT_EQ(pod_error(pod_with_spec(R"("schedulingGroup":{"podGroupName":null})")),
+            at + "spec.schedulingGroup.podGroupName: required (exactly one of `podGroupName` must be set)");
+  EXPECT_EQ(pod_error(pod_with_spec(R"("schedulingGroup":{"podGroupName":""})")),
+            at + "spec.schedulingGroup.podGroupName: required");
+  EXPECT_CONTAINS(pod_error(pod_with_spec(R"("schedulingGroup":{"podGroupName":"Train_0"})")),
+                  at + "spec.schedulingGroup.podGroupName: invalid name \"Train_0\": ");
+  EXPECT_CONTAINS(pod_error(pod_with_spec(R"("schedulingGroup":{"podGroupName":")" + std::string(254, 'a') + R"("})")),
+                  at + "spec.schedulingGroup.podGroupName: invalid name");
+  EXPECT_CONTAINS(pod_error(pod_with_spec(R"("schedulingGroup":{"podGroupName":7})")),
+                  at + "spec.schedulingGroup.podGroupName: ");
+  EXPECT_CONTAINS(pod_error(pod_with_spec(R"("schedulingGroup":"train")")), at + "spec.schedulingGroup: ");
+  EXPECT_EQ(pod_error(pod_with_spec(
+                R"("workloadRef":{"name":"job","podGroup":"workers"},"schedulingGroup":{"podGroupName":"train"})")),
+            at + "spec.schedulingGroup: cannot be set together with spec.workloadRef (v1.36's schedulingGroup "
+                 "replaced v1.35's workloadRef; a pod names one pod group)");
+}
+
 std::string spread(const std::string& fields, const std::string& labels = "{}") {
   return pod_with_spec(
       R"("topologySpreadConstraints":[{"maxSkew":1,"whenUnsatisfiable":"DoNotSchedule",)" + fields + "}]", labels);

@@ -33,7 +33,7 @@ TEST(PodGroupObjects, ReadsTheThreeApis) {
     {"apiVersion":"scheduling.k8s.io/v1alpha1","kind":"Workload","metadata":{"name":"job","namespace":"ml"},
      "spec":{"podGroups":[{"name":"workers","policy":{"gang":{"minCount":4}}},{"name":"ps","policy":{"basic":{}}}]}},
     {"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"train"},
-     "spec":{"policy":{"gang":{"minCount":3}}}},
+     "spec":{"schedulingPolicy":{"gang":{"minCount":3}}}},
     {"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup","metadata":{"name":"train"},
      "spec":{"minMember":2,"minResources":{"cpu":"3","memory":"1Gi"},"scheduleTimeoutSeconds":10}}]})",
                                               "objects.json");
@@ -87,7 +87,7 @@ TEST(PodGroupObjects, BadObjectsNameTheFileTheObjectAndTheField) {
                        "expected scheduling.k8s.io/v1alpha2 or scheduling.x-k8s.io/v1alpha1");
   expect_objects_error(R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"p"},
                           "spec":{}})",
-                       "spec.policy: exactly one of `basic`, `gang` is required");
+                       "spec.schedulingPolicy: exactly one of `basic`, `gang` is required");
   expect_objects_error(R"({"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup","metadata":{"name":"p"},
                           "spec":{"minMember":-1}})",
                        "spec.minMember: must be a non-negative 32-bit integer");
@@ -109,6 +109,100 @@ TEST(PodGroupObjects, BadObjectsNameTheFileTheObjectAndTheField) {
   const std::string what = objects_error(workload + R"("spec":{}})");
   EXPECT_NE(what.find("objects.json"), std::string::npos) << what;
   EXPECT_NE(what.find("\"w\""), std::string::npos) << what;
+}
+
+// v1.36's PodGroup (scheduling.k8s.io/v1alpha2) as kubectl prints it:
+// spec.schedulingPolicy read, the fields that do not bear on a bulk run
+// (podGroupTemplateRef, schedulingConstraints, resourceClaims,
+// disruptionMode, priority) and status passed over; `spec.policy`, the name
+// bulkscore read before v1.36, still taken, but not beside schedulingPolicy.
+TEST(PodGroupObjects, V1alpha2PodGroupAsV136WritesIt) {
+  const ClusterObjects o = parse_objects_json(R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroupList",
+    "items":[
+    {"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"job-0","namespace":"ml"},
+     "spec":{"podGroupTemplateRef":{"workload":{"workloadName":"job","podGroupTemplateName":"workers"}},
+             "schedulingPolicy":{"gang":{"minCount":4}},
+             "schedulingConstraints":{"topology":[{"key":"topology.kubernetes.io/rack"}]},
+             "disruptionMode":"PodGroup","priorityClassName":"high","priority":1000},
+     "status":{"conditions":[{"type":"PodGroupScheduled","status":"False","reason":"Unschedulable",
+                              "lastTransitionTime":"2026-11-27T08:00:00Z","message":""}]}},
+    {"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"job-1","namespace":"ml"},
+     "spec":{"schedulingPolicy":{"basic":{}}}},
+    {"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"old","namespace":"ml"},
+     "spec":{"policy":{"gang":{"minCount":2}}}}]})",
+                                              "objects.json");
+  ASSERT_EQ(o.pod_groups.size(), 3u);
+  EXPECT_EQ(o.pod_groups[0].api, PodGroupObject::Api::kPodGroup);
+  EXPECT_EQ(o.pod_groups[0].key(), "ml/job-0");
+  EXPECT_TRUE(o.pod_groups[0].gang);
+  EXPECT_EQ(o.pod_groups[0].min_count, 4);
+  EXPECT_FALSE(o.pod_groups[1].gang);
+  EXPECT_TRUE(o.pod_groups[2].gang);
+  EXPECT_EQ(o.pod_groups[2].min_count, 2);
+  const std::string head = R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"p"},)";
+  EXPECT_EQ(objects_error(head + R"("spec":{"schedulingPolicy":{"gang":{"minCount":0}}}})"),
+            "objects.json: PodGroup \"p\": spec.schedulingPolicy.gang.minCount: must be greater than zero, got 0");
+  expect_objects_error(
+      head + R"("spec":{"schedulingPolicy":{"basic":{},"gang":{"minCount":1}}}})",
+      "spec.schedulingPolicy: exactly one of `basic`, `gang` is required, but multiple fields are set");
+  expect_objects_error(head + R"("spec":{"schedulingPolicy":{}}})",
+                       "spec.schedulingPolicy: exactly one of `basic`, `gang` is required");
+  expect_objects_error(head + R"("spec":{"policy":{"basic":{}},"schedulingPolicy":{"basic":{}}}})",
+                       "spec.schedulingPolicy: cannot be set together with spec.policy");
+  expect_objects_error(head + R"("spec":{"podGroupTemplateRef":{"workload":{"workloadName":"job"}}}})",
+                       "spec.schedulingPolicy: exactly one of `basic`, `gang` is required");
+}
+
+// v1.36's Workload (scheduling.k8s.io/v1alpha2): spec.podGroupTemplates[]
+// {name, schedulingPolicy} validated as v1alpha1's podGroups[] are; no group
+// of its own (pods name the PodGroups made from its templates), but it is
+// one object: the same Workload twice, in one file or two, is refused.
+TEST(PodGroupObjects, V1alpha2WorkloadIsValidatedAndAddsNoGroup) {
+  const std::string workload = R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"Workload",
+    "metadata":{"name":"job","namespace":"ml"},)";
+  ClusterObjects o =
+      parse_objects_json(workload + R"("spec":{"controllerRef":{"apiGroup":"batch","kind":"Job","name":"job"},
+        "podGroupTemplates":[{"name":"workers","schedulingPolicy":{"gang":{"minCount":4}}},
+                             {"name":"ps","schedulingPolicy":{"basic":{}}}]}})",
+                         "objects.json");
+  EXPECT_TRUE(o.pod_groups.empty());
+  ASSERT_EQ(o.template_workloads.size(), 1u);
+  EXPECT_EQ(o.template_workloads[0].namespace_name, "ml");
+  EXPECT_EQ(o.template_workloads[0].name, "job");
+  EXPECT_EQ(objects_error(workload + R"("spec":{}})"),
+            "objects.json: Workload \"job\": spec.podGroupTemplates: must have at least one item");
+  expect_objects_error(workload + R"("spec":{"podGroups":[{"name":"a","policy":{"basic":{}}}]}})",
+                       "spec.podGroupTemplates: must have at least one item");
+  expect_objects_error(workload + R"("spec":{"podGroupTemplates":[{"name":"a"}]}})",
+                       "spec.podGroupTemplates[0].schedulingPolicy: exactly one of `basic`, `gang` is required");
+  expect_objects_error(workload + R"("spec":{"podGroupTemplates":[{"name":"a","schedulingPolicy":{"gang":{}}}]}})",
+                       "spec.podGroupTemplates[0].schedulingPolicy.gang.minCount: must be greater than zero");
+  expect_objects_error(workload + R"("spec":{"podGroupTemplates":[{"name":"a","schedulingPolicy":{"basic":{}}},
+                                                                  {"name":"a","schedulingPolicy":{"basic":{}}}]}})",
+                       "spec.podGroupTemplates[1].name: duplicate value \"a\"");
+  expect_objects_error(workload + R"("spec":{"podGroupTemplates":[{"schedulingPolicy":{"basic":{}}}]}})",
+                       "spec.podGroupTemplates[0].name: required");
+  std::string nine;
+  for (int i = 0; i < 9; ++i)
+    nine += std::string(i ? "," : "") + R"({"name":"g)" + std::to_string(i) + R"(","schedulingPolicy":{"basic":{}}})";
+  expect_objects_error(workload + R"("spec":{"podGroupTemplates":[)" + nine + "]}}", "must have at most 8 items");
+  expect_objects_error(R"({"apiVersion":"scheduling.k8s.io/v1beta1","kind":"Workload","metadata":{"name":"w"}})",
+                       "apiVersion: expected scheduling.k8s.io/v1alpha1 or scheduling.k8s.io/v1alpha2, got");
+  // One resource, two versions: the same name twice is the same object.
+  const std::string again =
+      workload + R"("spec":{"podGroupTemplates":[{"name":"w","schedulingPolicy":{"basic":{}}}]}})";
+  try {
+    parse_objects_json(again, "more.json", o);
+    ADD_FAILURE() << "the same Workload read twice was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("Workload \"ml/job\" is also objects.json"), std::string::npos) << e.what();
+  }
+  expect_objects_error(R"({"kind":"List","items":[
+      {"apiVersion":"scheduling.k8s.io/v1alpha1","kind":"Workload","metadata":{"name":"w"},
+       "spec":{"podGroups":[{"name":"a","policy":{"basic":{}}}]}},
+      {"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"Workload","metadata":{"name":"w"},
+       "spec":{"podGroupTemplates":[{"name":"a","schedulingPolicy":{"basic":{}}}]}}]})",
+                       "Workload \"default/w\" is also objects.json: items[0]");
 }
 
 // A pod's spec.workloadRef (v1.35): name a DNS subdomain, podGroup and

@@ -877,6 +877,20 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
           });
           if (pod.workload_name.empty()) r.fail(p2.field("name"), "required");
           if (pod.workload_pod_group.empty()) r.fail(p2.field("podGroup"), "required");
+        } else if (k2 == "schedulingGroup") {
+          // v1.36's PodSchedulingGroup, a union whose one member today is
+          // podGroupName: once the object is there, the name is required
+          // (an empty one included) and a DNS subdomain, as PodGroup names are.
+          bool named = false;
+          r.for_each_field(v2, p2, [&](std::string_view k3, element v3, const Path& p3) {
+            if (k3 != "podGroupName") return;
+            named = true;
+            pod.scheduling_group = r.as_string(v3, p3);
+            if (pod.scheduling_group.empty()) r.fail(p3, "required");
+            if (const std::string problem = dns1123_subdomain_problem(pod.scheduling_group); !problem.empty())
+              r.fail(p3, "invalid name " + quote(pod.scheduling_group) + ": " + problem);
+          });
+          if (!named) r.fail(p2.field("podGroupName"), "required (exactly one of `podGroupName` must be set)");
         } else if (k2 == "priorityClassName") {
           pod.priority_class_name = r.as_string(v2, p2);
           if (const std::string problem = dns1123_subdomain_problem(pod.priority_class_name);
@@ -938,6 +952,13 @@ Pod convert_pod(element item, Reader& r, std::string origin) {
       });
     }
   });
+  // No Kubernetes release has both: v1.36 replaced spec.workloadRef (v1.35)
+  // with spec.schedulingGroup, so such a pod mixes two API versions and
+  // would name two groups; bulkscore refuses it rather than pick one.
+  if (!pod.workload_name.empty() && !pod.scheduling_group.empty())
+    r.fail(root.field("spec").field("schedulingGroup"),
+           "cannot be set together with spec.workloadRef (v1.36's schedulingGroup replaced v1.35's workloadRef; "
+           "a pod names one pod group)");
   // matchLabelKeys / mismatchLabelKeys, as the API server merges them at
   // creation (MatchLabelKeysInPodAffinity, GA): for each key the pod has, a
   // `key In [value]` (`NotIn` for mismatch) requirement joins the term's
@@ -1255,8 +1276,8 @@ SharedDeviceGroup convert_device_group(element item, Reader& r, std::string_view
 }
 
 // A pod group policy (a Workload's podGroups[].policy, a v1alpha2
-// PodGroup's spec.policy): exactly one of basic and gang, gang.minCount
-// positive, as the API server validates them.
+// PodGroup's spec.schedulingPolicy): exactly one of basic and gang,
+// gang.minCount positive, as the API server validates them.
 void convert_pod_group_policy(element v, Reader& r, const Path& p, PodGroupObject& g) {
   bool basic = false, gang = false;
   r.for_each_field(v, p, [&](std::string_view k, element v2, const Path& p2) {
@@ -1300,19 +1321,26 @@ void read_gang_topology(element annotations, Reader& r, const Path& p, std::stri
   });
 }
 
-// A Workload (scheduling.k8s.io/v1alpha1): one PodGroupObject per item of
-// spec.podGroups (1 to 8, names DNS labels and unique).
-void convert_workload(element item, Reader& r, std::string_view ns, std::string_view name, const std::string& origin,
-                      ClusterObjects& out) {
+// A Workload, validated as the API server does either version: 1 to 8
+// groups, names DNS labels and unique, each with exactly one policy.
+//  * scheduling.k8s.io/v1alpha1 (v1.35): spec.podGroups[] {name, policy};
+//    one PodGroupObject per item, the groups pods name with workloadRef.
+//  * scheduling.k8s.io/v1alpha2 (v1.36): spec.podGroupTemplates[] {name,
+//    schedulingPolicy}; templates a controller copies into PodGroups, which
+//    are what pods name (spec.schedulingGroup), so it adds no group here.
+void convert_workload(element item, Reader& r, bool v1alpha2, std::string_view ns, std::string_view name,
+                      const std::string& origin, ClusterObjects& out) {
   const Path root;
   const Path spec = root.field("spec");
-  const Path groups = spec.field("podGroups");
+  const char* const list_field = v1alpha2 ? "podGroupTemplates" : "podGroups";
+  const char* const policy_field = v1alpha2 ? "schedulingPolicy" : "policy";
+  const Path groups = spec.field(list_field);
   std::vector<PodGroupObject> found;
   bool listed = false;
   r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
     if (k != "spec") return;
     r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
-      if (k2 != "podGroups") return;
+      if (k2 != list_field) return;
       listed = true;
       const size_t n = r.as_array(v2, p2).size();
       if (n > 8) r.fail(p2, "must have at most 8 items, got " + std::to_string(n));
@@ -1330,23 +1358,29 @@ void convert_workload(element item, Reader& r, std::string_view ns, std::string_
               r.fail(p3, "invalid name " + quote(o.pod_group) + ": " + problem);
             for (const PodGroupObject& before : found)
               if (before.pod_group == o.pod_group) r.fail(p3, "duplicate value " + quote(o.pod_group));
-          } else if (k3 == "policy") {
+          } else if (k3 == policy_field) {
             policy = true;
             convert_pod_group_policy(v3, r, p3, o);
           }
         });
         if (o.pod_group.empty()) r.fail(gp.field("name"), "required");
-        if (!policy) r.fail(gp.field("policy"), "exactly one of `basic`, `gang` is required");
+        if (!policy) r.fail(gp.field(policy_field), "exactly one of `basic`, `gang` is required");
         found.push_back(std::move(o));
       });
     });
   });
   if (!listed || found.empty()) r.fail(groups, "must have at least one item");
+  if (v1alpha2) {
+    out.template_workloads.push_back(TemplateWorkload{std::string(ns), std::string(name), origin});
+    return;
+  }
   for (PodGroupObject& o : found) out.pod_groups.push_back(std::move(o));
 }
 
-// A PodGroup: scheduling.k8s.io/v1alpha2 (spec.policy as a Workload's
-// group) or scheduling.x-k8s.io/v1alpha1 (Coscheduling: spec.minMember,
+// A PodGroup: scheduling.k8s.io/v1alpha2 (v1.36: spec.schedulingPolicy,
+// basic or gang.minCount as a Workload's group's policy; the other spec
+// fields do not change where a pod may go in a bulk run and are not read) or
+// scheduling.x-k8s.io/v1alpha1 (Coscheduling: spec.minMember,
 // spec.minResources, spec.scheduleTimeoutSeconds; never negative).
 PodGroupObject convert_pod_group(element item, Reader& r, bool coscheduling, std::string_view ns,
                                  std::string_view name, const std::string& origin) {
@@ -1357,13 +1391,21 @@ PodGroupObject convert_pod_group(element item, Reader& r, bool coscheduling, std
   o.name = std::string(name);
   o.origin = origin;
   o.gang = coscheduling;
-  bool policy = false;
+  // The policy's field: v1.36 names it schedulingPolicy. `policy` is the
+  // name bulkscore read before v1.36's API was published (no release has
+  // it), still taken so that files written for bulkscore keep working.
+  // Exactly one of the two.
+  const char* policy = nullptr;
   r.for_each_field(item, root, [&](std::string_view k, element v, const Path& p) {
     if (k != "spec") return;
     r.for_each_field(v, p, [&](std::string_view k2, element v2, const Path& p2) {
       if (!coscheduling) {
-        if (k2 == "policy") {
-          policy = true;
+        if (k2 == "schedulingPolicy" || k2 == "policy") {
+          const char* field = k2 == "policy" ? "policy" : "schedulingPolicy";
+          if (policy)
+            r.fail(p2, std::string("cannot be set together with spec.") + policy +
+                           " (`policy` is bulkscore's earlier name for v1.36's `schedulingPolicy`)");
+          policy = field;
           convert_pod_group_policy(v2, r, p2, o);
         }
         return;
@@ -1377,7 +1419,8 @@ PodGroupObject convert_pod_group(element item, Reader& r, bool coscheduling, std
       }
     });
   });
-  if (!coscheduling && !policy) r.fail(root.field("spec").field("policy"), "exactly one of `basic`, `gang` is required");
+  if (!coscheduling && !policy)
+    r.fail(root.field("spec").field("schedulingPolicy"), "exactly one of `basic`, `gang` is required");
   return o;
 }
 
@@ -1396,6 +1439,8 @@ class ObjectIndex {
       where_.emplace(key("PodDisruptionBudget", b.namespace_name, b.name), b.origin);
     for (const PodGroupObject& g : out.pod_groups)
       where_.emplace(key(pod_group_kind(g.api), g.namespace_name, g.name), g.origin);
+    for (const TemplateWorkload& w : out.template_workloads)
+      where_.emplace(key("Workload", w.namespace_name, w.name), w.origin);
   }
 
   // The index's kind of a pod group's object: the two PodGroup kinds are
@@ -1604,8 +1649,9 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
     using Api = PodGroupObject::Api;
     Api which = Api::kWorkload;
     if (kind == "Workload") {
-      if (api != "scheduling.k8s.io/v1alpha1")
-        r.fail(root.field("apiVersion"), "expected scheduling.k8s.io/v1alpha1, got " + quote(api));
+      if (api != "scheduling.k8s.io/v1alpha1" && api != "scheduling.k8s.io/v1alpha2")
+        r.fail(root.field("apiVersion"),
+               "expected scheduling.k8s.io/v1alpha1 or scheduling.k8s.io/v1alpha2, got " + quote(api));
     } else if (api == "scheduling.k8s.io/v1alpha2") {
       which = Api::kPodGroup;
     } else if (api == "scheduling.x-k8s.io/v1alpha1") {
@@ -1618,7 +1664,7 @@ void convert_cluster_object(element item, std::string_view kind, Reader& r, std:
       r.fail(metadata.field("name"), std::string(kind) + " " + quote(ns + "/" + std::string(name)) + " is also " + *first);
     const size_t first_group = out.pod_groups.size();
     if (which == Api::kWorkload)
-      convert_workload(item, r, ns, name, origin, out);
+      convert_workload(item, r, api == "scheduling.k8s.io/v1alpha2", ns, name, origin, out);
     else
       out.pod_groups.push_back(convert_pod_group(item, r, which == Api::kCoscheduling, ns, name, origin));
     // A Workload's annotation applies to each of its groups.

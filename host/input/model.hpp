@@ -165,6 +165,10 @@ struct Pod {
   std::string workload_name;
   std::string workload_pod_group;
   std::string workload_replica_key;
+  // spec.schedulingGroup.podGroupName (v1.36, which removed workloadRef):
+  // the standalone PodGroup (scheduling.k8s.io/v1alpha2) in the pod's
+  // namespace; empty when absent. The reader refuses a pod that sets both.
+  std::string scheduling_group;
   // spec.preemptionPolicy: "" (PreemptLowerPriority, or the class's), or
   // "PreemptLowerPriority", "Never".
   std::string preemption_policy;
@@ -286,8 +290,9 @@ inline constexpr const char* kGangPreferredTopology = "bulkscore.io/gang-preferr
 //    policy.gang.minCount; pods join with spec.workloadRef {name, podGroup,
 //    podGroupReplicaKey}. One entry per podGroups[] item.
 //  * kPodGroup: a standalone PodGroup (scheduling.k8s.io/v1alpha2, v1.36):
-//    spec.policy as a Workload's podGroups[] item; pods join with
-//    spec.schedulingGroup.
+//    spec.schedulingPolicy (basic or gang.minCount, as a Workload's
+//    podGroups[] item's policy); pods join with
+//    spec.schedulingGroup.podGroupName.
 //  * kCoscheduling: scheduler-plugins' PodGroup (scheduling.x-k8s.io/v1alpha1):
 //    spec.minMember, spec.minResources, spec.scheduleTimeoutSeconds; pods join
 //    with the label scheduling.x-k8s.io/pod-group. Always a gang.
@@ -314,6 +319,15 @@ struct PodGroupObject {
   }
 };
 
+// A v1.36 Workload (scheduling.k8s.io/v1alpha2): its podGroupTemplates
+// only template the PodGroups that pods name, so nothing of it bears on
+// scheduling; kept so that the same Workload read twice is refused.
+struct TemplateWorkload {
+  std::string namespace_name;
+  std::string name;
+  std::string origin;
+};
+
 struct ClusterObjects {
   std::vector<Namespace> namespaces;
   std::vector<SelectingObject> selecting;  // file order
@@ -321,6 +335,7 @@ struct ClusterObjects {
   std::vector<PriorityClass> priority_classes;   // file order; names unique
   std::vector<PodDisruptionBudget> pdbs;         // file order; namespace/name unique
   std::vector<PodGroupObject> pod_groups;        // file order; one per group (a Workload's several)
+  std::vector<TemplateWorkload> template_workloads;  // file order; v1alpha2 Workloads
 };
 
 // What the CLI and the engine load: nodes, and pods either running on a node
