@@ -56,6 +56,17 @@
 //     // those pods gone (upstream's RemovePod on the cycle state).
 //     static void removal_counts(const RemovalContext&, const State&, const uint8_t* arena, uint32_t node,
 //                                const uint32_t* pods, uint32_t count, int64_t* out);
+//     // Host, optional, with kPreFilterTables (the batch cache, docs/batching.md):
+//     // whether two prepared states of the plugin (`prev` with the bytes
+//     // prepare wrote at prev_arena[prev_begin, prev_end), `st` likewise)
+//     // differ in nothing but the counts of the tables filter() reads, and
+//     // then, when `nodes` is given, which nodes' Filter may answer
+//     // differently (those of the domains whose counts changed), appended.
+//     // False: something else differs; the cached verdicts cannot serve.
+//     static bool filter_count_changes(const Snapshot&, const State& prev, const uint8_t* prev_arena,
+//                                      uint32_t prev_begin, uint32_t prev_end, const State& st,
+//                                      const uint8_t* arena, uint32_t begin, uint32_t end,
+//                                      std::vector<uint32_t>* nodes);
 //   };
 //
 // and its type in plugins/registry.hpp. Backends never name a plugin.
@@ -211,6 +222,14 @@ template <class P>
 struct HasScoreClass<P, std::void_t<decltype(&P::score_class)>> : std::true_type {};
 template <class P>
 constexpr bool kHasScoreClass = HasScoreClass<P>::value;
+
+// Whether plugin P has the optional filter_count_changes.
+template <class P, class = void>
+struct HasFilterCountChanges : std::false_type {};
+template <class P>
+struct HasFilterCountChanges<P, std::void_t<decltype(&P::filter_count_changes)>> : std::true_type {};
+template <class P>
+constexpr bool kHasFilterCountChanges = HasFilterCountChanges<P>::value;
 
 // Whether plugin P has the optional score_nodes.
 template <class P, class = void>

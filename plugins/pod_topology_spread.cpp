@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -579,6 +580,53 @@ void PodTopologySpread::reasons(uint64_t bits, const Snapshot&, const State&, co
   if (bits & kMissingLabel)
     out.push_back("node(s) didn't match pod topology spread constraints (missing required label)");
   if (bits & kSkew) out.push_back("node(s) didn't match pod topology spread constraints");
+}
+
+bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& prev, const uint8_t* prev_arena,
+                                             uint32_t prev_begin, uint32_t prev_end, const State& st,
+                                             const uint8_t* arena, uint32_t begin, uint32_t end,
+                                             std::vector<uint32_t>* nodes) {
+  // The same state (spans at the same offsets: the same layout) and as
+  // many prepared bytes.
+  if (std::memcmp(&prev, &st, sizeof(State)) != 0 || prev_end - prev_begin != end - begin || prev_begin != begin)
+    return false;
+  // The previous bytes with the new tables' counts written in must be the
+  // new bytes: nothing but counts differs. Per hard constraint: the same
+  // fields (the global minimum included) and the same domains, in order.
+  std::vector<uint8_t> patched(prev_arena + prev_begin, prev_arena + prev_end);
+  std::vector<std::pair<uint32_t, std::vector<int32_t>>> changed;  // constraint, values whose count moved
+  for (uint32_t i = 0; i < st.hard.count; ++i) {
+    const Constraint& a = st.hard.data(prev_arena)[i];
+    const Constraint& b = st.hard.data(arena)[i];
+    if (std::memcmp(&a, &b, sizeof(Constraint)) != 0) return false;
+    const DomainCount* da = a.domains.data(prev_arena);
+    const DomainCount* db = b.domains.data(arena);
+    std::vector<int32_t> values;
+    for (uint32_t j = 0; j < b.domains.count; ++j) {
+      if (da[j].value != db[j].value || da[j].nodes != db[j].nodes) return false;
+      if (da[j].count != db[j].count) values.push_back(db[j].value);
+    }
+    if (b.domains.count) {
+      if (b.domains.offset < begin || b.domains.offset + b.domains.count * sizeof(DomainCount) > end) return false;
+      std::memcpy(patched.data() + (b.domains.offset - begin), db, b.domains.count * sizeof(DomainCount));
+    }
+    if (!values.empty()) changed.emplace_back(i, std::move(values));
+  }
+  if (std::memcmp(patched.data(), arena + begin, patched.size()) != 0) return false;
+  if (!nodes || changed.empty()) return true;
+  // The nodes of the changed domains (a node's domain is its value of the
+  // constraint's key, "" and a missing label one: domain_of).
+  const SnapshotView s = snap.view();
+  for (uint32_t node = 0; node < snap.num_nodes(); ++node)
+    for (const auto& [i, values] : changed) {
+      const Constraint& c = st.hard.data(arena)[i];
+      const int32_t v = node_value(s, c, node);
+      if (v != kNoId && std::binary_search(values.begin(), values.end(), domain_of(st, v))) {
+        nodes->push_back(node);
+        break;
+      }
+    }
+  return true;
 }
 
 }  // namespace bulkscore::plugins

@@ -156,6 +156,12 @@ struct PodTopologySpread {
   // the node counts for the constraint (every hard key, inclusion policies),
   // as PreFilter counted it.
   static uint32_t removal_slots(const State& st) { return st.hard.count; }
+  // The batch cache (plugin_api.hpp): the hard constraints' domain counts
+  // alone differ; the nodes of the domains whose count changed. A changed
+  // global minimum touches every node: false.
+  static bool filter_count_changes(const Snapshot& snap, const State& prev, const uint8_t* prev_arena,
+                                   uint32_t prev_begin, uint32_t prev_end, const State& st, const uint8_t* arena,
+                                   uint32_t begin, uint32_t end, std::vector<uint32_t>* nodes);
   static void removal_counts(const RemovalContext& ctx, const State& st, const uint8_t* arena, uint32_t node,
                              const uint32_t* pods, uint32_t count, int64_t* out);
 

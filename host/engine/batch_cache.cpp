@@ -74,6 +74,7 @@ BatchCounters& BatchCounters::operator+=(const BatchCounters& o) {
   tied_nodes += o.tied_nodes;
   group_scores += o.group_scores;
   prescore_updates += o.prescore_updates;
+  filter_count_hits += o.filter_count_hits;
   first_of_shape += o.first_of_shape;
   return *this;
 }
@@ -92,6 +93,7 @@ BatchCounters BatchCounters::since(const BatchCounters& e) const {
   d.tied_nodes = tied_nodes - e.tied_nodes;
   d.group_scores = group_scores - e.group_scores;
   d.prescore_updates = prescore_updates - e.prescore_updates;
+  d.filter_count_hits = filter_count_hits - e.filter_count_hits;
   d.first_of_shape = first_of_shape - e.first_of_shape;
   return d;
 }
@@ -164,6 +166,10 @@ std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCou
       {"bulkscore_batch_prescore_updates_total",
        "Cache hits whose feasible-set PreScore tables were updated from the cached ones, not rebuilt.",
        &BatchCounters::prescore_updates},
+      {"bulkscore_batch_filter_count_hits_total",
+       "Cache hits whose Filter tables (PodTopologySpread's hard counts) changed in their counts only: the nodes of "
+       "the domains whose counts changed filtered again.",
+       &BatchCounters::filter_count_hits},
       {"bulkscore_batch_first_of_shape_total",
        "Misses not kept as a state: every slot was taken and no state or recent miss had their shape.",
        &BatchCounters::first_of_shape},
@@ -228,18 +234,21 @@ bool plugin_equal(uint8_t id, const PodQueryView& ha, const PodQuery& a, const P
 
 // ---- what can be reused -------------------------------------------------------
 
-FlushReason BatchCache::check_header(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const {
+FlushReason BatchCache::check_header(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query,
+                                     std::vector<uint32_t>* extra) const {
   if (!valid_) return FlushReason::kNoState;
   if (snap.structure_version() != structure_version_ || snap.num_nodes() != num_nodes_ ||
       snap.mutation_log().size() < log_position_)
     return FlushReason::kSnapshotChanged;
   if (!lists_equal(plan, query)) return FlushReason::kPodIncompatible;
-  if (!filters_equal(query)) return FlushReason::kFilterChanged;
+  if (!filters_compatible(snap, query, extra)) return FlushReason::kFilterChanged;
   const PodQueryView& b = query.header;
   // A grouped Score plugin's classes come from what its prepare wrote: the
-  // same bytes keep every untouched node in its group.
+  // same bytes keep every untouched node in its group (and so do bytes
+  // that differ in Filter tables' counts only, which no class reads).
   for (uint32_t slot = 0; slot < b.num_scores; ++slot)
-    if (grouped_[slot] && !plugin_equal(b.scores[slot], prepared_, query_, b, query, false))
+    if (grouped_[slot] && !plugin_equal(b.scores[slot], prepared_, query_, b, query, false) &&
+        !counts_only(snap, b.scores[slot], query, nullptr))
       return FlushReason::kFilterChanged;
   return FlushReason::kCount;  // no reason: the header, every Filter input and the groups match
 }
@@ -256,8 +265,8 @@ bool BatchCache::lists_equal(const ProfilePlan& plan, const PodQuery& query) con
          query.score_error.empty();
 }
 
-bool BatchCache::same_shape(const ProfilePlan& plan, const PodQuery& query) const {
-  return (valid_ || shape_only_) && lists_equal(plan, query) && filters_equal(query);
+bool BatchCache::same_shape(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const {
+  return (valid_ || shape_only_) && lists_equal(plan, query) && filters_compatible(snap, query, nullptr);
 }
 
 void BatchCache::remember_shape(const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared) {
@@ -268,10 +277,34 @@ void BatchCache::remember_shape(const ProfilePlan& plan, PodQuery&& query, const
   prepared_ = prepared;
 }
 
+bool BatchCache::filters_compatible(const Snapshot& snap, const PodQuery& query, std::vector<uint32_t>* extra) const {
+  for (uint32_t i = 0; i < query.header.num_filters; ++i) {
+    const uint8_t id = query.header.filters[i];
+    if (!plugin_equal(id, prepared_, query_, query.header, query, false) && !counts_only(snap, id, query, extra))
+      return false;
+  }
+  return true;
+}
+
 bool BatchCache::filters_equal(const PodQuery& query) const {
   for (uint32_t i = 0; i < query.header.num_filters; ++i)
     if (!plugin_equal(query.header.filters[i], prepared_, query_, query.header, query, false)) return false;
   return true;
+}
+
+bool BatchCache::counts_only(const Snapshot& snap, uint8_t id, const PodQuery& query,
+                             std::vector<uint32_t>* extra) const {
+  bool ok = false;
+  visit_plugin(id, [&](auto p) {
+    using P = decltype(p);
+    if constexpr (kHasFilterCountChanges<P>) {
+      const ArenaRange a = query_.prepared_ranges[id];
+      const ArenaRange b = query.prepared_ranges[id];
+      ok = P::filter_count_changes(snap, plugin_state<P>(prepared_), query_.arena.data(), a.begin, a.end,
+                                   plugin_state<P>(query.header), query.arena.data(), b.begin, b.end, extra);
+    }
+  });
+  return ok;
 }
 
 bool BatchCache::scores_equal(const PodQuery& query) const {
@@ -293,10 +326,13 @@ bool BatchCache::is_candidate(uint32_t node) const {
 // go among the groups; or why the pod is a miss.
 FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query,
                                  HitPlan& out) const {
-  const FlushReason header = check_header(snap, plan, query);
+  out.changed.clear();
+  const FlushReason header = check_header(snap, plan, query, &out.changed);
   if (header != FlushReason::kCount) return header;
+  out.counts_only = !filters_equal(query);
+  // The nodes changed since, and those whose Filter tables' counts changed.
   const std::vector<uint32_t>& log = snap.mutation_log();
-  out.changed.assign(log.begin() + static_cast<std::ptrdiff_t>(log_position_), log.end());
+  out.changed.insert(out.changed.end(), log.begin() + static_cast<std::ptrdiff_t>(log_position_), log.end());
   std::sort(out.changed.begin(), out.changed.end());
   out.changed.erase(std::unique(out.changed.begin(), out.changed.end()), out.changed.end());
   // Past this many changed nodes a full pass is as cheap.
@@ -506,6 +542,7 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   // Committed: from here on the cache follows the new query.
   const SnapshotView s = snap.view();
   counters.refiltered_nodes += hp.changed.size();
+  counters.filter_count_hits += hp.counts_only ? 1 : 0;
   const PodQueryView prepared = query.header;
   std::vector<uint32_t>& fresh_ids = fresh_ids_;
   add_groups(hp.new_classes, fresh_ids);

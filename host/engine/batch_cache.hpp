@@ -80,6 +80,7 @@ struct BatchCounters {
   uint64_t tied_nodes = 0;            // random tie-break: tied nodes drawn among on hits (2 or more)
   uint64_t group_scores = 0;          // grouped Score plugins' raw scores, one per group of nodes, on hits
   uint64_t prescore_updates = 0;      // hits whose feasible-set PreScore tables were updated, not rebuilt
+  uint64_t filter_count_hits = 0;     // hits whose Filter tables changed in their counts only (filter_count_changes)
   uint64_t first_of_shape = 0;        // misses not kept as a state: no state or recent pod had their shape
 
   BatchCounters& operator+=(const BatchCounters& o);
@@ -141,8 +142,9 @@ class BatchCache {
   void remember_shape(const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared);
   // Whether `query` could hit a state taken from the pod this holds (a
   // state or a remembered shape): the same profile, plugin lists, weights,
-  // PreFilterResult and Filter bytes, whatever the snapshot did since.
-  bool same_shape(const ProfilePlan& plan, const PodQuery& query) const;
+  // PreFilterResult and Filter bytes (or Filter tables that differ in their
+  // counts only), whatever the snapshot did since.
+  bool same_shape(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const;
 
   void clear() { valid_ = shape_only_ = false; }
   bool valid() const { return valid_; }
@@ -198,10 +200,22 @@ class BatchCache {
     // entry at index moved_new[i]; kLeaves: it leaves the cache).
     std::vector<uint32_t> moved_to, moved_new;
     std::vector<Classes> new_classes;
+    bool counts_only = false;  // a Filter plugin's tables changed in their counts only
   };
 
-  FlushReason check_header(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const;
+  // `extra` (optional): the nodes a Filter plugin whose tables changed in
+  // their counts only names (filter_count_changes), to be filtered again.
+  FlushReason check_header(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query,
+                           std::vector<uint32_t>* extra = nullptr) const;
+  // Every Filter plugin's bytes equal the cached query's, or differ only in
+  // the counts of its tables (the nodes those touch appended to `extra`
+  // when given).
+  bool filters_compatible(const Snapshot& snap, const PodQuery& query, std::vector<uint32_t>* extra) const;
+  // Every Filter plugin's bytes equal the cached query's.
   bool filters_equal(const PodQuery& query) const;
+  // Plugin `id`'s bytes differ from the cached query's in its tables'
+  // counts only (filter_count_changes; false for a plugin without it).
+  bool counts_only(const Snapshot& snap, uint8_t id, const PodQuery& query, std::vector<uint32_t>* extra) const;
   // The profile, plugin lists, weights, tie-break and PreFilterResult match
   // (and the pod has no Score error).
   bool lists_equal(const ProfilePlan& plan, const PodQuery& query) const;

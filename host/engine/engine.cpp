@@ -646,8 +646,8 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
           }
         }
       keep = replaced_found || replaced_free;
-      for (size_t k = 0; k < batch_.size() && !keep; ++k) keep = batch_[k].same_shape(plan, q);
-      for (size_t k = 0; k < shapes_.size() && !keep; ++k) keep = shapes_[k].same_shape(plan, q);
+      for (size_t k = 0; k < batch_.size() && !keep; ++k) keep = batch_[k].same_shape(snapshot_, plan, q);
+      for (size_t k = 0; k < shapes_.size() && !keep; ++k) keep = shapes_[k].same_shape(snapshot_, plan, q);
     }
     ++counters.no_hint;
     if (why != FlushReason::kNoState) ++counters.flushed[static_cast<size_t>(why)];
