@@ -196,16 +196,24 @@ void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, u
   Engine engine(default_scheduler_config(), options);
   std::vector<int32_t> placements;
   double floor_seconds = 0, engine_seconds = 0;
-  uint64_t placed = 0;
+  uint64_t placed = 0, hits = 0, count_hits = 0;
   for (auto _ : state) {
     state.PauseTiming();
     engine.load(w.cluster);
     for (const Pod& p : w.init) engine.schedule(p);
+    const BatchCounters before = engine.batch_counters();
     state.ResumeTiming();
     const auto start = std::chrono::steady_clock::now();
     for (const Pod& p : w.measured) placed += engine.schedule(p).node >= 0 ? 1 : 0;
     engine_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     state.PauseTiming();
+    const BatchCounters c = engine.batch_counters().since(before);
+    hits += c.hint_used;
+    count_hits += c.filter_count_hits;
+    if (std::getenv("BULKSCORE_BENCH_FLUSHES"))
+      for (size_t r = 0; r < c.flushed.size(); ++r)
+        if (c.flushed[r]) std::fprintf(stderr, "flushed %s: %llu\n", flush_reason_name(static_cast<FlushReason>(r)),
+                                       static_cast<unsigned long long>(c.flushed[r]));
     floor_seconds += time_floor(w, nodes, best_target(), placements);
     state.ResumeTiming();
   }
@@ -217,6 +225,10 @@ void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, u
   state.counters["vs_floor"] = floor_seconds / engine_seconds;
   state.counters["vs_floor_2t"] = floor_seconds / (2 * engine_seconds);
   state.counters["placed_share"] = static_cast<double>(placed) / pods;
+  // The batch cache's answers, and those whose Filter tables changed in
+  // their counts only (hard spreading).
+  state.counters["hit_share"] = static_cast<double>(hits) / pods;
+  state.counters["count_hit_share"] = static_cast<double>(count_hits) / pods;
 }
 
 void bm_floor(benchmark::State& state, Kind kind, floor::Target t, uint32_t nodes) {

@@ -63,6 +63,9 @@
 //     // then, when `nodes` is given, which nodes' Filter may answer
 //     // differently (those of the domains whose counts changed), appended.
 //     // False: something else differs; the cached verdicts cannot serve.
+//     // Contract: score() and score_class() read none of those counts (a
+//     // hit keeps the plugin's raw scores and classes when they alone
+//     // differ).
 //     static bool filter_count_changes(const Snapshot&, const State& prev, const uint8_t* prev_arena,
 //                                      uint32_t prev_begin, uint32_t prev_end, const State& st,
 //                                      const uint8_t* arena, uint32_t begin, uint32_t end,

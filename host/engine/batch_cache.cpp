@@ -248,7 +248,7 @@ FlushReason BatchCache::check_header(const Snapshot& snap, const ProfilePlan& pl
   // that differ in Filter tables' counts only, which no class reads).
   for (uint32_t slot = 0; slot < b.num_scores; ++slot)
     if (grouped_[slot] && !plugin_equal(b.scores[slot], prepared_, query_, b, query, false) &&
-        !counts_only(snap, b.scores[slot], query, nullptr))
+        !counts_only(snap, b.scores[slot], prepared_, query, nullptr))
       return FlushReason::kFilterChanged;
   return FlushReason::kCount;  // no reason: the header, every Filter input and the groups match
 }
@@ -280,7 +280,7 @@ void BatchCache::remember_shape(const ProfilePlan& plan, PodQuery&& query, const
 bool BatchCache::filters_compatible(const Snapshot& snap, const PodQuery& query, std::vector<uint32_t>* extra) const {
   for (uint32_t i = 0; i < query.header.num_filters; ++i) {
     const uint8_t id = query.header.filters[i];
-    if (!plugin_equal(id, prepared_, query_, query.header, query, false) && !counts_only(snap, id, query, extra))
+    if (!plugin_equal(id, prepared_, query_, query.header, query, false) && !counts_only(snap, id, prepared_, query, extra))
       return false;
   }
   return true;
@@ -292,7 +292,7 @@ bool BatchCache::filters_equal(const PodQuery& query) const {
   return true;
 }
 
-bool BatchCache::counts_only(const Snapshot& snap, uint8_t id, const PodQuery& query,
+bool BatchCache::counts_only(const Snapshot& snap, uint8_t id, const PodQueryView& prev, const PodQuery& query,
                              std::vector<uint32_t>* extra) const {
   bool ok = false;
   visit_plugin(id, [&](auto p) {
@@ -300,7 +300,7 @@ bool BatchCache::counts_only(const Snapshot& snap, uint8_t id, const PodQuery& q
     if constexpr (kHasFilterCountChanges<P>) {
       const ArenaRange a = query_.prepared_ranges[id];
       const ArenaRange b = query.prepared_ranges[id];
-      ok = P::filter_count_changes(snap, plugin_state<P>(prepared_), query_.arena.data(), a.begin, a.end,
+      ok = P::filter_count_changes(snap, plugin_state<P>(prev), query_.arena.data(), a.begin, a.end,
                                    plugin_state<P>(query.header), query.arena.data(), b.begin, b.end, extra);
     }
   });
@@ -602,7 +602,14 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
     SlotStats& st = stats_[slot];
     const SlotStats before = st;
     bool slot_all = false;
-    if (!plugin_equal(id, query_.header, query_, query.header, query, true)) {
+    // Scores unchanged: the same bytes, or bytes that differ in Filter
+    // tables' counts only (which Score does not read) with the same
+    // feasible-set PreScore tables.
+    const bool same_scores =
+        plugin_equal(id, query_.header, query_, query.header, query, true) ||
+        (hp.counts_only && counts_only(snap, id, query_.header, query, nullptr) &&
+         bytes_equal(query_.arena, query_.feasible_ranges[id], query.arena, query.feasible_ranges[id]));
+    if (!same_scores) {
       ++counters.full_plugin_rescores;
       visit_plugin(id, [&](auto p) {
         using P = decltype(p);

@@ -215,7 +215,10 @@ class BatchCache {
   bool filters_equal(const PodQuery& query) const;
   // Plugin `id`'s bytes differ from the cached query's in its tables'
   // counts only (filter_count_changes; false for a plugin without it).
-  bool counts_only(const Snapshot& snap, uint8_t id, const PodQuery& query, std::vector<uint32_t>* extra) const;
+  // `prev`: the cached query's header to compare with (prepared_ as
+  // prepare left it, or query_.header after its PreScore).
+  bool counts_only(const Snapshot& snap, uint8_t id, const PodQueryView& prev, const PodQuery& query,
+                   std::vector<uint32_t>* extra) const;
   // The profile, plugin lists, weights, tie-break and PreFilterResult match
   // (and the pod has no Score error).
   bool lists_equal(const ProfilePlan& plan, const PodQuery& query) const;
