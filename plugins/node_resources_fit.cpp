@@ -7,6 +7,25 @@
 
 namespace bulkscore::plugins {
 
+namespace {
+// Whether Filter checks resource `name` under `args` (prepare's rule).
+bool enforced(const NodeResourcesFitArgs& args, const std::string& name) {
+  if (name == "cpu" || name == "memory" || name == "ephemeral-storage") return true;
+  if (!is_scalar_resource_name(name)) return false;
+  if (!is_extended_resource_name(name)) return true;
+  const std::string group = name.substr(0, name.find('/'));
+  return !std::count(args.ignored_resources.begin(), args.ignored_resources.end(), name) &&
+         !std::count(args.ignored_resource_groups.begin(), args.ignored_resource_groups.end(), group);
+}
+}  // namespace
+
+ResourceList NodeResourcesFit::enforced_requests(const NodeResourcesFitArgs& args, const ResourceList& requests) {
+  ResourceList out;
+  for (const auto& [name, amount] : requests)
+    if (amount > 0 && enforced(args, name)) out[name] = amount;
+  return out;
+}
+
 PrepareResult NodeResourcesFit::prepare(const PrepareContext& ctx, State& st, Arena& arena) {
   const auto& args = ctx.profile.fit_args;
   const ResourceList& req = ctx.requests;
@@ -25,12 +44,7 @@ PrepareResult NodeResourcesFit::prepare(const PrepareContext& ctx, State& st, Ar
     if (!is_scalar_resource_name(name)) continue;
     any_scalar = true;
     if (amount == 0) continue;
-    if (is_extended_resource_name(name)) {
-      const std::string group = name.substr(0, name.find('/'));
-      if (std::count(args.ignored_resources.begin(), args.ignored_resources.end(), name) ||
-          std::count(args.ignored_resource_groups.begin(), args.ignored_resource_groups.end(), group))
-        continue;
-    }
+    if (!enforced(args, name)) continue;  // ignoredResources, ignoredResourceGroups
     const int32_t r = ctx.snapshot.resource_index(name);
     if (r < 0) throw Error("NodeResourcesFit: resource \"" + name + "\" was not interned before prepare");
     scalar_ids.push_back(static_cast<uint32_t>(r));

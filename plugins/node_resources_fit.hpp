@@ -40,6 +40,10 @@ struct NodeResourcesFit {
   };
 
   static PrepareResult prepare(const PrepareContext& ctx, State& st, Arena& arena);
+  // The part of a pod's requests (pod_requests) Filter checks under `args`:
+  // cpu, memory, ephemeral-storage and the scalar resources not ignored
+  // (ignoredResources, ignoredResourceGroups), as prepare reads them.
+  static ResourceList enforced_requests(const NodeResourcesFitArgs& args, const ResourceList& requests);
 
   BULKSCORE_HD static void check(int64_t want, uint32_t r, const SnapshotView& s, uint32_t node, uint64_t& bits,
                                  bool& unresolvable) {

@@ -8,6 +8,8 @@
 
 #include "host/input/pod_resources.hpp"
 #include "host/input/quote.hpp"
+#include "plugins/node_resources_fit.hpp"
+#include "plugins/registry.hpp"
 
 namespace bulkscore {
 
@@ -233,6 +235,15 @@ std::string gang_resource_rejection(const PodGroupObject& g, const Snapshot& sna
   return out;
 }
 
+ResourceList gang_enforced_requests(const ProfileConfig& profile, const std::vector<uint8_t>& filter_plugins,
+                                    const Pod& pod) {
+  constexpr uint8_t kFit = plugin_id<plugins::NodeResourcesFit>();
+  if (std::find(filter_plugins.begin(), filter_plugins.end(), kFit) == filter_plugins.end()) return {};
+  ResourceList out = plugins::NodeResourcesFit::enforced_requests(profile.fit_args, pod_requests(pod));
+  out["pods"] = 1;
+  return out;
+}
+
 std::vector<GangDomain> gang_domains(const Snapshot& snap, int32_t key, const std::vector<ResourceList>& member_requests,
                                      int64_t need, const std::vector<uint32_t>& feasible_nodes,
                                      const std::vector<int64_t>& totals, int32_t only_value) {
@@ -267,7 +278,6 @@ std::vector<GangDomain> gang_domains(const Snapshot& snap, int32_t key, const st
   for (size_t m = 0; m < member_requests.size(); ++m)
     for (const auto& [name, amount] : member_requests[m])
       if (amount > 0) wanted[name][m] = amount;
-  wanted["pods"].assign(member_requests.size(), 1);
   const auto clamp_need = static_cast<size_t>(std::clamp<int64_t>(need, 0, static_cast<int64_t>(member_requests.size())));
   std::vector<bool> holds(domains.size(), true);
   for (GangDomain& d : domains) d.holds_all = true;

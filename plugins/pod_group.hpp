@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "host/input/config.hpp"
 #include "host/input/model.hpp"
 #include "host/snapshot/snapshot.hpp"
 #include "plugins/plugin_api.hpp"
@@ -105,13 +106,20 @@ struct GangDomain {
 // before). A domain is left out when its nodes' free resources
 // (allocatable less requested, summed over the domain; `pods` by pod
 // count) cannot cover the `need` smallest requests of `member_requests`
-// (each resource on its own): as Coscheduling's minResources check, for
-// one domain; it assumes the profile's Filter enforces requests, as every
-// upstream profile does. Order: the domains that hold every pending
+// (gang_enforced_requests: what Filter enforces; each resource on its
+// own): as Coscheduling's minResources check, for one domain. Order: the domains that hold every pending
 // member first, then the higher mean of the best totals, more feasible
 // nodes, and the value's name (ascending) last. `only_value` >= 0 keeps
 // that domain alone (the members placed before, or a member's own
 // nodeSelector, sit there).
+// What of `pod`'s requests a domain's free resources must cover for the
+// pruning in gang_domains: the requests the profile's Filter enforces
+// (NodeResourcesFit, with its ignoredResources and ignoredResourceGroups)
+// and one `pods` slot; nothing when the profile's Filter (`filter_plugins`,
+// plugin ids) has no NodeResourcesFit.
+ResourceList gang_enforced_requests(const ProfileConfig& profile, const std::vector<uint8_t>& filter_plugins,
+                                    const Pod& pod);
+
 std::vector<GangDomain> gang_domains(const Snapshot& snap, int32_t key, const std::vector<ResourceList>& member_requests,
                                      int64_t need, const std::vector<uint32_t>& feasible_nodes,
                                      const std::vector<int64_t>& totals, int32_t only_value);

@@ -194,8 +194,9 @@ TEST(GangTopology, RequiredIsRejectedWhenNoDomainHoldsItAndLeavesNoTrace) {
     EXPECT_EQ(res.group_outcome, GroupOutcome::kRejected);
     EXPECT_EQ(res.group_domain, "");
   }
-  // r1 and r3 pass the resource check (4000m and 2000m free... r3 holds
-  // 2000m for 3000m: left out); r1 is tried and places 2 (a1 holds 2).
+  // r1 passes the resource check (4000m free for 3000m); r2 (2000m) and r3
+  // (2000m) do not and are left out. r1 is tried and places 2 (a1 holds 2;
+  // a2 is tainted).
   EXPECT_EQ(r[0].message,
             "pod group \"ml/train/workers\" rejected: no \"example.com/rack\" domain holds minCount 3 (1 tried; "
             "the best, \"r1\", placed 2/3)");
@@ -283,6 +284,162 @@ TEST(GangTopology, AMembersOwnNodeSelectorFixesTheDomain) {
             std::string::npos);
 }
 
+TEST(GangTopology, RankGangDomainsGivesTheOrderTried) {
+  ClusterObjects o;
+  o.pod_groups.push_back(rack_gang("train", 4, true));
+  auto e = engine_for(three_racks(), o, three_racks_load());
+  const GangDomainRanking r = e->rank_gang_domains(members("train", 4));
+  EXPECT_EQ(r.key, kRack);
+  EXPECT_TRUE(r.required);
+  EXPECT_EQ(r.problem, "");
+  // r2 (empty, scores higher) before r1 (busy); r3 (2000m for 4000m) left out.
+  ASSERT_EQ(r.domains.size(), 2u);
+  EXPECT_EQ(r.domains[0].value, "r2");
+  EXPECT_EQ(r.domains[0].nodes, 2u);
+  EXPECT_EQ(r.domains[0].feasible, 2u);
+  EXPECT_TRUE(r.domains[0].holds_all);
+  EXPECT_EQ(r.domains[1].value, "r1");
+  // Nothing changed: the gang goes where the ranking said.
+  EXPECT_EQ(e->schedule_group(members("train", 4))[0].group_domain, "example.com/rack=r2");
+  // A pod in no topology gang: no key.
+  EXPECT_EQ(e->rank_gang_domains({make_pod("alone")}).key, "");
+}
+
+TEST(GangTopology, ResourcesTheProfileIgnoresPruneNoDomain) {
+  // NodeResourcesFit ignores example.com/foo, which no node has: the gang
+  // fits, and its domain is not pruned for the resource.
+  SchedulerConfig cfg = default_scheduler_config();
+  for (ProfileConfig& p : cfg.profiles) p.fit_args.ignored_resources = {"example.com/foo"};
+  EngineOptions opts;
+  opts.backend = "cpu";
+  opts.tie_break = TieBreak::First;
+  opts.executor = caller_thread_executor();
+  Engine e(cfg, opts);
+  Cluster c;
+  c.nodes = {rack_node("a1", "r1", 8000), rack_node("a2", "r1", 8000)};
+  c.objects.pod_groups.push_back(rack_gang("train", 2, true));
+  static_cast<void>(e.load(c));
+  std::vector<Pod> m = members("train", 2);
+  for (Pod& p : m) p.containers[0].requests["example.com/foo"] = 1;
+  for (const ScheduleResult& r : e.schedule_group(m)) {
+    EXPECT_EQ(r.code, Code::Success) << r.message;
+    EXPECT_EQ(r.group_domain, "example.com/rack=r1");
+  }
+}
+
+TEST(GangTopology, AHeldMemberKeepsItsPlaceWhenTheGroupIsRejected) {
+  ClusterObjects o;
+  o.pod_groups.push_back(rack_gang("train", 2, true));
+  std::vector<Node> nodes = {rack_node("a1", "r1", 2000), rack_node("a2", "r1", 4000)};
+  nodes[1].taints.push_back(taint("dedicated", "infra", "NoSchedule"));
+  auto e = engine_for(nodes, o);
+  std::vector<Pod> m = members("train", 2);
+  m[1].containers[0].requests["cpu"] = 1500;
+  ASSERT_GE(e->schedule(m[0]).node, 0);  // held already
+  const auto r = e->schedule_group(m);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].code, Code::Error);
+  EXPECT_EQ(r[0].group_outcome, GroupOutcome::kNone);
+  EXPECT_NE(r[0].message.find("is in the cache already"), std::string::npos) << r[0].message;
+  EXPECT_EQ(r[1].group_outcome, GroupOutcome::kRejected);
+  EXPECT_EQ(e->snapshot().num_pods(), 1u);
+}
+
+TEST(GangTopology, AttemptsUndoneCountAsUnschedulable) {
+  // Four racks that hold the gang by resources but not by Filter (one node
+  // of each tainted): four attempts, each placing 2 of 3 then undone.
+  std::vector<Node> nodes;
+  for (int k = 0; k < 4; ++k) {
+    const std::string rk = "r" + std::to_string(k);
+    nodes.push_back(rack_node("a" + rk, rk, 2000));
+    nodes.push_back(rack_node("b" + rk, rk, 2000));
+    nodes.back().taints.push_back(taint("dedicated", "infra", "NoSchedule"));
+  }
+  ClusterObjects o;
+  o.pod_groups.push_back(rack_gang("train", 3, true));
+  auto e = engine_for(nodes, o);
+  const auto r = e->schedule_group(members("train", 3));
+  EXPECT_EQ(r[0].message,
+            "pod group \"ml/train/workers\" rejected: no \"example.com/rack\" domain holds minCount 3 (4 tried; "
+            "the best, \"r0\", placed 2/3)");
+  const SchedulerMetrics mt = e->metrics();
+  EXPECT_EQ(mt.profiles[0].attempts[static_cast<size_t>(AttemptResult::kScheduled)], 0u);
+  EXPECT_EQ(mt.profiles[0].attempts[static_cast<size_t>(AttemptResult::kUnschedulable)], 12u);
+}
+
+TEST(GangTopology, MessagesNameWhatLeavesNoDomain) {
+  ClusterObjects o;
+  o.pod_groups.push_back(rack_gang("train", 2, true));
+  // The key is a string in the snapshot (a pod's label), but no node has it.
+  Pod labelled = running("other", "n1", {{"cpu", 100}});
+  labelled.labels[kRack] = "x";
+  auto e = engine_for({make_node("n1", 8000, 64 * kGi)}, o, {labelled});
+  EXPECT_EQ(e->schedule_group(members("train", 2))[0].message,
+            "pod group \"ml/train/workers\" rejected: no node has the label \"example.com/rack\"");
+  // A member's nodeSelector value that is a string (a node's name) but no rack.
+  auto e2 = engine_for(three_racks(), o, three_racks_load());
+  std::vector<Pod> m = members("train", 2);
+  set_node_selector(m[0], {{kRack, "a1"}});
+  EXPECT_EQ(e2->schedule_group(m)[0].message,
+            "pod group \"ml/train/workers\" rejected: pod \"ml/train-0\"'s nodeSelector \"example.com/rack=a1\" "
+            "leaves no \"example.com/rack\" domain for the group");
+  // A member placed before on a node without the label.
+  Pod placed = member("train", 0);
+  placed.node_name = "x";
+  placed.phase = "Running";
+  auto e3 = engine_for(three_racks(), o, {placed});
+  EXPECT_EQ(e3->schedule_group({member("train", 1)})[0].message,
+            "pod group \"ml/train/workers\" rejected: pod \"ml/train-0\", placed before, is on node \"x\", which "
+            "has no label \"example.com/rack\"");
+  // One member short of resources everywhere: "member", singular.
+  ClusterObjects one;
+  one.pod_groups.push_back(rack_gang("train", 1, true));
+  auto e4 = engine_for({rack_node("a1", "r1", 500)}, one);
+  EXPECT_EQ(e4->schedule_group({member("train", 0)})[0].message,
+            "pod group \"ml/train/workers\" rejected: no \"example.com/rack\" domain has the free resources for 1 "
+            "member");
+}
+
+TEST(GangTopology, ACompactionBetweenAttemptsKeepsTheDomainsByName) {
+  // r0 scores best but fails (a tainted node); the snapshot compacts after
+  // every event (the undo), renumbering strings; r1 is still found by name.
+  std::vector<Node> nodes = {rack_node("a0", "r0", 16000), rack_node("b0", "r0", 16000), rack_node("a1", "r1", 8000),
+                             rack_node("b1", "r1", 8000), rack_node("c1", "r1", 8000)};
+  nodes[1].taints.push_back(taint("dedicated", "infra", "NoSchedule"));
+  EngineOptions opts;
+  opts.backend = "cpu";
+  opts.tie_break = TieBreak::First;
+  opts.executor = caller_thread_executor();
+  opts.compaction.dead_share = 0;
+  opts.compaction.min_dead = 0;
+  Engine e(default_scheduler_config(), opts);
+  Cluster c;
+  c.nodes = nodes;
+  c.objects.pod_groups.push_back(rack_gang("train", 3, true));
+  static_cast<void>(e.load(c));
+  std::vector<Pod> m = members("train", 3, 6000);
+  for (Pod& p : m) {
+    // A label and a spreading selector only these pods use: strings and a
+    // matcher that die with the undone members.
+    p.labels["only-here"] = "yes";
+    TopologySpreadConstraint t;
+    t.max_skew = 5;
+    t.topology_key = "kubernetes.io/hostname";
+    t.when_unsatisfiable = "ScheduleAnyway";
+    t.label_selector = LabelSelector{{{"only-here", "yes"}}, {}};
+    p.topology_spread_constraints.push_back(t);
+  }
+  const GangDomainRanking rk = e.rank_gang_domains(m);
+  ASSERT_EQ(rk.domains.size(), 2u);
+  EXPECT_EQ(rk.domains[0].value, "r0");
+  const uint64_t before = e.snapshot().compactions();
+  for (const ScheduleResult& r : e.schedule_group(m)) {
+    EXPECT_EQ(r.code, Code::Success) << r.message;
+    EXPECT_EQ(r.group_domain, "example.com/rack=r1");
+  }
+  EXPECT_GT(e.snapshot().compactions(), before);
+}
+
 TEST(GangTopology, ExplainShowsThePolicy) {
   ClusterObjects o;
   o.pod_groups.push_back(rack_gang("train", 2, true));
@@ -320,18 +477,34 @@ TopologyCase topology_case(uint64_t stream) {
   const auto gangs = static_cast<uint32_t>(rng.between(1, 4));
   for (uint32_t g = 0; g < gangs; ++g) {
     const Pod like = t.cluster.pending_pods[rng.below(t.cluster.pending_pods.size())];
-    const auto size = static_cast<uint32_t>(rng.between(1, 12));
-    auto min = static_cast<int32_t>(rng.chance(0.6) ? size : rng.between(1, size));
+    const bool required = rng.chance(0.6);
+    // Preferred gangs are sometimes larger than a rack holds (the fallback
+    // to anywhere); minimums below the size half the time.
+    const auto size = static_cast<uint32_t>(!required && rng.chance(0.3) ? rng.between(8, 24) : rng.between(1, 12));
+    const auto min = static_cast<int32_t>(rng.chance(0.5) ? size : rng.between(1, size));
     const std::string name = "gang-" + std::to_string(g);
-    PodGroupObject obj = rack_gang(name, min, rng.chance(0.6));
+    PodGroupObject obj = rack_gang(name, min, required);
     obj.namespace_name = like.namespace_name;
     t.cluster.objects.pod_groups.push_back(obj);
+    // Some gangs have a member or two running already (on any node: in a
+    // rack, or on a node without the label).
+    const uint32_t running = rng.chance(0.25) ? static_cast<uint32_t>(rng.between(1, 2)) : 0;
+    const uint32_t rack_of_running = static_cast<uint32_t>(rng.below(t.cluster.nodes.size()));
     for (uint32_t k = 0; k < size; ++k) {
       Pod p = like;
       p.name = name + "-" + std::to_string(k);
       p.uid = "uid-" + p.name;
       p.workload_name = name;
       p.workload_pod_group = "workers";
+      if (k < running && k < size - 1) {
+        // Mostly on one node; sometimes on two (maybe two racks).
+        const uint32_t node = k == 0 || rng.chance(0.7) ? rack_of_running : static_cast<uint32_t>(rng.below(t.cluster.nodes.size()));
+        p.node_name = t.cluster.nodes[node].name;
+        p.phase = "Running";
+        p.nominated_node_name.clear();
+        t.cluster.running_pods.push_back(std::move(p));
+        continue;
+      }
       t.cluster.pending_pods.push_back(std::move(p));
     }
   }
@@ -380,7 +553,8 @@ Trial trial(const Engine& ref, const Cluster& base, std::vector<Pod> gang, const
   return t;
 }
 
-void run_topology_case(uint64_t stream, Batching batching, uint32_t& in_domain, uint32_t& rejected) {
+void run_topology_case(uint64_t stream, Batching batching, uint32_t& in_domain, uint32_t& rejected,
+                       uint32_t& anywhere) {
   const TopologyCase tc = topology_case(stream);
   const Cluster& cluster = tc.cluster;
   EngineOptions opts;
@@ -413,9 +587,20 @@ void run_topology_case(uint64_t stream, Batching batching, uint32_t& in_domain, 
     const PodGroupMembership m = pod_group_membership(gang[0], cluster.objects);
     ASSERT_GE(m.group, 0);
     const PodGroupObject& g = cluster.objects.pod_groups[static_cast<size_t>(m.group)];
+    // The members placed before, and the racks they sit in ("" for a node
+    // without the label): they fix the domain.
     int64_t running_members = 0;
-    for (uint32_t id = 0; id < ref.snapshot().pod_id_bound(); ++id)
-      running_members += ref.snapshot().has_pod(id) && same_pod_group(ref.snapshot().pod(id), gang[0]) ? 1 : 0;
+    std::set<std::string> running_racks;
+    for (uint32_t id = 0; id < ref.snapshot().pod_id_bound(); ++id) {
+      if (!ref.snapshot().has_pod(id) || !same_pod_group(ref.snapshot().pod(id), gang[0])) continue;
+      ++running_members;
+      const Node* node = nullptr;
+      for (const Node& n : cluster.nodes)
+        if (n.name == ref.snapshot().node_name(ref.snapshot().pod_node(id))) node = &n;
+      const auto label = node ? node->labels.find(kRack) : StringMap::const_iterator{};
+      running_racks.insert(node && label != node->labels.end() ? label->second : "");
+    }
+    const GangDomainRanking ranking = e.rank_gang_domains(gang);
     const std::vector<ScheduleResult> got = e.schedule_group(gang);
     ASSERT_EQ(got.size(), gang.size()) << where;
     const std::string context = where + ": gang " + m.key + " (" + std::to_string(gang.size()) + " members, min " +
@@ -424,6 +609,7 @@ void run_topology_case(uint64_t stream, Batching batching, uint32_t& in_domain, 
     std::map<std::string, bool> admits;
     for (const std::string& rack : tc.racks)
       admits[rack] = gang.size() + static_cast<size_t>(running_members) >= static_cast<size_t>(g.min_count) &&
+                     (running_racks.empty() || (running_racks.size() == 1 && *running_racks.begin() == rack)) &&
                      trial(ref, cluster, gang, g, running_members, rack).admitted;
     bool any = false;
     for (const auto& [rack, ok] : admits) any = any || ok;
@@ -434,6 +620,12 @@ void run_topology_case(uint64_t stream, Batching batching, uint32_t& in_domain, 
       if (!got[0].group_domain.empty()) {
         const std::string rack = got[0].group_domain.substr(prefix.size());
         ASSERT_TRUE(admits[rack]) << context << ": admitted in " << rack << ", which the reference says cannot hold it";
+        // The first domain of rank_gang_domains' order that holds it.
+        for (const RankedGangDomain& d : ranking.domains) {
+          if (d.value == rack) break;
+          ASSERT_FALSE(admits[d.value]) << context << ": admitted in " << rack << ", though " << d.value
+                                        << ", ranked before it, holds it";
+        }
         Trial t = trial(ref, cluster, gang, g, running_members, rack);
         adopted = std::move(t.engine);
         adopted_results = std::move(t.results);
@@ -441,6 +633,7 @@ void run_topology_case(uint64_t stream, Batching batching, uint32_t& in_domain, 
       } else {
         ASSERT_FALSE(g.topology_required) << context;
         ASSERT_FALSE(any) << context << ": placed anywhere while a domain holds it";
+        ++anywhere;
         Trial t = trial(ref, cluster, gang, g, running_members, "");
         ASSERT_TRUE(t.admitted) << context;
         adopted = std::move(t.engine);
@@ -469,13 +662,14 @@ void run_topology_case(uint64_t stream, Batching batching, uint32_t& in_domain, 
 
 TEST(GangTopologyRandom, OneDomainAsTheBruteForceReferenceFindsIt) {
   for (const Batching batching : {Batching::Exact, Batching::Off}) {
-    uint32_t in_domain = 0, rejected = 0;
-    for (uint64_t stream = 0; stream < 24; ++stream) {
-      run_topology_case(stream, batching, in_domain, rejected);
+    uint32_t in_domain = 0, rejected = 0, anywhere = 0;
+    for (uint64_t stream = 0; stream < 40; ++stream) {
+      run_topology_case(stream, batching, in_domain, rejected, anywhere);
       if (HasFatalFailure()) return;
     }
     EXPECT_GT(in_domain, 5u) << batching_name(batching);
     EXPECT_GT(rejected, 3u) << batching_name(batching);
+    EXPECT_GT(anywhere, 0u) << batching_name(batching) << ": no preferred gang fell back to anywhere";
   }
 }
 

@@ -690,11 +690,14 @@ class Engine {
   // The snapshot's pods (assumed or bound) in `member`'s group, ascending.
   std::vector<uint32_t> placed_members(const Pod& member) const;
   // Pod ids by group key (pod_group_key), so that a group attempt does not
-  // scan every pod: each pod that enters the snapshot or changes there is
-  // noted under its key; ids that left, or hold another pod now, are
-  // pruned when the bucket is read (placed_members), which checks each id.
+  // scan every pod: each pod that enters the snapshot, or whose key changes
+  // there, is noted under its key and taken out when it leaves; reading a
+  // bucket (placed_members) still checks each id and prunes what went
+  // stale by any other way.
   mutable std::unordered_map<std::string, std::vector<uint32_t>> group_members_;
   void index_group_member(uint32_t id);
+  // `pod` (its group key) left the snapshot's slot `id`.
+  void unindex_group_member(const Pod& pod, uint32_t id);
   // schedule_group's steps (engine_gang.cpp). Each member in turn through
   // schedule(), results appended to `out`, until the members left cannot
   // make up `min` with the `placed` ones; the indices placed now. A member

@@ -170,6 +170,7 @@ Pod Engine::drop_record(std::unordered_map<std::string, PodRecord>::iterator it)
     }
   } else {
     pod = snapshot_.remove_pod(rec.id);
+    unindex_group_member(pod, rec.id);
   }
   pod_records_.erase(it);
   return pod;
@@ -352,8 +353,9 @@ EventStatus Engine::update_pod(const Pod& pod) {
     return out;
   }
   if (group_model_ || device_model_) snapshot_.take_device_warnings();
+  const std::string group_before = pod_group_key(before);
   snapshot_.update_pod(rec.id, updated);
-  index_group_member(rec.id);  // its labels may name another group now
+  if (pod_group_key(snapshot_.pod(rec.id)) != group_before) index_group_member(rec.id);  // its labels name another group
   if (group_model_ || device_model_)
     for (std::string& w : snapshot_.take_device_warnings()) out.warnings.push_back(std::move(w));
   if (device_model_) assign_pod_devices(rec.id, out.warnings);

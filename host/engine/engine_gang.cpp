@@ -38,6 +38,16 @@ void Engine::index_group_member(uint32_t id) {
   if (!key.empty()) group_members_[std::move(key)].push_back(id);
 }
 
+void Engine::unindex_group_member(const Pod& pod, uint32_t id) {
+  const std::string key = pod_group_key(pod);
+  if (key.empty()) return;
+  const auto it = group_members_.find(key);
+  if (it == group_members_.end()) return;
+  std::vector<uint32_t>& ids = it->second;
+  ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
+  if (ids.empty()) group_members_.erase(it);
+}
+
 std::vector<uint32_t> Engine::placed_members(const Pod& member) const {
   std::vector<uint32_t> out;
   const auto it = group_members_.find(pod_group_key(member));
@@ -210,17 +220,31 @@ GangDomainRanking Engine::domain_ranking(const std::vector<Pod>& members, const 
   out.required = g.topology_required;
   const int32_t key = snapshot_.string_id(g.topology_key);
   const std::string quoted_key = quote_for_message(g.topology_key);
-  if (key < 0) {
+  const SnapshotView view = snapshot_.view();
+  // Whether some node has the key (with `value`, when >= 0).
+  const auto some_node_has = [&](int32_t value) {
+    for (uint32_t node = 0; node < snapshot_.num_nodes(); ++node) {
+      const int32_t v = view.label_value(node, key);
+      if (v != kNoId && (value < 0 || v == value)) return true;
+    }
+    return false;
+  };
+  if (key < 0 || !some_node_has(-1)) {
     out.problem = "no node has the label " + quoted_key;
     return out;
   }
   // The members placed before fix the domain (all in one), and so does a
   // member's own nodeSelector on the key.
   int32_t only = -1;
-  const SnapshotView view = snapshot_.view();
   for (const uint32_t id : placed_ids) {
-    const int32_t value = view.label_value(snapshot_.pod_node(id), key);
-    if (value == kNoId || (only >= 0 && value != only)) {
+    const uint32_t node = snapshot_.pod_node(id);
+    const int32_t value = view.label_value(node, key);
+    if (value == kNoId) {
+      out.problem = "pod " + quote_for_message(snapshot_.pod(id).key()) + ", placed before, is on node " +
+                    quote_for_message(snapshot_.node_name(node)) + ", which has no label " + quoted_key;
+      return out;
+    }
+    if (only >= 0 && value != only) {
       out.problem = "the members placed before are not in one " + quoted_key + " domain";
       return out;
     }
@@ -230,7 +254,7 @@ GangDomainRanking Engine::domain_ranking(const std::vector<Pod>& members, const 
     const auto sel = p.node_selector.find(g.topology_key);
     if (sel == p.node_selector.end()) continue;
     const int32_t value = snapshot_.string_id(sel->second);
-    if (value < 0 || (only >= 0 && value != only)) {
+    if (value < 0 || (only >= 0 && value != only) || !some_node_has(value)) {
       out.problem = "pod " + quote_for_message(p.key()) + "'s nodeSelector " +
                     quote_for_message(g.topology_key + "=" + sel->second) + " leaves no " + quoted_key +
                     " domain for the group";
@@ -243,7 +267,10 @@ GangDomainRanking Engine::domain_ranking(const std::vector<Pod>& members, const 
   gang_first_member_totals(members.front(), feasible, totals);
   std::vector<ResourceList> requests;
   requests.reserve(members.size());
-  for (const Pod& p : members) requests.push_back(pod_requests(p));
+  for (const Pod& p : members) {
+    const ProfilePlan& plan = plan_for(p);
+    requests.push_back(gang_enforced_requests(plan.config, plan.filter, p));
+  }
   // By name: undoing an attempt is an event, after which the snapshot may
   // renumber its strings (EngineOptions::compaction).
   for (const GangDomain& d : gang_domains(snapshot_, key, requests, need, feasible, totals, only)) {
@@ -257,7 +284,8 @@ GangDomainRanking Engine::domain_ranking(const std::vector<Pod>& members, const 
     out.domains.push_back(std::move(r));
   }
   if (out.domains.empty())
-    out.problem = "no " + quoted_key + " domain has the free resources for " + std::to_string(need) + " members";
+    out.problem = "no " + quoted_key + " domain has the free resources for " + std::to_string(need) +
+                  (need == 1 ? " member" : " members");
   return out;
 }
 
@@ -298,9 +326,11 @@ std::vector<size_t> Engine::place_gang_members(const std::vector<Pod>& members, 
 
 void Engine::undo_gang_members(const std::vector<Pod>& members, const std::vector<size_t>& placed_now) {
   // Unreserve every placement in the reverse of the order they were
-  // reserved in.
-  for (auto it = placed_now.rbegin(); it != placed_now.rend(); ++it)
+  // reserved in; each was an attempt Permit then rejected.
+  for (auto it = placed_now.rbegin(); it != placed_now.rend(); ++it) {
     static_cast<void>(forget_pod(members[*it].cache_key()));
+    metrics_.unschedule_attempt(static_cast<size_t>(&plan_for(members[*it]) - plans_.data()));
+  }
 }
 
 std::vector<ScheduleResult> Engine::reject_gang(const std::vector<Pod>& members, std::vector<ScheduleResult> out,
@@ -309,6 +339,14 @@ std::vector<ScheduleResult> Engine::reject_gang(const std::vector<Pod>& members,
   out.resize(members.size());
   for (size_t i = 0; i < members.size(); ++i) {
     ScheduleResult& r = out[i];
+    // A member the engine held before (given twice) keeps its place and
+    // schedule()'s answer, as in an early rejection.
+    if (r.node < 0 && pod_records_.count(members[i].cache_key()) != 0) {
+      if (i >= tried) r = schedule(members[i]);
+      r.pod_group = key;
+      r.group_outcome = GroupOutcome::kNone;
+      continue;
+    }
     const bool placed_here = r.node >= 0;
     if (i >= tried) r.pod = members[i].key();
     r.message = why + (i >= tried ? " (not tried)" : placed_here || r.message.empty() ? "" : "; " + r.message);

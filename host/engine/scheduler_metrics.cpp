@@ -263,6 +263,14 @@ void MetricsRecorder::attempt(size_t profile, AttemptResult r, Clock::duration d
   p.attempt_duration[static_cast<size_t>(r)].observe(attempt_bounds_, seconds(d));
 }
 
+void MetricsRecorder::unschedule_attempt(size_t profile) {
+  ProfileCounts& p = profiles_[profile];
+  uint64_t& scheduled = p.attempts[static_cast<size_t>(AttemptResult::kScheduled)];
+  if (scheduled == 0) return;
+  --scheduled;
+  ++p.attempts[static_cast<size_t>(AttemptResult::kUnschedulable)];
+}
+
 void MetricsRecorder::extension_point(size_t profile, ExtensionPoint p, Code status, Clock::duration d) {
   profiles_[profile].extension_points[static_cast<size_t>(p) * kNumCodes + static_cast<size_t>(status)].observe(
       extension_bounds_, seconds(d));

@@ -153,6 +153,10 @@ class MetricsRecorder {
   bool sampled(uint64_t cycle) const;
 
   void attempt(size_t profile, AttemptResult r, Clock::duration d);
+  // A scheduled attempt whose placement was then undone (a gang rejected
+  // at Permit): counted as unschedulable, as upstream counts a pod that
+  // Permit rejects. The attempt's duration stays where it was observed.
+  void unschedule_attempt(size_t profile);
   void extension_point(size_t profile, ExtensionPoint p, Code status, Clock::duration d);
   void plugin(uint8_t plugin, ExtensionPoint p, Code status, Clock::duration d);
 
