@@ -334,6 +334,20 @@ struct SeedRun {
 // The typical tasks of the untuned trace (popularity 0.95).
 std::vector<TypicalTask> replay_typical_tasks(const ReplayTrace& trace);
 
+// The cluster's GPU state as the replay records it after each pod
+// (ReplayEvent's units), measured once on `snap`: the devices' allocated and
+// free units and the sum over nodes of each node's fragmentation against
+// `typical` (GpuFragmentation's node_fragmentation). For other runs that
+// want the replay's measure (bench/bench_gang_trace.cpp).
+struct ReplayGpuState {
+  int64_t capacity_units = 0;
+  int64_t allocated_units = 0;
+  int64_t idle_units = 0;
+  double frag_units = 0;
+};
+ReplayGpuState replay_gpu_state(const Snapshot& snap, const std::vector<TypicalTask>& typical,
+                                const DeviceModel& model = DeviceModel{});
+
 // One policy, one seed. InputError when the policy's plugins are not
 // available in this build (make_profile_plan's message).
 SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>& typical, const ReplayPolicy& policy,
@@ -431,5 +445,10 @@ struct ReplayCliOptions {
   int verbosity = 0;
 };
 int replay_main(const ReplayCliOptions& options);
+
+// The trace folder: `flag` when given, else $BULKSCORE_TRACE_DIR, else
+// ../shared/data/alibaba-gpu-v2023 seen from the working directory, then
+// from the folder above the binary's. InputError naming what was tried.
+std::string find_trace_dir(const std::string& flag);
 
 }  // namespace bulkscore

@@ -32,24 +32,6 @@ bool is_dir(const fs::path& p) {
   return fs::is_directory(p, ec);
 }
 
-// --trace-dir, else $BULKSCORE_TRACE_DIR, else the shared data folder beside
-// the repository: seen from the working directory (the repository root),
-// then from the binary (build folder inside the repository).
-std::string find_trace_dir(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  if (const char* env = std::getenv(kTraceDirEnv); env && *env) return env;
-  std::vector<fs::path> tried{fs::path(kRelativeTraceDir)};
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) tried.push_back(exe.parent_path().parent_path() / kRelativeTraceDir);
-  std::string names;
-  for (const fs::path& p : tried) {
-    if (is_dir(p)) return p.lexically_normal().string();
-    names += (names.empty() ? "" : ", ") + p.string();
-  }
-  throw InputError("no trace folder: give --trace-dir or set " + std::string(kTraceDirEnv) + " (tried " + names + ")");
-}
-
 bool on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
   if (!path) return false;
@@ -65,8 +47,25 @@ bool on_path(const std::string& program) {
   }
 }
 
-
 }  // namespace
+
+// The shared data folder beside the repository is seen from the working
+// directory (the repository root), then from the binary (build folder
+// inside the repository).
+std::string find_trace_dir(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv(kTraceDirEnv); env && *env) return env;
+  std::vector<fs::path> tried{fs::path(kRelativeTraceDir)};
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) tried.push_back(exe.parent_path().parent_path() / kRelativeTraceDir);
+  std::string names;
+  for (const fs::path& p : tried) {
+    if (is_dir(p)) return p.lexically_normal().string();
+    names += (names.empty() ? "" : ", ") + p.string();
+  }
+  throw InputError("no trace folder: give --trace-dir or set " + std::string(kTraceDirEnv) + " (tried " + names + ")");
+}
 
 int replay_main(const ReplayCliOptions& o) {
   const std::vector<uint64_t> seeds = parse_seed_list(o.seeds);

@@ -215,6 +215,17 @@ void check_replay_policy(const ReplayPolicy& policy, const std::vector<TypicalTa
   (void)make_profile_plan(config.profiles.at(0));
 }
 
+ReplayGpuState replay_gpu_state(const Snapshot& snap, const std::vector<TypicalTask>& typical,
+                                const DeviceModel& model) {
+  const ClusterGpuMetrics metrics(snap, model, flatten(typical, snap));
+  ReplayGpuState s;
+  s.allocated_units = metrics.allocated();
+  s.idle_units = metrics.idle();
+  s.capacity_units = s.allocated_units + s.idle_units;
+  s.frag_units = metrics.frag();
+  return s;
+}
+
 SeedRun run_replay_seed(const ReplayTrace& trace, const std::vector<TypicalTask>& typical, const ReplayPolicy& policy,
                         uint64_t seed, const ReplayOptions& options) {
   const auto wall0 = std::chrono::steady_clock::now();
