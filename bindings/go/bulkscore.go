@@ -442,6 +442,8 @@ type Result struct {
 	// "rejected"; both "" for a pod in no gang.
 	PodGroup     string
 	GroupOutcome string
+	// A topology-aware gang admitted in one domain: "key=value", else "".
+	GroupDomain string
 }
 
 func goResult(r *C.bs_schedule_result) *Result {
@@ -459,6 +461,7 @@ func goResult(r *C.bs_schedule_result) *Result {
 		PDBViolations: int64(r.pdb_violations),
 		PodGroup:      C.GoString(r.pod_group),
 		GroupOutcome:  C.GoString(r.group_outcome),
+		GroupDomain:   C.GoString(r.group_domain),
 	}
 	if r.num_victims > 0 {
 		for _, v := range unsafe.Slice(r.victims, int(r.num_victims)) {

@@ -62,6 +62,7 @@ class _ScheduleResult(ctypes.Structure):
         ("pdb_violations", ctypes.c_int64),
         ("pod_group", _c_char_p),
         ("group_outcome", _c_char_p),
+        ("group_domain", _c_char_p),
     ]
 
 
@@ -237,7 +238,8 @@ class Result(dict):
     nominatedNode ("" when the pod did not preempt), victims (namespace/name,
     sorted) and pdbViolations (DefaultPreemption); podGroup (a gang member's
     group key) and groupOutcome ("admitted", "rejected"; both "" for a pod in
-    no gang)."""
+    no gang); groupDomain ("key=value" for a topology-aware gang admitted in
+    one domain, else "")."""
 
     __getattr__ = dict.get
 
@@ -334,7 +336,7 @@ class Engine:
                       nominatedNode=_str(c.nominated_node),
                       victims=[_str(c.victims[i]) for i in range(c.num_victims)],
                       pdbViolations=c.pdb_violations, podGroup=_str(c.pod_group),
-                      groupOutcome=_str(c.group_outcome))
+                      groupOutcome=_str(c.group_outcome), groupDomain=_str(c.group_domain))
 
     def _decide(self, fn, pod):
         b = _bytes(pod)

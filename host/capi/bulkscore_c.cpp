@@ -151,6 +151,7 @@ std::unique_ptr<ScheduleHolder> schedule_holder(bulkscore::ScheduleResult r) {
   p.pdb_violations = s.pdb_violations;
   p.pod_group = s.pod_group.c_str();
   p.group_outcome = bulkscore::group_outcome_name(s.group_outcome);
+  p.group_domain = s.group_domain.c_str();
   h->box.owner = h.get();
   return h;
 }

@@ -227,6 +227,9 @@ typedef struct bs_schedule_result {
    * each Unschedulable with the group's message), "" for a pod in no gang. */
   const char* pod_group;
   const char* group_outcome;
+  /* A topology-aware gang admitted in one domain (appended; docs/plugins.md
+   * "Topology-aware gangs"): "key=value", else "". */
+  const char* group_domain;
 } bs_schedule_result;
 
 /* Filter, score, select and assume `pod` (JSON of one Pod). A pod the

@@ -300,6 +300,7 @@ static void gang_calls(void) {
         CHECK(r->code == 0 && strcmp(r->node, "n1") == 0);
         CHECK(strcmp(r->pod_group, i == 1 ? "" : "default/train/workers") == 0);
         CHECK(strcmp(r->group_outcome, i == 1 ? "" : "admitted") == 0);
+        CHECK(strcmp(r->group_domain, "") == 0); /* no topology annotation */
       }
       CHECK(strstr(rs->results[0]->json, "\"podGroup\":\"default/train/workers\",\"group\":\"admitted\"") != NULL);
     }
