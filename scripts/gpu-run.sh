@@ -61,8 +61,11 @@ step rank 60 "$bin/test_engine_rank" --gtest_filter='*Cuda*'
 step reserve_undo 90 "$bin/test_reserve_undo"
 # Gangs all or nothing on a CUDA engine against the CPU reference.
 step gang 90 "$bin/test_gang" --gtest_filter='GangRandom*'
+# Topology-aware gangs on a CUDA engine against the brute-force CPU
+# reference (domain attempts undone on the device mirror).
+step gang_topology 90 "$bin/test_gang_topology" --gtest_filter='GangTopologyRandom*'
 grep -E "^\[  (FAILED|SKIPPED) \]|Failure|decides otherwise|first difference" "$logs/events.log" "$logs/rank.log" \
-  "$logs/reserve_undo.log" "$logs/gang.log" | head -n 10 |
+  "$logs/reserve_undo.log" "$logs/gang.log" "$logs/gang_topology.log" | head -n 10 |
   sed 's/^/    /' | tee -a "$summary"
 
 # Device faults injected mid-run (BULKSCORE_CUDA_FAULT_AT=N:POINT,

@@ -68,7 +68,8 @@ TEST(GangTopologyInput, BadAnnotationsAreRefusedNamingTheField) {
     return R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"g","annotations":)" +
            annotations + R"(},"spec":{"policy":{"gang":{"minCount":2}}}})";
   };
-  EXPECT_EQ(objects_error(group(R"({"bulkscore.io/gang-required-topology":"rack","bulkscore.io/gang-preferred-topology":"zone"})")),
+  EXPECT_EQ(objects_error(group(
+                R"({"bulkscore.io/gang-required-topology":"rack","bulkscore.io/gang-preferred-topology":"zone"})")),
             "objects.json: PodGroup \"g\": metadata.annotations.bulkscore.io/gang-preferred-topology: at most "
             "one of bulkscore.io/gang-required-topology and bulkscore.io/gang-preferred-topology may be set");
   const std::string bad = objects_error(group(R"({"bulkscore.io/gang-required-topology":"not a key"})"));
@@ -241,7 +242,8 @@ TEST(GangTopology, PreferredFallsBackToAnywhere) {
   ClusterObjects o2;
   o2.pod_groups.push_back(rack_gang("train", 4, false));
   auto e2 = engine_for(three_racks(), o2, three_racks_load());
-  for (const ScheduleResult& res : e2->schedule_group(members("train", 4))) EXPECT_EQ(res.group_domain, "example.com/rack=r2");
+  for (const ScheduleResult& res : e2->schedule_group(members("train", 4)))
+    EXPECT_EQ(res.group_domain, "example.com/rack=r2");
 }
 
 TEST(GangTopology, MembersPlacedBeforeFixTheDomain) {
@@ -498,7 +500,8 @@ TopologyCase topology_case(uint64_t stream) {
       p.workload_pod_group = "workers";
       if (k < running && k < size - 1) {
         // Mostly on one node; sometimes on two (maybe two racks).
-        const uint32_t node = k == 0 || rng.chance(0.7) ? rack_of_running : static_cast<uint32_t>(rng.below(t.cluster.nodes.size()));
+        const uint32_t node =
+            k == 0 || rng.chance(0.7) ? rack_of_running : static_cast<uint32_t>(rng.below(t.cluster.nodes.size()));
         p.node_name = t.cluster.nodes[node].name;
         p.phase = "Running";
         p.nominated_node_name.clear();
@@ -553,8 +556,8 @@ Trial trial(const Engine& ref, const Cluster& base, std::vector<Pod> gang, const
   return t;
 }
 
-void run_topology_case(uint64_t stream, Batching batching, uint32_t& in_domain, uint32_t& rejected,
-                       uint32_t& anywhere) {
+void run_topology_case(uint64_t stream, const std::string& backend, Batching batching, uint32_t& in_domain,
+                       uint32_t& rejected, uint32_t& anywhere) {
   const TopologyCase tc = topology_case(stream);
   const Cluster& cluster = tc.cluster;
   EngineOptions opts;
@@ -562,19 +565,20 @@ void run_topology_case(uint64_t stream, Batching batching, uint32_t& in_domain, 
   opts.tie_break = TieBreak::First;
   opts.batching = batching;
   opts.executor = caller_thread_executor();
-  Engine e(no_preemption(), opts);
   Engine ref(no_preemption(), [&] {
     EngineOptions o = opts;
     o.batching = Batching::Off;
     return o;
   }());
+  opts.backend = backend;  // the engine under test; the reference on the CPU
+  Engine e(no_preemption(), opts);
   {
     Cluster a = cluster, b = cluster;
     static_cast<void>(e.load(a));
     static_cast<void>(ref.load(b));
   }
-  const std::string where = "stream " + std::to_string(stream) + ", batching " + batching_name(batching) +
-                            " (BULKSCORE_PARITY_SEED=" + std::to_string(parity_seed()) + ")";
+  const std::string where = "stream " + std::to_string(stream) + " on " + backend + ", batching " +
+                            batching_name(batching) + " (BULKSCORE_PARITY_SEED=" + std::to_string(parity_seed()) + ")";
   for (const QueueEntry& entry : e.queue_order(cluster.pending_pods)) {
     std::vector<Pod> gang;
     for (const uint32_t i : entry.pods) gang.push_back(cluster.pending_pods[i]);
@@ -660,17 +664,22 @@ void run_topology_case(uint64_t stream, Batching batching, uint32_t& in_domain, 
   EXPECT_EQ(first_difference(decode(ref.snapshot()), decode(e.snapshot())), "") << where;
 }
 
+// The engine under test on every backend the build has (cuda where a
+// device answers); the reference on the CPU.
 TEST(GangTopologyRandom, OneDomainAsTheBruteForceReferenceFindsIt) {
-  for (const Batching batching : {Batching::Exact, Batching::Off}) {
-    uint32_t in_domain = 0, rejected = 0, anywhere = 0;
-    for (uint64_t stream = 0; stream < 40; ++stream) {
-      run_topology_case(stream, batching, in_domain, rejected, anywhere);
-      if (HasFatalFailure()) return;
+  std::vector<std::string> backends{"cpu"};
+  if (backend_unavailable_reason("cuda").empty()) backends.emplace_back("cuda");
+  for (const std::string& backend : backends)
+    for (const Batching batching : {Batching::Exact, Batching::Off}) {
+      uint32_t in_domain = 0, rejected = 0, anywhere = 0;
+      for (uint64_t stream = 0; stream < 40; ++stream) {
+        run_topology_case(stream, backend, batching, in_domain, rejected, anywhere);
+        if (HasFatalFailure()) return;
+      }
+      EXPECT_GT(in_domain, 5u) << batching_name(batching);
+      EXPECT_GT(rejected, 3u) << batching_name(batching);
+      EXPECT_GT(anywhere, 0u) << batching_name(batching) << ": no preferred gang fell back to anywhere";
     }
-    EXPECT_GT(in_domain, 5u) << batching_name(batching);
-    EXPECT_GT(rejected, 3u) << batching_name(batching);
-    EXPECT_GT(anywhere, 0u) << batching_name(batching) << ": no preferred gang fell back to anywhere";
-  }
 }
 
 }  // namespace
