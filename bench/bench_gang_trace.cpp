@@ -102,7 +102,7 @@ const GangTrace* gang_trace(double load, uint64_t seed, std::string& error) {
   char rack[32];
   for (size_t i = 0; i < trace.nodes.size(); ++i) {
     Node n = trace_node_object(trace.nodes[i]);
-    std::snprintf(rack, sizeof rack, "rack-%03zu", i / kRackSize);  // zero-padded: name order is file order
+    static_cast<void>(std::snprintf(rack, sizeof rack, "rack-%03zu", i / kRackSize));  // zero-padded: name order is file order
     n.labels[kRackKey] = rack;
     t->cluster.nodes.push_back(std::move(n));
   }
@@ -128,7 +128,7 @@ const GangTrace* gang_trace(double load, uint64_t seed, std::string& error) {
     obj.api = PodGroupObject::Api::kWorkload;
     obj.namespace_name = "ml";
     char name[32];
-    std::snprintf(name, sizeof name, "job-%04u", g);
+    static_cast<void>(std::snprintf(name, sizeof name, "job-%04u", g));
     obj.name = name;
     obj.pod_group = "workers";
     obj.gang = true;

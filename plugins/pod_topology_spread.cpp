@@ -591,14 +591,17 @@ bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& 
   if (std::memcmp(&prev, &st, sizeof(State)) != 0 || prev_end - prev_begin != end - begin || prev_begin != begin)
     return false;
   // The previous bytes with the new tables' counts written in must be the
-  // new bytes: nothing but counts differs. Per hard constraint: the same
-  // fields (the global minimum included) and the same domains, in order.
+  // new bytes: nothing but counts differs (every constraint's fields, the
+  // global minimum included, and the same domains, in order).
   std::vector<uint8_t> patched(prev_arena + prev_begin, prev_arena + prev_end);
   std::vector<std::pair<uint32_t, std::vector<int32_t>>> changed;  // constraint, values whose count moved
   for (uint32_t i = 0; i < st.hard.count; ++i) {
     const Constraint& a = st.hard.data(prev_arena)[i];
     const Constraint& b = st.hard.data(arena)[i];
-    if (std::memcmp(&a, &b, sizeof(Constraint)) != 0) return false;
+    // The constraint's own fields (the global minimum among them) are
+    // compared with the rest of the bytes below; its table must sit in the
+    // same place.
+    if (a.domains.offset != b.domains.offset || a.domains.count != b.domains.count) return false;
     const DomainCount* da = a.domains.data(prev_arena);
     const DomainCount* db = b.domains.data(arena);
     std::vector<int32_t> values;
