@@ -20,6 +20,7 @@
 #include "host/engine/executor.hpp"
 #include "host/engine/result_json.hpp"
 #include "plugins/pod_group.hpp"
+#include "tests/gang_engine.hpp"
 #include "tests/random_cluster.hpp"
 #include "tests/snapshot_check.hpp"
 #include "tests/test_util.hpp"
@@ -92,17 +93,8 @@ Pod coscheduling_pod(const std::string& ns, const std::string& name, const std::
 }
 
 std::unique_ptr<Engine> small_engine(std::vector<Node> nodes, ClusterObjects objects, std::vector<Pod> running = {}) {
-  EngineOptions opts;
-  opts.backend = "cpu";
-  opts.tie_break = TieBreak::First;
-  opts.executor = caller_thread_executor();
-  auto e = std::make_unique<Engine>(default_scheduler_config(), opts);
-  Cluster c;
-  c.nodes = std::move(nodes);
-  c.running_pods = std::move(running);
-  c.objects = std::move(objects);
-  static_cast<void>(e->load(c));
-  return e;
+  return loaded_engine(default_scheduler_config(), serial_cpu_options(), std::move(nodes), std::move(objects),
+                       std::move(running));
 }
 
 std::map<std::string, ScheduleResult> by_pod(const std::vector<ScheduleResult>& results) {
@@ -713,14 +705,7 @@ SchedulerConfig no_preemption_config() {
   return config;
 }
 
-EngineOptions test_options(Batching batching) {
-  EngineOptions opts;
-  opts.backend = "cpu";
-  opts.tie_break = TieBreak::First;
-  opts.batching = batching;
-  opts.executor = caller_thread_executor();
-  return opts;
-}
+EngineOptions test_options(Batching batching) { return serial_cpu_options(batching); }
 
 // The reference: one engine without batching for ordinary pods; a gang is
 // tried on a fresh engine loaded with a copy of the reference's cluster

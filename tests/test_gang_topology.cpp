@@ -1,6 +1,6 @@
 // Topology-aware gangs (issue 23, item 4; docs/plugins.md "Topology-aware
-// gangs"): the annotations read from Workloads and PodGroups, the choice of
-// one domain of the key for the whole gang (the best that holds it), the
+// gangs"): the choice of one domain of the key for the whole gang (the
+// best that holds it; the annotations are read in test_pod_groups.cpp), the
 // required and preferred policies, the members placed before and a
 // member's own nodeSelector fixing the domain, the exact undo of attempts
 // that fell short, and random clusters checked against a brute-force
@@ -18,8 +18,8 @@
 #include "host/engine/engine.hpp"
 #include "host/engine/executor.hpp"
 #include "host/engine/result_json.hpp"
-#include "host/input/k8s_json.hpp"
 #include "plugins/pod_group.hpp"
+#include "tests/gang_engine.hpp"
 #include "tests/random_cluster.hpp"
 #include "tests/snapshot_check.hpp"
 #include "tests/test_util.hpp"
@@ -29,56 +29,6 @@ namespace {
 
 using namespace testutil;        // NOLINT(google-build-using-namespace)
 using namespace snapshot_check;  // NOLINT(google-build-using-namespace)
-
-// ---- input ------------------------------------------------------------------
-
-std::string objects_error(const std::string& json) {
-  try {
-    parse_objects_json(json, "objects.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-TEST(GangTopologyInput, AnnotationsOnWorkloadsAndPodGroups) {
-  const ClusterObjects o = parse_objects_json(R"({"kind":"List","items":[
-    {"apiVersion":"scheduling.k8s.io/v1alpha1","kind":"Workload",
-     "metadata":{"name":"job","namespace":"ml","annotations":{"bulkscore.io/gang-required-topology":"example.com/rack"}},
-     "spec":{"podGroups":[{"name":"workers","policy":{"gang":{"minCount":4}}},{"name":"ps","policy":{"basic":{}}}]}},
-    {"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup",
-     "metadata":{"name":"train","annotations":{"bulkscore.io/gang-preferred-topology":"topology.kubernetes.io/zone"}},
-     "spec":{"policy":{"gang":{"minCount":3}}}},
-    {"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup","metadata":{"name":"plain"},
-     "spec":{"minMember":2}}]})",
-                                              "objects.json");
-  ASSERT_EQ(o.pod_groups.size(), 4u);
-  // Both of the Workload's groups take its annotation.
-  for (size_t i = 0; i < 2; ++i) {
-    EXPECT_EQ(o.pod_groups[i].topology_key, "example.com/rack");
-    EXPECT_TRUE(o.pod_groups[i].topology_required);
-  }
-  EXPECT_EQ(o.pod_groups[2].topology_key, "topology.kubernetes.io/zone");
-  EXPECT_FALSE(o.pod_groups[2].topology_required);
-  EXPECT_EQ(o.pod_groups[3].topology_key, "");
-}
-
-TEST(GangTopologyInput, BadAnnotationsAreRefusedNamingTheField) {
-  const auto group = [](const std::string& annotations) {
-    return R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"g","annotations":)" +
-           annotations + R"(},"spec":{"policy":{"gang":{"minCount":2}}}})";
-  };
-  EXPECT_EQ(objects_error(group(
-                R"({"bulkscore.io/gang-required-topology":"rack","bulkscore.io/gang-preferred-topology":"zone"})")),
-            "objects.json: PodGroup \"g\": metadata.annotations.bulkscore.io/gang-preferred-topology: at most "
-            "one of bulkscore.io/gang-required-topology and bulkscore.io/gang-preferred-topology may be set");
-  const std::string bad = objects_error(group(R"({"bulkscore.io/gang-required-topology":"not a key"})"));
-  EXPECT_NE(bad.find("metadata.annotations.bulkscore.io/gang-required-topology: invalid node label key \"not a key\""),
-            std::string::npos)
-      << bad;
-  EXPECT_NE(objects_error(group(R"({"bulkscore.io/gang-preferred-topology":""})")).find("invalid node label key"),
-            std::string::npos);
-}
 
 // ---- placement ----------------------------------------------------------------
 
@@ -118,18 +68,8 @@ Node rack_node(const std::string& name, const std::string& rack, int64_t cpu) {
 
 std::unique_ptr<Engine> engine_for(std::vector<Node> nodes, ClusterObjects objects, std::vector<Pod> running = {},
                                    Batching batching = Batching::Exact) {
-  EngineOptions opts;
-  opts.backend = "cpu";
-  opts.tie_break = TieBreak::First;
-  opts.batching = batching;
-  opts.executor = caller_thread_executor();
-  auto e = std::make_unique<Engine>(default_scheduler_config(), opts);
-  Cluster c;
-  c.nodes = std::move(nodes);
-  c.running_pods = std::move(running);
-  c.objects = std::move(objects);
-  static_cast<void>(e->load(c));
-  return e;
+  return loaded_engine(default_scheduler_config(), serial_cpu_options(batching), std::move(nodes), std::move(objects),
+                       std::move(running));
 }
 
 std::string rack_of(const Engine& e, const ScheduleResult& r) {
@@ -312,18 +252,13 @@ TEST(GangTopology, ResourcesTheProfileIgnoresPruneNoDomain) {
   // fits, and its domain is not pruned for the resource.
   SchedulerConfig cfg = default_scheduler_config();
   for (ProfileConfig& p : cfg.profiles) p.fit_args.ignored_resources = {"example.com/foo"};
-  EngineOptions opts;
-  opts.backend = "cpu";
-  opts.tie_break = TieBreak::First;
-  opts.executor = caller_thread_executor();
-  Engine e(cfg, opts);
-  Cluster c;
-  c.nodes = {rack_node("a1", "r1", 8000), rack_node("a2", "r1", 8000)};
-  c.objects.pod_groups.push_back(rack_gang("train", 2, true));
-  static_cast<void>(e.load(c));
+  ClusterObjects o;
+  o.pod_groups.push_back(rack_gang("train", 2, true));
+  const auto e =
+      loaded_engine(cfg, serial_cpu_options(), {rack_node("a1", "r1", 8000), rack_node("a2", "r1", 8000)}, o);
   std::vector<Pod> m = members("train", 2);
   for (Pod& p : m) p.containers[0].requests["example.com/foo"] = 1;
-  for (const ScheduleResult& r : e.schedule_group(m)) {
+  for (const ScheduleResult& r : e->schedule_group(m)) {
     EXPECT_EQ(r.code, Code::Success) << r.message;
     EXPECT_EQ(r.group_domain, "example.com/rack=r1");
   }
@@ -408,17 +343,13 @@ TEST(GangTopology, ACompactionBetweenAttemptsKeepsTheDomainsByName) {
   std::vector<Node> nodes = {rack_node("a0", "r0", 16000), rack_node("b0", "r0", 16000), rack_node("a1", "r1", 8000),
                              rack_node("b1", "r1", 8000), rack_node("c1", "r1", 8000)};
   nodes[1].taints.push_back(taint("dedicated", "infra", "NoSchedule"));
-  EngineOptions opts;
-  opts.backend = "cpu";
-  opts.tie_break = TieBreak::First;
-  opts.executor = caller_thread_executor();
+  EngineOptions opts = serial_cpu_options();
   opts.compaction.dead_share = 0;
   opts.compaction.min_dead = 0;
-  Engine e(default_scheduler_config(), opts);
-  Cluster c;
-  c.nodes = nodes;
-  c.objects.pod_groups.push_back(rack_gang("train", 3, true));
-  static_cast<void>(e.load(c));
+  ClusterObjects o;
+  o.pod_groups.push_back(rack_gang("train", 3, true));
+  const auto engine = loaded_engine(default_scheduler_config(), opts, nodes, o);
+  Engine& e = *engine;
   std::vector<Pod> m = members("train", 3, 6000);
   for (Pod& p : m) {
     // A label and a spreading selector only these pods use: strings and a
@@ -535,12 +466,7 @@ Trial trial(const Engine& ref, const Cluster& base, std::vector<Pod> gang, const
   for (uint32_t id = 0; id < ref.snapshot().pod_id_bound(); ++id)
     if (ref.snapshot().has_pod(id)) now.running_pods.push_back(ref.snapshot().pod(id));
   Trial t;
-  EngineOptions opts;
-  opts.backend = "cpu";
-  opts.tie_break = TieBreak::First;
-  opts.batching = Batching::Off;
-  opts.executor = caller_thread_executor();
-  t.engine = std::make_unique<Engine>(no_preemption(), opts);
+  t.engine = std::make_unique<Engine>(no_preemption(), serial_cpu_options(Batching::Off));
   static_cast<void>(t.engine->load(now));
   int64_t placed = running_members;
   for (size_t k = 0; k < gang.size(); ++k) {
@@ -560,16 +486,8 @@ void run_topology_case(uint64_t stream, const std::string& backend, Batching bat
                        uint32_t& rejected, uint32_t& anywhere) {
   const TopologyCase tc = topology_case(stream);
   const Cluster& cluster = tc.cluster;
-  EngineOptions opts;
-  opts.backend = "cpu";
-  opts.tie_break = TieBreak::First;
-  opts.batching = batching;
-  opts.executor = caller_thread_executor();
-  Engine ref(no_preemption(), [&] {
-    EngineOptions o = opts;
-    o.batching = Batching::Off;
-    return o;
-  }());
+  Engine ref(no_preemption(), serial_cpu_options(Batching::Off));
+  EngineOptions opts = serial_cpu_options(batching);
   opts.backend = backend;  // the engine under test; the reference on the CPU
   Engine e(no_preemption(), opts);
   {

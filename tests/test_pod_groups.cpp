@@ -232,5 +232,46 @@ TEST(PodGroupObjects, PodsJoinWithWorkloadRef) {
             std::string::npos);
 }
 
+// Topology-aware gangs' annotations (issue 23, item 4; docs/plugins.md
+// "Topology-aware gangs").
+TEST(GangTopologyInput, AnnotationsOnWorkloadsAndPodGroups) {
+  const ClusterObjects o = parse_objects_json(R"({"kind":"List","items":[
+    {"apiVersion":"scheduling.k8s.io/v1alpha1","kind":"Workload",
+     "metadata":{"name":"job","namespace":"ml","annotations":{"bulkscore.io/gang-required-topology":"example.com/rack"}},
+     "spec":{"podGroups":[{"name":"workers","policy":{"gang":{"minCount":4}}},{"name":"ps","policy":{"basic":{}}}]}},
+    {"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup",
+     "metadata":{"name":"train","annotations":{"bulkscore.io/gang-preferred-topology":"topology.kubernetes.io/zone"}},
+     "spec":{"policy":{"gang":{"minCount":3}}}},
+    {"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup","metadata":{"name":"plain"},
+     "spec":{"minMember":2}}]})",
+                                              "objects.json");
+  ASSERT_EQ(o.pod_groups.size(), 4u);
+  // Both of the Workload's groups take its annotation.
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(o.pod_groups[i].topology_key, "example.com/rack");
+    EXPECT_TRUE(o.pod_groups[i].topology_required);
+  }
+  EXPECT_EQ(o.pod_groups[2].topology_key, "topology.kubernetes.io/zone");
+  EXPECT_FALSE(o.pod_groups[2].topology_required);
+  EXPECT_EQ(o.pod_groups[3].topology_key, "");
+}
+
+TEST(GangTopologyInput, BadAnnotationsAreRefusedNamingTheField) {
+  const auto group = [](const std::string& annotations) {
+    return R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"g","annotations":)" +
+           annotations + R"(},"spec":{"policy":{"gang":{"minCount":2}}}})";
+  };
+  EXPECT_EQ(objects_error(group(
+                R"({"bulkscore.io/gang-required-topology":"rack","bulkscore.io/gang-preferred-topology":"zone"})")),
+            "objects.json: PodGroup \"g\": metadata.annotations.bulkscore.io/gang-preferred-topology: at most "
+            "one of bulkscore.io/gang-required-topology and bulkscore.io/gang-preferred-topology may be set");
+  const std::string bad = objects_error(group(R"({"bulkscore.io/gang-required-topology":"not a key"})"));
+  EXPECT_NE(bad.find("metadata.annotations.bulkscore.io/gang-required-topology: invalid node label key \"not a key\""),
+            std::string::npos)
+      << bad;
+  EXPECT_NE(objects_error(group(R"({"bulkscore.io/gang-preferred-topology":""})")).find("invalid node label key"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace bulkscore
