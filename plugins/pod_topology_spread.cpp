@@ -351,11 +351,71 @@ void PodTopologySpread::intern(Snapshot& snap, const Pod& pod, const ProfileConf
     matchers.push_back({Snapshot::PodMatchClause{false, {pod.namespace_name}, *b.selector}});
   if (matchers.empty()) return;
   const std::vector<uint32_t> rows = snap.topology_matchers(matchers, false);
-  // Score's per-domain counts read the sums (prescore_feasible).
+  // Score's per-domain counts read the sums (prescore_feasible), and so do
+  // PreFilter's hard ones where they can (hard_from_sums).
   for (size_t i = 0; i < built.size(); ++i)
-    if (built[i].score && built[i].key != kHostnameKey)
-      snap.register_topology_domain_sums(rows[i], snap.string_id(built[i].key));
+    if (built[i].key != kHostnameKey) snap.register_topology_domain_sums(rows[i], snap.string_id(built[i].key));
 }
+
+namespace {
+
+// PreFilter's hard tables without the walk over every node, where the walk
+// would count every node for every constraint: each hard key has a dense
+// column that every node carries, none with the value "" (one domain with
+// the missing key), and no inclusion policy applies. A key's domains are
+// then every value of its column, each with the snapshot's per-domain sum
+// of the constraint's counters (Snapshot::topology_domain_sums, kept
+// current by every pod mutation); a hostname key whose values are all
+// distinct keeps only the least node counter (counted = 1), as the walk
+// does. The tables go into the arena in the walk's order and with its
+// bytes; false, with nothing pushed, where the sums cannot serve.
+// PodTopologySpreadFilter.HardCountsFromSumsEqualTheWalk holds it to the walk.
+bool hard_from_sums(const Snapshot& snap, const PodTopologySpread::State& st, const std::vector<Built>& hard,
+                    std::vector<Constraint>& cs, Arena& arena) {
+  const uint32_t n = snap.num_nodes();
+  if (!PodTopologySpread::hard_counts_from_sums || n == 0) return false;
+  std::vector<const std::vector<int64_t>*> sums(cs.size(), nullptr);
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const Constraint& c = cs[i];
+    if (c.key == kNoId || c.dense_slot < 0 || (c.honor_affinity && st.affinity_applies) || c.honor_taints) return false;
+    if (snap.dense_label_missing(c.dense_slot) != 0) return false;
+    if (st.empty_value != kNoId && snap.dense_label_rank_of(c.dense_slot, st.empty_value) >= 0) return false;
+    const std::vector<int32_t>& values = snap.dense_label_values(c.dense_slot);
+    if (c.hostname) {
+      if (values.size() != n) return false;  // two nodes share a value: the walk's tables
+    } else if (c.matcher >= 0) {
+      sums[i] = snap.topology_domain_sums(static_cast<uint32_t>(c.matcher), c.key);
+      if (!sums[i] || sums[i]->size() != values.size() + 1) return false;
+    }
+  }
+  const SnapshotView s = snap.view();
+  for (size_t i = 0; i < cs.size(); ++i) {
+    Constraint& c = cs[i];
+    const std::vector<int32_t>& values = snap.dense_label_values(c.dense_slot);
+    const auto min_domains = static_cast<size_t>(std::max(hard[i].min_domains, 0));
+    if (c.hostname) {
+      int64_t least = INT32_MAX;  // upstream's critical paths start at MaxInt32
+      for (uint32_t node = 0; node < n; ++node) least = std::min(least, node_count(s, c, node));
+      c.min_match = n < min_domains ? 0 : least;
+      c.counted = 1;
+      continue;
+    }
+    std::vector<DomainCount> table;
+    table.reserve(values.size());
+    int64_t least = INT32_MAX;
+    for (size_t r = 0; r < values.size(); ++r) {
+      const int64_t count = sums[i] ? (*sums[i])[r] : 0;
+      table.push_back(DomainCount{values[r], 0, count});
+      least = std::min(least, count);
+    }
+    c.min_match = values.size() < min_domains ? 0 : least;
+    c.domains = arena.push(table);
+  }
+  ++PodTopologySpread::hard_counts_from_sums_taken;
+  return true;
+}
+
+}  // namespace
 
 PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, Arena& arena) {
   st = State{};
@@ -390,6 +450,10 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
     std::vector<Constraint> cs;
     cs.reserve(hard.size());
     for (const Built& b : hard) cs.push_back(compile(ctx.snapshot, pod, b));
+    if (hard_from_sums(ctx.snapshot, st, hard, cs, arena)) {
+      st.hard = arena.push(cs);
+      return r;
+    }
     const SnapshotView s = ctx.snapshot.view();
     // A hostname constraint without inclusion policies counts every node
     // with all the hard keys, each its own domain while no two nodes share

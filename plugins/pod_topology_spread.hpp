@@ -98,6 +98,13 @@ struct PodTopologySpread {
                                       const uint8_t* prev_arena, const uint32_t* left, uint32_t n_left,
                                       uint32_t count);
 
+  // PreFilter's hard tables from the snapshot's per-domain sums where the
+  // walk over every node would count every node (prepare): on by default;
+  // tests turn it off to compare with the walk, and read how often it
+  // served. Host only, not thread-safe (set between runs).
+  static inline bool hard_counts_from_sums = true;
+  static inline uint64_t hard_counts_from_sums_taken = 0;
+
   static BULKSCORE_HD int32_t node_value(const SnapshotView& s, const Constraint& c, uint32_t node) {
     return c.key == kNoId ? kNoId : s.label_value(node, c.key, c.dense_slot);
   }

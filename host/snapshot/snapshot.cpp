@@ -625,12 +625,16 @@ void Snapshot::build_dense_labels() {
       if (slot >= 0) dense_labels_[static_cast<size_t>(slot) * num_nodes_ + n] = label_values_[i];
     }
   dense_label_values_.assign(dense_label_keys_.size(), {});
+  dense_label_missing_.assign(dense_label_keys_.size(), 0);
   dense_label_ranks_.assign(dense_labels_.size(), -1);
   for (size_t slot = 0; slot < dense_label_keys_.size(); ++slot) {
     const auto first = dense_labels_.begin() + static_cast<std::ptrdiff_t>(slot * num_nodes_);
     std::vector<int32_t>& values = dense_label_values_[slot];
     for (auto it = first; it != first + num_nodes_; ++it)
-      if (*it != kNoId) values.push_back(*it);
+      if (*it != kNoId)
+        values.push_back(*it);
+      else
+        ++dense_label_missing_[slot];
     std::sort(values.begin(), values.end());
     values.erase(std::unique(values.begin(), values.end()), values.end());
     for (uint32_t n = 0; n < num_nodes_; ++n) {

@@ -355,6 +355,8 @@ class Snapshot {
   }
   // The rank of `value` in dense slot `slot`, or -1 when no node has it.
   int32_t dense_label_rank_of(int32_t slot, int32_t value) const;
+  // How many nodes lack the key of dense column `slot`.
+  uint32_t dense_label_missing(int32_t slot) const { return dense_label_missing_[static_cast<size_t>(slot)]; }
   int32_t dense_label_key(uint32_t slot) const { return dense_label_keys_[slot]; }
   static constexpr uint32_t kMaxDenseLabels = 16;
   const std::string& resource_name(uint32_t r) const { return resource_names_[r]; }
@@ -881,6 +883,7 @@ class Snapshot {
   std::vector<int32_t> dense_labels_;      // [slot * N + node]
   std::vector<int32_t> dense_label_ranks_;  // [slot * N + node]
   std::vector<std::vector<int32_t>> dense_label_values_;  // [slot]: distinct values, ascending
+  std::vector<uint32_t> dense_label_missing_;             // [slot]: nodes without the key
   std::vector<uint32_t> port_offsets_, port_counts_;
   std::vector<HostPortEntry> ports_;
 
