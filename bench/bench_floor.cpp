@@ -210,10 +210,6 @@ void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, u
     const BatchCounters c = engine.batch_counters().since(before);
     hits += c.hint_used;
     count_hits += c.filter_count_hits;
-    if (std::getenv("BULKSCORE_BENCH_FLUSHES"))
-      for (size_t r = 0; r < c.flushed.size(); ++r)
-        if (c.flushed[r]) std::fprintf(stderr, "flushed %s: %llu\n", flush_reason_name(static_cast<FlushReason>(r)),
-                                       static_cast<unsigned long long>(c.flushed[r]));
     floor_seconds += time_floor(w, nodes, best_target(), placements);
     state.ResumeTiming();
   }

@@ -254,7 +254,9 @@ GangDomainRanking Engine::domain_ranking(const std::vector<Pod>& members, const 
     const auto sel = p.node_selector.find(g.topology_key);
     if (sel == p.node_selector.end()) continue;
     const int32_t value = snapshot_.string_id(sel->second);
-    if (value < 0 || (only >= 0 && value != only) || !some_node_has(value)) {
+    // The node walk once per value: `only` was checked already (or holds
+    // the members placed before, which sit on nodes with it).
+    if (value < 0 || (only >= 0 && value != only) || (only < 0 && !some_node_has(value))) {
       out.problem = "pod " + quote_for_message(p.key()) + "'s nodeSelector " +
                     quote_for_message(g.topology_key + "=" + sel->second) + " leaves no " + quoted_key +
                     " domain for the group";
