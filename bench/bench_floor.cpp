@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -183,7 +184,9 @@ double time_floor(const Workload& w, uint32_t nodes, floor::Target t, std::vecto
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, uint32_t nodes) {
+// `window` > 1: the measured pods looked ahead at in windows of that many
+// (Engine::look_ahead, as schedule_all does).
+void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, uint32_t window, uint32_t nodes) {
   const Workload& w = workload(kind, nodes);
   if (!w.mismatch.empty()) {
     state.SkipWithError(w.mismatch.c_str());
@@ -193,10 +196,12 @@ void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, u
   options.backend = "cpu";
   options.batching = mode;
   options.threads = threads;
+  options.window = window;
   Engine engine(default_scheduler_config(), options);
   std::vector<int32_t> placements;
   double floor_seconds = 0, engine_seconds = 0;
-  uint64_t placed = 0, hits = 0, count_hits = 0;
+  uint64_t placed = 0, hits = 0, count_hits = 0, window_hits = 0;
+  std::vector<const Pod*> ahead;
   for (auto _ : state) {
     state.PauseTiming();
     engine.load(w.cluster);
@@ -204,12 +209,20 @@ void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, u
     const BatchCounters before = engine.batch_counters();
     state.ResumeTiming();
     const auto start = std::chrono::steady_clock::now();
-    for (const Pod& p : w.measured) placed += engine.schedule(p).node >= 0 ? 1 : 0;
+    for (size_t i = 0; i < w.measured.size(); ++i) {
+      if (window > 1 && i % window == 0) {
+        ahead.clear();
+        for (size_t j = i; j < std::min(w.measured.size(), i + window); ++j) ahead.push_back(&w.measured[j]);
+        engine.look_ahead(ahead);
+      }
+      placed += engine.schedule(w.measured[i]).node >= 0 ? 1 : 0;
+    }
     engine_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     state.PauseTiming();
     const BatchCounters c = engine.batch_counters().since(before);
     hits += c.hint_used;
     count_hits += c.filter_count_hits;
+    window_hits += c.window_hits;
     floor_seconds += time_floor(w, nodes, best_target(), placements);
     state.ResumeTiming();
   }
@@ -225,6 +238,7 @@ void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, u
   // their counts only (hard spreading).
   state.counters["hit_share"] = static_cast<double>(hits) / pods;
   state.counters["count_hit_share"] = static_cast<double>(count_hits) / pods;
+  state.counters["window_hit_share"] = static_cast<double>(window_hits) / pods;
 }
 
 void bm_floor(benchmark::State& state, Kind kind, floor::Target t, uint32_t nodes) {
@@ -249,6 +263,16 @@ void bm_floor(benchmark::State& state, Kind kind, floor::Target t, uint32_t node
   state.counters["ns_per_node_per_pod"] = seconds * 1e9 / (pods * nodes);
 }
 
+// One thread, two, and every core where there are more (windows spread
+// their pods over the cores: scripts/gpu-run.sh measures them on the lent
+// machine's 16).
+std::vector<int> thread_counts() {
+  std::vector<int> out{1, 2};
+  const auto cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (cores > 2) out.push_back(cores);
+  return out;
+}
+
 void register_benchmarks() {
   for (const uint32_t nodes : {5000u, 20000u, 100000u}) {
     const std::string size = "/" + std::to_string(nodes) + "Nodes";
@@ -264,14 +288,19 @@ void register_benchmarks() {
             ->Iterations(5);
       }
       for (const Batching mode : {Batching::Exact, Batching::Off})
-        for (const int threads : {1, 2})
-          benchmark::RegisterBenchmark((std::string("BM_Engine/") + kind_name(kind) + "/" + batching_name(mode) +
-                                        "/threads:" + std::to_string(threads) + size)
-                                           .c_str(),
-                                       bm_engine, kind, mode, threads, nodes)
-              ->Unit(benchmark::kMillisecond)
-              ->UseRealTime()
-              ->Iterations(mode == Batching::Off ? 2 : 3);
+        for (const uint32_t window : {1u, 8u, 32u}) {
+          if (mode == Batching::Off && window > 1) continue;  // windows are the exact cache's
+          const std::string name =
+              std::string(batching_name(mode)) + (window > 1 ? "-window" + std::to_string(window) : "");
+          for (const int threads : thread_counts())
+            benchmark::RegisterBenchmark((std::string("BM_Engine/") + kind_name(kind) + "/" + name +
+                                          "/threads:" + std::to_string(threads) + size)
+                                             .c_str(),
+                                         bm_engine, kind, mode, threads, window, nodes)
+                ->Unit(benchmark::kMillisecond)
+                ->UseRealTime()
+                ->Iterations(mode == Batching::Off ? 2 : 3);
+        }
     }
   }
 }

@@ -17,6 +17,8 @@
 #   7. bench_engine's filter/score pass, CPU and CUDA side by side
 #   8. bulkscore perf on the bundled workloads, CUDA and CPU
 #   9. racecheck, and the parity suite again on another seed, shuffled
+# Windows of pods (issue 24) run in the parity suite (CudaEngineParity:
+# windows of 8 on the device) and in bench_floor's window lines on every core.
 # Preemption's device dry run (issue 25) runs in the parity suite
 # (CudaPreemptionParity: against the CPU bulk dry run, the exact one and the
 # reference, and a fault at `preempt`), under memcheck, and in
@@ -188,6 +190,14 @@ grep -E "^BM_" "$logs/bench.log" | awk '{print $1, $2, $3, $NF}' | tee -a "$summ
 step preempt-bench 90 "$bin/bench_preemption" --benchmark_filter='bulk' \
   --benchmark_out="$logs/preempt-bench.json" --benchmark_out_format=json
 grep -oE "^BM_[^ ]+|pods_per_s=[^ ]+|us_per_preempt=[^ ]+" "$logs/preempt-bench.log" |
+  paste -sd' ' | sed 's/ BM_/\nBM_/g' | tee -a "$summary"
+
+# Windows of pods (issue 24, item 1) on the host's cores: distinct pods at
+# 5,000 nodes, the exact cache with and without windows, one thread, two
+# and every core (a window spreads its pods over them), beside the floor.
+step window-bench 90 "$bin/bench_floor" --benchmark_filter='BM_Engine/distinct/exact.*/5000Nodes' \
+  --benchmark_out="$logs/window-bench.json" --benchmark_out_format=json
+grep -oE "^BM_[^ ]+|pods_per_s=[^ ]+|vs_floor=[^ ]+|window_hit_share=[^ ]+" "$logs/window-bench.log" |
   paste -sd' ' | sed 's/ BM_/\nBM_/g' | tee -a "$summary"
 
 # A few scheduler_perf workloads (the whole "performance" label takes

@@ -127,19 +127,27 @@ struct Outcome {
 // pods whatever the batching.
 Outcome run(const SchedulerConfig& config, const Cluster& cluster, const std::vector<Pod>& pods, TieBreak tie,
             Batching batching, uint64_t mutation_seed, double mutation_chance, uint32_t batch_states = 1,
-            CompactionPolicy compaction = {}) {
-  EngineOptions options{"cpu", tie, parity_seed()};
+            CompactionPolicy compaction = {}, uint32_t window = 1, const char* backend = "cpu") {
+  EngineOptions options{backend, tie, parity_seed()};
   options.batching = batching;
   options.batch_states = batch_states;
   options.compaction = compaction;
+  options.window = window;
   Engine engine(config, options);
   engine.load(cluster);
   SplitMix64 mrng = SplitMix64::derive(mutation_seed, 7);
   Outcome out;
   out.results.reserve(pods.size());
-  for (const Pod& p : pods) {
+  for (size_t i = 0; i < pods.size(); ++i) {
+    // Windows of pods: the next `window` pods looked ahead at, the events
+    // (mutations) still coming between them.
+    if (window > 1 && i % window == 0) {
+      std::vector<const Pod*> ahead;
+      for (size_t j = i; j < std::min(pods.size(), i + window); ++j) ahead.push_back(&pods[j]);
+      engine.look_ahead(ahead);
+    }
     if (mrng.chance(mutation_chance)) mutate(mrng, engine, cluster.nodes);
-    out.results.push_back(engine.schedule(p));
+    out.results.push_back(engine.schedule(pods[i]));
   }
   out.counters = engine.batch_counters();
   return out;
@@ -167,7 +175,7 @@ SchedulerConfig whole_config() {
 TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
   const SchedulerConfig configs[] = {parity_config(), whole_config()};
   uint64_t hits = 0, attempts = 0, rescored = 0, renormalized = 0, whole_plugin = 0, group_scores = 0,
-           prescore_updates = 0, several_hits = 0, compacting_hits = 0;
+           prescore_updates = 0, several_hits = 0, compacting_hits = 0, window_states = 0, window_hits = 0;
   std::map<std::string, uint64_t> flushes;
   // 48 random clusters; more (up to 96) while the rarer paths the floors
   // below ask for have not come up, as with some BULKSCORE_PARITY_SEEDs.
@@ -197,6 +205,16 @@ TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
                                   << ", tie " << (tie == TieBreak::First ? "first" : "random") << ", mutations "
                                   << mutation_chance;
       several_hits += several.counters.hint_used;
+      // Windows of pods (2 to 9) looked ahead at, with one state or three.
+      const uint32_t window = 2 + seed % 8;
+      const Outcome windowed = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 1 + 2 * (seed % 2),
+                                   {}, window);
+      ASSERT_EQ(first_difference(pods, off.results, windowed.results), "")
+          << "window " << window << ": seed " << seed << " (parity seed " << parity_seed() << "), " << nodes
+          << " nodes, " << (seed % 2 ? "every node scored" : "parity config") << ", tie "
+          << (tie == TieBreak::First ? "first" : "random") << ", mutations " << mutation_chance;
+      window_states += windowed.counters.window_states;
+      window_hits += windowed.counters.window_hits;
       // The snapshot releasing the dead after every event (ids renumbered
       // under the states: each compaction is structural, so a state from
       // before it never answers).
@@ -238,6 +256,12 @@ TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
   EXPECT_GT(hits, attempts / 8);
   EXPECT_GT(several_hits, hits);
   EXPECT_GT(compacting_hits, 0u);
+  std::printf("[ batch ] windows: %llu pods evaluated ahead, %llu answered by their own state\n",
+              static_cast<unsigned long long>(window_states), static_cast<unsigned long long>(window_hits));
+  // Windows must be exercised, and not always exactly (a window state whose
+  // pod then misses: events, earlier pods of the window making it a miss).
+  EXPECT_GT(window_hits, window_states / 4);
+  EXPECT_LT(window_hits, window_states);
   EXPECT_GT(renormalized, 0u);
   EXPECT_GT(whole_plugin, 0u);
   // Both ways of following PodTopologySpread's tables: per group of nodes
@@ -309,6 +333,12 @@ TEST(BatchCache, HardSpreadPodsHitWhenOnlyTheirCountsChanged) {
           << "seed " << seed << " (parity seed " << parity_seed() << "), " << nodes << " nodes, " << zones
           << " zones, tie " << (tie == TieBreak::First ? "first" : "random") << ", mutations " << mutation_chance;
       count_hits += exact.counters.filter_count_hits;
+      // Windows of 2 to 7 pods.
+      const uint32_t window = 2 + seed % 6;
+      const Outcome windowed = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 3, {}, window);
+      ASSERT_EQ(first_difference(pods, off.results, windowed.results), "")
+          << "window " << window << ": seed " << seed << " (parity seed " << parity_seed() << "), " << nodes
+          << " nodes, tie " << (tie == TieBreak::First ? "first" : "random");
       for (size_t r = 0; r < exact.counters.flushed.size(); ++r)
         flushes[flush_reason_name(static_cast<FlushReason>(r))] += exact.counters.flushed[r];
       hits += exact.counters.hint_used;
@@ -432,6 +462,9 @@ TEST(BatchCache, GeneratedWorkloadsDecideExactlyAsUnbatched) {
       const Outcome exact = run(config, cluster, pending, tie, Batching::Exact, seed, 0.0);
       ASSERT_EQ(first_difference(pending, off.results, exact.results), "")
           << "generator seed " << seed << ", " << g.nodes << " nodes";
+      const Outcome windowed = run(config, cluster, pending, tie, Batching::Exact, seed, 0.0, 4, {}, 16);
+      ASSERT_EQ(first_difference(pending, off.results, windowed.results), "")
+          << "window 16: generator seed " << seed << ", " << g.nodes << " nodes";
       EXPECT_GT(exact.counters.hint_used, 0u) << "generator seed " << seed;
     }
   }
@@ -509,6 +542,51 @@ TEST(BatchCache, ShapesSeenOnceDoNotDisplaceAState) {
   // alternating ten, two are remembered, two kept, six hit.
   EXPECT_EQ(two.counters.first_of_shape, 4u + 2u);
   EXPECT_EQ(two.counters.hint_used, 19u + 5u + 6u);
+}
+
+// Windows of pods through schedule_all (issue 24, item 1): pods that each
+// differ from the one before (their requests vary with their index), runs
+// of alike pods between them, a gang's entry breaking a window, a pod
+// preferring one node so that an earlier pod of its window takes it. On a
+// pool of three threads (the CPU backend's lanes, each pod on one thread):
+// decisions equal the cache off, with both tie-breaks; the distinct pods
+// are answered by their own window states; a run of alike pods is
+// evaluated ahead once, not once per pod.
+TEST(BatchCache, WindowsOfDistinctPodsDecideExactlyAsUnbatched) {
+  Cluster cluster;
+  SplitMix64 rng = SplitMix64::derive(17, 0);
+  for (uint32_t i = 0; i < 120; ++i) cluster.nodes.push_back(fitting_node(rng, i));
+  std::vector<Pod> pods;
+  uint32_t i = 0;
+  for (; i < 150; ++i) pods.push_back(pending_pod(i, 100 + 7 * (i % 41), (64 + (i * 13) % 97) * kMi));
+  for (uint32_t k = 0; k < 40; ++k, ++i) pods.push_back(pending_pod(i, 250, 96 * kMi));
+  for (uint32_t k = 0; k < 60; ++k, ++i) pods.push_back(pending_pod(i, 3000 + 500 * (k % 9), (1024 + k) * kMi));
+  const auto decide = [&](Batching batching, TieBreak tie, uint32_t window, BatchCounters* counters) {
+    EngineOptions options{"cpu", tie, parity_seed()};
+    options.batching = batching;
+    options.window = window;
+    options.threads = 3;
+    Engine engine(default_scheduler_config(), options);
+    engine.load(cluster);
+    std::vector<ScheduleResult> out = engine.schedule_all(pods);
+    if (counters) *counters = engine.batch_counters();
+    return out;
+  };
+  for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
+    const std::vector<ScheduleResult> off = decide(Batching::Off, tie, 1, nullptr);
+    for (const uint32_t window : {2u, 8u, 32u}) {
+      BatchCounters c;
+      const std::vector<ScheduleResult> windowed = decide(Batching::Exact, tie, window, &c);
+      ASSERT_EQ(first_difference(pods, off, windowed), "")
+          << "window " << window << ", tie " << (tie == TieBreak::First ? "first" : "random");
+      // Every distinct pod but the last of a window of one is evaluated
+      // ahead; the alike run's first two pods only (then the kept state
+      // answers), so far fewer states than pods.
+      EXPECT_GT(c.window_hits, 150u) << "window " << window;
+      EXPECT_LE(c.window_states, 150u + 60u + 2u * ((40 + window - 1) / window)) << "window " << window;
+      EXPECT_EQ(c.hint_used + c.no_hint, pods.size());
+    }
+  }
 }
 
 // A state from before a structural change can never answer again: its

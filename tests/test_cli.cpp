@@ -387,6 +387,10 @@ profiles:
   ASSERT_EQ(run_cli(args + " -o " + one).exit_code, 0);
   ASSERT_EQ(run_cli(args + " --batch-states 4 -o " + several).exit_code, 0);
   EXPECT_EQ(slurp(one), slurp(several));
+  // Nor do windows of pods.
+  const std::string windowed = dir() + "/sdg-window.jsonl";
+  ASSERT_EQ(run_cli(args + " --window 3 -o " + windowed).exit_code, 0);
+  EXPECT_EQ(slurp(one), slurp(windowed));
   EXPECT_EQ(run_cli(args + " --batch-states 0").exit_code, 2);
 
   const std::string bad = write("sdg-bad.json", list("List", {R"({"apiVersion":"deviceshare.io/v1alpha1",
@@ -670,6 +674,7 @@ TEST(Cli, IntegerFlagsAreDecimalAndInRange) {
       {"--seed", schedule},
       {"--threads", schedule},
       {"--batch-states", schedule},
+      {"--window", schedule},
       {"--seed", "explain --nodes " + f.nodes + " --pods " + f.pods + " --pod default/small -o " + out},
       {"--top", "explain --nodes " + f.nodes + " --pods " + f.pods + " --pod default/small -o " + out},
       {"--width", "explain --nodes " + f.nodes + " --pods " + f.pods + " --pod default/small -o " + out},
@@ -1581,12 +1586,12 @@ TEST(CliOutput, ScheduleWritesOutputAndMetricsAsAUnit) {
 }
 
 // An empty output name is refused, never taken as "no output"; so is a
-// name with a control character; --batch-states means something only to
-// the exact cache.
+// name with a control character; --batch-states and --window mean
+// something only to the exact cache.
 TEST(CliOutput, EmptyOrControlCharacterNamesAndIgnoredFlagsAreRefused) {
   Fixture f;
   for (const char* args : {" -o ''", " --metrics ''", " -o \"$(printf 'a\\nb')\"", " --batching off --batch-states 4",
-                           " --batching upstream --batch-states 2"}) {
+                           " --batching upstream --batch-states 2", " --batching off --window 8", " --window 0"}) {
     const CliRun r = run_cli(schedule_args(f) + args);
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
   }

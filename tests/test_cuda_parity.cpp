@@ -605,8 +605,18 @@ TEST_P(CudaEngineParity, ScheduleSequenceAndExplainMatchTheCpuBackend) {
     cpu.load(cluster);
     dev.load(cluster);
     const std::string where = std::to_string(nodes) + " nodes, tie " + (tie == TieBreak::First ? "First" : "Random");
-    expect_same_schedule(cpu.schedule_all(cluster.pending_pods), dev.schedule_all(cluster.pending_pods), where);
+    const std::vector<ScheduleResult> want = cpu.schedule_all(cluster.pending_pods);
+    expect_same_schedule(want, dev.schedule_all(cluster.pending_pods), where);
     EXPECT_STREQ(dev.backend_name(), engine_backend_under_test()) << dev.backend_note();
+    if (HasFailure()) return;
+    // Windows of pods (Engine::look_ahead): the window's pods evaluated
+    // together on the backend under test, then answered by their states.
+    EngineOptions windowed{engine_backend_under_test(), tie, parity_seed()};
+    windowed.window = 8;
+    windowed.batch_states = 2;
+    Engine win(parity_config(), windowed);
+    win.load(cluster);
+    expect_same_schedule(want, win.schedule_all(cluster.pending_pods), where + ", windows of 8");
     if (HasFailure()) return;
     for (size_t i = 0; i < cluster.pending_pods.size() && i < 3; ++i) {
       const Explanation a = cpu.explain(cluster.pending_pods[i]);

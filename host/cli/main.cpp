@@ -203,6 +203,7 @@ struct ScheduleFlags {
   int threads = 0;
   std::string batching = "exact";
   uint32_t batch_states = 1;  // --batching exact: cached evaluations kept
+  uint32_t window = 1;        // --batching exact: pods looked ahead at (Engine::look_ahead)
   std::string metrics;  // Prometheus text file of the scheduler's metrics
   bool metrics_given = false;
   bool tie_break_given = false;  // --tie-break on the command line
@@ -275,6 +276,7 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   opts.threads = flags.threads;
   opts.batching = bs::parse_batching(flags.batching);
   opts.batch_states = flags.batch_states;
+  opts.window = flags.window;
   LoadedInput in = load_input(nodes, pods, config, objects);
   if (objects.empty()) warn_without_objects(in.config, in.cluster.pending_pods);
   warn_gpu_tie_break(in.config, flags.tie_break_given, flags.tie_break);
@@ -322,8 +324,12 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
     text += '\n';
     progress.update(++done);
   };
-  for (const bs::QueueEntry& entry : engine.queue_order(pending)) {
+  const std::vector<bs::QueueEntry> order = engine.queue_order(pending);
+  size_t next_window = 0;  // --window: where the next look-ahead starts
+  for (size_t e = 0; e < order.size(); ++e) {
+    const bs::QueueEntry& entry = order[e];
     if (entry.pod_group.empty()) {
+      if (e >= next_window) next_window = engine.look_ahead_in_queue(pending, order, e);
       record(engine.schedule(pending[entry.pods.front()]));
       continue;
     }
@@ -756,6 +762,11 @@ int main(int argc, char** argv) {
                        "--batching exact: evaluations kept, one per recent pod shape (1 = the previous pod's only); "
                        "pods of a few shapes in any order then hit; decisions do not depend on it")
       ->check(CLI::Range(1, 1024));
+  auto* window_opt = schedule->add_option("--window", flags.window,
+                       "--batching exact: pods looked ahead at; those no kept evaluation answers are evaluated "
+                       "together (on the CPU, each on one thread) and kept for their own turn (1 = none); "
+                       "decisions do not depend on it")
+      ->check(CLI::Range(1, 1024));
   auto* metrics_opt = schedule->add_option(
       "--metrics", flags.metrics,
       "write the scheduler's metrics here (kube-scheduler's names, and the batch counters), Prometheus text "
@@ -933,6 +944,8 @@ int main(int argc, char** argv) {
     if (batch_states_opt->count() > 0 && flags.batching != "exact")
       throw bs::InputError("--batch-states: only --batching exact keeps states (here --batching " + flags.batching +
                            ")");
+    if (window_opt->count() > 0 && flags.batching != "exact")
+      throw bs::InputError("--window: only --batching exact looks ahead (here --batching " + flags.batching + ")");
     if (replay_batch_states->count() > 0 && !replay.batching.empty() && replay.batching != "exact")
       throw bs::InputError("--batch-states: only --batching exact keeps states (here --batching " + replay.batching +
                            ")");

@@ -5,6 +5,7 @@
 // chunks of the visiting order and merged in that order.
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <numeric>
 #include <string_view>
 #include <thread>
@@ -162,6 +163,22 @@ class CpuBackend final : public Backend {
   void dry_run_preemption(const Snapshot& snap, const PodQuery& query, const DryRunBatch& batch,
                           DryRunOutput& out) override {
     dry_run_preemption_on_host(snap, query.view(), batch, out, executor_.get());
+  }
+
+  // A window's pods side by side, each on one thread (a lane of its own
+  // scratch): one dispatch for the window instead of two per pod, and no
+  // pass split finer than its pod. The same results as evaluate: a lane is
+  // this backend on the caller's thread alone, and no result depends on
+  // threads.
+  void evaluate_window(const Snapshot& snap, PodQuery* const* queries, const EvalRequest* reqs, EvalResult* out,
+                       size_t n) override {
+    if (threads_ <= 1 || n <= 1) {
+      for (size_t i = 0; i < n; ++i) evaluate(snap, *queries[i], reqs[i], out[i]);
+      return;
+    }
+    while (lanes_.size() < n) lanes_.push_back(std::make_unique<CpuBackend>(caller_thread_executor()));
+    executor_->for_each(static_cast<uint32_t>(n),
+                        [&](uint32_t i) { lanes_[i]->evaluate(snap, *queries[i], reqs[i], out[i]); });
   }
 
   void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) override {
@@ -545,6 +562,7 @@ class CpuBackend final : public Backend {
   std::vector<std::pair<uint64_t, uint32_t>> sorted_, sort_tmp_;
   std::vector<NormStats> block_stats_;  // [block * S + slot]
   std::vector<Best> block_best_;
+  std::vector<std::unique_ptr<CpuBackend>> lanes_;  // evaluate_window's, one per pod of the widest window
 };
 
 }  // namespace

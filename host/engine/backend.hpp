@@ -178,6 +178,16 @@ class Backend {
   // `snap` (device copies) are brought up to date here, from its structure
   // version and mutation log.
   virtual void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) = 0;
+  // Several pods against the same snapshot (a window of pods,
+  // Engine::look_ahead): out[i] is what evaluate(snap, *queries[i], reqs[i],
+  // out[i]) gives, whatever the backend runs together. The default
+  // evaluates them one after the other; the CPU backend spreads the pods
+  // over its threads (each pod on one thread), where a pass over one pod
+  // alone splits its nodes.
+  virtual void evaluate_window(const Snapshot& snap, PodQuery* const* queries, const EvalRequest* reqs,
+                               EvalResult* out, size_t n) {
+    for (size_t i = 0; i < n; ++i) evaluate(snap, *queries[i], reqs[i], out[i]);
+  }
   // DefaultPreemption's bulk dry run over every node of `batch`
   // (dry_run_node per node), one result per node and one flag per victim,
   // identical on every backend. Mirrors are brought up to date as in

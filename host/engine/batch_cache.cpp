@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "host/input/quote.hpp"
+#include "plugins/simd_dispatch.hpp"
 
 namespace bulkscore {
 
@@ -76,6 +77,8 @@ BatchCounters& BatchCounters::operator+=(const BatchCounters& o) {
   prescore_updates += o.prescore_updates;
   filter_count_hits += o.filter_count_hits;
   first_of_shape += o.first_of_shape;
+  window_states += o.window_states;
+  window_hits += o.window_hits;
   return *this;
 }
 
@@ -95,6 +98,8 @@ BatchCounters BatchCounters::since(const BatchCounters& e) const {
   d.prescore_updates = prescore_updates - e.prescore_updates;
   d.filter_count_hits = filter_count_hits - e.filter_count_hits;
   d.first_of_shape = first_of_shape - e.first_of_shape;
+  d.window_states = window_states - e.window_states;
+  d.window_hits = window_hits - e.window_hits;
   return d;
 }
 
@@ -173,6 +178,12 @@ std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCou
       {"bulkscore_batch_first_of_shape_total",
        "Misses not kept as a state: every slot was taken and no state or recent miss had their shape.",
        &BatchCounters::first_of_shape},
+      {"bulkscore_batch_window_states_total",
+       "Pods evaluated ahead in windows (EngineOptions::window), the window's pods together, each kept as a state "
+       "for its own cycle.",
+       &BatchCounters::window_states},
+      {"bulkscore_batch_window_hits_total", "Cache hits answered by the pod's own window state.",
+       &BatchCounters::window_hits},
   };
   for (const auto& f : own) {
     family(f.name, f.help);
@@ -199,6 +210,9 @@ std::string batch_summary(Batching mode, const BatchCounters& c) {
                  std::to_string(c.flushed[r]);
   if (!flushes.empty()) s += "; misses by reason: " + flushes;
   if (c.first_of_shape) s += "; " + std::to_string(c.first_of_shape) + " misses not kept (first of their shape)";
+  if (c.window_states)
+    s += "; windows: " + std::to_string(c.window_states) + " pods evaluated ahead, " + std::to_string(c.window_hits) +
+         " answered by their own state";
   return s;
 }
 
@@ -696,6 +710,63 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   return true;
 }
 
+// slot_stats over every one of n entries (all alive): a min/max pass and a
+// counting pass, branch-free and vectorized for the CPU it runs on (store's;
+// the same SlotStats as entering each value, whatever the target).
+namespace {
+
+struct MinMaxCount {
+  int64_t min, max;
+  uint32_t at_min, at_max;
+};
+
+[[gnu::always_inline]] inline MinMaxCount min_max_count_body(const int64_t* __restrict raw, uint32_t n) {
+  int64_t mn = INT64_MAX, mx = INT64_MIN;
+  for (uint32_t i = 0; i < n; ++i) {
+    const int64_t v = raw[i];
+    // kIgnoredScore (INT64_MIN) xor all ones is INT64_MAX: kept out of the min.
+    mn = std::min(mn, v ^ -static_cast<int64_t>(v == kIgnoredScore));
+    mx = std::max(mx, v);
+  }
+  uint32_t at_min = 0, at_max = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    at_min += raw[i] == mn;
+    at_max += raw[i] == mx;
+  }
+  return {mn, mx, at_min, at_max};
+}
+MinMaxCount min_max_count_baseline(const int64_t* raw, uint32_t n) { return min_max_count_body(raw, n); }
+#if BULKSCORE_SIMD_X86
+BULKSCORE_TARGET_AVX2 MinMaxCount min_max_count_avx2(const int64_t* raw, uint32_t n) {
+  return min_max_count_body(raw, n);
+}
+BULKSCORE_TARGET_AVX512 MinMaxCount min_max_count_avx512(const int64_t* raw, uint32_t n) {
+  return min_max_count_body(raw, n);
+}
+#endif
+
+MinMaxCount min_max_count(const int64_t* raw, uint32_t n) {
+#if BULKSCORE_SIMD_X86
+  const SimdTarget t = simd_target();
+  if (t == SimdTarget::Avx512) return min_max_count_avx512(raw, n);
+  if (t == SimdTarget::Avx2) return min_max_count_avx2(raw, n);
+#endif
+  return min_max_count_baseline(raw, n);
+}
+
+}  // namespace
+
+BatchCache::SlotStats BatchCache::all_alive_stats(const int64_t* raw, uint32_t n) {
+  const MinMaxCount m = min_max_count(raw, n);
+  SlotStats st;
+  if (m.max == kIgnoredScore) return st;  // every score ignored (or none): as enter leaves it
+  st.min = m.min;
+  st.max = m.max;
+  st.at_min = m.at_min;
+  st.at_max = m.at_max;
+  return st;
+}
+
 BatchCache::SlotStats BatchCache::slot_stats(uint32_t slot) const {
   SlotStats st;
   const int64_t* raw = raw_.data() + static_cast<size_t>(slot) * size_;
@@ -790,7 +861,7 @@ void BatchCache::update_tree(uint32_t gi, uint32_t pos) {
 // ---- a miss's evaluation becomes the state -----------------------------------------
 
 void BatchCache::store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared,
-                       const EvalResult& result) {
+                       EvalResult& result) {
   if (!result.scored || result.scored_nodes.size() < 2 || !query.score_error.empty()) return;
   // best_position's random tie-break walks the positions as node order: a
   // list whose visit did not ascend by node index (no engine request does
@@ -801,28 +872,55 @@ void BatchCache::store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&&
     return;
   const PodQueryView v = query.view();
   const auto F = static_cast<uint32_t>(result.scored_nodes.size());
+  // position_of_ back to kNone where the last state had entries (not a
+  // fill of every node per store), then the new entries.
+  if (position_of_.size() == snap.num_nodes()) {
+    for (uint32_t pos = 0; pos < size_ && pos < node_.size(); ++pos)
+      if (node_[pos] < position_of_.size()) position_of_[node_[pos]] = kNone;
+  } else {
+    position_of_.assign(snap.num_nodes(), kNone);
+  }
   size_ = live_ = F;
-  node_ = result.scored_nodes;
+  // The evaluation's lists are taken, not copied (theirs become ours'
+  // old buffers, which it overwrites).
+  node_.swap(result.scored_nodes);
+  raw_.swap(result.raw_scores);
   alive_.assign(F, 1);
-  position_of_.assign(snap.num_nodes(), kNone);
   for (uint32_t pos = 0; pos < F; ++pos) position_of_[node_[pos]] = pos;
-  raw_ = result.raw_scores;
   leaves_ = 1;
   while (leaves_ < size_) leaves_ *= 2;
   const SnapshotView s = snap.view();
   group_grouping(s, v);
   // Per-node slots: each one's weighted normalized scores, summed as
   // weighted_total sums them (the grouped slots' part is the groups' bonus).
+  // The evaluation's normalized scores are the same (the same statistics
+  // over the same nodes) when it gives them.
+  const bool normalized = result.normalized_scores.size() == static_cast<size_t>(v.num_scores) * F;
   contrib_.resize(static_cast<size_t>(v.num_scores) * F);
   total_.assign(F, 0);
   for (uint32_t slot = 0; slot < v.num_scores; ++slot) {
-    stats_[slot] = slot_stats(slot);
+    // Statistics only where a hit reads them: a normalization that needs
+    // them, or a grouped slot (score_groups).
+    stats_[slot] = needs_stats(v.normalize[slot]) || grouped_[slot]
+                       ? all_alive_stats(raw_.data() + static_cast<size_t>(slot) * F, F)
+                       : SlotStats{};
     if (grouped_[slot]) continue;
     const NormStats norm{stats_[slot].min, stats_[slot].max};
-    for (uint32_t pos = 0; pos < F; ++pos) {
-      const size_t at = static_cast<size_t>(slot) * F + pos;
-      contrib_[at] = normalize_score(v.normalize[slot], raw_[at], norm) * v.weights[slot];
-      total_[pos] += contrib_[at];
+    const int64_t w = v.weights[slot];
+    int64_t* __restrict contrib = contrib_.data() + static_cast<size_t>(slot) * F;
+    int64_t* __restrict total = total_.data();
+    if (normalized) {
+      const int64_t* __restrict n = result.normalized_scores.data() + static_cast<size_t>(slot) * F;
+      for (uint32_t pos = 0; pos < F; ++pos) {
+        contrib[pos] = n[pos] * w;
+        total[pos] += contrib[pos];
+      }
+    } else {
+      const int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
+      for (uint32_t pos = 0; pos < F; ++pos) {
+        contrib[pos] = normalize_score(v.normalize[slot], raw[pos], norm) * w;
+        total[pos] += contrib[pos];
+      }
     }
   }
   for (uint32_t g = 0; g < groups_.size(); ++g) rebuild_tree(g);

@@ -82,6 +82,8 @@ struct BatchCounters {
   uint64_t prescore_updates = 0;      // hits whose feasible-set PreScore tables were updated, not rebuilt
   uint64_t filter_count_hits = 0;     // hits whose Filter tables changed in their counts only (filter_count_changes)
   uint64_t first_of_shape = 0;        // misses not kept as a state: no state or recent pod had their shape
+  uint64_t window_states = 0;         // pods evaluated ahead, in windows (Engine::look_ahead), and kept as states
+  uint64_t window_hits = 0;           // of the hits, those answered by their window state
 
   BatchCounters& operator+=(const BatchCounters& o);
   // The counts since `earlier` (a copy taken before).
@@ -121,7 +123,8 @@ class BatchCache {
   FlushReason would_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const;
 
   // Takes a full evaluation (requested with want_scores, every candidate
-  // evaluated) as the new cached state. `prepared` is the query's header as
+  // evaluated) as the new cached state; its lists are taken (swapped with
+  // the state's old buffers). `prepared` is the query's header as
   // prepare left it, before the backend's feasible-set PreScore changed it.
   // An evaluation with fewer than two scored nodes is not kept (the previous
   // state stays: it is still exact, the mutation log says what changed),
@@ -129,7 +132,7 @@ class BatchCache {
   // tie-break's walk needs positions in node order; an engine request
   // always visits in that order).
   void store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&& query, const PodQueryView& prepared,
-             const EvalResult& result);
+             EvalResult& result);
 
   // Whether the cached query's Score plugins were prepared with the same
   // bytes as `query`'s: a hit then rescores only the changed nodes (an engine
@@ -145,6 +148,12 @@ class BatchCache {
   // PreFilterResult and Filter bytes (or Filter tables that differ in their
   // counts only), whatever the snapshot did since.
   bool same_shape(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const;
+
+  // A state keeps only its shape from now on (same_shape still tells it).
+  void keep_shape_only() {
+    if (valid_) shape_only_ = true;
+    valid_ = false;
+  }
 
   void clear() { valid_ = shape_only_ = false; }
   bool valid() const { return valid_; }
@@ -233,6 +242,7 @@ class BatchCache {
   void score_groups(const SnapshotView& s, const PodQueryView& v, BatchCounters* counters);
 
   SlotStats slot_stats(uint32_t slot) const;
+  static SlotStats all_alive_stats(const int64_t* raw, uint32_t n);
   void rebuild_tree(uint32_t g);
   void update_tree(uint32_t g, uint32_t pos);
   void combine(Group& g, size_t i) const;

@@ -175,6 +175,7 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   next_start_node_index_ = 0;
   for (BatchCache& b : batch_) b.clear();
   for (BatchCache& b : shapes_) b.clear();
+  for (WindowState& w : window_) w.key.clear();
   for (auto& u : upstream_) u = UpstreamBatch{};
   // Groups first: configuring the devices lays every device column out
   // again (the groups' included), so its warnings are the whole story once.
@@ -648,6 +649,18 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
       keep = replaced_found || replaced_free;
       for (size_t k = 0; k < batch_.size() && !keep; ++k) keep = batch_[k].same_shape(snapshot_, plan, q);
       for (size_t k = 0; k < shapes_.size() && !keep; ++k) keep = shapes_[k].same_shape(snapshot_, plan, q);
+      // The pod's own state from a look-ahead, after the kept ones (a kept
+      // state that answers is as good, and stays where it is).
+      if (window_hit(key, plan, q, keep, replaced, hit, counters)) {
+        trace.filter_end = std::chrono::steady_clock::now();
+        trace.filter_ran = true;
+        next_start_node_index_ = (next_start_node_index_ + m) % snapshot_.num_nodes();
+        res.feasible_nodes = hit.num_feasible;
+        res.node = hit.chosen;
+        res.score = hit.chosen_total;
+        assume(pod, plan, res, key);
+        return;
+      }
     }
     ++counters.no_hint;
     if (why != FlushReason::kNoState) ++counters.flushed[static_cast<size_t>(why)];
@@ -721,10 +734,119 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
   assume(pod, plan, res, key);
 }
 
+bool Engine::window_hit(const std::string& key, const ProfilePlan& plan, PodQuery& q, bool keep, size_t replaced,
+                        BatchHit& hit, BatchCounters& counters) {
+  for (WindowState& w : window_) {
+    if (w.key != key) continue;
+    w.key.clear();  // one try, hit or miss: a miss's evaluation replaces it
+    FlushReason why = FlushReason::kNoState;
+    if (!w.state.try_hit(snapshot_, plan, q, hit, why, counters)) return false;
+    ++counters.window_hits;
+    // Up to date now, as a miss's evaluation would be: kept where that
+    // would be kept (the slot schedule_cycle chose), else its shape only.
+    if (keep) {
+      std::swap(batch_[batch_order_[replaced]], w.state);
+      most_recent(replaced);
+    } else {
+      std::swap(shapes_[next_shape_], w.state);
+      shapes_[next_shape_].keep_shape_only();
+      next_shape_ = (next_shape_ + 1) % shapes_.size();
+    }
+    return true;
+  }
+  return false;
+}
+
+void Engine::look_ahead(const std::vector<const Pod*>& pods) {
+  for (WindowState& w : window_) w.key.clear();
+  if (options_.batching != Batching::Exact || options_.window <= 1 || snapshot_.num_nodes() == 0) return;
+  const size_t n = std::min<size_t>(pods.size(), options_.window);
+  if (window_.size() < n) window_.resize(n);
+  window_queries_.clear();
+  std::vector<const ProfilePlan*> plans;
+  std::vector<std::string> keys;
+  std::vector<PodQueryView> prepared;  // each query's header as prepare left it (BatchCache::store)
+  for (size_t i = 0; i < n; ++i) {
+    const Pod& pod = *pods[i];
+    // A nominated pod tries its node first, unscored; a held one is refused.
+    if (!pod.nominated_node_name.empty()) continue;
+    std::string key = pod.cache_key();
+    if (pod_records_.count(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    try {
+      const ProfilePlan& plan = plan_for(pod);
+      if (!pod.has_priority && !pod.priority_class_name.empty() && !find_priority_class(objects_, pod.priority_class_name))
+        continue;
+      check_device_annotations(pod);
+      intern_pod_for_plan(snapshot_, pod, plan, &objects_);
+      PodQuery q = prepare_pod_query(pod, snapshot_, plan, tie_break_for(plan), options_.seed, &objects_);
+      if (q.rejected) continue;
+      const uint32_t m = q.candidates ? static_cast<uint32_t>(q.candidates->size()) : snapshot_.num_nodes();
+      if (num_nodes_to_find(plan, m) < m) continue;  // a sample: no state answers it
+      // Answered without it: a kept state would hit now, or an earlier pod
+      // of the window has its shape (that one's state, kept, answers it).
+      bool answered = false;
+      for (const BatchCache& b : batch_)
+        if (!answered) answered = b.would_hit(snapshot_, plan, q) == FlushReason::kCount;
+      for (size_t j = 0; j < keys.size() && !answered; ++j) answered = window_[j].state.same_shape(snapshot_, plan, q);
+      if (answered) continue;
+      window_[keys.size()].state.remember_shape(plan, PodQuery(q), q.header);
+      prepared.push_back(q.header);
+      window_queries_.push_back(std::move(q));
+      plans.push_back(&plan);
+      keys.push_back(std::move(key));
+    } catch (const Error&) {
+      continue;  // its schedule() says what is wrong with it
+    }
+  }
+  const size_t count = keys.size();
+  if (count == 0) return;
+  std::vector<PodQuery*> queries(count);
+  std::vector<EvalRequest> reqs(count);
+  for (size_t j = 0; j < count; ++j) {
+    queries[j] = &window_queries_[j];
+    reqs[j].candidates = window_queries_[j].candidates ? &*window_queries_[j].candidates : nullptr;
+    reqs[j].want_scores = true;
+  }
+  window_results_.resize(count);
+  try {
+    backend_->evaluate_window(snapshot_, queries.data(), reqs.data(), window_results_.data(), count);
+  } catch (const CudaError&) {
+    // No states then: each pod's own evaluation meets the failure where
+    // the engine handles it (evaluate()).
+    for (size_t j = 0; j < count; ++j) window_[j].state.clear();
+    return;
+  }
+  executor_->for_each(static_cast<uint32_t>(count), [&](uint32_t j) {
+    window_[j].state.store(snapshot_, *plans[j], std::move(window_queries_[j]), prepared[j],
+                           window_results_[j]);
+  });
+  for (size_t j = 0; j < count; ++j) {
+    // A pod with fewer than two feasible nodes leaves no state.
+    if (!window_[j].state.valid()) continue;
+    window_[j].key = std::move(keys[j]);
+    ++batch_counters_[static_cast<size_t>(plans[j] - plans_.data())].window_states;
+  }
+}
+
+size_t Engine::look_ahead_in_queue(const std::vector<Pod>& pods, const std::vector<QueueEntry>& order, size_t at) {
+  if (options_.batching != Batching::Exact || options_.window <= 1) return at + 1;
+  std::vector<const Pod*> ahead;
+  size_t end = at;
+  for (; end < order.size() && ahead.size() < options_.window && order[end].pod_group.empty(); ++end)
+    ahead.push_back(&pods[order[end].pods.front()]);
+  if (ahead.size() < 2) return at + 1;  // one pod alone gains nothing from being evaluated ahead
+  look_ahead(ahead);
+  return end;
+}
+
 std::vector<ScheduleResult> Engine::schedule_all(const std::vector<Pod>& pods) {
   std::vector<ScheduleResult> out(pods.size());
-  for (const QueueEntry& entry : queue_order(pods)) {
+  const std::vector<QueueEntry> order = queue_order(pods);
+  size_t next_window = 0;
+  for (size_t e = 0; e < order.size(); ++e) {
+    const QueueEntry& entry = order[e];
     if (entry.pod_group.empty()) {
+      if (e >= next_window) next_window = look_ahead_in_queue(pods, order, e);
       out[entry.pods.front()] = schedule(pods[entry.pods.front()]);
       continue;
     }

@@ -56,6 +56,15 @@ struct EngineOptions {
   // it was last used), at the memory of one evaluation each (about 50 bytes
   // per feasible node). Decisions do not depend on it.
   uint32_t batch_states = 1;
+  // Exact: windows of pods (Engine::look_ahead). schedule_all, and callers
+  // that announce what they schedule next, hand the engine the next
+  // `window` pending pods; those no state answers are evaluated together
+  // against the snapshot as it is (on the CPU, each pod on one thread) and
+  // kept as states for their own schedule(), which brings them up to date
+  // with what the earlier pods changed, as any state, or evaluates afresh
+  // where that is not exact. 1: no look-ahead. Decisions do not depend on
+  // it; memory: one state per pod of the window.
+  uint32_t window = 1;
   // How long an assumed pod whose binding finished (finish_binding) is kept
   // without its confirmation before expire_assumed_pods forgets it; 0 (the
   // default, as kube-scheduler v1.35.4's durationToExpireAssumedPod): never.
@@ -427,7 +436,27 @@ class Engine {
   // (schedule_group and schedule_all take gangs).
   ScheduleResult schedule(const Pod& pod);
   // Every pod in queue order (queue_order); results in the order of `pods`.
+  // Windows of EngineOptions::window pods are looked ahead at.
   std::vector<ScheduleResult> schedule_all(const std::vector<Pod>& pods);
+
+  // ---- windows of pods (EngineOptions::window; docs/batching.md) ---------
+  // The pods the caller schedules next, in the order it will schedule them
+  // (the first EngineOptions::window are used): each that no kept state
+  // would answer now, nor an earlier pod of the window's shape, is
+  // evaluated now, the window's pods together, and kept as a state for its
+  // own schedule() (by Pod::cache_key) until the next look_ahead. Events
+  // may come in between: schedule() brings the state up to date with every
+  // change since, as any batch-cache state, or evaluates the pod afresh
+  // where that is not exact, so decisions never depend on it. Does nothing
+  // unless batching is exact and the window is above 1; never throws for a
+  // pod (a pod that cannot be prepared is left to its schedule()).
+  void look_ahead(const std::vector<const Pod*>& pods);
+  // look_ahead for a queue (queue_order's entries over `pods`) reaching
+  // entry `at`: once the last window is used up, the pods of the ordinary
+  // entries from `at` on (up to a gang's entry, and the window) are looked
+  // ahead at. Returns the first entry past that window (at + 1 when there
+  // is none), for the caller to call again there.
+  size_t look_ahead_in_queue(const std::vector<Pod>& pods, const std::vector<QueueEntry>& order, size_t at);
 
   // ---- gang scheduling (docs/plugins.md, "Pod groups") -------------------
   // The order schedule_all takes `pods` in: ordinary pods where they are,
@@ -802,6 +831,20 @@ class Engine {
   // with the cache off (no score lists, no state built).
   std::vector<BatchCache> shapes_;
   size_t next_shape_ = 0;
+  // look_ahead's states, each for the pod of its key ("": none; kept for
+  // its buffers).
+  struct WindowState {
+    std::string key;
+    BatchCache state;
+  };
+  std::vector<WindowState> window_;
+  // look_ahead's scratch: the queries, requests and evaluations of a window.
+  std::vector<PodQuery> window_queries_;
+  std::vector<EvalResult> window_results_;
+  // The window state of `key`'s pod answers `q` (schedule_cycle's path after
+  // the kept states): the hit, and the state moved where a miss's state would go.
+  bool window_hit(const std::string& key, const ProfilePlan& plan, PodQuery& q, bool keep, size_t replaced,
+                  BatchHit& hit, BatchCounters& counters);
   std::vector<BatchCounters> batch_counters_;  // by profile, parallel to plans_
   std::vector<UpstreamBatch> upstream_;        // --batching upstream: per profile, as upstream's
   uint64_t cycle_ = 0;                         // scheduling cycles: every pod schedule() is given
