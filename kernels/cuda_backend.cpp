@@ -301,7 +301,17 @@ class CudaBackend final : public Backend {
 
   const char* name() const override { return "cuda"; }
 
+  // want_totals rides on want_scores (the lists come back together) and
+  // is trimmed on the host.
   void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) override {
+    if (!req.want_totals || req.want_scores) return evaluate_pass(snap, query, req, out);
+    EvalRequest with_scores = req;
+    with_scores.want_scores = true;
+    evaluate_pass(snap, query, with_scores, out);
+    keep_totals_lists(query.view(), out);
+  }
+
+  void evaluate_pass(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) {
     const ScopedDevice on_our_device(device_id_);
     begin_call();
     reset(out);

@@ -544,6 +544,51 @@ TEST(BatchCache, ShapesSeenOnceDoNotDisplaceAState) {
   EXPECT_EQ(two.counters.hint_used, 19u + 5u + 6u);
 }
 
+// Windows of pods that each differ from the one before (random pods of
+// every feature: SeamProbe's spread, min-max and raw normalizations,
+// preferred node affinity, PreferNoSchedule tolerations, devices, spread
+// constraints, pod affinity), random events between them: the light form
+// of a window state (window_answer.hpp) answers most, a batch-cache state
+// the rest (feasible-set PreScore, large ties at the top); every decision
+// equals --batching off's, both tie-breaks, every profile of the parity
+// config (sampling ones included, where no window state is used).
+TEST(BatchCache, WindowsOfRandomDistinctPodsDecideExactlyAsUnbatched) {
+  const SchedulerConfig configs[] = {parity_config(), whole_config()};
+  uint64_t states = 0, hits = 0, light = 0;
+  for (uint32_t seed = 0; seed < 40; ++seed) {
+    SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x3a7d0ull, seed);
+    const uint32_t nodes = 3 + static_cast<uint32_t>(rng.below(seed % 4 == 3 ? 300 : 60));
+    const SchedulerConfig& config = configs[seed % 2];
+    std::vector<std::string> schedulers;
+    for (const auto& p : config.profiles) schedulers.push_back(p.scheduler_name);
+    Cluster cluster = random_cluster(rng, ClusterShape{nodes, 0, 0.05}, schedulers);
+    std::vector<Pod> pods;
+    for (uint32_t i = 0; i < 100; ++i) pods.push_back(random_pending_pod(rng, i, nodes, schedulers));
+    const double mutation_chance = seed % 3 == 0 ? 0.0 : 0.1;
+    const uint32_t window = 2 + seed % 15;
+    for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
+      const Outcome off = run(config, cluster, pods, tie, Batching::Off, seed, mutation_chance);
+      const Outcome windowed = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 1, {}, window);
+      ASSERT_EQ(first_difference(pods, off.results, windowed.results), "")
+          << "window " << window << ": seed " << seed << " (parity seed " << parity_seed() << "), " << nodes
+          << " nodes, " << (seed % 2 ? "every node scored" : "parity config") << ", tie "
+          << (tie == TieBreak::First ? "first" : "random") << ", mutations " << mutation_chance;
+      states += windowed.counters.window_states;
+      hits += windowed.counters.window_hits;
+      light += windowed.counters.window_light_hits;
+    }
+  }
+  std::printf("[ batch ] distinct pods in windows: %llu evaluated ahead, %llu answered by their own state, %llu in "
+              "the light form\n",
+              static_cast<unsigned long long>(states), static_cast<unsigned long long>(hits),
+              static_cast<unsigned long long>(light));
+  // Both forms answer, and the light form also declines (bounds moved,
+  // every kept entry changed, events).
+  EXPECT_GT(light, states / 4);
+  EXPECT_GT(hits, light);
+  EXPECT_GT(states, hits);
+}
+
 // Windows of pods through schedule_all (issue 24, item 1): pods that each
 // differ from the one before (their requests vary with their index), runs
 // of alike pods between them, a gang's entry breaking a window, a pod

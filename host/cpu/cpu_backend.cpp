@@ -372,12 +372,6 @@ class CpuBackend final : public Backend {
       }
     }
 
-    if (req.want_scores) {
-      out.scored_nodes = feasible_;
-      out.raw_scores.assign(raw_.begin(), raw_.end());
-      out.normalized_scores.assign(norm_.begin(), norm_.end());
-      out.totals.assign(totals_.begin(), totals_.end());
-    }
     if (req.want_sorted) {
       sorted_.resize(F);
       for (uint32_t i = 0; i < F; ++i) sorted_[i] = {selection_key(totals_[i], feasible_[i], q), feasible_[i]};
@@ -389,6 +383,19 @@ class CpuBackend final : public Backend {
         out.sorted_nodes[i] = sorted_[i].second;
       }
       order_equal_keys_by_node(out.sorted_keys.data(), out.sorted_nodes.data(), F);
+    }
+    if (req.want_scores) {
+      out.scored_nodes = feasible_;
+      out.raw_scores.assign(raw_.begin(), raw_.end());
+      out.normalized_scores.assign(norm_.begin(), norm_.end());
+      out.totals.assign(totals_.begin(), totals_.end());
+    } else if (req.want_totals) {
+      out.scored_nodes = feasible_;
+      out.totals.assign(totals_.begin(), totals_.end());
+      for (uint32_t slot = 0; slot < S; ++slot)
+        if (needs_stats(q.normalize[slot]))
+          out.stat_scores.insert(out.stat_scores.end(), raw_.begin() + static_cast<std::ptrdiff_t>(slot) * F,
+                                 raw_.begin() + static_cast<std::ptrdiff_t>(slot + 1) * F);
     }
   }
 

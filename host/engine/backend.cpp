@@ -16,6 +16,18 @@ VisitOrder visit_order(const Snapshot& snap, const EvalRequest& req) {
   return v;
 }
 
+void keep_totals_lists(const PodQueryView& q, EvalResult& out) {
+  const size_t F = out.scored_nodes.size();
+  out.stat_scores.clear();
+  if (out.raw_scores.size() == static_cast<size_t>(q.num_scores) * F)
+    for (uint32_t slot = 0; slot < q.num_scores; ++slot)
+      if (needs_stats(q.normalize[slot]))
+        out.stat_scores.insert(out.stat_scores.end(), out.raw_scores.begin() + static_cast<std::ptrdiff_t>(slot * F),
+                               out.raw_scores.begin() + static_cast<std::ptrdiff_t>((slot + 1) * F));
+  out.raw_scores.clear();
+  out.normalized_scores.clear();
+}
+
 void order_equal_keys_by_node(const uint64_t* keys, uint32_t* nodes, size_t count) {
   for (size_t i = 0; i < count;) {
     size_t j = i + 1;

@@ -31,6 +31,11 @@ struct EvalRequest {
 
   bool want_verdicts = false;  // per-node filter verdicts (explain)
   bool want_scores = false;    // per-plugin raw and normalized scores of the scored nodes
+  // The scored nodes, their totals and the raw scores of the slots that
+  // normalize with statistics (a window state's light form,
+  // host/engine/window_answer.hpp): less than want_scores, which a backend
+  // may give instead (keep_totals_lists then trims it).
+  bool want_totals = false;
   // The scored nodes sorted by selection key: total, then node index (with
   // --tie-break random the chosen node is the draw among the nodes tied at
   // the first total, not necessarily the first).
@@ -63,7 +68,11 @@ struct EvalResult {
   std::vector<uint32_t> scored_nodes;
   std::vector<int64_t> raw_scores;
   std::vector<int64_t> normalized_scores;
-  std::vector<int64_t> totals;  // parallel to scored_nodes
+  std::vector<int64_t> totals;  // parallel to scored_nodes (want_scores, want_totals)
+  // want_totals: the scored nodes' raw scores of each slot that normalizes
+  // with statistics (needs_stats), those slots in order, row-major
+  // [k * scored_nodes.size() + i] for the k-th such slot.
+  std::vector<int64_t> stat_scores;
   // want_sorted: scored nodes in ranks_before order (descending selection
   // key, equal keys by ascending node).
   std::vector<uint32_t> sorted_nodes;
@@ -102,6 +111,11 @@ uint32_t pick_tied(size_t n, int64_t best_total, TotalAt&& total_at, NodeAt&& no
   std::nth_element(scratch.begin(), scratch.begin() + k, scratch.end());
   return scratch[static_cast<size_t>(k)];
 }
+
+// want_totals from a want_scores result: stat_scores taken from the raw
+// scores of the slots that normalize with statistics, the raw and
+// normalized lists dropped (a backend that gives want_scores for both).
+void keep_totals_lists(const PodQueryView& q, EvalResult& out);
 
 // The visiting order of a request over `snap` (host pointers): the
 // candidate list or every node, rotated from `start` in node-tree order when

@@ -79,6 +79,7 @@ BatchCounters& BatchCounters::operator+=(const BatchCounters& o) {
   first_of_shape += o.first_of_shape;
   window_states += o.window_states;
   window_hits += o.window_hits;
+  window_light_hits += o.window_light_hits;
   return *this;
 }
 
@@ -100,6 +101,7 @@ BatchCounters BatchCounters::since(const BatchCounters& e) const {
   d.first_of_shape = first_of_shape - e.first_of_shape;
   d.window_states = window_states - e.window_states;
   d.window_hits = window_hits - e.window_hits;
+  d.window_light_hits = window_light_hits - e.window_light_hits;
   return d;
 }
 
@@ -184,6 +186,9 @@ std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCou
        &BatchCounters::window_states},
       {"bulkscore_batch_window_hits_total", "Cache hits answered by the pod's own window state.",
        &BatchCounters::window_hits},
+      {"bulkscore_batch_window_light_hits_total",
+       "Window hits answered in the light form: the kept best entries and bounds, the changed nodes scored again.",
+       &BatchCounters::window_light_hits},
   };
   for (const auto& f : own) {
     family(f.name, f.help);
@@ -212,7 +217,7 @@ std::string batch_summary(Batching mode, const BatchCounters& c) {
   if (c.first_of_shape) s += "; " + std::to_string(c.first_of_shape) + " misses not kept (first of their shape)";
   if (c.window_states)
     s += "; windows: " + std::to_string(c.window_states) + " pods evaluated ahead, " + std::to_string(c.window_hits) +
-         " answered by their own state";
+         " answered by their own state (" + std::to_string(c.window_light_hits) + " in the light form)";
   return s;
 }
 
@@ -224,14 +229,14 @@ const void* state_bytes(const PodQueryView& h) {
   return &state_of<P>(h.states);
 }
 
+}  // namespace
+
 bool bytes_equal(const Arena& a, ArenaRange ra, const Arena& b, ArenaRange rb) {
   const uint32_t len = ra.end - ra.begin;
   if (len != rb.end - rb.begin) return false;
   return len == 0 || std::memcmp(a.data() + ra.begin, b.data() + rb.begin, len) == 0;
 }
 
-// Plugin `id`'s part of two queries: its state in `ha` / `hb`, and what its
-// prepare (and, with `feasible`, its feasible-set PreScore) wrote.
 bool plugin_equal(uint8_t id, const PodQueryView& ha, const PodQuery& a, const PodQueryView& hb, const PodQuery& b,
                   bool feasible) {
   bool same = false;
@@ -243,6 +248,19 @@ bool plugin_equal(uint8_t id, const PodQueryView& ha, const PodQuery& a, const P
   if (!bytes_equal(a.arena, a.prepared_ranges[id], b.arena, b.prepared_ranges[id])) return false;
   return !feasible || bytes_equal(a.arena, a.feasible_ranges[id], b.arena, b.feasible_ranges[id]);
 }
+
+bool lists_equal(const PodQueryView& a, const PodQuery& qa, const PodQuery& qb) {
+  const PodQueryView& b = qb.header;
+  return a.num_filters == b.num_filters && a.num_scores == b.num_scores &&
+         std::equal(a.filters, a.filters + a.num_filters, b.filters) &&
+         std::equal(a.scores, a.scores + a.num_scores, b.scores) &&
+         std::equal(a.normalize, a.normalize + a.num_scores, b.normalize) &&
+         std::equal(a.weights, a.weights + a.num_scores, b.weights) && a.prescore_feasible == b.prescore_feasible &&
+         a.tie_break == b.tie_break && a.tie_seed == b.tie_seed && qa.candidates == qb.candidates &&
+         qb.score_error.empty();
+}
+
+namespace {
 
 }  // namespace
 
@@ -268,15 +286,7 @@ FlushReason BatchCache::check_header(const Snapshot& snap, const ProfilePlan& pl
 }
 
 bool BatchCache::lists_equal(const ProfilePlan& plan, const PodQuery& query) const {
-  const PodQueryView& a = prepared_;
-  const PodQueryView& b = query.header;
-  return &plan == plan_ && a.num_filters == b.num_filters && a.num_scores == b.num_scores &&
-         std::equal(a.filters, a.filters + a.num_filters, b.filters) &&
-         std::equal(a.scores, a.scores + a.num_scores, b.scores) &&
-         std::equal(a.normalize, a.normalize + a.num_scores, b.normalize) &&
-         std::equal(a.weights, a.weights + a.num_scores, b.weights) && a.prescore_feasible == b.prescore_feasible &&
-         a.tie_break == b.tie_break && a.tie_seed == b.tie_seed && query.candidates == query_.candidates &&
-         query.score_error.empty();
+  return &plan == plan_ && bulkscore::lists_equal(prepared_, query_, query);
 }
 
 bool BatchCache::same_shape(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const {
@@ -715,12 +725,7 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
 // the same SlotStats as entering each value, whatever the target).
 namespace {
 
-struct MinMaxCount {
-  int64_t min, max;
-  uint32_t at_min, at_max;
-};
-
-[[gnu::always_inline]] inline MinMaxCount min_max_count_body(const int64_t* __restrict raw, uint32_t n) {
+[[gnu::always_inline]] inline ScoreBounds score_bounds_of_body(const int64_t* __restrict raw, uint32_t n) {
   int64_t mn = INT64_MAX, mx = INT64_MIN;
   for (uint32_t i = 0; i < n; ++i) {
     const int64_t v = raw[i];
@@ -735,29 +740,29 @@ struct MinMaxCount {
   }
   return {mn, mx, at_min, at_max};
 }
-MinMaxCount min_max_count_baseline(const int64_t* raw, uint32_t n) { return min_max_count_body(raw, n); }
+ScoreBounds score_bounds_of_baseline(const int64_t* raw, uint32_t n) { return score_bounds_of_body(raw, n); }
 #if BULKSCORE_SIMD_X86
-BULKSCORE_TARGET_AVX2 MinMaxCount min_max_count_avx2(const int64_t* raw, uint32_t n) {
-  return min_max_count_body(raw, n);
+BULKSCORE_TARGET_AVX2 ScoreBounds score_bounds_of_avx2(const int64_t* raw, uint32_t n) {
+  return score_bounds_of_body(raw, n);
 }
-BULKSCORE_TARGET_AVX512 MinMaxCount min_max_count_avx512(const int64_t* raw, uint32_t n) {
-  return min_max_count_body(raw, n);
+BULKSCORE_TARGET_AVX512 ScoreBounds score_bounds_of_avx512(const int64_t* raw, uint32_t n) {
+  return score_bounds_of_body(raw, n);
 }
 #endif
-
-MinMaxCount min_max_count(const int64_t* raw, uint32_t n) {
-#if BULKSCORE_SIMD_X86
-  const SimdTarget t = simd_target();
-  if (t == SimdTarget::Avx512) return min_max_count_avx512(raw, n);
-  if (t == SimdTarget::Avx2) return min_max_count_avx2(raw, n);
-#endif
-  return min_max_count_baseline(raw, n);
-}
 
 }  // namespace
 
+ScoreBounds score_bounds(const int64_t* raw, uint32_t n) {
+#if BULKSCORE_SIMD_X86
+  const SimdTarget t = simd_target();
+  if (t == SimdTarget::Avx512) return score_bounds_of_avx512(raw, n);
+  if (t == SimdTarget::Avx2) return score_bounds_of_avx2(raw, n);
+#endif
+  return score_bounds_of_baseline(raw, n);
+}
+
 BatchCache::SlotStats BatchCache::all_alive_stats(const int64_t* raw, uint32_t n) {
-  const MinMaxCount m = min_max_count(raw, n);
+  const ScoreBounds m = score_bounds(raw, n);
   SlotStats st;
   if (m.max == kIgnoredScore) return st;  // every score ignored (or none): as enter leaves it
   st.min = m.min;

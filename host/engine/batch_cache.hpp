@@ -84,6 +84,7 @@ struct BatchCounters {
   uint64_t first_of_shape = 0;        // misses not kept as a state: no state or recent pod had their shape
   uint64_t window_states = 0;         // pods evaluated ahead, in windows (Engine::look_ahead), and kept as states
   uint64_t window_hits = 0;           // of the hits, those answered by their window state
+  uint64_t window_light_hits = 0;     // of those, in the light form (window_answer.hpp)
 
   BatchCounters& operator+=(const BatchCounters& o);
   // The counts since `earlier` (a copy taken before).
@@ -100,6 +101,28 @@ std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCou
 // One line for people: "batching exact: 9999 of 10000 pods from the cache
 // (...)".
 std::string batch_summary(Batching mode, const BatchCounters& c);
+
+// ---- comparing two prepared queries (the cache's rules; window_answer.hpp) ----
+
+// Two arena ranges hold the same bytes.
+bool bytes_equal(const Arena& a, ArenaRange ra, const Arena& b, ArenaRange rb);
+// Plugin `id`'s part of two queries: its state in `ha` / `hb`, and what its
+// prepare (and, with `feasible`, its feasible-set PreScore) wrote.
+bool plugin_equal(uint8_t id, const PodQueryView& ha, const PodQuery& a, const PodQueryView& hb, const PodQuery& b,
+                  bool feasible);
+// The plugin lists, normalizations, weights, tie-break and PreFilterResult
+// of `qb` equal those of `qa` (whose header as prepared is `a`), and `qb`
+// has no Score error.
+bool lists_equal(const PodQueryView& a, const PodQuery& qa, const PodQuery& qb);
+
+// Min and max of n raw scores (kIgnoredScore left out) and how many sit at
+// each, vectorized for the CPU it runs on; every score ignored (or none):
+// max is kIgnoredScore.
+struct ScoreBounds {
+  int64_t min, max;
+  uint32_t at_min, at_max;
+};
+ScoreBounds score_bounds(const int64_t* raw, uint32_t n);
 
 // The cache's answer for one pod.
 struct BatchHit {

@@ -175,7 +175,10 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   next_start_node_index_ = 0;
   for (BatchCache& b : batch_) b.clear();
   for (BatchCache& b : shapes_) b.clear();
-  for (WindowState& w : window_) w.key.clear();
+  for (WindowState& w : window_) {
+    w.key.clear();
+    w.light.clear();
+  }
   for (auto& u : upstream_) u = UpstreamBatch{};
   // Groups first: configuring the devices lays every device column out
   // again (the groups' included), so its warnings are the whole story once.
@@ -739,6 +742,14 @@ bool Engine::window_hit(const std::string& key, const ProfilePlan& plan, PodQuer
   for (WindowState& w : window_) {
     if (w.key != key) continue;
     w.key.clear();  // one try, hit or miss: a miss's evaluation replaces it
+    if (w.light.valid()) {
+      if (!w.light.answer(snapshot_, plan, q, hit, counters)) return false;
+      // Its shape remembered, as a miss's would be: a later pod of that
+      // shape (look_ahead left those to this one) is then kept.
+      std::swap(shapes_[next_shape_], w.state);
+      next_shape_ = (next_shape_ + 1) % shapes_.size();
+      return true;
+    }
     FlushReason why = FlushReason::kNoState;
     if (!w.state.try_hit(snapshot_, plan, q, hit, why, counters)) return false;
     ++counters.window_hits;
@@ -758,54 +769,87 @@ bool Engine::window_hit(const std::string& key, const ProfilePlan& plan, PodQuer
 }
 
 void Engine::look_ahead(const std::vector<const Pod*>& pods) {
-  for (WindowState& w : window_) w.key.clear();
+  for (WindowState& w : window_) {
+    w.key.clear();
+    w.light.clear();
+  }
   if (options_.batching != Batching::Exact || options_.window <= 1 || snapshot_.num_nodes() == 0) return;
   const size_t n = std::min<size_t>(pods.size(), options_.window);
   if (window_.size() < n) window_.resize(n);
-  window_queries_.clear();
-  std::vector<const ProfilePlan*> plans;
-  std::vector<std::string> keys;
-  std::vector<PodQueryView> prepared;  // each query's header as prepare left it (BatchCache::store)
+  // The pods to look at, their strings interned (which changes the
+  // snapshot: here, one by one).
+  struct Ahead {
+    const Pod* pod;
+    const ProfilePlan* plan;
+    std::string key;
+    PodQuery query;
+    bool prepared = false;
+  };
+  std::vector<Ahead> ahead;
+  ahead.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     const Pod& pod = *pods[i];
     // A nominated pod tries its node first, unscored; a held one is refused.
     if (!pod.nominated_node_name.empty()) continue;
     std::string key = pod.cache_key();
-    if (pod_records_.count(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    if (pod_records_.count(key) ||
+        std::any_of(ahead.begin(), ahead.end(), [&](const Ahead& a) { return a.key == key; }))
+      continue;
     try {
       const ProfilePlan& plan = plan_for(pod);
       if (!pod.has_priority && !pod.priority_class_name.empty() && !find_priority_class(objects_, pod.priority_class_name))
         continue;
       check_device_annotations(pod);
       intern_pod_for_plan(snapshot_, pod, plan, &objects_);
-      PodQuery q = prepare_pod_query(pod, snapshot_, plan, tie_break_for(plan), options_.seed, &objects_);
-      if (q.rejected) continue;
-      const uint32_t m = q.candidates ? static_cast<uint32_t>(q.candidates->size()) : snapshot_.num_nodes();
-      if (num_nodes_to_find(plan, m) < m) continue;  // a sample: no state answers it
-      // Answered without it: a kept state would hit now, or an earlier pod
-      // of the window has its shape (that one's state, kept, answers it).
-      bool answered = false;
-      for (const BatchCache& b : batch_)
-        if (!answered) answered = b.would_hit(snapshot_, plan, q) == FlushReason::kCount;
-      for (size_t j = 0; j < keys.size() && !answered; ++j) answered = window_[j].state.same_shape(snapshot_, plan, q);
-      if (answered) continue;
-      window_[keys.size()].state.remember_shape(plan, PodQuery(q), q.header);
-      prepared.push_back(q.header);
-      window_queries_.push_back(std::move(q));
-      plans.push_back(&plan);
-      keys.push_back(std::move(key));
+      ahead.push_back(Ahead{&pod, &plan, std::move(key), PodQuery{}, false});
     } catch (const Error&) {
       continue;  // its schedule() says what is wrong with it
     }
+  }
+  // Prepared side by side (prepare reads the snapshot only).
+  executor_->for_each(static_cast<uint32_t>(ahead.size()), [&](uint32_t i) {
+    Ahead& a = ahead[i];
+    try {
+      a.query = prepare_pod_query(*a.pod, snapshot_, *a.plan, tie_break_for(*a.plan), options_.seed, &objects_);
+      a.prepared = true;
+    } catch (const Error&) {
+      a.prepared = false;  // its schedule() says what is wrong with it
+    }
+  });
+  window_queries_.clear();
+  std::vector<const ProfilePlan*> plans;
+  std::vector<std::string> keys;
+  std::vector<PodQueryView> prepared;  // each query's header as prepare left it (BatchCache::store)
+  for (Ahead& a : ahead) {
+    const PodQuery& q = a.query;
+    if (!a.prepared || q.rejected) continue;
+    const uint32_t m = q.candidates ? static_cast<uint32_t>(q.candidates->size()) : snapshot_.num_nodes();
+    if (num_nodes_to_find(*a.plan, m) < m) continue;  // a sample: no state answers it
+    // Answered without it: a kept state would hit now, or an earlier pod
+    // of the window has its shape (that one's state, kept, answers it).
+    bool answered = false;
+    for (const BatchCache& b : batch_)
+      if (!answered) answered = b.would_hit(snapshot_, *a.plan, q) == FlushReason::kCount;
+    for (size_t j = 0; j < keys.size() && !answered; ++j) answered = window_[j].state.same_shape(snapshot_, *a.plan, q);
+    if (answered) continue;
+    window_[keys.size()].state.remember_shape(*a.plan, PodQuery(q), q.header);
+    prepared.push_back(q.header);
+    window_queries_.push_back(std::move(a.query));
+    plans.push_back(a.plan);
+    keys.push_back(std::move(a.key));
   }
   const size_t count = keys.size();
   if (count == 0) return;
   std::vector<PodQuery*> queries(count);
   std::vector<EvalRequest> reqs(count);
   for (size_t j = 0; j < count; ++j) {
+    const PodQuery& q = window_queries_[j];
     queries[j] = &window_queries_[j];
-    reqs[j].candidates = window_queries_[j].candidates ? &*window_queries_[j].candidates : nullptr;
-    reqs[j].want_scores = true;
+    reqs[j].candidates = q.candidates ? &*q.candidates : nullptr;
+    // The light form needs the totals; a pod with a feasible-set PreScore
+    // becomes a batch-cache state, which needs every list.
+    reqs[j].want_totals = !q.header.prescore_feasible;
+    reqs[j].want_scores = q.header.prescore_feasible;
   }
   window_results_.resize(count);
   try {
@@ -816,13 +860,17 @@ void Engine::look_ahead(const std::vector<const Pod*>& pods) {
     for (size_t j = 0; j < count; ++j) window_[j].state.clear();
     return;
   }
+  // Each evaluation kept in the light form where it holds it, else as a
+  // batch-cache state (over the remembered shape).
   executor_->for_each(static_cast<uint32_t>(count), [&](uint32_t j) {
-    window_[j].state.store(snapshot_, *plans[j], std::move(window_queries_[j]), prepared[j],
-                           window_results_[j]);
+    WindowState& w = window_[j];
+    if (!w.light.build(snapshot_, *plans[j], window_queries_[j], window_results_[j], options_.window) &&
+        reqs[j].want_scores)
+      w.state.store(snapshot_, *plans[j], std::move(window_queries_[j]), prepared[j], window_results_[j]);
   });
   for (size_t j = 0; j < count; ++j) {
     // A pod with fewer than two feasible nodes leaves no state.
-    if (!window_[j].state.valid()) continue;
+    if (!window_[j].light.valid() && !window_[j].state.valid()) continue;
     window_[j].key = std::move(keys[j]);
     ++batch_counters_[static_cast<size_t>(plans[j] - plans_.data())].window_states;
   }

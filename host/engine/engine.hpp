@@ -17,6 +17,7 @@
 
 #include "host/engine/backend.hpp"
 #include "host/engine/batch_cache.hpp"
+#include "host/engine/window_answer.hpp"
 #include "host/engine/pod_query.hpp"
 #include "host/engine/scheduler_metrics.hpp"
 #include "host/engine/upstream_batch.hpp"
@@ -835,7 +836,8 @@ class Engine {
   // its buffers).
   struct WindowState {
     std::string key;
-    BatchCache state;
+    WindowAnswer light;  // the light form, where it holds the evaluation
+    BatchCache state;    // else a batch-cache state; the pod's shape either way
   };
   std::vector<WindowState> window_;
   // look_ahead's scratch: the queries, requests and evaluations of a window.
