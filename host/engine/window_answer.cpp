@@ -32,27 +32,46 @@ bool WindowAnswer::build(const Snapshot& snap, const ProfilePlan& plan, PodQuery
 
   // The best entries: at least reach + 1 of them (so that some survive
   // `reach` changed nodes), extended to whole groups of equal totals, best
-  // first and each group in node order (the scored nodes ascend). Mostly
-  // the nodes at the highest total are enough (a cluster of alike nodes
-  // ties there by the thousand): two passes; else a selection.
+  // group first, each in node order (the scored nodes ascend). Mostly the
+  // nodes at the highest total are enough (a cluster of alike nodes ties
+  // there by the thousand): two passes and a gather; else a selection.
   const uint32_t want = std::min(F, reach + 1);
   const int64_t* totals = result.totals.data();
+  const uint32_t* nodes = result.scored_nodes.data();
   int64_t highest = INT64_MIN;
   for (uint32_t i = 0; i < F; ++i) highest = std::max(highest, totals[i]);
   uint32_t at_highest = 0;
   for (uint32_t i = 0; i < F; ++i) at_highest += totals[i] == highest;
-  int64_t floor_total = highest;
-  if (at_highest < want) {
+  group_totals_.clear();
+  group_start_.assign(1, 0);
+  group_nodes_.clear();
+  if (at_highest >= want) {
+    group_nodes_.resize(at_highest);
+    for (uint32_t i = 0, k = 0; i < F; ++i) {
+      group_nodes_[k] = nodes[i];
+      k += totals[i] == highest;
+      if (k == at_highest) break;
+    }
+    group_totals_.push_back(highest);
+    group_start_.push_back(at_highest);
+  } else {
     order_.resize(F);
-    for (uint32_t i = 0; i < F; ++i) order_[i] = {totals[i], result.scored_nodes[i]};
+    for (uint32_t i = 0; i < F; ++i) order_[i] = {totals[i], nodes[i]};
     std::nth_element(order_.begin(), order_.begin() + (want - 1), order_.end(), ranks_first);
-    floor_total = order_[want - 1].first;
+    const int64_t floor_total = order_[want - 1].first;
+    order_.clear();
+    for (uint32_t i = 0; i < F; ++i)
+      if (totals[i] >= floor_total) order_.emplace_back(totals[i], nodes[i]);
+    std::stable_sort(order_.begin(), order_.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [total, node] : order_) {
+      if (group_totals_.empty() || group_totals_.back() != total) {
+        if (!group_totals_.empty()) group_start_.push_back(static_cast<uint32_t>(group_nodes_.size()));
+        group_totals_.push_back(total);
+      }
+      group_nodes_.push_back(node);
+    }
+    group_start_.push_back(static_cast<uint32_t>(group_nodes_.size()));
   }
-  top_.clear();
-  for (uint32_t i = 0; i < F; ++i)
-    if (totals[i] >= floor_total) top_.emplace_back(totals[i], result.scored_nodes[i]);
-  if (floor_total != highest)
-    std::stable_sort(top_.begin(), top_.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
 
   // Each normalizing slot's bounds; its values where they differ.
   slots_.assign(h.num_scores, Slot{});
@@ -146,29 +165,58 @@ bool WindowAnswer::answer(const Snapshot& snap, const ProfilePlan& plan, const P
       return false;  // a bound lost its last node
   if (feasible < 2) return false;  // none or one: upstream does not score
 
-  // The best unchanged entry: the first kept one whose node did not change
-  // (its group of equal totals is whole in top_, and every entry not kept
-  // ranks below it).
-  int64_t best = INT64_MIN;
-  bool found = false;
-  for (const auto& e : top_)
-    if (!std::binary_search(changed_.begin(), changed_.end(), e.second)) {
-      best = e.first;
-      found = true;
-      break;
+  // The best unchanged entry: in the first kept group that keeps a node
+  // that did not change (the group is whole, and every entry not kept
+  // ranks below it); removed_: the positions of its changed nodes.
+  size_t g = 0;
+  for (; g < group_totals_.size(); ++g) {
+    const uint32_t* b = group_nodes_.data() + group_start_[g];
+    const uint32_t* e = group_nodes_.data() + group_start_[g + 1];
+    removed_.clear();
+    for (const uint32_t n : changed_) {
+      const uint32_t* it = std::lower_bound(b, e, n);
+      if (it != e && *it == n) removed_.push_back(static_cast<uint32_t>(it - b));
     }
-  if (!found) return false;
+    if (removed_.size() < static_cast<size_t>(e - b)) break;
+  }
+  if (g == group_totals_.size()) return false;
+  int64_t best = group_totals_[g];
   for (const auto& e : changed_entries_) best = std::max(best, e.first);
-  // The tied nodes in index order: the kept group's (in node order) that
-  // did not change, merged with the changed ones at that total.
-  tied_nodes_.clear();
-  for (const auto& e : top_)
-    if (e.first == best && !std::binary_search(changed_.begin(), changed_.end(), e.second)) tied_nodes_.push_back(e.second);
-  const auto kept = static_cast<std::ptrdiff_t>(tied_nodes_.size());
-  for (const auto& e : changed_entries_)  // ascending: changed_ is
-    if (e.first == best) tied_nodes_.push_back(e.second);
-  std::inplace_merge(tied_nodes_.begin(), tied_nodes_.begin() + kept, tied_nodes_.end());
-  hit.chosen = static_cast<int32_t>(tied_nodes_[static_cast<size_t>(tie_rank(tied_nodes_.size(), v))]);
+  // The tied nodes, in index order: the group's that did not change (none
+  // when a changed node ranks above it) and the changed ones at that total
+  // (ascending, as changed_). The one of rank k is found without listing
+  // them: a tie can hold every node of the cluster.
+  const uint32_t* group = group_nodes_.data() + group_start_[g];
+  const uint32_t group_size = best == group_totals_[g] ? group_start_[g + 1] - group_start_[g] : 0;
+  const uint64_t kept = group_size ? group_size - removed_.size() : 0;
+  extra_.clear();
+  for (const auto& e : changed_entries_)
+    if (e.first == best) extra_.push_back(e.second);
+  const uint64_t tied = kept + extra_.size();
+  const uint64_t k = tie_rank(tied, v);
+  // The m-th (from 0) of the group's nodes that did not change.
+  const auto kept_at = [&](uint64_t m) {
+    uint64_t at = m;
+    for (const uint32_t p : removed_) {
+      if (p > at) break;
+      ++at;
+    }
+    return group[at];
+  };
+  uint32_t chosen = UINT32_MAX;
+  for (size_t i = 0; i < extra_.size() && chosen == UINT32_MAX; ++i) {
+    // The union's entries before extra_[i]: the kept group nodes below it, and i extras.
+    const auto pos = static_cast<uint32_t>(std::lower_bound(group, group + group_size, extra_[i]) - group);
+    const auto removed_below =
+        static_cast<uint64_t>(std::lower_bound(removed_.begin(), removed_.end(), pos) - removed_.begin());
+    const uint64_t before = pos - removed_below + i;
+    if (k < before)
+      chosen = kept_at(k - i);
+    else if (k == before)
+      chosen = extra_[i];
+  }
+  if (chosen == UINT32_MAX) chosen = kept_at(k - extra_.size());
+  hit.chosen = static_cast<int32_t>(chosen);
   hit.chosen_total = best;
   hit.num_feasible = static_cast<uint32_t>(feasible);
   ++counters.hint_used;
@@ -176,7 +224,7 @@ bool WindowAnswer::answer(const Snapshot& snap, const ProfilePlan& plan, const P
   ++counters.window_light_hits;
   counters.refiltered_nodes += changed_.size();
   counters.rescored_nodes += changed_entries_.size() * v.num_scores;
-  if (v.tie_break == TieBreak::Random && tied_nodes_.size() > 1) counters.tied_nodes += tied_nodes_.size();
+  if (v.tie_break == TieBreak::Random && tied > 1) counters.tied_nodes += tied;
   return true;
 }
 

@@ -70,14 +70,18 @@ class WindowAnswer {
   size_t log_position_ = 0;
   uint32_t num_nodes_ = 0;
   uint32_t reach_ = 0;
-  std::vector<uint32_t> feasible_;                 // the scored nodes, ascending
-  std::vector<std::pair<int64_t, uint32_t>> top_;  // (total, node), best first; whole groups of equal totals
+  std::vector<uint32_t> feasible_;  // the scored nodes, ascending
+  // The best entries, in whole groups of equal totals, best group first:
+  // group g's total and its nodes, ascending,
+  // group_nodes_[group_start_[g] .. group_start_[g + 1]).
+  std::vector<int64_t> group_totals_;
+  std::vector<uint32_t> group_start_, group_nodes_;
   std::vector<Slot> slots_;                        // by score slot; used where the slot normalizes
   std::vector<int64_t> values_;                    // kept values, by position in feasible_
 
   // Scratch, reused.
   std::vector<std::pair<int64_t, uint32_t>> order_, changed_entries_;
-  std::vector<uint32_t> changed_, tied_nodes_;
+  std::vector<uint32_t> changed_, removed_, extra_;
 };
 
 }  // namespace bulkscore
