@@ -17,9 +17,12 @@
 //             arithmetic the issue measures it against; its placements are
 //             not compared (the floor has no spreading).
 //
-//   BM_Engine/<basic|distinct|spread>/<exact|off>/threads:<T>/<N>Nodes
+//   BM_Engine/<basic|distinct|spread>/<exact|exact-window<W>|off>/threads:<T>/<N>Nodes
 //       the engine's schedule() over the measured pods (T CPU backend
-//       threads, the batch cache on or off); counters: pods_per_s,
+//       threads, 1, 2 and every core where there are more; the batch cache
+//       on or off; exact-window<W>: windows of W pods looked ahead at,
+//       Engine::look_ahead, window_hit_share the pods answered by their own
+//       window state); counters: pods_per_s,
 //       ns_per_node_per_pod, and the floor run beside it in the same
 //       iteration: floor_pods_per_s (one thread, the best dispatch target),
 //       vs_floor (engine pods/s over the floor's) and vs_floor_2t (over twice
