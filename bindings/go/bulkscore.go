@@ -654,6 +654,15 @@ func (e *Engine) TakeWarnings() ([]string, error) {
 	return out, nil
 }
 
+// SetWindow sets the windows of pods ScheduleAll looks ahead at (docs/batching.md,
+// "Windows of pods"): the next n ordinary pods evaluated together ahead of their
+// turn; 1 (the default) is none, 0 an error. Decisions do not depend on it.
+func (e *Engine) SetWindow(n uint32) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return call(func() C.int { return C.bs_engine_set_window(e.h, C.uint32_t(n)) })
+}
+
 // MetricsText is the engine's counters in Prometheus text format.
 func (e *Engine) MetricsText() (string, error) {
 	e.mu.Lock()

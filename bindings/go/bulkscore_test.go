@@ -360,6 +360,15 @@ func TestPodGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Windows of pods: 0 refused; 4 changes no result below.
+	var bad *Error
+	if err := e.SetWindow(0); !errors.As(err, &bad) || bad.Status != InvalidArgument {
+		t.Fatalf("window 0: %v", err)
+	}
+	if err := e.SetWindow(4); err != nil {
+		t.Fatal(err)
+	}
+
 	// Admitted, in the list's order; the ordinary pod has no group.
 	rs, err := e.ScheduleAll(list(worker("w1"), pod("x1", "", ""), worker("w2")))
 	if err != nil || len(rs) != 3 {

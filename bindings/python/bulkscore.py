@@ -144,6 +144,7 @@ _pod_group_status = _sig("bs_engine_pod_group_status", ctypes.c_int, _E, _c_char
 _rank = _sig("bs_engine_rank", ctypes.c_int, _E, _c_char_p, _size_t, ctypes.c_uint32, ctypes.POINTER(ctypes.POINTER(_Ranking)))
 _ranking_free = _sig("bs_ranking_free", None, ctypes.POINTER(_Ranking))
 _metrics = _sig("bs_engine_metrics_text", ctypes.c_int, _E, ctypes.POINTER(ctypes.c_void_p))
+_set_window = _sig("bs_engine_set_window", ctypes.c_int, _E, ctypes.c_uint32)
 _set_node_filters = _sig("bs_engine_set_node_filters", ctypes.c_int, _E, _c_char_p, ctypes.POINTER(_c_char_p),
                          ctypes.POINTER(ctypes.c_int), ctypes.POINTER(_c_char_p), _size_t)
 _set_node_scores = _sig("bs_engine_set_node_scores", ctypes.c_int, _E, _c_char_p, ctypes.POINTER(_c_char_p),
@@ -452,6 +453,14 @@ class Engine:
             return [_str(lst[i]) for i in range(count.value)]
         finally:
             _free(lst)
+
+    def set_window(self, n):
+        """Windows of pods for schedule_all (docs/batching.md, "Windows of
+        pods"): the next n ordinary pods evaluated together ahead of their
+        turn; 1 (the default) is none, 0 raises. Decisions do not depend
+        on it."""
+        with self._lock:
+            _check(_set_window(self._h, n))
 
     def metrics_text(self):
         p = ctypes.c_void_p()

@@ -532,6 +532,15 @@ void bs_schedule_result_free(bs_schedule_result* result) {
   delete static_cast<ScheduleHolder*>(reinterpret_cast<Box<bs_schedule_result>*>(result)->owner);
 }
 
+int bs_engine_set_window(bs_engine* engine, uint32_t window) {
+  BS_REQUIRE(engine, "bs_engine_set_window: engine is NULL");
+  BS_REQUIRE(window >= 1, "bs_engine_set_window: window must be at least 1");
+  return guarded([&] {
+    engine->engine->set_window(window);
+    return BS_OK;
+  });
+}
+
 int bs_engine_schedule_all(bs_engine* engine, const char* pods_json, size_t len, bs_schedule_results** out) {
   BS_REQUIRE(engine && pods_json && out, "bs_engine_schedule_all: engine, pods_json and out are required");
   *out = nullptr;

@@ -876,6 +876,14 @@ void Engine::look_ahead(const std::vector<const Pod*>& pods) {
   }
 }
 
+void Engine::set_window(uint32_t window) {
+  options_.window = std::max<uint32_t>(1, window);
+  for (WindowState& w : window_) {
+    w.key.clear();
+    w.light.clear();
+  }
+}
+
 size_t Engine::look_ahead_in_queue(const std::vector<Pod>& pods, const std::vector<QueueEntry>& order, size_t at) {
   if (options_.batching != Batching::Exact || options_.window <= 1) return at + 1;
   std::vector<const Pod*> ahead;

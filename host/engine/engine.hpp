@@ -458,6 +458,10 @@ class Engine {
   // ahead at. Returns the first entry past that window (at + 1 when there
   // is none), for the caller to call again there.
   size_t look_ahead_in_queue(const std::vector<Pod>& pods, const std::vector<QueueEntry>& order, size_t at);
+  // EngineOptions::window from now on (0 taken as 1); the states of the
+  // last look-ahead are dropped.
+  void set_window(uint32_t window);
+  uint32_t window() const { return options_.window; }
 
   // ---- gang scheduling (docs/plugins.md, "Pod groups") -------------------
   // The order schedule_all takes `pods` in: ordinary pods where they are,

@@ -262,6 +262,13 @@ typedef struct bs_schedule_results {
 BS_API int bs_engine_schedule_all(bs_engine* engine, const char* pods_json, size_t len, bs_schedule_results** out);
 BS_API void bs_schedule_results_free(bs_schedule_results* results);
 
+/* Windows of pods for bs_engine_schedule_all (docs/batching.md, "Windows
+ * of pods"): the next `window` ordinary pods of its queue are evaluated
+ * together ahead of their turn and kept for it, with exact batching. 1
+ * (the default): none; 0 is refused (BS_INVALID_ARGUMENT). Decisions do not
+ * depend on it; it pays where a pod's pass cannot use every core. */
+BS_API int bs_engine_set_window(bs_engine* engine, uint32_t window);
+
 /* The pod group `pod` (JSON of one Pod) belongs to, as
  * bs_engine_schedule_all would find it now with the pods of `pending_json`
  * (a PodList, NULL for none: the pending pods, the pod among them if it is
