@@ -314,7 +314,7 @@ class CudaBackend final : public Backend {
   void evaluate_pass(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) {
     const ScopedDevice on_our_device(device_id_);
     begin_call();
-    reset(out);
+    out.reset();
     const SnapshotView hs = snap.view();
     const PodQueryView hq = query.view();
     const VisitOrder host_visit = visit_order(snap, req);
@@ -662,22 +662,6 @@ class CudaBackend final : public Backend {
     p.query = hq;
     p.query.arena = d_prescore_arena_.as<const uint8_t>();
     return kept;
-  }
-
-  static void reset(EvalResult& out) {
-    out.num_feasible = 0;
-    out.processed = 0;
-    out.chosen = -1;
-    out.chosen_total = 0;
-    out.scored = false;
-    out.rejections = RejectionHistogram{};
-    out.verdicts.clear();
-    out.scored_nodes.clear();
-    out.raw_scores.clear();
-    out.normalized_scores.clear();
-    out.totals.clear();
-    out.sorted_nodes.clear();
-    out.sorted_keys.clear();
   }
 
   // The per-node lists that were asked for, after the answer told their sizes.

@@ -184,7 +184,7 @@ class CpuBackend final : public Backend {
   void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) override {
     const SnapshotView s = snap.view();
     PodQueryView q = query.view();
-    out = EvalResult{};
+    out.reset();
     const VisitOrder visit = visit_order(snap, req);
     const uint32_t M = visit.count;
     if (req.want_verdicts) out.verdicts.assign(s.num_nodes, NodeVerdict{kNoPlugin, Code::Skip, 0});

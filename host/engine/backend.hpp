@@ -77,6 +77,20 @@ struct EvalResult {
   // key, equal keys by ascending node).
   std::vector<uint32_t> sorted_nodes;
   std::vector<uint64_t> sorted_keys;
+
+  // As a fresh result, the lists' memory kept (a result reused pod after
+  // pod allocates nothing once grown).
+  void reset() {
+    num_feasible = processed = 0;
+    chosen = -1;
+    chosen_total = 0;
+    scored = false;
+    rejections = RejectionHistogram{};
+    for (auto* v : {&scored_nodes, &sorted_nodes}) v->clear();
+    for (auto* v : {&raw_scores, &normalized_scores, &totals, &stat_scores}) v->clear();
+    verdicts.clear();
+    sorted_keys.clear();
+  }
 };
 
 // ---- the random tie-break ------------------------------------------------------
