@@ -411,7 +411,7 @@ bool hard_from_sums(const Snapshot& snap, const PodTopologySpread::State& st, co
     c.min_match = values.size() < min_domains ? 0 : least;
     c.domains = arena.push(table);
   }
-  ++PodTopologySpread::hard_counts_from_sums_taken;
+  PodTopologySpread::hard_counts_from_sums_taken.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 

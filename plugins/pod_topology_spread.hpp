@@ -18,6 +18,7 @@
 // own counter.
 #pragma once
 
+#include <atomic>
 #include <cmath>
 
 #include "host/snapshot/snapshot.hpp"
@@ -100,10 +101,11 @@ struct PodTopologySpread {
 
   // PreFilter's hard tables from the snapshot's per-domain sums where the
   // walk over every node would count every node (prepare): on by default;
-  // tests turn it off to compare with the walk, and read how often it
-  // served. Host only, not thread-safe (set between runs).
+  // tests turn it off to compare with the walk (host only, set between
+  // runs), and read how often it served (counted from every thread that
+  // prepares: Engine::look_ahead prepares pods side by side).
   static inline bool hard_counts_from_sums = true;
-  static inline uint64_t hard_counts_from_sums_taken = 0;
+  static inline std::atomic<uint64_t> hard_counts_from_sums_taken{0};
 
   static BULKSCORE_HD int32_t node_value(const SnapshotView& s, const Constraint& c, uint32_t node) {
     return c.key == kNoId ? kNoId : s.label_value(node, c.key, c.dense_slot);

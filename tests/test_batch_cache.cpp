@@ -634,6 +634,157 @@ TEST(BatchCache, WindowsOfDistinctPodsDecideExactlyAsUnbatched) {
   }
 }
 
+// Node data set between a look-ahead and the pods' turns (the embedder's
+// filter verdicts and scores, columns cleared), on top of the random
+// events: windows of 2 to 11 decide as --batching off (NodeData's
+// normalizations move the bounds the light form keeps).
+void set_random_node_data(SplitMix64& rng, Engine& e) {
+  const Snapshot& snap = e.snapshot();
+  if (snap.num_nodes() == 0) return;
+  const RandomNodeData d = random_node_data(rng, snap.num_nodes(), rng.chance(0.1) ? snap.num_nodes() : 3);
+  if (d.clear_column) {
+    (void)e.clear_node_data(d.column);
+    return;
+  }
+  using Op = Snapshot::NodeDataUpdate::Op;
+  std::vector<NodeFilterValue> filters;
+  std::vector<NodeScoreValue> scores;
+  for (const auto& u : d.updates) {
+    const std::string name = snap.node_name(u.node);
+    if (u.op == Op::kClear)
+      (void)e.clear_node_data(d.column, name);
+    else if (d.kind == Snapshot::NodeDataKind::kFilter)
+      filters.push_back(NodeFilterValue{name, u.op == Op::kPass, u.reason});
+    else
+      scores.push_back(NodeScoreValue{name, u.score});
+  }
+  if (!filters.empty()) ASSERT_TRUE(e.set_node_filters(d.column, filters).ok());
+  if (!scores.empty()) ASSERT_TRUE(e.set_node_scores(d.column, scores).ok());
+}
+
+TEST(BatchCache, WindowsFollowNodeDataSetBeforeTheirTurn) {
+  const SchedulerConfig& config = node_data_parity_config();
+  std::vector<std::string> schedulers;
+  for (const auto& p : config.profiles) schedulers.push_back(p.scheduler_name);
+  uint64_t light = 0;
+  for (uint32_t seed = 0; seed < 40; ++seed) {
+    SplitMix64 rng = SplitMix64::derive(0x5eed ^ parity_seed(), seed);
+    const uint32_t nodes = 2 + static_cast<uint32_t>(rng.below(seed % 3 == 0 ? 40 : 12));
+    Cluster cluster = random_cluster(rng, ClusterShape{nodes, 0, 0.05}, schedulers);
+    std::vector<Pod> pods;
+    for (uint32_t i = 0; i < 60; ++i) pods.push_back(random_pending_pod(rng, i, nodes, schedulers));
+    const uint32_t window = 2 + seed % 10;
+    const double data_chance = (seed % 4) * 0.25;
+    const double mutation_chance = seed % 5 == 0 ? 0.0 : 0.15;
+    for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
+      const auto decide = [&](Batching batching, uint32_t w) {
+        EngineOptions options{"cpu", tie, parity_seed()};
+        options.batching = batching;
+        options.window = w;
+        Engine engine(config, options);
+        engine.load(cluster);
+        SplitMix64 mrng = SplitMix64::derive(seed, 11);
+        for (int k = 0; k < 4; ++k) set_random_node_data(mrng, engine);
+        std::vector<ScheduleResult> out;
+        for (size_t i = 0; i < pods.size(); ++i) {
+          if (w > 1 && i % w == 0) {
+            std::vector<const Pod*> ahead;
+            for (size_t j = i; j < std::min(pods.size(), i + w); ++j) ahead.push_back(&pods[j]);
+            engine.look_ahead(ahead);
+          }
+          if (mrng.chance(data_chance)) set_random_node_data(mrng, engine);
+          if (mrng.chance(mutation_chance)) mutate(mrng, engine, cluster.nodes);
+          out.push_back(engine.schedule(pods[i]));
+        }
+        light += engine.batch_counters().window_light_hits;
+        return out;
+      };
+      const std::vector<ScheduleResult> off = decide(Batching::Off, 1);
+      ASSERT_EQ(first_difference(pods, off, decide(Batching::Exact, window)), "")
+          << "seed " << seed << " (parity seed " << parity_seed() << "), window " << window << ", " << nodes
+          << " nodes, tie " << (tie == TieBreak::First ? "first" : "random") << ", node data " << data_chance;
+    }
+  }
+  EXPECT_GT(light, 0u);
+}
+
+// Identical nodes (large ties at the best total) with NodeData's scores
+// holding the bounds at a few nodes (none, default and reverse
+// normalization), filter verdicts and scores changed between a look-ahead
+// and each turn: the tied node the light form picks spans the kept group
+// and the changed nodes, and the bounds it keeps move; both tie-breaks
+// decide as --batching off.
+TEST(BatchCache, WindowTiesSpanKeptAndChangedNodes) {
+  uint64_t light = 0;
+  for (uint32_t seed = 0; seed < 30; ++seed) {
+    SplitMix64 rng = SplitMix64::derive(0x7135 ^ parity_seed(), seed);
+    SchedulerConfig config = default_scheduler_config();
+    for (auto& p : config.profiles) {
+      p.filter.push_back("NodeData");
+      p.score.push_back(PluginEntry{"NodeData", static_cast<int32_t>(1 + seed % 3)});
+      p.node_data_args.filter_column = "example.com/ok";
+      p.node_data_args.score_column = "example.com/score";
+      p.node_data_args.score_normalization = seed % 3 == 0   ? NodeDataNormalization::None
+                                             : seed % 3 == 1 ? NodeDataNormalization::Default
+                                                             : NodeDataNormalization::Reverse;
+      p.node_data_args.score_default = 50;
+    }
+    const uint32_t N = 4 + static_cast<uint32_t>(rng.below(60));
+    Cluster cluster;
+    for (uint32_t i = 0; i < N; ++i) {
+      Node n;
+      n.name = "n-" + std::to_string(i);
+      n.labels["kubernetes.io/hostname"] = n.name;
+      n.allocatable = {{"cpu", 64000}, {"memory", 256 * kGi}, {"pods", 500}};
+      cluster.nodes.push_back(n);
+    }
+    std::vector<Pod> pods;
+    for (uint32_t i = 0; i < 80; ++i) pods.push_back(pending_pod(i, rng.chance(0.5) ? 0 : 10 * (1 + i % 5), 0));
+    const uint32_t window = 2 + static_cast<uint32_t>(rng.below(12));
+    for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
+      const auto decide = [&](Batching b, uint32_t w) {
+        EngineOptions options{"cpu", tie, parity_seed()};
+        options.batching = b;
+        options.window = w;
+        Engine engine(config, options);
+        engine.load(cluster);
+        SplitMix64 m = SplitMix64::derive(seed, 99);
+        // The bounds held by a few nodes, at 0 and 100.
+        EXPECT_TRUE(engine.set_node_score("example.com/score", "n-0", 0).ok());
+        EXPECT_TRUE(engine.set_node_score("example.com/score", "n-1", 100).ok());
+        EXPECT_TRUE(engine.set_node_score("example.com/score", "n-2", 100).ok());
+        std::vector<ScheduleResult> out;
+        for (size_t i = 0; i < pods.size(); ++i) {
+          if (w > 1 && i % w == 0) {
+            std::vector<const Pod*> ahead;
+            for (size_t j = i; j < std::min(pods.size(), i + w); ++j) ahead.push_back(&pods[j]);
+            engine.look_ahead(ahead);
+          }
+          for (uint64_t k = m.below(4); k > 0; --k) {
+            const std::string node = "n-" + std::to_string(3 + m.below(N - 3));
+            switch (m.below(5)) {
+              case 0: (void)engine.set_node_filter("example.com/ok", node, false, "no"); break;
+              case 1: (void)engine.set_node_filter("example.com/ok", node, true); break;
+              case 2: (void)engine.set_node_score("example.com/score", node, 50); break;
+              case 3: (void)engine.set_node_score("example.com/score", node, static_cast<int64_t>(m.below(101))); break;
+              default: (void)engine.clear_node_data("example.com/score", node); break;
+            }
+          }
+          out.push_back(engine.schedule(pods[i]));
+        }
+        light += engine.batch_counters().window_light_hits;
+        return out;
+      };
+      const std::vector<ScheduleResult> off = decide(Batching::Off, 1);
+      ASSERT_EQ(first_difference(pods, off, decide(Batching::Exact, window)), "")
+          << "seed " << seed << " (parity seed " << parity_seed() << "), " << N << " nodes, window " << window
+          << ", tie " << (tie == TieBreak::First ? "first" : "random");
+    }
+  }
+  std::printf("[ batch ] window ties: %llu light answers\n", static_cast<unsigned long long>(light));
+  EXPECT_GT(light, 500u);
+}
+
 // A state from before a structural change can never answer again: its
 // slot is free, so the next shape's first miss is kept and its second pod
 // hits, as on an empty cache.

@@ -176,9 +176,13 @@ class CpuBackend final : public Backend {
       for (size_t i = 0; i < n; ++i) evaluate(snap, *queries[i], reqs[i], out[i]);
       return;
     }
-    while (lanes_.size() < n) lanes_.push_back(std::make_unique<CpuBackend>(caller_thread_executor()));
-    executor_->for_each(static_cast<uint32_t>(n),
-                        [&](uint32_t i) { lanes_[i]->evaluate(snap, *queries[i], reqs[i], out[i]); });
+    // One lane per thread (its scratch grown once), each taking every
+    // lanes-th pod.
+    const auto lanes = static_cast<uint32_t>(std::min<size_t>(n, static_cast<size_t>(threads_)));
+    while (lanes_.size() < lanes) lanes_.push_back(std::make_unique<CpuBackend>(caller_thread_executor()));
+    executor_->for_each(lanes, [&](uint32_t l) {
+      for (size_t i = l; i < n; i += lanes) lanes_[l]->evaluate(snap, *queries[i], reqs[i], out[i]);
+    });
   }
 
   void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) override {
@@ -569,7 +573,7 @@ class CpuBackend final : public Backend {
   std::vector<std::pair<uint64_t, uint32_t>> sorted_, sort_tmp_;
   std::vector<NormStats> block_stats_;  // [block * S + slot]
   std::vector<Best> block_best_;
-  std::vector<std::unique_ptr<CpuBackend>> lanes_;  // evaluate_window's, one per pod of the widest window
+  std::vector<std::unique_ptr<CpuBackend>> lanes_;  // evaluate_window's, one per thread
 };
 
 }  // namespace

@@ -33,8 +33,9 @@ struct EvalRequest {
   bool want_scores = false;    // per-plugin raw and normalized scores of the scored nodes
   // The scored nodes, their totals and the raw scores of the slots that
   // normalize with statistics (a window state's light form,
-  // host/engine/window_answer.hpp): less than want_scores, which a backend
-  // may give instead (keep_totals_lists then trims it).
+  // host/engine/window_answer.hpp): less than want_scores, and asked for
+  // instead of it (a backend that can only give both trims its lists with
+  // keep_totals_lists).
   bool want_totals = false;
   // The scored nodes sorted by selection key: total, then node index (with
   // --tie-break random the chosen node is the draw among the nodes tied at

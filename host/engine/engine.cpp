@@ -809,11 +809,13 @@ void Engine::look_ahead(const std::vector<const Pod*>& pods) {
   // Prepared side by side (prepare reads the snapshot only).
   executor_->for_each(static_cast<uint32_t>(ahead.size()), [&](uint32_t i) {
     Ahead& a = ahead[i];
+    // Nothing may leave a task (a worker thread has no handler): whatever
+    // fails here fails again, and is reported, in the pod's schedule().
     try {
       a.query = prepare_pod_query(*a.pod, snapshot_, *a.plan, tie_break_for(*a.plan), options_.seed, &objects_);
       a.prepared = true;
-    } catch (const Error&) {
-      a.prepared = false;  // its schedule() says what is wrong with it
+    } catch (...) {
+      a.prepared = false;
     }
   });
   window_queries_.clear();
@@ -864,9 +866,14 @@ void Engine::look_ahead(const std::vector<const Pod*>& pods) {
   // batch-cache state (over the remembered shape).
   executor_->for_each(static_cast<uint32_t>(count), [&](uint32_t j) {
     WindowState& w = window_[j];
-    if (!w.light.build(snapshot_, *plans[j], window_queries_[j], window_results_[j], options_.window) &&
-        reqs[j].want_scores)
-      w.state.store(snapshot_, *plans[j], std::move(window_queries_[j]), prepared[j], window_results_[j]);
+    try {
+      if (!w.light.build(snapshot_, *plans[j], window_queries_[j], window_results_[j], options_.window) &&
+          reqs[j].want_scores)
+        w.state.store(snapshot_, *plans[j], std::move(window_queries_[j]), prepared[j], window_results_[j]);
+    } catch (...) {  // out of memory: no state, the pod is evaluated in its turn
+      w.light.clear();
+      w.state.clear();
+    }
   });
   for (size_t j = 0; j < count; ++j) {
     // A pod with fewer than two feasible nodes leaves no state.
