@@ -123,6 +123,15 @@ struct Outcome {
   BatchCounters counters;
 };
 
+// Windows of pods as a caller drives them: at every window-th pod, the
+// next `window` pods looked ahead at (nothing when window is 1).
+void look_ahead_at(Engine& engine, const std::vector<Pod>& pods, size_t i, uint32_t window) {
+  if (window <= 1 || i % window != 0) return;
+  std::vector<const Pod*> ahead;
+  for (size_t j = i; j < std::min(pods.size(), i + window); ++j) ahead.push_back(&pods[j]);
+  engine.look_ahead(ahead);
+}
+
 // Schedules `pods` on `cluster`, with the same mutations before the same
 // pods whatever the batching.
 Outcome run(const SchedulerConfig& config, const Cluster& cluster, const std::vector<Pod>& pods, TieBreak tie,
@@ -141,11 +150,7 @@ Outcome run(const SchedulerConfig& config, const Cluster& cluster, const std::ve
   for (size_t i = 0; i < pods.size(); ++i) {
     // Windows of pods: the next `window` pods looked ahead at, the events
     // (mutations) still coming between them.
-    if (window > 1 && i % window == 0) {
-      std::vector<const Pod*> ahead;
-      for (size_t j = i; j < std::min(pods.size(), i + window); ++j) ahead.push_back(&pods[j]);
-      engine.look_ahead(ahead);
-    }
+    look_ahead_at(engine, pods, i, window);
     if (mrng.chance(mutation_chance)) mutate(mrng, engine, cluster.nodes);
     out.results.push_back(engine.schedule(pods[i]));
   }
@@ -486,6 +491,20 @@ Pod pending_pod(uint32_t i, int64_t cpu, int64_t memory) {
   return p;
 }
 
+// `count` alike nodes <prefix>0.. with these allocatable cpu (milli),
+// memory (bytes) and pods, labelled with their hostname.
+Cluster identical_nodes(uint32_t count, const std::string& prefix, int64_t cpu, int64_t memory, int64_t pods) {
+  Cluster cluster;
+  for (uint32_t i = 0; i < count; ++i) {
+    Node n;
+    n.name = prefix + std::to_string(i);
+    n.labels["kubernetes.io/hostname"] = n.name;
+    n.allocatable = {{"cpu", cpu}, {"memory", memory}, {"pods", pods}};
+    cluster.nodes.push_back(n);
+  }
+  return cluster;
+}
+
 // A random node that every pod may use: no taints, schedulable.
 Node fitting_node(SplitMix64& rng, uint32_t i) {
   Node n = random_node(rng, i, false);
@@ -687,11 +706,7 @@ TEST(BatchCache, WindowsFollowNodeDataSetBeforeTheirTurn) {
         for (int k = 0; k < 4; ++k) set_random_node_data(mrng, engine);
         std::vector<ScheduleResult> out;
         for (size_t i = 0; i < pods.size(); ++i) {
-          if (w > 1 && i % w == 0) {
-            std::vector<const Pod*> ahead;
-            for (size_t j = i; j < std::min(pods.size(), i + w); ++j) ahead.push_back(&pods[j]);
-            engine.look_ahead(ahead);
-          }
+          look_ahead_at(engine, pods, i, w);
           if (mrng.chance(data_chance)) set_random_node_data(mrng, engine);
           if (mrng.chance(mutation_chance)) mutate(mrng, engine, cluster.nodes);
           out.push_back(engine.schedule(pods[i]));
@@ -730,14 +745,7 @@ TEST(BatchCache, WindowTiesSpanKeptAndChangedNodes) {
       p.node_data_args.score_default = 50;
     }
     const uint32_t N = 4 + static_cast<uint32_t>(rng.below(60));
-    Cluster cluster;
-    for (uint32_t i = 0; i < N; ++i) {
-      Node n;
-      n.name = "n-" + std::to_string(i);
-      n.labels["kubernetes.io/hostname"] = n.name;
-      n.allocatable = {{"cpu", 64000}, {"memory", 256 * kGi}, {"pods", 500}};
-      cluster.nodes.push_back(n);
-    }
+    const Cluster cluster = identical_nodes(N, "n-", 64000, 256 * kGi, 500);
     std::vector<Pod> pods;
     for (uint32_t i = 0; i < 80; ++i) pods.push_back(pending_pod(i, rng.chance(0.5) ? 0 : 10 * (1 + i % 5), 0));
     const uint32_t window = 2 + static_cast<uint32_t>(rng.below(12));
@@ -755,11 +763,7 @@ TEST(BatchCache, WindowTiesSpanKeptAndChangedNodes) {
         EXPECT_TRUE(engine.set_node_score("example.com/score", "n-2", 100).ok());
         std::vector<ScheduleResult> out;
         for (size_t i = 0; i < pods.size(); ++i) {
-          if (w > 1 && i % w == 0) {
-            std::vector<const Pod*> ahead;
-            for (size_t j = i; j < std::min(pods.size(), i + w); ++j) ahead.push_back(&pods[j]);
-            engine.look_ahead(ahead);
-          }
+          look_ahead_at(engine, pods, i, w);
           for (uint64_t k = m.below(4); k > 0; --k) {
             const std::string node = "n-" + std::to_string(3 + m.below(N - 3));
             switch (m.below(5)) {
@@ -840,14 +844,7 @@ double chi_square(const std::map<std::string, uint64_t>& counts, uint64_t cells,
 //    first pod's choice and the ordered pair of the first two.
 TEST(BatchCache, RandomTieBreakIsUniformOverTiedNodes) {
   constexpr uint32_t K = 4;
-  Cluster cluster;
-  for (uint32_t i = 0; i < K; ++i) {
-    Node n;
-    n.name = "node-" + std::to_string(i);
-    n.labels["kubernetes.io/hostname"] = n.name;
-    n.allocatable = {{"cpu", 4000}, {"memory", 8 * kGi}, {"pods", 110}};
-    cluster.nodes.push_back(n);
-  }
+  const Cluster cluster = identical_nodes(K, "node-", 4000, 8 * kGi, 110);
   std::vector<Pod> pods;
   for (uint32_t i = 0; i < 3; ++i) pods.push_back(pending_pod(i, 1000, kGi));
   const SchedulerConfig taints_only = parse_scheduler_config(R"(apiVersion: kubescheduler.config.k8s.io/v1

@@ -615,6 +615,16 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
   bool keep = false;
   if (batching) {
     BatchHit hit;
+    // The pod takes the cache's answer: placed as a full pass's would be.
+    const auto take_hit = [&] {
+      trace.filter_end = std::chrono::steady_clock::now();
+      trace.filter_ran = true;
+      next_start_node_index_ = (next_start_node_index_ + m) % snapshot_.num_nodes();
+      res.feasible_nodes = hit.num_feasible;
+      res.node = hit.chosen;
+      res.score = hit.chosen_total;
+      assume(pod, plan, res, key);
+    };
     FlushReason why = FlushReason::kSampling;
     if (whole) {
       // States whose Score plugins match first (a hit then rescores only the
@@ -627,14 +637,8 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
           if (state.scores_equal(q) != scores_match) continue;
           FlushReason r = FlushReason::kNoState;
           if (state.try_hit(snapshot_, plan, q, hit, r, counters)) {
-            trace.filter_end = std::chrono::steady_clock::now();
-            trace.filter_ran = true;
             most_recent(k);
-            next_start_node_index_ = (next_start_node_index_ + m) % snapshot_.num_nodes();
-            res.feasible_nodes = hit.num_feasible;
-            res.node = hit.chosen;
-            res.score = hit.chosen_total;
-            assume(pod, plan, res, key);
+            take_hit();
             return;
           }
           if (k == 0) why = r;
@@ -655,13 +659,7 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
       // The pod's own state from a look-ahead, after the kept ones (a kept
       // state that answers is as good, and stays where it is).
       if (window_hit(key, plan, q, keep, replaced, hit, counters)) {
-        trace.filter_end = std::chrono::steady_clock::now();
-        trace.filter_ran = true;
-        next_start_node_index_ = (next_start_node_index_ + m) % snapshot_.num_nodes();
-        res.feasible_nodes = hit.num_feasible;
-        res.node = hit.chosen;
-        res.score = hit.chosen_total;
-        assume(pod, plan, res, key);
+        take_hit();
         return;
       }
     }
