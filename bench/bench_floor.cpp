@@ -17,10 +17,11 @@
 //             arithmetic the issue measures it against; its placements are
 //             not compared (the floor has no spreading).
 //
-//   BM_Engine/<basic|distinct|spread>/<exact|exact-window<W>|off>/threads:<T>/<N>Nodes
+//   BM_Engine/<basic|distinct|spread>/<exact|exact-auto|exact-window<W>|off>/threads:<T>/<N>Nodes
 //       the engine's schedule() over the measured pods (T CPU backend
 //       threads, 1, 2 and every core where there are more; the batch cache
-//       on or off; exact-window<W>: windows of W pods looked ahead at,
+//       on or off; exact: no window; exact-auto: schedule_all's default,
+//       auto windows; exact-window<W>: windows of W pods looked ahead at,
 //       Engine::look_ahead, window_hit_share the pods answered by their own
 //       window state); counters: pods_per_s,
 //       ns_per_node_per_pod, and the floor run beside it in the same
@@ -188,7 +189,8 @@ double time_floor(const Workload& w, uint32_t nodes, floor::Target t, std::vecto
 }
 
 // `window` > 1: the measured pods looked ahead at in windows of that many
-// (Engine::look_ahead, as schedule_all does).
+// (Engine::look_ahead); 0: as schedule_all does by default (auto windows,
+// look_ahead_in_queue); 1: none.
 void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, uint32_t window, uint32_t nodes) {
   const Workload& w = workload(kind, nodes);
   if (!w.mismatch.empty()) {
@@ -212,7 +214,11 @@ void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, u
     const BatchCounters before = engine.batch_counters();
     state.ResumeTiming();
     const auto start = std::chrono::steady_clock::now();
+    std::vector<QueueEntry> order;
+    if (window == 0) order = engine.queue_order(w.measured);
+    size_t next_window = 0;
     for (size_t i = 0; i < w.measured.size(); ++i) {
+      if (window == 0 && i >= next_window) next_window = engine.look_ahead_in_queue(w.measured, order, i);
       if (window > 1 && i % window == 0) {
         ahead.clear();
         for (size_t j = i; j < std::min(w.measured.size(), i + window); ++j) ahead.push_back(&w.measured[j]);
@@ -291,10 +297,12 @@ void register_benchmarks() {
             ->Iterations(5);
       }
       for (const Batching mode : {Batching::Exact, Batching::Off})
-        for (const uint32_t window : {1u, 8u, 32u}) {
-          if (mode == Batching::Off && window > 1) continue;  // windows are the exact cache's
-          const std::string name =
-              std::string(batching_name(mode)) + (window > 1 ? "-window" + std::to_string(window) : "");
+        for (const uint32_t window : {1u, 0u, 8u, 32u}) {
+          if (mode == Batching::Off && window != 1) continue;  // windows are the exact cache's
+          const std::string name = std::string(batching_name(mode)) +
+                                   (window == 0  ? "-auto"
+                                    : window > 1 ? "-window" + std::to_string(window)
+                                                 : "");
           for (const int threads : thread_counts())
             benchmark::RegisterBenchmark((std::string("BM_Engine/") + kind_name(kind) + "/" + name +
                                           "/threads:" + std::to_string(threads) + size)

@@ -1591,7 +1591,7 @@ TEST(CliOutput, ScheduleWritesOutputAndMetricsAsAUnit) {
 TEST(CliOutput, EmptyOrControlCharacterNamesAndIgnoredFlagsAreRefused) {
   Fixture f;
   for (const char* args : {" -o ''", " --metrics ''", " -o \"$(printf 'a\\nb')\"", " --batching off --batch-states 4",
-                           " --batching upstream --batch-states 2", " --batching off --window 8", " --window 0"}) {
+                           " --batching upstream --batch-states 2", " --batching off --window 8", " --window 1025"}) {
     const CliRun r = run_cli(schedule_args(f) + args);
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
   }

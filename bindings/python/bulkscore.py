@@ -457,8 +457,8 @@ class Engine:
     def set_window(self, n):
         """Windows of pods for schedule_all (docs/batching.md, "Windows of
         pods"): the next n ordinary pods evaluated together ahead of their
-        turn; 1 (the default) is none, 0 raises. Decisions do not depend
-        on it."""
+        turn; 0 (the default) is auto (8 on a CPU backend of two threads or
+        more, while it pays), 1 none. Decisions do not depend on it."""
         with self._lock:
             _check(_set_window(self._h, n))
 

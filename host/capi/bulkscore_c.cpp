@@ -534,7 +534,6 @@ void bs_schedule_result_free(bs_schedule_result* result) {
 
 int bs_engine_set_window(bs_engine* engine, uint32_t window) {
   BS_REQUIRE(engine, "bs_engine_set_window: engine is NULL");
-  BS_REQUIRE(window >= 1, "bs_engine_set_window: window must be at least 1");
   return guarded([&] {
     engine->engine->set_window(window);
     return BS_OK;

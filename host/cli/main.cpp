@@ -203,7 +203,7 @@ struct ScheduleFlags {
   int threads = 0;
   std::string batching = "exact";
   uint32_t batch_states = 1;  // --batching exact: cached evaluations kept
-  uint32_t window = 1;        // --batching exact: pods looked ahead at (Engine::look_ahead)
+  uint32_t window = 0;        // --batching exact: pods looked ahead at (Engine::look_ahead; 0 auto)
   std::string metrics;  // Prometheus text file of the scheduler's metrics
   bool metrics_given = false;
   bool tie_break_given = false;  // --tie-break on the command line
@@ -764,9 +764,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   auto* window_opt = schedule->add_option("--window", flags.window,
                        "--batching exact: pods looked ahead at; those no kept evaluation answers are evaluated "
-                       "together (on the CPU, each on one thread) and kept for their own turn (1 = none); "
-                       "decisions do not depend on it")
-      ->check(CLI::Range(1, 1024));
+                       "together (on the CPU, each on one thread) and kept for their own turn (0 = auto: 8 on "
+                       "two threads or more while it pays, 1 = none); decisions do not depend on it")
+      ->check(CLI::Range(0, 1024));
   auto* metrics_opt = schedule->add_option(
       "--metrics", flags.metrics,
       "write the scheduler's metrics here (kube-scheduler's names, and the batch counters), Prometheus text "

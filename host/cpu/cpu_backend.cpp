@@ -185,6 +185,8 @@ class CpuBackend final : public Backend {
     });
   }
 
+  uint32_t window_lanes() const override { return static_cast<uint32_t>(threads_); }
+
   void evaluate(const Snapshot& snap, PodQuery& query, const EvalRequest& req, EvalResult& out) override {
     const SnapshotView s = snap.view();
     PodQueryView q = query.view();

@@ -217,6 +217,9 @@ class Backend {
                                EvalResult* out, size_t n) {
     for (size_t i = 0; i < n; ++i) evaluate(snap, *queries[i], reqs[i], out[i]);
   }
+  // How many of a window's pods evaluate_window runs at once (the engine's
+  // auto window looks ahead only where that is 2 or more).
+  virtual uint32_t window_lanes() const { return 1; }
   // DefaultPreemption's bulk dry run over every node of `batch`
   // (dry_run_node per node), one result per node and one flag per victim,
   // identical on every backend. Mirrors are brought up to date as in

@@ -771,8 +771,10 @@ void Engine::look_ahead(const std::vector<const Pod*>& pods) {
     w.key.clear();
     w.light.clear();
   }
-  if (options_.batching != Batching::Exact || options_.window <= 1 || snapshot_.num_nodes() == 0) return;
-  const size_t n = std::min<size_t>(pods.size(), options_.window);
+  last_light_ = 0;
+  const uint32_t window = effective_window();
+  if (options_.batching != Batching::Exact || window <= 1 || snapshot_.num_nodes() == 0) return;
+  const size_t n = std::min<size_t>(pods.size(), window);
   if (window_.size() < n) window_.resize(n);
   // The pods to look at, their strings interned (which changes the
   // snapshot: here, one by one).
@@ -865,7 +867,7 @@ void Engine::look_ahead(const std::vector<const Pod*>& pods) {
   executor_->for_each(static_cast<uint32_t>(count), [&](uint32_t j) {
     WindowState& w = window_[j];
     try {
-      if (!w.light.build(snapshot_, *plans[j], window_queries_[j], window_results_[j], options_.window) &&
+      if (!w.light.build(snapshot_, *plans[j], window_queries_[j], window_results_[j], window) &&
           reqs[j].want_scores)
         w.state.store(snapshot_, *plans[j], std::move(window_queries_[j]), prepared[j], window_results_[j]);
     } catch (...) {  // out of memory: no state, the pod is evaluated in its turn
@@ -876,27 +878,51 @@ void Engine::look_ahead(const std::vector<const Pod*>& pods) {
   for (size_t j = 0; j < count; ++j) {
     // A pod with fewer than two feasible nodes leaves no state.
     if (!window_[j].light.valid() && !window_[j].state.valid()) continue;
+    last_light_ += window_[j].light.valid() ? 1 : 0;
     window_[j].key = std::move(keys[j]);
     ++batch_counters_[static_cast<size_t>(plans[j] - plans_.data())].window_states;
   }
 }
 
 void Engine::set_window(uint32_t window) {
-  options_.window = std::max<uint32_t>(1, window);
+  options_.window = window;
+  window_backoff_ = 0;
+  window_skip_ = 0;
   for (WindowState& w : window_) {
     w.key.clear();
     w.light.clear();
   }
 }
 
+uint32_t Engine::effective_window() const {
+  if (options_.window != 0) return options_.window;
+  return backend_->window_lanes() >= 2 ? kAutoWindow : 1;
+}
+
 size_t Engine::look_ahead_in_queue(const std::vector<Pod>& pods, const std::vector<QueueEntry>& order, size_t at) {
-  if (options_.batching != Batching::Exact || options_.window <= 1) return at + 1;
+  const uint32_t window = effective_window();
+  if (options_.batching != Batching::Exact || window <= 1) return at + 1;
+  if (window_skip_ > 0) {  // auto, backing off
+    --window_skip_;
+    return at + 1;
+  }
   std::vector<const Pod*> ahead;
   size_t end = at;
-  for (; end < order.size() && ahead.size() < options_.window && order[end].pod_group.empty(); ++end)
+  for (; end < order.size() && ahead.size() < window && order[end].pod_group.empty(); ++end)
     ahead.push_back(&pods[order[end].pods.front()]);
   if (ahead.size() < 2) return at + 1;  // one pod alone gains nothing from being evaluated ahead
   look_ahead(ahead);
+  // Auto: a window pays when most of its pods were evaluated ahead into the
+  // light form (measured, docs/performance.md); else the next ones are
+  // skipped, twice as many each time it does not, at most 64 windows.
+  if (options_.window == 0) {
+    if (2 * last_light_ < ahead.size()) {
+      window_backoff_ = std::min<uint32_t>(64, std::max<uint32_t>(1, 2 * window_backoff_));
+      window_skip_ = static_cast<size_t>(window_backoff_) * window;
+    } else {
+      window_backoff_ = 0;
+    }
+  }
   return end;
 }
 

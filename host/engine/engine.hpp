@@ -63,9 +63,13 @@ struct EngineOptions {
   // against the snapshot as it is (on the CPU, each pod on one thread) and
   // kept as states for their own schedule(), which brings them up to date
   // with what the earlier pods changed, as any state, or evaluates afresh
-  // where that is not exact. 1: no look-ahead. Decisions do not depend on
-  // it; memory: one state per pod of the window.
-  uint32_t window = 1;
+  // where that is not exact. 0 (the default): auto, windows of
+  // kAutoWindow where the backend evaluates a window's pods side by side
+  // (Backend::window_lanes, the CPU backend on two threads or more),
+  // backing off while they do not pay (the pods answered without them, or
+  // kept as batch-cache states); 1: none; N: windows of N. Decisions do not
+  // depend on it; memory: one state per pod of the window.
+  uint32_t window = 0;
   // How long an assumed pod whose binding finished (finish_binding) is kept
   // without its confirmation before expire_assumed_pods forgets it; 0 (the
   // default, as kube-scheduler v1.35.4's durationToExpireAssumedPod): never.
@@ -458,10 +462,13 @@ class Engine {
   // ahead at. Returns the first entry past that window (at + 1 when there
   // is none), for the caller to call again there.
   size_t look_ahead_in_queue(const std::vector<Pod>& pods, const std::vector<QueueEntry>& order, size_t at);
-  // EngineOptions::window from now on (0 taken as 1); the states of the
-  // last look-ahead are dropped.
+  // EngineOptions::window from now on (0: auto); the states of the last
+  // look-ahead are dropped.
   void set_window(uint32_t window);
-  uint32_t window() const { return options_.window; }
+  // The window a look-ahead takes now (1: none): EngineOptions::window, or
+  // auto's.
+  uint32_t effective_window() const;
+  static constexpr uint32_t kAutoWindow = 8;
 
   // ---- gang scheduling (docs/plugins.md, "Pod groups") -------------------
   // The order schedule_all takes `pods` in: ordinary pods where they are,
@@ -844,6 +851,9 @@ class Engine {
     BatchCache state;    // else a batch-cache state; the pod's shape either way
   };
   std::vector<WindowState> window_;
+  size_t last_light_ = 0;         // light states the last look-ahead built
+  uint32_t window_backoff_ = 0;   // auto: windows skipped after one that did not pay (doubling, at most 64)
+  size_t window_skip_ = 0;        // auto: queue entries still to pass without a look-ahead
   // look_ahead's scratch: the queries, requests and evaluations of a window.
   std::vector<PodQuery> window_queries_;
   std::vector<EvalResult> window_results_;

@@ -287,9 +287,9 @@ static void gang_calls(void) {
   CHECK_STATUS(bs_engine_update_object(e, kBig, sizeof kBig - 1), BS_NOT_FOUND);
   CHECK_STATUS(bs_engine_add_object(e, kBig, sizeof kBig - 1), BS_OK);
 
-  /* Windows of pods: 0 refused; 4 changes no result below. */
+  /* Windows of pods: 4 changes no result below (0, auto, is the default). */
   CHECK_STATUS(bs_engine_set_window(NULL, 4), BS_INVALID_ARGUMENT);
-  CHECK_STATUS(bs_engine_set_window(e, 0), BS_INVALID_ARGUMENT);
+  CHECK_STATUS(bs_engine_set_window(e, 0), BS_OK);
   CHECK_STATUS(bs_engine_set_window(e, 4), BS_OK);
 
   /* Admitted: the workers together (queue order), the ordinary pod in its
