@@ -398,10 +398,7 @@ class CpuBackend final : public Backend {
     } else if (req.want_totals) {
       out.scored_nodes = feasible_;
       out.totals.assign(totals_.begin(), totals_.end());
-      for (uint32_t slot = 0; slot < S; ++slot)
-        if (needs_stats(q.normalize[slot]))
-          out.stat_scores.insert(out.stat_scores.end(), raw_.begin() + static_cast<std::ptrdiff_t>(slot) * F,
-                                 raw_.begin() + static_cast<std::ptrdiff_t>(slot + 1) * F);
+      append_stat_scores(q, raw_.data(), F, out.stat_scores);
     }
   }
 

@@ -16,14 +16,16 @@ VisitOrder visit_order(const Snapshot& snap, const EvalRequest& req) {
   return v;
 }
 
+void append_stat_scores(const PodQueryView& q, const int64_t* raw, size_t scored, std::vector<int64_t>& out) {
+  for (uint32_t slot = 0; slot < q.num_scores; ++slot)
+    if (needs_stats(q.normalize[slot])) out.insert(out.end(), raw + slot * scored, raw + (slot + 1) * scored);
+}
+
 void keep_totals_lists(const PodQueryView& q, EvalResult& out) {
   const size_t F = out.scored_nodes.size();
   out.stat_scores.clear();
   if (out.raw_scores.size() == static_cast<size_t>(q.num_scores) * F)
-    for (uint32_t slot = 0; slot < q.num_scores; ++slot)
-      if (needs_stats(q.normalize[slot]))
-        out.stat_scores.insert(out.stat_scores.end(), out.raw_scores.begin() + static_cast<std::ptrdiff_t>(slot * F),
-                               out.raw_scores.begin() + static_cast<std::ptrdiff_t>((slot + 1) * F));
+    append_stat_scores(q, out.raw_scores.data(), F, out.stat_scores);
   out.raw_scores.clear();
   out.normalized_scores.clear();
 }

@@ -131,6 +131,9 @@ uint32_t pick_tied(size_t n, int64_t best_total, TotalAt&& total_at, NodeAt&& no
 // scores of the slots that normalize with statistics, the raw and
 // normalized lists dropped (a backend that gives want_scores for both).
 void keep_totals_lists(const PodQueryView& q, EvalResult& out);
+// Appends to `out` the rows of `raw` ([slot * scored + i]) of the slots
+// that normalize with statistics: want_totals' stat_scores.
+void append_stat_scores(const PodQueryView& q, const int64_t* raw, size_t scored, std::vector<int64_t>& out);
 
 // The visiting order of a request over `snap` (host pointers): the
 // candidate list or every node, rotated from `start` in node-tree order when
