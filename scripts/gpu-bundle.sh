@@ -20,6 +20,8 @@ rm -rf .device && mkdir -p .device/bin .device/lib
 cp build-gpu/bulkscore build-gpu/tests/test_cuda_parity build-gpu/tests/test_cli build-gpu/tests/test_engine_events \
   build-gpu/tests/test_engine_rank build-gpu/tests/test_reserve_undo build-gpu/tests/test_gang build-gpu/tests/test_gang_topology build-gpu/bench/bench_engine \
   build-gpu/bench/bench_fgd build-gpu/bench/bench_preemption build-gpu/bench/bench_floor .device/bin/
+# Symbols stripped: the device tool carries at most 64 MiB with the tree.
+strip --strip-unneeded .device/bin/*
 # Libraries outside glibc, libstdc++ and libgcc (the GPU image has its own).
 for b in .device/bin/*; do
   ldd "$b" | awk '/=> \// {print $3}'
