@@ -73,6 +73,12 @@ struct TaintToleration {
     return intolerable;
   }
 
+  // Host: score() of many nodes; a node without taints scores 0 without
+  // looking at the pod's tolerations (most nodes), the tainted ones take
+  // the rule.
+  static void score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
+                          uint32_t count, int64_t* out);
+
   static void reasons(uint64_t bits, const Snapshot& snap, const State& st, const uint8_t* arena, uint32_t node,
                       std::vector<std::string>& out);
 };

@@ -677,8 +677,12 @@ void set_random_node_data(SplitMix64& rng, Engine& e) {
     else
       scores.push_back(NodeScoreValue{name, u.score});
   }
-  if (!filters.empty()) ASSERT_TRUE(e.set_node_filters(d.column, filters).ok());
-  if (!scores.empty()) ASSERT_TRUE(e.set_node_scores(d.column, scores).ok());
+  if (!filters.empty()) {
+    ASSERT_TRUE(e.set_node_filters(d.column, filters).ok());
+  }
+  if (!scores.empty()) {
+    ASSERT_TRUE(e.set_node_scores(d.column, scores).ok());
+  }
 }
 
 TEST(BatchCache, WindowsFollowNodeDataSetBeforeTheirTurn) {

@@ -112,10 +112,6 @@ std::string first_filter_difference(const Snapshot& snap, const PodQuery& q, con
   return out;
 }
 
-bool plan_has(const ProfilePlan& plan, uint8_t id) {
-  return std::find(plan.score.begin(), plan.score.end(), id) != plan.score.end();
-}
-
 // Every pending pod under every profile, every list, both plugins; returns
 // the number of comparisons made.
 size_t compare_cluster(const Cluster& cluster, const SchedulerConfig& config, SplitMix64& rng,
@@ -140,29 +136,20 @@ size_t compare_cluster(const Cluster& cluster, const SchedulerConfig& config, Sp
             return compared;
           }
         }
-        if (plan_has(plan, plugin_id<plugins::NodeResourcesFit>())) {
-          const std::string d = first_difference<plugins::NodeResourcesFit>(snap, q, list);
+        // Every score plugin of the profile that has score_nodes.
+        for (const uint8_t id : plan.score) {
+          std::string d;
+          visit_plugin(id, [&](auto p) {
+            using P = decltype(p);
+            if constexpr (kHasScoreNodes<P>) {
+              d = first_difference<P>(snap, q, list);
+              ++compared;
+            }
+          });
           if (!d.empty()) {
             ADD_FAILURE() << at << d;
             return compared;
           }
-          ++compared;
-        }
-        if (plan_has(plan, plugin_id<plugins::ImageLocality>())) {
-          const std::string d = first_difference<plugins::ImageLocality>(snap, q, list);
-          if (!d.empty()) {
-            ADD_FAILURE() << at << d;
-            return compared;
-          }
-          ++compared;
-        }
-        if (plan_has(plan, plugin_id<plugins::NodeResourcesBalancedAllocation>())) {
-          const std::string d = first_difference<plugins::NodeResourcesBalancedAllocation>(snap, q, list);
-          if (!d.empty()) {
-            ADD_FAILURE() << at << d;
-            return compared;
-          }
-          ++compared;
         }
       }
     }
@@ -263,6 +250,70 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreOnExtremeValuesOnEveryTarget) {
                                                 std::to_string(parity_seed()) + ",");
     if (HasFailure()) return;
     EXPECT_GT(compared, 50u);
+  }
+}
+
+// Quotients at, just below and just above whole numbers: LeastAllocated's
+// (allocatable - requested) * 100 / allocatable where the node's free
+// amount is k% of its allocatable, give or take one unit, for allocatables
+// from 1 to 2^53 / 100. The loops' float32 quotient lands on either side of
+// the whole number and must be corrected to the rule's.
+TEST(SimdDispatch, ScoreNodesEqualsScoreWhereQuotientsAreWholeOnEveryTarget) {
+  TargetGuard guard;
+  const int64_t sizes[] = {1,          3,          7,           100,         1000,        4000,         65536,
+                           1000000007, 32LL << 30, 1LL << 40,   (1LL << 40) + 1, 999999999999LL,
+                           (int64_t(1) << 53) / 100 - 1, (int64_t(1) << 53) / 100};
+  SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x9407ull, 1);
+  Cluster c;
+  for (uint32_t i = 0; i < 2000; ++i) {
+    Node n;
+    n.name = "node-" + std::to_string(i);
+    n.labels["kubernetes.io/hostname"] = n.name;
+    int64_t alloc[2], running[2];
+    for (int r = 0; r < 2; ++r) {
+      // Half from the list, half anywhere below 2^53 / 100 (where float32
+      // operands round, and quotients land below whole numbers too).
+      const int64_t a = rng.chance(0.5) ? sizes[rng.below(std::size(sizes))]
+                                        : 1 + static_cast<int64_t>(rng.below((uint64_t(1) << 53) / 100 - 1));
+      const auto k = static_cast<int64_t>(rng.below(101));
+      // free = k% of a (rounded down), then one unit either way.
+      const int64_t free = std::clamp<int64_t>(
+          static_cast<int64_t>((static_cast<__int128>(a) * k) / 100) + static_cast<int64_t>(rng.below(3)) - 1, 0,
+          a - 1);
+      alloc[r] = a;
+      running[r] = a - free - 1;  // the pending pod requests one unit of each
+    }
+    n.allocatable = {{"cpu", alloc[0]}, {"memory", alloc[1]}, {"pods", 110}};
+    c.nodes.push_back(n);
+    if (running[0] > 0 || running[1] > 0) {
+      Pod p;
+      p.name = "run-" + std::to_string(i);
+      p.node_name = n.name;
+      p.phase = "Running";
+      Container ct;
+      ct.name = "main";
+      ct.requests = {{"cpu", running[0]}, {"memory", running[1]}};
+      p.containers.push_back(ct);
+      c.running_pods.push_back(p);
+    }
+  }
+  Pod p;
+  p.name = "pending";
+  p.scheduler_name = "default-scheduler";
+  p.phase = "Pending";
+  Container ct;
+  ct.name = "main";
+  ct.requests = {{"cpu", 1}, {"memory", 1}};
+  p.containers.push_back(ct);
+  c.pending_pods.push_back(p);
+  for (const SimdTarget t : supported_targets()) {
+    set_simd_target(t);
+    SplitMix64 lrng = SplitMix64::derive(parity_seed() ^ 0x9408ull, 1);
+    const size_t compared = compare_cluster(c, default_scheduler_config(), lrng,
+                                            std::string("target ") + simd_target_name(t) + ", whole quotients, seed " +
+                                                std::to_string(parity_seed()) + ",");
+    if (HasFailure()) return;
+    EXPECT_GT(compared, 5u);
   }
 }
 
