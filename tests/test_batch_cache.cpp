@@ -616,6 +616,28 @@ TEST(BatchCache, WindowsOfRandomDistinctPodsDecideExactlyAsUnbatched) {
 // decisions equal the cache off, with both tie-breaks; the distinct pods
 // are answered by their own window states; a run of alike pods is
 // evaluated ahead once, not once per pod.
+// Auto windows: two pods per lane, from 8 to 64; none on one thread or
+// without exact batching; an explicit window as given.
+TEST(BatchCache, AutoWindowsTakeTwoPodsPerLane) {
+  const auto window_on = [](int threads, uint32_t window, Batching batching) {
+    EngineOptions options{"cpu", TieBreak::First, 1};
+    options.batching = batching;
+    options.threads = threads;
+    options.window = window;
+    return Engine(default_scheduler_config(), options).effective_window();
+  };
+  EXPECT_EQ(window_on(1, 0, Batching::Exact), 1u);
+  EXPECT_EQ(window_on(2, 0, Batching::Exact), 8u);
+  EXPECT_EQ(window_on(4, 0, Batching::Exact), 8u);
+  EXPECT_EQ(window_on(6, 0, Batching::Exact), 12u);
+  EXPECT_EQ(window_on(16, 0, Batching::Exact), 32u);
+  EXPECT_EQ(window_on(48, 0, Batching::Exact), 64u);
+  EXPECT_EQ(window_on(16, 5, Batching::Exact), 5u);
+  EXPECT_EQ(window_on(16, 1, Batching::Exact), 1u);
+  EXPECT_EQ(window_on(16, 0, Batching::Off), 1u);
+  EXPECT_EQ(window_on(16, 8, Batching::Off), 1u);
+}
+
 TEST(BatchCache, WindowsOfDistinctPodsDecideExactlyAsUnbatched) {
   Cluster cluster;
   SplitMix64 rng = SplitMix64::derive(17, 0);

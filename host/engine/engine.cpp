@@ -773,7 +773,7 @@ void Engine::look_ahead(const std::vector<const Pod*>& pods) {
   }
   last_light_ = 0;
   const uint32_t window = effective_window();
-  if (options_.batching != Batching::Exact || window <= 1 || snapshot_.num_nodes() == 0) return;
+  if (window <= 1 || snapshot_.num_nodes() == 0) return;
   const size_t n = std::min<size_t>(pods.size(), window);
   if (window_.size() < n) window_.resize(n);
   // The pods to look at, their strings interned (which changes the
@@ -895,13 +895,19 @@ void Engine::set_window(uint32_t window) {
 }
 
 uint32_t Engine::effective_window() const {
+  if (options_.batching != Batching::Exact) return 1;  // windows keep batch-cache states
   if (options_.window != 0) return options_.window;
-  return backend_->window_lanes() >= 2 ? kAutoWindow : 1;
+  // Two pods per lane: on 16 threads windows of 32 gave 1.8x against 1.44x
+  // for windows of 8 (docs/performance.md); on 2 threads 8 and 32 measure
+  // alike.
+  const uint32_t lanes = backend_->window_lanes();
+  if (lanes < 2) return 1;
+  return std::clamp<uint32_t>(lanes <= kAutoWindowMax / 2 ? 2 * lanes : kAutoWindowMax, kAutoWindow, kAutoWindowMax);
 }
 
 size_t Engine::look_ahead_in_queue(const std::vector<Pod>& pods, const std::vector<QueueEntry>& order, size_t at) {
   const uint32_t window = effective_window();
-  if (options_.batching != Batching::Exact || window <= 1) return at + 1;
+  if (window <= 1) return at + 1;
   if (window_skip_ > 0) {  // auto, backing off
     --window_skip_;
     return at + 1;

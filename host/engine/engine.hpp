@@ -63,9 +63,10 @@ struct EngineOptions {
   // against the snapshot as it is (on the CPU, each pod on one thread) and
   // kept as states for their own schedule(), which brings them up to date
   // with what the earlier pods changed, as any state, or evaluates afresh
-  // where that is not exact. 0 (the default): auto, windows of
-  // kAutoWindow where the backend evaluates a window's pods side by side
-  // (Backend::window_lanes, the CPU backend on two threads or more),
+  // where that is not exact. 0 (the default): auto, windows of two pods
+  // per lane (at least kAutoWindow, at most kAutoWindowMax) where the
+  // backend evaluates a window's pods side by side (Backend::window_lanes,
+  // the CPU backend on two threads or more),
   // backing off while they do not pay (the pods answered without them, or
   // kept as batch-cache states); 1: none; N: windows of N. Decisions do not
   // depend on it; memory: one state per pod of the window.
@@ -465,10 +466,11 @@ class Engine {
   // EngineOptions::window from now on (0: auto); the states of the last
   // look-ahead are dropped.
   void set_window(uint32_t window);
-  // The window a look-ahead takes now (1: none): EngineOptions::window, or
-  // auto's.
+  // The window a look-ahead takes now (1: none, and always without exact
+  // batching): EngineOptions::window, or auto's.
   uint32_t effective_window() const;
   static constexpr uint32_t kAutoWindow = 8;
+  static constexpr uint32_t kAutoWindowMax = 64;
 
   // ---- gang scheduling (docs/plugins.md, "Pod groups") -------------------
   // The order schedule_all takes `pods` in: ordinary pods where they are,
