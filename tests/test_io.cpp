@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -16,6 +17,9 @@ namespace {
 std::string dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   const std::string d = ::testing::TempDir() + "bulkscore-io-" + info->name() + "-" + std::to_string(getpid());
+  // Empty: a run whose process id came back would find its files (a link
+  // already there made symlink fail).
+  std::filesystem::remove_all(d);
   mkdir(d.c_str(), 0755);
   return d;
 }

@@ -394,15 +394,18 @@ class CpuBackend final : public Backend {
       }
       order_equal_keys_by_node(out.sorted_keys.data(), out.sorted_nodes.data(), F);
     }
+    // The lists are handed over, not copied: the result's previous buffers
+    // (reset keeps their memory) come back as this backend's scratch, which
+    // the next evaluation sizes afresh.
     if (req.want_scores) {
-      out.scored_nodes = feasible_;
-      out.raw_scores.assign(raw_.begin(), raw_.end());
-      out.normalized_scores.assign(norm_.begin(), norm_.end());
-      out.totals.assign(totals_.begin(), totals_.end());
+      out.scored_nodes.swap(feasible_);
+      out.raw_scores.swap(raw_);
+      out.normalized_scores.swap(norm_);
+      out.totals.swap(totals_);
     } else if (req.want_totals) {
-      out.scored_nodes = feasible_;
-      out.totals.assign(totals_.begin(), totals_.end());
       append_stat_scores(q, raw_.data(), F, out.stat_scores);
+      out.scored_nodes.swap(feasible_);
+      out.totals.swap(totals_);
     }
   }
 
@@ -515,6 +518,7 @@ class CpuBackend final : public Backend {
         uint8_t* __restrict first = ch.first_fail.data();
         const uint8_t* fails = ch.fails.data();  // written by each filter_nodes below: not restrict
         const uint32_t run_start = f;
+        uint8_t any_failed = 0;
         for (; f < q.num_filters && has_filter_nodes(q.filters[f]); ++f) {
           const auto k = static_cast<uint8_t>(f - run_start);
           visit_plugin(q.filters[f], [&](auto plugin) {
@@ -526,8 +530,10 @@ class CpuBackend final : public Backend {
           for (uint32_t a = 0; a < n; ++a) {
             const auto take = static_cast<uint8_t>(-static_cast<int>((first[a] == kPassed) & (fails[a] != 0)));
             first[a] = static_cast<uint8_t>((k & take) | (first[a] & ~take));
+            any_failed |= take;
           }
         }
+        if (!any_failed) continue;  // every alive position passed the run: nothing to compact
         size_t kept = 0;
         for (uint32_t a = 0; a < n; ++a) {
           const uint32_t pos = ch.alive[a];
