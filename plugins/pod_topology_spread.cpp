@@ -646,6 +646,56 @@ void PodTopologySpread::reasons(uint64_t bits, const Snapshot&, const State&, co
   if (bits & kSkew) out.push_back("node(s) didn't match pod topology spread constraints");
 }
 
+void PodTopologySpread::filter_nodes(const SnapshotView& s, const State& st, const uint8_t* arena,
+                                     const uint32_t* nodes, uint32_t count, uint8_t* fails) {
+  const Constraint* cs = st.hard.data(arena);
+  const auto by_rule = [&] {
+    for (uint32_t i = 0; i < count; ++i) fails[i] = static_cast<uint8_t>(!filter(s, st, arena, nodes[i]).ok());
+  };
+  // At most this many failing domains per constraint are compared per node.
+  constexpr size_t kMaxFailing = 16;
+  int32_t failing[kMaxFailing];
+  for (uint32_t k = 0; k < st.hard.count; ++k)
+    if (cs[k].key == kNoId || cs[k].dense_slot < 0) return by_rule();
+  for (uint32_t i = 0; i < count; ++i) fails[i] = 0;
+  for (uint32_t k = 0; k < st.hard.count; ++k) {
+    const Constraint& c = cs[k];
+    const int32_t* values = s.dense_labels + static_cast<size_t>(c.dense_slot) * s.num_nodes;
+    const int64_t self = c.self_match ? 1 : 0;
+    // A node lacking the key fails (kMissingLabel); one with every key
+    // reads its counts below.
+    for (uint32_t i = 0; i < count; ++i) fails[i] |= static_cast<uint8_t>(values[nodes[i]] == kNoId);
+    if (c.counted) {
+      // The node's own counter (0 without a matcher); a node lacking a
+      // hard key has already failed, whatever it reads.
+      if (c.matcher < 0) {
+        if (self - c.min_match > c.max_skew) return by_rule();
+        continue;
+      }
+      const int32_t* counter = s.topology_counts + static_cast<size_t>(c.matcher) * s.num_nodes;
+      for (uint32_t i = 0; i < count; ++i)
+        fails[i] |= static_cast<uint8_t>(int64_t(counter[nodes[i]]) + self - c.min_match > c.max_skew);
+      continue;
+    }
+    // A value missing from the table counts 0.
+    if (self - c.min_match > c.max_skew) return by_rule();
+    size_t n_failing = 0;
+    const DomainCount* d = c.domains.data(arena);
+    for (uint32_t j = 0; j < c.domains.count; ++j) {
+      if (d[j].count + self - c.min_match <= c.max_skew) continue;
+      // The "" domain (kNoId in the table) is the nodes whose value is "".
+      const int32_t v = d[j].value == kNoId ? st.empty_value : d[j].value;
+      if (v == kNoId) continue;  // no node has "" (and one lacking the key failed above)
+      if (n_failing == kMaxFailing) return by_rule();
+      failing[n_failing++] = v;
+    }
+    for (size_t j = 0; j < n_failing; ++j) {
+      const int32_t v = failing[j];
+      for (uint32_t i = 0; i < count; ++i) fails[i] |= static_cast<uint8_t>(values[nodes[i]] == v);
+    }
+  }
+}
+
 bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& prev, const uint8_t* prev_arena,
                                              uint32_t prev_begin, uint32_t prev_end, const State& st,
                                              const uint8_t* arena, uint32_t begin, uint32_t end,
@@ -684,6 +734,19 @@ bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& 
   // The nodes of the changed domains (a node's domain is its value of the
   // constraint's key, "" and a missing label one: domain_of).
   const SnapshotView s = snap.view();
+  if (changed.size() == 1 && changed[0].second.size() == 1) {
+    // The common case, one placement: one domain's count moved. Its nodes
+    // are those whose dense column holds that value (a real value: "" and
+    // a missing label are not one then), found in one pass over the column.
+    const Constraint& c = st.hard.data(arena)[changed[0].first];
+    const int32_t value = changed[0].second[0];
+    if (c.key != kNoId && c.dense_slot >= 0 && value != kNoId && value != st.empty_value) {
+      const int32_t* column = s.dense_labels + static_cast<size_t>(c.dense_slot) * s.num_nodes;
+      for (uint32_t node = 0; node < s.num_nodes; ++node)
+        if (column[node] == value) nodes->push_back(node);
+      return true;
+    }
+  }
   for (uint32_t node = 0; node < snap.num_nodes(); ++node)
     for (const auto& [i, values] : changed) {
       const Constraint& c = st.hard.data(arena)[i];

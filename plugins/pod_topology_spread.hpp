@@ -160,6 +160,14 @@ struct PodTopologySpread {
     return filter_pass();
   }
 
+  // Host: filter()'s pass/fail of many nodes (plugin_api.hpp). Where every
+  // hard key has a dense column: a node lacking a key fails; a counted
+  // (hostname) constraint compares the node's counter; a domain table's
+  // verdict is taken once per domain, and the nodes of the few failing
+  // domains are found by comparing values. Else the rule, node by node.
+  static void filter_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
+                           uint32_t count, uint8_t* fails);
+
   // The preemption dry run's removals (plugin_api.hpp): one count per hard
   // constraint; a pod counts where the constraint's matcher counts it and
   // the node counts for the constraint (every hard key, inclusion policies),

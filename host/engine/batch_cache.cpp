@@ -355,9 +355,18 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
   if (header != FlushReason::kCount) return header;
   out.counts_only = !filters_equal(query);
   // The nodes changed since, and those whose Filter tables' counts changed.
+  // Those whose counts changed come ascending (filter_count_changes walks
+  // the nodes in order) and may be a whole zone; the log is short: sorted
+  // alone and merged in.
   const std::vector<uint32_t>& log = snap.mutation_log();
+  const auto from_counts = static_cast<std::ptrdiff_t>(out.changed.size());
   out.changed.insert(out.changed.end(), log.begin() + static_cast<std::ptrdiff_t>(log_position_), log.end());
-  std::sort(out.changed.begin(), out.changed.end());
+  if (std::is_sorted(out.changed.begin(), out.changed.begin() + from_counts)) {
+    std::sort(out.changed.begin() + from_counts, out.changed.end());
+    std::inplace_merge(out.changed.begin(), out.changed.begin() + from_counts, out.changed.end());
+  } else {
+    std::sort(out.changed.begin(), out.changed.end());
+  }
   out.changed.erase(std::unique(out.changed.begin(), out.changed.end()), out.changed.end());
   // Past this many changed nodes a full pass is as cheap.
   if (out.changed.size() > live_ / 2 + 1) return FlushReason::kTooManyChanges;
