@@ -707,11 +707,7 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
     ++counters.renormalizations;
     for (uint32_t g = 0; g < groups_.size(); ++g) rebuild_tree(g);
   } else {
-    for (size_t i = 0; i < hp.touched.size(); ++i) {
-      const uint32_t pos = hp.touched[i];
-      update_tree(hp.moved_to[i], pos);  // the group it was in
-      if (alive_[pos] && group_of_[pos] != hp.moved_to[i]) update_tree(group_of_[pos], pos);
-    }
+    update_trees(hp.touched, hp.moved_to);  // moved_to holds the group each was in
   }
   // Grouped slots: scored once per group, after the trees (a group's best
   // member stands for it).
@@ -863,13 +859,45 @@ void BatchCache::rebuild_tree(uint32_t gi) {
   for (size_t i = leaves_ - 1; i >= 1; --i) combine(g, i);
 }
 
-void BatchCache::update_tree(uint32_t gi, uint32_t pos) {
-  Group& g = groups_[gi];
-  size_t i = static_cast<size_t>(leaves_) + pos;
-  const bool member = alive_[pos] && group_of_[pos] == gi;
-  g.tree[i] = member ? pos : kNone;
-  g.tied[i] = member ? 1 : 0;
-  for (i /= 2; i >= 1; i /= 2) combine(g, i);
+// The touched positions' leaves in the groups they were in (`from`) and
+// are in now, then their ancestors level by level, each combined once: a
+// changed zone's hundreds of nodes share most of theirs, which a walk up
+// from each leaf combined again for each. The trees end as rebuild_tree
+// leaves them: a tree node is a function of its children, and every leaf
+// sits at the same depth.
+void BatchCache::update_trees(const std::vector<uint32_t>& touched, const std::vector<uint32_t>& from) {
+  tree_groups_.clear();
+  const auto note_group = [&](uint32_t gi) {
+    if (std::find(tree_groups_.begin(), tree_groups_.end(), gi) == tree_groups_.end()) tree_groups_.push_back(gi);
+  };
+  for (size_t i = 0; i < touched.size(); ++i) {
+    note_group(from[i]);
+    if (alive_[touched[i]]) note_group(group_of_[touched[i]]);
+  }
+  for (const uint32_t gi : tree_groups_) {
+    Group& g = groups_[gi];
+    tree_dirty_.clear();
+    for (size_t i = 0; i < touched.size(); ++i) {
+      const uint32_t pos = touched[i];
+      const bool member = alive_[pos] && group_of_[pos] == gi;
+      if (!member && from[i] != gi) continue;
+      const size_t leaf = static_cast<size_t>(leaves_) + pos;
+      g.tree[leaf] = member ? pos : kNone;
+      g.tied[leaf] = member ? 1 : 0;
+      if (leaf >= 2) tree_dirty_.push_back(leaf / 2);  // a one-leaf tree is its leaf
+    }
+    if (!std::is_sorted(tree_dirty_.begin(), tree_dirty_.end())) std::sort(tree_dirty_.begin(), tree_dirty_.end());
+    tree_dirty_.erase(std::unique(tree_dirty_.begin(), tree_dirty_.end()), tree_dirty_.end());
+    // Ascending indices of one depth: their parents ascend too.
+    while (!tree_dirty_.empty()) {
+      for (const size_t i : tree_dirty_) combine(g, i);
+      if (tree_dirty_.front() == 1) break;
+      size_t kept = 0;
+      for (const size_t i : tree_dirty_)
+        if (kept == 0 || tree_dirty_[kept - 1] != i / 2) tree_dirty_[kept++] = i / 2;
+      tree_dirty_.resize(kept);
+    }
+  }
 }
 
 // ---- a miss's evaluation becomes the state -----------------------------------------

@@ -267,7 +267,7 @@ class BatchCache {
   SlotStats slot_stats(uint32_t slot) const;
   static SlotStats all_alive_stats(const int64_t* raw, uint32_t n);
   void rebuild_tree(uint32_t g);
-  void update_tree(uint32_t g, uint32_t pos);
+  void update_trees(const std::vector<uint32_t>& touched, const std::vector<uint32_t>& from);
   void combine(Group& g, size_t i) const;
   bool present(uint32_t pos) const { return pos != kNone && alive_[pos]; }
   uint32_t best_position(const PodQueryView& v, BatchCounters& counters, int64_t& total);
@@ -300,6 +300,8 @@ class BatchCache {
   // Scratch, reused across pods.
   HitPlan plan_scratch_;
   std::vector<uint32_t> feasible_list_, left_nodes_, qualifying_, fresh_ids_;
+  std::vector<uint32_t> tree_groups_;  // update_trees' scratch: the groups touched
+  std::vector<size_t> tree_dirty_;     // and one level's tree indices to combine
   std::vector<int64_t> rescored_;
 };
 
