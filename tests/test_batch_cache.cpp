@@ -636,6 +636,26 @@ TEST(BatchCache, AutoWindowsTakeTwoPodsPerLane) {
   EXPECT_EQ(window_on(16, 1, Batching::Exact), 1u);
   EXPECT_EQ(window_on(16, 0, Batching::Off), 1u);
   EXPECT_EQ(window_on(16, 8, Batching::Off), 1u);
+  // Not where a pod's pass keeps every thread busy: past
+  // kAutoWindowNodesPerLane nodes per lane.
+  const auto window_at = [](uint32_t nodes, uint32_t window) {
+    Cluster c;
+    for (uint32_t i = 0; i < nodes; ++i) {
+      Node n;
+      n.name = "n" + std::to_string(i);
+      n.allocatable = {{"cpu", 4000}, {"pods", 110}};
+      c.nodes.push_back(std::move(n));
+    }
+    EngineOptions options{"cpu", TieBreak::First, 1};
+    options.threads = 2;
+    options.window = window;
+    Engine e(default_scheduler_config(), options);
+    e.load(c);
+    return e.effective_window();
+  };
+  EXPECT_EQ(window_at(2 * Engine::kAutoWindowNodesPerLane, 0), 8u);
+  EXPECT_EQ(window_at(2 * Engine::kAutoWindowNodesPerLane + 1, 0), 1u);
+  EXPECT_EQ(window_at(2 * Engine::kAutoWindowNodesPerLane + 1, 8), 8u);
 }
 
 TEST(BatchCache, WindowsOfDistinctPodsDecideExactlyAsUnbatched) {

@@ -1,8 +1,9 @@
 // The vectorized column loops (issue 24, item 2) against the per-node rules,
 // on every SIMD target this machine supports (plugins/simd_dispatch.hpp):
-// NodeResourcesFit's, NodeResourcesBalancedAllocation's (and ImageLocality's)
-// score_nodes equal score() node by node, and every filter_nodes (NodeResourcesFit,
-// NodeUnschedulable, TaintToleration) passes and fails where filter() does, bit for bit, on random clusters of the parity
+// every score_nodes of the profile (NodeResourcesFit's, BalancedAllocation's,
+// TaintToleration's, ImageLocality's) equals score() node by node, and every
+// filter_nodes (NodeResourcesFit, NodeUnschedulable, TaintToleration,
+// PodTopologySpread) passes and fails where filter() does, bit for bit, on random clusters of the parity
 // configuration's profiles (every scoring strategy and resource list) and on
 // nodes with extreme values (allocatable 0, 1, near and past 2^53, overflowing
 // products), for contiguous node runs, runs across the loops' block edges,
@@ -314,6 +315,65 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreWhereQuotientsAreWholeOnEveryTarget) {
                                                 std::to_string(parity_seed()) + ",");
     if (HasFailure()) return;
     EXPECT_GT(compared, 5u);
+  }
+}
+
+// PodTopologySpread's filter_nodes: hard zone and hostname constraints over
+// nine zones of uneven counts, nodes whose zone is "" and nodes without
+// one, minDomains, both constraints at once.
+TEST(SimdDispatch, SpreadFilterNodesEqualsFilterOnEveryTarget) {
+  TargetGuard guard;
+  SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x5b7eadull, 1);
+  Cluster c;
+  for (uint32_t i = 0; i < 800; ++i) {
+    Node n;
+    n.name = "node-" + std::to_string(i);
+    n.labels["kubernetes.io/hostname"] = n.name;
+    const uint64_t z = rng.below(20);
+    if (z == 0) n.labels["topology.kubernetes.io/zone"] = "";
+    if (z > 1) n.labels["topology.kubernetes.io/zone"] = "zone-" + std::to_string(i % 9);
+    n.allocatable = {{"cpu", 64000}, {"memory", 256LL << 30}, {"pods", 110}};
+    c.nodes.push_back(n);
+    // Uneven counts: zone k's nodes run about k matching pods between them.
+    const uint32_t pods = static_cast<uint32_t>(rng.below(1 + i % 9)) / 3;
+    for (uint32_t j = 0; j < pods; ++j) {
+      Pod p;
+      p.name = "run-" + std::to_string(i) + "-" + std::to_string(j);
+      p.node_name = n.name;
+      p.phase = "Running";
+      p.labels["app"] = rng.chance(0.8) ? "web" : "db";
+      c.running_pods.push_back(p);
+    }
+  }
+  for (uint32_t k = 0; k < 30; ++k) {
+    Pod p;
+    p.name = "pending-" + std::to_string(k);
+    p.scheduler_name = "default-scheduler";
+    p.phase = "Pending";
+    p.labels["app"] = "web";
+    const auto constraint = [&](const char* key) {
+      TopologySpreadConstraint t;
+      t.max_skew = static_cast<int32_t>(1 + rng.below(3));
+      t.topology_key = key;
+      t.when_unsatisfiable = "DoNotSchedule";
+      t.label_selector = LabelSelector{};
+      t.label_selector->match_labels["app"] = "web";
+      if (rng.chance(0.25)) t.min_domains = static_cast<int32_t>(1 + rng.below(12));
+      return t;
+    };
+    const uint64_t which = k % 3;
+    if (which != 1) p.topology_spread_constraints.push_back(constraint("topology.kubernetes.io/zone"));
+    if (which != 0) p.topology_spread_constraints.push_back(constraint("kubernetes.io/hostname"));
+    c.pending_pods.push_back(p);
+  }
+  for (const SimdTarget t : supported_targets()) {
+    set_simd_target(t);
+    SplitMix64 lrng = SplitMix64::derive(parity_seed() ^ 0x5b7eaeull, 1);
+    const size_t compared = compare_cluster(c, default_scheduler_config(), lrng,
+                                            std::string("target ") + simd_target_name(t) + ", hard spreading, seed " +
+                                                std::to_string(parity_seed()) + ",");
+    if (HasFailure()) return;
+    EXPECT_GT(compared, 100u);
   }
 }
 
