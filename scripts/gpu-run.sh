@@ -200,6 +200,14 @@ step window-bench 90 "$bin/bench_floor" --benchmark_filter='BM_Engine/distinct/e
   --benchmark_out="$logs/window-bench.json" --benchmark_out_format=json
 grep -oE "^BM_[^ ]+|pods_per_s=[^ ]+|vs_floor=[^ ]+|window_hit_share=[^ ]+" "$logs/window-bench.log" |
   paste -sd' ' | sed 's/ BM_/\nBM_/g' | tee -a "$summary"
+# And at 100,000 nodes, no window against auto, two threads (auto takes
+# none: a pass over 50,000 nodes per thread keeps both busy) and every core
+# (auto takes windows of two pods per thread): is the rule right there?
+step window-bench-100k 120 "$bin/bench_floor" \
+  --benchmark_filter='BM_Engine/distinct/exact(-auto)?/threads:(2|[0-9][0-9]+)/100000Nodes' \
+  --benchmark_out="$logs/window-bench-100k.json" --benchmark_out_format=json
+grep -oE "^BM_[^ ]+|pods_per_s=[^ ]+|vs_floor=[^ ]+|window_hit_share=[^ ]+" "$logs/window-bench-100k.log" |
+  paste -sd' ' | sed 's/ BM_/\nBM_/g' | tee -a "$summary"
 
 # A few scheduler_perf workloads (the whole "performance" label takes
 # minutes on the CPU backend), each on both backends with the batch cache
