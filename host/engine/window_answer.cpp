@@ -38,10 +38,11 @@ bool WindowAnswer::build(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   const uint32_t want = std::min(F, reach + 1);
   const int64_t* totals = result.totals.data();
   const uint32_t* nodes = result.scored_nodes.data();
-  int64_t highest = INT64_MIN;
-  for (uint32_t i = 0; i < F; ++i) highest = std::max(highest, totals[i]);
-  uint32_t at_highest = 0;
-  for (uint32_t i = 0; i < F; ++i) at_highest += totals[i] == highest;
+  // The highest total and how many reach it in one vectorized pass
+  // (totals lie in [-2^31, 2^31): none is kIgnoredScore).
+  const ScoreBounds top = score_bounds(totals, F);
+  const int64_t highest = top.max;
+  const uint32_t at_highest = top.at_max;
   group_totals_.clear();
   group_start_.assign(1, 0);
   group_nodes_.clear();
