@@ -89,7 +89,36 @@ template <bool kContig>
     return nodes[i];
 }
 
-// LeastAllocated of n <= kBlock nodes; false when a lane left the float64
+// One resource's share of LeastAllocated over n <= kBlock nodes: sum[i] +=
+// its score times its weight, weights[i] += the weight where the node has
+// the resource; lanes outside the exact path's range are flagged in `slow`.
+// kUnit: the weight is 1 (the default resources'), no multiply.
+template <bool kContig, bool kUnit>
+[[gnu::always_inline]] inline void least_resource(const SnapshotView& s, const ScoredResource& e, const uint32_t* nodes,
+                                                  uint32_t first, uint32_t n, int64_t* __restrict sum,
+                                                  int64_t* __restrict weights, int64_t& slow) {
+  const int64_t* __restrict alloc = s.allocatable + static_cast<size_t>(e.resource) * s.num_nodes;
+  const int64_t* __restrict req = requested_column(s, e);
+  const int64_t pod = e.pod_request, w = e.weight;
+  int64_t flagged = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const size_t node = node_at<kContig>(nodes, first, i);
+    const int64_t a = alloc[node];
+    const int64_t rq = wadd(req[node], pod);
+    const int64_t x = wmul(wsub(a, rq), 100);
+    const bool need = (a != 0) & !(rq > a);
+    // rq >= 0 with rq <= a: 0 <= x <= 100 * a, small_quotient's range.
+    const bool in_range = (x >= 0) & (x < kExact) & (a > 0) & (a < kExact) & (rq >= 0);
+    flagged |= mask(need & !in_range);
+    const int64_t ok = mask(need & in_range);
+    const int64_t part = sel(ok, small_quotient(sel(ok, x, 0), sel(ok, a, 1)), 0);
+    sum[i] = wadd(sum[i], kUnit ? part : wmul(part, w));
+    weights[i] = wadd(weights[i], sel(mask(a != 0), w, 0));
+  }
+  slow |= flagged;
+}
+
+// LeastAllocated of n <= kBlock nodes; false when a lane left the exact
 // path's range (the caller recomputes the block).
 template <bool kContig>
 [[gnu::always_inline]] inline bool least_block(const SnapshotView& s, const ScoredResource* res, uint32_t nres,
@@ -100,36 +129,38 @@ template <bool kContig>
   for (uint32_t r = 0; r < nres; ++r) {
     const ScoredResource& e = res[r];
     if (e.source == ScoredResource::kSkip) continue;
-    const int64_t* __restrict alloc = s.allocatable + static_cast<size_t>(e.resource) * s.num_nodes;
-    const int64_t* __restrict req = requested_column(s, e);
-    const int64_t pod = e.pod_request, w = e.weight;
-    for (uint32_t i = 0; i < n; ++i) {
-      const size_t node = node_at<kContig>(nodes, first, i);
-      const int64_t a = alloc[node];
-      const int64_t rq = wadd(req[node], pod);
-      const int64_t x = wmul(wsub(a, rq), 100);
-      const bool need = (a != 0) & !(rq > a);
-      // rq >= 0 with rq <= a: 0 <= x <= 100 * a, small_quotient's range.
-      const bool in_range = (x >= 0) & (x < kExact) & (a > 0) & (a < kExact) & (rq >= 0);
-      slow |= mask(need & !in_range);
-      const int64_t ok = mask(need & in_range);
-      const int64_t part = sel(ok, small_quotient(sel(ok, x, 0), sel(ok, a, 1)), 0);
-      sum[i] = wadd(sum[i], wmul(part, w));
-      weights[i] = wadd(weights[i], sel(mask(a != 0), w, 0));
-    }
+    if (e.weight == 1)
+      least_resource<kContig, true>(s, e, nodes, first, n, sum, weights, slow);
+    else
+      least_resource<kContig, false>(s, e, nodes, first, n, sum, weights, slow);
   }
   // The weighted mean S / W. W is the weight of the resources the node has
   // (allocatable not 0): on nearly every node all of them, `all`, whose
-  // reciprocal is taken once; a node with fewer sends its block to the rule.
+  // reciprocal is taken once (a power of two, as two resources of weight 1
+  // give: a shift); a node with fewer sends its block to the rule.
   int64_t all = 0;
   for (uint32_t r = 0; r < nres; ++r)
     if (res[r].source != ScoredResource::kSkip) all = wadd(all, res[r].weight);
   if (!(all > 0 && all < kExact)) return false;
+  const bool power_of_two = (all & (all - 1)) == 0;
+  const int shift = __builtin_ctzll(static_cast<uint64_t>(all));
   const double inv_all = 1.0 / static_cast<double>(all);
   for (uint32_t i = 0; i < n; ++i) {
     const int64_t S = sum[i], W = weights[i];
     const bool in_range = (S >= 0) & (S < kExact);
     slow |= mask((W != 0) & (!in_range | (W != all)));
+  }
+  if (power_of_two) {
+    for (uint32_t i = 0; i < n; ++i) {
+      const int64_t S = sum[i], W = weights[i];
+      const int64_t ok = mask((W != 0) & (S >= 0) & (S < kExact));
+      out[i] = sel(ok, S >> shift, 0);  // S >= 0: the shift truncates as the division does
+    }
+    return slow == 0;
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const int64_t S = sum[i], W = weights[i];
+    const bool in_range = (S >= 0) & (S < kExact);
     const int64_t ok = mask((W != 0) & in_range);
     out[i] = sel(ok, div_by_reciprocal(sel(ok, S, 0), all, inv_all), 0);
   }
