@@ -18,15 +18,7 @@ PrepareResult TaintToleration::prepare(const PrepareContext& ctx, State& st, Are
 
 void TaintToleration::score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
                                   uint32_t count, int64_t* out) {
-  int64_t tainted = 0;
-  if (is_contiguous_run(nodes, count)) {
-    const uint32_t* off = s.taint_offsets + (count ? nodes[0] : 0);
-    for (uint32_t i = 0; i < count; ++i) tainted |= out[i] = static_cast<int64_t>(off[i] != off[i + 1]);
-  } else {
-    for (uint32_t i = 0; i < count; ++i)
-      tainted |= out[i] = static_cast<int64_t>(s.taint_offsets[nodes[i]] != s.taint_offsets[nodes[i] + 1]);
-  }
-  if (!tainted) return;
+  if (!mark_tainted(s, nodes, count, out)) return;
   for (uint32_t i = 0; i < count; ++i)
     if (out[i]) out[i] = score(s, st, arena, nodes[i]);
 }

@@ -44,19 +44,25 @@ struct TaintToleration {
     return filter_pass();
   }
 
+  // Host: out[i] = 1 where nodes[i] has taints, else 0; whether any has.
+  template <class T>
+  static bool mark_tainted(const SnapshotView& s, const uint32_t* nodes, uint32_t count, T* out) {
+    T tainted = 0;
+    if (is_contiguous_run(nodes, count)) {
+      const uint32_t* off = s.taint_offsets + (count ? nodes[0] : 0);
+      for (uint32_t i = 0; i < count; ++i) tainted |= out[i] = static_cast<T>(off[i] != off[i + 1]);
+    } else {
+      for (uint32_t i = 0; i < count; ++i)
+        tainted |= out[i] = static_cast<T>(s.taint_offsets[nodes[i]] != s.taint_offsets[nodes[i] + 1]);
+    }
+    return tainted != 0;
+  }
+
   // Host: filter() of many nodes; most nodes have no taints, which pass
   // without looking at the pod's tolerations.
   static void filter_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
                            uint32_t count, uint8_t* fails) {
-    uint8_t tainted = 0;
-    if (is_contiguous_run(nodes, count)) {
-      const uint32_t* off = s.taint_offsets + (count ? nodes[0] : 0);
-      for (uint32_t i = 0; i < count; ++i) tainted |= fails[i] = static_cast<uint8_t>(off[i] != off[i + 1]);
-    } else {
-      for (uint32_t i = 0; i < count; ++i)
-        tainted |= fails[i] = static_cast<uint8_t>(s.taint_offsets[nodes[i]] != s.taint_offsets[nodes[i] + 1]);
-    }
-    if (!tainted) return;
+    if (!mark_tainted(s, nodes, count, fails)) return;
     // The tainted nodes: the rule.
     for (uint32_t i = 0; i < count; ++i)
       if (fails[i]) fails[i] = static_cast<uint8_t>(!filter(s, st, arena, nodes[i]).ok());

@@ -157,6 +157,20 @@ size_t compare_cluster(const Cluster& cluster, const SchedulerConfig& config, Sp
   return compared;
 }
 
+// compare_cluster on every SIMD target the machine has, default profile,
+// node lists drawn from `stream`; at least `at_least` comparisons each.
+void compare_on_every_target(const Cluster& c, const char* what, uint64_t stream, size_t at_least) {
+  for (const SimdTarget t : supported_targets()) {
+    set_simd_target(t);
+    SplitMix64 lrng = SplitMix64::derive(parity_seed() ^ stream, 1);
+    const size_t compared = compare_cluster(c, default_scheduler_config(), lrng,
+                                            std::string("target ") + simd_target_name(t) + ", " + what + ", seed " +
+                                                std::to_string(parity_seed()) + ",");
+    if (::testing::Test::HasFailure()) return;
+    EXPECT_GT(compared, at_least) << simd_target_name(t);
+  }
+}
+
 TEST(SimdDispatch, BaselineIsAlwaysSupportedAndTargetsCanBeChosen) {
   TargetGuard guard;
   EXPECT_TRUE(simd_supported(SimdTarget::Baseline));
@@ -243,15 +257,7 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreOnExtremeValuesOnEveryTarget) {
     p.containers.push_back(ct);
     c.pending_pods.push_back(p);
   }
-  for (const SimdTarget t : supported_targets()) {
-    set_simd_target(t);
-    SplitMix64 lrng = SplitMix64::derive(parity_seed() ^ 0x1157ull, 1);
-    const size_t compared = compare_cluster(c, default_scheduler_config(), lrng,
-                                            std::string("target ") + simd_target_name(t) + ", extreme values, seed " +
-                                                std::to_string(parity_seed()) + ",");
-    if (HasFailure()) return;
-    EXPECT_GT(compared, 50u);
-  }
+  compare_on_every_target(c, "extreme values", 0x1157ull, 50);
 }
 
 // Quotients at, just below and just above whole numbers: LeastAllocated's
@@ -307,15 +313,7 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreWhereQuotientsAreWholeOnEveryTarget) {
   ct.requests = {{"cpu", 1}, {"memory", 1}};
   p.containers.push_back(ct);
   c.pending_pods.push_back(p);
-  for (const SimdTarget t : supported_targets()) {
-    set_simd_target(t);
-    SplitMix64 lrng = SplitMix64::derive(parity_seed() ^ 0x9408ull, 1);
-    const size_t compared = compare_cluster(c, default_scheduler_config(), lrng,
-                                            std::string("target ") + simd_target_name(t) + ", whole quotients, seed " +
-                                                std::to_string(parity_seed()) + ",");
-    if (HasFailure()) return;
-    EXPECT_GT(compared, 5u);
-  }
+  compare_on_every_target(c, "whole quotients", 0x9408ull, 5);
 }
 
 // PodTopologySpread's filter_nodes: hard zone and hostname constraints over
@@ -366,15 +364,7 @@ TEST(SimdDispatch, SpreadFilterNodesEqualsFilterOnEveryTarget) {
     if (which != 0) p.topology_spread_constraints.push_back(constraint("kubernetes.io/hostname"));
     c.pending_pods.push_back(p);
   }
-  for (const SimdTarget t : supported_targets()) {
-    set_simd_target(t);
-    SplitMix64 lrng = SplitMix64::derive(parity_seed() ^ 0x5b7eaeull, 1);
-    const size_t compared = compare_cluster(c, default_scheduler_config(), lrng,
-                                            std::string("target ") + simd_target_name(t) + ", hard spreading, seed " +
-                                                std::to_string(parity_seed()) + ",");
-    if (HasFailure()) return;
-    EXPECT_GT(compared, 100u);
-  }
+  compare_on_every_target(c, "hard spreading", 0x5b7eaeull, 100);
 }
 
 }  // namespace
