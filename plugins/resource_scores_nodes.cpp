@@ -149,20 +149,11 @@ template <bool kContig>
     const int64_t S = sum[i], W = weights[i];
     const bool in_range = (S >= 0) & (S < kExact);
     slow |= mask((W != 0) & (!in_range | (W != all)));
-  }
-  if (power_of_two) {
-    for (uint32_t i = 0; i < n; ++i) {
-      const int64_t S = sum[i], W = weights[i];
-      const int64_t ok = mask((W != 0) & (S >= 0) & (S < kExact));
-      out[i] = sel(ok, S >> shift, 0);  // S >= 0: the shift truncates as the division does
-    }
-    return slow == 0;
-  }
-  for (uint32_t i = 0; i < n; ++i) {
-    const int64_t S = sum[i], W = weights[i];
-    const bool in_range = (S >= 0) & (S < kExact);
     const int64_t ok = mask((W != 0) & in_range);
-    out[i] = sel(ok, div_by_reciprocal(sel(ok, S, 0), all, inv_all), 0);
+    const int64_t safe = sel(ok, S, 0);
+    // S >= 0: the shift truncates as the division does (the branch is the
+    // same on every lane; compilers take it out of the loop).
+    out[i] = sel(ok, power_of_two ? safe >> shift : div_by_reciprocal(safe, all, inv_all), 0);
   }
   return slow == 0;
 }

@@ -22,6 +22,7 @@
 #include "plugins/evaluate.hpp"
 #include "plugins/simd_dispatch.hpp"
 #include "tests/random_cluster.hpp"
+#include "tests/test_util.hpp"
 
 namespace bulkscore {
 namespace {
@@ -231,31 +232,16 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreOnExtremeValuesOnEveryTarget) {
     n.allocatable = {{"cpu", cpu}, {"memory", mem}, {"pods", 110}};
     if (rng.chance(0.3)) n.allocatable["example.com/foo"] = values[rng.below(kValues)];
     c.nodes.push_back(n);
-    if (rng.chance(0.5)) {
-      Pod p;
-      p.name = "run-" + std::to_string(i);
-      p.node_name = n.name;
-      p.phase = "Running";
-      Container ct;
-      ct.name = "main";
-      ct.requests = {{"cpu", rng.chance(0.2) ? values[rng.below(kValues)] : 500},
-                     {"memory", rng.chance(0.2) ? values[rng.below(kValues)] : 1LL << 30}};
-      p.containers.push_back(ct);
-      c.running_pods.push_back(p);
-    }
+    if (rng.chance(0.5))
+      c.running_pods.push_back(testutil::running("run-" + std::to_string(i), n.name,
+                                                 {{"cpu", rng.chance(0.2) ? values[rng.below(kValues)] : 500},
+                                                  {"memory", rng.chance(0.2) ? values[rng.below(kValues)] : 1LL << 30}}));
   }
   for (uint32_t k = 0; k < 16; ++k) {
-    Pod p;
-    p.name = "pending-" + std::to_string(k);
-    p.scheduler_name = "default-scheduler";
-    p.phase = "Pending";
-    Container ct;
-    ct.name = "main";
-    ct.requests = {{"cpu", values[rng.below(kValues)]}, {"memory", values[rng.below(kValues)]}};
-    if (k % 3 == 0) ct.requests["example.com/foo"] = values[rng.below(kValues)];
-    if (k % 5 == 0) ct.requests.clear();  // the non-zero defaults
-    p.containers.push_back(ct);
-    c.pending_pods.push_back(p);
+    ResourceList requests = {{"cpu", values[rng.below(kValues)]}, {"memory", values[rng.below(kValues)]}};
+    if (k % 3 == 0) requests["example.com/foo"] = values[rng.below(kValues)];
+    if (k % 5 == 0) requests.clear();  // the non-zero defaults
+    c.pending_pods.push_back(testutil::make_pod("pending-" + std::to_string(k), {testutil::container(requests)}));
   }
   compare_on_every_target(c, "extreme values", 0x1157ull, 50);
 }
@@ -292,27 +278,11 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreWhereQuotientsAreWholeOnEveryTarget) {
     }
     n.allocatable = {{"cpu", alloc[0]}, {"memory", alloc[1]}, {"pods", 110}};
     c.nodes.push_back(n);
-    if (running[0] > 0 || running[1] > 0) {
-      Pod p;
-      p.name = "run-" + std::to_string(i);
-      p.node_name = n.name;
-      p.phase = "Running";
-      Container ct;
-      ct.name = "main";
-      ct.requests = {{"cpu", running[0]}, {"memory", running[1]}};
-      p.containers.push_back(ct);
-      c.running_pods.push_back(p);
-    }
+    if (running[0] > 0 || running[1] > 0)
+      c.running_pods.push_back(
+          testutil::running("run-" + std::to_string(i), n.name, {{"cpu", running[0]}, {"memory", running[1]}}));
   }
-  Pod p;
-  p.name = "pending";
-  p.scheduler_name = "default-scheduler";
-  p.phase = "Pending";
-  Container ct;
-  ct.name = "main";
-  ct.requests = {{"cpu", 1}, {"memory", 1}};
-  p.containers.push_back(ct);
-  c.pending_pods.push_back(p);
+  c.pending_pods.push_back(testutil::make_pod("pending", {testutil::container({{"cpu", 1}, {"memory", 1}})}));
   compare_on_every_target(c, "whole quotients", 0x9408ull, 5);
 }
 
@@ -335,19 +305,13 @@ TEST(SimdDispatch, SpreadFilterNodesEqualsFilterOnEveryTarget) {
     // Uneven counts: zone k's nodes run about k matching pods between them.
     const uint32_t pods = static_cast<uint32_t>(rng.below(1 + i % 9)) / 3;
     for (uint32_t j = 0; j < pods; ++j) {
-      Pod p;
-      p.name = "run-" + std::to_string(i) + "-" + std::to_string(j);
-      p.node_name = n.name;
-      p.phase = "Running";
+      Pod p = testutil::running("run-" + std::to_string(i) + "-" + std::to_string(j), n.name, {});
       p.labels["app"] = rng.chance(0.8) ? "web" : "db";
       c.running_pods.push_back(p);
     }
   }
   for (uint32_t k = 0; k < 30; ++k) {
-    Pod p;
-    p.name = "pending-" + std::to_string(k);
-    p.scheduler_name = "default-scheduler";
-    p.phase = "Pending";
+    Pod p = testutil::make_pod("pending-" + std::to_string(k));
     p.labels["app"] = "web";
     const auto constraint = [&](const char* key) {
       TopologySpreadConstraint t;
