@@ -52,6 +52,13 @@ struct ImageLocality {
   static void score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
                           uint32_t count, int64_t* out);
 
+  // Host: without image terms every node scores the same.
+  static bool uniform_score(const SnapshotView& s, const State& st, const uint8_t* arena, int64_t& value) {
+    if (st.images.count != 0 || s.num_nodes == 0) return false;
+    value = score(s, st, arena, 0);  // reads no node column
+    return true;
+  }
+
   static void reasons(uint64_t, const Snapshot&, const State&, const uint8_t*, uint32_t, std::vector<std::string>&) {}
 };
 }  // namespace plugins

@@ -37,6 +37,11 @@
 //     // batch cache call it; device kernels keep score().
 //     static void score_nodes(const SnapshotView&, const State&, const uint8_t* arena, const uint32_t* nodes,
 //                             uint32_t count, int64_t* out);
+//     // Host, optional: true when score() is `value` on every node of the
+//     // snapshot, known without visiting them (from what prepare wrote and
+//     // O(1) facts of the snapshot); false when it may vary. The CPU
+//     // backend then scores no node of that plugin.
+//     static bool uniform_score(const SnapshotView&, const State&, const uint8_t* arena, int64_t& value);
 //     // Host, optional: Filter of `count` nodes at once, fails[i] = 1 where
 //     // filter(nodes[i]) is not ok() and 0 where it is, for a rule whose
 //     // checks are branch-free column loops. The CPU backend calls it and
@@ -241,6 +246,14 @@ template <class P>
 struct HasScoreNodes<P, std::void_t<decltype(&P::score_nodes)>> : std::true_type {};
 template <class P>
 constexpr bool kHasScoreNodes = HasScoreNodes<P>::value;
+
+// Whether plugin P has the optional uniform_score.
+template <class P, class = void>
+struct HasUniformScore : std::false_type {};
+template <class P>
+struct HasUniformScore<P, std::void_t<decltype(&P::uniform_score)>> : std::true_type {};
+template <class P>
+constexpr bool kHasUniformScore = HasUniformScore<P>::value;
 
 // Host: whether nodes[0..n) is the run nodes[0], nodes[0] + 1, ... (column
 // loops then read the columns directly instead of gathering).

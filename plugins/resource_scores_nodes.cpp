@@ -89,6 +89,19 @@ template <bool kContig>
     return nodes[i];
 }
 
+// One resource's LeastAllocated quotient, (a - rq) * 100 / a, on a node
+// whose allocatable `a` is not 0: 0 where the request exceeds it; `flagged`
+// gets all ones where the exact path's range is left.
+[[gnu::always_inline]] inline int64_t least_part(int64_t a, int64_t rq, int64_t& flagged) {
+  const int64_t x = wmul(wsub(a, rq), 100);
+  const bool need = !(rq > a);
+  // rq >= 0 with rq <= a: 0 <= x <= 100 * a, small_quotient's range.
+  const bool in_range = (x >= 0) & (x < kExact) & (a > 0) & (a < kExact) & (rq >= 0);
+  flagged |= mask(need & !in_range);
+  const int64_t ok = mask(need & in_range);
+  return sel(ok, small_quotient(sel(ok, x, 0), sel(ok, a, 1)), 0);
+}
+
 // One resource's share of LeastAllocated over n <= kBlock nodes: sum[i] +=
 // its score times its weight, weights[i] += the weight where the node has
 // the resource; lanes outside the exact path's range are flagged in `slow`.
@@ -104,18 +117,37 @@ template <bool kContig, bool kUnit>
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
     const int64_t a = alloc[node];
-    const int64_t rq = wadd(req[node], pod);
-    const int64_t x = wmul(wsub(a, rq), 100);
-    const bool need = (a != 0) & !(rq > a);
-    // rq >= 0 with rq <= a: 0 <= x <= 100 * a, small_quotient's range.
-    const bool in_range = (x >= 0) & (x < kExact) & (a > 0) & (a < kExact) & (rq >= 0);
-    flagged |= mask(need & !in_range);
-    const int64_t ok = mask(need & in_range);
-    const int64_t part = sel(ok, small_quotient(sel(ok, x, 0), sel(ok, a, 1)), 0);
+    const int64_t part = sel(mask(a != 0), least_part(a, wadd(req[node], pod), flagged), 0);
     sum[i] = wadd(sum[i], kUnit ? part : wmul(part, w));
     weights[i] = wadd(weights[i], sel(mask(a != 0), w, 0));
   }
   slow |= flagged;
+}
+
+// LeastAllocated of n <= kBlock nodes over exactly two resources of weight
+// 1 (the default, cpu and memory): the mean of the two quotients in one
+// loop, (q0 + q1) / 2 as a shift (both >= 0). A node without one of them
+// (allocatable 0, where the mean is the other's alone) is flagged; false
+// when a lane was (the caller recomputes the block).
+template <bool kContig>
+[[gnu::always_inline]] inline bool least2_unit_block(const SnapshotView& s, const ScoredResource* res,
+                                                     const uint32_t* nodes, uint32_t first, uint32_t n,
+                                                     int64_t* __restrict out) {
+  const int64_t* __restrict a0c = s.allocatable + static_cast<size_t>(res[0].resource) * s.num_nodes;
+  const int64_t* __restrict a1c = s.allocatable + static_cast<size_t>(res[1].resource) * s.num_nodes;
+  const int64_t* __restrict r0c = requested_column(s, res[0]);
+  const int64_t* __restrict r1c = requested_column(s, res[1]);
+  const int64_t p0 = res[0].pod_request, p1 = res[1].pod_request;
+  int64_t flagged = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const size_t node = node_at<kContig>(nodes, first, i);
+    const int64_t a0 = a0c[node], a1 = a1c[node];
+    flagged |= mask((a0 == 0) | (a1 == 0));
+    const int64_t q0 = least_part(a0, wadd(r0c[node], p0), flagged);
+    const int64_t q1 = least_part(a1, wadd(r1c[node], p1), flagged);
+    out[i] = (q0 + q1) >> 1;
+  }
+  return flagged == 0;
 }
 
 // LeastAllocated of n <= kBlock nodes; false when a lane left the exact
@@ -212,11 +244,16 @@ template <bool kContig>
 
 [[gnu::always_inline]] inline void least_body(const SnapshotView& s, const ScoredResource* res, uint32_t nres,
                                               const uint32_t* nodes, uint32_t count, int64_t* out) {
+  const bool two_unit = nres == 2 && res[0].source != ScoredResource::kSkip && res[1].source != ScoredResource::kSkip &&
+                        res[0].weight == 1 && res[1].weight == 1;
   for (uint32_t lo = 0; lo < count; lo += kBlock) {
     const uint32_t n = count - lo < kBlock ? count - lo : kBlock;
     const uint32_t* nb = nodes + lo;
-    const bool ok = is_contiguous_run(nb, n) ? least_block<true>(s, res, nres, nb, nb[0], n, out + lo)
-                                      : least_block<false>(s, res, nres, nb, 0, n, out + lo);
+    const bool contig = is_contiguous_run(nb, n);
+    const bool ok = two_unit ? (contig ? least2_unit_block<true>(s, res, nb, nb[0], n, out + lo)
+                                       : least2_unit_block<false>(s, res, nb, 0, n, out + lo))
+                             : (contig ? least_block<true>(s, res, nres, nb, nb[0], n, out + lo)
+                                       : least_block<false>(s, res, nres, nb, 0, n, out + lo));
     if (!ok)
       for (uint32_t i = 0; i < n; ++i) out[lo + i] = least_allocated_score(s, res, nres, nb[i]);
   }
@@ -282,8 +319,8 @@ BULKSCORE_TARGET_AVX512 void least_avx512(const SnapshotView& s, const ScoredRes
                                           const uint32_t* nodes, uint32_t count, int64_t* out) {
   least_body(s, res, nres, nodes, count, out);
 }
-BULKSCORE_TARGET_AVX512 void balanced2_avx512(const SnapshotView& s, const ScoredResource* res,
-                                              const uint32_t* nodes, uint32_t count, int64_t* out) {
+BULKSCORE_TARGET_AVX512 void balanced2_avx512(const SnapshotView& s, const ScoredResource* res, const uint32_t* nodes,
+                                              uint32_t count, int64_t* out) {
   balanced2_body(s, res, nodes, count, out);
 }
 #endif
@@ -322,7 +359,7 @@ void balanced_allocation_scores2(const SnapshotView& s, const ScoredResource* re
 
 // fit_body on the target in use.
 static void fit_fails(const SnapshotView& s, const int64_t* want, const uint32_t* resource, uint32_t nwant,
-               const uint32_t* nodes, uint32_t count, uint8_t* fails) {
+                      const uint32_t* nodes, uint32_t count, uint8_t* fails) {
 #if BULKSCORE_SIMD_X86
   switch (simd_target()) {
     case SimdTarget::Avx512:
@@ -338,8 +375,8 @@ static void fit_fails(const SnapshotView& s, const int64_t* want, const uint32_t
 
 namespace plugins {
 
-void NodeResourcesFit::filter_nodes(const SnapshotView& s, const State& st, const uint8_t* arena,
-                                    const uint32_t* nodes, uint32_t count, uint8_t* fails) {
+void NodeResourcesFit::filter_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
+                                    uint32_t count, uint8_t* fails) {
   // The requests the rule checks, in its order (the order does not change
   // whether a node fails, only filter()'s reason bits, which the caller
   // takes from filter() itself).
@@ -363,9 +400,8 @@ void NodeResourcesFit::filter_nodes(const SnapshotView& s, const State& st, cons
   fit_fails(s, want, resource, n, nodes, count, fails);
 }
 
-
-void NodeResourcesFit::score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena,
-                                   const uint32_t* nodes, uint32_t count, int64_t* out) {
+void NodeResourcesFit::score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
+                                   uint32_t count, int64_t* out) {
   if (st.strategy == kLeastAllocated) {
     least_allocated_scores(s, st.scored.data(arena), st.scored.count, nodes, count, out);
     return;

@@ -85,6 +85,13 @@ struct TaintToleration {
   static void score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
                           uint32_t count, int64_t* out);
 
+  // Host: on a cluster without taints every node scores 0.
+  static bool uniform_score(const SnapshotView& s, const State&, const uint8_t*, int64_t& value) {
+    if (s.taint_offsets[s.num_nodes] != s.taint_offsets[0]) return false;
+    value = 0;
+    return true;
+  }
+
   static void reasons(uint64_t bits, const Snapshot& snap, const State& st, const uint8_t* arena, uint32_t node,
                       std::vector<std::string>& out);
 };

@@ -301,12 +301,15 @@ struct ClusterShape {
   uint32_t nodes = 0;
   uint32_t pending = 0;
   double degenerate_fraction = 0.05;  // zero-capacity nodes
+  bool taints = true;                 // false: no node has a taint (the same draws otherwise)
 };
 
 inline Cluster random_cluster(SplitMix64& rng, const ClusterShape& shape, const std::vector<std::string>& schedulers) {
   Cluster c;
   for (uint32_t i = 0; i < shape.nodes; ++i)
     c.nodes.push_back(random_node(rng, i, rng.chance(shape.degenerate_fraction)));
+  if (!shape.taints)
+    for (Node& n : c.nodes) n.taints.clear();
   for (uint32_t i = 0; i < shape.nodes; ++i) {
     const uint32_t pods = static_cast<uint32_t>(rng.below(4));
     for (uint32_t j = 0; j < pods; ++j) {

@@ -30,11 +30,11 @@
 #include "host/input/model.hpp"
 #include "host/snapshot/snapshot.hpp"
 #include "plugins/gpu_share.hpp"
+#include "plugins/simd_dispatch.hpp"
+#include "tests/preemption_reference.hpp"
 #include "tests/random_cluster.hpp"
 #include "tests/random_pod_affinity.hpp"
 #include "tests/random_preemption.hpp"
-#include "tests/preemption_reference.hpp"
-#include "plugins/simd_dispatch.hpp"
 #include "tests/reference_backend.hpp"
 
 namespace bulkscore {
@@ -129,8 +129,7 @@ uint32_t expect_node_order_kept(const Snapshot& snap, const EvalRequest& req, co
     const auto at = std::adjacent_find(nodes.begin(), nodes.end(), std::greater_equal<uint32_t>());
     if (at != nodes.end()) {
       ADD_FAILURE() << (r == &want ? "reference" : "under test") << ": scored_nodes[" << (at - nodes.begin())
-                    << "] = " << *at << " then " << *(at + 1) << " although the visit ascends by node index, "
-                    << where;
+                    << "] = " << *at << " then " << *(at + 1) << " although the visit ascends by node index, " << where;
       return 0;
     }
   }
@@ -153,16 +152,16 @@ struct Coverage {
   uint32_t cut = 0;      // sampling stopped before the last candidate
   uint32_t assumed = 0;  // pods assumed (mutation log entries)
   uint32_t structure_changes = 0;
-  uint32_t removed = 0;          // assumed pods removed again
-  uint32_t node_updates = 0;     // nodes updated (in place or structurally)
-  uint32_t prescored = 0;        // scored with a feasible-set PreScore (SeamProbe)
-  uint32_t negative_totals = 0;  // evaluations with some node total below zero
-  uint32_t ignored_nodes = 0;    // scored nodes some plugin ignored (kIgnoredScore)
-  uint32_t device_filtered = 0;  // evaluations where GpuShare's filter ran
-  uint32_t device_feasible = 0;  // ... and some node fitted
-  uint32_t group_feasible = 0;   // evaluations of a SharedDeviceGroup member with a feasible node
-  uint32_t group_assumed = 0;    // SharedDeviceGroup members assumed
-  uint32_t ordered_lists = 0;    // scored lists of 2+ nodes checked to ascend (visit in node order)
+  uint32_t removed = 0;             // assumed pods removed again
+  uint32_t node_updates = 0;        // nodes updated (in place or structurally)
+  uint32_t prescored = 0;           // scored with a feasible-set PreScore (SeamProbe)
+  uint32_t negative_totals = 0;     // evaluations with some node total below zero
+  uint32_t ignored_nodes = 0;       // scored nodes some plugin ignored (kIgnoredScore)
+  uint32_t device_filtered = 0;     // evaluations where GpuShare's filter ran
+  uint32_t device_feasible = 0;     // ... and some node fitted
+  uint32_t group_feasible = 0;      // evaluations of a SharedDeviceGroup member with a feasible node
+  uint32_t group_assumed = 0;       // SharedDeviceGroup members assumed
+  uint32_t ordered_lists = 0;       // scored lists of 2+ nodes checked to ascend (visit in node order)
   uint32_t node_data_updates = 0;   // node data entries set or cleared between pods
   uint32_t node_data_rejected = 0;  // evaluations where NodeData rejected some node
 };
@@ -321,8 +320,8 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
           want.scored && std::any_of(want.totals.begin(), want.totals.end(), [](int64_t t) { return t < 0; }) ? 1 : 0;
       cov.ignored_nodes +=
           static_cast<uint32_t>(std::count(want.raw_scores.begin(), want.raw_scores.end(), kIgnoredScore));
-      const bool device_filter = !q.rejected && pod.scheduler_name.rfind("gpu-", 0) == 0 &&
-                                 pod_device_demand(pod, DeviceModel{}).any();
+      const bool device_filter =
+          !q.rejected && pod.scheduler_name.rfind("gpu-", 0) == 0 && pod_device_demand(pod, DeviceModel{}).any();
       cov.device_filtered += device_filter ? 1 : 0;
       cov.group_feasible +=
           !q.rejected && pod.annotations.count("deviceshare.io/group") != 0 && want.num_feasible > 0 ? 1 : 0;
@@ -339,10 +338,9 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
       Pod assumed = pod;
       assumed.node_name = snap.node_name(static_cast<uint32_t>(want.chosen));
       // Devices as the engine takes them (the device columns change too).
-      const std::vector<int32_t> devices =
-          plugins::GpuShare::choose_devices(snap, static_cast<uint32_t>(want.chosen), pod,
-                                            pod_device_demand(pod, DeviceModel{}),
-                                            plan_named(plans, pod.scheduler_name).config);
+      const std::vector<int32_t> devices = plugins::GpuShare::choose_devices(
+          snap, static_cast<uint32_t>(want.chosen), pod, pod_device_demand(pod, DeviceModel{}),
+          plan_named(plans, pod.scheduler_name).config);
       if (!devices.empty()) assumed.annotations["alibabacloud.com/gpu-index"] = format_device_indices(devices);
       // A group's devices as the engine takes them: its binding's, or the
       // strategy's choice for the pod that binds it.
@@ -350,10 +348,10 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
       const int32_t gi = group.empty() ? -1 : snap.device_group_index(group);
       if (gi >= 0) {
         const Snapshot::GroupBinding& b = snap.device_group_binding(static_cast<uint32_t>(gi));
-        const GroupDevices shared =
-            b.node >= 0 ? b.devices
-                        : plugins::SharedDeviceGroup::choose_devices(snap, static_cast<uint32_t>(want.chosen),
-                                                                     static_cast<uint32_t>(gi));
+        const GroupDevices shared = b.node >= 0
+                                        ? b.devices
+                                        : plugins::SharedDeviceGroup::choose_devices(
+                                              snap, static_cast<uint32_t>(want.chosen), static_cast<uint32_t>(gi));
         if (!shared.empty()) annotate_group_devices(assumed, DeviceGroupModel{}, shared);
         ++cov.group_assumed;
       }
@@ -501,6 +499,26 @@ TEST_P(CudaParity, CpuBackendMatchesTheNodeMajorReferenceOnEverySimdTarget) {
     auto cpu = make_cpu_backend();
     testutil::ReferenceBackend reference;
     run_backend_parity(reference, *cpu, ClusterShape{c.nodes, c.pods, c.degenerate}, c.nodes * 7919ull + c.pods + 3);
+  }
+  set_simd_target(before);
+}
+
+// A cluster without taints, where TaintToleration scores every node alike
+// (uniform_score) and the CPU backend scores none of them, on every target.
+TEST_P(CudaParity, UntaintedCpuBackendMatchesTheNodeMajorReference) {
+  const ParityCase c = GetParam();
+  ClusterShape shape{c.nodes, c.pods, c.degenerate};
+  shape.taints = false;
+  const SimdTarget before = simd_target();
+  for (uint32_t t = 0; t < kNumSimdTargets; ++t) {
+    const auto target = static_cast<SimdTarget>(t);
+    // The largest case on the target in use only (seconds per target).
+    if (!simd_supported(target) || (c.nodes > 10000 && target != before)) continue;
+    set_simd_target(target);
+    SCOPED_TRACE(std::string("SIMD target ") + simd_target_name(target));
+    auto cpu = make_cpu_backend();
+    testutil::ReferenceBackend reference;
+    run_backend_parity(reference, *cpu, shape, c.nodes * 7919ull + c.pods + 5);
   }
   set_simd_target(before);
 }
@@ -718,8 +736,7 @@ TEST(CudaPreemptionParity, DryRunMatchesTheCpuBulkTheExactAndTheReference) {
     auto exact = make("cpu", EngineOptions::PreemptionDryRun::Exact);
     for (const Pod& p : cluster.pending_pods) {
       const std::string where = "seed " + std::to_string(seed) + " round " + std::to_string(round) + " (" +
-                                std::to_string(nodes) + " nodes), pod " + p.name +
-                                " (BULKSCORE_PARITY_SEED reruns it)";
+                                std::to_string(nodes) + " nodes), pod " + p.name + " (BULKSCORE_PARITY_SEED reruns it)";
       const Explanation a = dev->explain(p), b = cpu->explain(p);
       ASSERT_EQ(preemption_candidates(a), preemption_candidates(b)) << where;
       if (a.preemption && b.preemption) {
@@ -752,7 +769,8 @@ TEST(CudaPreemptionParity, DryRunMatchesTheCpuBulkTheExactAndTheReference) {
       }
       const ScheduleResult x = dev->schedule(p), y = cpu->schedule(p), z = exact->schedule(p);
       for (const ScheduleResult* other : {&y, &z}) {
-        const std::string against = where + (other == &y ? ", against the CPU bulk dry run" : ", against the exact one");
+        const std::string against =
+            where + (other == &y ? ", against the CPU bulk dry run" : ", against the exact one");
         ASSERT_EQ(x.nominated_node, other->nominated_node) << against;
         ASSERT_EQ(x.victims, other->victims) << against;
         ASSERT_EQ(x.pdb_violations, other->pdb_violations) << against;
@@ -820,9 +838,8 @@ TEST(CudaParityHarness, ReusedCpuBackendAgreesWithFreshOnes) {
   // path (a negative total, say) can take several (up to 16; seeds 1-30
   // pass).
   const auto covered = [](const Coverage& c) {
-    return c.scored > 20 && c.lone_feasible + c.none_feasible > 0 && c.cut > 10 && c.assumed > 10 &&
-           c.prescored > 10 && c.removed > 0 && c.node_updates > 0 && c.negative_totals > 0 && c.ignored_nodes > 0 &&
-           c.ordered_lists > 10;
+    return c.scored > 20 && c.lone_feasible + c.none_feasible > 0 && c.cut > 10 && c.assumed > 10 && c.prescored > 10 &&
+           c.removed > 0 && c.node_updates > 0 && c.negative_totals > 0 && c.ignored_nodes > 0 && c.ordered_lists > 10;
   };
   Coverage cov;
   for (uint64_t stream = 477; stream < 477 + 16 && !covered(cov); ++stream)

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -114,6 +115,12 @@ std::string first_filter_difference(const Snapshot& snap, const PodQuery& q, con
   return out;
 }
 
+// How often each plugin's uniform_score said every node scores alike.
+std::map<std::string, size_t>& uniform_claims() {
+  static std::map<std::string, size_t> claims;
+  return claims;
+}
+
 // Every pending pod under every profile, every list, both plugins; returns
 // the number of comparisons made.
 size_t compare_cluster(const Cluster& cluster, const SchedulerConfig& config, SplitMix64& rng,
@@ -138,7 +145,8 @@ size_t compare_cluster(const Cluster& cluster, const SchedulerConfig& config, Sp
             return compared;
           }
         }
-        // Every score plugin of the profile that has score_nodes.
+        // Every score plugin of the profile that has score_nodes, and
+        // every uniform_score claim against score() on the list's nodes.
         for (const uint8_t id : plan.score) {
           std::string d;
           visit_plugin(id, [&](auto p) {
@@ -146,6 +154,20 @@ size_t compare_cluster(const Cluster& cluster, const SchedulerConfig& config, Sp
             if constexpr (kHasScoreNodes<P>) {
               d = first_difference<P>(snap, q, list);
               ++compared;
+            }
+            if constexpr (kHasUniformScore<P>) {
+              const PodQueryView v = q.view();
+              const auto& st = plugin_state<P>(v);
+              int64_t value = 0;
+              if (d.empty() && P::uniform_score(snap.view(), st, v.arena, value)) {
+                for (const uint32_t node : list)
+                  if (P::score(snap.view(), st, v.arena, node) != value) {
+                    d = std::string(P::kName) + " uniform_score says " + std::to_string(value) + ", node " +
+                        std::to_string(node) + " scores " + std::to_string(P::score(snap.view(), st, v.arena, node));
+                    break;
+                  }
+                ++uniform_claims()[P::kName];
+              }
             }
           });
           if (!d.empty()) {
@@ -164,9 +186,9 @@ void compare_on_every_target(const Cluster& c, const char* what, uint64_t stream
   for (const SimdTarget t : supported_targets()) {
     set_simd_target(t);
     SplitMix64 lrng = SplitMix64::derive(parity_seed() ^ stream, 1);
-    const size_t compared = compare_cluster(c, default_scheduler_config(), lrng,
-                                            std::string("target ") + simd_target_name(t) + ", " + what + ", seed " +
-                                                std::to_string(parity_seed()) + ",");
+    const size_t compared = compare_cluster(
+        c, default_scheduler_config(), lrng,
+        std::string("target ") + simd_target_name(t) + ", " + what + ", seed " + std::to_string(parity_seed()) + ",");
     if (::testing::Test::HasFailure()) return;
     EXPECT_GT(compared, at_least) << simd_target_name(t);
   }
@@ -198,6 +220,28 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreOnRandomClustersOnEveryTarget) {
     }
     EXPECT_GT(compared, 100u) << simd_target_name(t);
   }
+}
+
+// uniform_score's claims (every node scores `value`) against score() on every
+// node list, on clusters with and without taints: both plugins that make
+// them (TaintToleration without taints anywhere, ImageLocality for pods
+// whose images no node has) must make some, and each must hold.
+TEST(SimdDispatch, UniformScoreHoldsOnEveryNode) {
+  uniform_claims().clear();
+  uint32_t stream = 0;
+  for (const bool taints : {true, false})
+    for (const uint32_t nodes : {1u, 31u, 600u}) {
+      SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x0a1f0ull, ++stream);
+      testutil::ClusterShape shape{nodes, 12, 0.05};
+      shape.taints = taints;
+      const Cluster cluster = testutil::random_cluster(rng, shape, testutil::scheduler_names());
+      compare_cluster(cluster, testutil::parity_config(), rng,
+                      std::to_string(nodes) + " nodes" + (taints ? "" : " without taints") + ", seed " +
+                          std::to_string(parity_seed()) + ",");
+      if (HasFailure()) return;
+    }
+  EXPECT_GT(uniform_claims()["TaintToleration"], 0u);
+  EXPECT_GT(uniform_claims()["ImageLocality"], 0u);
 }
 
 // Allocatable and requested values around the float64 path's limits: 0, 1,
@@ -233,9 +277,10 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreOnExtremeValuesOnEveryTarget) {
     if (rng.chance(0.3)) n.allocatable["example.com/foo"] = values[rng.below(kValues)];
     c.nodes.push_back(n);
     if (rng.chance(0.5))
-      c.running_pods.push_back(testutil::running("run-" + std::to_string(i), n.name,
-                                                 {{"cpu", rng.chance(0.2) ? values[rng.below(kValues)] : 500},
-                                                  {"memory", rng.chance(0.2) ? values[rng.below(kValues)] : 1LL << 30}}));
+      c.running_pods.push_back(
+          testutil::running("run-" + std::to_string(i), n.name,
+                            {{"cpu", rng.chance(0.2) ? values[rng.below(kValues)] : 500},
+                             {"memory", rng.chance(0.2) ? values[rng.below(kValues)] : 1LL << 30}}));
   }
   for (uint32_t k = 0; k < 16; ++k) {
     ResourceList requests = {{"cpu", values[rng.below(kValues)]}, {"memory", values[rng.below(kValues)]}};
@@ -253,9 +298,20 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreOnExtremeValuesOnEveryTarget) {
 // the whole number and must be corrected to the rule's.
 TEST(SimdDispatch, ScoreNodesEqualsScoreWhereQuotientsAreWholeOnEveryTarget) {
   TargetGuard guard;
-  const int64_t sizes[] = {1,          3,          7,           100,         1000,        4000,         65536,
-                           1000000007, 32LL << 30, 1LL << 40,   (1LL << 40) + 1, 999999999999LL,
-                           (int64_t(1) << 53) / 100 - 1, (int64_t(1) << 53) / 100};
+  const int64_t sizes[] = {1,
+                           3,
+                           7,
+                           100,
+                           1000,
+                           4000,
+                           65536,
+                           1000000007,
+                           32LL << 30,
+                           1LL << 40,
+                           (1LL << 40) + 1,
+                           999999999999LL,
+                           (int64_t(1) << 53) / 100 - 1,
+                           (int64_t(1) << 53) / 100};
   SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x9407ull, 1);
   Cluster c;
   for (uint32_t i = 0; i < 2000; ++i) {

@@ -54,7 +54,7 @@ template <bool kStore>
   }
 }
 
-// Pass 2's inputs for one pod: raw and normalized scores are [slot * F + i].
+// The totals' inputs for one pod: raw and normalized scores are [slot * F + i].
 struct TotalsArgs {
   const PodQueryView* q;
   const NormStats* stats;
@@ -63,17 +63,25 @@ struct TotalsArgs {
   size_t F;
   const uint32_t* feasible;
   int64_t* totals;
+  uint64_t slots;   // bit s: slot s is normalized, weighted and added here
+  int64_t base;     // added to every total (the constant slots' share)
+  bool accumulate;  // the totals hold a partial sum already (else they start at 0)
 };
 
-// The block's totals, and its best: the highest total, the lowest node index
+// The block's totals (base, plus the slots of a.slots, plus what they held
+// when a.accumulate), and its best: the highest total, the lowest node index
 // among equal ones (the order of selection keys, ranks_before, since totals
 // lie in [-2^31, 2^31)). Returns the best total; `node` the best node,
 // `ties` how many of the block's nodes have that total.
-[[gnu::always_inline]] inline int64_t totals_block_body(const TotalsArgs& a, uint32_t lo, uint32_t hi,
-                                                        uint32_t& node, uint32_t& ties) {
+[[gnu::always_inline]] inline int64_t totals_block_body(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node,
+                                                        uint32_t& ties) {
   int64_t* tot = a.totals;
-  for (uint32_t i = lo; i < hi; ++i) tot[i] = 0;
+  if (!a.accumulate)
+    for (uint32_t i = lo; i < hi; ++i) tot[i] = a.base;
+  else if (a.base != 0)
+    for (uint32_t i = lo; i < hi; ++i) tot[i] += a.base;
   for (uint32_t slot = 0; slot < a.q->num_scores; ++slot) {
+    if (!((a.slots >> slot) & 1)) continue;
     const int64_t* raw = a.raw + slot * a.F;
     if (a.norm)
       add_weighted<true>(a.q->normalize[slot], a.stats[slot], a.q->weights[slot], raw, a.norm + slot * a.F, tot, lo,
@@ -102,41 +110,47 @@ int64_t totals_block_baseline(const TotalsArgs& a, uint32_t lo, uint32_t hi, uin
 }
 #if BULKSCORE_SIMD_X86
 BULKSCORE_TARGET_AVX2 int64_t totals_block_avx2(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node,
-                                                 uint32_t& ties) {
+                                                uint32_t& ties) {
   return totals_block_body(a, lo, hi, node, ties);
 }
 BULKSCORE_TARGET_AVX512 int64_t totals_block_avx512(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node,
-                                                   uint32_t& ties) {
+                                                    uint32_t& ties) {
   return totals_block_body(a, lo, hi, node, ties);
 }
 #endif
 
-// A block's min/max of raw scores (add_to_stats over raw[lo, hi)).
-[[gnu::always_inline]] inline NormStats stats_body(const int64_t* __restrict raw, uint32_t lo, uint32_t hi) {
+// A block's min/max of raw scores (add_to_stats over raw[lo, hi)), and
+// whether any of them is kIgnoredScore.
+struct BlockStats {
+  NormStats st;
+  bool ignored;
+};
+[[gnu::always_inline]] inline BlockStats stats_body(const int64_t* __restrict raw, uint32_t lo, uint32_t hi) {
   // add_to_stats on two locals (a reduction compilers vectorize; the struct's
   // members they do not).
   const NormStats empty = empty_norm_stats();
-  int64_t mn = empty.min, mx = empty.max;
+  int64_t mn = empty.min, mx = empty.max, lowest = INT64_MAX;
   for (uint32_t i = lo; i < hi; ++i) {
     const int64_t v = raw[i];
     // kIgnoredScore (INT64_MIN) xor all ones is INT64_MAX: kept out of the min.
     const int64_t for_min = v ^ -static_cast<int64_t>(v == kIgnoredScore);
     mn = std::min(mn, for_min);
     mx = std::max(mx, v);
+    lowest = std::min(lowest, v);
   }
-  return NormStats{mn, mx};
+  return BlockStats{NormStats{mn, mx}, lowest == kIgnoredScore};
 }
-NormStats stats_baseline(const int64_t* raw, uint32_t lo, uint32_t hi) { return stats_body(raw, lo, hi); }
+BlockStats stats_baseline(const int64_t* raw, uint32_t lo, uint32_t hi) { return stats_body(raw, lo, hi); }
 #if BULKSCORE_SIMD_X86
-BULKSCORE_TARGET_AVX2 NormStats stats_avx2(const int64_t* raw, uint32_t lo, uint32_t hi) {
+BULKSCORE_TARGET_AVX2 BlockStats stats_avx2(const int64_t* raw, uint32_t lo, uint32_t hi) {
   return stats_body(raw, lo, hi);
 }
-BULKSCORE_TARGET_AVX512 NormStats stats_avx512(const int64_t* raw, uint32_t lo, uint32_t hi) {
+BULKSCORE_TARGET_AVX512 BlockStats stats_avx512(const int64_t* raw, uint32_t lo, uint32_t hi) {
   return stats_body(raw, lo, hi);
 }
 #endif
 
-NormStats block_stats(SimdTarget t, const int64_t* raw, uint32_t lo, uint32_t hi) {
+BlockStats block_stats(SimdTarget t, const int64_t* raw, uint32_t lo, uint32_t hi) {
 #if BULKSCORE_SIMD_X86
   if (t == SimdTarget::Avx512) return stats_avx512(raw, lo, hi);
   if (t == SimdTarget::Avx2) return stats_avx2(raw, lo, hi);
@@ -144,6 +158,10 @@ NormStats block_stats(SimdTarget t, const int64_t* raw, uint32_t lo, uint32_t hi
   (void)t;
 #endif
   return stats_baseline(raw, lo, hi);
+}
+
+BlockStats merge_block_stats(BlockStats a, BlockStats b) {
+  return BlockStats{merge_stats(a.st, b.st), a.ignored || b.ignored};
 }
 
 int64_t totals_block(SimdTarget t, const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node, uint32_t& ties) {
@@ -296,8 +314,11 @@ class CpuBackend final : public Backend {
       q = query.view();
     }
 
-    // Pass 1, per block of nodes on all threads: every plugin's raw scores
-    // (plugin-major, raw_[slot * F + i]) and the block's min/max per plugin.
+    // Pass 1, per block of nodes on all threads, in sub-blocks that keep the
+    // node columns the plugins share in L1: every plugin's raw scores
+    // (plugin-major, raw_[slot * F + i]), the block's min/max per plugin
+    // that normalizes with them, and the total of the plugins that do not
+    // (NormalizeKind::None), with the block's best by that partial total.
     const uint32_t S = q.num_scores;
     raw_.resize(static_cast<size_t>(S) * F);
     if (req.want_scores) norm_.resize(static_cast<size_t>(S) * F);
@@ -306,45 +327,123 @@ class CpuBackend final : public Backend {
     const uint32_t block = balanced_chunk(F, threads);
     const uint32_t blocks = (F + block - 1) / block;
     block_stats_.resize(static_cast<size_t>(blocks) * S);
-    const SimdTarget target = simd_target();
-    run_tasks(threads, blocks, [&](uint32_t b) {
-      const uint32_t lo = b * block, hi = std::min(F, lo + block);
-      for (uint32_t slot = 0; slot < S; ++slot) {
-        int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
-        visit_plugin(q.scores[slot], [&](auto plugin) {
-          using P = decltype(plugin);
-          if constexpr (P::kHasScore) {
-            const auto& st = plugin_state<P>(q);
-            if constexpr (kHasScoreNodes<P>)
-              P::score_nodes(s, st, q.arena, feasible_.data() + lo, hi - lo, raw + lo);
-            else
-              for (uint32_t i = lo; i < hi; ++i) raw[i] = P::score(s, st, q.arena, feasible_[i]);
-          }
-        });
-        NormStats& bs = block_stats_[static_cast<size_t>(b) * S + slot];
-        bs = needs_stats(q.normalize[slot]) ? block_stats(target, raw, lo, hi) : empty_norm_stats();
-      }
-    });
-    // Each plugin's min/max over all scored nodes.
-    NormStats stats[kMaxProfilePlugins];
-    for (uint32_t slot = 0; slot < S; ++slot) {
-      stats[slot] = empty_norm_stats();
-      for (uint32_t b = 0; b < blocks; ++b) stats[slot] = merge_stats(stats[slot], block_stats_[size_t(b) * S + slot]);
-    }
-    // Pass 2, per block: normalize, weight and total (slot by slot, each a
-    // loop over the block's nodes with the slot's normalization fixed, which
-    // compilers vectorize for the plain kinds), then the block's best node:
-    // the highest total, the lowest node index among equal ones (the order
-    // of selection keys, ranks_before; totals lie in [-2^31, 2^31)).
     block_best_.resize(blocks);
-    const TotalsArgs args{&q, stats, raw_.data(), req.want_scores ? norm_.data() : nullptr, F, feasible_.data(),
-                          totals_.data()};
+    const SimdTarget target = simd_target();
+    // A plugin that scores every node the same (uniform_score) is not run:
+    // its raw scores are written only where they are read (the lists, and
+    // want_totals' scores of the slots that normalize).
+    uint64_t plain_slots = 0;  // NormalizeKind::None, not uniform: totalled in pass 1
+    uint64_t uniform = 0;      // uniform_score's slots
+    uint64_t uniform_raw = 0;  // ... whose raw scores are read
+    int64_t uniform_value[kMaxProfilePlugins] = {};
+    int64_t plain_base = 0;  // the uniform None slots' share of every total
+    for (uint32_t slot = 0; slot < S; ++slot) {
+      const uint64_t bit = uint64_t(1) << slot;
+      visit_plugin(q.scores[slot], [&](auto plugin) {
+        using P = decltype(plugin);
+        if constexpr (P::kHasScore && kHasUniformScore<P>)
+          if (P::uniform_score(s, plugin_state<P>(q), q.arena, uniform_value[slot]) &&
+              uniform_value[slot] != kIgnoredScore)
+            uniform |= bit;
+      });
+      const bool stat = needs_stats(q.normalize[slot]);
+      if (uniform & bit) {
+        if (req.want_scores || (req.want_totals && stat)) uniform_raw |= bit;
+        if (!stat) plain_base += normalize_score(NormalizeKind::None, uniform_value[slot], {}) * q.weights[slot];
+      } else if (!stat) {
+        plain_slots |= bit;
+      }
+    }
+    NormStats no_stats[kMaxProfilePlugins];  // None reads none
+    for (NormStats& st : no_stats) st = empty_norm_stats();
+    const TotalsArgs partial{&q,          no_stats,   raw_.data(), nullptr, F, feasible_.data(), totals_.data(),
+                             plain_slots, plain_base, false};
     run_tasks(threads, blocks, [&](uint32_t b) {
       const uint32_t lo = b * block, hi = std::min(F, lo + block);
-      uint32_t node = UINT32_MAX, ties = 0;
-      const int64_t top = totals_block(target, args, lo, hi, node, ties);
-      block_best_[b] = Best{selection_key(top, node, q), top, node, ties};
+      BlockStats* bs = block_stats_.data() + static_cast<size_t>(b) * S;
+      for (uint32_t slot = 0; slot < S; ++slot) bs[slot] = BlockStats{empty_norm_stats(), false};
+      Best best{0, INT64_MIN, UINT32_MAX, 0};
+      for (uint32_t sub = lo; sub < hi; sub += kSubBlock) {
+        const uint32_t end = std::min(hi, sub + kSubBlock);
+        for (uint32_t slot = 0; slot < S; ++slot) {
+          int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
+          if ((uniform >> slot) & 1) {
+            const int64_t v = uniform_value[slot];
+            if ((uniform_raw >> slot) & 1) std::fill(raw + sub, raw + end, v);
+            if (needs_stats(q.normalize[slot])) bs[slot] = BlockStats{NormStats{v, v}, false};
+            continue;
+          }
+          visit_plugin(q.scores[slot], [&](auto plugin) {
+            using P = decltype(plugin);
+            if constexpr (P::kHasScore) {
+              const auto& st = plugin_state<P>(q);
+              if constexpr (kHasScoreNodes<P>)
+                P::score_nodes(s, st, q.arena, feasible_.data() + sub, end - sub, raw + sub);
+              else
+                for (uint32_t i = sub; i < end; ++i) raw[i] = P::score(s, st, q.arena, feasible_[i]);
+            }
+          });
+          if (needs_stats(q.normalize[slot]))
+            bs[slot] = merge_block_stats(bs[slot], block_stats(target, raw, sub, end));
+        }
+        uint32_t node = UINT32_MAX, ties = 0;
+        const int64_t top = totals_block(target, partial, sub, end, node, ties);
+        merge_best(best, top, node, ties);
+      }
+      block_best_[b] = best;
     });
+    // Each plugin's min/max over all scored nodes. A plugin whose scores
+    // are all equal (none ignored) normalizes every node to the same value:
+    // its weighted share is a constant, added without a pass over the nodes.
+    NormStats stats[kMaxProfilePlugins];
+    uint64_t varying = 0;  // the slots pass 2 adds
+    int64_t constant = 0;  // the constant slots' share of every total
+    for (uint32_t slot = 0; slot < S; ++slot) {
+      BlockStats all{empty_norm_stats(), false};
+      for (uint32_t b = 0; b < blocks; ++b) all = merge_block_stats(all, block_stats_[size_t(b) * S + slot]);
+      stats[slot] = all.st;
+      if (!needs_stats(q.normalize[slot])) continue;
+      if (all.st.min == all.st.max && !all.ignored)
+        constant += normalize_score(q.normalize[slot], all.st.min, all.st) * q.weights[slot];
+      else
+        varying |= uint64_t(1) << slot;
+    }
+    // Pass 2, per block: normalize, weight and add the varying slots (slot
+    // by slot, each a loop over the block's nodes with the slot's
+    // normalization fixed, which compilers vectorize for the plain kinds),
+    // then the block's best node: the highest total, the lowest node index
+    // among equal ones (the order of selection keys, ranks_before; totals
+    // lie in [-2^31, 2^31)). With every normalized slot constant, pass 1's
+    // bests stand (a constant added to every total keeps their order) and
+    // the totals only take the constant where they are read. want_scores
+    // recomputes every slot, keeping the normalized scores.
+    if (varying != 0 || req.want_scores) {
+      const TotalsArgs args =
+          req.want_scores ? TotalsArgs{&q,
+                                       stats,
+                                       raw_.data(),
+                                       norm_.data(),
+                                       F,
+                                       feasible_.data(),
+                                       totals_.data(),
+                                       (uint64_t(1) << S) - 1,
+                                       0,
+                                       false}
+                          : TotalsArgs{&q,      stats,    raw_.data(), nullptr, F, feasible_.data(), totals_.data(),
+                                       varying, constant, true};
+      run_tasks(threads, blocks, [&](uint32_t b) {
+        const uint32_t lo = b * block, hi = std::min(F, lo + block);
+        Best& best = block_best_[b];
+        best.ties = 0;
+        best.node = UINT32_MAX;
+        best.total = totals_block(target, args, lo, hi, best.node, best.ties);
+      });
+    } else {
+      for (Best& b : block_best_) b.total += constant;
+      if (constant != 0 && (req.want_totals || req.want_sorted || q.tie_break == TieBreak::Random))
+        for (uint32_t i = 0; i < F; ++i) totals_[i] += constant;
+    }
+    for (Best& b : block_best_) b.key = selection_key(b.total, b.node, q);
     Best best = block_best_[0];
     for (uint32_t b = 1; b < blocks; ++b)
       if (ranks_before(block_best_[b].key, block_best_[b].node, best.key, best.node)) best = block_best_[b];
@@ -440,18 +539,21 @@ class CpuBackend final : public Backend {
     const uint32_t rounds = std::max(1u, (n + t * kChunk - 1) / (t * kChunk));
     return std::max(1u, (n + t * rounds - 1) / (t * rounds));
   }
-  static constexpr uint32_t kParallelMinNodes = 2048;  // below this, threads cost more than they save
+  static constexpr uint32_t kParallelMinNodes = 2048;
+  // Nodes scored together by every plugin in turn: the columns they share
+  // (allocatable, requested) and their raw scores stay in L1 between them.
+  static constexpr uint32_t kSubBlock = 512;  // below this, threads cost more than they save
 
   // A run of the visiting order, filtered plugin by plugin.
   struct Chunk {
     std::vector<uint32_t> nodes;  // node at each position
     std::vector<NodeVerdict> verdicts;
-    std::vector<uint32_t> alive;     // positions still feasible, ascending
-    std::vector<uint32_t> feasible;  // nodes found feasible (parallel path)
+    std::vector<uint32_t> alive;        // positions still feasible, ascending
+    std::vector<uint32_t> feasible;     // nodes found feasible (parallel path)
     std::vector<uint32_t> alive_nodes;  // node of each alive position (filter_nodes)
     std::vector<uint8_t> fails;         // filter_nodes' answer per alive position
     std::vector<uint8_t> first_fail;    // per alive position: first failing plugin of a filter_nodes run
-    RejectionHistogram rejections;   // of this chunk (parallel path)
+    RejectionHistogram rejections;      // of this chunk (parallel path)
   };
 
   // A block's best node so far (node UINT32_MAX: none yet).
@@ -461,6 +563,19 @@ class CpuBackend final : public Backend {
     uint32_t node;
     uint32_t ties;  // the block's nodes with that total
   };
+
+  // `best` joined with a sub-block's best (its total, lowest node of that
+  // total, and how many nodes have it).
+  static void merge_best(Best& best, int64_t total, uint32_t node, uint32_t ties) {
+    if (total > best.total) {
+      best.total = total;
+      best.node = node;
+      best.ties = ties;
+    } else if (total == best.total) {
+      best.node = std::min(best.node, node);
+      best.ties += ties;
+    }
+  }
 
   // fn(0..n-1) on the pool when `threads` > 1, else inline.
   template <class Fn>
@@ -580,7 +695,7 @@ class CpuBackend final : public Backend {
   std::vector<uint32_t> feasible_, tied_;
   std::vector<int64_t> raw_, norm_, totals_;  // [slot * F + i] for raw_ and norm_
   std::vector<std::pair<uint64_t, uint32_t>> sorted_, sort_tmp_;
-  std::vector<NormStats> block_stats_;  // [block * S + slot]
+  std::vector<BlockStats> block_stats_;  // [block * S + slot]
   std::vector<Best> block_best_;
   std::vector<std::unique_ptr<CpuBackend>> lanes_;  // evaluate_window's, one per thread
 };
