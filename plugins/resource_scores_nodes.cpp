@@ -11,6 +11,7 @@
 // rule, so values no real node has (allocatable past 2^53, overflowing sums,
 // negative requests) still get the rule's result. BalancedAllocation's
 // fractions are float64 divisions in upstream's order, as the rule's.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 
@@ -124,11 +125,25 @@ template <bool kContig, bool kUnit>
   slow |= flagged;
 }
 
+// (a - rq) * 100 / a, or 0 where rq > a: exact where 0 < a < 2^53 and
+// rq >= 0. Elsewhere (the caller's range check drops the result) the
+// operands are clamped into small_quotient's range so that nothing
+// overflows: a into [1, 2^53], the dividend (wrapped, maybe negative) into
+// [0, 100 * 2^53] as an unsigned value.
+[[gnu::always_inline]] inline int64_t least_quotient(int64_t a, int64_t rq) {
+  const int64_t safe_a = std::min(sel(mask(a > 0), a, 1), kExact);
+  const auto x = static_cast<int64_t>(std::min(static_cast<uint64_t>(wmul(wsub(a, rq), 100)), uint64_t(100) << 53));
+  return sel(mask(rq > a), 0, small_quotient(x, safe_a));
+}
+
 // LeastAllocated of n <= kBlock nodes over exactly two resources of weight
 // 1 (the default, cpu and memory): the mean of the two quotients in one
-// loop, (q0 + q1) / 2 as a shift (both >= 0). A node without one of them
-// (allocatable 0, where the mean is the other's alone) is flagged; false
-// when a lane was (the caller recomputes the block).
+// loop, (q0 + q1) / 2 as a shift (both >= 0). The exact path's range is
+// checked once for the block, by OR-ing what must stay below 2^53 and not
+// be negative: allocatable - 1 (so that 0, a node without the resource,
+// where the mean is the other's alone, leaves it too) and the requests.
+// Then rq <= a gives 0 <= (a - rq) * 100 <= 100 * a < 2^60, small_quotient's
+// range. False when the block left it (the caller recomputes the block).
 template <bool kContig>
 [[gnu::always_inline]] inline bool least2_unit_block(const SnapshotView& s, const ScoredResource* res,
                                                      const uint32_t* nodes, uint32_t first, uint32_t n,
@@ -138,16 +153,16 @@ template <bool kContig>
   const int64_t* __restrict r0c = requested_column(s, res[0]);
   const int64_t* __restrict r1c = requested_column(s, res[1]);
   const int64_t p0 = res[0].pod_request, p1 = res[1].pod_request;
-  int64_t flagged = 0;
+  uint64_t range = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
     const int64_t a0 = a0c[node], a1 = a1c[node];
-    flagged |= mask((a0 == 0) | (a1 == 0));
-    const int64_t q0 = least_part(a0, wadd(r0c[node], p0), flagged);
-    const int64_t q1 = least_part(a1, wadd(r1c[node], p1), flagged);
-    out[i] = (q0 + q1) >> 1;
+    const int64_t rq0 = wadd(r0c[node], p0), rq1 = wadd(r1c[node], p1);
+    range |= static_cast<uint64_t>(wsub(a0, 1)) | static_cast<uint64_t>(wsub(a1, 1)) | static_cast<uint64_t>(rq0) |
+             static_cast<uint64_t>(rq1);
+    out[i] = (least_quotient(a0, rq0) + least_quotient(a1, rq1)) >> 1;
   }
-  return flagged == 0;
+  return (range >> 53) == 0;
 }
 
 // LeastAllocated of n <= kBlock nodes; false when a lane left the exact

@@ -244,6 +244,49 @@ TEST(SimdDispatch, UniformScoreHoldsOnEveryNode) {
   EXPECT_GT(uniform_claims()["ImageLocality"], 0u);
 }
 
+// One extreme value per block of 256 nodes (the column loops' block), the
+// rest ordinary, so that no other lane sends the block to the rule: each
+// field the resource loops read (cpu and memory allocatable, their requests
+// through a running pod) at each extreme value, in a block of its own. A
+// range check that misses one lets that block's vector result through.
+TEST(SimdDispatch, ScoreNodesEqualsScoreWithOneExtremeNodePerBlockOnEveryTarget) {
+  TargetGuard guard;
+  const int64_t values[] = {0,
+                            -1,
+                            -(int64_t(1) << 40),
+                            -(int64_t(1) << 61),
+                            1,
+                            (int64_t(1) << 53) - 1,
+                            int64_t(1) << 53,
+                            (int64_t(1) << 53) + 1,
+                            int64_t(1) << 60,
+                            INT64_MAX / 100 + 1,
+                            INT64_MAX};
+  constexpr uint32_t kValues = sizeof values / sizeof values[0];
+  constexpr uint32_t kFields = 4;  // cpu, memory allocatable; cpu, memory requested
+  Cluster c;
+  for (uint32_t b = 0; b < kFields * kValues; ++b)
+    for (uint32_t i = 0; i < 256; ++i) {
+      const uint32_t index = b * 256 + i;
+      const bool extreme = i == (b * 37) % 256;
+      const uint32_t field = b % kFields;
+      const int64_t value = values[b / kFields];
+      Node n;
+      n.name = "node-" + std::to_string(index);
+      n.labels["kubernetes.io/hostname"] = n.name;
+      n.allocatable = {{"cpu", extreme && field == 0 ? value : 4000},
+                       {"memory", extreme && field == 1 ? value : 32LL << 30},
+                       {"pods", 110}};
+      c.nodes.push_back(n);
+      c.running_pods.push_back(testutil::running(
+          "run-" + std::to_string(index), n.name,
+          {{"cpu", extreme && field == 2 ? value : 500}, {"memory", extreme && field == 3 ? value : 1LL << 30}}));
+    }
+  c.pending_pods.push_back(testutil::make_pod("plain", {testutil::container({{"cpu", 100}, {"memory", 1LL << 20}})}));
+  c.pending_pods.push_back(testutil::make_pod("none", {testutil::container({})}));  // the non-zero defaults
+  compare_on_every_target(c, "one extreme node per block", 0xb10cull, 10);
+}
+
 // Allocatable and requested values around the float64 path's limits: 0, 1,
 // 2^53 - 1, 2^53, 2^60, values whose products by 100 overflow, requests past
 // allocatable. The loops must fall back to the rule wherever it divides in
