@@ -283,7 +283,7 @@ std::vector<int> thread_counts() {
 }
 
 void register_benchmarks() {
-  for (const uint32_t nodes : {5000u, 20000u, 100000u}) {
+  for (const uint32_t nodes : {200u, 5000u, 20000u, 100000u}) {
     const std::string size = "/" + std::to_string(nodes) + "Nodes";
     for (const Kind kind : {Kind::Distinct, Kind::Basic, Kind::Spread}) {
       if (kind == Kind::Spread && nodes > 20000) continue;

@@ -13,6 +13,7 @@
 #include "host/common.hpp"
 #include "host/engine/backend.hpp"
 #include "host/engine/executor.hpp"
+#include "host/engine/node_filter.hpp"
 #include "plugins/simd_dispatch.hpp"
 
 namespace bulkscore {
@@ -224,6 +225,10 @@ class CpuBackend final : public Backend {
     // merged in visiting order, so the outcome does not depend on threads.
     feasible_.clear();
     out.processed = M;
+    // Each rejected node's verdict (its plugin, code and reasons) where it
+    // is read: the verdicts, the histogram. Without, a node that fails a
+    // run of filter_nodes is only dropped.
+    const bool reasons = req.want_rejections || req.want_verdicts;
     if (!visit.rotate) {
       const int threads = M >= kParallelMinNodes ? threads_ : 1;
       const uint32_t chunk = balanced_chunk(M, threads);
@@ -235,9 +240,7 @@ class CpuBackend final : public Backend {
         // Verdicts start as "feasible" only where they are all read; else
         // only the rejected positions' are, which Filter writes.
         fill_chunk(ch, base, std::min(chunk, M - base), visit, req.want_verdicts);
-        filter_chunk(s, q, ch);
-        RejectionHistogram& hist = ch.rejections;
-        hist = RejectionHistogram{};
+        filter_positions(s, q, ch, reasons);
         // The positions still alive are the feasible ones, ascending.
         const auto n = static_cast<uint32_t>(ch.nodes.size());
         const auto alive = static_cast<uint32_t>(ch.alive.size());
@@ -245,7 +248,9 @@ class CpuBackend final : public Backend {
         for (uint32_t k = 0; k < alive; ++k) ch.feasible[k] = ch.nodes[ch.alive[k]];
         if (req.want_verdicts)
           for (uint32_t pos = 0; pos < n; ++pos) out.verdicts[ch.nodes[pos]] = ch.verdicts[pos];
-        if (alive != n) {
+        if (alive != n && reasons) {
+          RejectionHistogram& hist = ch.rejections;
+          hist = RejectionHistogram{};
           // The rejected positions: those between consecutive alive ones.
           uint32_t pos = 0;
           for (uint32_t k = 0; k <= alive; ++k) {
@@ -258,8 +263,15 @@ class CpuBackend final : public Backend {
       for (uint32_t c = 0; c < num_chunks; ++c) {
         const Chunk& ch = chunks_[c];
         feasible_.insert(feasible_.end(), ch.feasible.begin(), ch.feasible.end());
-        if (ch.feasible.size() != ch.nodes.size())
+        if (ch.feasible.size() != ch.nodes.size() && reasons)
           for (size_t i = 0; i < out.rejections.counts.size(); ++i) out.rejections.counts[i] += ch.rejections.counts[i];
+      }
+      // No node feasible: the histogram is read (the FitError message).
+      if (feasible_.empty() && !reasons && M > 0) {
+        EvalRequest with = req;
+        with.want_rejections = true;
+        evaluate(snap, query, with, out);
+        return;
       }
     } else {
       // Sampling visits in order and stops at the node that completes the sample.
@@ -270,7 +282,7 @@ class CpuBackend final : public Backend {
         const uint32_t base = c * kChunk;
         const uint32_t n = std::min(kChunk, M - base);
         fill_chunk(ch, base, n, visit, true);
-        filter_chunk(s, q, ch);
+        filter_positions(s, q, ch, true);
         uint32_t cut = n;
         // num_to_find 0 is no limit (every candidate, still in rotated order).
         // The sample is never complete here: the loop stops at the chunk
@@ -544,16 +556,10 @@ class CpuBackend final : public Backend {
   // (allocatable, requested) and their raw scores stay in L1 between them.
   static constexpr uint32_t kSubBlock = 512;  // below this, threads cost more than they save
 
-  // A run of the visiting order, filtered plugin by plugin.
-  struct Chunk {
-    std::vector<uint32_t> nodes;  // node at each position
-    std::vector<NodeVerdict> verdicts;
-    std::vector<uint32_t> alive;        // positions still feasible, ascending
-    std::vector<uint32_t> feasible;     // nodes found feasible (parallel path)
-    std::vector<uint32_t> alive_nodes;  // node of each alive position (filter_nodes)
-    std::vector<uint8_t> fails;         // filter_nodes' answer per alive position
-    std::vector<uint8_t> first_fail;    // per alive position: first failing plugin of a filter_nodes run
-    RejectionHistogram rejections;      // of this chunk (parallel path)
+  // A run of the visiting order, filtered plugin by plugin (filter_positions).
+  struct Chunk : FilterScratch {
+    std::vector<uint32_t> feasible;  // nodes found feasible (parallel path)
+    RejectionHistogram rejections;   // of this chunk (parallel path)
   };
 
   // A block's best node so far (node UINT32_MAX: none yet).
@@ -600,88 +606,6 @@ class CpuBackend final : public Backend {
     else
       for (uint32_t i = 0; i < n; ++i) ch.nodes[i] = visit.node_at(base + i);
     for (uint32_t i = 0; i < n; ++i) ch.alive[i] = i;
-  }
-
-  static bool has_filter_nodes(uint8_t id) {
-    bool out = false;
-    visit_plugin(id, [&](auto p) { out = kHasFilterNodes<decltype(p)>; });
-    return out;
-  }
-
-  // Filter, plugin by plugin over the chunk's alive positions. A run of
-  // plugins with filter_nodes (branch-free column loops) runs over the same
-  // alive nodes without compacting between them, keeping each position's
-  // first failing plugin of the run; one compaction after the run then
-  // gives every failing position the verdict of that plugin's filter(), as
-  // node-major order would (the first rejecting plugin wins).
-  static void filter_chunk(const SnapshotView& s, const PodQueryView& q, Chunk& ch) {
-    constexpr uint8_t kPassed = 0xFF;
-    size_t alive = ch.alive.size();
-    uint32_t f = 0;
-    while (f < q.num_filters && alive > 0) {
-      if (has_filter_nodes(q.filters[f])) {
-        // While nothing failed the alive positions are all of them, in order.
-        const uint32_t* nodes = ch.nodes.data();
-        if (alive != ch.nodes.size()) {
-          ch.alive_nodes.resize(alive);
-          for (size_t a = 0; a < alive; ++a) ch.alive_nodes[a] = ch.nodes[ch.alive[a]];
-          nodes = ch.alive_nodes.data();
-        }
-        const auto n = static_cast<uint32_t>(alive);
-        ch.fails.resize(alive);
-        ch.first_fail.assign(alive, kPassed);
-        uint8_t* __restrict first = ch.first_fail.data();
-        const uint8_t* fails = ch.fails.data();  // written by each filter_nodes below: not restrict
-        const uint32_t run_start = f;
-        uint8_t any_failed = 0;
-        for (; f < q.num_filters && has_filter_nodes(q.filters[f]); ++f) {
-          const auto k = static_cast<uint8_t>(f - run_start);
-          visit_plugin(q.filters[f], [&](auto plugin) {
-            using P = decltype(plugin);
-            if constexpr (kHasFilterNodes<P>)
-              P::filter_nodes(s, plugin_state<P>(q), q.arena, nodes, n, ch.fails.data());
-          });
-          // Branch-free (a byte loop compilers vectorize).
-          for (uint32_t a = 0; a < n; ++a) {
-            const auto take = static_cast<uint8_t>(-static_cast<int>((first[a] == kPassed) & (fails[a] != 0)));
-            first[a] = static_cast<uint8_t>((k & take) | (first[a] & ~take));
-            any_failed |= take;
-          }
-        }
-        if (!any_failed) continue;  // every alive position passed the run: nothing to compact
-        size_t kept = 0;
-        for (uint32_t a = 0; a < n; ++a) {
-          const uint32_t pos = ch.alive[a];
-          ch.alive[kept] = pos;
-          kept += first[a] == kPassed;
-          if (first[a] != kPassed) {
-            const uint8_t id = q.filters[run_start + first[a]];
-            const FilterOutcome o = run_filter(id, s, q, nodes[a]);
-            ch.verdicts[pos] = NodeVerdict{id, o.code, o.reasons};
-          }
-        }
-        alive = kept;
-        continue;
-      }
-      const uint8_t id = q.filters[f++];
-      visit_plugin(id, [&](auto plugin) {
-        using P = decltype(plugin);
-        if constexpr (P::kHasFilter) {
-          const auto& st = plugin_state<P>(q);
-          size_t kept = 0;
-          for (size_t a = 0; a < alive; ++a) {
-            const uint32_t pos = ch.alive[a];
-            const FilterOutcome o = P::filter(s, st, q.arena, ch.nodes[pos]);
-            if (o.ok())
-              ch.alive[kept++] = pos;
-            else
-              ch.verdicts[pos] = NodeVerdict{id, o.code, o.reasons};
-          }
-          alive = kept;
-        }
-      });
-    }
-    ch.alive.resize(alive);
   }
 
   static void count_rejection(RejectionHistogram& hist, const NodeVerdict& v) {

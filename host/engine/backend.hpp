@@ -43,6 +43,11 @@ struct EvalRequest {
   bool want_sorted = false;
   // Score even a lone feasible node (explain); upstream does not.
   bool score_single = false;
+  // The rejection histogram over every visited node. Without it a backend
+  // may leave the histogram empty where some node is feasible (the
+  // scheduling cycle reads it only for the FitError message, where none
+  // is), and skip finding each rejected node's reasons.
+  bool want_rejections = true;
 };
 
 // Rejections per (plugin, reason bit), for the FitError message.
@@ -58,7 +63,7 @@ struct EvalResult {
   int32_t chosen = -1;            // node index, -1 when none is feasible
   int64_t chosen_total = 0;       // its total score (0 when it was the only feasible node)
   bool scored = false;            // false when 0 or 1 feasible node: no scoring, as upstream
-  RejectionHistogram rejections;  // over the visited nodes
+  RejectionHistogram rejections;  // over the visited nodes (see EvalRequest::want_rejections)
 
   // want_verdicts: one per node (unvisited nodes keep plugin = kNoPlugin and
   // code = Skip).

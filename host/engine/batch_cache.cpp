@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 
+#include "host/engine/node_filter.hpp"
 #include "host/input/quote.hpp"
 #include "plugins/simd_dispatch.hpp"
 
@@ -260,9 +261,7 @@ bool lists_equal(const PodQueryView& a, const PodQuery& qa, const PodQuery& qb) 
          qb.score_error.empty();
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 // ---- what can be reused -------------------------------------------------------
 
@@ -304,7 +303,8 @@ void BatchCache::remember_shape(const ProfilePlan& plan, PodQuery&& query, const
 bool BatchCache::filters_compatible(const Snapshot& snap, const PodQuery& query, std::vector<uint32_t>* extra) const {
   for (uint32_t i = 0; i < query.header.num_filters; ++i) {
     const uint8_t id = query.header.filters[i];
-    if (!plugin_equal(id, prepared_, query_, query.header, query, false) && !counts_only(snap, id, prepared_, query, extra))
+    if (!plugin_equal(id, prepared_, query_, query.header, query, false) &&
+        !counts_only(snap, id, prepared_, query, extra))
       return false;
   }
   return true;
@@ -379,9 +379,18 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
   out.moved_to.clear();
   out.moved_new.clear();
   out.new_classes.clear();
-  for (uint32_t n : out.changed) {
-    if (!is_candidate(n)) continue;
-    const bool feasible = filter_node(s, v, n).feasible();
+  // The candidates among them filtered at once (a count change may be a
+  // whole zone's nodes): the column loops of filter_nodes, no verdicts.
+  thread_local FilterScratch scratch;
+  thread_local std::vector<uint32_t> candidates;
+  thread_local std::vector<uint8_t> feasibility;
+  candidates.clear();
+  for (uint32_t n : out.changed)
+    if (is_candidate(n)) candidates.push_back(n);
+  filter_feasible(s, v, candidates.data(), static_cast<uint32_t>(candidates.size()), scratch, feasibility);
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    const uint32_t n = candidates[k];
+    const bool feasible = feasibility[k] != 0;
     const uint32_t pos = position_of_[n];
     const bool cached = pos != kNone && alive_[pos];
     if (feasible && !cached) return FlushReason::kNodeBecameFeasible;
@@ -605,11 +614,9 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   if (query.header.prescore_feasible) {
     left_nodes_.clear();
     for (uint32_t pos : hp.leaving) left_nodes_.push_back(node_[pos]);
-    const auto same_prepare = [&](uint8_t id) {
-      return plugin_equal(id, prepared_, query_, prepared, query, false);
-    };
-    if (run_feasible_prescore_since(snap, query, query_, left_nodes_.data(),
-                                    static_cast<uint32_t>(left_nodes_.size()), live_, same_prepare)) {
+    const auto same_prepare = [&](uint8_t id) { return plugin_equal(id, prepared_, query_, prepared, query, false); };
+    if (run_feasible_prescore_since(snap, query, query_, left_nodes_.data(), static_cast<uint32_t>(left_nodes_.size()),
+                                    live_, same_prepare)) {
       ++counters.prescore_updates;
     } else {
       feasible_list_.clear();

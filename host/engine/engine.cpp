@@ -594,6 +594,7 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
   }
   EvalRequest req;
   req.candidates = q.candidates ? &*q.candidates : nullptr;
+  req.want_rejections = false;  // fit_error reads them where no node is feasible only
   const uint32_t m = q.candidates ? static_cast<uint32_t>(q.candidates->size()) : snapshot_.num_nodes();
   req.num_to_find = num_nodes_to_find(plan, m);
   req.start = m ? next_start_node_index_ % m : 0;
@@ -852,6 +853,7 @@ void Engine::look_ahead(const std::vector<const Pod*>& pods) {
     // becomes a batch-cache state, which needs every list.
     reqs[j].want_totals = !q.header.prescore_feasible;
     reqs[j].want_scores = q.header.prescore_feasible;
+    reqs[j].want_rejections = false;  // read where no node is feasible only
   }
   window_results_.resize(count);
   try {
@@ -973,6 +975,7 @@ ScheduleResult Engine::peek(const Pod& pod) {
   }
   EvalRequest req;
   req.candidates = q.candidates ? &*q.candidates : nullptr;
+  req.want_rejections = false;  // fit_error reads them where no node is feasible only
   EvalResult r;
   evaluate(q, req, r);
   res.feasible_nodes = r.num_feasible;
