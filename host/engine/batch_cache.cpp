@@ -359,14 +359,15 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
   // the nodes in order) and may be a whole zone; the log is short: sorted
   // alone and merged in.
   const std::vector<uint32_t>& log = snap.mutation_log();
+  thread_local std::vector<uint32_t> logged;  // the log's nodes, sorted, unique
+  logged.assign(log.begin() + static_cast<std::ptrdiff_t>(log_position_), log.end());
+  std::sort(logged.begin(), logged.end());
+  logged.erase(std::unique(logged.begin(), logged.end()), logged.end());
   const auto from_counts = static_cast<std::ptrdiff_t>(out.changed.size());
-  out.changed.insert(out.changed.end(), log.begin() + static_cast<std::ptrdiff_t>(log_position_), log.end());
-  if (std::is_sorted(out.changed.begin(), out.changed.begin() + from_counts)) {
-    std::sort(out.changed.begin() + from_counts, out.changed.end());
-    std::inplace_merge(out.changed.begin(), out.changed.begin() + from_counts, out.changed.end());
-  } else {
-    std::sort(out.changed.begin(), out.changed.end());
-  }
+  out.changed.insert(out.changed.end(), logged.begin(), logged.end());
+  if (!std::is_sorted(out.changed.begin(), out.changed.begin() + from_counts))
+    std::sort(out.changed.begin(), out.changed.begin() + from_counts);
+  std::inplace_merge(out.changed.begin(), out.changed.begin() + from_counts, out.changed.end());
   out.changed.erase(std::unique(out.changed.begin(), out.changed.end()), out.changed.end());
   // Past this many changed nodes a full pass is as cheap.
   if (out.changed.size() > live_ / 2 + 1) return FlushReason::kTooManyChanges;
@@ -395,6 +396,10 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
     const bool cached = pos != kNone && alive_[pos];
     if (feasible && !cached) return FlushReason::kNodeBecameFeasible;
     if (!cached) continue;
+    // A node named only by a count change, still feasible, keeps its entry:
+    // its columns are as they were, and its scores and classes read none of
+    // those counts (filter_count_changes' contract).
+    if (feasible && !std::binary_search(logged.begin(), logged.end(), n)) continue;
     out.touched.push_back(pos);
     if (!feasible) {
       out.leaving.push_back(pos);
