@@ -229,49 +229,53 @@ class CpuBackend final : public Backend {
     // is read: the verdicts, the histogram. Without, a node that fails a
     // run of filter_nodes is only dropped.
     const bool reasons = req.want_rejections || req.want_verdicts;
+    // Where nothing needs the whole feasible set between Filter and Score
+    // (no feasible-set PreScore, no list, no random draw over an unsorted
+    // list), each chunk is filtered and scored in one task: one dispatch to
+    // the threads instead of two, the chunk's columns still in cache. Its
+    // scores stay where the chunk sits in the visiting order (raw_[slot * M
+    // + chunk start + i]); the ranges below say where.
+    const bool fused = !visit.rotate && !q.prescore_feasible && !req.want_scores && !req.want_totals &&
+                       !req.want_sorted && !req.want_verdicts && !(q.tie_break == TieBreak::Random && visit.order);
+    ranges_.clear();
+    size_t stride = 0;  // raw_[slot * stride + i]
+    int threads = 1;
+    ScorePlan sp;
     if (!visit.rotate) {
-      const int threads = M >= kParallelMinNodes ? threads_ : 1;
+      threads = M >= kParallelMinNodes ? threads_ : 1;
       const uint32_t chunk = balanced_chunk(M, threads);
       const uint32_t num_chunks = (M + chunk - 1) / chunk;
       if (chunks_.size() < num_chunks) chunks_.resize(num_chunks);
+      if (fused) {
+        sp = plan_scores(s, q, req);
+        stride = M;
+        raw_.resize(static_cast<size_t>(q.num_scores) * M);
+        totals_.resize(M);
+        block_stats_.resize(static_cast<size_t>(num_chunks) * q.num_scores);
+        block_best_.resize(num_chunks);
+      }
       run_tasks(threads, num_chunks, [&](uint32_t c) {
         Chunk& ch = chunks_[c];
         const uint32_t base = c * chunk;
-        // Verdicts start as "feasible" only where they are all read; else
-        // only the rejected positions' are, which Filter writes.
-        fill_chunk(ch, base, std::min(chunk, M - base), visit, req.want_verdicts);
-        filter_positions(s, q, ch, reasons);
-        // The positions still alive are the feasible ones, ascending.
-        const auto n = static_cast<uint32_t>(ch.nodes.size());
-        const auto alive = static_cast<uint32_t>(ch.alive.size());
-        ch.feasible.resize(alive);
-        for (uint32_t k = 0; k < alive; ++k) ch.feasible[k] = ch.nodes[ch.alive[k]];
-        if (req.want_verdicts)
-          for (uint32_t pos = 0; pos < n; ++pos) out.verdicts[ch.nodes[pos]] = ch.verdicts[pos];
-        if (alive != n && reasons) {
-          RejectionHistogram& hist = ch.rejections;
-          hist = RejectionHistogram{};
-          // The rejected positions: those between consecutive alive ones.
-          uint32_t pos = 0;
-          for (uint32_t k = 0; k <= alive; ++k) {
-            const uint32_t end = k < alive ? ch.alive[k] : n;
-            for (; pos < end; ++pos) count_rejection(hist, ch.verdicts[pos]);
-            pos = end + 1;
-          }
-        }
+        filter_chunk(s, q, visit, req, reasons, base, std::min(chunk, M - base), ch, out);
+        if (fused && !ch.feasible.empty())
+          block_best_[c] =
+              score_range(s, q, sp, Range{ch.feasible.data(), static_cast<uint32_t>(ch.feasible.size()), base}, stride,
+                          block_stats_.data() + static_cast<size_t>(c) * q.num_scores);
       });
       for (uint32_t c = 0; c < num_chunks; ++c) {
         const Chunk& ch = chunks_[c];
-        feasible_.insert(feasible_.end(), ch.feasible.begin(), ch.feasible.end());
+        if (fused) {
+          if (!ch.feasible.empty()) {
+            ranges_.push_back(Range{ch.feasible.data(), static_cast<uint32_t>(ch.feasible.size()), c * chunk});
+            range_index_.resize(ranges_.size());
+            range_index_.back() = c;
+          }
+        } else {
+          feasible_.insert(feasible_.end(), ch.feasible.begin(), ch.feasible.end());
+        }
         if (ch.feasible.size() != ch.nodes.size() && reasons)
           for (size_t i = 0; i < out.rejections.counts.size(); ++i) out.rejections.counts[i] += ch.rejections.counts[i];
-      }
-      // No node feasible: the histogram is read (the FitError message).
-      if (feasible_.empty() && !reasons && M > 0) {
-        EvalRequest with = req;
-        with.want_rejections = true;
-        evaluate(snap, query, with, out);
-        return;
       }
     } else {
       // Sampling visits in order and stops at the node that completes the sample.
@@ -307,112 +311,75 @@ class CpuBackend final : public Backend {
       }
     }
 
-    const auto F = static_cast<uint32_t>(feasible_.size());
+    uint32_t F = static_cast<uint32_t>(feasible_.size());
+    if (fused) {
+      F = 0;
+      for (const Range& r : ranges_) F += r.count;
+    }
     out.num_feasible = F;
-    if (F == 0) return;
+    if (F == 0) {
+      // The histogram is read (the FitError message): filter again with it.
+      if (!reasons && M > 0) {
+        EvalRequest with = req;
+        with.want_rejections = true;
+        evaluate(snap, query, with, out);
+      }
+      return;
+    }
     if (F == 1 && !req.score_single) {  // upstream picks a lone feasible node without scoring
-      out.chosen = static_cast<int32_t>(feasible_[0]);
-      if (req.want_scores) out.scored_nodes = feasible_;
+      const uint32_t lone = fused ? ranges_[0].nodes[0] : feasible_[0];
+      out.chosen = static_cast<int32_t>(lone);
+      if (req.want_scores) out.scored_nodes = {lone};
       if (req.want_sorted) {
-        out.sorted_nodes = feasible_;
-        out.sorted_keys = {selection_key(0, feasible_[0], q)};
+        out.sorted_nodes = {lone};
+        out.sorted_keys = {selection_key(0, lone, q)};
       }
       return;
     }
 
-    // PreScore over the feasible set, for the plugins that need it.
-    if (q.prescore_feasible) {
-      run_feasible_prescore(snap, query, feasible_.data(), F);
-      q = query.view();
-    }
-
-    // Pass 1, per block of nodes on all threads, in sub-blocks that keep the
-    // node columns the plugins share in L1: every plugin's raw scores
-    // (plugin-major, raw_[slot * F + i]), the block's min/max per plugin
-    // that normalizes with them, and the total of the plugins that do not
-    // (NormalizeKind::None), with the block's best by that partial total.
-    const uint32_t S = q.num_scores;
-    raw_.resize(static_cast<size_t>(S) * F);
-    if (req.want_scores) norm_.resize(static_cast<size_t>(S) * F);
-    totals_.resize(F);
-    const int threads = F >= kParallelMinNodes ? threads_ : 1;
-    const uint32_t block = balanced_chunk(F, threads);
-    const uint32_t blocks = (F + block - 1) / block;
-    block_stats_.resize(static_cast<size_t>(blocks) * S);
-    block_best_.resize(blocks);
-    const SimdTarget target = simd_target();
-    // A plugin that scores every node the same (uniform_score) is not run:
-    // its raw scores are written only where they are read (the lists, and
-    // want_totals' scores of the slots that normalize).
-    uint64_t plain_slots = 0;  // NormalizeKind::None, not uniform: totalled in pass 1
-    uint64_t uniform = 0;      // uniform_score's slots
-    uint64_t uniform_raw = 0;  // ... whose raw scores are read
-    int64_t uniform_value[kMaxProfilePlugins] = {};
-    int64_t plain_base = 0;  // the uniform None slots' share of every total
-    for (uint32_t slot = 0; slot < S; ++slot) {
-      const uint64_t bit = uint64_t(1) << slot;
-      visit_plugin(q.scores[slot], [&](auto plugin) {
-        using P = decltype(plugin);
-        if constexpr (P::kHasScore && kHasUniformScore<P>)
-          if (P::uniform_score(s, plugin_state<P>(q), q.arena, uniform_value[slot]) &&
-              uniform_value[slot] != kIgnoredScore)
-            uniform |= bit;
+    if (!fused) {
+      // PreScore over the feasible set, for the plugins that need it.
+      if (q.prescore_feasible) {
+        run_feasible_prescore(snap, query, feasible_.data(), F);
+        q = query.view();
+      }
+      // Pass 1 over blocks of the feasible list on all threads (score_range).
+      sp = plan_scores(s, q, req);
+      stride = F;
+      raw_.resize(static_cast<size_t>(q.num_scores) * F);
+      totals_.resize(F);
+      threads = F >= kParallelMinNodes ? threads_ : 1;
+      const uint32_t block = balanced_chunk(F, threads);
+      const uint32_t blocks = (F + block - 1) / block;
+      for (uint32_t b = 0; b < blocks; ++b)
+        ranges_.push_back(Range{feasible_.data() + b * block, std::min(block, F - b * block), b * block});
+      block_stats_.resize(static_cast<size_t>(blocks) * q.num_scores);
+      block_best_.resize(blocks);
+      range_index_.resize(blocks);
+      for (uint32_t b = 0; b < blocks; ++b) range_index_[b] = b;
+      run_tasks(threads, blocks, [&](uint32_t b) {
+        block_best_[b] =
+            score_range(s, q, sp, ranges_[b], stride, block_stats_.data() + static_cast<size_t>(b) * q.num_scores);
       });
-      const bool stat = needs_stats(q.normalize[slot]);
-      if (uniform & bit) {
-        if (req.want_scores || (req.want_totals && stat)) uniform_raw |= bit;
-        if (!stat) plain_base += normalize_score(NormalizeKind::None, uniform_value[slot], {}) * q.weights[slot];
-      } else if (!stat) {
-        plain_slots |= bit;
-      }
     }
-    NormStats no_stats[kMaxProfilePlugins];  // None reads none
-    for (NormStats& st : no_stats) st = empty_norm_stats();
-    const TotalsArgs partial{&q,          no_stats,   raw_.data(), nullptr, F, feasible_.data(), totals_.data(),
-                             plain_slots, plain_base, false};
-    run_tasks(threads, blocks, [&](uint32_t b) {
-      const uint32_t lo = b * block, hi = std::min(F, lo + block);
-      BlockStats* bs = block_stats_.data() + static_cast<size_t>(b) * S;
-      for (uint32_t slot = 0; slot < S; ++slot) bs[slot] = BlockStats{empty_norm_stats(), false};
-      Best best{0, INT64_MIN, UINT32_MAX, 0};
-      for (uint32_t sub = lo; sub < hi; sub += kSubBlock) {
-        const uint32_t end = std::min(hi, sub + kSubBlock);
-        for (uint32_t slot = 0; slot < S; ++slot) {
-          int64_t* raw = raw_.data() + static_cast<size_t>(slot) * F;
-          if ((uniform >> slot) & 1) {
-            const int64_t v = uniform_value[slot];
-            if ((uniform_raw >> slot) & 1) std::fill(raw + sub, raw + end, v);
-            if (needs_stats(q.normalize[slot])) bs[slot] = BlockStats{NormStats{v, v}, false};
-            continue;
-          }
-          visit_plugin(q.scores[slot], [&](auto plugin) {
-            using P = decltype(plugin);
-            if constexpr (P::kHasScore) {
-              const auto& st = plugin_state<P>(q);
-              if constexpr (kHasScoreNodes<P>)
-                P::score_nodes(s, st, q.arena, feasible_.data() + sub, end - sub, raw + sub);
-              else
-                for (uint32_t i = sub; i < end; ++i) raw[i] = P::score(s, st, q.arena, feasible_[i]);
-            }
-          });
-          if (needs_stats(q.normalize[slot]))
-            bs[slot] = merge_block_stats(bs[slot], block_stats(target, raw, sub, end));
-        }
-        uint32_t node = UINT32_MAX, ties = 0;
-        const int64_t top = totals_block(target, partial, sub, end, node, ties);
-        merge_best(best, top, node, ties);
-      }
-      block_best_[b] = best;
-    });
+    if (req.want_scores) norm_.resize(static_cast<size_t>(q.num_scores) * F);
+    const auto nranges = static_cast<uint32_t>(ranges_.size());
+    // range k's statistics and best are at index range_index_[k].
+    const auto stats_of = [&](uint32_t k) {
+      return block_stats_.data() + static_cast<size_t>(range_index_[k]) * q.num_scores;
+    };
+    const auto best_of = [&](uint32_t k) -> Best& { return block_best_[range_index_[k]]; };
+
     // Each plugin's min/max over all scored nodes. A plugin whose scores
     // are all equal (none ignored) normalizes every node to the same value:
     // its weighted share is a constant, added without a pass over the nodes.
+    const uint32_t S = q.num_scores;
     NormStats stats[kMaxProfilePlugins];
     uint64_t varying = 0;  // the slots pass 2 adds
     int64_t constant = 0;  // the constant slots' share of every total
     for (uint32_t slot = 0; slot < S; ++slot) {
       BlockStats all{empty_norm_stats(), false};
-      for (uint32_t b = 0; b < blocks; ++b) all = merge_block_stats(all, block_stats_[size_t(b) * S + slot]);
+      for (uint32_t k = 0; k < nranges; ++k) all = merge_block_stats(all, stats_of(k)[slot]);
       stats[slot] = all.st;
       if (!needs_stats(q.normalize[slot])) continue;
       if (all.st.min == all.st.max && !all.ignored)
@@ -420,45 +387,41 @@ class CpuBackend final : public Backend {
       else
         varying |= uint64_t(1) << slot;
     }
-    // Pass 2, per block: normalize, weight and add the varying slots (slot
-    // by slot, each a loop over the block's nodes with the slot's
+    // Pass 2, per range: normalize, weight and add the varying slots (slot
+    // by slot, each a loop over the range's nodes with the slot's
     // normalization fixed, which compilers vectorize for the plain kinds),
-    // then the block's best node: the highest total, the lowest node index
+    // then the range's best node: the highest total, the lowest node index
     // among equal ones (the order of selection keys, ranks_before; totals
     // lie in [-2^31, 2^31)). With every normalized slot constant, pass 1's
     // bests stand (a constant added to every total keeps their order) and
     // the totals only take the constant where they are read. want_scores
     // recomputes every slot, keeping the normalized scores.
+    const SimdTarget target = simd_target();
     if (varying != 0 || req.want_scores) {
-      const TotalsArgs args =
-          req.want_scores ? TotalsArgs{&q,
-                                       stats,
-                                       raw_.data(),
-                                       norm_.data(),
-                                       F,
-                                       feasible_.data(),
-                                       totals_.data(),
-                                       (uint64_t(1) << S) - 1,
-                                       0,
-                                       false}
-                          : TotalsArgs{&q,      stats,    raw_.data(), nullptr, F, feasible_.data(), totals_.data(),
-                                       varying, constant, true};
-      run_tasks(threads, blocks, [&](uint32_t b) {
-        const uint32_t lo = b * block, hi = std::min(F, lo + block);
-        Best& best = block_best_[b];
+      run_tasks(threads, nranges, [&](uint32_t k) {
+        const Range& r = ranges_[k];
+        const TotalsArgs args = req.want_scores
+                                    ? TotalsArgs{&q,     stats,   raw_.data() + r.offset,    norm_.data() + r.offset,
+                                                 stride, r.nodes, totals_.data() + r.offset, (uint64_t(1) << S) - 1,
+                                                 0,      false}
+                                    : TotalsArgs{&q,       stats,   raw_.data() + r.offset,    nullptr,
+                                                 stride,   r.nodes, totals_.data() + r.offset, varying,
+                                                 constant, true};
+        Best& best = best_of(k);
         best.ties = 0;
         best.node = UINT32_MAX;
-        best.total = totals_block(target, args, lo, hi, best.node, best.ties);
+        best.total = totals_block(target, args, 0, r.count, best.node, best.ties);
       });
     } else {
-      for (Best& b : block_best_) b.total += constant;
+      for (uint32_t k = 0; k < nranges; ++k) best_of(k).total += constant;
       if (constant != 0 && (req.want_totals || req.want_sorted || q.tie_break == TieBreak::Random))
-        for (uint32_t i = 0; i < F; ++i) totals_[i] += constant;
+        for (const Range& r : ranges_)
+          for (uint32_t i = 0; i < r.count; ++i) totals_[r.offset + i] += constant;
     }
-    for (Best& b : block_best_) b.key = selection_key(b.total, b.node, q);
-    Best best = block_best_[0];
-    for (uint32_t b = 1; b < blocks; ++b)
-      if (ranks_before(block_best_[b].key, block_best_[b].node, best.key, best.node)) best = block_best_[b];
+    for (uint32_t k = 0; k < nranges; ++k) best_of(k).key = selection_key(best_of(k).total, best_of(k).node, q);
+    Best best = best_of(0);
+    for (uint32_t k = 1; k < nranges; ++k)
+      if (ranks_before(best_of(k).key, best_of(k).node, best.key, best.node)) best = best_of(k);
 
     out.scored = true;
     out.chosen = static_cast<int32_t>(best.node);
@@ -466,33 +429,35 @@ class CpuBackend final : public Backend {
     if (q.tie_break == TieBreak::Random) {
       if (!visit.order) {
         // The feasible nodes ascend, so the tied node of rank k (pick_tied's
-        // choice) is the k-th tie in list order: found from the blocks'
-        // tie counts and one block's scan.
+        // choice) is the k-th tie in list order: found from the ranges'
+        // tie counts and one range's scan.
         uint64_t tied = 0;
-        for (uint32_t b = 0; b < blocks; ++b)
-          if (block_best_[b].total == best.total) tied += block_best_[b].ties;
-        uint64_t k = tie_rank(tied, q);
-        for (uint32_t b = 0; b < blocks; ++b) {
-          if (block_best_[b].total != best.total) continue;
-          if (k >= block_best_[b].ties) {
-            k -= block_best_[b].ties;
+        for (uint32_t k = 0; k < nranges; ++k)
+          if (best_of(k).total == best.total) tied += best_of(k).ties;
+        uint64_t rank = tie_rank(tied, q);
+        for (uint32_t k = 0; k < nranges; ++k) {
+          const Best& b = best_of(k);
+          if (b.total != best.total) continue;
+          if (rank >= b.ties) {
+            rank -= b.ties;
             continue;
           }
-          const uint32_t lo = b * block, hi = std::min(F, lo + block);
-          for (uint32_t i = lo; i < hi; ++i)
-            if (totals_[i] == best.total && k-- == 0) {
-              out.chosen = static_cast<int32_t>(feasible_[i]);
+          const Range& r = ranges_[k];
+          for (uint32_t i = 0; i < r.count; ++i)
+            if (totals_[r.offset + i] == best.total && rank-- == 0) {
+              out.chosen = static_cast<int32_t>(r.nodes[i]);
               break;
             }
           break;
         }
-      } else {
+      } else {  // not fused: the feasible list, the totals parallel to it
         out.chosen = static_cast<int32_t>(pick_tied(
             F, best.total, [&](size_t i) { return totals_[i]; }, [&](size_t i) { return feasible_[i]; }, q, tied_,
             best.node));
       }
     }
 
+    // The lists (never fused: feasible_, raw_ and totals_ in list order).
     if (req.want_sorted) {
       sorted_.resize(F);
       for (uint32_t i = 0; i < F; ++i) sorted_[i] = {selection_key(totals_[i], feasible_[i], q), feasible_[i]};
@@ -582,6 +547,128 @@ class CpuBackend final : public Backend {
       best.ties += ties;
     }
   }
+  // Where a range of scored nodes keeps its scores: raw_[slot * stride +
+  // offset + i] and totals_[offset + i] for nodes[i], i < count.
+  struct Range {
+    const uint32_t* nodes;
+    uint32_t count;
+    uint32_t offset;
+  };
+
+  // What scoring a pod needs to know before any node: the plugins that
+  // score every node alike (uniform_score, not run: their raw scores are
+  // written only where they are read, the lists and want_totals' scores of
+  // the slots that normalize), and the slots totalled in pass 1.
+  struct ScorePlan {
+    uint64_t plain_slots = 0;  // NormalizeKind::None, not uniform
+    uint64_t uniform = 0;      // uniform_score's slots
+    uint64_t uniform_raw = 0;  // ... whose raw scores are read
+    int64_t plain_base = 0;    // the uniform None slots' share of every total
+    int64_t uniform_value[kMaxProfilePlugins] = {};
+    NormStats no_stats[kMaxProfilePlugins];  // None reads none
+  };
+
+  static ScorePlan plan_scores(const SnapshotView& s, const PodQueryView& q, const EvalRequest& req) {
+    ScorePlan sp;
+    for (NormStats& st : sp.no_stats) st = empty_norm_stats();
+    for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
+      const uint64_t bit = uint64_t(1) << slot;
+      visit_plugin(q.scores[slot], [&](auto plugin) {
+        using P = decltype(plugin);
+        if constexpr (P::kHasScore && kHasUniformScore<P>)
+          if (P::uniform_score(s, plugin_state<P>(q), q.arena, sp.uniform_value[slot]) &&
+              sp.uniform_value[slot] != kIgnoredScore)
+            sp.uniform |= bit;
+      });
+      const bool stat = needs_stats(q.normalize[slot]);
+      if (sp.uniform & bit) {
+        if (req.want_scores || (req.want_totals && stat)) sp.uniform_raw |= bit;
+        if (!stat) sp.plain_base += normalize_score(NormalizeKind::None, sp.uniform_value[slot], {}) * q.weights[slot];
+      } else if (!stat) {
+        sp.plain_slots |= bit;
+      }
+    }
+    return sp;
+  }
+
+  // Pass 1 over a range, in sub-blocks that keep the node columns the
+  // plugins share in L1: every plugin's raw scores (plugin-major), the
+  // range's min/max per plugin that normalizes with them (bs[slot]), and
+  // the total of the plugins that do not (NormalizeKind::None). Returns the
+  // range's best by that partial total.
+  Best score_range(const SnapshotView& s, const PodQueryView& q, const ScorePlan& sp, const Range& r, size_t stride,
+                   BlockStats* bs) {
+    const uint32_t S = q.num_scores;
+    const SimdTarget target = simd_target();
+    for (uint32_t slot = 0; slot < S; ++slot) bs[slot] = BlockStats{empty_norm_stats(), false};
+    const TotalsArgs partial{&q,
+                             sp.no_stats,
+                             raw_.data() + r.offset,
+                             nullptr,
+                             stride,
+                             r.nodes,
+                             totals_.data() + r.offset,
+                             sp.plain_slots,
+                             sp.plain_base,
+                             false};
+    Best best{0, INT64_MIN, UINT32_MAX, 0};
+    for (uint32_t sub = 0; sub < r.count; sub += kSubBlock) {
+      const uint32_t end = std::min(r.count, sub + kSubBlock);
+      for (uint32_t slot = 0; slot < S; ++slot) {
+        int64_t* raw = raw_.data() + slot * stride + r.offset;
+        if ((sp.uniform >> slot) & 1) {
+          const int64_t v = sp.uniform_value[slot];
+          if ((sp.uniform_raw >> slot) & 1) std::fill(raw + sub, raw + end, v);
+          if (needs_stats(q.normalize[slot])) bs[slot] = BlockStats{NormStats{v, v}, false};
+          continue;
+        }
+        visit_plugin(q.scores[slot], [&](auto plugin) {
+          using P = decltype(plugin);
+          if constexpr (P::kHasScore) {
+            const auto& st = plugin_state<P>(q);
+            if constexpr (kHasScoreNodes<P>)
+              P::score_nodes(s, st, q.arena, r.nodes + sub, end - sub, raw + sub);
+            else
+              for (uint32_t i = sub; i < end; ++i) raw[i] = P::score(s, st, q.arena, r.nodes[i]);
+          }
+        });
+        if (needs_stats(q.normalize[slot])) bs[slot] = merge_block_stats(bs[slot], block_stats(target, raw, sub, end));
+      }
+      uint32_t node = UINT32_MAX, ties = 0;
+      const int64_t top = totals_block(target, partial, sub, end, node, ties);
+      merge_best(best, top, node, ties);
+    }
+    return best;
+  }
+
+  // Filter of the n visiting positions from `base` into `ch`: its feasible
+  // nodes (ascending positions), the verdicts when wanted, and the
+  // histogram of its rejected positions when `reasons`.
+  static void filter_chunk(const SnapshotView& s, const PodQueryView& q, const VisitOrder& visit,
+                           const EvalRequest& req, bool reasons, uint32_t base, uint32_t n, Chunk& ch,
+                           EvalResult& out) {
+    // Verdicts start as "feasible" only where they are all read; else
+    // only the rejected positions' are, which Filter writes.
+    fill_chunk(ch, base, n, visit, req.want_verdicts);
+    filter_positions(s, q, ch, reasons);
+    // The positions still alive are the feasible ones, ascending.
+    const auto alive = static_cast<uint32_t>(ch.alive.size());
+    ch.feasible.resize(alive);
+    for (uint32_t k = 0; k < alive; ++k) ch.feasible[k] = ch.nodes[ch.alive[k]];
+    if (req.want_verdicts)
+      for (uint32_t pos = 0; pos < n; ++pos) out.verdicts[ch.nodes[pos]] = ch.verdicts[pos];
+    if (alive != n && reasons) {
+      RejectionHistogram& hist = ch.rejections;
+      hist = RejectionHistogram{};
+      // The rejected positions: those between consecutive alive ones.
+      uint32_t pos = 0;
+      for (uint32_t k = 0; k <= alive; ++k) {
+        const uint32_t stop = k < alive ? ch.alive[k] : n;
+        for (; pos < stop; ++pos) count_rejection(hist, ch.verdicts[pos]);
+        pos = stop + 1;
+      }
+    }
+  }
 
   // fn(0..n-1) on the pool when `threads` > 1, else inline.
   template <class Fn>
@@ -621,6 +708,8 @@ class CpuBackend final : public Backend {
   std::vector<std::pair<uint64_t, uint32_t>> sorted_, sort_tmp_;
   std::vector<BlockStats> block_stats_;  // [block * S + slot]
   std::vector<Best> block_best_;
+  std::vector<Range> ranges_;                       // the scored nodes, in visiting order
+  std::vector<uint32_t> range_index_;               // per range: its block_stats_ and block_best_ index
   std::vector<std::unique_ptr<CpuBackend>> lanes_;  // evaluate_window's, one per thread
 };
 
