@@ -474,8 +474,10 @@ class Engine {
   static constexpr uint32_t kAutoWindowMax = 64;
   // Auto windows only where a pod's pass gives each thread at most this
   // many nodes: past it the pass itself keeps every thread busy, and
-  // windows lost (100,000 nodes on two threads: 1,184 against 1,502 pods/s).
-  static constexpr uint32_t kAutoWindowNodesPerLane = 16384;
+  // windows lost (two threads, distinct pods: 20,000 nodes 8,500 against
+  // 10,800 pods/s, 100,000 nodes 1,184 against 1,502; at 5,000 nodes they
+  // are level or ahead).
+  static constexpr uint32_t kAutoWindowNodesPerLane = 4096;
 
   // ---- gang scheduling (docs/plugins.md, "Pod groups") -------------------
   // The order schedule_all takes `pods` in: ordinary pods where they are,
