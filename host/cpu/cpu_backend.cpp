@@ -352,7 +352,8 @@ class CpuBackend final : public Backend {
       const uint32_t block = balanced_chunk(F, threads);
       const uint32_t blocks = (F + block - 1) / block;
       for (uint32_t b = 0; b < blocks; ++b)
-        ranges_.push_back(Range{feasible_.data() + b * block, std::min(block, F - b * block), b * block});
+        ranges_.push_back(
+            Range{feasible_.data() + static_cast<size_t>(b) * block, std::min(block, F - b * block), b * block});
       block_stats_.resize(static_cast<size_t>(blocks) * q.num_scores);
       block_best_.resize(blocks);
       range_index_.resize(blocks);
