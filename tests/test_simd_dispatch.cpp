@@ -261,7 +261,7 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreWithOneExtremeNodePerBlockOnEveryTarget)
                             (int64_t(1) << 53) + 1,
                             int64_t(1) << 60,
                             INT64_MAX / 100 + 1,
-                            INT64_MAX};
+                            INT64_MAX / 4};  // the rule adds the pod's request: no overflow there
   constexpr uint32_t kValues = sizeof values / sizeof values[0];
   constexpr uint32_t kFields = 4;  // cpu, memory allocatable; cpu, memory requested
   Cluster c;
