@@ -90,19 +90,6 @@ template <bool kContig>
     return nodes[i];
 }
 
-// One resource's LeastAllocated quotient, (a - rq) * 100 / a, on a node
-// whose allocatable `a` is not 0: 0 where the request exceeds it; `flagged`
-// gets all ones where the exact path's range is left.
-[[gnu::always_inline]] inline int64_t least_part(int64_t a, int64_t rq, int64_t& flagged) {
-  const int64_t x = wmul(wsub(a, rq), 100);
-  const bool need = !(rq > a);
-  // rq >= 0 with rq <= a: 0 <= x <= 100 * a, small_quotient's range.
-  const bool in_range = (x >= 0) & (x < kExact) & (a > 0) & (a < kExact) & (rq >= 0);
-  flagged |= mask(need & !in_range);
-  const int64_t ok = mask(need & in_range);
-  return sel(ok, small_quotient(sel(ok, x, 0), sel(ok, a, 1)), 0);
-}
-
 // One resource's share of LeastAllocated over n <= kBlock nodes: sum[i] +=
 // its score times its weight, weights[i] += the weight where the node has
 // the resource; lanes outside the exact path's range are flagged in `slow`.
@@ -118,7 +105,14 @@ template <bool kContig, bool kUnit>
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
     const int64_t a = alloc[node];
-    const int64_t part = sel(mask(a != 0), least_part(a, wadd(req[node], pod), flagged), 0);
+    const int64_t rq = wadd(req[node], pod);
+    const int64_t x = wmul(wsub(a, rq), 100);
+    const bool need = (a != 0) & !(rq > a);
+    // rq >= 0 with rq <= a: 0 <= x <= 100 * a, small_quotient's range.
+    const bool in_range = (x >= 0) & (x < kExact) & (a > 0) & (a < kExact) & (rq >= 0);
+    flagged |= mask(need & !in_range);
+    const int64_t ok = mask(need & in_range);
+    const int64_t part = sel(ok, small_quotient(sel(ok, x, 0), sel(ok, a, 1)), 0);
     sum[i] = wadd(sum[i], kUnit ? part : wmul(part, w));
     weights[i] = wadd(weights[i], sel(mask(a != 0), w, 0));
   }

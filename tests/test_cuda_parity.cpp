@@ -496,39 +496,43 @@ TEST_P(CudaParity, CpuBackendMatchesTheNodeMajorReference) {
 // The same on every SIMD target this machine supports (the CPU backend's
 // vectorized column loops, plugins/simd_dispatch.hpp): the reference scores
 // node by node with the plain rules, so it checks each target's loops.
-TEST_P(CudaParity, CpuBackendMatchesTheNodeMajorReferenceOnEverySimdTarget) {
-  const ParityCase c = GetParam();
+// fn(target) with each SIMD target this machine supports set in turn (all
+// of them, or only the one in use where `all` is false); the target in
+// use is set again afterwards.
+template <class Fn>
+void on_simd_targets(bool all, Fn&& fn) {
   const SimdTarget before = simd_target();
   for (uint32_t t = 0; t < kNumSimdTargets; ++t) {
     const auto target = static_cast<SimdTarget>(t);
-    if (!simd_supported(target)) continue;
+    if (!simd_supported(target) || (!all && target != before)) continue;
     set_simd_target(target);
     SCOPED_TRACE(std::string("SIMD target ") + simd_target_name(target));
-    auto cpu = make_cpu_backend();
-    testutil::ReferenceBackend reference;
-    run_backend_parity(reference, *cpu, ClusterShape{c.nodes, c.pods, c.degenerate}, c.nodes * 7919ull + c.pods + 3);
+    fn();
   }
   set_simd_target(before);
 }
 
+TEST_P(CudaParity, CpuBackendMatchesTheNodeMajorReferenceOnEverySimdTarget) {
+  const ParityCase c = GetParam();
+  on_simd_targets(true, [&] {
+    auto cpu = make_cpu_backend();
+    testutil::ReferenceBackend reference;
+    run_backend_parity(reference, *cpu, ClusterShape{c.nodes, c.pods, c.degenerate}, c.nodes * 7919ull + c.pods + 3);
+  });
+}
+
 // A cluster without taints, where TaintToleration scores every node alike
-// (uniform_score) and the CPU backend scores none of them, on every target.
+// (uniform_score) and the CPU backend scores none of them, on every target
+// (the largest case on the target in use only: seconds per target).
 TEST_P(CudaParity, UntaintedCpuBackendMatchesTheNodeMajorReference) {
   const ParityCase c = GetParam();
   ClusterShape shape{c.nodes, c.pods, c.degenerate};
   shape.taints = false;
-  const SimdTarget before = simd_target();
-  for (uint32_t t = 0; t < kNumSimdTargets; ++t) {
-    const auto target = static_cast<SimdTarget>(t);
-    // The largest case on the target in use only (seconds per target).
-    if (!simd_supported(target) || (c.nodes > 10000 && target != before)) continue;
-    set_simd_target(target);
-    SCOPED_TRACE(std::string("SIMD target ") + simd_target_name(target));
+  on_simd_targets(c.nodes <= 10000, [&] {
     auto cpu = make_cpu_backend();
     testutil::ReferenceBackend reference;
     run_backend_parity(reference, *cpu, shape, c.nodes * 7919ull + c.pods + 5);
-  }
-  set_simd_target(before);
+  });
 }
 
 // Sampling cut exactly at a chunk edge: every node fits, so the k-th visited

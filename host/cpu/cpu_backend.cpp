@@ -260,16 +260,14 @@ class CpuBackend final : public Backend {
         filter_chunk(s, q, visit, req, reasons, base, std::min(chunk, M - base), ch, out);
         if (fused && !ch.feasible.empty())
           block_best_[c] =
-              score_range(s, q, sp, Range{ch.feasible.data(), static_cast<uint32_t>(ch.feasible.size()), base}, stride,
-                          block_stats_.data() + static_cast<size_t>(c) * q.num_scores);
+              score_range(s, q, sp, Range{ch.feasible.data(), static_cast<uint32_t>(ch.feasible.size()), base, c},
+                          stride, block_stats_.data() + static_cast<size_t>(c) * q.num_scores);
       });
       for (uint32_t c = 0; c < num_chunks; ++c) {
         const Chunk& ch = chunks_[c];
         if (fused) {
           if (!ch.feasible.empty()) {
-            ranges_.push_back(Range{ch.feasible.data(), static_cast<uint32_t>(ch.feasible.size()), c * chunk});
-            range_index_.resize(ranges_.size());
-            range_index_.back() = c;
+            ranges_.push_back(Range{ch.feasible.data(), static_cast<uint32_t>(ch.feasible.size()), c * chunk, c});
           }
         } else {
           feasible_.insert(feasible_.end(), ch.feasible.begin(), ch.feasible.end());
@@ -353,11 +351,9 @@ class CpuBackend final : public Backend {
       const uint32_t blocks = (F + block - 1) / block;
       for (uint32_t b = 0; b < blocks; ++b)
         ranges_.push_back(
-            Range{feasible_.data() + static_cast<size_t>(b) * block, std::min(block, F - b * block), b * block});
+            Range{feasible_.data() + static_cast<size_t>(b) * block, std::min(block, F - b * block), b * block, b});
       block_stats_.resize(static_cast<size_t>(blocks) * q.num_scores);
       block_best_.resize(blocks);
-      range_index_.resize(blocks);
-      for (uint32_t b = 0; b < blocks; ++b) range_index_[b] = b;
       run_tasks(threads, blocks, [&](uint32_t b) {
         block_best_[b] =
             score_range(s, q, sp, ranges_[b], stride, block_stats_.data() + static_cast<size_t>(b) * q.num_scores);
@@ -365,11 +361,10 @@ class CpuBackend final : public Backend {
     }
     if (req.want_scores) norm_.resize(static_cast<size_t>(q.num_scores) * F);
     const auto nranges = static_cast<uint32_t>(ranges_.size());
-    // range k's statistics and best are at index range_index_[k].
     const auto stats_of = [&](uint32_t k) {
-      return block_stats_.data() + static_cast<size_t>(range_index_[k]) * q.num_scores;
+      return block_stats_.data() + static_cast<size_t>(ranges_[k].block) * q.num_scores;
     };
-    const auto best_of = [&](uint32_t k) -> Best& { return block_best_[range_index_[k]]; };
+    const auto best_of = [&](uint32_t k) -> Best& { return block_best_[ranges_[k].block]; };
 
     // Each plugin's min/max over all scored nodes. A plugin whose scores
     // are all equal (none ignored) normalizes every node to the same value:
@@ -554,6 +549,7 @@ class CpuBackend final : public Backend {
     const uint32_t* nodes;
     uint32_t count;
     uint32_t offset;
+    uint32_t block;  // its block_stats_ and block_best_ index
   };
 
   // What scoring a pod needs to know before any node: the plugins that
@@ -710,7 +706,6 @@ class CpuBackend final : public Backend {
   std::vector<BlockStats> block_stats_;  // [block * S + slot]
   std::vector<Best> block_best_;
   std::vector<Range> ranges_;                       // the scored nodes, in visiting order
-  std::vector<uint32_t> range_index_;               // per range: its block_stats_ and block_best_ index
   std::vector<std::unique_ptr<CpuBackend>> lanes_;  // evaluate_window's, one per thread
 };
 
