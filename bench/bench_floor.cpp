@@ -34,10 +34,15 @@
 // Before anything is timed, each (workload, nodes) pair checks that the floor
 // places every pod where the engine does with --tie-break first and
 // --batching off; a difference ends the benchmark with the first one named.
+//
+// BULKSCORE_BENCH_ITERATIONS=N runs each engine benchmark N times instead of
+// 2-3, so that a `perf record` of one is mostly the timed part, not the
+// workload's setup and the floor's check.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <thread>
@@ -282,6 +287,14 @@ std::vector<int> thread_counts() {
   return out;
 }
 
+benchmark::IterationCount engine_iterations(Batching mode) {
+  if (const char* env = std::getenv("BULKSCORE_BENCH_ITERATIONS")) {
+    const long n = std::strtol(env, nullptr, 10);
+    if (n > 0) return n;
+  }
+  return mode == Batching::Off ? 2 : 3;
+}
+
 void register_benchmarks() {
   for (const uint32_t nodes : {200u, 5000u, 20000u, 100000u}) {
     const std::string size = "/" + std::to_string(nodes) + "Nodes";
@@ -310,7 +323,7 @@ void register_benchmarks() {
                                          bm_engine, kind, mode, threads, window, nodes)
                 ->Unit(benchmark::kMillisecond)
                 ->UseRealTime()
-                ->Iterations(mode == Batching::Off ? 2 : 3);
+                ->Iterations(engine_iterations(mode));
         }
     }
   }

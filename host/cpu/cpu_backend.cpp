@@ -393,6 +393,7 @@ class CpuBackend final : public Backend {
     // the totals only take the constant where they are read. want_scores
     // recomputes every slot, keeping the normalized scores.
     const SimdTarget target = simd_target();
+    int64_t pending = 0;  // what totals_ lacks of the totals (the constant, where only the best took it)
     if (varying != 0 || req.want_scores) {
       run_tasks(threads, nranges, [&](uint32_t k) {
         const Range& r = ranges_[k];
@@ -410,9 +411,13 @@ class CpuBackend final : public Backend {
       });
     } else {
       for (uint32_t k = 0; k < nranges; ++k) best_of(k).total += constant;
-      if (constant != 0 && (req.want_totals || req.want_sorted || q.tie_break == TieBreak::Random))
-        for (const Range& r : ranges_)
-          for (uint32_t i = 0; i < r.count; ++i) totals_[r.offset + i] += constant;
+      // The lists read the totals; the random tie's scan below compares
+      // them with the best less what they lack (`pending`).
+      if (constant != 0 && (req.want_totals || req.want_sorted)) {
+        for (const Range& r : ranges_) add_constant(totals_.data() + r.offset, r.count, constant);
+      } else {
+        pending = constant;
+      }
     }
     for (uint32_t k = 0; k < nranges; ++k) best_of(k).key = selection_key(best_of(k).total, best_of(k).node, q);
     Best best = best_of(0);
@@ -439,17 +444,14 @@ class CpuBackend final : public Backend {
             continue;
           }
           const Range& r = ranges_[k];
-          for (uint32_t i = 0; i < r.count; ++i)
-            if (totals_[r.offset + i] == best.total && rank-- == 0) {
-              out.chosen = static_cast<int32_t>(r.nodes[i]);
-              break;
-            }
+          const uint32_t i = nth_equal(totals_.data() + r.offset, r.count, best.total - pending, rank);
+          if (i < r.count) out.chosen = static_cast<int32_t>(r.nodes[i]);
           break;
         }
       } else {  // not fused: the feasible list, the totals parallel to it
         out.chosen = static_cast<int32_t>(pick_tied(
-            F, best.total, [&](size_t i) { return totals_[i]; }, [&](size_t i) { return feasible_[i]; }, q, tied_,
-            best.node));
+            F, best.total - pending, [&](size_t i) { return totals_[i]; }, [&](size_t i) { return feasible_[i]; }, q,
+            tied_, best.node));
       }
     }
 
@@ -690,6 +692,31 @@ class CpuBackend final : public Backend {
     else
       for (uint32_t i = 0; i < n; ++i) ch.nodes[i] = visit.node_at(base + i);
     for (uint32_t i = 0; i < n; ++i) ch.alive[i] = i;
+  }
+
+  // v[i] += c for i < n (a plain loop on locals, which compilers vectorize).
+  static void add_constant(int64_t* __restrict v, uint32_t n, int64_t c) {
+    for (uint32_t i = 0; i < n; ++i) v[i] += c;
+  }
+
+  // The index of the (rank+1)-th element of v[0, n) equal to `value`, or n
+  // if there are not that many. Counts the matches of whole blocks first (a
+  // loop compilers vectorize), then scans the one block that holds it: the
+  // scan of every node up to the tie was a branch per node.
+  static uint32_t nth_equal(const int64_t* __restrict v, uint32_t n, int64_t value, uint64_t rank) {
+    constexpr uint32_t kScanBlock = 256;
+    for (uint32_t lo = 0; lo < n; lo += kScanBlock) {
+      const uint32_t hi = std::min(n, lo + kScanBlock);
+      uint32_t matches = 0;
+      for (uint32_t i = lo; i < hi; ++i) matches += static_cast<uint32_t>(v[i] == value);
+      if (rank >= matches) {
+        rank -= matches;
+        continue;
+      }
+      for (uint32_t i = lo;; ++i)
+        if (v[i] == value && rank-- == 0) return i;
+    }
+    return n;
   }
 
   static void count_rejection(RejectionHistogram& hist, const NodeVerdict& v) {
