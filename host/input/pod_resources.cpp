@@ -24,6 +24,16 @@ void add_into(ResourceList& acc, const ResourceList& x) {
   for (const auto& [k, v] : x) acc[k] += v;
 }
 
+// acc += container_requests(c, non_zero), without the copy (a pod's
+// requests are summed several times per scheduling cycle).
+void add_container_into(ResourceList& acc, const Container& c, bool non_zero) {
+  add_into(acc, c.requests);
+  if (non_zero) {
+    if (!c.requests.count("cpu")) acc["cpu"] += kDefaultMilliCpuRequest;
+    if (!c.requests.count("memory")) acc["memory"] += kDefaultMemoryRequest;
+  }
+}
+
 void max_into(ResourceList& acc, const ResourceList& x) {
   for (const auto& [k, v] : x) {
     auto it = acc.find(k);
@@ -37,7 +47,8 @@ void max_into(ResourceList& acc, const ResourceList& x) {
 // max(regular + sidecars, max over init containers of (init + earlier sidecars)).
 ResourceList aggregate_containers(const Pod& pod, bool non_zero) {
   ResourceList regular;
-  for (const auto& c : pod.containers) add_into(regular, container_requests(c, non_zero));
+  for (const auto& c : pod.containers) add_container_into(regular, c, non_zero);
+  if (pod.init_containers.empty()) return regular;
   ResourceList sidecars_so_far;
   ResourceList init_max;
   for (const auto& c : pod.init_containers) {

@@ -905,7 +905,6 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, std::vector<Pod>&& runn
   s.slot_pod_id_.assign(num_slots, kNoPod);
   s.pod_label_keys_.assign(s.pod_label_regions_.back(), kNoId);
   s.pod_label_values_.assign(s.pod_label_regions_.back(), kNoId);
-  s.pods_.reserve(running_pods.size());
   s.pod_key_heads_.reserve(running_pods.size());
   for (size_t p = 0; p < running_pods.size(); ++p)
     s.place_pod(std::move(running_pods[p]), pod_node[p], encoded[p], s.take_pod_id(), DeviceCharges{});
