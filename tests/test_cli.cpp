@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -1518,7 +1520,10 @@ TEST(CliOutput, InputsFromPipesAndStdin) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("scheduled: 2"), std::string::npos) << r.out;
   const std::string fifo = dir() + "/pods-fifo";
-  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // The folder is named by the process id: one left by an earlier run whose
+  // id came round again may hold the fifo already (mkfifo's EEXIST).
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << fifo << ": " << std::strerror(errno);
   const std::string writer = "cat " + f.pods + " > " + fifo + " &";
   ASSERT_EQ(std::system(writer.c_str()), 0);
   r = run_cli("schedule --backend cpu --tie-break first --nodes " + f.nodes + " --pods " + fifo);
