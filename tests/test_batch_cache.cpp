@@ -212,8 +212,8 @@ TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
       several_hits += several.counters.hint_used;
       // Windows of pods (2 to 9) looked ahead at, with one state or three.
       const uint32_t window = 2 + seed % 8;
-      const Outcome windowed = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 1 + 2 * (seed % 2),
-                                   {}, window);
+      const Outcome windowed =
+          run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 1 + 2 * (seed % 2), {}, window);
       ASSERT_EQ(first_difference(pods, off.results, windowed.results), "")
           << "window " << window << ": seed " << seed << " (parity seed " << parity_seed() << "), " << nodes
           << " nodes, " << (seed % 2 ? "every node scored" : "parity config") << ", tie "
@@ -597,10 +597,11 @@ TEST(BatchCache, WindowsOfRandomDistinctPodsDecideExactlyAsUnbatched) {
       light += windowed.counters.window_light_hits;
     }
   }
-  std::printf("[ batch ] distinct pods in windows: %llu evaluated ahead, %llu answered by their own state, %llu in "
-              "the light form\n",
-              static_cast<unsigned long long>(states), static_cast<unsigned long long>(hits),
-              static_cast<unsigned long long>(light));
+  std::printf(
+      "[ batch ] distinct pods in windows: %llu evaluated ahead, %llu answered by their own state, %llu in "
+      "the light form\n",
+      static_cast<unsigned long long>(states), static_cast<unsigned long long>(hits),
+      static_cast<unsigned long long>(light));
   // Both forms answer, and the light form also declines (bounds moved,
   // every kept entry changed, events).
   EXPECT_GT(light, states / 4);
@@ -616,8 +617,9 @@ TEST(BatchCache, WindowsOfRandomDistinctPodsDecideExactlyAsUnbatched) {
 // decisions equal the cache off, with both tie-breaks; the distinct pods
 // are answered by their own window states; a run of alike pods is
 // evaluated ahead once, not once per pod.
-// Auto windows: two pods per lane, from 8 to 64; none on one thread or
-// without exact batching; an explicit window as given.
+// Auto windows: two pods per lane, from 8 to 64; none below
+// kAutoWindowMinLanes threads or without exact batching; an explicit window
+// as given.
 TEST(BatchCache, AutoWindowsTakeTwoPodsPerLane) {
   const auto window_on = [](int threads, uint32_t window, Batching batching) {
     EngineOptions options{"cpu", TieBreak::First, 1};
@@ -626,8 +628,11 @@ TEST(BatchCache, AutoWindowsTakeTwoPodsPerLane) {
     options.window = window;
     return Engine(default_scheduler_config(), options).effective_window();
   };
+  static_assert(Engine::kAutoWindowMinLanes == 4, "the lines below assume windows from four threads on");
   EXPECT_EQ(window_on(1, 0, Batching::Exact), 1u);
-  EXPECT_EQ(window_on(2, 0, Batching::Exact), 8u);
+  EXPECT_EQ(window_on(2, 0, Batching::Exact), 1u);
+  EXPECT_EQ(window_on(3, 0, Batching::Exact), 1u);
+  EXPECT_EQ(window_on(2, 8, Batching::Exact), 8u);
   EXPECT_EQ(window_on(4, 0, Batching::Exact), 8u);
   EXPECT_EQ(window_on(6, 0, Batching::Exact), 12u);
   EXPECT_EQ(window_on(16, 0, Batching::Exact), 32u);
@@ -647,15 +652,15 @@ TEST(BatchCache, AutoWindowsTakeTwoPodsPerLane) {
       c.nodes.push_back(std::move(n));
     }
     EngineOptions options{"cpu", TieBreak::First, 1};
-    options.threads = 2;
+    options.threads = 4;
     options.window = window;
     Engine e(default_scheduler_config(), options);
     e.load(c);
     return e.effective_window();
   };
-  EXPECT_EQ(window_at(2 * Engine::kAutoWindowNodesPerLane, 0), 8u);
-  EXPECT_EQ(window_at(2 * Engine::kAutoWindowNodesPerLane + 1, 0), 1u);
-  EXPECT_EQ(window_at(2 * Engine::kAutoWindowNodesPerLane + 1, 8), 8u);
+  EXPECT_EQ(window_at(4 * Engine::kAutoWindowNodesPerLane, 0), 8u);
+  EXPECT_EQ(window_at(4 * Engine::kAutoWindowNodesPerLane + 1, 0), 1u);
+  EXPECT_EQ(window_at(4 * Engine::kAutoWindowNodesPerLane + 1, 8), 8u);
 }
 
 TEST(BatchCache, WindowsOfDistinctPodsDecideExactlyAsUnbatched) {
@@ -813,11 +818,21 @@ TEST(BatchCache, WindowTiesSpanKeptAndChangedNodes) {
           for (uint64_t k = m.below(4); k > 0; --k) {
             const std::string node = "n-" + std::to_string(3 + m.below(N - 3));
             switch (m.below(5)) {
-              case 0: (void)engine.set_node_filter("example.com/ok", node, false, "no"); break;
-              case 1: (void)engine.set_node_filter("example.com/ok", node, true); break;
-              case 2: (void)engine.set_node_score("example.com/score", node, 50); break;
-              case 3: (void)engine.set_node_score("example.com/score", node, static_cast<int64_t>(m.below(101))); break;
-              default: (void)engine.clear_node_data("example.com/score", node); break;
+              case 0:
+                (void)engine.set_node_filter("example.com/ok", node, false, "no");
+                break;
+              case 1:
+                (void)engine.set_node_filter("example.com/ok", node, true);
+                break;
+              case 2:
+                (void)engine.set_node_score("example.com/score", node, 50);
+                break;
+              case 3:
+                (void)engine.set_node_score("example.com/score", node, static_cast<int64_t>(m.below(101)));
+                break;
+              default:
+                (void)engine.clear_node_data("example.com/score", node);
+                break;
             }
           }
           out.push_back(engine.schedule(pods[i]));
@@ -1076,8 +1091,7 @@ TEST(UpstreamBatching, RescoresTheLastNodeAndFlushesAfterAFailedPod) {
 // mode's decisions depend on the run's speed (machine, backend, threads),
 // where exact and off never do (README, docs/batching.md, --help).
 TEST(UpstreamBatching, StatesExpireOnTheWallClock) {
-  const ProfilePlan plan =
-      make_profile_plan(parse_scheduler_config(kNoTopologyConfig, "no-topology").profiles[0]);
+  const ProfilePlan plan = make_profile_plan(parse_scheduler_config(kNoTopologyConfig, "no-topology").profiles[0]);
   const Cluster cluster = plain_nodes(8);
   Snapshot snap = Snapshot::build(cluster.nodes, std::vector<Pod>{});
   const auto backend = make_cpu_backend(1);

@@ -91,6 +91,22 @@ TEST(WorkerPool, SpinningStopsWhenOtherThreadsWantTheCores) {
   EXPECT_GT(sink.load(), 0U);
 }
 
+// The quiet time backs off while contention lasts and is short again once
+// a spin went uncontended: 1, 2, 4, ... ms up to 50 (a moment's contention
+// that has passed costs a millisecond of sleeping waits, not 50).
+TEST(WorkerPool, QuietTimeDoublesWhileContendedAndResets) {
+  int64_t stored = 0;  // an uncontended spin stores 0
+  std::vector<int64_t> quiet;
+  for (int i = 0; i < 9; ++i) {
+    quiet.push_back(WorkerPool::quiet_for(stored));
+    stored = WorkerPool::next_quiet(stored);
+  }
+  const std::vector<int64_t> want = {1'000'000,  2'000'000,  4'000'000,  8'000'000, 16'000'000,
+                                     32'000'000, 50'000'000, 50'000'000, 50'000'000};
+  EXPECT_EQ(quiet, want);
+  EXPECT_EQ(WorkerPool::quiet_for(0), WorkerPool::kQuietMinNs);
+}
+
 // Engines sharing one pool, each on its own thread, and an engine on its
 // caller's thread alone decide exactly as engines with pools of their own.
 TEST(Executors, SharedPoolAndCallerThreadDecideAsOwnPools) {

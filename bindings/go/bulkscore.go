@@ -656,7 +656,7 @@ func (e *Engine) TakeWarnings() ([]string, error) {
 
 // SetWindow sets the windows of pods ScheduleAll looks ahead at (docs/batching.md,
 // "Windows of pods"): the next n ordinary pods evaluated together ahead of their
-// turn; 0 (the default) is auto (two per thread, 8 to 64, on a CPU backend of two
+// turn; 0 (the default) is auto (two per thread, 8 to 64, on a CPU backend of four
 // threads or more, while it pays), 1 none. Decisions do not depend on it.
 func (e *Engine) SetWindow(n uint32) error {
 	e.mu.Lock()

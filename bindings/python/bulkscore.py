@@ -458,7 +458,7 @@ class Engine:
         """Windows of pods for schedule_all (docs/batching.md, "Windows of
         pods"): the next n ordinary pods evaluated together ahead of their
         turn; 0 (the default) is auto (two per thread, 8 to 64, on a CPU
-        backend of two threads or more, while it pays), 1 none. Decisions
+        backend of four threads or more, while it pays), 1 none. Decisions
         do not depend on it."""
         with self._lock:
             _check(_set_window(self._h, n))

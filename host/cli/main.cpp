@@ -765,7 +765,7 @@ int main(int argc, char** argv) {
   auto* window_opt = schedule->add_option("--window", flags.window,
                        "--batching exact: pods looked ahead at; those no kept evaluation answers are evaluated "
                        "together (on the CPU, each on one thread) and kept for their own turn (0 = auto: two per "
-                       "thread, 8 to 64, on two threads or more while it pays, 1 = none); decisions do not depend on it")
+                       "thread, 8 to 64, on four threads or more while it pays, 1 = none); decisions do not depend on it")
       ->check(CLI::Range(0, 1024));
   auto* metrics_opt = schedule->add_option(
       "--metrics", flags.metrics,

@@ -15,8 +15,6 @@ namespace {
 
 // How long a waiting thread checks before it sleeps, when it may spin.
 constexpr auto kSpin = std::chrono::microseconds(200);
-// How long spinning stays off once a spinning thread was switched out.
-constexpr int64_t kQuietNs = 50'000'000;
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -35,8 +33,14 @@ long involuntary_switches() {
 bool WorkerPool::may_spin() const { return now_ns() >= quiet_until_ns_.load(std::memory_order_relaxed); }
 
 void WorkerPool::note_contended() {
-  quiet_until_ns_.store(now_ns() + kQuietNs, std::memory_order_relaxed);
+  const int64_t stored = quiet_ns_.load(std::memory_order_relaxed);
+  quiet_ns_.store(next_quiet(stored), std::memory_order_relaxed);
+  quiet_until_ns_.store(now_ns() + quiet_for(stored), std::memory_order_relaxed);
   contended_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void WorkerPool::note_uncontended() {
+  if (quiet_ns_.load(std::memory_order_relaxed) != 0) quiet_ns_.store(0, std::memory_order_relaxed);
 }
 
 WorkerPool::WorkerPool(unsigned threads) {
@@ -75,7 +79,10 @@ void WorkerPool::work_loop() {
       const auto until = std::chrono::steady_clock::now() + kSpin;
       while (published_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
         std::this_thread::yield();
-      if (involuntary_switches() != switched) note_contended();
+      if (involuntary_switches() != switched)
+        note_contended();
+      else
+        note_uncontended();
     }
     std::unique_lock<std::mutex> lk(mutex_);
     wake_.wait(lk, [&] { return stop_ || generation_ != seen; });
@@ -123,7 +130,10 @@ void WorkerPool::run(uint32_t n, void* ctx, void (*fn)(void*, uint32_t)) {
     const auto until = std::chrono::steady_clock::now() + kSpin;
     while (done_.load(std::memory_order_acquire) < n && std::chrono::steady_clock::now() < until)
       std::this_thread::yield();
-    if (involuntary_switches() != switched) note_contended();
+    if (involuntary_switches() != switched)
+      note_contended();
+    else
+      note_uncontended();
   }
   if (done_.load(std::memory_order_acquire) < n) {
     std::unique_lock<std::mutex> lk(mutex_);

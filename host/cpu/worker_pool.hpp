@@ -17,7 +17,12 @@
 // job. As soon as a waiting thread is switched out for another runnable
 // thread (its involuntary context switches rise: other processes want the
 // cores), the pool stops spinning for a while and every wait sleeps at
-// once, so it never spins against a busy machine. A pool shared by engines
+// once, so it never spins against a busy machine. That while starts at 1 ms
+// and doubles with each spin that is switched out again, up to 50 ms; a
+// spin that is not brings it back to 1 ms. So contention that persists
+// (other processes busy on every core) keeps the pool asleep nearly all the
+// time, and a moment's contention that has passed (a build's burst, a
+// neighbour on a shared VM) costs it a millisecond, not 50. A pool shared by engines
 // runs one job at a time; a job that finds it busy runs on its caller's
 // thread (Executor::run).
 #pragma once
@@ -47,6 +52,15 @@ class WorkerPool final : public Executor {
   // and how many times contention turned spinning off.
   bool spinning() const { return may_spin(); }
   uint64_t times_contended() const { return contended_.load(std::memory_order_relaxed); }
+  // The quiet time after a contended spin, from the one stored (0: none
+  // in a row yet), and what it stores for the next: 1 ms, doubled for each
+  // contended spin in a row, at most 50 ms; an uncontended spin stores 0.
+  static constexpr int64_t kQuietMinNs = 1'000'000;
+  static constexpr int64_t kQuietMaxNs = 50'000'000;
+  static constexpr int64_t quiet_for(int64_t stored) { return stored > kQuietMinNs ? stored : kQuietMinNs; }
+  static constexpr int64_t next_quiet(int64_t stored) {
+    return 2 * quiet_for(stored) < kQuietMaxNs ? 2 * quiet_for(stored) : kQuietMaxNs;
+  }
   void run(uint32_t n, void* ctx, void (*fn)(void*, uint32_t)) override;
 
   template <class Fn>
@@ -58,20 +72,22 @@ class WorkerPool final : public Executor {
   using Call = void (*)(void*, uint32_t);
   void work_loop();
   // Whether waits may spin now; a thread that was switched out while
-  // spinning turns spinning off for a while (note_contended).
+  // spinning turns spinning off for a while (note_contended), a spin that
+  // was not resets that while to its shortest (note_uncontended).
   bool may_spin() const;
   void note_contended();
+  void note_uncontended();
   // Claims and runs tasks of the current job until none is left.
   void drain();
 
   std::vector<std::thread> workers_;
   std::mutex job_mutex_;  // one job at a time (engines sharing the pool)
   std::mutex mutex_;
-  std::condition_variable wake_;       // workers: a new job or stop
+  std::condition_variable wake_;      // workers: a new job or stop
   std::condition_variable finished_;  // the caller: the last task is done
-  uint64_t generation_ = 0;  // guarded by mutex_
-  bool stop_ = false;        // guarded by mutex_
-  bool caller_waiting_ = false;  // guarded by mutex_
+  uint64_t generation_ = 0;           // guarded by mutex_
+  bool stop_ = false;                 // guarded by mutex_
+  bool caller_waiting_ = false;       // guarded by mutex_
 
   // The current job: published under mutex_ before generation_ changes.
   std::atomic<void*> fn_{nullptr};
@@ -79,9 +95,10 @@ class WorkerPool final : public Executor {
   std::atomic<uint32_t> n_{0};
   std::atomic<uint32_t> next_{0};
   std::atomic<uint32_t> done_{0};
-  std::atomic<uint32_t> active_{0};  // workers inside drain()
-  std::atomic<uint64_t> published_{0};  // generation_, readable without the lock (spinning workers)
+  std::atomic<uint32_t> active_{0};         // workers inside drain()
+  std::atomic<uint64_t> published_{0};      // generation_, readable without the lock (spinning workers)
   std::atomic<int64_t> quiet_until_ns_{0};  // no spinning before this steady-clock time
+  std::atomic<int64_t> quiet_ns_{0};        // the next contended spin's quiet time (0: the shortest)
   std::atomic<uint64_t> contended_{0};
 };
 

@@ -903,7 +903,7 @@ uint32_t Engine::effective_window() const {
   // for windows of 8 (docs/performance.md); on 2 threads 8 and 32 measure
   // alike.
   const uint32_t lanes = backend_->window_lanes();
-  if (lanes < 2 || snapshot_.num_nodes() > uint64_t(kAutoWindowNodesPerLane) * lanes) return 1;
+  if (lanes < kAutoWindowMinLanes || snapshot_.num_nodes() > uint64_t(kAutoWindowNodesPerLane) * lanes) return 1;
   return std::clamp<uint32_t>(lanes <= kAutoWindowMax / 2 ? 2 * lanes : kAutoWindowMax, kAutoWindow, kAutoWindowMax);
 }
 

@@ -266,7 +266,7 @@ BS_API void bs_schedule_results_free(bs_schedule_results* results);
  * of pods"): the next `window` ordinary pods of its queue are evaluated
  * together ahead of their turn and kept for it, with exact batching. 0
  * (the default): auto, two pods per thread (8 to 64) on a CPU backend of
- * two threads or more while they pay; 1: none. Decisions do not depend on
+ * four threads or more while they pay; 1: none. Decisions do not depend on
  * it. */
 BS_API int bs_engine_set_window(bs_engine* engine, uint32_t window);
 
