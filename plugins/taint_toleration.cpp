@@ -13,7 +13,14 @@ PrepareResult TaintToleration::prepare(const PrepareContext& ctx, State& st, Are
   }
   st.all = arena.push(all);
   st.prefer = arena.push(prefer);
-  return {};  // Filter has no PreFilter; PreScore never skips
+  // Filter has no PreFilter; PreScore never skips. On a snapshot without
+  // taints every node passes Filter (as uniform_score scores them alike):
+  // the per-node pass leaves it out (a batch cache state of such a query
+  // answers no pod prepared after a taint came, whose filter list differs).
+  PrepareResult r;
+  const SnapshotView v = ctx.snapshot.view();
+  r.filter_passes_all = v.taint_offsets == nullptr || v.taint_offsets[v.num_nodes] == v.taint_offsets[0];
+  return r;
 }
 
 void TaintToleration::score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,

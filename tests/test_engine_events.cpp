@@ -178,6 +178,26 @@ TEST(EngineEvents, PodsOfARemovedNodeWaitForItsReturn) {
 
 // Forget is an exact undo: after schedule + forget, the next decisions (and
 // every column a decision reads) equal an engine's that never saw the pod.
+// On a cluster without taints TaintToleration's Filter is left out of the
+// per-node pass (every node passes it). The first taint must bring it back,
+// for a pod alike to one the batch cache keeps a state for: n1 (the larger
+// node, LeastAllocated's choice) takes a NoSchedule taint and the next pod,
+// alike to the first, goes to n2; once the taint is gone, to n1 again.
+TEST(EngineEvents, TheFirstTaintBringsTaintTolerationsFilterBack) {
+  Node big = plain_node("n1", 64000);
+  big.allocatable["memory"] = 512LL << 30;  // the larger node in every resource
+  for (const Batching batching : {Batching::Exact, Batching::Off}) {
+    auto e = engine_of({big, plain_node("n2", 8000)}, {}, batching);
+    ASSERT_EQ(e->schedule(cpu_pod("a", 100)).node_name, "n1");
+    Node tainted = big;
+    tainted.taints.push_back(Taint{"dedicated", "gpu", "NoSchedule"});
+    ASSERT_TRUE(e->update_node(tainted).ok());
+    EXPECT_EQ(e->schedule(cpu_pod("b", 100)).node_name, "n2") << batching_name(batching);
+    ASSERT_TRUE(e->update_node(big).ok());
+    EXPECT_EQ(e->schedule(cpu_pod("c", 100)).node_name, "n1") << batching_name(batching);
+  }
+}
+
 TEST(EngineEvents, ForgetUndoesAnAssumeExactly) {
   SplitMix64 rng(parity_seed() ^ 0xf0f0);
   const std::vector<std::string> names = {"default-scheduler", "spread-list", "gpu-share", "gpu-fgd"};
