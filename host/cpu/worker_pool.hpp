@@ -22,9 +22,9 @@
 // spin that is not brings it back to 1 ms. So contention that persists
 // (other processes busy on every core) keeps the pool asleep nearly all the
 // time, and a moment's contention that has passed (a build's burst, a
-// neighbour on a shared VM) costs it a millisecond, not 50. A pool shared by engines
-// runs one job at a time; a job that finds it busy runs on its caller's
-// thread (Executor::run).
+// neighbour on a shared VM) costs it a millisecond, not 50. A pool shared
+// by engines runs one job at a time; a job that finds it busy runs on its
+// caller's thread (Executor::run).
 #pragma once
 
 #include <atomic>

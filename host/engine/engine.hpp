@@ -17,10 +17,10 @@
 
 #include "host/engine/backend.hpp"
 #include "host/engine/batch_cache.hpp"
+#include "host/engine/window_answer.hpp"
 #include "host/engine/pod_query.hpp"
 #include "host/engine/scheduler_metrics.hpp"
 #include "host/engine/upstream_batch.hpp"
-#include "host/engine/window_answer.hpp"
 #include "host/input/config.hpp"
 #include "host/input/model.hpp"
 #include "host/snapshot/snapshot.hpp"
@@ -111,17 +111,17 @@ const char* group_outcome_name(GroupOutcome o);
 // explain): what the group needs and has, and why it would be rejected
 // before any member is placed, if it would.
 struct PodGroupStatus {
-  std::string pod_group;  // the group's key; "" when the pod is in no gang
-  std::string api;        // "Workload" (v1.35), "PodGroup" (scheduler-plugins Coscheduling)
-  std::string min_field;  // "minCount" or "minMember"
+  std::string pod_group;   // the group's key; "" when the pod is in no gang
+  std::string api;         // "Workload" (v1.35), "PodGroup" (scheduler-plugins Coscheduling)
+  std::string min_field;   // "minCount" or "minMember"
   int32_t min_count = 0;
-  int32_t placed = 0;   // members assumed or bound
-  int32_t pending = 0;  // members in the pending list given
+  int32_t placed = 0;      // members assumed or bound
+  int32_t pending = 0;     // members in the pending list given
   // A topology-aware gang's annotation: the node label key ("" none) and
   // whether one domain is required (else preferred).
   std::string topology_key;
   bool topology_required = false;
-  std::string rejection;  // the early rejection's message; "" when the group would be tried
+  std::string rejection;   // the early rejection's message; "" when the group would be tried
 };
 
 // A topology-aware gang's domains (Engine::rank_gang_domains): the order
@@ -218,10 +218,10 @@ enum class PodCacheState : uint8_t {
 };
 struct PodCacheEntry {
   PodCacheState state = PodCacheState::kAbsent;
-  std::string node;               // the node it is on (or waits for)
-  bool node_present = false;      // false: its node is not in the cluster (removed, or not
-                                  // added yet); the pod is kept, unseen by scheduling, until
-                                  // the node comes (back) or the pod is removed
+  std::string node;              // the node it is on (or waits for)
+  bool node_present = false;     // false: its node is not in the cluster (removed, or not
+                                 // added yet); the pod is kept, unseen by scheduling, until
+                                 // the node comes (back) or the pod is removed
   bool binding_finished = false;  // finish_binding() was called (assumed pods)
 };
 
@@ -287,21 +287,21 @@ const char* preemption_criterion_name(PreemptionCriterion c);
 struct PreemptionVictim {
   std::string pod;  // namespace/name
   int32_t priority = 0;
-  int64_t start_time_ns = 0;   // status.startTime, or the one bulkscore stamped (docs/plugins.md)
+  int64_t start_time_ns = 0;  // status.startTime, or the one bulkscore stamped (docs/plugins.md)
   bool pdb_violation = false;  // its eviction would take a PodDisruptionBudget below 0
 };
 
 // A node where evicting some lower-priority pods lets the pod fit.
 struct PreemptionCandidate {
   std::string node;
-  int32_t node_index = -1;                // valid until the next node event
+  int32_t node_index = -1;  // valid until the next node event
   std::vector<PreemptionVictim> victims;  // most important first (priority, then earlier start)
   // The criteria's keys, in their order.
   int64_t pdb_violations = 0;
-  int32_t highest_priority = 0;     // the most important victim's
-  int64_t priority_sum = 0;         // the victims' priorities summed
-  int64_t offset_priority_sum = 0;  // what upstream compares: each priority + 2^31, summed
-  int64_t earliest_start_ns = 0;    // the earliest start among the victims of the highest priority
+  int32_t highest_priority = 0;      // the most important victim's
+  int64_t priority_sum = 0;          // the victims' priorities summed
+  int64_t offset_priority_sum = 0;   // what upstream compares: each priority + 2^31, summed
+  int64_t earliest_start_ns = 0;     // the earliest start among the victims of the highest priority
 };
 
 // What DefaultPreemption would do now for a pod that fits nowhere
@@ -333,11 +333,11 @@ struct Explanation {
   std::vector<PreFilterStatus> prefilter;
   std::vector<NodeExplanation> nodes;  // snapshot order
   uint32_t feasible_nodes = 0;
-  std::string chosen;            // the node schedule would pick, "" if none
+  std::string chosen;   // the node schedule would pick, "" if none
   std::vector<int32_t> devices;  // GpuShare: the devices it would take there
   std::string device_group;      // SharedDeviceGroup: its group and the devices
   GroupDevices group_devices;    // it would share there
-  std::string message;           // FitError text when no node is feasible
+  std::string message;  // FitError text when no node is feasible
   // Whether schedule would answer this pod from the batch cache now (after
   // the pods scheduled so far): "hit", "off", or the reason it would not
   // (flush_reason_name).
@@ -397,7 +397,7 @@ struct Ranking {
   uint64_t seed = 0;
   uint64_t draw = 0;
   std::string profile;  // the scheduler name of the profile that evaluates the pod
-  std::string chosen;   // the node schedule would pick now, "" if none
+  std::string chosen;  // the node schedule would pick now, "" if none
   // The chosen node's entry and its 1-based place in the sorted list (the
   // random tie-break may pick a tied node past the first k).
   RankedNode chosen_node;
@@ -411,7 +411,7 @@ struct Ranking {
   // Every (plugin, reason) that rejected nodes, as upstream's FitError
   // counts them, most nodes first (then by reason); whether or not a node fits.
   std::vector<RejectionCount> rejections;
-  std::string message;                              // the FitError text when no node is feasible
+  std::string message;  // the FitError text when no node is feasible
   std::optional<PreemptionExplanation> preemption;  // as Explanation::preemption
   std::vector<std::string> warnings;
 };
@@ -788,9 +788,9 @@ class Engine {
     PodCacheState state = PodCacheState::kBound;
     bool binding_finished = false;
     std::optional<std::chrono::steady_clock::time_point> deadline;
-    std::string node;                // the node it is on or waits for
-    uint32_t id = Snapshot::kNoPod;  // its snapshot pod id; kNoPod while its node is absent
-    std::optional<Pod> waiting;      // the pod, while its node is absent
+    std::string node;                  // the node it is on or waits for
+    uint32_t id = Snapshot::kNoPod;    // its snapshot pod id; kNoPod while its node is absent
+    std::optional<Pod> waiting;        // the pod, while its node is absent
     // An assumed pod's: what Reserve took (only when it took anything) and
     // its profile, for Unreserve when it is forgotten.
     std::shared_ptr<const Reservation> reservation;
@@ -843,7 +843,7 @@ class Engine {
   uint64_t pod_seq_ = 0;  // the random tie-break's per-pod draw
   uint32_t next_start_node_index_ = 0;
   EvalResult scratch_;
-  std::vector<BatchCache> batch_;  // --batching exact: the states, in no order
+  std::vector<BatchCache> batch_;              // --batching exact: the states, in no order
   // batch_'s indices, the most recently used first. The states stay where
   // they are: rotating the states themselves (dozens of vectors each) on
   // every pod was 3% of a run's profile with 160 states.
@@ -867,9 +867,9 @@ class Engine {
     BatchCache state;    // else a batch-cache state; the pod's shape either way
   };
   std::vector<WindowState> window_;
-  size_t last_light_ = 0;        // light states the last look-ahead built
-  uint32_t window_backoff_ = 0;  // auto: windows skipped after one that did not pay (doubling, at most 64)
-  size_t window_skip_ = 0;       // auto: queue entries still to pass without a look-ahead
+  size_t last_light_ = 0;         // light states the last look-ahead built
+  uint32_t window_backoff_ = 0;   // auto: windows skipped after one that did not pay (doubling, at most 64)
+  size_t window_skip_ = 0;        // auto: queue entries still to pass without a look-ahead
   // look_ahead's scratch: the queries, requests and evaluations of a window.
   std::vector<PodQuery> window_queries_;
   std::vector<EvalResult> window_results_;
