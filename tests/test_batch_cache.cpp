@@ -212,8 +212,8 @@ TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
       several_hits += several.counters.hint_used;
       // Windows of pods (2 to 9) looked ahead at, with one state or three.
       const uint32_t window = 2 + seed % 8;
-      const Outcome windowed =
-          run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 1 + 2 * (seed % 2), {}, window);
+      const Outcome windowed = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 1 + 2 * (seed % 2),
+                                   {}, window);
       ASSERT_EQ(first_difference(pods, off.results, windowed.results), "")
           << "window " << window << ": seed " << seed << " (parity seed " << parity_seed() << "), " << nodes
           << " nodes, " << (seed % 2 ? "every node scored" : "parity config") << ", tie "
@@ -597,11 +597,10 @@ TEST(BatchCache, WindowsOfRandomDistinctPodsDecideExactlyAsUnbatched) {
       light += windowed.counters.window_light_hits;
     }
   }
-  std::printf(
-      "[ batch ] distinct pods in windows: %llu evaluated ahead, %llu answered by their own state, %llu in "
-      "the light form\n",
-      static_cast<unsigned long long>(states), static_cast<unsigned long long>(hits),
-      static_cast<unsigned long long>(light));
+  std::printf("[ batch ] distinct pods in windows: %llu evaluated ahead, %llu answered by their own state, %llu in "
+              "the light form\n",
+              static_cast<unsigned long long>(states), static_cast<unsigned long long>(hits),
+              static_cast<unsigned long long>(light));
   // Both forms answer, and the light form also declines (bounds moved,
   // every kept entry changed, events).
   EXPECT_GT(light, states / 4);
@@ -818,21 +817,11 @@ TEST(BatchCache, WindowTiesSpanKeptAndChangedNodes) {
           for (uint64_t k = m.below(4); k > 0; --k) {
             const std::string node = "n-" + std::to_string(3 + m.below(N - 3));
             switch (m.below(5)) {
-              case 0:
-                (void)engine.set_node_filter("example.com/ok", node, false, "no");
-                break;
-              case 1:
-                (void)engine.set_node_filter("example.com/ok", node, true);
-                break;
-              case 2:
-                (void)engine.set_node_score("example.com/score", node, 50);
-                break;
-              case 3:
-                (void)engine.set_node_score("example.com/score", node, static_cast<int64_t>(m.below(101)));
-                break;
-              default:
-                (void)engine.clear_node_data("example.com/score", node);
-                break;
+              case 0: (void)engine.set_node_filter("example.com/ok", node, false, "no"); break;
+              case 1: (void)engine.set_node_filter("example.com/ok", node, true); break;
+              case 2: (void)engine.set_node_score("example.com/score", node, 50); break;
+              case 3: (void)engine.set_node_score("example.com/score", node, static_cast<int64_t>(m.below(101))); break;
+              default: (void)engine.clear_node_data("example.com/score", node); break;
             }
           }
           out.push_back(engine.schedule(pods[i]));
@@ -1091,7 +1080,8 @@ TEST(UpstreamBatching, RescoresTheLastNodeAndFlushesAfterAFailedPod) {
 // mode's decisions depend on the run's speed (machine, backend, threads),
 // where exact and off never do (README, docs/batching.md, --help).
 TEST(UpstreamBatching, StatesExpireOnTheWallClock) {
-  const ProfilePlan plan = make_profile_plan(parse_scheduler_config(kNoTopologyConfig, "no-topology").profiles[0]);
+  const ProfilePlan plan =
+      make_profile_plan(parse_scheduler_config(kNoTopologyConfig, "no-topology").profiles[0]);
   const Cluster cluster = plain_nodes(8);
   Snapshot snap = Snapshot::build(cluster.nodes, std::vector<Pod>{});
   const auto backend = make_cpu_backend(1);
