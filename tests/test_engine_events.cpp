@@ -176,13 +176,14 @@ TEST(EngineEvents, PodsOfARemovedNodeWaitForItsReturn) {
   EXPECT_EQ(requested_cpu(*e, "n2"), 1500);
 }
 
-// Forget is an exact undo: after schedule + forget, the next decisions (and
-// every column a decision reads) equal an engine's that never saw the pod.
 // On a cluster without taints TaintToleration's Filter is left out of the
-// per-node pass (every node passes it). The first taint must bring it back,
-// for a pod alike to one the batch cache keeps a state for: n1 (the larger
-// node, LeastAllocated's choice) takes a NoSchedule taint and the next pod,
-// alike to the first, goes to n2; once the taint is gone, to n1 again.
+// per-node pass (every node passes it): each pod's prepare decides that on
+// the snapshot it is evaluated on, so the first taint brings it back, also
+// for a pod alike to one the batch cache kept a state for (a taint change
+// is structural and ends the states; the pod's filter list differs too):
+// n1 (the larger node, LeastAllocated's choice) takes a NoSchedule taint
+// and the next pod, alike to the first, goes to n2; once the taint is gone,
+// to n1 again.
 TEST(EngineEvents, TheFirstTaintBringsTaintTolerationsFilterBack) {
   Node big = plain_node("n1", 64000);
   big.allocatable["memory"] = 512LL << 30;  // the larger node in every resource
@@ -198,6 +199,8 @@ TEST(EngineEvents, TheFirstTaintBringsTaintTolerationsFilterBack) {
   }
 }
 
+// Forget is an exact undo: after schedule + forget, the next decisions (and
+// every column a decision reads) equal an engine's that never saw the pod.
 TEST(EngineEvents, ForgetUndoesAnAssumeExactly) {
   SplitMix64 rng(parity_seed() ^ 0xf0f0);
   const std::vector<std::string> names = {"default-scheduler", "spread-list", "gpu-share", "gpu-fgd"};

@@ -35,7 +35,12 @@ bool WorkerPool::may_spin() const { return now_ns() >= quiet_until_ns_.load(std:
 void WorkerPool::note_contended() {
   const int64_t stored = quiet_ns_.load(std::memory_order_relaxed);
   quiet_ns_.store(next_quiet(stored), std::memory_order_relaxed);
-  quiet_until_ns_.store(now_ns() + quiet_for(stored), std::memory_order_relaxed);
+  // Only ever later: a thread that saw a shorter quiet time (its spin began
+  // before another's reset) must not cut a longer one short.
+  const int64_t until = now_ns() + quiet_for(stored);
+  int64_t current = quiet_until_ns_.load(std::memory_order_relaxed);
+  while (current < until && !quiet_until_ns_.compare_exchange_weak(current, until, std::memory_order_relaxed)) {
+  }
   contended_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -77,11 +82,14 @@ void WorkerPool::work_loop() {
     if (may_spin()) {
       const long switched = involuntary_switches();
       const auto until = std::chrono::steady_clock::now() + kSpin;
-      while (published_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
+      bool yielded = false;  // a spin that found its job at once says nothing about the machine
+      while (published_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until) {
         std::this_thread::yield();
+        yielded = true;
+      }
       if (involuntary_switches() != switched)
         note_contended();
-      else
+      else if (yielded)
         note_uncontended();
     }
     std::unique_lock<std::mutex> lk(mutex_);
@@ -128,11 +136,14 @@ void WorkerPool::run(uint32_t n, void* ctx, void (*fn)(void*, uint32_t)) {
   if (done_.load(std::memory_order_acquire) < n && may_spin()) {
     const long switched = involuntary_switches();
     const auto until = std::chrono::steady_clock::now() + kSpin;
-    while (done_.load(std::memory_order_acquire) < n && std::chrono::steady_clock::now() < until)
+    bool yielded = false;
+    while (done_.load(std::memory_order_acquire) < n && std::chrono::steady_clock::now() < until) {
       std::this_thread::yield();
+      yielded = true;
+    }
     if (involuntary_switches() != switched)
       note_contended();
-    else
+    else if (yielded)
       note_uncontended();
   }
   if (done_.load(std::memory_order_acquire) < n) {

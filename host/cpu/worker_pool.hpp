@@ -19,10 +19,12 @@
 // cores), the pool stops spinning for a while and every wait sleeps at
 // once, so it never spins against a busy machine. That while starts at 1 ms
 // and doubles with each spin that is switched out again, up to 50 ms; a
-// spin that is not brings it back to 1 ms. So contention that persists
-// (other processes busy on every core) keeps the pool asleep nearly all the
-// time, and a moment's contention that has passed (a build's burst, a
-// neighbour on a shared VM) costs it a millisecond, not 50. A pool shared
+// spin that waited and was not brings it back to 1 ms. So contention that
+// persists on the pool's cores keeps the pool asleep nearly all the time,
+// and a moment's contention that has passed (a build's burst, a neighbour
+// on a shared VM) costs it a millisecond, not 50. (The pool's threads note
+// this together, not each its own: two switched out at once double the
+// while once.) A pool shared
 // by engines runs one job at a time; a job that finds it busy runs on its
 // caller's thread (Executor::run).
 #pragma once

@@ -900,8 +900,7 @@ uint32_t Engine::effective_window() const {
   if (options_.batching != Batching::Exact) return 1;  // windows keep batch-cache states
   if (options_.window != 0) return options_.window;
   // Two pods per lane: on 16 threads windows of 32 gave 1.8x against 1.44x
-  // for windows of 8 (docs/performance.md); on 2 threads 8 and 32 measure
-  // alike.
+  // for windows of 8 (docs/performance.md).
   const uint32_t lanes = backend_->window_lanes();
   if (lanes < kAutoWindowMinLanes || snapshot_.num_nodes() > uint64_t(kAutoWindowNodesPerLane) * lanes) return 1;
   return std::clamp<uint32_t>(lanes <= kAutoWindowMax / 2 ? 2 * lanes : kAutoWindowMax, kAutoWindow, kAutoWindowMax);
