@@ -18,8 +18,7 @@ PrepareResult TaintToleration::prepare(const PrepareContext& ctx, State& st, Are
   // the per-node pass leaves it out (a batch cache state of such a query
   // answers no pod prepared after a taint came, whose filter list differs).
   PrepareResult r;
-  const SnapshotView v = ctx.snapshot.view();
-  r.filter_passes_all = v.taint_offsets == nullptr || v.taint_offsets[v.num_nodes] == v.taint_offsets[0];
+  r.filter_passes_all = untainted(ctx.snapshot.view());
   return r;
 }
 

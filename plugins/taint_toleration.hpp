@@ -85,9 +85,15 @@ struct TaintToleration {
   static void score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
                           uint32_t count, int64_t* out);
 
+  // Whether no node of the snapshot has a taint: then every node passes
+  // Filter (prepare's filter_passes_all) and scores 0 (uniform_score).
+  static bool untainted(const SnapshotView& s) {
+    return s.taint_offsets == nullptr || s.taint_offsets[s.num_nodes] == s.taint_offsets[0];
+  }
+
   // Host: on a cluster without taints every node scores 0.
   static bool uniform_score(const SnapshotView& s, const State&, const uint8_t*, int64_t& value) {
-    if (s.taint_offsets[s.num_nodes] != s.taint_offsets[0]) return false;
+    if (!untainted(s)) return false;
     value = 0;
     return true;
   }

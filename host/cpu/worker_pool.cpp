@@ -48,6 +48,21 @@ void WorkerPool::note_uncontended() {
   if (quiet_ns_.load(std::memory_order_relaxed) != 0) quiet_ns_.store(0, std::memory_order_relaxed);
 }
 
+template <class Waiting>
+void WorkerPool::spin_while(Waiting&& waiting) {
+  const long switched = involuntary_switches();
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  bool yielded = false;  // a spin that found its wait over at once says nothing about the machine
+  while (waiting() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::yield();
+    yielded = true;
+  }
+  if (involuntary_switches() != switched)
+    note_contended();
+  else if (yielded)
+    note_uncontended();
+}
+
 WorkerPool::WorkerPool(unsigned threads) {
   for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { work_loop(); });
 }
@@ -79,19 +94,7 @@ void WorkerPool::drain() {
 void WorkerPool::work_loop() {
   uint64_t seen = 0;
   for (;;) {
-    if (may_spin()) {
-      const long switched = involuntary_switches();
-      const auto until = std::chrono::steady_clock::now() + kSpin;
-      bool yielded = false;  // a spin that found its job at once says nothing about the machine
-      while (published_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until) {
-        std::this_thread::yield();
-        yielded = true;
-      }
-      if (involuntary_switches() != switched)
-        note_contended();
-      else if (yielded)
-        note_uncontended();
-    }
+    if (may_spin()) spin_while([&] { return published_.load(std::memory_order_acquire) == seen; });
     std::unique_lock<std::mutex> lk(mutex_);
     wake_.wait(lk, [&] { return stop_ || generation_ != seen; });
     if (stop_) return;
@@ -133,19 +136,8 @@ void WorkerPool::run(uint32_t n, void* ctx, void (*fn)(void*, uint32_t)) {
   drain();
   // Only tasks a worker already claimed can be outstanding here: check for
   // a moment when the machine allows, then sleep until the last signals.
-  if (done_.load(std::memory_order_acquire) < n && may_spin()) {
-    const long switched = involuntary_switches();
-    const auto until = std::chrono::steady_clock::now() + kSpin;
-    bool yielded = false;
-    while (done_.load(std::memory_order_acquire) < n && std::chrono::steady_clock::now() < until) {
-      std::this_thread::yield();
-      yielded = true;
-    }
-    if (involuntary_switches() != switched)
-      note_contended();
-    else if (yielded)
-      note_uncontended();
-  }
+  if (done_.load(std::memory_order_acquire) < n && may_spin())
+    spin_while([&] { return done_.load(std::memory_order_acquire) < n; });
   if (done_.load(std::memory_order_acquire) < n) {
     std::unique_lock<std::mutex> lk(mutex_);
     caller_waiting_ = true;

@@ -24,9 +24,8 @@
 // and a moment's contention that has passed (a build's burst, a neighbour
 // on a shared VM) costs it a millisecond, not 50. (The pool's threads note
 // this together, not each its own: two switched out at once double the
-// while once.) A pool shared
-// by engines runs one job at a time; a job that finds it busy runs on its
-// caller's thread (Executor::run).
+// while once.) A pool shared by engines runs one job at a time; a job that
+// finds it busy runs on its caller's thread (Executor::run).
 #pragma once
 
 #include <atomic>
@@ -79,6 +78,10 @@ class WorkerPool final : public Executor {
   bool may_spin() const;
   void note_contended();
   void note_uncontended();
+  // Checks waiting() for a moment (kSpin), yielding, then notes whether
+  // the thread was switched out meanwhile.
+  template <class Waiting>
+  void spin_while(Waiting&& waiting);
   // Claims and runs tasks of the current job until none is left.
   void drain();
 

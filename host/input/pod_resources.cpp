@@ -10,22 +10,13 @@ bool pod_level_supported(const std::string& name) {
   return name == "cpu" || name == "memory" || name.rfind("hugepages-", 0) == 0;
 }
 
-// A container's requests, with the non-zero defaults when asked for.
-ResourceList container_requests(const Container& c, bool non_zero) {
-  ResourceList r = c.requests;
-  if (non_zero) {
-    if (!r.count("cpu")) r["cpu"] = kDefaultMilliCpuRequest;
-    if (!r.count("memory")) r["memory"] = kDefaultMemoryRequest;
-  }
-  return r;
-}
-
 void add_into(ResourceList& acc, const ResourceList& x) {
   for (const auto& [k, v] : x) acc[k] += v;
 }
 
-// acc += container_requests(c, non_zero), without the copy (a pod's
-// requests are summed several times per scheduling cycle).
+// acc += a container's requests, with the non-zero defaults when asked for
+// (added in place, not copied first: a pod's requests are summed several
+// times per scheduling cycle).
 void add_container_into(ResourceList& acc, const Container& c, bool non_zero) {
   add_into(acc, c.requests);
   if (non_zero) {
@@ -52,7 +43,8 @@ ResourceList aggregate_containers(const Pod& pod, bool non_zero) {
   ResourceList sidecars_so_far;
   ResourceList init_max;
   for (const auto& c : pod.init_containers) {
-    ResourceList cr = container_requests(c, non_zero);
+    ResourceList cr;
+    add_container_into(cr, c, non_zero);
     if (c.restart_policy_always) {
       add_into(sidecars_so_far, cr);
       // A sidecar keeps running: it also counts against later init containers.
