@@ -6,9 +6,12 @@
 // by the backend, grown to a high-water mark and reused; pinned host buffers
 // carry every transfer. All work goes to one stream; evaluate() returns
 // after one stream synchronization (two when lists are requested back, or
-// when the random tie-break finds a tie: then the tied nodes alone, or for
-// a tie of over 1,024 nodes only the drawn one; more around a feasible-set
-// PreScore).
+// when the random tie-break finds a tie outside the flat pipeline: then the
+// tied nodes alone, or for a tie of over 1,024 nodes only the drawn one;
+// more around a feasible-set PreScore). The flat pipeline (every node, no
+// list, no PreScore: what the scheduling cycle asks most) is one upload,
+// two launches (Filter with raw scores, then select_every_node), one copy
+// back: no compaction, the random tie drawn on the device.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -340,8 +343,13 @@ class CudaBackend final : public Backend {
 
     const uint32_t slots = hq.num_scores;
     const bool keep_verdicts = sampling || req.want_verdicts;
-    const uint32_t select_blocks =
-        std::max<uint32_t>(1, std::min<uint32_t>((count + 255) / 256, 8u * static_cast<uint32_t>(num_sms_)));
+    // The flat pipeline: every node in index order, nothing between Filter
+    // and Score, no list that needs the compacted order.
+    const bool flat = !hq.prescore_feasible && host_visit.order == nullptr && !req.want_scores && !req.want_sorted;
+    // Grid-stride selection: 8 blocks per SM at most; the flat one gives
+    // each block a contiguous range, two blocks per SM.
+    const uint32_t select_blocks = std::max<uint32_t>(
+        1, std::min<uint32_t>((count + 255) / 256, (flat ? 2u : 8u) * static_cast<uint32_t>(num_sms_)));
     // CUB temporary storage, sized for the largest candidate count seen (the
     // need grows with the item count), for the sort too once it was wanted.
     // The random tie-break may compact over every node (enqueue_rank_tied).
@@ -372,7 +380,7 @@ class CudaBackend final : public Backend {
     device_.reserve(keys_, n * sizeof(uint64_t));
     device_.reserve(nodes_, n * sizeof(uint32_t));
     if (random_ties) device_.reserve(tied_, n * sizeof(uint32_t));
-    device_.reserve(partials_, select_blocks * sizeof(BestItem));
+    device_.reserve(partials_, select_blocks * std::max(sizeof(BestItem), sizeof(FlatPartial)));
     device_.reserve(temp_, temp_bytes);
     if (req.want_scores) {
       if (fault_.arrive(FaultPoint::kState)) throw DeviceOutOfMemory(fault_.message("CUDA backend"));
@@ -397,6 +405,7 @@ class CudaBackend final : public Backend {
     p.fused = !hq.prescore_feasible;
     p.score_single = req.score_single;
     p.want_scores = req.want_scores;
+    p.compact = !flat;
     p.select_blocks = select_blocks;
 
     WorkBuffers w;
@@ -414,13 +423,18 @@ class CudaBackend final : public Backend {
     }
     w.tied = random_ties ? tied_.as<uint32_t>() : nullptr;
     w.partials = partials_.as<BestItem>();
+    w.flat_partials = partials_.as<FlatPartial>();
     w.temp = temp_.get();
     w.temp_bytes = temp_bytes;
     BULKSCORE_CUDA_TRY(enqueue_filter(p, w, stream_));
     if (fault_.arrive(FaultPoint::kFilter)) throw CudaError(fault_.message("CUDA backend"));
-    const uint32_t to_score = p.fused ? 0 : run_prescore(snap, query, req, host_visit, p, w);
-    BULKSCORE_CUDA_TRY(enqueue_scoring(p, w, to_score, stream_));
-    if (random_ties) BULKSCORE_CUDA_TRY(enqueue_collect_tied(p, w, stream_));
+    if (flat) {
+      BULKSCORE_CUDA_TRY(enqueue_select_every_node(p, w, stream_));
+    } else {
+      const uint32_t to_score = p.fused ? 0 : run_prescore(snap, query, req, host_visit, p, w);
+      BULKSCORE_CUDA_TRY(enqueue_scoring(p, w, to_score, stream_));
+      if (random_ties) BULKSCORE_CUDA_TRY(enqueue_collect_tied(p, w, stream_));
+    }
 
     // The answer, the histogram and the tie count: one small copy back, one sync.
     constexpr size_t kBackBytes = sizeof(Control) - offsetof(Control, answer);
@@ -446,8 +460,8 @@ class CudaBackend final : public Backend {
     // backend's rule). One tied node is the chosen one; a small tie copies
     // the tied nodes back for pick_tied; a large one (identical nodes of a
     // big cluster) is put in index order on the device and only the node of
-    // the drawn rank comes back.
-    if (random_ties && out.scored && a.num_feasible > 1 && num_tied > 1) {
+    // the drawn rank comes back. The flat pipeline drew on the device.
+    if (random_ties && !flat && out.scored && a.num_feasible > 1 && num_tied > 1) {
       if (num_tied > a.num_feasible)
         throw CudaError("CUDA backend: " + std::to_string(num_tied) + " tied nodes out of " +
                         std::to_string(a.num_feasible) + " feasible");

@@ -24,6 +24,9 @@
 //      and their count; after the answer's sync, a tie of over 1,024 nodes
 //      is put in node order (mark_tied, then a compaction over every node:
 //      enqueue_rank_tied) for the host to copy back the drawn one.
+// The flat pipeline (every node in index order, no list wanted, no
+// feasible-set PreScore): 1, then select_every_node in place of 2, 5 and 6:
+// two launches per pod, the random tie's draw inside the second.
 // DefaultPreemption's dry run is a launch of its own (preemption_dry_run,
 // one thread per potential node: plugins/preemption_dry_run.hpp).
 // Counts that only the device knows (feasible nodes, the cut) are read from
@@ -31,6 +34,7 @@
 // (except around the PreScore, which is host code).
 #include <thrust/iterator/counting_iterator.h>
 #include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 
@@ -305,6 +309,153 @@ __global__ void __launch_bounds__(kBlock)
     if ((keys[i] >> 32) == best) tied[atomicAdd(&ctrl->num_tied, 1u)] = nodes[i];
 }
 
+using CountReduce = cub::BlockReduce<uint32_t, kBlock>;
+using CountScan = cub::BlockScan<uint32_t, kBlock>;
+
+// Block `block`'s positions in select_every_node: [begin, end), contiguous,
+// so that blocks in order hold the nodes in ascending index.
+struct Range {
+  uint32_t begin, end;
+};
+__device__ __forceinline__ Range block_range(uint32_t count, uint32_t block) {
+  const uint64_t per = (static_cast<uint64_t>(count) + gridDim.x - 1) / gridDim.x;
+  const uint64_t begin = min(static_cast<uint64_t>(count), block * per);
+  return Range{static_cast<uint32_t>(begin), static_cast<uint32_t>(min(static_cast<uint64_t>(count), begin + per))};
+}
+
+// The flat pipeline's selection (enqueue_select_every_node). Positions are
+// nodes. Every thread of a block takes part in every collective below.
+__global__ void __launch_bounds__(kBlock)
+    select_every_node(const __grid_constant__ PodQueryView q, uint32_t count, bool score_single, const uint8_t* flags,
+                      const int64_t* raw_pos, uint64_t* keys, FlatPartial* partials, Control* ctrl) {
+  __shared__ typename BestReduce::TempStorage best_storage;
+  __shared__ typename CountReduce::TempStorage count_storage;
+  __shared__ typename CountScan::TempStorage scan_storage;
+  __shared__ NormStats stats[kMaxProfilePlugins];
+  __shared__ BestItem best_of;  // the block's, then (last block) the pod's
+  __shared__ uint32_t feasible_of, tied_of, tie_block, tie_rank_in_block, chosen;
+  __shared__ bool is_last;
+  const bool random = q.tie_break == TieBreak::Random;
+  if (threadIdx.x < q.num_scores)
+    stats[threadIdx.x] = NormStats{ctrl->stat_min[threadIdx.x], ctrl->stat_max[threadIdx.x]};
+  __syncthreads();
+
+  const Range r = block_range(count, blockIdx.x);
+  BestItem best = no_item();
+  uint32_t feasible = 0;
+  for (uint32_t k = r.begin + threadIdx.x; k < r.end; k += kBlock) {
+    if (!flags[k]) continue;
+    ++feasible;
+    const auto raw = [&](uint32_t slot) { return raw_pos[static_cast<size_t>(slot) * count + k]; };
+    const int64_t total = weighted_total(q, stats, raw, [](uint32_t, int64_t) {});
+    const uint64_t key = selection_key(total, k, q);
+    if (random) keys[k] = key;
+    best = Better()(best, BestItem{key, total, k, 0});
+  }
+  const BestItem block_best = BestReduce(best_storage).Reduce(best, Better());
+  const uint32_t block_feasible = CountReduce(count_storage).Sum(feasible);
+  if (threadIdx.x == 0) best_of = block_best;
+  __syncthreads();
+  // The block's nodes at its best total (written by this block's threads).
+  uint32_t tied = 0;
+  if (random && best_of.node != UINT32_MAX) {
+    const uint64_t at = best_of.key >> 32;
+    for (uint32_t k = r.begin + threadIdx.x; k < r.end; k += kBlock)
+      if (flags[k] && (keys[k] >> 32) == at) ++tied;
+  }
+  const uint32_t block_tied = CountReduce(count_storage).Sum(tied);
+  __threadfence();  // every thread's keys, then the partial, visible before the ticket
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = FlatPartial{best_of.key, best_of.total, best_of.node, block_feasible, block_tied, 0};
+    __threadfence();
+    is_last = atomicAdd(&ctrl->blocks_done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!is_last) return;
+
+  // The last block: every partial and key is written and fenced.
+  __threadfence();
+  BestItem b = no_item();
+  uint32_t kept = 0;
+  for (uint32_t j = threadIdx.x; j < gridDim.x; j += kBlock) {
+    const volatile FlatPartial* p = partials + j;
+    b = Better()(b, BestItem{p->key, p->total, p->node, 0});
+    kept += p->feasible;
+  }
+  const BestItem all = BestReduce(best_storage).Reduce(b, Better());
+  const uint32_t all_kept = CountReduce(count_storage).Sum(kept);
+  if (threadIdx.x == 0) {
+    best_of = all;
+    feasible_of = all_kept;
+    chosen = all.node;
+  }
+  __syncthreads();
+  const uint64_t best_hi = best_of.key >> 32;
+  // Upstream picks a lone feasible node without scoring it.
+  const bool scored = feasible_of > 1 || (feasible_of == 1 && score_single);
+  if (random && scored) {
+    // The tie: the blocks whose best total is the pod's hold it.
+    uint32_t t = 0;
+    for (uint32_t j = threadIdx.x; j < gridDim.x; j += kBlock) {
+      const volatile FlatPartial* p = partials + j;
+      if (p->node != UINT32_MAX && (p->key >> 32) == best_hi) t += p->tied;
+    }
+    const uint32_t all_tied = CountReduce(count_storage).Sum(t);
+    if (threadIdx.x == 0) {
+      tied_of = all_tied;
+      tie_block = 0;
+      tie_rank_in_block = UINT32_MAX;  // found below, unless the counts disagree (then the best node stays)
+    }
+    __syncthreads();
+    if (tied_of > 1) {
+      const uint64_t rank = scale_draw(tie_draw(q), tied_of);
+      // The block holding the tied node of that rank (blocks in node order)...
+      uint32_t base = 0;
+      for (uint32_t j0 = 0; j0 < gridDim.x; j0 += kBlock) {
+        const uint32_t j = j0 + threadIdx.x;
+        uint32_t c = 0;
+        if (j < gridDim.x) {
+          const volatile FlatPartial* p = partials + j;
+          c = (p->node != UINT32_MAX && (p->key >> 32) == best_hi) ? p->tied : 0;
+        }
+        uint32_t before = 0, tile = 0;
+        CountScan(scan_storage).ExclusiveSum(c, before, tile);
+        if (c && rank >= base + before && rank < base + before + c) {
+          tie_block = j;
+          tie_rank_in_block = static_cast<uint32_t>(rank - base - before);
+        }
+        base += tile;
+        __syncthreads();  // scan_storage is reused
+      }
+      // ... and the node within its range.
+      const Range in = block_range(count, tie_block);
+      base = 0;
+      for (uint32_t k0 = in.begin; k0 < in.end; k0 += kBlock) {
+        const uint32_t k = k0 + threadIdx.x;
+        const uint32_t c = (k < in.end && flags[k] && (keys[k] >> 32) == best_hi) ? 1u : 0u;
+        uint32_t before = 0, tile = 0;
+        CountScan(scan_storage).ExclusiveSum(c, before, tile);
+        if (c && base + before == tie_rank_in_block) chosen = k;
+        base += tile;
+        __syncthreads();
+      }
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const uint32_t n = feasible_of;
+    Answer a;
+    a.num_feasible = n;
+    a.processed = count;
+    a.chosen = n ? static_cast<int32_t>(chosen) : -1;
+    a.scored = scored ? 1u : 0u;
+    a.chosen_total = scored ? best_of.total : 0;
+    a.best_key = !n ? 0 : scored ? best_of.key : selection_key(0, chosen, q);
+    ctrl->answer = a;
+    ctrl->num_tied = random && scored ? tied_of : 0;
+  }
+}
+
 __global__ void __launch_bounds__(kBlock) mark_tied(const uint32_t* tied, uint32_t num_tied, uint8_t* node_flags) {
   const uint32_t i = blockIdx.x * kBlock + threadIdx.x;
   if (i < num_tied) node_flags[tied[i]] = 1;
@@ -384,6 +535,7 @@ cudaError_t enqueue_filter(const PodLaunch& p, const WorkBuffers& w, cudaStream_
   BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
   BULKSCORE_DEBUG_SYNC(stream);
 
+  if (!p.compact) return cudaSuccess;
   size_t temp_bytes = w.temp_bytes;
   BULKSCORE_RETURN_IF_ERROR(cub::DeviceSelect::Flagged(w.temp, temp_bytes, PositionIterator(0),
                                                        static_cast<const uint8_t*>(w.flags), w.feasible_pos,
@@ -410,6 +562,15 @@ cudaError_t enqueue_scoring(const PodLaunch& p, const WorkBuffers& w, uint32_t t
   score_and_select<<<p.select_blocks, kBlock, 0, stream>>>(p.query, p.visit, p.cap, p.score_single, w.raw_pos,
                                                            w.feasible_pos, w.keys, w.nodes, w.totals, w.raw_c, w.norm_c,
                                                            w.partials, w.ctrl);
+  BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
+  BULKSCORE_DEBUG_SYNC(stream);
+  return cudaSuccess;
+}
+
+cudaError_t enqueue_select_every_node(const PodLaunch& p, const WorkBuffers& w, cudaStream_t stream) {
+  if (p.visit.count == 0) return cudaSuccess;
+  select_every_node<<<p.select_blocks, kBlock, 0, stream>>>(p.query, p.visit.count, p.score_single, w.flags, w.raw_pos,
+                                                            w.keys, w.flat_partials, w.ctrl);
   BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
   BULKSCORE_DEBUG_SYNC(stream);
   return cudaSuccess;

@@ -51,6 +51,17 @@ struct BestItem {
   uint32_t pad;
 };
 
+// One block's part of select_every_node: its best node, how many of its
+// positions are feasible and how many of those share its best total.
+struct FlatPartial {
+  uint64_t key;
+  int64_t total;
+  uint32_t node;  // UINT32_MAX: no feasible position in the block
+  uint32_t feasible;
+  uint32_t tied;  // --tie-break random only (0 otherwise)
+  uint32_t pad;
+};
+
 // One pod's evaluation, as the kernels see it.
 struct PodLaunch {
   SnapshotView snap;          // device pointers
@@ -64,7 +75,11 @@ struct PodLaunch {
   bool fused = true;
   bool score_single = false;
   bool want_scores = false;
-  uint32_t select_blocks = 1;  // grid of the selection kernel (grid-stride)
+  // False: every node visited in index order, no list wanted, no PreScore
+  // between (the flat pipeline): enqueue_filter leaves out the compaction
+  // and enqueue_select_every_node selects straight from the flags.
+  bool compact = true;
+  uint32_t select_blocks = 1;  // grid of the selection kernel
 };
 
 // Device arrays of one evaluation, sized for `visit.count` positions (raw
@@ -81,7 +96,8 @@ struct WorkBuffers {
   int64_t* raw_c = nullptr;             // [slot * F + i] (want_scores)
   int64_t* norm_c = nullptr;            // [slot * F + i] (want_scores)
   uint32_t* tied = nullptr;             // [F] nodes tied at the best total, any order (random tie-break)
-  BestItem* partials = nullptr;         // [select_blocks]
+  BestItem* partials = nullptr;         // [select_blocks] (compact)
+  FlatPartial* flat_partials = nullptr; // [select_blocks] (not compact; the same memory)
   void* temp = nullptr;                 // CUB temporary storage
   size_t temp_bytes = 0;
 };
@@ -120,6 +136,16 @@ cudaError_t enqueue_filter(const PodLaunch& p, const WorkBuffers& w, cudaStream_
 // !p.fused: the host knows it then (it ran the PreScore over those nodes),
 // and it is 0 when nothing is scored.
 cudaError_t enqueue_scoring(const PodLaunch& p, const WorkBuffers& w, uint32_t to_score, cudaStream_t stream);
+
+// The flat pipeline's selection (p.compact false), after enqueue_filter:
+// normalization, weighted totals and the best node straight from the
+// positions' flags and raw scores (positions are nodes), each block over a
+// contiguous range of nodes; the last block to finish writes the Answer,
+// with --tie-break random's draw made there: the tied nodes counted per
+// block, the one of rank scale_draw(tie_draw(q), tied) found by a scan over
+// the blocks in node order and then over its block's range. w.keys holds
+// the positions' keys (random tie-break only); w.ctrl->num_tied the tie.
+cudaError_t enqueue_select_every_node(const PodLaunch& p, const WorkBuffers& w, cudaStream_t stream);
 
 // After enqueue_scoring, for the random tie-break: the nodes whose
 // selection key has the best key's total (its high half) into w.tied, their

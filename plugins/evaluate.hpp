@@ -164,12 +164,29 @@ BULKSCORE_HD bool needs_stats(NormalizeKind kind) { return kind != NormalizeKind
 // (totals lie in [-2^31, 2^31): config validation bounds the weights); the
 // low 32 bits the node index, lower first. The best key is --tie-break
 // first's choice; --tie-break random takes a fresh uniform draw among the
-// nodes tied at the best total (tie_rank, host/engine/backend.hpp), which
-// backends make on the host after finding the best total and how many nodes
-// share it.
+// nodes tied at the best total (tie_rank, host/engine/backend.hpp, from
+// tie_draw and scale_draw below), once the best total and how many nodes
+// share it are known.
 BULKSCORE_HD uint64_t selection_key(int64_t total, uint32_t node, const PodQueryView&) {
   const uint64_t biased = static_cast<uint64_t>(total + (int64_t(1) << 31)) & 0xFFFFFFFFu;
   return (biased << 32) | (0xFFFFFFFFu - node);
+}
+
+// --tie-break random's draw for one pod: a seeded hash of its sequence
+// number, independent of what earlier pods drew and of the cluster.
+BULKSCORE_HD uint64_t tie_draw(const PodQueryView& q) {
+  return mix64(q.tie_seed ^ mix64(q.pod_seq * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL));
+}
+
+// The draw scaled to a rank in [0, tied) by a 64x64-bit multiply's high
+// half (uniform up to tied / 2^64); the host and the device compute the
+// same product.
+BULKSCORE_HD uint64_t scale_draw(uint64_t draw, uint64_t tied) {
+#ifdef __CUDA_ARCH__
+  return __umul64hi(draw, tied);
+#else
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(draw) * tied) >> 64);
+#endif
 }
 
 // The total a selection key carries.

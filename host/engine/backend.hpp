@@ -111,8 +111,7 @@ struct EvalResult {
 // index order finds that rank without visiting the tied nodes.
 inline uint64_t tie_rank(uint64_t tied, const PodQueryView& q) {
   if (q.tie_break == TieBreak::First || tied <= 1) return 0;
-  const uint64_t draw = mix64(q.tie_seed ^ mix64(q.pod_seq * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL));
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(draw) * tied) >> 64);
+  return scale_draw(tie_draw(q), tied);
 }
 
 // The random tie-break over a scored list (any order): of the nodes whose

@@ -476,9 +476,11 @@ class Engine {
   // Auto windows only where a pod's pass gives each thread at most this
   // many nodes: past it the pass itself keeps every thread busy, and
   // windows lost (two threads, distinct pods: 20,000 nodes 8,500 against
-  // 10,800 pods/s, 100,000 nodes 1,184 against 1,502; at 5,000 nodes they
-  // are level or ahead).
-  static constexpr uint32_t kAutoWindowNodesPerLane = 4096;
+  // 10,800 pods/s, 100,000 nodes 1,184 against 1,502; sixteen threads on
+  // an H100 machine's host, 2026-11-28: 20,000 nodes, 1,250 a thread,
+  // 15,200 against 21,000, while 5,000 nodes, 312 a thread, took 33,400
+  // against 26,900).
+  static constexpr uint32_t kAutoWindowNodesPerLane = 1024;
   // And only on this many lanes or more: on two threads, once the pool's
   // idle workers kept checking for work through a moment's contention,
   // no window won at any size (distinct pods, 200 nodes 71,000 against
