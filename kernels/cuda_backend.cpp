@@ -119,21 +119,28 @@ class SnapshotMirror {
   const SnapshotView& view() const { return view_; }
   const uint32_t* tree_order() const { return tree_order_.as<const uint32_t>(); }
 
-  void sync(const Snapshot& snap, cudaStream_t stream) {
+  // `rider`: `rider_bytes` of host memory (a pod's upload) that may travel
+  // in the same copy as the nodes' changes. Returns where it landed on the
+  // device (256-byte aligned), or nullptr when it did not ride (no changed
+  // ranges to scatter): then the caller uploads it. Valid until the next
+  // sync.
+  void* sync(const Snapshot& snap, cudaStream_t stream, const void* rider = nullptr, size_t rider_bytes = 0) {
     const std::vector<Snapshot::Column> cols = snap.columns();
     const MirrorSync::Plan plan = tracker_.plan(snap, cols);
     // Unknown contents until every copy below is enqueued: if one throws,
     // the next sync sends everything.
     tracker_.forget();
+    void* landed = nullptr;
     if (plan.everything) {
       upload_all(snap, cols, stream);
     } else {
       for (uint32_t c : plan.whole) upload_column(c, cols[c], stream);
       for (const auto& t : plan.tails) append_tail(t.column, t.from, cols[t.column], stream);
-      if (!plan.ranges.empty()) scatter(cols, plan, stream);
+      if (!plan.ranges.empty()) landed = scatter(cols, plan, stream, rider, rider_bytes);
     }
     tracker_.synced(snap, cols);
     view_ = device_view(snap);
+    return landed;
   }
 
  private:
@@ -166,11 +173,14 @@ class SnapshotMirror {
   }
 
   // The plan's ranges: segments first, then each range's elements gathered
-  // from the host column, 8-byte aligned.
-  void scatter(const std::vector<Snapshot::Column>& cols, const MirrorSync::Plan& plan, cudaStream_t stream) {
+  // from the host column, 8-byte aligned; then the rider (see sync), if any.
+  void* scatter(const std::vector<Snapshot::Column>& cols, const MirrorSync::Plan& plan, cudaStream_t stream,
+                const void* rider, size_t rider_bytes) {
     const size_t table = align_up(plan.ranges.size() * sizeof(ScatterSegment), 8);
     size_t bytes = table;
     for (const auto& r : plan.ranges) bytes += align_up(static_cast<size_t>(r.count) * cols[r.column].element_bytes, 8);
+    const size_t rider_at = align_up(bytes, 256);
+    if (rider) bytes = rider_at + rider_bytes;
     pinned_.reserve(staging_, bytes);
     device_.reserve(d_staging_, bytes);
     auto* base = staging_.as<uint8_t>();
@@ -191,9 +201,14 @@ class SnapshotMirror {
                                    r.stride * eb, at, r.count, col.element_bytes};
       at += align_up(r.count * eb, 8);
     }
+    if (rider) {
+      std::memcpy(base + rider_at, rider, rider_bytes);
+      at = rider_at + rider_bytes;
+    }
     BULKSCORE_CUDA_TRY(cudaMemcpyAsync(d_staging_.get(), base, at, cudaMemcpyHostToDevice, stream));
     BULKSCORE_CUDA_TRY(
         enqueue_node_updates(d_staging_.as<const uint8_t>(), static_cast<uint32_t>(plan.ranges.size()), stream));
+    return rider ? d_staging_.as<uint8_t>() + rider_at : nullptr;
   }
 
   // The snapshot's view with every column pointer replaced by its device copy.
@@ -327,15 +342,14 @@ class CudaBackend final : public Backend {
     if (count == 0) return;
 
     in_flight_ = true;
-    mirror_.sync(snap, stream_);
     pinned_.reserve(back_, sizeof(Control));
 
-    // Upload: [Control init | arena | candidates], one copy.
+    // Upload: [Control init | arena | candidates], with the nodes' changes
+    // when there are some (SnapshotMirror::sync), else a copy of its own.
     const size_t arena_at = align_up(sizeof(Control), 256);
     const size_t cand_at = align_up(arena_at + query.arena.size(), 256);
     const size_t upload = cand_at + (req.candidates ? static_cast<size_t>(count) * sizeof(uint32_t) : 0);
     pinned_.reserve(upload_, upload);
-    device_.reserve(d_pod_, upload);
     auto* up = upload_.as<uint8_t>();
     std::memcpy(up, &control_init_, sizeof(Control));
     if (query.arena.size()) std::memcpy(up + arena_at, query.arena.data(), query.arena.size());
@@ -389,15 +403,20 @@ class CudaBackend final : public Backend {
       device_.reserve(norm_c_, slots * n * sizeof(int64_t));
     }
 
-    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(d_pod_.get(), upload_.get(), upload, cudaMemcpyHostToDevice, stream_));
+    auto* d_pod = static_cast<uint8_t*>(mirror_.sync(snap, stream_, up, upload));
+    if (!d_pod) {
+      device_.reserve(d_pod_, upload);
+      BULKSCORE_CUDA_TRY(cudaMemcpyAsync(d_pod_.get(), up, upload, cudaMemcpyHostToDevice, stream_));
+      d_pod = d_pod_.as<uint8_t>();
+    }
 
     PodLaunch p;
     p.snap = mirror_.view();
     p.query = hq;
-    p.query.arena = d_pod_.as<const uint8_t>() + arena_at;
+    p.query.arena = d_pod + arena_at;
     p.visit = host_visit;  // same order, device arrays
     if (req.candidates)
-      p.visit.order = d_pod_.as<const uint32_t>() + cand_at / sizeof(uint32_t);
+      p.visit.order = reinterpret_cast<const uint32_t*>(d_pod + cand_at);
     else if (sampling)
       p.visit.order = mirror_.tree_order();
     p.cap = (sampling && req.num_to_find > 0) ? req.num_to_find : UINT32_MAX;
@@ -409,7 +428,7 @@ class CudaBackend final : public Backend {
     p.select_blocks = select_blocks;
 
     WorkBuffers w;
-    w.ctrl = d_pod_.as<Control>();
+    w.ctrl = reinterpret_cast<Control*>(d_pod);
     w.flags = flags_.as<uint8_t>();
     w.pos_verdicts = keep_verdicts ? pos_verdicts_.as<NodeVerdict>() : nullptr;
     w.raw_pos = raw_pos_.as<int64_t>();
@@ -429,6 +448,13 @@ class CudaBackend final : public Backend {
     BULKSCORE_CUDA_TRY(enqueue_filter(p, w, stream_));
     if (fault_.arrive(FaultPoint::kFilter)) throw CudaError(fault_.message("CUDA backend"));
     if (flat) {
+      // The answer straight into back_ (pinned, so mapped where addressing
+      // is unified); where the device cannot address it, copied back.
+      void* mapped = nullptr;
+      if (cudaHostGetDevicePointer(&mapped, back_.get(), 0) == cudaSuccess)
+        w.mapped_back = static_cast<uint8_t*>(mapped);
+      else
+        (void)cudaGetLastError();
       BULKSCORE_CUDA_TRY(enqueue_select_every_node(p, w, stream_));
     } else {
       const uint32_t to_score = p.fused ? 0 : run_prescore(snap, query, req, host_visit, p, w);
@@ -436,11 +462,13 @@ class CudaBackend final : public Backend {
       if (random_ties) BULKSCORE_CUDA_TRY(enqueue_collect_tied(p, w, stream_));
     }
 
-    // The answer, the histogram and the tie count: one small copy back, one sync.
+    // The answer, the histogram and the tie count: one small copy back (the
+    // flat pipeline's kernel wrote them), one sync.
     constexpr size_t kBackBytes = sizeof(Control) - offsetof(Control, answer);
-    BULKSCORE_CUDA_TRY(cudaMemcpyAsync(back_.get(),
-                                       reinterpret_cast<const uint8_t*>(w.ctrl) + offsetof(Control, answer), kBackBytes,
-                                       cudaMemcpyDeviceToHost, stream_));
+    if (!w.mapped_back)
+      BULKSCORE_CUDA_TRY(cudaMemcpyAsync(back_.get(),
+                                         reinterpret_cast<const uint8_t*>(w.ctrl) + offsetof(Control, answer),
+                                         kBackBytes, cudaMemcpyDeviceToHost, stream_));
     BULKSCORE_CUDA_TRY(cudaStreamSynchronize(stream_));
     in_flight_ = false;
     const auto* back = back_.as<const uint8_t>();

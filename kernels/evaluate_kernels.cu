@@ -327,7 +327,8 @@ __device__ __forceinline__ Range block_range(uint32_t count, uint32_t block) {
 // nodes. Every thread of a block takes part in every collective below.
 __global__ void __launch_bounds__(kBlock)
     select_every_node(const __grid_constant__ PodQueryView q, uint32_t count, bool score_single, const uint8_t* flags,
-                      const int64_t* raw_pos, uint64_t* keys, FlatPartial* partials, Control* ctrl) {
+                      const int64_t* raw_pos, uint64_t* keys, FlatPartial* partials, Control* ctrl,
+                      uint8_t* mapped_back) {
   __shared__ typename BestReduce::TempStorage best_storage;
   __shared__ typename CountReduce::TempStorage count_storage;
   __shared__ typename CountScan::TempStorage scan_storage;
@@ -454,6 +455,14 @@ __global__ void __launch_bounds__(kBlock)
     ctrl->answer = a;
     ctrl->num_tied = random && scored ? tied_of : 0;
   }
+  if (!mapped_back) return;
+  // The answer, the histogram (evaluate_positions') and the tie count
+  // straight into the host's pinned buffer: no copy back to enqueue.
+  __syncthreads();
+  constexpr uint32_t kWords = (sizeof(Control) - offsetof(Control, answer)) / sizeof(uint32_t);
+  const auto* from = reinterpret_cast<const uint32_t*>(&ctrl->answer);
+  auto* to = reinterpret_cast<uint32_t*>(mapped_back);
+  for (uint32_t i = threadIdx.x; i < kWords; i += kBlock) to[i] = from[i];
 }
 
 __global__ void __launch_bounds__(kBlock) mark_tied(const uint32_t* tied, uint32_t num_tied, uint8_t* node_flags) {
@@ -570,7 +579,7 @@ cudaError_t enqueue_scoring(const PodLaunch& p, const WorkBuffers& w, uint32_t t
 cudaError_t enqueue_select_every_node(const PodLaunch& p, const WorkBuffers& w, cudaStream_t stream) {
   if (p.visit.count == 0) return cudaSuccess;
   select_every_node<<<p.select_blocks, kBlock, 0, stream>>>(p.query, p.visit.count, p.score_single, w.flags, w.raw_pos,
-                                                            w.keys, w.flat_partials, w.ctrl);
+                                                            w.keys, w.flat_partials, w.ctrl, w.mapped_back);
   BULKSCORE_RETURN_IF_ERROR(cudaGetLastError());
   BULKSCORE_DEBUG_SYNC(stream);
   return cudaSuccess;

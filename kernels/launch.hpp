@@ -96,6 +96,10 @@ struct WorkBuffers {
   int64_t* raw_c = nullptr;             // [slot * F + i] (want_scores)
   int64_t* norm_c = nullptr;            // [slot * F + i] (want_scores)
   uint32_t* tied = nullptr;             // [F] nodes tied at the best total, any order (random tie-break)
+  // Not compact: the host's pinned buffer for [Answer | hist | num_tied ..]
+  // (Control from `answer` on), as the device addresses it; the selection
+  // writes it there, no copy back enqueued. nullptr: copied back.
+  uint8_t* mapped_back = nullptr;
   BestItem* partials = nullptr;         // [select_blocks] (compact)
   FlatPartial* flat_partials = nullptr; // [select_blocks] (not compact; the same memory)
   void* temp = nullptr;                 // CUB temporary storage
