@@ -359,6 +359,18 @@ void PodTopologySpread::intern(Snapshot& snap, const Pod& pod, const ProfileConf
 
 namespace {
 
+// The least of c's node counters over every node (n > 0): one int32 min per
+// node in a loop the compiler vectorizes. (Written as the walk's int64
+// min over node_count, it compiled to a scalar compare-and-move chain: 6%
+// of a hard hostname-spreading pod at 5,000 nodes.)
+int64_t least_node_count(const SnapshotView& s, const Constraint& c) {
+  if (c.matcher < 0) return 0;  // node_count: no pod counts
+  const int32_t* counts = s.topology_counts + static_cast<size_t>(c.matcher) * s.num_nodes;
+  int32_t least = INT32_MAX;  // upstream's critical paths start at MaxInt32
+  for (uint32_t node = 0; node < s.num_nodes; ++node) least = std::min(least, counts[node]);
+  return least;
+}
+
 // PreFilter's hard tables without the walk over every node, where the walk
 // would count every node for every constraint: each hard key has a dense
 // column that every node carries, none with the value "" (one domain with
@@ -394,9 +406,7 @@ bool hard_from_sums(const Snapshot& snap, const PodTopologySpread::State& st, co
     const std::vector<int32_t>& values = snap.dense_label_values(c.dense_slot);
     const auto min_domains = static_cast<size_t>(std::max(hard[i].min_domains, 0));
     if (c.hostname) {
-      int64_t least = INT32_MAX;  // upstream's critical paths start at MaxInt32
-      for (uint32_t node = 0; node < n; ++node) least = std::min(least, node_count(s, c, node));
-      c.min_match = n < min_domains ? 0 : least;
+      c.min_match = n < min_domains ? 0 : least_node_count(s, c);
       c.counted = 1;
       continue;
     }
