@@ -28,6 +28,10 @@
 //       iteration: floor_pods_per_s (one thread, the best dispatch target),
 //       vs_floor (engine pods/s over the floor's) and vs_floor_2t (over twice
 //       the floor's: the floor's arithmetic on both cores of a 2-core machine)
+//   BM_Engine/<basic|distinct|spread>/<exact|off>/cuda/<N>Nodes
+//       the same on the CUDA backend, registered only where a device answers
+//       (scripts/gpu-run.sh's floor-cuda step): the GPU's figures as a ratio
+//       to the same one-thread CPU floor
 //   BM_Floor/<basic|distinct>/<baseline|avx2|avx512>/<N>Nodes
 //       the floor alone, by dispatch target (targets the CPU lacks are skipped)
 //
@@ -50,6 +54,7 @@
 #include <vector>
 
 #include "bench/floor.hpp"
+#include "host/engine/backend.hpp"
 #include "host/engine/engine.hpp"
 #include "host/input/config.hpp"
 
@@ -196,14 +201,16 @@ double time_floor(const Workload& w, uint32_t nodes, floor::Target t, std::vecto
 // `window` > 1: the measured pods looked ahead at in windows of that many
 // (Engine::look_ahead); 0: as schedule_all does by default (auto windows,
 // look_ahead_in_queue); 1: none.
-void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, uint32_t window, uint32_t nodes) {
+// `backend`: "cpu" (with `threads`) or "cuda".
+void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, uint32_t window, uint32_t nodes,
+               const std::string& backend) {
   const Workload& w = workload(kind, nodes);
   if (!w.mismatch.empty()) {
     state.SkipWithError(w.mismatch.c_str());
     return;
   }
   EngineOptions options;
-  options.backend = "cpu";
+  options.backend = backend;
   options.batching = mode;
   options.threads = threads;
   options.window = window;
@@ -296,6 +303,7 @@ benchmark::IterationCount engine_iterations(Batching mode) {
 }
 
 void register_benchmarks() {
+  const bool cuda = cuda_unavailable_reason().empty();
   for (const uint32_t nodes : {200u, 5000u, 20000u, 100000u}) {
     const std::string size = "/" + std::to_string(nodes) + "Nodes";
     for (const Kind kind : {Kind::Distinct, Kind::Basic, Kind::Spread}) {
@@ -320,11 +328,20 @@ void register_benchmarks() {
             benchmark::RegisterBenchmark((std::string("BM_Engine/") + kind_name(kind) + "/" + name +
                                           "/threads:" + std::to_string(threads) + size)
                                              .c_str(),
-                                         bm_engine, kind, mode, threads, window, nodes)
+                                         bm_engine, kind, mode, threads, window, nodes, std::string("cpu"))
                 ->Unit(benchmark::kMillisecond)
                 ->UseRealTime()
                 ->Iterations(engine_iterations(mode));
         }
+      // The CUDA backend (no windows: it evaluates a window's pods in turn).
+      if (cuda)
+        for (const Batching mode : {Batching::Exact, Batching::Off})
+          benchmark::RegisterBenchmark(
+              (std::string("BM_Engine/") + kind_name(kind) + "/" + batching_name(mode) + "/cuda" + size).c_str(),
+              bm_engine, kind, mode, 1, 1u, nodes, std::string("cuda"))
+              ->Unit(benchmark::kMillisecond)
+              ->UseRealTime()
+              ->Iterations(engine_iterations(mode));
     }
   }
 }

@@ -15,7 +15,9 @@
 #      FGD on real data)
 #   6. FGD at 100,000 nodes on the kernels (bench_fgd, CUDA and CPU)
 #   7. bench_engine's filter/score pass, CPU and CUDA side by side
-#   8. bulkscore perf on the bundled workloads, CUDA and CPU
+#   8. issue 24's workloads (distinct, basic, spread) on CUDA beside the
+#      CPU floor (bench_floor); bulkscore perf on the bundled workloads,
+#      CUDA and CPU
 #   9. racecheck, and the parity suite again on another seed, shuffled
 # Windows of pods (issue 24) run in the parity suite (CudaEngineParity:
 # windows of 8 on the device) and in bench_floor's window lines on every core.
@@ -214,6 +216,15 @@ step window-bench-100k 150 "$bin/bench_floor" \
   --benchmark_filter='BM_Engine/distinct/exact(-auto|-window32)?/threads:(2|[0-9][0-9]+)/(20000|100000)Nodes' \
   --benchmark_out="$logs/window-bench-100k.json" --benchmark_out_format=json
 grep -oE "^BM_[^ ]+|pods_per_s=[^ ]+|vs_floor=[^ ]+|window_hit_share=[^ ]+" "$logs/window-bench-100k.log" |
+  paste -sd' ' | sed 's/ BM_/\nBM_/g' | tee -a "$summary"
+
+# Issue 24's workloads on the CUDA backend beside the one-thread CPU floor:
+# distinct pods (every pod differs), SchedulingBasic's alike pods and hard
+# zone and hostname spreading, the batch cache on and off, 5,000 to
+# 100,000 nodes (vs_floor: the GPU over the floor).
+step floor-cuda 120 "$bin/bench_floor" --benchmark_filter='BM_Engine/(distinct|basic|spread)/(exact|off)/cuda/' \
+  --benchmark_out="$logs/floor-cuda.json" --benchmark_out_format=json
+grep -oE "^BM_[^ ]+|pods_per_s=[^ ]+|vs_floor=[^ ]+|hit_share=[^ ]+" "$logs/floor-cuda.log" |
   paste -sd' ' | sed 's/ BM_/\nBM_/g' | tee -a "$summary"
 
 # A few scheduler_perf workloads (the whole "performance" label takes
