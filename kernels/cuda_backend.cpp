@@ -9,9 +9,11 @@
 // when the random tie-break finds a tie outside the flat pipeline: then the
 // tied nodes alone, or for a tie of over 1,024 nodes only the drawn one;
 // more around a feasible-set PreScore). The flat pipeline (every node, no
-// list, no PreScore: what the scheduling cycle asks most) is one upload,
-// two launches (Filter with raw scores, then select_every_node), one copy
-// back: no compaction, the random tie drawn on the device.
+// list, no PreScore: what the scheduling cycle asks most) is one upload
+// (riding in the mirror's scatter copy when nodes changed), two launches
+// after the scatter (Filter with raw scores, then select_every_node) and no
+// copy back (the answer is written into mapped pinned memory): no
+// compaction, the random tie drawn on the device.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -369,7 +371,8 @@ class CudaBackend final : public Backend {
     // The random tie-break may compact over every node (enqueue_rank_tied).
     const bool random_ties = hq.tie_break == TieBreak::Random;
     const uint32_t select_items = random_ties ? std::max(count, hs.num_nodes) : count;
-    if (select_items > temp_count_ || (req.want_sorted && !temp_has_sort_)) {
+    // (The flat pipeline compacts nothing: no CUB storage, no compacted lists.)
+    if (!flat && (select_items > temp_count_ || (req.want_sorted && !temp_has_sort_))) {
       const uint32_t items = std::max(temp_count_, select_items);
       const bool with_sort = temp_has_sort_ || req.want_sorted;
       size_t select_bytes = 0, sort_bytes = 0;
@@ -390,12 +393,14 @@ class CudaBackend final : public Backend {
     device_.reserve(flags_, n);
     if (keep_verdicts) device_.reserve(pos_verdicts_, n * sizeof(NodeVerdict));
     device_.reserve(raw_pos_, slots * n * sizeof(int64_t));
-    device_.reserve(feasible_pos_, n * sizeof(uint32_t));
     device_.reserve(keys_, n * sizeof(uint64_t));
-    device_.reserve(nodes_, n * sizeof(uint32_t));
-    if (random_ties) device_.reserve(tied_, n * sizeof(uint32_t));
+    if (!flat) {
+      device_.reserve(feasible_pos_, n * sizeof(uint32_t));
+      device_.reserve(nodes_, n * sizeof(uint32_t));
+      if (random_ties) device_.reserve(tied_, n * sizeof(uint32_t));
+      device_.reserve(temp_, temp_bytes);
+    }
     device_.reserve(partials_, select_blocks * std::max(sizeof(BestItem), sizeof(FlatPartial)));
-    device_.reserve(temp_, temp_bytes);
     if (req.want_scores) {
       if (fault_.arrive(FaultPoint::kState)) throw DeviceOutOfMemory(fault_.message("CUDA backend"));
       device_.reserve(totals_, n * sizeof(int64_t));
@@ -432,19 +437,19 @@ class CudaBackend final : public Backend {
     w.flags = flags_.as<uint8_t>();
     w.pos_verdicts = keep_verdicts ? pos_verdicts_.as<NodeVerdict>() : nullptr;
     w.raw_pos = raw_pos_.as<int64_t>();
-    w.feasible_pos = feasible_pos_.as<uint32_t>();
+    w.feasible_pos = flat ? nullptr : feasible_pos_.as<uint32_t>();
     w.keys = keys_.as<uint64_t>();
-    w.nodes = nodes_.as<uint32_t>();
+    w.nodes = flat ? nullptr : nodes_.as<uint32_t>();
     if (req.want_scores) {
       w.totals = totals_.as<int64_t>();
       w.raw_c = raw_c_.as<int64_t>();
       w.norm_c = norm_c_.as<int64_t>();
     }
-    w.tied = random_ties ? tied_.as<uint32_t>() : nullptr;
+    w.tied = random_ties && !flat ? tied_.as<uint32_t>() : nullptr;
     w.partials = partials_.as<BestItem>();
     w.flat_partials = partials_.as<FlatPartial>();
-    w.temp = temp_.get();
-    w.temp_bytes = temp_bytes;
+    w.temp = flat ? nullptr : temp_.get();
+    w.temp_bytes = flat ? 0 : temp_bytes;
     BULKSCORE_CUDA_TRY(enqueue_filter(p, w, stream_));
     if (fault_.arrive(FaultPoint::kFilter)) throw CudaError(fault_.message("CUDA backend"));
     if (flat) {
@@ -475,8 +480,9 @@ class CudaBackend final : public Backend {
     Answer a;
     std::memcpy(&a, back, sizeof a);
     std::memcpy(out.rejections.counts.data(), back + sizeof(Answer), sizeof(uint32_t) * kHistBins);
-    uint32_t num_tied = 0;
+    uint32_t num_tied = 0, num_ranked = 0;
     std::memcpy(&num_tied, back + (offsetof(Control, num_tied) - offsetof(Control, answer)), sizeof num_tied);
+    std::memcpy(&num_ranked, back + (offsetof(Control, num_ranked) - offsetof(Control, answer)), sizeof num_ranked);
     out.num_feasible = a.num_feasible;
     out.processed = a.processed;
     out.chosen = a.chosen;
@@ -488,11 +494,17 @@ class CudaBackend final : public Backend {
     // backend's rule). One tied node is the chosen one; a small tie copies
     // the tied nodes back for pick_tied; a large one (identical nodes of a
     // big cluster) is put in index order on the device and only the node of
-    // the drawn rank comes back. The flat pipeline drew on the device.
-    if (random_ties && !flat && out.scored && a.num_feasible > 1 && num_tied > 1) {
+    // the drawn rank comes back. The flat pipeline drew on the device; a
+    // draw it could not place (its counts disagreeing) is a device error,
+    // as a disagreeing count is here.
+    if (random_ties && out.scored && a.num_feasible > 1 && num_tied > 1) {
       if (num_tied > a.num_feasible)
         throw CudaError("CUDA backend: " + std::to_string(num_tied) + " tied nodes out of " +
                         std::to_string(a.num_feasible) + " feasible");
+      if (flat && num_ranked == kTieNotFound)
+        throw CudaError("CUDA backend: the drawn node of " + std::to_string(num_tied) + " tied nodes was not found");
+    }
+    if (random_ties && !flat && out.scored && a.num_feasible > 1 && num_tied > 1) {
       out.chosen = static_cast<int32_t>(draw_tied(w, num_tied, hs.num_nodes, p.query, static_cast<uint32_t>(a.chosen)));
     }
 

@@ -335,6 +335,7 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ NormStats stats[kMaxProfilePlugins];
   __shared__ BestItem best_of;  // the block's, then (last block) the pod's
   __shared__ uint32_t feasible_of, tied_of, tie_block, tie_rank_in_block, chosen;
+  __shared__ bool tie_found;
   __shared__ bool is_last;
   const bool random = q.tie_break == TieBreak::Random;
   if (threadIdx.x < q.num_scores)
@@ -389,6 +390,7 @@ __global__ void __launch_bounds__(kBlock)
     best_of = all;
     feasible_of = all_kept;
     chosen = all.node;
+    tie_found = true;  // no draw, or (below) the drawn node found
   }
   __syncthreads();
   const uint64_t best_hi = best_of.key >> 32;
@@ -405,7 +407,8 @@ __global__ void __launch_bounds__(kBlock)
     if (threadIdx.x == 0) {
       tied_of = all_tied;
       tie_block = 0;
-      tie_rank_in_block = UINT32_MAX;  // found below, unless the counts disagree (then the best node stays)
+      tie_rank_in_block = UINT32_MAX;  // found below, unless the counts disagree
+      tie_found = all_tied <= 1;
     }
     __syncthreads();
     if (tied_of > 1) {
@@ -433,10 +436,17 @@ __global__ void __launch_bounds__(kBlock)
       base = 0;
       for (uint32_t k0 = in.begin; k0 < in.end; k0 += kBlock) {
         const uint32_t k = k0 + threadIdx.x;
-        const uint32_t c = (k < in.end && flags[k] && (keys[k] >> 32) == best_hi) ? 1u : 0u;
+        // Another block's keys: read through L2 (as its partial was).
+        const uint32_t c =
+            (k < in.end && flags[k] && (__ldcg(reinterpret_cast<const unsigned long long*>(keys + k)) >> 32) == best_hi)
+                ? 1u
+                : 0u;
         uint32_t before = 0, tile = 0;
         CountScan(scan_storage).ExclusiveSum(c, before, tile);
-        if (c && base + before == tie_rank_in_block) chosen = k;
+        if (c && base + before == tie_rank_in_block) {
+          chosen = k;
+          tie_found = true;
+        }
         base += tile;
         __syncthreads();
       }
@@ -454,6 +464,7 @@ __global__ void __launch_bounds__(kBlock)
     a.best_key = !n ? 0 : scored ? best_of.key : selection_key(0, chosen, q);
     ctrl->answer = a;
     ctrl->num_tied = random && scored ? tied_of : 0;
+    ctrl->num_ranked = tie_found ? 0 : kTieNotFound;  // the host reports a draw that found no node
   }
   if (!mapped_back) return;
   // The answer, the histogram (evaluate_positions') and the tie count

@@ -39,9 +39,15 @@ struct Control {
   // Copied back as one block: the answer, the histogram, the tie count.
   Answer answer;
   uint32_t hist[kHistBins];
-  uint32_t num_tied;  // random tie-break: nodes whose total equals the best (enqueue_collect_tied)
-  uint32_t num_ranked;  // the same nodes, counted again by enqueue_rank_tied's compaction
+  uint32_t num_tied;  // random tie-break: nodes whose total equals the best (enqueue_collect_tied, select_every_node)
+  // The same nodes, counted again by enqueue_rank_tied's compaction; the
+  // flat pipeline's kTieNotFound when its draw found no node.
+  uint32_t num_ranked;
 };
+
+// Control::num_ranked from select_every_node when the drawn rank matched no
+// node (its per-block and per-node tie counts disagreed): a device error.
+constexpr uint32_t kTieNotFound = 0xFFFFFFFFu;
 
 // One block's best node by ranks_before.
 struct BestItem {
