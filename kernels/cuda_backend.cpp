@@ -455,11 +455,17 @@ class CudaBackend final : public Backend {
     if (flat) {
       // The answer straight into back_ (pinned, so mapped where addressing
       // is unified); where the device cannot address it, copied back.
-      void* mapped = nullptr;
-      if (cudaHostGetDevicePointer(&mapped, back_.get(), 0) == cudaSuccess)
-        w.mapped_back = static_cast<uint8_t*>(mapped);
-      else
-        (void)cudaGetLastError();
+      // The device's address of back_, asked once per allocation.
+      if (back_.get() != mapped_host_) {
+        void* mapped = nullptr;
+        mapped_host_ = back_.get();
+        if (cudaHostGetDevicePointer(&mapped, back_.get(), 0) != cudaSuccess) {
+          (void)cudaGetLastError();
+          mapped = nullptr;
+        }
+        mapped_device_ = static_cast<uint8_t*>(mapped);
+      }
+      w.mapped_back = mapped_device_;
       BULKSCORE_CUDA_TRY(enqueue_select_every_node(p, w, stream_));
     } else {
       const uint32_t to_score = p.fused ? 0 : run_prescore(snap, query, req, host_visit, p, w);
@@ -818,6 +824,8 @@ class CudaBackend final : public Backend {
   bool in_flight_ = false;  // work enqueued and not yet waited for (a call threw)
   std::vector<uint32_t> tie_scratch_;  // the random tie-break's draw (small ties)
   std::vector<uint32_t> prescore_nodes_;
+  const void* mapped_host_ = nullptr;  // back_'s address when mapped_device_ was asked
+  uint8_t* mapped_device_ = nullptr;   // the device's address of it; nullptr: copy back instead
   Control control_init_;
   uint32_t temp_count_ = 0;
   bool temp_has_sort_ = false;

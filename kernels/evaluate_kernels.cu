@@ -396,13 +396,14 @@ __global__ void __launch_bounds__(kBlock)
   const uint64_t best_hi = best_of.key >> 32;
   // Upstream picks a lone feasible node without scoring it.
   const bool scored = feasible_of > 1 || (feasible_of == 1 && score_single);
+  // Block j's nodes at the pod's best total: its tie, where its best is the pod's.
+  const auto tied_in = [&](uint32_t j) -> uint32_t {
+    const volatile FlatPartial* p = partials + j;
+    return p->node != UINT32_MAX && (p->key >> 32) == best_hi ? p->tied : 0;
+  };
   if (random && scored) {
-    // The tie: the blocks whose best total is the pod's hold it.
     uint32_t t = 0;
-    for (uint32_t j = threadIdx.x; j < gridDim.x; j += kBlock) {
-      const volatile FlatPartial* p = partials + j;
-      if (p->node != UINT32_MAX && (p->key >> 32) == best_hi) t += p->tied;
-    }
+    for (uint32_t j = threadIdx.x; j < gridDim.x; j += kBlock) t += tied_in(j);
     const uint32_t all_tied = CountReduce(count_storage).Sum(t);
     if (threadIdx.x == 0) {
       tied_of = all_tied;
@@ -417,11 +418,7 @@ __global__ void __launch_bounds__(kBlock)
       uint32_t base = 0;
       for (uint32_t j0 = 0; j0 < gridDim.x; j0 += kBlock) {
         const uint32_t j = j0 + threadIdx.x;
-        uint32_t c = 0;
-        if (j < gridDim.x) {
-          const volatile FlatPartial* p = partials + j;
-          c = (p->node != UINT32_MAX && (p->key >> 32) == best_hi) ? p->tied : 0;
-        }
+        const uint32_t c = j < gridDim.x ? tied_in(j) : 0;
         uint32_t before = 0, tile = 0;
         CountScan(scan_storage).ExclusiveSum(c, before, tile);
         if (c && rank >= base + before && rank < base + before + c) {
