@@ -145,6 +145,14 @@ Pod Engine::admitted(const Pod& pod) const {
   return p;
 }
 
+// Whether the node runs a pod of lower priority than `priority`: a pod
+// that outranks none there has no victims on it (SelectVictimsOnNode).
+static bool outranks_a_pod_on(const Snapshot& snap, uint32_t node, int32_t priority) {
+  for (uint32_t id : snap.pods_on_node(node))
+    if (snap.pod(id).priority < priority) return true;
+  return false;
+}
+
 // One node's dry run on `scratch` (a copy of the snapshot the caller keeps
 // as it was between nodes): SelectVictimsOnNode. Returns the candidate, or
 // the node's status when it is none.
@@ -744,10 +752,18 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
         cols.resize(workers);
         if (!preemption_cache_) preemption_cache_ = std::make_shared<PreemptionCache>();
         preemption_cache_->sync(snapshot_, objects_.pdbs);
-      } else {
-        scratch.emplace(snapshot_);
-        intern_pod_for_plan(*scratch, p, plan, &objects_);
       }
+      // The exact path's copy of the snapshot is made at the first node
+      // that has a pod to evict: a pod that outranks no pod on any
+      // potential node (every pod at one priority, as in a trace replay)
+      // copies nothing, whatever the cluster's size.
+      const auto exact_scratch = [&]() -> Snapshot& {
+        if (!scratch) {
+          scratch.emplace(snapshot_);
+          intern_pod_for_plan(*scratch, p, plan, &objects_);
+        }
+        return *scratch;
+      };
       const PodQueryView qv = q.view();
       const RemovalLayout layout(qv);
       struct Outcome {
@@ -796,8 +812,10 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
           if (bulk) {
             o.candidate =
                 select_victims_local(snapshot_, cols[w], *preemption_cache_, p, qv, layout, objects_, node, o.c, o.st);
+          } else if (!outranks_a_pod_on(snapshot_, node, p.priority)) {
+            o.st = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
           } else {
-            o.candidate = select_victims(*scratch, snapshot_, p, plan, options_, objects_, node, o.c, o.st);
+            o.candidate = select_victims(exact_scratch(), snapshot_, p, plan, options_, objects_, node, o.c, o.st);
           }
         };
         if (workers == 1) {
