@@ -65,8 +65,16 @@ PrepareResult NodeResourcesFit::prepare(const PrepareContext& ctx, State& st, Ar
       st.strategy = kLeastAllocated;
       break;
   }
-  st.scored = arena.push(
-      resolve_scored_resources(ctx.snapshot, args.resources, pod_requests_nonzero_for_scoring(ctx.pod), true));
+  // The scorer's requests: with the per-container defaults for cpu and
+  // memory (pod_requests_nonzero_for_scoring), summed directly where the
+  // pod's requests are additive.
+  if (requests_are_additive(ctx.pod)) {
+    const CpuMemory nonzero = additive_nonzero_cpu_memory(ctx.pod);
+    st.scored = arena.push(resolve_scored_resources(ctx.snapshot, args.resources, req, true, &nonzero));
+  } else {
+    st.scored = arena.push(
+        resolve_scored_resources(ctx.snapshot, args.resources, pod_requests_nonzero_for_scoring(ctx.pod), true));
+  }
   std::vector<ShapePoint> shape;
   // Shape scores are 0..10; the scorer works on 0..100.
   for (const auto& p : args.shape) shape.push_back(ShapePoint{p.utilization, int64_t(p.score) * 10});

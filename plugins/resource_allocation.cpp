@@ -8,12 +8,16 @@ namespace bulkscore {
 // `pod_requests` is the request the scorer uses: with the non-zero defaults
 // for NodeResourcesFit, actual requests for BalancedAllocation.
 std::vector<ScoredResource> resolve_scored_resources(const Snapshot& snap, const std::vector<ResourceSpec>& specs,
-                                                     const ResourceList& pod_requests, bool nonzero_node_totals) {
+                                                     const ResourceList& pod_requests, bool nonzero_node_totals,
+                                                     const CpuMemory* cpu_memory) {
   std::vector<ScoredResource> out;
+  out.reserve(specs.size());
   for (const auto& spec : specs) {
     ScoredResource e{ScoredResource::kSkip, {}, 0, spec.weight, 0};
     auto it = pod_requests.find(spec.name);
     e.pod_request = it == pod_requests.end() ? 0 : it->second;
+    if (cpu_memory && spec.name == "cpu") e.pod_request = cpu_memory->cpu;
+    if (cpu_memory && spec.name == "memory") e.pod_request = cpu_memory->memory;
     const int32_t r = snap.resource_index(spec.name);
     if (spec.name == "cpu") {
       e.source = nonzero_node_totals ? ScoredResource::kNonZeroCpu : ScoredResource::kRequested;

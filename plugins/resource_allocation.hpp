@@ -113,10 +113,14 @@ BULKSCORE_HD int64_t requested_to_capacity_ratio_score(const SnapshotView& s, co
 #include <vector>
 
 #include "host/input/config.hpp"
+#include "host/input/pod_resources.hpp"
 
 namespace bulkscore {
+// `cpu_memory`, where given, replaces pod_requests' cpu and memory (the
+// non-zero requests of an additive pod, without a list built for them).
 std::vector<ScoredResource> resolve_scored_resources(const Snapshot& snap, const std::vector<ResourceSpec>& specs,
-                                                     const ResourceList& pod_requests, bool nonzero_node_totals);
+                                                     const ResourceList& pod_requests, bool nonzero_node_totals,
+                                                     const CpuMemory* cpu_memory = nullptr);
 
 // Host: least_allocated_score, and NodeResourcesBalancedAllocation's score
 // for two entries `res`, neither kSkip, of `count` nodes at once (out[i] for

@@ -7,6 +7,9 @@
 // for the node-side non-zero totals (k8s-semantics.md §2.5).
 #include <gtest/gtest.h>
 
+#include <random>
+#include <set>
+
 #include "host/input/pod_resources.hpp"
 #include "host/snapshot/snapshot.hpp"
 #include "tests/test_util.hpp"
@@ -209,6 +212,81 @@ TEST(SnapshotTotals, RequestedAndNonZeroRequestedPerNode) {
   EXPECT_EQ(v.nonzero_requested[2 + 1], 0);
   EXPECT_EQ(v.pod_count[0], 2);
   EXPECT_EQ(v.pod_count[1], 1);
+}
+
+// The node totals and the scorer's requests are summed container by
+// container, without the lists, for pods whose requests are additive (no
+// init containers, no pod-level requests): on random pods of every kind,
+// the snapshot's columns after adding and removing them equal the sums of
+// pod_requests and pod_requests_nonzero_for_node, NodeResourcesFit's
+// shortcut equals pod_requests_nonzero_for_scoring, and the names
+// for_each_request_name gives are pod_requests' names.
+TEST(SnapshotTotals, ContainerByContainerSumsEqualTheRequestLists) {
+  const char* const names[] = {"cpu", "memory", "ephemeral-storage", "example.com/gpu", "hugepages-2Mi", "pods"};
+  std::mt19937_64 rng(7);
+  const auto pick = [&](uint64_t n) { return static_cast<size_t>(rng() % n); };
+  const auto requests = [&] {
+    ResourceList r;
+    for (const char* name : names)
+      if (pick(3) == 0) r[name] = static_cast<int64_t>(pick(4) == 0 ? 0 : pick(5000));
+    return r;
+  };
+  for (int round = 0; round < 300; ++round) {
+    std::vector<Node> nodes;
+    for (int i = 0; i < 3; ++i) {
+      Node n = make_node("n" + std::to_string(i), 64000, 256 * 1024 * kMiB, 110);
+      for (const char* name : names) n.allocatable.emplace(name, 1000000);  // every name has its column
+      nodes.push_back(std::move(n));
+    }
+    Snapshot snap = Snapshot::build(nodes, {});
+    std::vector<int64_t> want_req(snap.num_resources() * 3, 0), want_nonzero(6, 0);
+    std::vector<std::pair<Pod, uint32_t>> placed;
+    for (int k = 0; k < 8; ++k) {
+      std::vector<Container> cs;
+      for (size_t c = pick(4); c > 0; --c) cs.push_back(container(requests()));
+      Pod pod = make_pod("p" + std::to_string(k), cs);
+      if (pick(4) == 0) pod.overhead = requests();
+      if (pick(5) == 0) {
+        Container init = container(requests());
+        init.restart_policy_always = pick(2) == 0;
+        pod.init_containers.push_back(init);
+      }
+      if (pick(6) == 0) pod.pod_level_requests = requests();
+      const ResourceList req = pod_requests(pod);
+      std::set<std::string> seen;
+      for_each_request_name(pod, [&](const std::string& name) { seen.insert(name); });
+      std::set<std::string> keys;
+      for (const auto& kv : req) keys.insert(kv.first);
+      EXPECT_EQ(seen, keys) << "round " << round << " pod " << k;
+      if (requests_are_additive(pod)) {
+        const ResourceList nz = pod_requests_nonzero_for_scoring(pod);
+        const CpuMemory fast = additive_nonzero_cpu_memory(pod);
+        EXPECT_EQ(fast.cpu, nz.count("cpu") ? nz.at("cpu") : 0) << "round " << round << " pod " << k;
+        EXPECT_EQ(fast.memory, nz.count("memory") ? nz.at("memory") : 0) << "round " << round << " pod " << k;
+      }
+      const auto node = static_cast<uint32_t>(pick(3));
+      for (const auto& [name, amount] : req)
+        if (name != "pods") want_req[static_cast<size_t>(snap.resource_index(name)) * 3 + node] += amount;
+      const ResourceList nz = pod_requests_nonzero_for_node(pod);
+      want_nonzero[node] += nz.count("cpu") ? nz.at("cpu") : 0;
+      want_nonzero[3 + node] += nz.count("memory") ? nz.at("memory") : 0;
+      placed.emplace_back(pod, snap.add_pod(Pod(pod), node));
+    }
+    const auto check = [&](const char* when) {
+      const SnapshotView v = snap.view();
+      for (uint32_t r = 0; r < snap.num_resources(); ++r)
+        for (uint32_t n = 0; n < 3; ++n)
+          ASSERT_EQ(v.req(r, n), want_req[r * 3 + n])
+              << when << ", round " << round << ": " << snap.resource_name(r) << " on node " << n;
+      for (uint32_t i = 0; i < 6; ++i)
+        ASSERT_EQ(v.nonzero_requested[i], want_nonzero[i]) << when << ", round " << round << ": non-zero entry " << i;
+    };
+    check("added");
+    for (const auto& [pod, id] : placed) snap.remove_pod(id);
+    std::fill(want_req.begin(), want_req.end(), 0);
+    std::fill(want_nonzero.begin(), want_nonzero.end(), 0);
+    check("removed");
+  }
 }
 
 }  // namespace

@@ -174,8 +174,15 @@ bool run_feasible_prescore_since(const Snapshot& snap, PodQuery& query, const Po
 }
 
 void intern_pod_resources(Snapshot& snap, const Pod& pod) {
-  for (const auto& kv : pod_requests(pod))
-    if (kv.first != "pods") snap.intern_resource(kv.first);
+  // Every cycle asks; nearly always every name has its column already.
+  bool known = true;
+  for_each_request_name(pod, [&](const std::string& name) {
+    known = known && (name == "pods" || snap.resource_index(name) >= 0);
+  });
+  // New columns in pod_requests' (sorted) order.
+  if (!known)
+    for (const auto& kv : pod_requests(pod))
+      if (kv.first != "pods") snap.intern_resource(kv.first);
   if (snap.num_resources() > plugins::NodeResourcesFit::kMaxResources)
     throw InputError("more than " + std::to_string(plugins::NodeResourcesFit::kMaxResources) +
                      " distinct resource names; bulkscore supports at most that many");
@@ -255,6 +262,7 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
   uint64_t restricting = 0;
   int last_unschedulable = -1;
   bool decided = false;
+  q.prefilter.reserve(plan.pre_filter.size());
   for (uint8_t id : plan.pre_filter) {
     const PrepareResult& r = results[id];
     if (r.prefilter == Code::Skip) {

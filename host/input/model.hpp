@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,8 +17,10 @@
 namespace bulkscore {
 
 // Resource name -> amount. cpu in millicores; memory, ephemeral-storage,
-// hugepages-* in bytes; pods and extended resources as counts.
-using ResourceList = std::map<std::string, int64_t>;
+// hugepages-* in bytes; pods and extended resources as counts. Found by a
+// name of any string type without building a std::string (a name past 15
+// characters, "ephemeral-storage", would allocate for every lookup).
+using ResourceList = std::map<std::string, int64_t, std::less<>>;
 using StringMap = std::map<std::string, std::string>;
 
 struct Taint {

@@ -3,12 +3,12 @@
 #include <algorithm>
 
 namespace bulkscore {
-namespace {
 
-// Pod-level requests may name only these (ephemeral-storage is excluded).
 bool pod_level_supported(const std::string& name) {
   return name == "cpu" || name == "memory" || name.rfind("hugepages-", 0) == 0;
 }
+
+namespace {
 
 void add_into(ResourceList& acc, const ResourceList& x) {
   for (const auto& [k, v] : x) acc[k] += v;
@@ -73,6 +73,23 @@ bool has_pod_level(const Pod& pod) {
 }
 
 }  // namespace
+
+bool requests_are_additive(const Pod& pod) { return pod.init_containers.empty() && !has_pod_level(pod); }
+
+CpuMemory additive_nonzero_cpu_memory(const Pod& pod) {
+  const auto field = [](const ResourceList& list, const char* name, int64_t absent) {
+    const auto it = list.find(name);
+    return it == list.end() ? absent : it->second;
+  };
+  CpuMemory out;
+  for (const Container& c : pod.containers) {
+    out.cpu += field(c.requests, "cpu", kDefaultMilliCpuRequest);
+    out.memory += field(c.requests, "memory", kDefaultMemoryRequest);
+  }
+  out.cpu += field(pod.overhead, "cpu", 0);
+  out.memory += field(pod.overhead, "memory", 0);
+  return out;
+}
 
 ResourceList pod_requests(const Pod& pod) {
   ResourceList r = aggregate_containers(pod, false);

@@ -582,8 +582,11 @@ void erase_node_from_rows(std::vector<T>& v, size_t rows, size_t old_n, size_t n
 // ---- Snapshot: dictionaries and derived columns ---------------------------
 
 int32_t Snapshot::resource_index(std::string_view name) const {
-  auto it = resource_ids_.find(std::string(name));
-  return it == resource_ids_.end() ? -1 : it->second;
+  // At most 63 names (NodeResourcesFit::kMaxResources), cpu and memory
+  // first: a scan, without building a key string as the map's find would.
+  for (size_t r = 0; r < resource_names_.size(); ++r)
+    if (resource_names_[r] == name) return static_cast<int32_t>(r);
+  return -1;
 }
 
 int32_t Snapshot::intern_resource(std::string_view name) {
@@ -1127,6 +1130,26 @@ Snapshot::EncodedPod Snapshot::encode_pod(const Pod& pod) {
 }
 
 void Snapshot::account_requests(const Pod& pod, uint32_t node, int64_t sign) {
+  if (requests_are_additive(pod)) {
+    // Each container's requests and the overhead added on their own (the
+    // node's totals are sums): no lists built, nothing allocated. A name
+    // without a column yet takes the path below, which adds columns in
+    // pod_requests' (sorted) order.
+    bool known = true;
+    for_each_request_name(pod, [&](const std::string& name) { known = known && (name == "pods" || resource_index(name) >= 0); });
+    if (known) {
+      const auto add = [&](const ResourceList& list) {
+        for (const auto& [name, amount] : list)
+          if (name != "pods") requested_[static_cast<size_t>(resource_index(name)) * num_nodes_ + node] += sign * amount;
+      };
+      for (const Container& c : pod.containers) add(c.requests);
+      add(pod.overhead);
+      const CpuMemory nz = additive_nonzero_cpu_memory(pod);
+      nonzero_requested_[node] += sign * nz.cpu;
+      nonzero_requested_[static_cast<size_t>(num_nodes_) + node] += sign * nz.memory;
+      return;
+    }
+  }
   for (const auto& [name, amount] : pod_requests(pod)) {
     if (name == "pods") continue;
     // Adding may need a new column (structural); removing finds the one

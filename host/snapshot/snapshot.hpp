@@ -40,7 +40,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,6 +54,7 @@
 #include "host/input/go_int.hpp"
 #include "host/input/model.hpp"
 #include "host/input/resource_names.hpp"
+#include "host/snapshot/pod_store.hpp"
 
 namespace bulkscore {
 
@@ -903,9 +903,8 @@ class Snapshot {
   std::vector<int32_t> pod_label_keys_, pod_label_values_;
   std::vector<uint32_t> slot_pod_id_;  // [slot] pod id, kNoPod when free (host-only)
 
-  // Pods by id (host-only). A deque: a new id never moves the pods already
-  // held (a vector's growth moved every Pod, strings and maps included).
-  std::deque<Pod> pods_;
+  // Pods by id (host-only; pod_store.hpp: a new id moves no pod).
+  PodStore pods_;
   std::vector<uint32_t> pod_slot_;       // kNoPod: the id is free
   std::vector<uint32_t> pod_num_ports_;  // host-port entries the pod holds
   std::vector<uint32_t> pod_key_next_;   // next (older) pod in the same key-hash chain
