@@ -10,6 +10,10 @@
 // hostname anti-affinity to their own app (AntiAffinity), which the bulk
 // dry run answers from PreFilter's tables less the removed pods' counts in
 // the node's domains.
+// A third family (NoVictims) sends pods of priority 0, the lowest there
+// is, that fit nowhere: they outrank no pod, so every potential node is
+// "No preemption victims found" (what a full cluster answers a pod of its
+// own priority, the common case), on both dry-run paths.
 // Counters: pods_per_s (every pending pod, all preempting), us_per_preempt
 // (the wall time of a preempting pod's cycle, its dry run included),
 // preempted_share.
@@ -53,7 +57,7 @@ Pod make(const std::string& name, int32_t priority, int64_t cpu_milli, const std
 }
 
 // What the pending pods carry besides their requests.
-enum class Topology { None, Spread, AntiAffinity };
+enum class Topology { None, Spread, AntiAffinity, NoVictims };
 
 // `nodes` nodes of 4 cpu in 3 zones, 4 pods of 900m each (priorities 0, 5
 // and 10, apps a, b, c; budgets over a and b), and `pending` pods of
@@ -96,7 +100,7 @@ Workload workload(uint32_t nodes, uint32_t pending, Topology topology = Topology
   }
   const LabelSelector own{{{"app", "hi"}}, {}};
   for (uint32_t i = 0; i < pending; ++i) {
-    Pod p = make("hi-" + std::to_string(i), 100, 3000, "", 0);
+    Pod p = make("hi-" + std::to_string(i), topology == Topology::NoVictims ? 0 : 100, 3000, "", 0);
     p.labels["app"] = "hi";
     if (topology == Topology::Spread)
       for (const char* key : {"topology.kubernetes.io/zone", "kubernetes.io/hostname"}) {
@@ -157,14 +161,17 @@ void register_all() {
   const bool cuda = backend_unavailable_reason("cuda").empty();
   for (const auto& [topology, family] :
        {std::pair{Topology::None, "BM_PreemptionBasic"}, std::pair{Topology::Spread, "BM_PreemptionSpread"},
-        std::pair{Topology::AntiAffinity, "BM_PreemptionAntiAffinity"}})
+        std::pair{Topology::AntiAffinity, "BM_PreemptionAntiAffinity"},
+        std::pair{Topology::NoVictims, "BM_PreemptionNoVictims"}})
     for (const uint32_t nodes : {1000u, 5000u})
       for (const auto mode : {EngineOptions::PreemptionDryRun::Exact, EngineOptions::PreemptionDryRun::Bulk})
         for (const std::string backend : {"cpu", "cuda"}) {
           const bool exact = mode == EngineOptions::PreemptionDryRun::Exact;
           if (backend == "cuda" && (exact || !cuda)) continue;
           // The exact path costs seconds per pod at these sizes: fewer pods.
-          const uint32_t pending = exact ? (nodes > 1000 ? 2 : 10) : (nodes > 1000 ? 200 : 500);
+          // (A pod that outranks no one costs both paths alike.)
+          const bool slow = exact && topology != Topology::NoVictims;
+          const uint32_t pending = slow ? (nodes > 1000 ? 2 : 10) : (nodes > 1000 ? 200 : 500);
           const std::string name = std::string(family) + "/" + (exact ? "exact" : "bulk") +
                                    (backend == "cuda" ? "-cuda" : "") + "/" + std::to_string(nodes) + "Nodes_" +
                                    std::to_string(pending) + "Pods";

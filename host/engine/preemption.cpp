@@ -93,6 +93,17 @@ void split_by_pdb(const std::vector<const Pod*>& pods, const std::vector<PodDisr
 struct NodeStatus {
   Code code = Code::Success;
   std::vector<std::string> reasons;
+  // The reason is kNoVictims, held as a flag: a pod that outranks no pod
+  // gets it on every potential node, and a string apiece (and its count in
+  // fit_error_text's map) cost more than the rest of the dry run.
+  bool no_victims = false;
+
+  static NodeStatus without_victims() {
+    NodeStatus s;
+    s.code = Code::UnschedulableAndUnresolvable;
+    s.no_victims = true;
+    return s;
+  }
 };
 
 struct Candidate {
@@ -107,8 +118,12 @@ struct Candidate {
 // nodes the dry run looked at) and `absent` for every other node.
 std::string fit_error_text(uint32_t all, const std::vector<NodeStatus>& statuses, const char* absent) {
   std::map<std::string, uint64_t> counts;
-  for (const NodeStatus& s : statuses)
+  uint64_t no_victims = 0;
+  for (const NodeStatus& s : statuses) {
+    no_victims += s.no_victims;
     for (const std::string& r : s.reasons) ++counts[r];
+  }
+  if (no_victims) counts[kNoVictims] += no_victims;
   if (statuses.size() < all) counts[absent] += all - statuses.size();
   std::vector<std::string> parts;
   parts.reserve(counts.size());
@@ -166,7 +181,7 @@ static bool select_victims(Snapshot& scratch, const Snapshot& live, const Pod& p
   for (uint32_t id : scratch.pods_on_node(node))
     if (scratch.pod(id).priority < pod.priority) ids.push_back(id);
   if (ids.empty()) {
-    status = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
+    status = NodeStatus::without_victims();
     return false;
   }
   // The node's pods were not touched since the scratch was copied from
@@ -188,8 +203,7 @@ static bool select_victims(Snapshot& scratch, const Snapshot& live, const Pod& p
     const NodeVerdict verdict = filter_node(scratch.view(), v, node);
     if (verdict.feasible()) return true;
     if (why) {
-      why->code = verdict.code;
-      why->reasons.clear();
+      *why = NodeStatus{verdict.code, {}};
       filter_reasons(verdict.plugin, verdict.reasons, scratch, v, node, why->reasons);
     }
     return false;
@@ -446,8 +460,7 @@ static bool finish_victims(const Snapshot& snap, const PodQueryView& qv, uint32_
                            const DryRunVictim* victims, const uint8_t* removed, const Pod* const* sorted, uint32_t n,
                            std::vector<size_t>& evicted, Candidate& out, NodeStatus& status) {
   if (r.status == DryRunStatus::kUnschedulable) {
-    status.code = r.verdict.code;
-    status.reasons.clear();
+    status = NodeStatus{r.verdict.code, {}};
     filter_reasons(r.verdict.plugin, r.verdict.reasons, snap, qv, node, status.reasons);
     return false;
   }
@@ -511,7 +524,7 @@ static bool select_victims_local(const Snapshot& snap, LocalColumns& lc, Preempt
   lc.sorted.clear();
   const uint32_t n = prepare_victims(snap, lc, cache, pod, pdbs, node, lc.victims, lc.requests, lc.sorted);
   if (n == 0) {
-    status = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
+    status = NodeStatus::without_victims();
     return false;
   }
   const SnapshotView base = snap.view();
@@ -572,7 +585,7 @@ static void dry_run_on_backend(Backend& backend, const Snapshot& snap, Preemptio
     bool candidate = false;
     const uint32_t b = at[j];
     if (b == UINT32_MAX) {
-      st = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
+      st = NodeStatus::without_victims();
     } else {
       const uint32_t v = batch.offsets[b];
       candidate = finish_victims(snap, qv, node, result.nodes[b], batch.victims.data() + v, result.removed.data() + v,
@@ -813,7 +826,7 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
             o.candidate =
                 select_victims_local(snapshot_, cols[w], *preemption_cache_, p, qv, layout, objects_, node, o.c, o.st);
           } else if (!outranks_a_pod_on(snapshot_, node, p.priority)) {
-            o.st = {Code::UnschedulableAndUnresolvable, {kNoVictims}};
+            o.st = NodeStatus::without_victims();
           } else {
             o.candidate = select_victims(exact_scratch(), snapshot_, p, plan, options_, objects_, node, o.c, o.st);
           }
