@@ -755,11 +755,19 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
       // PreFilter's tables where the pod's Filter reads them (at most
       // kMaxDryRunTableCounts counts per victim; more: the host's blocks).
       const bool bulk = options_.preemption_dry_run == EngineOptions::PreemptionDryRun::Bulk && bulk_dry_run(plan, q);
+      // A pod that outranks no pod on any potential node (a full cluster
+      // and a pod of its pods' priority, the common case) has no victims
+      // anywhere: every potential node's status is "no victims", as the
+      // dry run below would find node by node, without its set-up and
+      // dispatch. The scan stops at the first node with a victim.
+      const bool no_victims = std::none_of(potential.begin(), potential.end(),
+                                           [&](uint32_t node) { return outranks_a_pod_on(snapshot_, node, p.priority); });
+      if (no_victims) statuses.assign(potential.size(), NodeStatus::without_victims());
       std::optional<Snapshot> scratch;
       std::vector<LocalColumns> cols;
       unsigned workers = 1;
       std::shared_ptr<Executor> executor;
-      if (bulk) {
+      if (bulk && !no_victims) {
         executor = cpu_backend_options().executor;
         if (executor && m >= kMinParallelDryRun) workers = std::max(1u, executor->concurrency());
         cols.resize(workers);
@@ -785,7 +793,7 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
         NodeStatus st;
       };
       std::vector<Outcome> outcomes;
-      bool done = false;
+      bool done = no_victims;
       // The outcomes in visiting order until the sequential rule stops: at
       // `wanted` candidates once one of them violates no budget.
       const auto take = [&](Outcome& o) {
@@ -802,7 +810,7 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
       // the candidates after, the nodes past the stop dropped. Should the
       // device fail, the run goes on on the CPU backend (Engine::fall_back)
       // and the blocks below do the dry run instead.
-      if (bulk && layout.total <= kMaxDryRunTableCounts && backend_->batched_dry_run()) {
+      if (!done && bulk && layout.total <= kMaxDryRunTableCounts && backend_->batched_dry_run()) {
         try {
           dry_run_on_backend(*backend_, snapshot_, *preemption_cache_, cols[0], p, q, layout, objects_, potential, offset,
                              [&](bool candidate, Candidate& c, NodeStatus& st) {
