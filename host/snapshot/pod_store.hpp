@@ -1,7 +1,8 @@
 // Pods by id, in chunks of kChunk: a new id never moves the pods already
 // held (a vector's growth moved every Pod, strings and maps included), and
-// takes no allocation of its own (a std::deque of a Pod, over 512 bytes,
-// allocates a block for every element: a malloc per assumed pod).
+// a new chunk is allocated once per kChunk ids (a std::deque of a Pod, over
+// 512 bytes, allocates a block for every element: a malloc per assumed
+// pod).
 #pragma once
 
 #include <cstddef>
