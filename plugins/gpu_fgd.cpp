@@ -21,8 +21,10 @@ PrepareResult GpuFragmentation::prepare(const PrepareContext& ctx, State& st, Ar
         "args; the CLI derives them from the pending pods)";
     return r;
   }
-  std::vector<TaskShape> shapes;
-  std::vector<int32_t> models;
+  // Kept per thread: every pod flattens the same tasks (flatten_tasks
+  // clears them), and growing two vectors a pod was most of the prepare.
+  thread_local std::vector<TaskShape> shapes;
+  thread_local std::vector<int32_t> models;
   flatten_tasks(tasks, ctx.snapshot, shapes, models);
   st.shapes = arena.push(shapes);
   st.models = arena.push(models);
@@ -76,6 +78,22 @@ bool same_words(const uint64_t* a, const uint64_t* b, size_t n) {
   return diff == 0;
 }
 
+// One call's tables, kept per thread from call to call: a trace replay
+// scores a few hundred nodes a pod, and allocating these and growing the
+// state list on every call cost more than the lookups (about 7% of a
+// replay). Bounded: the table by 2^16 slots, the states by half of it.
+struct StateTables {
+  std::vector<int64_t> cpu_steps;
+  std::vector<int32_t> slots;
+  std::vector<std::array<uint64_t, kStateWords>> states;
+  std::vector<int64_t> scores;
+};
+
+StateTables& state_tables() {
+  thread_local StateTables tables;
+  return tables;
+}
+
 }  // namespace
 
 void GpuFragmentation::score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
@@ -87,7 +105,9 @@ void GpuFragmentation::score_nodes(const SnapshotView& s, const State& st, const
   // The tasks' distinct cpu requests, ascending: a cpu amount's rank (how
   // many it reaches) decides every comparison the rule makes with it.
   const TaskShape* shapes = st.shapes.data(arena);
-  std::vector<int64_t> cpu_steps(st.shapes.count);
+  StateTables& tables = state_tables();
+  std::vector<int64_t>& cpu_steps = tables.cpu_steps;
+  cpu_steps.resize(st.shapes.count);
   for (uint32_t i = 0; i < st.shapes.count; ++i) cpu_steps[i] = shapes[i].cpu_milli;
   std::sort(cpu_steps.begin(), cpu_steps.end());
   cpu_steps.erase(std::unique(cpu_steps.begin(), cpu_steps.end()), cpu_steps.end());
@@ -99,9 +119,12 @@ void GpuFragmentation::score_nodes(const SnapshotView& s, const State& st, const
   // remaining new states are scored without being kept.
   uint32_t capacity = 64;
   while (capacity < 2 * count && capacity < (1u << 16)) capacity *= 2;
-  std::vector<int32_t> slots(capacity, -1);
-  std::vector<std::array<uint64_t, kStateWords>> states;
-  std::vector<int64_t> scores;
+  std::vector<int32_t>& slots = tables.slots;
+  slots.assign(capacity, -1);
+  auto& states = tables.states;
+  auto& scores = tables.scores;
+  states.clear();
+  scores.clear();
   const uint32_t mask = capacity - 1;
 
   // The previous node's inputs as read (devices in index order, cpu left):

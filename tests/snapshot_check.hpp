@@ -266,7 +266,8 @@ inline Decoded decode(const Snapshot& s) {
     for (uint32_t id : s.pods_on_node(n)) {
       const Pod& pod = s.pod(id);
       std::string ok = s.has_pod(id) && s.pod_node(id) == n && pod.node_name == s.node_name(n) &&
-                               s.find_pod(pod.namespace_name, pod.name) != Snapshot::kNoPod
+                               s.find_pod(pod.namespace_name, pod.name) != Snapshot::kNoPod &&
+                               s.pod_priority(id) == pod.priority
                            ? ""
                            : " <pod index broken>";
       parts.push_back(pod.key() + ok);

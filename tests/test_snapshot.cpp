@@ -244,6 +244,9 @@ Pod random_pod(Rng& rng, const std::string& name, bool extended = true) {
   }
   if (rng.chance(0.1)) p.init_containers.push_back(testutil::sidecar({{"cpu", 10}}));
   p.deleting = rng.chance(0.1);
+  // From the name, not the generator: the snapshot's priority column (read
+  // by preemption) is checked by decode() without changing the draws.
+  p.priority = static_cast<int32_t>(std::hash<std::string>{}(name) % 3) * 1000 - 1000;
   if (rng.chance(0.1)) {
     p.affinity = Affinity{};
     p.affinity->pod_anti_affinity = PodAffinity{};
@@ -463,6 +466,53 @@ TEST(SnapshotPods, TopologyDomainSumsFollowEveryMutation) {
   added.labels["kubernetes.io/hostname"] = added.name;
   snap.add_node(added);
   check("after add_node");
+}
+
+// The priority column (preemption's scans read it instead of the Pods)
+// holds each live pod's priority through builds, adds that reuse freed ids,
+// updates, removals and a node's removal.
+TEST(SnapshotPods, ThePriorityColumnIsEachPodsPriority) {
+  uint32_t seq = 0;
+  Rng rng(13);
+  Model m = random_model(rng, 10, 50, seq);
+  Snapshot snap = m.fresh();
+  const auto check = [&](const std::string& when) {
+    size_t live = 0;
+    for (uint32_t n = 0; n < snap.num_nodes(); ++n)
+      for (uint32_t id : snap.pods_on_node(n)) {
+        ++live;
+        ASSERT_EQ(snap.pod_priority(id), snap.pod(id).priority) << when << ": pod " << snap.pod(id).key();
+      }
+    ASSERT_EQ(live, snap.num_pods()) << when;
+  };
+  check("built");
+  std::set<int32_t> seen;
+  for (int round = 0; round < 200; ++round) {
+    const uint32_t node = rng.below(snap.num_nodes());
+    const uint32_t op = rng.below(3);
+    if (op == 0 || snap.num_pods() == 0) {
+      Pod pod = random_pod(rng, "extra-" + std::to_string(seq++));
+      pod.priority = static_cast<int32_t>(rng.below(5)) * 100 - 200;
+      seen.insert(pod.priority);
+      snap.add_pod(std::move(pod), node);
+    } else {
+      std::vector<uint32_t> ids;
+      for (uint32_t n = 0; n < snap.num_nodes(); ++n)
+        for (uint32_t id : snap.pods_on_node(n)) ids.push_back(id);
+      const uint32_t id = ids[rng.below(static_cast<uint32_t>(ids.size()))];
+      if (op == 1) {
+        snap.remove_pod(id);
+      } else {
+        Pod updated = snap.pod(id);
+        updated.priority += 7;
+        snap.update_pod(id, updated);
+      }
+    }
+    check("round " + std::to_string(round));
+  }
+  EXPECT_GE(seen.size(), 3u);
+  snap.remove_node(snap.node_name(0));
+  check("after remove_node");
 }
 
 TEST(SnapshotPods, RemovingRunningPodsEqualsBuildingWithoutThem) {

@@ -175,12 +175,8 @@ bool run_feasible_prescore_since(const Snapshot& snap, PodQuery& query, const Po
 
 void intern_pod_resources(Snapshot& snap, const Pod& pod) {
   // Every cycle asks; nearly always every name has its column already.
-  bool known = true;
-  for_each_request_name(pod, [&](const std::string& name) {
-    known = known && (name == "pods" || snap.resource_index(name) >= 0);
-  });
   // New columns in pod_requests' (sorted) order.
-  if (!known)
+  if (!snap.has_resource_columns(pod))
     for (const auto& kv : pod_requests(pod))
       if (kv.first != "pods") snap.intern_resource(kv.first);
   if (snap.num_resources() > plugins::NodeResourcesFit::kMaxResources)

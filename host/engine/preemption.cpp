@@ -164,7 +164,7 @@ Pod Engine::admitted(const Pod& pod) const {
 // that outranks none there has no victims on it (SelectVictimsOnNode).
 static bool outranks_a_pod_on(const Snapshot& snap, uint32_t node, int32_t priority) {
   for (uint32_t id : snap.pods_on_node(node))
-    if (snap.pod(id).priority < priority) return true;
+    if (snap.pod_priority(id) < priority) return true;
   return false;
 }
 
@@ -179,7 +179,7 @@ static bool select_victims(Snapshot& scratch, const Snapshot& live, const Pod& p
   // The lower-priority pods (IsEligiblePod: any), in slot order.
   std::vector<uint32_t> ids;
   for (uint32_t id : scratch.pods_on_node(node))
-    if (scratch.pod(id).priority < pod.priority) ids.push_back(id);
+    if (scratch.pod_priority(id) < pod.priority) ids.push_back(id);
   if (ids.empty()) {
     status = NodeStatus::without_victims();
     return false;

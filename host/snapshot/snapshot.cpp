@@ -1129,15 +1129,19 @@ Snapshot::EncodedPod Snapshot::encode_pod(const Pod& pod) {
   return e;
 }
 
+bool Snapshot::has_resource_columns(const Pod& pod) const {
+  bool known = true;
+  for_each_request_name(pod, [&](const std::string& name) { known = known && (name == "pods" || resource_index(name) >= 0); });
+  return known;
+}
+
 void Snapshot::account_requests(const Pod& pod, uint32_t node, int64_t sign) {
   if (requests_are_additive(pod)) {
     // Each container's requests and the overhead added on their own (the
     // node's totals are sums): no lists built, nothing allocated. A name
     // without a column yet takes the path below, which adds columns in
     // pod_requests' (sorted) order.
-    bool known = true;
-    for_each_request_name(pod, [&](const std::string& name) { known = known && (name == "pods" || resource_index(name) >= 0); });
-    if (known) {
+    if (has_resource_columns(pod)) {
       const auto add = [&](const ResourceList& list) {
         for (const auto& [name, amount] : list)
           if (name != "pods") requested_[static_cast<size_t>(resource_index(name)) * num_nodes_ + node] += sign * amount;
@@ -1183,6 +1187,7 @@ uint32_t Snapshot::take_pod_id(uint32_t wanted) {
   pods_.emplace_back();
   pod_slot_.push_back(kNoPod);
   pod_num_ports_.push_back(0);
+  pod_priority_.push_back(0);
   pod_key_next_.push_back(kNoPod);
   return static_cast<uint32_t>(pods_.size() - 1);
 }
@@ -1190,11 +1195,13 @@ uint32_t Snapshot::take_pod_id(uint32_t wanted) {
 void Snapshot::release_pod_id(uint32_t id) {
   pod_slot_[id] = kNoPod;
   pod_num_ports_[id] = 0;
+  pod_priority_[id] = 0;
   pod_key_next_[id] = kNoPod;
   if (id + 1 == pods_.size()) {
     pods_.pop_back();
     pod_slot_.pop_back();
     pod_num_ports_.pop_back();
+    pod_priority_.pop_back();
     pod_key_next_.pop_back();
   } else {
     pods_[id] = Pod();
@@ -1260,6 +1267,7 @@ uint32_t Snapshot::place_pod(Pod&& pod, uint32_t node, const EncodedPod& enc, ui
   pod_device_charges_[id] = std::move(charges);
   pod.node_name = node_names_[node];
   index_affinity_terms(pod, node, +1);
+  pod_priority_[id] = pod.priority;
   pods_[id] = std::move(pod);
   link_pod_key(id);
   ++num_live_pods_;

@@ -346,6 +346,9 @@ class Snapshot {
   const std::string& image_name(int32_t id) const { return images_.str(id); }
   size_t num_images() const { return images_.size(); }
   int32_t resource_index(std::string_view name) const;  // -1 if unknown
+  // Whether every resource the pod requests ("pods" aside) has its column:
+  // nearly always, and then nothing about the pod is structural.
+  bool has_resource_columns(const Pod& pod) const;
   // The dense column of label key `key` (a string id), or -1 if it has none.
   int32_t dense_label_slot(int32_t key) const;
   uint32_t num_dense_labels() const { return static_cast<uint32_t>(dense_label_keys_.size()); }
@@ -404,6 +407,9 @@ class Snapshot {
   // How many host-port entries the pod holds: a node's entries are its
   // pods', in slot order, this many each.
   uint32_t pod_num_ports(uint32_t id) const { return pod_num_ports_[id]; }
+  // pod(id).priority, from a compact column: preemption's scans for pods of
+  // lower priority read it for every pod of every node.
+  int32_t pod_priority(uint32_t id) const { return pod_priority_[id]; }
   uint32_t pod_node(uint32_t id) const { return static_cast<uint32_t>(pod_node_[pod_slot_[id]]); }
   // The pod with this namespace and name (the one added last if several
   // share it), or kNoPod.
@@ -907,6 +913,7 @@ class Snapshot {
   PodStore pods_;
   std::vector<uint32_t> pod_slot_;       // kNoPod: the id is free
   std::vector<uint32_t> pod_num_ports_;  // host-port entries the pod holds
+  std::vector<int32_t> pod_priority_;    // pods_[id].priority
   std::vector<uint32_t> pod_key_next_;   // next (older) pod in the same key-hash chain
   std::vector<uint32_t> free_pod_ids_;
   std::unordered_map<uint64_t, uint32_t> pod_key_heads_;  // key hash -> newest pod
