@@ -15,8 +15,11 @@ PrepareResult ImageLocality::prepare(const PrepareContext& ctx, State& st, Arena
     const double spread = static_cast<double>(snap.image_num_nodes(id)) / total_nodes;
     terms.push_back(ImageTerm{id, 0, static_cast<int64_t>(static_cast<double>(snap.image_size(id)) * spread)});
   };
-  for (const auto& c : ctx.pod.init_containers) take(c);
-  for (const auto& c : ctx.pod.containers) take(c);
+  // No node lists an image: nothing to look up (the name's normalization allocates).
+  if (snap.num_images() > 0) {
+    for (const auto& c : ctx.pod.init_containers) take(c);
+    for (const auto& c : ctx.pod.containers) take(c);
+  }
   // When even a node holding every image stays under the minimum threshold,
   // every node scores 0: keep no terms, so the per-node rule does no lookups.
   int64_t most = 0;

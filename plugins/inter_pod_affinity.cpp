@@ -256,7 +256,7 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
   PrepareResult r;
   const Pod& pod = ctx.pod;
   const Snapshot& snap = ctx.snapshot;
-  const SnapshotView s = snap.view();
+  const SnapshotView& s = ctx.view;
   const IncomingTerms terms = incoming_terms(pod, ctx.objects);
   const StringMap& ns_labels = namespace_labels(pod, ctx.objects);
   const auto key_of = [&](const IncomingTerm& t) { return snap.string_id(t.key); };
@@ -268,7 +268,7 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
 
   // ---- PreFilter ----
   // Existing pods' required anti-affinity terms that match the pod.
-  KeyedCountsBuilder existing(snap);
+  KeyedCountsBuilder existing(snap, s);
   for (const uint32_t i : candidates) {
     const ExistingTerm& g = groups[i];
     if (g.kind != ExistingTerm::kRequiredAntiAffinity || g.domains.empty() || !matches(g, pod, ns_labels)) continue;
@@ -287,7 +287,7 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
         if (fresh) keys.emplace_back(it->first, 0);
         ++keys[it->second].second;
       }
-      KeyedCountsBuilder affinity(snap);
+      KeyedCountsBuilder affinity(snap, s);
       for (const auto& kw : keys) affinity.touch(kw.first);  // every term's key is checked
       st.affinity_matcher = -1;
       if (const auto clauses = all_of(terms.required_affinity)) {
@@ -302,7 +302,7 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
       st.affinity_self_match = std::all_of(terms.required_affinity.begin(), terms.required_affinity.end(),
                                            [&](const IncomingTerm& t) { return matches(t, pod); });
     }
-    KeyedCountsBuilder anti(snap);
+    KeyedCountsBuilder anti(snap, s);
     std::vector<AntiTerm> anti_terms;
     for (const TermGroup& g : group_terms(terms.required_anti_affinity, true)) {
       anti_terms.push_back(AntiTerm{matcher_row(snap, pod, {g.term->clause}), key_of(*g.term), g.weight});
@@ -320,7 +320,7 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
     r.skip_score = true;
     return r;
   }
-  KeyedCountsBuilder score(snap);
+  KeyedCountsBuilder score(snap, s);
   bool any = false;
   for (const TermGroup& g : group_terms(terms.preferred, false))
     any |= add_matched(s, matcher_row(snap, pod, {g.term->clause}), {{key_of(*g.term), g.weight}}, score);

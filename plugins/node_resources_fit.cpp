@@ -29,7 +29,7 @@ ResourceList NodeResourcesFit::enforced_requests(const NodeResourcesFitArgs& arg
 PrepareResult NodeResourcesFit::prepare(const PrepareContext& ctx, State& st, Arena& arena) {
   const auto& args = ctx.profile.fit_args;
   const ResourceList& req = ctx.requests;
-  auto get = [&](const char* name) {
+  auto get = [&](std::string_view name) {  // string_view: the map's comparisons need no strlen
     auto it = req.find(name);
     return it == req.end() ? int64_t(0) : it->second;
   };

@@ -464,7 +464,7 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
       st.hard = arena.push(cs);
       return r;
     }
-    const SnapshotView s = ctx.snapshot.view();
+    const SnapshotView& s = ctx.view;
     // A hostname constraint without inclusion policies counts every node
     // with all the hard keys, each its own domain while no two nodes share
     // a hostname value: Filter then reads the node's own counter

@@ -16,6 +16,7 @@ namespace bulkscore {
 struct PrepareContext {
   const Pod& pod;
   const Snapshot& snapshot;
+  const SnapshotView& view;  // snapshot.view(), taken once per pod (it copies every column's pointer)
   const ProfileConfig& profile;
   const ResourceList& requests;  // pod_requests(pod): what Filter uses
   // Services, controllers and Namespaces (--objects); nullptr when none.

@@ -12,25 +12,34 @@ std::vector<ScoredResource> resolve_scored_resources(const Snapshot& snap, const
                                                      const CpuMemory* cpu_memory) {
   std::vector<ScoredResource> out;
   out.reserve(specs.size());
+  const auto requested = [&](std::string_view name) {
+    auto it = pod_requests.find(name);
+    return it == pod_requests.end() ? int64_t(0) : it->second;
+  };
   for (const auto& spec : specs) {
     ScoredResource e{ScoredResource::kSkip, {}, 0, spec.weight, 0};
-    auto it = pod_requests.find(spec.name);
-    e.pod_request = it == pod_requests.end() ? 0 : it->second;
-    if (cpu_memory && spec.name == "cpu") e.pod_request = cpu_memory->cpu;
-    if (cpu_memory && spec.name == "memory") e.pod_request = cpu_memory->memory;
-    const int32_t r = snap.resource_index(spec.name);
     if (spec.name == "cpu") {
+      e.pod_request = cpu_memory ? cpu_memory->cpu : requested(spec.name);
       e.source = nonzero_node_totals ? ScoredResource::kNonZeroCpu : ScoredResource::kRequested;
       e.resource = kCpu;
     } else if (spec.name == "memory") {
+      e.pod_request = cpu_memory ? cpu_memory->memory : requested(spec.name);
       e.source = nonzero_node_totals ? ScoredResource::kNonZeroMemory : ScoredResource::kRequested;
       e.resource = kMemory;
     } else if (spec.name == "ephemeral-storage") {
+      e.pod_request = requested(spec.name);
       e.source = ScoredResource::kRequested;
       e.resource = kEphemeralStorage;
-    } else if (is_scalar_resource_name(spec.name) && e.pod_request != 0 && r >= 0) {
-      e.source = ScoredResource::kRequested;
-      e.resource = static_cast<uint32_t>(r);
+    } else {
+      e.pod_request = requested(spec.name);
+      // Only a scalar resource the pod requests has a column to read.
+      if (is_scalar_resource_name(spec.name) && e.pod_request != 0) {
+        const int32_t r = snap.resource_index(spec.name);
+        if (r >= 0) {
+          e.source = ScoredResource::kRequested;
+          e.resource = static_cast<uint32_t>(r);
+        }
+      }
     }
     out.push_back(e);
   }

@@ -18,7 +18,7 @@ PrepareResult TaintToleration::prepare(const PrepareContext& ctx, State& st, Are
   // the per-node pass leaves it out (a batch cache state of such a query
   // answers no pod prepared after a taint came, whose filter list differs).
   PrepareResult r;
-  r.filter_passes_all = untainted(ctx.snapshot.view());
+  r.filter_passes_all = untainted(ctx.view);
   return r;
 }
 

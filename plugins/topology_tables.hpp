@@ -65,7 +65,8 @@ struct KeyedCounts {
 // keys) or a value map, added to by node or by value id.
 class KeyedCountsBuilder {
  public:
-  explicit KeyedCountsBuilder(const Snapshot& snap) : snap_(snap), view_(snap.view()) {}
+  // `view` is snap.view() (PrepareContext::view), which outlives the builder.
+  KeyedCountsBuilder(const Snapshot& snap, const SnapshotView& view) : snap_(snap), view_(view) {}
 
   // Makes the key's table exist (a key read by a rule even when empty).
   void touch(int32_t key) { (void)table(key); }
@@ -89,7 +90,7 @@ class KeyedCountsBuilder {
   };
   Table& table(int32_t key);
   const Snapshot& snap_;
-  const SnapshotView view_;
+  const SnapshotView& view_;
   std::vector<Table> tables_;                       // in the order their keys were first touched
   std::unordered_map<int32_t, size_t> table_index_;  // key -> position in tables_ (a pod may name many keys)
 };

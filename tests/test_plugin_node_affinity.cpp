@@ -52,7 +52,8 @@ NodeAffinityArgs added_required(std::vector<NodeSelectorTerm> terms) {
 PrepareResult prefilter(const Pod& pod, const std::vector<Node>& nodes, const ProfileConfig& profile) {
   Snapshot snap = Snapshot::build(nodes, {});
   const ResourceList requests;
-  const PrepareContext ctx{pod, snap, profile, requests};
+  const SnapshotView view = snap.view();
+  const PrepareContext ctx{pod, snap, view, profile, requests};
   plugins::NodeAffinity::State st{};
   Arena arena;
   return plugins::NodeAffinity::prepare(ctx, st, arena);

@@ -218,7 +218,8 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
   const bool per_plugin = trace && trace->per_plugin;
   std::memset(static_cast<void*>(&q.header), 0, sizeof q.header);  // the defaults are zeros
   const ResourceList requests = pod_requests(pod);
-  const PrepareContext ctx{pod, snap, plan.config, requests, objects};
+  const SnapshotView view = snap.view();
+  const PrepareContext ctx{pod, snap, view, plan.config, requests, objects};
 
   // Every plugin prepares once; its PreFilter/PreScore verdicts decide where
   // it takes part.
@@ -250,7 +251,7 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
 
   // PreFilter, in order: Skip removes the plugin's Filter; UR stops at once;
   // Unschedulable is remembered and the rest still run.
-  std::vector<bool> skip_filter(kNumPlugins, false);
+  bool skip_filter[kNumPlugins] = {};
   std::optional<std::vector<std::string>> names;
   // Upstream's UnschedulablePlugins: the plugins with a PreFilterResult, and
   // the rejecting one (an UnschedulableAndUnresolvable one alone; else the

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "host/input/config.hpp"
@@ -35,7 +36,7 @@ ProfilePlan make_profile_plan(const ProfileConfig& profile);
 
 // One PreFilter outcome that is not plain Success (for explain).
 struct PreFilterStatus {
-  std::string plugin;
+  std::string_view plugin;  // plugin_name(id): a static string
   Code code;
   std::string message;
 };

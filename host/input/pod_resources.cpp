@@ -77,7 +77,8 @@ bool has_pod_level(const Pod& pod) {
 bool requests_are_additive(const Pod& pod) { return pod.init_containers.empty() && !has_pod_level(pod); }
 
 CpuMemory additive_nonzero_cpu_memory(const Pod& pod) {
-  const auto field = [](const ResourceList& list, const char* name, int64_t absent) {
+  // string_view keys: the map's comparisons need no strlen.
+  const auto field = [](const ResourceList& list, std::string_view name, int64_t absent) {
     const auto it = list.find(name);
     return it == list.end() ? absent : it->second;
   };
