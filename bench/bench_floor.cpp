@@ -16,8 +16,12 @@
 //             basic's plain loop (the same requests, no constraints), the
 //             arithmetic the issue measures it against; its placements are
 //             not compared (the floor has no spreading).
+//   anti      a ReplicaSet's pods (basic's requests) under required pod
+//             anti-affinity to each other per node (kubernetes.io/hostname:
+//             one replica a node, SchedulingPodAntiAffinity's rule): issue
+//             24 item 4's other case. Its floor is basic's, as spread's.
 //
-//   BM_Engine/<basic|distinct|spread>/<exact|exact-auto|exact-window<W>|off>/threads:<T>/<N>Nodes
+//   BM_Engine/<basic|distinct|spread|anti>/<exact|exact-auto|exact-window<W>|off>/threads:<T>/<N>Nodes
 //       the engine's schedule() over the measured pods (T CPU backend
 //       threads, 1, 2 and every core where there are more; the batch cache
 //       on or off; exact: no window; exact-auto: schedule_all's default,
@@ -28,7 +32,7 @@
 //       iteration: floor_pods_per_s (one thread, the best dispatch target),
 //       vs_floor (engine pods/s over the floor's) and vs_floor_2t (over twice
 //       the floor's: the floor's arithmetic on both cores of a 2-core machine)
-//   BM_Engine/<basic|distinct|spread>/<exact|off>/cuda/<N>Nodes
+//   BM_Engine/<basic|distinct|spread|anti>/<exact|off>/cuda/<N>Nodes
 //       the same on the CUDA backend, registered only where a device answers
 //       (scripts/gpu-run.sh's floor-cuda step): the GPU's figures as a ratio
 //       to the same one-thread CPU floor
@@ -63,7 +67,7 @@ namespace {
 
 constexpr uint32_t kInitPods = 1000;
 
-enum class Kind { Basic, Distinct, Spread };
+enum class Kind { Basic, Distinct, Spread, Anti };
 
 const char* kind_name(Kind k) {
   switch (k) {
@@ -71,6 +75,8 @@ const char* kind_name(Kind k) {
       return "basic";
     case Kind::Distinct:
       return "distinct";
+    case Kind::Anti:
+      return "anti";
     default:
       return "spread";
   }
@@ -123,6 +129,18 @@ void spread_hard(Pod& p) {
     c.label_selector->match_labels["app"] = "spread-rs";
     p.topology_spread_constraints.push_back(std::move(c));
   }
+}
+
+// A ReplicaSet's pod kept off every node that runs one of its pods.
+void anti_per_node(Pod& p) {
+  p.labels["app"] = "anti-rs";
+  PodAffinityTerm t;
+  t.topology_key = "kubernetes.io/hostname";
+  t.label_selector = LabelSelector{};
+  t.label_selector->match_labels["app"] = "anti-rs";
+  p.affinity = Affinity{};
+  p.affinity->pod_anti_affinity = PodAffinity{};
+  p.affinity->pod_anti_affinity->required.push_back(std::move(t));
 }
 
 struct Workload {
@@ -183,8 +201,9 @@ Workload& workload(Kind kind, uint32_t nodes) {
     w.measured.push_back(make_pod("pod-" + std::to_string(i), cpu, mem));
     w.measured_req.push_back(floor::pod_request(cpu, mem));
     if (kind == Kind::Spread) spread_hard(w.measured.back());
+    if (kind == Kind::Anti) anti_per_node(w.measured.back());
   }
-  if (kind != Kind::Spread) w.mismatch = check_floor(w, nodes);
+  if (kind != Kind::Spread && kind != Kind::Anti) w.mismatch = check_floor(w, nodes);
   return cache.emplace(key, std::move(w)).first->second;
 }
 
@@ -306,10 +325,10 @@ void register_benchmarks() {
   const bool cuda = cuda_unavailable_reason().empty();
   for (const uint32_t nodes : {200u, 5000u, 20000u, 100000u}) {
     const std::string size = "/" + std::to_string(nodes) + "Nodes";
-    for (const Kind kind : {Kind::Distinct, Kind::Basic, Kind::Spread}) {
-      if (kind == Kind::Spread && nodes > 20000) continue;
+    for (const Kind kind : {Kind::Distinct, Kind::Basic, Kind::Spread, Kind::Anti}) {
+      if ((kind == Kind::Spread || kind == Kind::Anti) && nodes > 20000) continue;
       for (const floor::Target t : {floor::Target::Baseline, floor::Target::Avx2, floor::Target::Avx512}) {
-        if (kind == Kind::Spread) break;  // its floor is basic's
+        if (kind == Kind::Spread || kind == Kind::Anti) break;  // their floor is basic's
         benchmark::RegisterBenchmark(
             (std::string("BM_Floor/") + kind_name(kind) + "/" + floor::target_name(t) + size).c_str(), bm_floor, kind,
             t, nodes)

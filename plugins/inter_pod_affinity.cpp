@@ -1,9 +1,11 @@
 #include "plugins/inter_pod_affinity.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -404,6 +406,106 @@ void InterPodAffinity::removal_counts(const RemovalContext& ctx, const State& st
       if (j >= 0 && has[static_cast<size_t>(j)]) ++o[j];
     }
   }
+}
+
+bool InterPodAffinity::filter_count_changes(const Snapshot& snap, const State& prev, const uint8_t* prev_arena,
+                                            uint32_t prev_begin, uint32_t prev_end, const State& st,
+                                            const uint8_t* arena, uint32_t begin, uint32_t end,
+                                            std::vector<uint32_t>* nodes) {
+  // The same state (spans at the same offsets: the same layout, the same
+  // matchers and self-match) and as many prepared bytes.
+  if (std::memcmp(&prev, &st, sizeof(State)) != 0 || prev_end - prev_begin != end - begin || prev_begin != begin)
+    return false;
+  const auto inside = [&](uint32_t offset, size_t bytes) {
+    return offset >= begin && static_cast<size_t>(offset) + bytes <= end;
+  };
+  // The previous bytes with the new counts written in must be the new
+  // bytes: nothing but counts differs (every table's key, column, domains
+  // and the Score tables are compared with the rest below).
+  thread_local std::vector<uint8_t> patched;
+  patched.assign(prev_arena + prev_begin, prev_arena + prev_end);
+  const auto patch = [&](uint32_t offset, const void* from, size_t bytes) {
+    std::memcpy(patched.data() + (offset - begin), from, bytes);
+  };
+  // A changed domain: of a dense key, the rank of its value (slot >= 0);
+  // else the value id.
+  struct Changed {
+    int32_t key, slot, domain;
+  };
+  thread_local std::vector<Changed> changed;
+  changed.clear();
+  for (const Span<KeyedCounts> tables : {st.affinity, st.anti_affinity, st.existing_anti_affinity}) {
+    if (tables.count == 0) continue;
+    if (!inside(tables.offset, tables.count * sizeof(KeyedCounts))) return false;
+    const KeyedCounts* ta = tables.data(prev_arena);
+    const KeyedCounts* tb = tables.data(arena);
+    for (uint32_t i = 0; i < tables.count; ++i) {
+      const KeyedCounts& a = ta[i];
+      const KeyedCounts& b = tb[i];
+      if (std::memcmp(&a, &b, sizeof(KeyedCounts)) != 0) return false;  // key, column and spans
+      if (b.by_rank.count) {
+        const size_t bytes = b.by_rank.count * sizeof(int64_t);
+        if (!inside(b.by_rank.offset, bytes)) return false;
+        const int64_t* ca = a.by_rank.data(prev_arena);
+        const int64_t* cb = b.by_rank.data(arena);
+        for (uint32_t r = 0; r < b.by_rank.count; ++r)
+          if (ca[r] != cb[r]) changed.push_back(Changed{b.key, b.dense_slot, static_cast<int32_t>(r)});
+        patch(b.by_rank.offset, cb, bytes);
+      }
+      if (b.values.count) {
+        const size_t bytes = b.values.count * sizeof(DomainCount);
+        if (!inside(b.values.offset, bytes)) return false;
+        const DomainCount* da = a.values.data(prev_arena);
+        const DomainCount* db = b.values.data(arena);
+        for (uint32_t j = 0; j < b.values.count; ++j) {
+          if (da[j].value != db[j].value || da[j].nodes != db[j].nodes) return false;  // another domain list
+          if (da[j].count != db[j].count) changed.push_back(Changed{b.key, -1, db[j].value});
+        }
+        patch(b.values.offset, db, bytes);
+      }
+    }
+  }
+  // Filter reads the totals only for the escape of a pod that matches its
+  // own terms, and only whether they are all zero.
+  if (st.affinity_totals.count) {
+    const size_t bytes = st.affinity_totals.count * sizeof(int64_t);
+    if (!inside(st.affinity_totals.offset, bytes)) return false;
+    const int64_t* ta = st.affinity_totals.data(prev_arena);
+    const int64_t* tb = st.affinity_totals.data(arena);
+    const auto zero = [](int64_t c) { return c == 0; };
+    if (st.affinity_self_match &&
+        std::all_of(ta, ta + st.affinity_totals.count, zero) != std::all_of(tb, tb + st.affinity_totals.count, zero))
+      return false;
+    patch(st.affinity_totals.offset, tb, bytes);
+  }
+  if (std::memcmp(patched.data(), arena + begin, patched.size()) != 0) return false;
+  if (!nodes || changed.empty()) return true;
+  // The nodes of the changed domains, ascending: one pass over the nodes.
+  std::sort(changed.begin(), changed.end(), [](const Changed& x, const Changed& y) {
+    return std::tie(x.key, x.slot, x.domain) < std::tie(y.key, y.slot, y.domain);
+  });
+  const SnapshotView s = snap.view();
+  for (uint32_t node = 0; node < s.num_nodes; ++node) {
+    for (size_t k = 0; k < changed.size();) {
+      // One table's run of changed domains.
+      size_t e = k;
+      while (e < changed.size() && changed[e].key == changed[k].key && changed[e].slot == changed[k].slot) ++e;
+      const Changed& c = changed[k];
+      const int32_t domain = c.slot >= 0 ? s.dense_rank(c.slot, node) : s.label_value(node, c.key);
+      const bool in = domain >= 0 && std::binary_search(changed.begin() + static_cast<std::ptrdiff_t>(k),
+                                                        changed.begin() + static_cast<std::ptrdiff_t>(e),
+                                                        Changed{c.key, c.slot, domain},
+                                                        [](const Changed& x, const Changed& y) {
+                                                          return x.domain < y.domain;
+                                                        });
+      if (in) {
+        nodes->push_back(node);
+        break;
+      }
+      k = e;
+    }
+  }
+  return true;
 }
 
 void InterPodAffinity::reasons(uint64_t bits, const Snapshot&, const State&, const uint8_t*, uint32_t,

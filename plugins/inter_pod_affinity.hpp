@@ -117,6 +117,15 @@ struct InterPodAffinity {
   }
   static void removal_counts(const RemovalContext& ctx, const State& st, const uint8_t* arena, uint32_t node,
                              const uint32_t* pods, uint32_t count, int64_t* out);
+  // The batch cache (plugin_api.hpp): the Filter tables' per-domain counts
+  // alone differ (a placement adds one in the placed node's domain of each
+  // key whose terms count the pod); the nodes of the domains whose count
+  // changed. The affinity totals may change too, for a pod that matches its
+  // own terms while they stay all zero or all not (the escape reads only
+  // that); the Score tables must be equal (Score reads them).
+  static bool filter_count_changes(const Snapshot& snap, const State& prev, const uint8_t* prev_arena,
+                                   uint32_t prev_begin, uint32_t prev_end, const State& st, const uint8_t* arena,
+                                   uint32_t begin, uint32_t end, std::vector<uint32_t>* nodes);
 
   static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node) {
     int64_t sum = 0;

@@ -483,5 +483,102 @@ TEST(InterPodAffinityEquivalence, TenThousandTermsCostWorkPerDistinctTerm) {
   EXPECT_EQ(feasible, 13);
 }
 
+
+// The batch cache's contract with InterPodAffinity (filter_count_changes):
+// where two queries of one pod differ in their Filter tables' counts only,
+// every node it does not name keeps its verdict. Random clusters (hostname,
+// zone, pool and rack keys; values missing and empty), pods with random
+// required and preferred terms; between the two queries 1 to 3 pods are
+// placed, often copies of the incoming pod (which its own terms count).
+// Each node's verdict under the first query's tables is what a cache state
+// kept; under the second's what a full evaluation finds.
+TEST(InterPodAffinityEquivalence, CountChangesNameEveryNodeWhoseVerdictCanMove) {
+  using plugins::InterPodAffinity;
+  ClusterObjects objects;
+  objects.namespaces = {Namespace{"parity", {{"team", "a"}}}, Namespace{"running", {{"team", "b"}}}};
+  ProfileConfig profile;
+  profile.pre_filter = {"InterPodAffinity"};
+  profile.filter = {"InterPodAffinity"};
+  profile.pre_score = {"InterPodAffinity"};
+  profile.score = {PluginEntry{"InterPodAffinity", 1}};
+  const ProfilePlan plan = make_profile_plan(profile);
+  constexpr uint8_t kId = plugin_id<InterPodAffinity>();
+  uint64_t compared = 0, counts_only = 0, named = 0, moved = 0;
+  for (uint64_t seed = 1; seed <= 120; ++seed) {
+    SplitMix64 rng(seed * 104729);
+    const uint32_t num_nodes = 2 + static_cast<uint32_t>(rng.below(seed % 5 == 0 ? 60 : 14));
+    std::vector<Node> nodes;
+    for (uint32_t i = 0; i < num_nodes; ++i) nodes.push_back(random_node(rng, "n" + std::to_string(i)));
+    std::vector<Pod> running;
+    for (uint32_t i = 0; i < num_nodes; ++i)
+      running.push_back(testutil::on_node(random_pod(rng, "r" + std::to_string(i), 0.5), nodes[rng.below(num_nodes)].name));
+    Snapshot snap = Snapshot::build(nodes, running);
+    uint32_t next = 0;
+    for (int step = 0; step < 30; ++step) {
+      // Mostly required terms alone: preferred terms (and the existing
+      // pods' terms that match) give Score tables, whose counts move too.
+      Pod in = random_pod(rng, "in" + std::to_string(step), 0.9);
+      if (!in.affinity) {
+        in.affinity = Affinity{};
+        in.affinity->pod_anti_affinity = PodAffinity{};
+        in.affinity->pod_anti_affinity->required.push_back(testutil::random_pod_affinity_term(rng));
+      }
+      if (rng.chance(0.7))
+        for (auto* side : {&in.affinity->pod_affinity, &in.affinity->pod_anti_affinity})
+          if (*side) (*side)->preferred.clear();
+      if (rng.chance(0.3)) {
+        // A group that attracts itself: its first pod passes anywhere the
+        // key is (no pod matches yet), the next ones only beside it.
+        in.labels["app"] = "self" + std::to_string(step);
+        PodAffinityTerm t;
+        t.topology_key = rng.chance(0.5) ? "topology.kubernetes.io/zone" : "rack";
+        t.label_selector = LabelSelector{};
+        t.label_selector->match_labels["app"] = in.labels["app"];
+        in.affinity->pod_affinity = PodAffinity{};
+        in.affinity->pod_affinity->required.push_back(std::move(t));
+      }
+      intern_pod_for_plan(snap, in, plan, &objects);
+      const PodQuery a = prepare_pod_query(in, snap, plan, TieBreak::First, 0, &objects);
+      const uint32_t placed = 1 + static_cast<uint32_t>(rng.below(3));
+      for (uint32_t k = 0; k < placed; ++k) {
+        Pod p = rng.chance(0.7) ? in : random_pod(rng, "x", 0.5);
+        p.name = "a" + std::to_string(next++);
+        snap.add_pod(std::move(p), static_cast<uint32_t>(rng.below(snap.num_nodes())));
+      }
+      intern_pod_for_plan(snap, in, plan, &objects);
+      const PodQuery b = prepare_pod_query(in, snap, plan, TieBreak::First, 0, &objects);
+      if (a.header.num_filters != b.header.num_filters || b.header.num_filters == 0) continue;
+      ++compared;
+      const PodQueryView va = a.view(), vb = b.view();
+      const ArenaRange ra = a.prepared_ranges[kId], rb = b.prepared_ranges[kId];
+      std::vector<uint32_t> names;
+      if (!InterPodAffinity::filter_count_changes(snap, plugin_state<InterPodAffinity>(va), va.arena, ra.begin, ra.end,
+                                                  plugin_state<InterPodAffinity>(vb), vb.arena, rb.begin, rb.end,
+                                                  &names))
+        continue;
+      counts_only += names.empty() ? 0 : 1;  // else the same counts
+      named += names.size();
+      ASSERT_TRUE(std::is_sorted(names.begin(), names.end())) << "seed " << seed << ", step " << step;
+      const SnapshotView s = snap.view();
+      for (uint32_t n = 0; n < s.num_nodes; ++n) {
+        const FilterOutcome x = InterPodAffinity::filter(s, plugin_state<InterPodAffinity>(va), va.arena, n);
+        const FilterOutcome y = InterPodAffinity::filter(s, plugin_state<InterPodAffinity>(vb), vb.arena, n);
+        const bool same = x.code == y.code && x.reasons == y.reasons;
+        if (same) continue;
+        ++moved;
+        ASSERT_TRUE(std::binary_search(names.begin(), names.end(), n))
+            << describe(seed, step, "a verdict moved on a node not named", n) << pod_text(in);
+      }
+    }
+  }
+  std::printf("[ ipa ] %llu query pairs, %llu differ in Filter counts only (some count moved), %llu nodes named, %llu verdicts moved\n",
+              static_cast<unsigned long long>(compared), static_cast<unsigned long long>(counts_only),
+              static_cast<unsigned long long>(named), static_cast<unsigned long long>(moved));
+  // The comparison has something to hold: pairs whose counts alone differ,
+  // and verdicts that moved among the nodes they name.
+  EXPECT_GT(counts_only, compared / 20);
+  EXPECT_GT(moved, counts_only / 10);
+}
+
 }  // namespace
 }  // namespace bulkscore
