@@ -223,11 +223,8 @@ using WeightedKeys = std::vector<std::pair<int32_t, int64_t>>;
 bool add_matched(const SnapshotView& s, int32_t matcher, const WeightedKeys& keys, KeyedCountsBuilder& out) {
   bool any = false;
   for (const auto& kw : keys) out.touch(kw.first);
-  for (uint32_t n = 0; n < s.num_nodes; ++n) {
-    const int32_t c = s.topology_count(static_cast<uint32_t>(matcher), n);
-    if (c <= 0) continue;
-    for (const auto& [key, weight] : keys) any |= out.add_at_node(key, n, weight * c);
-  }
+  const auto count = [&](uint32_t n) { return s.topology_count(static_cast<uint32_t>(matcher), n); };
+  for (const auto& [key, weight] : keys) any |= out.add_at_nodes(key, s.num_nodes, count, weight);
   return any;
 }
 
@@ -416,17 +413,38 @@ bool InterPodAffinity::filter_count_changes(const Snapshot& snap, const State& p
   // matchers and self-match) and as many prepared bytes.
   if (std::memcmp(&prev, &st, sizeof(State)) != 0 || prev_end - prev_begin != end - begin || prev_begin != begin)
     return false;
-  const auto inside = [&](uint32_t offset, size_t bytes) {
-    return offset >= begin && static_cast<size_t>(offset) + bytes <= end;
+  // The arrays of counts Filter reads, where the two may differ; every
+  // other byte (each table's key, column and spans, the Score tables) must
+  // be equal. Compared in place: a hostname table has a count per node.
+  enum Kind : uint8_t { kByRank, kValues, kTotals };
+  struct Region {
+    uint32_t offset, bytes;
+    Kind kind;
+    const KeyedCounts* table;  // kByRank, kValues
   };
-  // The previous bytes with the new counts written in must be the new
-  // bytes: nothing but counts differs (every table's key, column, domains
-  // and the Score tables are compared with the rest below).
-  thread_local std::vector<uint8_t> patched;
-  patched.assign(prev_arena + prev_begin, prev_arena + prev_end);
-  const auto patch = [&](uint32_t offset, const void* from, size_t bytes) {
-    std::memcpy(patched.data() + (offset - begin), from, bytes);
+  thread_local std::vector<Region> regions;
+  regions.clear();
+  const auto add = [&](uint32_t offset, size_t bytes, Kind kind, const KeyedCounts* table) {
+    if (bytes == 0) return true;
+    if (offset < begin || static_cast<size_t>(offset) + bytes > end) return false;
+    regions.push_back(Region{offset, static_cast<uint32_t>(bytes), kind, table});
+    return true;
   };
+  for (const Span<KeyedCounts> tables : {st.affinity, st.anti_affinity, st.existing_anti_affinity}) {
+    if (tables.count == 0) continue;
+    if (tables.offset < begin || static_cast<size_t>(tables.offset) + tables.count * sizeof(KeyedCounts) > end)
+      return false;
+    const KeyedCounts* ta = tables.data(prev_arena);
+    const KeyedCounts* tb = tables.data(arena);
+    for (uint32_t i = 0; i < tables.count; ++i) {
+      if (std::memcmp(&ta[i], &tb[i], sizeof(KeyedCounts)) != 0) return false;  // key, column and spans
+      if (!add(tb[i].by_rank.offset, tb[i].by_rank.count * sizeof(int64_t), kByRank, &tb[i]) ||
+          !add(tb[i].values.offset, tb[i].values.count * sizeof(DomainCount), kValues, &tb[i]))
+        return false;
+    }
+  }
+  if (!add(st.affinity_totals.offset, st.affinity_totals.count * sizeof(int64_t), kTotals, nullptr)) return false;
+  std::sort(regions.begin(), regions.end(), [](const Region& x, const Region& y) { return x.offset < y.offset; });
   // A changed domain: of a dense key, the rank of its value (slot >= 0);
   // else the value id.
   struct Changed {
@@ -434,77 +452,69 @@ bool InterPodAffinity::filter_count_changes(const Snapshot& snap, const State& p
   };
   thread_local std::vector<Changed> changed;
   changed.clear();
-  for (const Span<KeyedCounts> tables : {st.affinity, st.anti_affinity, st.existing_anti_affinity}) {
-    if (tables.count == 0) continue;
-    if (!inside(tables.offset, tables.count * sizeof(KeyedCounts))) return false;
-    const KeyedCounts* ta = tables.data(prev_arena);
-    const KeyedCounts* tb = tables.data(arena);
-    for (uint32_t i = 0; i < tables.count; ++i) {
-      const KeyedCounts& a = ta[i];
-      const KeyedCounts& b = tb[i];
-      if (std::memcmp(&a, &b, sizeof(KeyedCounts)) != 0) return false;  // key, column and spans
-      if (b.by_rank.count) {
-        const size_t bytes = b.by_rank.count * sizeof(int64_t);
-        if (!inside(b.by_rank.offset, bytes)) return false;
-        const int64_t* ca = a.by_rank.data(prev_arena);
-        const int64_t* cb = b.by_rank.data(arena);
-        for (uint32_t r = 0; r < b.by_rank.count; ++r)
-          if (ca[r] != cb[r]) changed.push_back(Changed{b.key, b.dense_slot, static_cast<int32_t>(r)});
-        patch(b.by_rank.offset, cb, bytes);
+  uint32_t at = begin;  // compared up to here
+  for (const Region& r : regions) {
+    if (r.offset < at) return false;  // overlapping arrays: not a layout prepare writes
+    if (std::memcmp(prev_arena + at, arena + at, r.offset - at) != 0) return false;
+    at = r.offset + r.bytes;
+    if (std::memcmp(prev_arena + r.offset, arena + r.offset, r.bytes) == 0) continue;
+    if (r.kind == kByRank) {
+      if (!nodes) continue;  // any counts may differ; only the nodes are wanted from them
+      const auto* ca = reinterpret_cast<const int64_t*>(prev_arena + r.offset);
+      const auto* cb = reinterpret_cast<const int64_t*>(arena + r.offset);
+      for (uint32_t k = 0; k < r.table->by_rank.count; ++k)
+        if (ca[k] != cb[k]) changed.push_back(Changed{r.table->key, r.table->dense_slot, static_cast<int32_t>(k)});
+    } else if (r.kind == kValues) {
+      const auto* da = reinterpret_cast<const DomainCount*>(prev_arena + r.offset);
+      const auto* db = reinterpret_cast<const DomainCount*>(arena + r.offset);
+      for (uint32_t k = 0; k < r.table->values.count; ++k) {
+        if (da[k].value != db[k].value || da[k].nodes != db[k].nodes) return false;  // another domain list
+        if (da[k].count != db[k].count) changed.push_back(Changed{r.table->key, -1, db[k].value});
       }
-      if (b.values.count) {
-        const size_t bytes = b.values.count * sizeof(DomainCount);
-        if (!inside(b.values.offset, bytes)) return false;
-        const DomainCount* da = a.values.data(prev_arena);
-        const DomainCount* db = b.values.data(arena);
-        for (uint32_t j = 0; j < b.values.count; ++j) {
-          if (da[j].value != db[j].value || da[j].nodes != db[j].nodes) return false;  // another domain list
-          if (da[j].count != db[j].count) changed.push_back(Changed{b.key, -1, db[j].value});
-        }
-        patch(b.values.offset, db, bytes);
-      }
+    } else {
+      // Filter reads the totals only for the escape of a pod that matches
+      // its own terms, and only whether they are all zero.
+      const auto* ta = reinterpret_cast<const int64_t*>(prev_arena + r.offset);
+      const auto* tb = reinterpret_cast<const int64_t*>(arena + r.offset);
+      const auto zero = [](int64_t c) { return c == 0; };
+      const uint32_t n = st.affinity_totals.count;
+      if (st.affinity_self_match && std::all_of(ta, ta + n, zero) != std::all_of(tb, tb + n, zero)) return false;
     }
   }
-  // Filter reads the totals only for the escape of a pod that matches its
-  // own terms, and only whether they are all zero.
-  if (st.affinity_totals.count) {
-    const size_t bytes = st.affinity_totals.count * sizeof(int64_t);
-    if (!inside(st.affinity_totals.offset, bytes)) return false;
-    const int64_t* ta = st.affinity_totals.data(prev_arena);
-    const int64_t* tb = st.affinity_totals.data(arena);
-    const auto zero = [](int64_t c) { return c == 0; };
-    if (st.affinity_self_match &&
-        std::all_of(ta, ta + st.affinity_totals.count, zero) != std::all_of(tb, tb + st.affinity_totals.count, zero))
-      return false;
-    patch(st.affinity_totals.offset, tb, bytes);
-  }
-  if (std::memcmp(patched.data(), arena + begin, patched.size()) != 0) return false;
+  if (std::memcmp(prev_arena + at, arena + at, end - at) != 0) return false;
   if (!nodes || changed.empty()) return true;
-  // The nodes of the changed domains, ascending: one pass over the nodes.
+  // The nodes of the changed domains, ascending: per table, its changed
+  // domains marked, then one pass over the nodes' column of its key.
   std::sort(changed.begin(), changed.end(), [](const Changed& x, const Changed& y) {
     return std::tie(x.key, x.slot, x.domain) < std::tie(y.key, y.slot, y.domain);
   });
   const SnapshotView s = snap.view();
-  for (uint32_t node = 0; node < s.num_nodes; ++node) {
-    for (size_t k = 0; k < changed.size();) {
-      // One table's run of changed domains.
-      size_t e = k;
-      while (e < changed.size() && changed[e].key == changed[k].key && changed[e].slot == changed[k].slot) ++e;
-      const Changed& c = changed[k];
-      const int32_t domain = c.slot >= 0 ? s.dense_rank(c.slot, node) : s.label_value(node, c.key);
-      const bool in = domain >= 0 && std::binary_search(changed.begin() + static_cast<std::ptrdiff_t>(k),
-                                                        changed.begin() + static_cast<std::ptrdiff_t>(e),
-                                                        Changed{c.key, c.slot, domain},
-                                                        [](const Changed& x, const Changed& y) {
-                                                          return x.domain < y.domain;
-                                                        });
-      if (in) {
-        nodes->push_back(node);
-        break;
+  thread_local std::vector<uint8_t> named, marked;
+  named.assign(s.num_nodes, 0);
+  for (size_t k = 0; k < changed.size();) {
+    size_t e = k;  // one table's run of changed domains
+    while (e < changed.size() && changed[e].key == changed[k].key && changed[e].slot == changed[k].slot) ++e;
+    const Changed& c = changed[k];
+    if (c.slot >= 0) {
+      marked.assign(static_cast<size_t>(changed[e - 1].domain) + 1, 0);
+      for (size_t j = k; j < e; ++j) marked[static_cast<size_t>(changed[j].domain)] = 1;
+      const int32_t* ranks = s.dense_label_ranks + static_cast<size_t>(c.slot) * s.num_nodes;
+      const auto bound = static_cast<int32_t>(marked.size());
+      for (uint32_t node = 0; node < s.num_nodes; ++node)
+        if (ranks[node] >= 0 && ranks[node] < bound) named[node] |= marked[static_cast<size_t>(ranks[node])];
+    } else {
+      for (uint32_t node = 0; node < s.num_nodes; ++node) {
+        const int32_t v = s.label_value(node, c.key);
+        if (v != kNoId && std::binary_search(changed.begin() + static_cast<std::ptrdiff_t>(k),
+                                             changed.begin() + static_cast<std::ptrdiff_t>(e), Changed{c.key, -1, v},
+                                             [](const Changed& x, const Changed& y) { return x.domain < y.domain; }))
+          named[node] = 1;
       }
-      k = e;
     }
+    k = e;
   }
+  for (uint32_t node = 0; node < s.num_nodes; ++node)
+    if (named[node]) nodes->push_back(node);
   return true;
 }
 

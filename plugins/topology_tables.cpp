@@ -16,20 +16,6 @@ KeyedCountsBuilder::Table& KeyedCountsBuilder::table(int32_t key) {
   return tables_.back();
 }
 
-bool KeyedCountsBuilder::add_at_node(int32_t key, uint32_t n, int64_t delta) {
-  Table& t = table(key);
-  if (t.slot >= 0) {
-    const int32_t r = view_.dense_rank(t.slot, n);
-    if (r < 0) return false;
-    t.by_rank[static_cast<size_t>(r)] += delta;
-    return true;
-  }
-  const int32_t v = key == kNoId ? kNoId : view_.label_value(n, key);
-  if (v == kNoId) return false;
-  t.by_value[v] += delta;
-  return true;
-}
-
 void KeyedCountsBuilder::add_at_value(int32_t key, int32_t value, int64_t delta) {
   Table& t = table(key);
   if (t.slot >= 0) {

@@ -70,8 +70,29 @@ class KeyedCountsBuilder {
 
   // Makes the key's table exist (a key read by a rule even when empty).
   void touch(int32_t key) { (void)table(key); }
-  // Adds `delta` in node n's domain of `key`; false if n lacks the key.
-  bool add_at_node(int32_t key, uint32_t n, int64_t delta);
+  // Adds weight x count(n) in node n's domain of `key` for every node n
+  // with count(n) > 0 (the table looked up once); whether any of those
+  // nodes has the key.
+  template <class Count>
+  bool add_at_nodes(int32_t key, uint32_t num_nodes, const Count& count, int64_t weight) {
+    Table& t = table(key);
+    bool any = false;
+    for (uint32_t n = 0; n < num_nodes; ++n) {
+      const int32_t c = count(n);
+      if (c <= 0) continue;
+      if (t.slot >= 0) {
+        const int32_t r = view_.dense_rank(t.slot, n);
+        if (r < 0) continue;
+        t.by_rank[static_cast<size_t>(r)] += weight * c;
+      } else {
+        const int32_t v = key == kNoId ? kNoId : view_.label_value(n, key);
+        if (v == kNoId) continue;
+        t.by_value[v] += weight * c;
+      }
+      any = true;
+    }
+    return any;
+  }
   // Adds `delta` at value id `value` of `key`.
   void add_at_value(int32_t key, int32_t value, int64_t delta);
   // Adds weight x counts[r] at every rank r of `key`'s dense column

@@ -491,7 +491,8 @@ TEST(InterPodAffinityEquivalence, TenThousandTermsCostWorkPerDistinctTerm) {
 // required and preferred terms; between the two queries 1 to 3 pods are
 // placed, often copies of the incoming pod (which its own terms count).
 // Each node's verdict under the first query's tables is what a cache state
-// kept; under the second's what a full evaluation finds.
+// kept; under the second's what a full evaluation finds. Raw scores must not
+// move at all (a hit keeps them).
 TEST(InterPodAffinityEquivalence, CountChangesNameEveryNodeWhoseVerdictCanMove) {
   using plugins::InterPodAffinity;
   ClusterObjects objects;
@@ -564,6 +565,12 @@ TEST(InterPodAffinityEquivalence, CountChangesNameEveryNodeWhoseVerdictCanMove) 
         const FilterOutcome x = InterPodAffinity::filter(s, plugin_state<InterPodAffinity>(va), va.arena, n);
         const FilterOutcome y = InterPodAffinity::filter(s, plugin_state<InterPodAffinity>(vb), vb.arena, n);
         const bool same = x.code == y.code && x.reasons == y.reasons;
+        // The other half of the contract: Score reads none of what moved
+        // (a hit keeps the plugin's raw scores).
+        ASSERT_EQ(InterPodAffinity::score(s, plugin_state<InterPodAffinity>(va), va.arena, n),
+                  InterPodAffinity::score(s, plugin_state<InterPodAffinity>(vb), vb.arena, n))
+            << describe(seed, step, "a raw score moved between queries that differ in Filter counts only", n)
+            << pod_text(in);
         if (same) continue;
         ++moved;
         ASSERT_TRUE(std::binary_search(names.begin(), names.end(), n))
