@@ -462,8 +462,16 @@ bool InterPodAffinity::filter_count_changes(const Snapshot& snap, const State& p
       if (!nodes) continue;  // any counts may differ; only the nodes are wanted from them
       const auto* ca = reinterpret_cast<const int64_t*>(prev_arena + r.offset);
       const auto* cb = reinterpret_cast<const int64_t*>(arena + r.offset);
-      for (uint32_t k = 0; k < r.table->by_rank.count; ++k)
-        if (ca[k] != cb[k]) changed.push_back(Changed{r.table->key, r.table->dense_slot, static_cast<int32_t>(k)});
+      // A placement moves one count of a per-node table: equal runs are
+      // skipped by memcmp, 64 counts at a time.
+      constexpr uint32_t kRun = 64;
+      const uint32_t n = r.table->by_rank.count;
+      for (uint32_t k0 = 0; k0 < n; k0 += kRun) {
+        const uint32_t k1 = std::min(n, k0 + kRun);
+        if (std::memcmp(ca + k0, cb + k0, (k1 - k0) * sizeof(int64_t)) == 0) continue;
+        for (uint32_t k = k0; k < k1; ++k)
+          if (ca[k] != cb[k]) changed.push_back(Changed{r.table->key, r.table->dense_slot, static_cast<int32_t>(k)});
+      }
     } else if (r.kind == kValues) {
       const auto* da = reinterpret_cast<const DomainCount*>(prev_arena + r.offset);
       const auto* db = reinterpret_cast<const DomainCount*>(arena + r.offset);
@@ -495,7 +503,14 @@ bool InterPodAffinity::filter_count_changes(const Snapshot& snap, const State& p
     size_t e = k;  // one table's run of changed domains
     while (e < changed.size() && changed[e].key == changed[k].key && changed[e].slot == changed[k].slot) ++e;
     const Changed& c = changed[k];
-    if (c.slot >= 0) {
+    if (c.slot >= 0 && e - k <= 4) {
+      // A few ranks (one a placement): a compare per rank, which vectorizes.
+      const int32_t* ranks = s.dense_label_ranks + static_cast<size_t>(c.slot) * s.num_nodes;
+      for (size_t j = k; j < e; ++j) {
+        const int32_t r = changed[j].domain;
+        for (uint32_t node = 0; node < s.num_nodes; ++node) named[node] |= static_cast<uint8_t>(ranks[node] == r);
+      }
+    } else if (c.slot >= 0) {
       marked.assign(static_cast<size_t>(changed[e - 1].domain) + 1, 0);
       for (size_t j = k; j < e; ++j) marked[static_cast<size_t>(changed[j].domain)] = 1;
       const int32_t* ranks = s.dense_label_ranks + static_cast<size_t>(c.slot) * s.num_nodes;
@@ -513,7 +528,16 @@ bool InterPodAffinity::filter_count_changes(const Snapshot& snap, const State& p
     }
     k = e;
   }
-  for (uint32_t node = 0; node < s.num_nodes; ++node)
+  // Collected eight flags at a time: few are set.
+  uint32_t node = 0;
+  for (; node + 8 <= s.num_nodes; node += 8) {
+    uint64_t word;
+    std::memcpy(&word, named.data() + node, sizeof word);
+    if (word == 0) continue;
+    for (uint32_t j = node; j < node + 8; ++j)
+      if (named[j]) nodes->push_back(j);
+  }
+  for (; node < s.num_nodes; ++node)
     if (named[node]) nodes->push_back(node);
   return true;
 }
