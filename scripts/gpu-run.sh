@@ -220,10 +220,11 @@ grep -oE "^BM_[^ ]+|pods_per_s=[^ ]+|vs_floor=[^ ]+|window_hit_share=[^ ]+" "$lo
   paste -sd' ' | sed 's/ BM_/\nBM_/g' | tee -a "$summary"
 
 # Issue 24's workloads on the CUDA backend beside the one-thread CPU floor:
-# distinct pods (every pod differs), SchedulingBasic's alike pods and hard
-# zone and hostname spreading, the batch cache on and off, 5,000 to
-# 100,000 nodes (vs_floor: the GPU over the floor).
-step floor-cuda 120 "$bin/bench_floor" --benchmark_filter='BM_Engine/(distinct|basic|spread)/(exact|off)/cuda/' \
+# distinct pods (every pod differs), SchedulingBasic's alike pods, hard
+# zone and hostname spreading and required anti-affinity per node (its
+# hits through InterPodAffinity's count changes), the batch cache on and
+# off, 5,000 to 100,000 nodes (vs_floor: the GPU over the floor).
+step floor-cuda 150 "$bin/bench_floor" --benchmark_filter='BM_Engine/(distinct|basic|spread|anti)/(exact|off)/cuda/' \
   --benchmark_out="$logs/floor-cuda.json" --benchmark_out_format=json
 grep -oE "^BM_[^ ]+|pods_per_s=[^ ]+|vs_floor=[^ ]+|hit_share=[^ ]+" "$logs/floor-cuda.log" |
   paste -sd' ' | sed 's/ BM_/\nBM_/g' | tee -a "$summary"
