@@ -453,7 +453,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   const Clock::time_point start = Clock::now();
   ScheduleResult res;
   res.pod = pod.key();
-  const std::string key = pod.cache_key();
+  const std::string key = pod.uid.empty() ? res.pod : pod.uid;  // pod.cache_key(), the key built once
   if (auto held = pod_records_.find(key); held != pod_records_.end()) {
     // Scheduled twice, it would be counted twice. Not an attempt: upstream
     // skips an assumed pod.

@@ -196,7 +196,12 @@ struct Pod {
   // Where it came from, for messages: "pods.json: items[12]".
   std::string origin;
 
-  std::string key() const { return namespace_name + "/" + name; }
+  std::string key() const {
+    std::string k;  // one allocation at most (the concatenation made two)
+    k.reserve(namespace_name.size() + 1 + name.size());
+    k.append(namespace_name).append(1, '/').append(name);
+    return k;
+  }
   // The key the engine's events know a pod by, as kube-scheduler's cache
   // does (GetPodKey): its UID, or namespace/name where it has none.
   std::string cache_key() const { return uid.empty() ? key() : uid; }
