@@ -276,6 +276,56 @@ TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
   EXPECT_GT(flushes["node_became_feasible"] + flushes["filter_changed"], 0u);
 }
 
+// Tallies of the runs below, and what they print.
+struct CountHitTally {
+  uint64_t count_hits = 0, hits = 0, attempts = 0;
+  std::map<std::string, uint64_t> flushes;
+  void print(const char* what) const {
+    std::printf("[ batch ] %s: %llu of %llu pods from the cache, %llu with counts-only Filter changes\n", what,
+                static_cast<unsigned long long>(hits), static_cast<unsigned long long>(attempts),
+                static_cast<unsigned long long>(count_hits));
+    for (const auto& [reason, n] : flushes)
+      if (n) std::printf("[ batch ]   flushed %s: %llu\n", reason.c_str(), static_cast<unsigned long long>(n));
+  }
+};
+
+// 150 pods of a few ReplicaSets (copies of `templates`, in interleaved
+// runs of 1 to 30), some snapshot changes between them, on `cluster`: the
+// cache on (a state per ReplicaSet), and with windows of 2 to 7, must
+// decide as the cache off, with both tie-breaks. `where` names the case.
+void check_replica_set_runs(const SchedulerConfig& config, const Cluster& cluster, const std::vector<Pod>& templates,
+                            SplitMix64& rng, uint32_t seed, const std::string& where, CountHitTally& tally) {
+  std::vector<Pod> pods;
+  while (pods.size() < 150) {
+    const Pod& t = templates[rng.below(templates.size())];
+    const uint32_t run = 1 + static_cast<uint32_t>(rng.below(30));
+    for (uint32_t r = 0; r < run && pods.size() < 150; ++r) {
+      Pod p = t;
+      p.name = t.name + "-" + std::to_string(pods.size());
+      p.uid = "uid-" + std::to_string(pods.size());
+      pods.push_back(std::move(p));
+    }
+  }
+  const double mutation_chance = seed % 3 == 0 ? 0.05 : 0.0;
+  for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
+    const std::string what = where + ", seed " + std::to_string(seed) + " (parity seed " +
+                             std::to_string(parity_seed()) + "), tie " + (tie == TieBreak::First ? "first" : "random") +
+                             ", mutations " + std::to_string(mutation_chance);
+    const Outcome off = run(config, cluster, pods, tie, Batching::Off, seed, mutation_chance);
+    // A state per ReplicaSet: their runs interleave.
+    const Outcome exact = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 3);
+    ASSERT_EQ(first_difference(pods, off.results, exact.results), "") << what;
+    const uint32_t window = 2 + seed % 6;
+    const Outcome windowed = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 3, {}, window);
+    ASSERT_EQ(first_difference(pods, off.results, windowed.results), "") << "window " << window << ": " << what;
+    tally.count_hits += exact.counters.filter_count_hits;
+    for (size_t r = 0; r < exact.counters.flushed.size(); ++r)
+      tally.flushes[flush_reason_name(static_cast<FlushReason>(r))] += exact.counters.flushed[r];
+    tally.hits += exact.counters.hint_used;
+    tally.attempts += exact.counters.hint_used + exact.counters.no_hint;
+  }
+}
+
 // Pods under hard spreading (issue 24, item 4): each placement changes the
 // counts PodTopologySpread's Filter reads, yet a pod whose tables differ
 // from the cached one's in their counts only is a hit, the nodes of the
@@ -285,8 +335,7 @@ TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
 // other pods, some snapshot changes: decisions equal --batching off's, with
 // both tie-breaks; the counts-only path must be taken.
 TEST(BatchCache, HardSpreadPodsHitWhenOnlyTheirCountsChanged) {
-  uint64_t count_hits = 0, hits = 0, attempts = 0;
-  std::map<std::string, uint64_t> flushes;
+  CountHitTally tally;
   const SchedulerConfig config = whole_config();
   for (uint32_t seed = 0; seed < 24; ++seed) {
     SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x5b7eadull, seed);
@@ -318,47 +367,15 @@ TEST(BatchCache, HardSpreadPodsHitWhenOnlyTheirCountsChanged) {
       if (rng.chance(0.3)) spread("kubernetes.io/hostname");
       templates.push_back(std::move(t));
     }
-    std::vector<Pod> pods;
-    while (pods.size() < 150) {
-      const Pod& t = templates[rng.below(templates.size())];
-      const uint32_t run = 1 + static_cast<uint32_t>(rng.below(30));
-      for (uint32_t r = 0; r < run && pods.size() < 150; ++r) {
-        Pod p = t;
-        p.name = t.name + "-" + std::to_string(pods.size());
-        p.uid = "uid-" + std::to_string(pods.size());
-        pods.push_back(std::move(p));
-      }
-    }
-    const double mutation_chance = seed % 3 == 0 ? 0.05 : 0.0;
-    for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
-      const Outcome off = run(config, cluster, pods, tie, Batching::Off, seed, mutation_chance);
-      // A state per ReplicaSet: their runs interleave.
-      const Outcome exact = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 3);
-      ASSERT_EQ(first_difference(pods, off.results, exact.results), "")
-          << "seed " << seed << " (parity seed " << parity_seed() << "), " << nodes << " nodes, " << zones
-          << " zones, tie " << (tie == TieBreak::First ? "first" : "random") << ", mutations " << mutation_chance;
-      count_hits += exact.counters.filter_count_hits;
-      // Windows of 2 to 7 pods.
-      const uint32_t window = 2 + seed % 6;
-      const Outcome windowed = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 3, {}, window);
-      ASSERT_EQ(first_difference(pods, off.results, windowed.results), "")
-          << "window " << window << ": seed " << seed << " (parity seed " << parity_seed() << "), " << nodes
-          << " nodes, tie " << (tie == TieBreak::First ? "first" : "random");
-      for (size_t r = 0; r < exact.counters.flushed.size(); ++r)
-        flushes[flush_reason_name(static_cast<FlushReason>(r))] += exact.counters.flushed[r];
-      hits += exact.counters.hint_used;
-      attempts += exact.counters.hint_used + exact.counters.no_hint;
-    }
+    check_replica_set_runs(config, cluster, templates, rng, seed,
+                           std::to_string(nodes) + " nodes, " + std::to_string(zones) + " zones", tally);
+    if (HasFatalFailure()) return;
   }
-  std::printf("[ batch ] hard spreading: %llu of %llu pods from the cache, %llu with counts-only Filter changes\n",
-              static_cast<unsigned long long>(hits), static_cast<unsigned long long>(attempts),
-              static_cast<unsigned long long>(count_hits));
-  for (const auto& [reason, n] : flushes)
-    if (n) std::printf("[ batch ]   flushed %s: %llu\n", reason.c_str(), static_cast<unsigned long long>(n));
+  tally.print("hard spreading");
   // maxSkew 1 leaves few feasible nodes between two changes of the
   // minimum (each a miss), and a small cluster often has more nodes in the
   // changed zone than half of those: a twentieth of the pods or so hit.
-  EXPECT_GT(count_hits, attempts / 30);
+  EXPECT_GT(tally.count_hits, tally.attempts / 30);
 }
 
 // InterPodAffinity's required terms (a ReplicaSet's pods kept apart per
@@ -367,8 +384,7 @@ TEST(BatchCache, HardSpreadPodsHitWhenOnlyTheirCountsChanged) {
 // whose counts changed filtered again (filter_count_changes), and decide as
 // with the cache off.
 TEST(BatchCache, PodAffinityPodsHitWhenOnlyTheirCountsChanged) {
-  uint64_t count_hits = 0, hits = 0, attempts = 0;
-  std::map<std::string, uint64_t> flushes;
+  CountHitTally tally;
   const SchedulerConfig config = whole_config();
   for (uint32_t seed = 0; seed < 24; ++seed) {
     SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0xaff1ull, seed);
@@ -406,46 +422,16 @@ TEST(BatchCache, PodAffinityPodsHitWhenOnlyTheirCountsChanged) {
       t.affinity = a;
       templates.push_back(std::move(t));
     }
-    std::vector<Pod> pods;
-    while (pods.size() < 150) {
-      const Pod& t = templates[rng.below(templates.size())];
-      const uint32_t run = 1 + static_cast<uint32_t>(rng.below(30));
-      for (uint32_t r = 0; r < run && pods.size() < 150; ++r) {
-        Pod p = t;
-        p.name = t.name + "-" + std::to_string(pods.size());
-        p.uid = "uid-" + std::to_string(pods.size());
-        pods.push_back(std::move(p));
-      }
-    }
-    const double mutation_chance = seed % 3 == 0 ? 0.05 : 0.0;
-    for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
-      const Outcome off = run(config, cluster, pods, tie, Batching::Off, seed, mutation_chance);
-      const Outcome exact = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 3);
-      ASSERT_EQ(first_difference(pods, off.results, exact.results), "")
-          << "seed " << seed << " (parity seed " << parity_seed() << "), " << nodes << " nodes, " << zones
-          << " zones, tie " << (tie == TieBreak::First ? "first" : "random") << ", mutations " << mutation_chance;
-      const uint32_t window = 2 + seed % 6;
-      const Outcome windowed = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 3, {}, window);
-      ASSERT_EQ(first_difference(pods, off.results, windowed.results), "")
-          << "window " << window << ": seed " << seed << " (parity seed " << parity_seed() << "), " << nodes
-          << " nodes, tie " << (tie == TieBreak::First ? "first" : "random");
-      count_hits += exact.counters.filter_count_hits;
-      for (size_t r = 0; r < exact.counters.flushed.size(); ++r)
-        flushes[flush_reason_name(static_cast<FlushReason>(r))] += exact.counters.flushed[r];
-      hits += exact.counters.hint_used;
-      attempts += exact.counters.hint_used + exact.counters.no_hint;
-    }
+    check_replica_set_runs(config, cluster, templates, rng, seed,
+                           std::to_string(nodes) + " nodes, " + std::to_string(zones) + " zones", tally);
+    if (HasFatalFailure()) return;
   }
-  std::printf("[ batch ] pod (anti-)affinity: %llu of %llu pods from the cache, %llu with counts-only Filter changes\n",
-              static_cast<unsigned long long>(hits), static_cast<unsigned long long>(attempts),
-              static_cast<unsigned long long>(count_hits));
-  for (const auto& [reason, n] : flushes)
-    if (n) std::printf("[ batch ]   flushed %s: %llu\n", reason.c_str(), static_cast<unsigned long long>(n));
+  tally.print("pod (anti-)affinity");
   // Apart per node, most placements hit; apart per zone, a zone's nodes
   // leave at once (on these small clusters often more than half of the
   // feasible ones: a miss); together in a zone, the placed pods' own terms
   // move the Score tables too (hardPodAffinityWeight), a miss as before.
-  EXPECT_GT(count_hits, attempts / 100);
+  EXPECT_GT(tally.count_hits, tally.attempts / 100);
 }
 
 // PodTopologySpread's two contracts with the cache, on random clusters and

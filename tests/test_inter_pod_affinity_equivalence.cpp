@@ -266,14 +266,21 @@ std::string describe(uint64_t seed, int step, const char* what, size_t node) {
 // each an incoming pod compared with upstream's walk. `draw(rng, name,
 // required_chance)` draws the running and the incoming pods. Returns the
 // pods compared.
+
+// A profile of InterPodAffinity alone (PreFilter, Filter, PreScore, Score).
+ProfileConfig inter_pod_affinity_only() {
+  ProfileConfig p;
+  p.pre_filter = {"InterPodAffinity"};
+  p.filter = {"InterPodAffinity"};
+  p.pre_score = {"InterPodAffinity"};
+  p.score = {PluginEntry{"InterPodAffinity", 1}};
+  return p;
+}
+
 template <class Draw>
 int compare_with_upstream(uint64_t first, uint64_t last, Draw&& draw) {
   const ClusterObjects objects{{Namespace{"parity", {{"team", "a"}}}, Namespace{"running", {{"team", "b"}}}}, {}, {}, {}, {}, {}};
-  ProfileConfig base;
-  base.pre_filter = {"InterPodAffinity"};
-  base.filter = {"InterPodAffinity"};
-  base.pre_score = {"InterPodAffinity"};
-  base.score = {PluginEntry{"InterPodAffinity", 1}};
+  const ProfileConfig base = inter_pod_affinity_only();
   int compared = 0;
   for (uint64_t seed = first; seed <= last; ++seed) {
     SplitMix64 rng(seed * 7919);
@@ -441,11 +448,7 @@ TEST(InterPodAffinityEquivalence, TenThousandTermsCostWorkPerDistinctTerm) {
     few.affinity->pod_affinity->preferred.push_back({summed[static_cast<size_t>(k)], preferred(k)});
   }
 
-  ProfileConfig profile;
-  profile.pre_filter = {"InterPodAffinity"};
-  profile.filter = {"InterPodAffinity"};
-  profile.pre_score = {"InterPodAffinity"};
-  profile.score = {PluginEntry{"InterPodAffinity", 1}};
+  const ProfileConfig profile = inter_pod_affinity_only();
   const ProfilePlan plan = make_profile_plan(profile);
   Snapshot snap = Snapshot::build(nodes, running);
   const Snapshot::MatcherWork before = snap.matcher_work();
@@ -497,12 +500,7 @@ TEST(InterPodAffinityEquivalence, CountChangesNameEveryNodeWhoseVerdictCanMove) 
   using plugins::InterPodAffinity;
   ClusterObjects objects;
   objects.namespaces = {Namespace{"parity", {{"team", "a"}}}, Namespace{"running", {{"team", "b"}}}};
-  ProfileConfig profile;
-  profile.pre_filter = {"InterPodAffinity"};
-  profile.filter = {"InterPodAffinity"};
-  profile.pre_score = {"InterPodAffinity"};
-  profile.score = {PluginEntry{"InterPodAffinity", 1}};
-  const ProfilePlan plan = make_profile_plan(profile);
+  const ProfilePlan plan = make_profile_plan(inter_pod_affinity_only());
   constexpr uint8_t kId = plugin_id<InterPodAffinity>();
   uint64_t compared = 0, counts_only = 0, named = 0, moved = 0;
   for (uint64_t seed = 1; seed <= 120; ++seed) {
