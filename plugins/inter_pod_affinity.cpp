@@ -452,12 +452,17 @@ bool InterPodAffinity::filter_count_changes(const Snapshot& snap, const State& p
   };
   thread_local std::vector<Changed> changed;
   changed.clear();
+  // The bytes [from, from + n) of both arenas (an empty arena's data is null:
+  // memcmp must not see it).
+  const auto same = [&](uint32_t from, size_t n) {
+    return n == 0 || std::memcmp(prev_arena + from, arena + from, n) == 0;
+  };
   uint32_t at = begin;  // compared up to here
   for (const Region& r : regions) {
     if (r.offset < at) return false;  // overlapping arrays: not a layout prepare writes
-    if (std::memcmp(prev_arena + at, arena + at, r.offset - at) != 0) return false;
+    if (!same(at, r.offset - at)) return false;
     at = r.offset + r.bytes;
-    if (std::memcmp(prev_arena + r.offset, arena + r.offset, r.bytes) == 0) continue;
+    if (same(r.offset, r.bytes)) continue;
     if (r.kind == kByRank) {
       if (!nodes) continue;  // any counts may differ; only the nodes are wanted from them
       const auto* ca = reinterpret_cast<const int64_t*>(prev_arena + r.offset);
@@ -489,7 +494,7 @@ bool InterPodAffinity::filter_count_changes(const Snapshot& snap, const State& p
       if (st.affinity_self_match && std::all_of(ta, ta + n, zero) != std::all_of(tb, tb + n, zero)) return false;
     }
   }
-  if (std::memcmp(prev_arena + at, arena + at, end - at) != 0) return false;
+  if (!same(at, end - at)) return false;
   if (!nodes || changed.empty()) return true;
   // The nodes of the changed domains, ascending: per table, its changed
   // domains marked, then one pass over the nodes' column of its key.
