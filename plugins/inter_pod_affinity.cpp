@@ -213,6 +213,12 @@ int32_t matcher_row(const Snapshot& snap, const Pod& pod, const std::vector<Snap
   return m;
 }
 
+// Whether every value of dense column `slot` is one node's (a hostname
+// key): the node's domain of the key is the node alone.
+bool one_node_per_value(const Snapshot& snap, int32_t slot) {
+  return snap.dense_label_values(slot).size() + snap.dense_label_missing(slot) == snap.num_nodes();
+}
+
 // (key, weight) pairs: a topology key's string id and what one matched pod
 // adds in the node's domain of it.
 using WeightedKeys = std::vector<std::pair<int32_t, int64_t>>;
@@ -303,14 +309,24 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
     }
     KeyedCountsBuilder anti(snap, s);
     std::vector<AntiTerm> anti_terms;
+    std::vector<NodeAntiTerm> on_node;
     for (const TermGroup& g : group_terms(terms.required_anti_affinity, true)) {
-      anti_terms.push_back(AntiTerm{matcher_row(snap, pod, {g.term->clause}), key_of(*g.term), g.weight});
-      add_matched(s, anti_terms.back().matcher, {{anti_terms.back().key, g.weight}}, anti);
+      const int32_t matcher = matcher_row(snap, pod, {g.term->clause}), key = key_of(*g.term);
+      const int32_t slot = snap.dense_label_slot(key);
+      if (slot >= 0 && one_node_per_value(snap, slot)) {
+        on_node.push_back(NodeAntiTerm{matcher, slot});
+        continue;
+      }
+      anti_terms.push_back(AntiTerm{matcher, key, g.weight});
+      add_matched(s, matcher, {{key, g.weight}}, anti);
     }
     if (!anti.all_zero()) {
       st.anti_affinity = anti.push(arena);
       st.anti_terms = arena.push(anti_terms);
     }
+    // Kept even while no node counts a pod: a ReplicaSet's first pod and
+    // the next have the same state (the batch cache compares it).
+    if (!on_node.empty()) st.anti_on_node = arena.push(on_node);
   }
 
   // ---- PreScore (reads no feasible list) ----
@@ -363,8 +379,8 @@ void InterPodAffinity::removal_counts(const RemovalContext& ctx, const State& st
   std::vector<const KeyedCounts*> tables;
   for (const Span<KeyedCounts>& span : {st.affinity, st.anti_affinity, st.existing_anti_affinity})
     for (uint32_t i = 0; i < span.count; ++i) tables.push_back(&span.at(arena, i));
-  std::vector<uint8_t> has(slots);
-  for (uint32_t j = 0; j < slots; ++j) {
+  std::vector<uint8_t> has(tables.size());
+  for (size_t j = 0; j < tables.size(); ++j) {
     bool has_key;
     (void)tables[j]->at_node(s, arena, node, has_key);
     has[j] = has_key;
@@ -375,6 +391,7 @@ void InterPodAffinity::removal_counts(const RemovalContext& ctx, const State& st
     return int64_t{-1};
   };
   const uint32_t anti_at = st.affinity.count, existing_at = anti_at + st.anti_affinity.count;
+  const uint32_t on_node_at = existing_at + st.existing_anti_affinity.count;
   const StringMap& ns_labels = namespace_labels(ctx.pod, ctx.objects);
   for (uint32_t k = 0; k < count; ++k) {
     int64_t* o = out + static_cast<size_t>(k) * slots;
@@ -391,6 +408,11 @@ void InterPodAffinity::removal_counts(const RemovalContext& ctx, const State& st
       const int64_t j = table_of(anti_at, st.anti_affinity.count, t.key);
       if (j >= 0 && has[static_cast<size_t>(j)]) o[j] += t.weight;
     }
+    // Those read from the node's counters: the pods each one counts
+    // (filter() reads none on a node without the key).
+    for (uint32_t g = 0; g < st.anti_on_node.count; ++g)
+      if (snap.topology_matcher_counts_slot(static_cast<uint32_t>(st.anti_on_node.at(arena, g).matcher), slot))
+        ++o[on_node_at + g];
     // The removed pod's own required anti-affinity terms that match the
     // incoming pod, each occurrence once (the snapshot's term groups count
     // them so, terminating pods too).

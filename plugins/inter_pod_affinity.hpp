@@ -54,6 +54,15 @@ struct InterPodAffinity {
     int32_t key;
     int64_t weight;
   };
+  // Such a group whose key names one node per value (a hostname key: a
+  // dense column with as many values as nodes that have the key): the
+  // node's domain is the node itself, so Filter reads the node's own counter
+  // of the matcher, and the query holds no table of one count per node
+  // (PodTopologySpread's hostname constraints do the same).
+  struct NodeAntiTerm {
+    int32_t matcher;
+    int32_t dense_slot;  // the key's dense column: the node has the key where its rank is >= 0
+  };
 
   struct State {
     // Filter. One table per distinct topology key of the pod's required
@@ -74,6 +83,8 @@ struct InterPodAffinity {
     Span<int64_t> affinity_weights;
     // The anti-affinity groups behind anti_affinity (empty when it is).
     Span<AntiTerm> anti_terms;
+    // The anti-affinity groups read from the nodes' counters instead.
+    Span<NodeAntiTerm> anti_on_node;
     int32_t affinity_matcher = -1;  // pods matching all affinity terms; -1: none (no terms, or one matches no pod)
     bool affinity_self_match = false;
     uint8_t padding_[3] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
@@ -86,11 +97,13 @@ struct InterPodAffinity {
 
   // `removed` (FilterReach::kPreFilterTables): the counts taken from the
   // node's domains, laid out as the tables are (affinity, anti-affinity,
-  // existing anti-affinity; removal_counts), or nullptr.
+  // existing anti-affinity, then one per anti_on_node group: the pods it
+  // counts; removal_counts), or nullptr.
   static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node,
                                            const int64_t* removed = nullptr) {
     const int64_t* removed_anti = removed ? removed + st.affinity.count : nullptr;
     const int64_t* removed_existing = removed_anti ? removed_anti + st.anti_affinity.count : nullptr;
+    const int64_t* removed_on_node = removed_existing ? removed_existing + st.existing_anti_affinity.count : nullptr;
     if (st.affinity.count) {
       bool pods_exist = true;
       const KeyedCounts* t = st.affinity.data(arena);
@@ -103,7 +116,8 @@ struct InterPodAffinity {
       if (!pods_exist && !affinity_escape(st, arena, removed))
         return filter_fail(Code::UnschedulableAndUnresolvable, kAffinity);
     }
-    if (present_in_domain(s, st.anti_affinity, arena, node, removed_anti))
+    if (present_in_domain(s, st.anti_affinity, arena, node, removed_anti) ||
+        present_on_node(s, st.anti_on_node, arena, node, removed_on_node))
       return filter_fail(Code::Unschedulable, kAntiAffinity);
     if (present_in_domain(s, st.existing_anti_affinity, arena, node, removed_existing))
       return filter_fail(Code::Unschedulable, kExistingAntiAffinity);
@@ -113,7 +127,7 @@ struct InterPodAffinity {
   // The preemption dry run's removals (plugin_api.hpp): one count per
   // table of the three Filter reads, in filter()'s layout.
   static uint32_t removal_slots(const State& st) {
-    return st.affinity.count + st.anti_affinity.count + st.existing_anti_affinity.count;
+    return st.affinity.count + st.anti_affinity.count + st.existing_anti_affinity.count + st.anti_on_node.count;
   }
   static void removal_counts(const RemovalContext& ctx, const State& st, const uint8_t* arena, uint32_t node,
                              const uint32_t* pods, uint32_t count, int64_t* out);
@@ -159,6 +173,19 @@ struct InterPodAffinity {
       bool has_key;
       if (t[i].at_node(s, arena, node, has_key) - (removed ? removed[i] : 0) > 0) return true;
     }
+    return false;
+  }
+  // Some group counts a pod on the node (less what `removed` takes), which
+  // has the group's key. The table of a key sums its groups' weighted
+  // counts, each at least what is removed from it: positive exactly when
+  // one group's count is.
+  static BULKSCORE_HD bool present_on_node(const SnapshotView& s, Span<NodeAntiTerm> terms, const uint8_t* arena,
+                                           uint32_t node, const int64_t* removed = nullptr) {
+    const NodeAntiTerm* t = terms.data(arena);
+    for (uint32_t i = 0; i < terms.count; ++i)
+      if (s.dense_rank(t[i].dense_slot, node) >= 0 &&
+          s.topology_count(static_cast<uint32_t>(t[i].matcher), node) - (removed ? removed[i] : 0) > 0)
+        return true;
     return false;
   }
 };

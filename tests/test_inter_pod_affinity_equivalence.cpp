@@ -189,7 +189,11 @@ Upstream upstream(const std::vector<Node>& nodes, const std::vector<std::vector<
 
 Node random_node(SplitMix64& rng, const std::string& name) {
   Node n = testutil::make_node(name, 4000, int64_t(8) << 30, 110);
-  n.labels["kubernetes.io/hostname"] = name;
+  // Now and then two nodes share a hostname value (one domain of two
+  // nodes: InterPodAffinity then counts a hostname term in a table, not
+  // from the node's own counter), or a node lacks it (no domain).
+  const uint64_t hostname = rng.below(40);
+  if (hostname >= 3) n.labels["kubernetes.io/hostname"] = hostname < 5 ? "shared" : name;
   if (rng.chance(0.9)) n.labels["topology.kubernetes.io/zone"] = "z" + std::to_string(rng.below(3));
   if (rng.chance(0.6)) n.labels["pool"] = rng.chance(0.1) ? "" : "p" + std::to_string(rng.below(2));
   if (rng.chance(0.3)) n.labels["rack"] = "r" + std::to_string(rng.below(4));
