@@ -1814,7 +1814,8 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
     } else if (too_sparse(g.domains.size(), values)) {
       rank_affinity_term(g);  // drops the vector
     } else {
-      const int32_t r = dense_label_rank_of(g.dense_slot, value);
+      // The node's own rank in the column (no search among the values).
+      const int32_t r = dense_label_ranks_[static_cast<size_t>(g.dense_slot) * num_nodes_ + node];
       assert(r >= 0 && "a node's value has a rank in its key's dense column");
       g.by_rank[static_cast<size_t>(r)] += sign;
     }
