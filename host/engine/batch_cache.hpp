@@ -15,9 +15,11 @@
 // A node is re-filtered and re-scored when it changed; a score plugin whose
 // bytes changed (PodTopologySpread's domain counts after a placement, say)
 // is re-scored once per group of nodes of one score class, or else on every
-// cached node; a filter plugin whose bytes changed, a
-// node that became feasible, a structural snapshot change or sampling make
-// the pod a miss (a full evaluation, which then becomes the cache).
+// cached node; a filter plugin whose bytes changed re-filters the nodes it
+// names where it says only its counts changed (filter_count_changes:
+// PodTopologySpread, InterPodAffinity), else makes the pod a miss, as a
+// node that became feasible, a structural snapshot change or sampling do (a
+// full evaluation, which then becomes the cache).
 // Normalization statistics are kept with the number of nodes at the min and
 // the max, so they are recomputed only when the last node at a bound moves,
 // and every total is renormalized only when a statistic actually changed.
