@@ -274,15 +274,21 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
   // ---- PreFilter ----
   // Existing pods' required anti-affinity terms that match the pod.
   KeyedCountsBuilder existing(snap, s);
+  std::vector<NodeAntiTerm> existing_on_node;  // groups with a row of per-node counts (hostname keys)
   for (const uint32_t i : candidates) {
     const ExistingTerm& g = groups[i];
     if (g.kind != ExistingTerm::kRequiredAntiAffinity || g.domains.empty() || !matches(g, pod, ns_labels)) continue;
-    add_group(existing, g, 1);
+    if (g.node_row >= 0)
+      existing_on_node.push_back(NodeAntiTerm{g.node_row, g.dense_slot});
+    else
+      add_group(existing, g, 1);
   }
-  if (existing.all_zero() && terms.required_affinity.empty() && terms.required_anti_affinity.empty()) {
+  if (existing.all_zero() && existing_on_node.empty() && terms.required_affinity.empty() &&
+      terms.required_anti_affinity.empty()) {
     r.prefilter = Code::Skip;
   } else {
     if (!existing.all_zero()) st.existing_anti_affinity = existing.push(arena);
+    if (!existing_on_node.empty()) st.existing_on_node = arena.push(existing_on_node);
     if (!terms.required_affinity.empty()) {
       // Every term's key, each once with the number of terms naming it.
       WeightedKeys keys;
@@ -392,6 +398,7 @@ void InterPodAffinity::removal_counts(const RemovalContext& ctx, const State& st
   };
   const uint32_t anti_at = st.affinity.count, existing_at = anti_at + st.anti_affinity.count;
   const uint32_t on_node_at = existing_at + st.existing_anti_affinity.count;
+  const uint32_t existing_on_node_at = on_node_at + st.anti_on_node.count;
   const StringMap& ns_labels = namespace_labels(ctx.pod, ctx.objects);
   for (uint32_t k = 0; k < count; ++k) {
     int64_t* o = out + static_cast<size_t>(k) * slots;
@@ -411,16 +418,27 @@ void InterPodAffinity::removal_counts(const RemovalContext& ctx, const State& st
     // Those read from the node's counters: the pods each one counts
     // (filter() reads none on a node without the key).
     for (uint32_t g = 0; g < st.anti_on_node.count; ++g)
-      if (snap.topology_matcher_counts_slot(static_cast<uint32_t>(st.anti_on_node.at(arena, g).matcher), slot))
+      if (snap.topology_matcher_counts_slot(static_cast<uint32_t>(st.anti_on_node.at(arena, g).row), slot))
         ++o[on_node_at + g];
     // The removed pod's own required anti-affinity terms that match the
     // incoming pod, each occurrence once (the snapshot's term groups count
     // them so, terminating pods too).
-    if (!st.existing_anti_affinity.count) continue;
+    // A term whose group has a row of per-node counts (existing_on_node)
+    // counts there, not in its key's table.
+    if (!st.existing_anti_affinity.count && !st.existing_on_node.count) continue;
     const Pod& p = snap.pod(pods[k]);
     if (!p.affinity || !p.affinity->pod_anti_affinity) continue;
     for (const PodAffinityTerm& t : p.affinity->pod_anti_affinity->required) {
       if (!matches(t, p, ctx.pod, ns_labels)) continue;
+      if (st.existing_on_node.count) {
+        const int32_t g = snap.affinity_term_group(p, t, ExistingTerm::kRequiredAntiAffinity, 0);
+        const int32_t row = g < 0 ? -1 : snap.existing_affinity_terms()[static_cast<size_t>(g)].node_row;
+        if (row >= 0) {
+          for (uint32_t e = 0; e < st.existing_on_node.count; ++e)
+            if (st.existing_on_node.at(arena, e).row == row) ++o[existing_on_node_at + e];
+          continue;
+        }
+      }
       const int64_t j = table_of(existing_at, st.existing_anti_affinity.count, snap.string_id(t.topology_key));
       if (j >= 0 && has[static_cast<size_t>(j)]) ++o[j];
     }

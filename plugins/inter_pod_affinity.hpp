@@ -56,11 +56,13 @@ struct InterPodAffinity {
   };
   // Such a group whose key names one node per value (a hostname key: a
   // dense column with as many values as nodes that have the key): the
-  // node's domain is the node itself, so Filter reads the node's own counter
-  // of the matcher, and the query holds no table of one count per node
-  // (PodTopologySpread's hostname constraints do the same).
+  // node's domain is the node itself, so Filter reads the node's own count,
+  // and the query holds no table of one count per node (PodTopologySpread's
+  // hostname constraints do the same). The pod's own groups read their
+  // matcher's row of SnapshotView::topology_counts, the existing pods'
+  // groups their row of term_counts.
   struct NodeAntiTerm {
-    int32_t matcher;
+    int32_t row;
     int32_t dense_slot;  // the key's dense column: the node has the key where its rank is >= 0
   };
 
@@ -83,8 +85,11 @@ struct InterPodAffinity {
     Span<int64_t> affinity_weights;
     // The anti-affinity groups behind anti_affinity (empty when it is).
     Span<AntiTerm> anti_terms;
-    // The anti-affinity groups read from the nodes' counters instead.
+    // The anti-affinity groups read from the nodes' counters instead: the
+    // pod's own (anti_affinity's) and the existing pods' that match it
+    // (existing_anti_affinity's).
     Span<NodeAntiTerm> anti_on_node;
+    Span<NodeAntiTerm> existing_on_node;
     int32_t affinity_matcher = -1;  // pods matching all affinity terms; -1: none (no terms, or one matches no pod)
     bool affinity_self_match = false;
     uint8_t padding_[3] = {};  // explicit: a query is compared byte for byte (docs/batching.md)
@@ -98,12 +103,14 @@ struct InterPodAffinity {
   // `removed` (FilterReach::kPreFilterTables): the counts taken from the
   // node's domains, laid out as the tables are (affinity, anti-affinity,
   // existing anti-affinity, then one per anti_on_node group: the pods it
-  // counts; removal_counts), or nullptr.
+  // counts, and one per existing_on_node group: the term's occurrences on
+  // them; removal_counts), or nullptr.
   static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node,
                                            const int64_t* removed = nullptr) {
     const int64_t* removed_anti = removed ? removed + st.affinity.count : nullptr;
     const int64_t* removed_existing = removed_anti ? removed_anti + st.anti_affinity.count : nullptr;
     const int64_t* removed_on_node = removed_existing ? removed_existing + st.existing_anti_affinity.count : nullptr;
+    const int64_t* removed_existing_on_node = removed_on_node ? removed_on_node + st.anti_on_node.count : nullptr;
     if (st.affinity.count) {
       bool pods_exist = true;
       const KeyedCounts* t = st.affinity.data(arena);
@@ -117,9 +124,10 @@ struct InterPodAffinity {
         return filter_fail(Code::UnschedulableAndUnresolvable, kAffinity);
     }
     if (present_in_domain(s, st.anti_affinity, arena, node, removed_anti) ||
-        present_on_node(s, st.anti_on_node, arena, node, removed_on_node))
+        present_on_node(s, s.topology_counts, st.anti_on_node, arena, node, removed_on_node))
       return filter_fail(Code::Unschedulable, kAntiAffinity);
-    if (present_in_domain(s, st.existing_anti_affinity, arena, node, removed_existing))
+    if (present_in_domain(s, st.existing_anti_affinity, arena, node, removed_existing) ||
+        present_on_node(s, s.term_counts, st.existing_on_node, arena, node, removed_existing_on_node))
       return filter_fail(Code::Unschedulable, kExistingAntiAffinity);
     return filter_pass();
   }
@@ -127,7 +135,8 @@ struct InterPodAffinity {
   // The preemption dry run's removals (plugin_api.hpp): one count per
   // table of the three Filter reads, in filter()'s layout.
   static uint32_t removal_slots(const State& st) {
-    return st.affinity.count + st.anti_affinity.count + st.existing_anti_affinity.count + st.anti_on_node.count;
+    return st.affinity.count + st.anti_affinity.count + st.existing_anti_affinity.count + st.anti_on_node.count +
+           st.existing_on_node.count;
   }
   static void removal_counts(const RemovalContext& ctx, const State& st, const uint8_t* arena, uint32_t node,
                              const uint32_t* pods, uint32_t count, int64_t* out);
@@ -175,16 +184,17 @@ struct InterPodAffinity {
     }
     return false;
   }
-  // Some group counts a pod on the node (less what `removed` takes), which
-  // has the group's key. The table of a key sums its groups' weighted
+  // Some group has a positive count on the node (less what `removed`
+  // takes) in its row of `column` (topology_counts or term_counts), and the
+  // node has the group's key. The table of a key sums its groups' weighted
   // counts, each at least what is removed from it: positive exactly when
   // one group's count is.
-  static BULKSCORE_HD bool present_on_node(const SnapshotView& s, Span<NodeAntiTerm> terms, const uint8_t* arena,
-                                           uint32_t node, const int64_t* removed = nullptr) {
+  static BULKSCORE_HD bool present_on_node(const SnapshotView& s, const int32_t* column, Span<NodeAntiTerm> terms,
+                                           const uint8_t* arena, uint32_t node, const int64_t* removed = nullptr) {
     const NodeAntiTerm* t = terms.data(arena);
     for (uint32_t i = 0; i < terms.count; ++i)
       if (s.dense_rank(t[i].dense_slot, node) >= 0 &&
-          s.topology_count(static_cast<uint32_t>(t[i].matcher), node) - (removed ? removed[i] : 0) > 0)
+          column[static_cast<size_t>(t[i].row) * s.num_nodes + node] - (removed ? removed[i] : 0) > 0)
         return true;
     return false;
   }

@@ -79,6 +79,35 @@ inline Decoded decode(const Snapshot& s) {
     for (uint32_t m = 0; m < v.num_topology_matchers; ++m) parts.push_back(std::to_string(v.topology_count(m, n)));
     return join(parts, false);
   });
+  per_node("term_counts", [&](uint32_t n) {
+    // A group has a row while it keeps by_rank, which depends on history
+    // (built at an eighth of the key's values, dropped below a sixteenth):
+    // decoded is what a row must hold, the term's non-zero occurrences on
+    // the node, read from the row where the group has one and from its
+    // domains where it could have one but has not; named by the term (rows
+    // follow the groups' order).
+    std::vector<std::string> parts;
+    for (const auto& g : s.existing_affinity_terms()) {
+      if (g.kind != Snapshot::ExistingAffinityTerm::kRequiredAntiAffinity || g.dense_slot < 0 ||
+          !s.dense_label_one_node_per_value(g.dense_slot))
+        continue;
+      int64_t count = 0;
+      if (g.node_row >= 0) {
+        count = v.term_count(static_cast<uint32_t>(g.node_row), n);
+      } else {
+        const int32_t value = v.dense_labels[static_cast<size_t>(g.dense_slot) * N + n];
+        const auto it = g.domains.find(value);
+        count = it == g.domains.end() ? 0 : it->second;
+      }
+      if (count == 0) continue;
+      std::string term = g.topology_key + "/";
+      for (const auto& ns : g.namespaces) term += ns + ";";
+      if (g.selector)
+        for (const auto& [k, val] : g.selector->match_labels) term += k + ":" + val + ";";
+      parts.push_back(term + "=" + std::to_string(count));
+    }
+    return join(parts, true);
+  });
   per_node("unschedulable", [&](uint32_t n) { return std::to_string(v.unschedulable[n]); });
   per_node("node_name_id", [&](uint32_t n) { return str(v.node_name_id[n]); });
 

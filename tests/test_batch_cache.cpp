@@ -427,11 +427,14 @@ TEST(BatchCache, PodAffinityPodsHitWhenOnlyTheirCountsChanged) {
     if (HasFatalFailure()) return;
   }
   tally.print("pod (anti-)affinity");
-  // Apart per node, most placements hit; apart per zone, a zone's nodes
-  // leave at once (on these small clusters often more than half of the
-  // feasible ones: a miss); together in a zone, the placed pods' own terms
-  // move the Score tables too (hardPodAffinityWeight), a miss as before.
-  EXPECT_GT(tally.count_hits, tally.attempts / 100);
+  // Apart per node, most placements hit (the hostname terms read from the
+  // nodes' counters where every hostname value is one node's: plain hits;
+  // else counts-only hits); apart per zone, a zone's nodes leave at once
+  // (on these small clusters often more than half of the feasible ones: a
+  // miss); together in a zone, the placed pods' own terms move the Score
+  // tables too (hardPodAffinityWeight), a miss as before.
+  EXPECT_GT(tally.count_hits, tally.attempts / 200);
+  EXPECT_GT(tally.hits, tally.attempts / 40);
 }
 
 // PodTopologySpread's two contracts with the cache, on random clusters and

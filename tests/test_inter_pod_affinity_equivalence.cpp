@@ -13,6 +13,7 @@
 #include "host/engine/pod_query.hpp"
 #include "host/input/labels.hpp"
 #include "plugins/evaluate.hpp"
+#include "plugins/prepare.hpp"
 #include "tests/random_pod_affinity.hpp"
 #include "tests/test_util.hpp"
 
@@ -197,6 +198,13 @@ Node random_node(SplitMix64& rng, const std::string& name) {
   if (rng.chance(0.9)) n.labels["topology.kubernetes.io/zone"] = "z" + std::to_string(rng.below(3));
   if (rng.chance(0.6)) n.labels["pool"] = rng.chance(0.1) ? "" : "p" + std::to_string(rng.below(2));
   if (rng.chance(0.3)) n.labels["rack"] = "r" + std::to_string(rng.below(4));
+  return n;
+}
+
+// A node with only its hostname label.
+Node random_node_plain(const std::string& name) {
+  Node n = testutil::make_node(name, 4000, int64_t(8) << 30, 110);
+  n.labels["kubernetes.io/hostname"] = name;
   return n;
 }
 
@@ -587,6 +595,66 @@ TEST(InterPodAffinityEquivalence, CountChangesNameEveryNodeWhoseVerdictCanMove) 
   // and verdicts that moved among the nodes they name.
   EXPECT_GT(counts_only, compared / 20);
   EXPECT_GT(moved, counts_only / 10);
+}
+
+
+// The existing pods' required anti-affinity terms on a hostname key: a
+// group held on many nodes keeps a row of per-node counts (node_row, read
+// by Filter), a group on few nodes stays in its key's table. The
+// preemption dry run's removals must take each removed term from where it
+// is counted: here node 0 holds a pod of each group, and removing the
+// dense group's pod alone leaves the sparse group's term, which still
+// rejects the node.
+TEST(InterPodAffinityEquivalence, RemovalsTakeEachExistingTermFromItsRowOrItsTable) {
+  using InterPodAffinity = plugins::InterPodAffinity;
+  std::vector<Node> nodes;
+  for (int i = 0; i < 16; ++i) nodes.push_back(random_node_plain("n" + std::to_string(i)));
+  const auto holder = [](const std::string& name, const std::string& node, const std::string& ns) {
+    Pod p = testutil::on_node(testutil::make_pod(name), node);
+    PodAffinityTerm t;
+    t.topology_key = "kubernetes.io/hostname";
+    t.label_selector = LabelSelector{};
+    t.label_selector->match_labels["tier"] = "x";
+    t.namespaces = {ns};  // another namespace list: another group
+    p.affinity = Affinity{};
+    p.affinity->pod_anti_affinity = PodAffinity{};
+    p.affinity->pod_anti_affinity->required.push_back(t);
+    return p;
+  };
+  std::vector<Pod> running;
+  for (int i = 0; i < 8; ++i) running.push_back(holder("dense" + std::to_string(i), "n" + std::to_string(i), "default"));
+  running.push_back(holder("sparse", "n0", "default"));
+  running.back().affinity->pod_anti_affinity->required[0].namespaces.push_back("other");
+  Snapshot snap = Snapshot::build(nodes, running);
+  Pod in = testutil::make_pod("in");
+  in.labels["tier"] = "x";
+  const ProfilePlan plan = make_profile_plan(inter_pod_affinity_only());
+  intern_pod_for_plan(snap, in, plan, nullptr);
+  const PodQuery q = prepare_pod_query(in, snap, plan, TieBreak::First, 0, nullptr);
+  const PodQueryView v = q.view();
+  const InterPodAffinity::State& st = plugin_state<InterPodAffinity>(v);
+  ASSERT_EQ(st.existing_on_node.count, 1u) << "the dense group reads its row";
+  ASSERT_EQ(st.existing_anti_affinity.count, 1u) << "the sparse group stays in the hostname table";
+  const SnapshotView s = snap.view();
+  const RemovalContext ctx{in, snap, nullptr};
+  const uint32_t slots = InterPodAffinity::removal_slots(st);
+  std::vector<uint32_t> on_n0;
+  for (const uint32_t id : snap.pods_on_node(0)) on_n0.push_back(id);
+  ASSERT_EQ(on_n0.size(), 2u);
+  std::vector<int64_t> removed(on_n0.size() * slots);
+  InterPodAffinity::removal_counts(ctx, st, v.arena, 0, on_n0.data(), static_cast<uint32_t>(on_n0.size()),
+                                   removed.data());
+  EXPECT_FALSE(InterPodAffinity::filter(s, st, v.arena, 0).ok());
+  for (size_t k = 0; k < on_n0.size(); ++k) {
+    // One pod removed: the other group's term still rejects node 0.
+    EXPECT_FALSE(InterPodAffinity::filter(s, st, v.arena, 0, removed.data() + k * slots).ok())
+        << "removing " << snap.pod(on_n0[k]).name << " alone";
+  }
+  std::vector<int64_t> both(slots);
+  for (uint32_t j = 0; j < slots; ++j) both[j] = removed[j] + removed[slots + j];
+  EXPECT_TRUE(InterPodAffinity::filter(s, st, v.arena, 0, both.data()).ok()) << "both removed";
+  EXPECT_FALSE(InterPodAffinity::filter(s, st, v.arena, 1).ok());
+  EXPECT_TRUE(InterPodAffinity::filter(s, st, v.arena, 8).ok());
 }
 
 }  // namespace

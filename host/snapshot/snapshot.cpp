@@ -1770,6 +1770,38 @@ int32_t Snapshot::node_label_value(uint32_t n, int32_t key) const {
   return it != last && *it == key ? label_values_[static_cast<size_t>(it - label_keys_.begin())] : kNoId;
 }
 
+namespace {
+
+// A term of `owner` as its group: its namespace set (the term's list, or
+// the owner's namespace), sorted, and the group's canonical text.
+std::string affinity_term_text(const Pod& owner, const PodAffinityTerm& t, Snapshot::ExistingAffinityTerm::Kind kind,
+                               int32_t weight, std::vector<std::string>& namespaces) {
+  if (t.namespaces.empty() && !t.namespace_selector)
+    namespaces.push_back(owner.namespace_name);
+  else
+    namespaces = t.namespaces;
+  std::sort(namespaces.begin(), namespaces.end());
+  namespaces.erase(std::unique(namespaces.begin(), namespaces.end()), namespaces.end());
+  std::string text;
+  text += static_cast<char>('0' + kind);
+  put(text, std::to_string(weight));
+  put(text, t.topology_key);
+  for (const auto& ns : namespaces) put(text, ns);
+  text += '|';
+  put_selector(text, t.namespace_selector);
+  put_selector(text, t.label_selector);
+  return text;
+}
+
+}  // namespace
+
+int32_t Snapshot::affinity_term_group(const Pod& owner, const PodAffinityTerm& t, ExistingAffinityTerm::Kind kind,
+                                      int32_t weight) const {
+  std::vector<std::string> namespaces;
+  const auto it = affinity_term_ids_.find(affinity_term_text(owner, t, kind, weight, namespaces));
+  return it == affinity_term_ids_.end() ? -1 : static_cast<int32_t>(it->second);
+}
+
 void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign) {
   if (!pod.affinity) return;
   using K = ExistingAffinityTerm::Kind;
@@ -1777,20 +1809,7 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
     ExistingAffinityTerm e;
     e.kind = kind;
     e.weight = weight;
-    if (t.namespaces.empty() && !t.namespace_selector)
-      e.namespaces.push_back(pod.namespace_name);
-    else
-      e.namespaces = t.namespaces;
-    std::sort(e.namespaces.begin(), e.namespaces.end());
-    e.namespaces.erase(std::unique(e.namespaces.begin(), e.namespaces.end()), e.namespaces.end());
-    std::string text;
-    text += static_cast<char>('0' + kind);
-    put(text, std::to_string(weight));
-    put(text, t.topology_key);
-    for (const auto& ns : e.namespaces) put(text, ns);
-    text += '|';
-    put_selector(text, t.namespace_selector);
-    put_selector(text, t.label_selector);
+    const std::string text = affinity_term_text(pod, t, kind, weight, e.namespaces);
     auto [it, fresh] = affinity_term_ids_.emplace(text, static_cast<uint32_t>(affinity_terms_.size()));
     if (fresh) {
       e.namespace_selector = t.namespace_selector;
@@ -1811,13 +1830,16 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
     const size_t values = dense_label_values(g.dense_slot).size();
     if (g.by_rank.empty()) {
       if (dense_enough(g.domains.size(), values)) rank_affinity_term(g);
+      if (wants_node_row(g)) lay_out_term_rows();
     } else if (too_sparse(g.domains.size(), values)) {
       rank_affinity_term(g);  // drops the vector
+      if (g.node_row >= 0) lay_out_term_rows();
     } else {
       // The node's own rank in the column (no search among the values).
       const int32_t r = dense_label_ranks_[static_cast<size_t>(g.dense_slot) * num_nodes_ + node];
       assert(r >= 0 && "a node's value has a rank in its key's dense column");
       g.by_rank[static_cast<size_t>(r)] += sign;
+      if (g.node_row >= 0) term_counts_[static_cast<size_t>(g.node_row) * num_nodes_ + node] += static_cast<int32_t>(sign);
     }
   };
   if (const auto& a = pod.affinity->pod_affinity) {
@@ -1897,6 +1919,25 @@ std::vector<uint32_t> Snapshot::affinity_term_candidates(const StringMap& labels
   return out;
 }
 
+bool Snapshot::wants_node_row(const ExistingAffinityTerm& g) const {
+  return g.kind == ExistingAffinityTerm::kRequiredAntiAffinity && !g.by_rank.empty() && g.dense_slot >= 0 &&
+         dense_label_one_node_per_value(g.dense_slot);
+}
+
+void Snapshot::lay_out_term_rows() {
+  int32_t rows = 0;
+  for (ExistingAffinityTerm& g : affinity_terms_) g.node_row = wants_node_row(g) ? rows++ : -1;
+  term_counts_.assign(static_cast<size_t>(rows) * num_nodes_, 0);
+  for (const ExistingAffinityTerm& g : affinity_terms_) {
+    if (g.node_row < 0) continue;
+    int32_t* row = term_counts_.data() + static_cast<size_t>(g.node_row) * num_nodes_;
+    const int32_t* ranks = dense_label_ranks_.data() + static_cast<size_t>(g.dense_slot) * num_nodes_;
+    for (uint32_t n = 0; n < num_nodes_; ++n)
+      if (ranks[n] >= 0) row[n] = static_cast<int32_t>(g.by_rank[static_cast<size_t>(ranks[n])]);
+  }
+  term_rows_version_ = fresh_structure_version();
+}
+
 void Snapshot::rank_affinity_term(ExistingAffinityTerm& g) {
   g.by_rank.clear();
   g.by_rank.shrink_to_fit();
@@ -1915,6 +1956,7 @@ void Snapshot::rerank_affinity_terms() {
     g.dense_slot = dense_label_slot(g.key_id);
     rank_affinity_term(g);
   }
+  lay_out_term_rows();
 }
 
 
@@ -2154,6 +2196,7 @@ void Snapshot::keep_term_groups(const std::vector<uint8_t>& live) {
   affinity_term_ids_ = std::move(ids);
   affinity_term_filing_ = TermFiling{};
   for (uint32_t g = 0; g < affinity_terms_.size(); ++g) file_affinity_term(g);
+  lay_out_term_rows();  // rows in the groups' new order (a group with a row is never dropped: it holds terms)
 }
 
 void Snapshot::new_structure_version() {
@@ -2257,6 +2300,9 @@ void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
   fn("pod_label_keys", pod_label_keys_, v.pod_label_keys, pod_label_slots);
   fn("pod_label_values", pod_label_values_, v.pod_label_values, pod_label_slots);
   fn("topology_counts", topology_counts_, v.topology_counts, topology_rows);
+  // A group gaining or losing a row lays the column out anew.
+  const Sync term_rows{K::kNodeRows, term_rows_version_, nullptr};
+  fn("term_counts", term_counts_, v.term_counts, term_rows);
   // Laid out by every structural change; assumes change a node's range.
   const Sync device_slots{K::kNodeSlots, structure, &device_offsets_};
   fn("device_offsets", device_offsets_, v.device_offsets, fixed);
@@ -2305,6 +2351,7 @@ SnapshotView Snapshot::counts_only() const {
   v.num_dense_labels = static_cast<uint32_t>(dense_label_keys_.size());
   v.num_pod_slots = static_cast<uint32_t>(pod_namespace_.size());
   v.num_topology_matchers = static_cast<uint32_t>(matchers_.size());
+  v.num_term_rows = num_nodes_ == 0 ? 0 : static_cast<uint32_t>(term_counts_.size() / num_nodes_);
   v.num_group_device_types = static_cast<uint32_t>(group_types_.size());
   v.num_node_filter_rows = static_cast<uint32_t>(node_filter_columns_.size());
   v.num_node_score_rows = static_cast<uint32_t>(node_score_columns_.size());

@@ -157,6 +157,13 @@ struct SnapshotView {
   uint32_t num_topology_matchers_pad = 0;  // no padding bytes (see below)
   const int32_t* topology_counts = nullptr;
 
+  // Existing pods' required anti-affinity term groups on a key that names
+  // one node per value (Snapshot::ExistingAffinityTerm::node_row): the
+  // term's occurrences on each node's pods, term_counts[row * num_nodes + n].
+  uint32_t num_term_rows = 0;
+  uint32_t num_term_rows_pad = 0;  // no padding bytes (see below)
+  const int32_t* term_counts = nullptr;
+
   // Devices (docs/gpu-placement.md), once Snapshot::configure_devices has
   // named the model: node n's devices are device_offsets[n] ..
   // device_offsets[n + 1] in index order, each with its units (capacity)
@@ -196,6 +203,9 @@ struct SnapshotView {
 
   BULKSCORE_HD int32_t topology_count(uint32_t matcher, uint32_t node) const {
     return topology_counts[static_cast<size_t>(matcher) * num_nodes + node];
+  }
+  BULKSCORE_HD int32_t term_count(uint32_t row, uint32_t node) const {
+    return term_counts[static_cast<size_t>(row) * num_nodes + node];
   }
 
   BULKSCORE_HD int32_t group_free_devices(uint32_t row, uint32_t node) const {
@@ -361,6 +371,11 @@ class Snapshot {
   int32_t dense_label_rank_of(int32_t slot, int32_t value) const;
   // How many nodes lack the key of dense column `slot`.
   uint32_t dense_label_missing(int32_t slot) const { return dense_label_missing_[static_cast<size_t>(slot)]; }
+  // Whether no two nodes share a value of dense column `slot` (a hostname
+  // key): a node's domain of the key is the node alone.
+  bool dense_label_one_node_per_value(int32_t slot) const {
+    return dense_label_values(slot).size() + dense_label_missing(slot) == num_nodes_;
+  }
   int32_t dense_label_key(uint32_t slot) const { return dense_label_keys_[slot]; }
   static constexpr uint32_t kMaxDenseLabels = 16;
   const std::string& resource_name(uint32_t r) const { return resource_names_[r]; }
@@ -617,6 +632,14 @@ class Snapshot {
     // Empty otherwise: read `domains`.
     int32_t dense_slot = -1;
     std::vector<int64_t> by_rank;
+    // A required anti-affinity group with by_rank on a key that names one
+    // node per value (a hostname key; Snapshot::dense_label_one_node_per_value):
+    // its row of SnapshotView::term_counts, the occurrences per node, so
+    // that InterPodAffinity's Filter reads the node's own count and a query
+    // holds no table of one count per node. -1 otherwise. Rows are laid out
+    // anew (term_rows_version) whenever a group gains or loses one, the
+    // dense columns change, or compact() renumbers the groups.
+    int32_t node_row = -1;
   };
   const std::vector<ExistingAffinityTerm>& existing_affinity_terms() const { return affinity_terms_; }
   // The indices (ascending) of the groups whose label selector a pod with
@@ -625,6 +648,10 @@ class Snapshot {
   // entry or an In value, else an Exists key; a nil selector nowhere), so a
   // pod looks at the groups filed under its own labels, not at every group.
   std::vector<uint32_t> affinity_term_candidates(const StringMap& labels) const;
+  // The group of term `t` of `owner` (a pod's term of that kind and
+  // weight), or -1 when no pod of the snapshot holds it.
+  int32_t affinity_term_group(const Pod& owner, const PodAffinityTerm& t, ExistingAffinityTerm::Kind kind,
+                              int32_t weight) const;
 
   // ---- node data (the NodeData plugin; docs/snapshot.md) -----------------------
   // Named per-node columns an embedder fills (Engine::set_node_filter and
@@ -1029,6 +1056,13 @@ class Snapshot {
   void recount_domain_sums(DomainSums& d) const;
   // Builds (when dense enough) or drops one group's by_rank from its domains.
   void rank_affinity_term(ExistingAffinityTerm& g);
+  // Whether group g qualifies for a row of term_counts_ (node_row).
+  bool wants_node_row(const ExistingAffinityTerm& g) const;
+  // Gives every qualifying group a row (in group order), the others none,
+  // and fills the rows from the groups' by_rank.
+  void lay_out_term_rows();
+  std::vector<int32_t> term_counts_;  // [row * N + n]
+  uint64_t term_rows_version_ = 0;
   // The value id of label `key` on node n, kNoId when absent (host columns).
   int32_t node_label_value(uint32_t n, int32_t key) const;
   std::vector<int32_t> topology_counts_;  // [m * N + n]
