@@ -213,12 +213,6 @@ int32_t matcher_row(const Snapshot& snap, const Pod& pod, const std::vector<Snap
   return m;
 }
 
-// Whether every value of dense column `slot` is one node's (a hostname
-// key): the node's domain of the key is the node alone.
-bool one_node_per_value(const Snapshot& snap, int32_t slot) {
-  return snap.dense_label_values(slot).size() + snap.dense_label_missing(slot) == snap.num_nodes();
-}
-
 // (key, weight) pairs: a topology key's string id and what one matched pod
 // adds in the node's domain of it.
 using WeightedKeys = std::vector<std::pair<int32_t, int64_t>>;
@@ -319,7 +313,7 @@ PrepareResult InterPodAffinity::prepare(const PrepareContext& ctx, State& st, Ar
     for (const TermGroup& g : group_terms(terms.required_anti_affinity, true)) {
       const int32_t matcher = matcher_row(snap, pod, {g.term->clause}), key = key_of(*g.term);
       const int32_t slot = snap.dense_label_slot(key);
-      if (slot >= 0 && one_node_per_value(snap, slot)) {
+      if (slot >= 0 && snap.dense_label_one_node_per_value(slot)) {
         on_node.push_back(NodeAntiTerm{matcher, slot});
         continue;
       }
