@@ -283,28 +283,54 @@ template <bool kContig, bool kByHalves>
 // NodeResourcesFit's Filter over n <= kBlock nodes: fails[i] = the pod
 // count or one requested resource does not fit, the rule's comparisons on
 // the same integers (want > allocatable - requested, wrapping as the rule's
-// int64 subtraction would for values no node has).
-template <bool kContig>
+// int64 subtraction would for values no node has). The pod count and the
+// first kHead requests (the default pod's cpu and memory) in one pass, the
+// others one pass each; the failures kept as 64-bit lane masks until the
+// end (byte flags cost a pack and an unpack per pass).
+template <bool kContig, uint32_t kHead>
 [[gnu::always_inline]] inline void fit_block(const SnapshotView& s, const int64_t* want, const uint32_t* resource,
                                              uint32_t nwant, const uint32_t* nodes, uint32_t first, uint32_t n,
                                              uint8_t* fails) {
-  uint8_t f[kBlock];
+  static_assert(kHead <= 2, "the head pass reads at most two requests");
+  int64_t bad[kBlock];
   const int32_t* __restrict pods = s.pod_count;
   const int64_t* __restrict allowed = s.allowed_pods;
+  const auto alloc_of = [&](uint32_t k) { return s.allocatable + static_cast<size_t>(resource[k]) * s.num_nodes; };
+  const auto req_of = [&](uint32_t k) { return s.requested + static_cast<size_t>(resource[k]) * s.num_nodes; };
+  const int64_t* __restrict a0 = kHead > 0 ? alloc_of(0) : nullptr;
+  const int64_t* __restrict r0 = kHead > 0 ? req_of(0) : nullptr;
+  const int64_t* __restrict a1 = kHead > 1 ? alloc_of(1) : nullptr;
+  const int64_t* __restrict r1 = kHead > 1 ? req_of(1) : nullptr;
+  const int64_t w0 = kHead > 0 ? want[0] : 0, w1 = kHead > 1 ? want[1] : 0;
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
-    f[i] = static_cast<uint8_t>(static_cast<int64_t>(pods[node]) + 1 > allowed[node]);
+    int64_t b = mask(static_cast<int64_t>(pods[node]) + 1 > allowed[node]);
+    if constexpr (kHead > 0) b |= mask(w0 > wsub(a0[node], r0[node]));
+    if constexpr (kHead > 1) b |= mask(w1 > wsub(a1[node], r1[node]));
+    bad[i] = b;
   }
-  for (uint32_t k = 0; k < nwant; ++k) {
-    const int64_t* __restrict alloc = s.allocatable + static_cast<size_t>(resource[k]) * s.num_nodes;
-    const int64_t* __restrict req = s.requested + static_cast<size_t>(resource[k]) * s.num_nodes;
+  for (uint32_t k = kHead; k < nwant; ++k) {
+    const int64_t* __restrict alloc = alloc_of(k);
+    const int64_t* __restrict req = req_of(k);
     const int64_t w = want[k];
     for (uint32_t i = 0; i < n; ++i) {
       const size_t node = node_at<kContig>(nodes, first, i);
-      f[i] |= static_cast<uint8_t>(w > wsub(alloc[node], req[node]));
+      bad[i] |= mask(w > wsub(alloc[node], req[node]));
     }
   }
-  for (uint32_t i = 0; i < n; ++i) fails[i] = f[i];
+  for (uint32_t i = 0; i < n; ++i) fails[i] = static_cast<uint8_t>(bad[i] & 1);
+}
+
+template <bool kContig>
+[[gnu::always_inline]] inline void fit_block_any(const SnapshotView& s, const int64_t* want, const uint32_t* resource,
+                                                 uint32_t nwant, const uint32_t* nodes, uint32_t first, uint32_t n,
+                                                 uint8_t* fails) {
+  if (nwant >= 2)
+    fit_block<kContig, 2>(s, want, resource, nwant, nodes, first, n, fails);
+  else if (nwant == 1)
+    fit_block<kContig, 1>(s, want, resource, nwant, nodes, first, n, fails);
+  else
+    fit_block<kContig, 0>(s, want, resource, nwant, nodes, first, n, fails);
 }
 
 template <bool kByHalves>
@@ -349,9 +375,9 @@ template <bool kByHalves>
     const uint32_t n = count - lo < kBlock ? count - lo : kBlock;
     const uint32_t* nb = nodes + lo;
     if (is_contiguous_run(nb, n))
-      fit_block<true>(s, want, resource, nwant, nb, nb[0], n, fails + lo);
+      fit_block_any<true>(s, want, resource, nwant, nb, nb[0], n, fails + lo);
     else
-      fit_block<false>(s, want, resource, nwant, nb, 0, n, fails + lo);
+      fit_block_any<false>(s, want, resource, nwant, nb, 0, n, fails + lo);
   }
 }
 

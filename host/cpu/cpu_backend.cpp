@@ -653,7 +653,13 @@ class CpuBackend final : public Backend {
     // The positions still alive are the feasible ones, ascending.
     const auto alive = static_cast<uint32_t>(ch.alive.size());
     ch.feasible.resize(alive);
-    for (uint32_t k = 0; k < alive; ++k) ch.feasible[k] = ch.nodes[ch.alive[k]];
+    // Most often every position passed: the nodes themselves, copied (the
+    // gather through the positions was a scalar load and store per node, a
+    // tenth of the pass).
+    if (alive == n)
+      std::copy(ch.nodes.begin(), ch.nodes.begin() + n, ch.feasible.begin());
+    else
+      for (uint32_t k = 0; k < alive; ++k) ch.feasible[k] = ch.nodes[ch.alive[k]];
     if (req.want_verdicts)
       for (uint32_t pos = 0; pos < n; ++pos) out.verdicts[ch.nodes[pos]] = ch.verdicts[pos];
     if (alive != n && reasons) {
