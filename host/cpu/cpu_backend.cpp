@@ -272,7 +272,7 @@ class CpuBackend final : public Backend {
         } else {
           feasible_.insert(feasible_.end(), ch.feasible.begin(), ch.feasible.end());
         }
-        if (ch.feasible.size() != ch.nodes.size() && reasons)
+        if (ch.rejected && reasons)
           for (size_t i = 0; i < out.rejections.counts.size(); ++i) out.rejections.counts[i] += ch.rejections.counts[i];
       }
     } else {
@@ -523,6 +523,7 @@ class CpuBackend final : public Backend {
   struct Chunk : FilterScratch {
     std::vector<uint32_t> feasible;  // nodes found feasible (parallel path)
     RejectionHistogram rejections;   // of this chunk (parallel path)
+    bool rejected = false;           // Filter rejected a position (parallel path)
   };
 
   // A block's best node so far (node UINT32_MAX: none yet).
@@ -650,19 +651,22 @@ class CpuBackend final : public Backend {
     // only the rejected positions' are, which Filter writes.
     fill_chunk(ch, base, n, visit, req.want_verdicts);
     filter_positions(s, q, ch, reasons);
-    // The positions still alive are the feasible ones, ascending.
-    const auto alive = static_cast<uint32_t>(ch.alive.size());
-    ch.feasible.resize(alive);
-    // Most often every position passed: the nodes themselves, copied (the
-    // gather through the positions was a scalar load and store per node, a
-    // tenth of the pass).
-    if (alive == n)
-      std::copy(ch.nodes.begin(), ch.nodes.begin() + n, ch.feasible.begin());
-    else
-      for (uint32_t k = 0; k < alive; ++k) ch.feasible[k] = ch.nodes[ch.alive[k]];
     if (req.want_verdicts)
       for (uint32_t pos = 0; pos < n; ++pos) out.verdicts[ch.nodes[pos]] = ch.verdicts[pos];
-    if (alive != n && reasons) {
+    // The positions still alive are the feasible ones, ascending. Most
+    // often every position passed: then the nodes are the feasible list,
+    // handed over (the next fill_chunk refills the other buffer); the
+    // gather through the positions was a scalar load and store per node, a
+    // tenth of the pass.
+    const auto alive = static_cast<uint32_t>(ch.alive.size());
+    ch.rejected = alive != n;
+    if (!ch.rejected) {
+      ch.feasible.swap(ch.nodes);
+    } else {
+      ch.feasible.resize(alive);
+      for (uint32_t k = 0; k < alive; ++k) ch.feasible[k] = ch.nodes[ch.alive[k]];
+    }
+    if (ch.rejected && reasons) {
       RejectionHistogram& hist = ch.rejections;
       hist = RejectionHistogram{};
       // The rejected positions: those between consecutive alive ones.
