@@ -327,6 +327,7 @@ class Arena {
     return push(v.data(), v.size());
   }
   void clear() { bytes_.clear(); }
+  void reserve(size_t bytes) { bytes_.reserve(bytes); }
   // Drops everything pushed after the arena was `size` bytes long.
   void truncate(size_t size) {
     if (size < bytes_.size()) bytes_.resize(size);
