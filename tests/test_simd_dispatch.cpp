@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "host/engine/batch_cache.hpp"
 #include "host/engine/pod_query.hpp"
 #include "host/input/config.hpp"
 #include "host/snapshot/snapshot.hpp"
@@ -428,6 +429,34 @@ TEST(SimdDispatch, SpreadFilterNodesEqualsFilterOnEveryTarget) {
     c.pending_pods.push_back(p);
   }
   compare_on_every_target(c, "hard spreading", 0x5b7eaeull, 100);
+}
+
+// kth_highest (the window states' selection) against a full sort, on every
+// target: lengths around the 256-entry blocks, few distinct values (long
+// runs of ties) and many, INT64_MIN among them, the highest entry late in a
+// block (a block maximum read short would miss it), every k.
+TEST(SimdDispatch, KthHighestEqualsTheSortedEntryOnEveryTarget) {
+  TargetGuard guard;
+  std::vector<int64_t> top;
+  for (const SimdTarget t : supported_targets()) {
+    set_simd_target(t);
+    SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x7e5e1ull, static_cast<uint64_t>(t));
+    for (const uint32_t n : {1u, 2u, 7u, 255u, 256u, 257u, 600u, 1500u}) {
+      for (const uint32_t spread : {3u, 1000u}) {
+        std::vector<int64_t> v(n);
+        for (int64_t& x : v) x = static_cast<int64_t>(rng.below(spread)) - 500;
+        if (n > 5) v[rng.below(n)] = INT64_MIN;
+        // Ascending runs: each block's highest entries sit at its end.
+        if (spread == 1000u) std::sort(v.begin(), v.begin() + n / 2);
+        std::vector<int64_t> sorted = v;
+        std::sort(sorted.begin(), sorted.end(), std::greater<int64_t>());
+        for (uint32_t k = 1; k <= n; k += 1 + n / 40) {
+          ASSERT_EQ(kth_highest(v.data(), n, k, top), sorted[k - 1])
+              << "target " << simd_target_name(t) << ", n " << n << ", k " << k << ", seed " << parity_seed();
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

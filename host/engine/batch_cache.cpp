@@ -758,6 +758,26 @@ namespace {
   return {mn, mx, at_min, at_max};
 }
 ScoreBounds score_bounds_of_baseline(const int64_t* raw, uint32_t n) { return score_bounds_of_body(raw, n); }
+
+[[gnu::always_inline]] inline int64_t max_of_body(const int64_t* __restrict v, uint32_t n) {
+  int64_t mx = INT64_MIN;
+  for (uint32_t i = 0; i < n; ++i) mx = std::max(mx, v[i]);
+  return mx;
+}
+int64_t max_of_baseline(const int64_t* v, uint32_t n) { return max_of_body(v, n); }
+#if BULKSCORE_SIMD_X86
+BULKSCORE_TARGET_AVX2 int64_t max_of_avx2(const int64_t* v, uint32_t n) { return max_of_body(v, n); }
+BULKSCORE_TARGET_AVX512 int64_t max_of_avx512(const int64_t* v, uint32_t n) { return max_of_body(v, n); }
+#endif
+int64_t max_of(SimdTarget t, const int64_t* v, uint32_t n) {
+#if BULKSCORE_SIMD_X86
+  if (t == SimdTarget::Avx512) return max_of_avx512(v, n);
+  if (t == SimdTarget::Avx2) return max_of_avx2(v, n);
+#else
+  (void)t;
+#endif
+  return max_of_baseline(v, n);
+}
 #if BULKSCORE_SIMD_X86
 BULKSCORE_TARGET_AVX2 ScoreBounds score_bounds_of_avx2(const int64_t* raw, uint32_t n) {
   return score_bounds_of_body(raw, n);
@@ -776,6 +796,29 @@ ScoreBounds score_bounds(const int64_t* raw, uint32_t n) {
   if (t == SimdTarget::Avx2) return score_bounds_of_avx2(raw, n);
 #endif
   return score_bounds_of_baseline(raw, n);
+}
+
+int64_t kth_highest(const int64_t* v, uint32_t n, uint32_t k, std::vector<int64_t>& top) {
+  // top: the k highest seen, descending, INT64_MIN where fewer were seen
+  // (a stand-in equal to the lowest value: if it is never replaced, fewer
+  // than k entries exceed INT64_MIN and the k-th highest is INT64_MIN).
+  top.assign(k, INT64_MIN);
+  constexpr uint32_t kBlock = 256;
+  const SimdTarget t = simd_target();
+  for (uint32_t lo = 0; lo < n; lo += kBlock) {
+    const uint32_t m = std::min(kBlock, n - lo);
+    // An entry no higher than the k-th kept changes nothing (an equal one
+    // leaves the same k values).
+    if (max_of(t, v + lo, m) <= top[k - 1]) continue;
+    for (uint32_t i = lo; i < lo + m; ++i) {
+      const int64_t x = v[i];
+      if (x <= top[k - 1]) continue;
+      uint32_t j = k - 1;
+      for (; j > 0 && top[j - 1] < x; --j) top[j] = top[j - 1];
+      top[j] = x;
+    }
+  }
+  return top[k - 1];
 }
 
 BatchCache::SlotStats BatchCache::all_alive_stats(const int64_t* raw, uint32_t n) {

@@ -126,6 +126,12 @@ struct ScoreBounds {
 };
 ScoreBounds score_bounds(const int64_t* raw, uint32_t n);
 
+// The k-th highest of v[0, n), repeats counted (1 <= k <= n): the total of
+// the k-th entry in selection order. One vectorized maximum per block of v
+// and a scan of the blocks that can still change the k highest seen (`top`
+// is scratch): a selection over every entry was as costly as scoring them.
+int64_t kth_highest(const int64_t* v, uint32_t n, uint32_t k, std::vector<int64_t>& top);
+
 // The cache's answer for one pod.
 struct BatchHit {
   int32_t chosen = -1;

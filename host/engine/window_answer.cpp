@@ -6,15 +6,6 @@
 #include "plugins/evaluate.hpp"
 
 namespace bulkscore {
-namespace {
-
-// Selection order: the higher total first, the lower node among equals
-// (ranks_before's order of selection keys).
-bool ranks_first(const std::pair<int64_t, uint32_t>& a, const std::pair<int64_t, uint32_t>& b) {
-  return a.first != b.first ? a.first > b.first : a.second < b.second;
-}
-
-}  // namespace
 
 bool WindowAnswer::build(const Snapshot& snap, const ProfilePlan& plan, PodQuery& query, EvalResult& result,
                          uint32_t reach) {
@@ -56,10 +47,7 @@ bool WindowAnswer::build(const Snapshot& snap, const ProfilePlan& plan, PodQuery
     group_totals_.push_back(highest);
     group_start_.push_back(at_highest);
   } else {
-    order_.resize(F);
-    for (uint32_t i = 0; i < F; ++i) order_[i] = {totals[i], nodes[i]};
-    std::nth_element(order_.begin(), order_.begin() + (want - 1), order_.end(), ranks_first);
-    const int64_t floor_total = order_[want - 1].first;
+    const int64_t floor_total = kth_highest(totals, F, want, top_);
     order_.clear();
     for (uint32_t i = 0; i < F; ++i)
       if (totals[i] >= floor_total) order_.emplace_back(totals[i], nodes[i]);

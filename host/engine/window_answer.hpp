@@ -81,6 +81,7 @@ class WindowAnswer {
 
   // Scratch, reused.
   std::vector<std::pair<int64_t, uint32_t>> order_, changed_entries_;
+  std::vector<int64_t> top_;  // kth_highest's scratch
   std::vector<uint32_t> changed_, removed_, extra_;
 };
 
