@@ -459,5 +459,42 @@ TEST(SimdDispatch, KthHighestEqualsTheSortedEntryOnEveryTarget) {
   }
 }
 
+// gather_equal and strictly_ascending (a window state's group of the highest
+// total) against plain loops: lengths around the 256-entry blocks, blocks
+// of nothing but the value, blocks without it and mixed ones, every count.
+TEST(SimdDispatch, GatherEqualTakesTheFirstMatchesInOrder) {
+  SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x9a7eull, 1);
+  for (const uint32_t n : {1u, 255u, 256u, 300u, 700u, 777u, 1500u}) {
+    std::vector<int64_t> totals(n);
+    std::vector<uint32_t> nodes(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      nodes[i] = 3 * i + static_cast<uint32_t>(rng.below(3));
+      const uint32_t block = i / 256;
+      // Block 0 all at the value, block 1 none, block 2 all but one, then
+      // mixed ones.
+      totals[i] = block == 0   ? 7
+                  : block == 1 ? 6
+                  : block == 2 ? (i == 2 * 256 + 17 ? 6 : 7)
+                               : static_cast<int64_t>(5 + rng.below(4));
+    }
+    std::vector<uint32_t> want;
+    for (uint32_t i = 0; i < n; ++i)
+      if (totals[i] == 7) want.push_back(nodes[i]);
+    for (uint32_t count = 1; count <= want.size(); count += 1 + static_cast<uint32_t>(want.size()) / 30) {
+      std::vector<uint32_t> got(count, UINT32_MAX);
+      gather_equal(totals.data(), nodes.data(), n, 7, count, got.data());
+      for (uint32_t k = 0; k < count; ++k)
+        ASSERT_EQ(got[k], want[k]) << "n " << n << ", count " << count << ", entry " << k << ", seed " << parity_seed();
+    }
+    EXPECT_TRUE(strictly_ascending(nodes.data(), n)) << n;
+    if (n > 1) {
+      std::vector<uint32_t> bent = nodes;
+      const uint32_t at = 1 + static_cast<uint32_t>(rng.below(n - 1));
+      bent[at] = bent[at - 1];  // one repeat anywhere
+      EXPECT_FALSE(strictly_ascending(bent.data(), n)) << "n " << n << ", repeat at " << at;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace bulkscore

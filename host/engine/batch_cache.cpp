@@ -821,6 +821,36 @@ int64_t kth_highest(const int64_t* v, uint32_t n, uint32_t k, std::vector<int64_
   return top[k - 1];
 }
 
+bool strictly_ascending(const uint32_t* __restrict v, uint32_t n) {
+  uint32_t bad = 0;
+  for (uint32_t i = 1; i < n; ++i) bad |= static_cast<uint32_t>(v[i - 1] >= v[i]);
+  return bad == 0;
+}
+
+void gather_equal(const int64_t* __restrict totals, const uint32_t* __restrict nodes, uint32_t n, int64_t value,
+                  uint32_t count, uint32_t* __restrict out) {
+  // Block by block: the block's matches counted (a loop compilers
+  // vectorize), a block without any skipped, a block of nothing else copied
+  // whole; only mixed blocks are compacted entry by entry.
+  constexpr uint32_t kBlock = 256;
+  uint32_t k = 0;
+  for (uint32_t lo = 0; lo < n && k < count; lo += kBlock) {
+    const uint32_t m = std::min(kBlock, n - lo);
+    uint32_t matches = 0;
+    for (uint32_t i = lo; i < lo + m; ++i) matches += static_cast<uint32_t>(totals[i] == value);
+    if (matches == 0) continue;
+    if (matches == m && k + m <= count) {
+      std::copy(nodes + lo, nodes + lo + m, out + k);
+      k += m;
+      continue;
+    }
+    for (uint32_t i = lo; i < lo + m && k < count; ++i) {
+      out[k] = nodes[i];
+      k += static_cast<uint32_t>(totals[i] == value);
+    }
+  }
+}
+
 BatchCache::SlotStats BatchCache::all_alive_stats(const int64_t* raw, uint32_t n) {
   const ScoreBounds m = score_bounds(raw, n);
   SlotStats st;

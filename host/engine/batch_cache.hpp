@@ -132,6 +132,17 @@ ScoreBounds score_bounds(const int64_t* raw, uint32_t n);
 // is scratch): a selection over every entry was as costly as scoring them.
 int64_t kth_highest(const int64_t* v, uint32_t n, uint32_t k, std::vector<int64_t>& top);
 
+// Whether v[0, n) ascends strictly (one branch-free pass).
+bool strictly_ascending(const uint32_t* v, uint32_t n);
+
+// out[0, count) = the nodes[i] whose totals[i] == value, in order, the first
+// `count` of them (there are at least that many). Whole blocks without a
+// match are skipped and blocks of nothing else copied: the highest total is
+// often shared by most nodes of a cluster, and the entry-by-entry loop over
+// all of them was most of a window state's build.
+void gather_equal(const int64_t* totals, const uint32_t* nodes, uint32_t n, int64_t value, uint32_t count,
+                  uint32_t* out);
+
 // The cache's answer for one pod.
 struct BatchHit {
   int32_t chosen = -1;

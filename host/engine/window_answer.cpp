@@ -6,7 +6,6 @@
 #include "plugins/evaluate.hpp"
 
 namespace bulkscore {
-
 bool WindowAnswer::build(const Snapshot& snap, const ProfilePlan& plan, PodQuery& query, EvalResult& result,
                          uint32_t reach) {
   valid_ = false;
@@ -17,9 +16,7 @@ bool WindowAnswer::build(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   if (!result.scored || F < 2 || h.prescore_feasible || !query.score_error.empty() || result.totals.size() != F ||
       result.stat_scores.size() != static_cast<size_t>(stat_slots) * F)
     return false;
-  if (std::adjacent_find(result.scored_nodes.begin(), result.scored_nodes.end(), std::greater_equal<uint32_t>()) !=
-      result.scored_nodes.end())
-    return false;
+  if (!strictly_ascending(result.scored_nodes.data(), F)) return false;
 
   // The best entries: at least reach + 1 of them (so that some survive
   // `reach` changed nodes), extended to whole groups of equal totals, best
@@ -39,11 +36,7 @@ bool WindowAnswer::build(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   group_nodes_.clear();
   if (at_highest >= want) {
     group_nodes_.resize(at_highest);
-    for (uint32_t i = 0, k = 0; i < F; ++i) {
-      group_nodes_[k] = nodes[i];
-      k += totals[i] == highest;
-      if (k == at_highest) break;
-    }
+    gather_equal(totals, nodes, F, highest, at_highest, group_nodes_.data());
     group_totals_.push_back(highest);
     group_start_.push_back(at_highest);
   } else {
