@@ -462,8 +462,19 @@ TEST(SimdDispatch, KthHighestEqualsTheSortedEntryOnEveryTarget) {
 // gather_equal and strictly_ascending (a window state's group of the highest
 // total) against plain loops: lengths around the 256-entry blocks, blocks
 // of nothing but the value, blocks without it and mixed ones, every count.
-TEST(SimdDispatch, GatherEqualTakesTheFirstMatchesInOrder) {
-  SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x9a7eull, 1);
+void gather_equal_on_random_blocks(SplitMix64 rng);
+
+TEST(SimdDispatch, GatherEqualTakesTheFirstMatchesInOrderOnEveryTarget) {
+  TargetGuard guard;
+  for (const SimdTarget t : supported_targets()) {
+    set_simd_target(t);
+    SCOPED_TRACE(simd_target_name(t));
+    gather_equal_on_random_blocks(SplitMix64::derive(parity_seed() ^ 0x9a7eull, static_cast<uint64_t>(t)));
+    if (HasFatalFailure()) return;
+  }
+}
+
+void gather_equal_on_random_blocks(SplitMix64 rng) {
   for (const uint32_t n : {1u, 255u, 256u, 300u, 700u, 777u, 1500u}) {
     std::vector<int64_t> totals(n);
     std::vector<uint32_t> nodes(n);

@@ -769,6 +769,30 @@ int64_t max_of_baseline(const int64_t* v, uint32_t n) { return max_of_body(v, n)
 BULKSCORE_TARGET_AVX2 int64_t max_of_avx2(const int64_t* v, uint32_t n) { return max_of_body(v, n); }
 BULKSCORE_TARGET_AVX512 int64_t max_of_avx512(const int64_t* v, uint32_t n) { return max_of_body(v, n); }
 #endif
+[[gnu::always_inline]] inline uint32_t count_equal_body(const int64_t* __restrict v, uint32_t n, int64_t value) {
+  uint32_t c = 0;
+  for (uint32_t i = 0; i < n; ++i) c += static_cast<uint32_t>(v[i] == value);
+  return c;
+}
+uint32_t count_equal_baseline(const int64_t* v, uint32_t n, int64_t value) { return count_equal_body(v, n, value); }
+#if BULKSCORE_SIMD_X86
+BULKSCORE_TARGET_AVX2 uint32_t count_equal_avx2(const int64_t* v, uint32_t n, int64_t value) {
+  return count_equal_body(v, n, value);
+}
+BULKSCORE_TARGET_AVX512 uint32_t count_equal_avx512(const int64_t* v, uint32_t n, int64_t value) {
+  return count_equal_body(v, n, value);
+}
+#endif
+uint32_t count_equal(SimdTarget t, const int64_t* v, uint32_t n, int64_t value) {
+#if BULKSCORE_SIMD_X86
+  if (t == SimdTarget::Avx512) return count_equal_avx512(v, n, value);
+  if (t == SimdTarget::Avx2) return count_equal_avx2(v, n, value);
+#else
+  (void)t;
+#endif
+  return count_equal_baseline(v, n, value);
+}
+
 int64_t max_of(SimdTarget t, const int64_t* v, uint32_t n) {
 #if BULKSCORE_SIMD_X86
   if (t == SimdTarget::Avx512) return max_of_avx512(v, n);
@@ -829,15 +853,15 @@ bool strictly_ascending(const uint32_t* __restrict v, uint32_t n) {
 
 void gather_equal(const int64_t* __restrict totals, const uint32_t* __restrict nodes, uint32_t n, int64_t value,
                   uint32_t count, uint32_t* __restrict out) {
-  // Block by block: the block's matches counted (a loop compilers
-  // vectorize), a block without any skipped, a block of nothing else copied
+  // Block by block: the block's matches counted (vectorized for the CPU it
+  // runs on), a block without any skipped, a block of nothing else copied
   // whole; only mixed blocks are compacted entry by entry.
   constexpr uint32_t kBlock = 256;
+  const SimdTarget t = simd_target();
   uint32_t k = 0;
   for (uint32_t lo = 0; lo < n && k < count; lo += kBlock) {
     const uint32_t m = std::min(kBlock, n - lo);
-    uint32_t matches = 0;
-    for (uint32_t i = lo; i < lo + m; ++i) matches += static_cast<uint32_t>(totals[i] == value);
+    const uint32_t matches = count_equal(t, totals + lo, m, value);
     if (matches == 0) continue;
     if (matches == m && k + m <= count) {
       std::copy(nodes + lo, nodes + lo + m, out + k);
