@@ -136,8 +136,10 @@ void look_ahead_at(Engine& engine, const std::vector<Pod>& pods, size_t i, uint3
 // pods whatever the batching.
 Outcome run(const SchedulerConfig& config, const Cluster& cluster, const std::vector<Pod>& pods, TieBreak tie,
             Batching batching, uint64_t mutation_seed, double mutation_chance, uint32_t batch_states = 1,
-            CompactionPolicy compaction = {}, uint32_t window = 1, const char* backend = "cpu") {
+            CompactionPolicy compaction = {}, uint32_t window = 1, const char* backend = "cpu",
+            size_t sparse_term_rows = SIZE_MAX) {
   EngineOptions options{backend, tie, parity_seed()};
+  options.sparse_term_rows = sparse_term_rows;
   options.batching = batching;
   options.batch_states = batch_states;
   options.compaction = compaction;
@@ -294,7 +296,8 @@ struct CountHitTally {
 // cache on (a state per ReplicaSet), and with windows of 2 to 7, must
 // decide as the cache off, with both tie-breaks. `where` names the case.
 void check_replica_set_runs(const SchedulerConfig& config, const Cluster& cluster, const std::vector<Pod>& templates,
-                            SplitMix64& rng, uint32_t seed, const std::string& where, CountHitTally& tally) {
+                            SplitMix64& rng, uint32_t seed, const std::string& where, CountHitTally& tally,
+                            size_t sparse_term_rows = SIZE_MAX) {
   std::vector<Pod> pods;
   while (pods.size() < 150) {
     const Pod& t = templates[rng.below(templates.size())];
@@ -313,10 +316,12 @@ void check_replica_set_runs(const SchedulerConfig& config, const Cluster& cluste
                              ", mutations " + std::to_string(mutation_chance);
     const Outcome off = run(config, cluster, pods, tie, Batching::Off, seed, mutation_chance);
     // A state per ReplicaSet: their runs interleave.
-    const Outcome exact = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 3);
+    const Outcome exact =
+        run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 3, {}, 1, "cpu", sparse_term_rows);
     ASSERT_EQ(first_difference(pods, off.results, exact.results), "") << what;
     const uint32_t window = 2 + seed % 6;
-    const Outcome windowed = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 3, {}, window);
+    const Outcome windowed = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 3, {}, window,
+                                 "cpu", sparse_term_rows);
     ASSERT_EQ(first_difference(pods, off.results, windowed.results), "") << "window " << window << ": " << what;
     tally.count_hits += exact.counters.filter_count_hits;
     for (size_t r = 0; r < exact.counters.flushed.size(); ++r)
@@ -422,14 +427,17 @@ TEST(BatchCache, PodAffinityPodsHitWhenOnlyTheirCountsChanged) {
       t.affinity = a;
       templates.push_back(std::move(t));
     }
+    // Odd seeds: every hostname group in its key's table (no per-node
+    // counters below an eighth of the nodes), the counts-only path.
     check_replica_set_runs(config, cluster, templates, rng, seed,
-                           std::to_string(nodes) + " nodes, " + std::to_string(zones) + " zones", tally);
+                           std::to_string(nodes) + " nodes, " + std::to_string(zones) + " zones", tally,
+                           seed % 2 ? 0 : SIZE_MAX);
     if (HasFatalFailure()) return;
   }
   tally.print("pod (anti-)affinity");
   // Apart per node, most placements hit (the hostname terms read from the
   // nodes' counters where every hostname value is one node's: plain hits;
-  // else counts-only hits); apart per zone, a zone's nodes leave at once
+  // else, or in their key's table, counts-only hits); apart per zone, a zone's nodes leave at once
   // (on these small clusters often more than half of the feasible ones: a
   // miss); together in a zone, the placed pods' own terms move the Score
   // tables too (hardPodAffinityWeight), a miss as before.

@@ -307,6 +307,9 @@ int compare_with_upstream(uint64_t first, uint64_t last, Draw&& draw) {
     for (uint32_t i = 0; i < num_nodes * 2; ++i)
       running.push_back(testutil::on_node(draw(rng, "r" + std::to_string(i), 0.5), nodes[rng.below(num_nodes)].name));
     Snapshot snap = Snapshot::build(nodes, running);
+    // Odd seeds: every sparse hostname group in its key's table (rows of
+    // per-node counts only for those on an eighth of the nodes).
+    if (seed % 2) snap.limit_sparse_term_rows(0);
     uint32_t next = 0;
     for (int step = 0; step < 40; ++step) {
       // A mutation: most often a placement, as the engine's assume.
@@ -524,6 +527,7 @@ TEST(InterPodAffinityEquivalence, CountChangesNameEveryNodeWhoseVerdictCanMove) 
     for (uint32_t i = 0; i < num_nodes; ++i)
       running.push_back(testutil::on_node(random_pod(rng, "r" + std::to_string(i), 0.5), nodes[rng.below(num_nodes)].name));
     Snapshot snap = Snapshot::build(nodes, running);
+    if (seed % 2) snap.limit_sparse_term_rows(0);  // sparse hostname groups in their key's table
     uint32_t next = 0;
     for (int step = 0; step < 30; ++step) {
       // Mostly required terms alone: preferred terms (and the existing
@@ -600,7 +604,8 @@ TEST(InterPodAffinityEquivalence, CountChangesNameEveryNodeWhoseVerdictCanMove) 
 
 // The existing pods' required anti-affinity terms on a hostname key: a
 // group held on many nodes keeps a row of per-node counts (node_row, read
-// by Filter), a group on few nodes stays in its key's table. The
+// by Filter), a group on few nodes stays in its key's table once the
+// sparse groups' rows are spent (here none are allowed). The
 // preemption dry run's removals must take each removed term from where it
 // is counted: here node 0 holds a pod of each group, and removing the
 // dense group's pod alone leaves the sparse group's term, which still
@@ -626,6 +631,7 @@ TEST(InterPodAffinityEquivalence, RemovalsTakeEachExistingTermFromItsRowOrItsTab
   running.push_back(holder("sparse", "n0", "default"));
   running.back().affinity->pod_anti_affinity->required[0].namespaces.push_back("other");
   Snapshot snap = Snapshot::build(nodes, running);
+  snap.limit_sparse_term_rows(0);  // only the dense group gets a row
   Pod in = testutil::make_pod("in");
   in.labels["tier"] = "x";
   const ProfilePlan plan = make_profile_plan(inter_pod_affinity_only());

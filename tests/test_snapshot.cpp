@@ -1559,5 +1559,101 @@ TEST(SnapshotRelease, MaybeCompactIsAmortizedAndBoundsTheLog) {
   EXPECT_LE(longest, (size_t(1) << 20) + 2);
 }
 
+
+// Issue 24, item 4: a ReplicaSet's pods kept apart per node read the nodes'
+// counters (a row of term_counts) from the set's first pod, not only once
+// it holds an eighth of the hostname values; a row per sparse group while
+// under the budget, the others in their key's table. Through adds, removals
+// and the by_rank thresholds the rows decode as a fresh build's and a
+// pod added then removed leaves every column as it was.
+TEST(SnapshotTermRows, SparseHostnameGroupsReadRowsFromTheirFirstPodWithinTheBudget) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 40; ++i) {
+    Node n = make_node("n" + std::to_string(i), 8000, int64_t(16) << 30, 110);
+    n.labels["kubernetes.io/hostname"] = n.name;
+    nodes.push_back(std::move(n));
+  }
+  // A pod of group `ns`: required anti-affinity on the hostname, selecting
+  // app=x in namespace ns (a namespace list per group).
+  const auto member = [](const std::string& name, const std::string& ns) {
+    Pod p = testutil::make_pod(name);
+    p.labels["app"] = "x";
+    PodAffinityTerm t;
+    t.topology_key = "kubernetes.io/hostname";
+    t.label_selector = LabelSelector{};
+    t.label_selector->match_labels["app"] = "x";
+    t.namespaces = {ns};
+    p.affinity = Affinity{};
+    p.affinity->pod_anti_affinity = PodAffinity{};
+    p.affinity->pod_anti_affinity->required.push_back(t);
+    return p;
+  };
+  Snapshot snap = Snapshot::build(nodes, {});
+  EXPECT_EQ(snap.sparse_term_row_budget(), 256u) << "16 MiB of 40-node rows, at most 256";
+  snap.limit_sparse_term_rows(2);
+  std::vector<Pod> placed;
+  const auto row_of = [&](const std::string& ns) {
+    for (const Snapshot::ExistingAffinityTerm& g : snap.existing_affinity_terms())
+      if (g.namespaces == std::vector<std::string>{ns} && g.occurrences > 0) return g.node_row;
+    return -2;  // no such group
+  };
+  const auto add = [&](const std::string& ns, uint32_t node) {
+    Pod p = member(ns + "-" + std::to_string(placed.size()), ns);
+    snap.add_pod(p, node);
+    p.node_name = nodes[node].name;
+    placed.push_back(p);
+  };
+  const auto agrees_with_a_build = [&](const std::string& when) {
+    Snapshot fresh = Snapshot::build(nodes, placed);
+    EXPECT_EQ(first_difference(decode(fresh), decode(snap)), "") << when;
+  };
+  add("a", 0);
+  EXPECT_GE(row_of("a"), 0) << "the first pod of a group gets its row";
+  EXPECT_EQ(snap.view().term_count(static_cast<uint32_t>(row_of("a")), 0), 1);
+  add("b", 1);
+  add("c", 2);
+  EXPECT_GE(row_of("b"), 0);
+  EXPECT_EQ(row_of("c"), -1) << "past the budget of two sparse rows";
+  agrees_with_a_build("three groups");
+  // a reaches an eighth of the 40 values (5 nodes): by_rank, and its row no
+  // longer counts against the budget, so the next new group gets one.
+  for (uint32_t n = 3; n < 7; ++n) add("a", n);
+  add("d", 7);
+  EXPECT_GE(row_of("d"), 0);
+  EXPECT_EQ(row_of("c"), -1);
+  agrees_with_a_build("a dense");
+  // A pod added then removed: every column as it was.
+  const Decoded before = decode(snap);
+  const size_t rows_before = snap.view().num_term_rows;
+  const uint32_t id = snap.add_pod(member("e-0", "e"), 8);
+  EXPECT_EQ(snap.view().num_term_rows, rows_before + 0) << "over the budget: e stays in the table";
+  snap.remove_pod(id);
+  EXPECT_EQ(first_difference(before, decode(snap)), "");
+  const auto remove = [&](const std::string& name) {
+    ASSERT_TRUE(snap.remove_pod("default", name).has_value()) << name;
+    placed.erase(std::find_if(placed.begin(), placed.end(), [&](const Pod& p) { return p.name == name; }));
+  };
+  // b's only pod leaves: its row goes (laid out anew, c takes the freed place).
+  remove("b-1");
+  EXPECT_EQ(row_of("b"), -2);
+  EXPECT_GE(row_of("c"), 0);
+  agrees_with_a_build("b gone");
+  // a falls below a sixteenth of the values (2 nodes): its by_rank goes, its
+  // row stays while the budget holds it, else the layout decides.
+  for (const char* name : {"a-0", "a-3", "a-4", "a-5"}) {
+    remove(name);
+    agrees_with_a_build(std::string("a shrinking, ") + name + " gone");
+  }
+  size_t sparse_rows = 0;
+  for (const Snapshot::ExistingAffinityTerm& g : snap.existing_affinity_terms())
+    sparse_rows += g.node_row >= 0 && g.by_rank.empty();
+  EXPECT_LE(sparse_rows, 2u);
+  // Without a budget, every sparse group reads its key's table.
+  snap.limit_sparse_term_rows(0);
+  for (const Snapshot::ExistingAffinityTerm& g : snap.existing_affinity_terms())
+    EXPECT_TRUE(g.node_row < 0 || !g.by_rank.empty());
+  agrees_with_a_build("no budget");
+}
+
 }  // namespace
 }  // namespace bulkscore

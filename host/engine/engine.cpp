@@ -164,6 +164,7 @@ std::vector<std::string> Engine::load(Cluster&& cluster) {
   const Snapshot::NodeDataByName node_data = snapshot_.node_data_by_name();
   snapshot_ = Snapshot::build(cluster.nodes, std::move(placed));
   snapshot_.restore_node_data(node_data);
+  if (options_.sparse_term_rows != SIZE_MAX) snapshot_.limit_sparse_term_rows(options_.sparse_term_rows);
   // Pod ids are positions in `placed`.
   for (uint32_t id = 0; id < placed_keys.size(); ++id) pod_records_.at(placed_keys[id]).id = id;
   group_members_.clear();

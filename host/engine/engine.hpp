@@ -89,6 +89,11 @@ struct EngineOptions {
   // event call, never across one; docs/snapshot.md). Decisions do not
   // depend on it.
   CompactionPolicy compaction{};
+  // How many sparse required anti-affinity groups on hostname keys read
+  // per-node counters instead of their key's table
+  // (Snapshot::limit_sparse_term_rows); SIZE_MAX: the snapshot's budget.
+  // The tests set 0 to run the table path. Decisions do not depend on it.
+  size_t sparse_term_rows = SIZE_MAX;
   // DefaultPreemption's dry run (host/engine/preemption.cpp). Bulk: when
   // every Filter the pod runs reads only its node (its pods' requests and
   // host ports, the node's own fields), one PreFilter state serves every

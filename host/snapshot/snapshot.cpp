@@ -1827,19 +1827,27 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
     const int64_t c = (g.domains[value] += sign);
     if (c == 0) g.domains.erase(value);
     if (g.dense_slot < 0) return;
+    if (g.node_row >= 0) term_counts_[static_cast<size_t>(g.node_row) * num_nodes_ + node] += static_cast<int32_t>(sign);
     const size_t values = dense_label_values(g.dense_slot).size();
     if (g.by_rank.empty()) {
-      if (dense_enough(g.domains.size(), values)) rank_affinity_term(g);
-      if (wants_node_row(g)) lay_out_term_rows();
+      if (dense_enough(g.domains.size(), values)) {
+        rank_affinity_term(g);
+        if (g.node_row >= 0) --sparse_term_rows_;  // its row no longer counts against the budget
+      }
     } else if (too_sparse(g.domains.size(), values)) {
       rank_affinity_term(g);  // drops the vector
-      if (g.node_row >= 0) lay_out_term_rows();
+      // Its row counts against the budget now; over it, the layout decides.
+      if (g.node_row >= 0 && ++sparse_term_rows_ > sparse_term_row_budget()) lay_out_term_rows();
     } else {
       // The node's own rank in the column (no search among the values).
       const int32_t r = dense_label_ranks_[static_cast<size_t>(g.dense_slot) * num_nodes_ + node];
       assert(r >= 0 && "a node's value has a rank in its key's dense column");
       g.by_rank[static_cast<size_t>(r)] += sign;
-      if (g.node_row >= 0) term_counts_[static_cast<size_t>(g.node_row) * num_nodes_ + node] += static_cast<int32_t>(sign);
+    }
+    if (g.node_row < 0 && wants_node_row(g)) {
+      add_term_row(g);
+    } else if (g.node_row >= 0 && g.domains.empty()) {
+      drop_term_row(g);  // a pod added then removed leaves every column as it was
     }
   };
   if (const auto& a = pod.affinity->pod_affinity) {
@@ -1919,22 +1927,83 @@ std::vector<uint32_t> Snapshot::affinity_term_candidates(const StringMap& labels
   return out;
 }
 
+bool Snapshot::row_kind(const ExistingAffinityTerm& g) const {
+  return g.kind == ExistingAffinityTerm::kRequiredAntiAffinity && g.dense_slot >= 0 &&
+         dense_label_one_node_per_value(g.dense_slot) && !g.domains.empty();
+}
+
 bool Snapshot::wants_node_row(const ExistingAffinityTerm& g) const {
-  return g.kind == ExistingAffinityTerm::kRequiredAntiAffinity && !g.by_rank.empty() && g.dense_slot >= 0 &&
-         dense_label_one_node_per_value(g.dense_slot);
+  return row_kind(g) && (!g.by_rank.empty() || sparse_term_rows_ < sparse_term_row_budget());
+}
+
+size_t Snapshot::sparse_term_row_budget() const {
+  if (sparse_term_row_limit_ != SIZE_MAX) return sparse_term_row_limit_;
+  constexpr size_t kSparseRowBytes = size_t(16) << 20;
+  return std::clamp<size_t>(kSparseRowBytes / sizeof(int32_t) / std::max<size_t>(num_nodes_, 1), 8, 256);
+}
+
+void Snapshot::limit_sparse_term_rows(size_t rows) {
+  sparse_term_row_limit_ = rows;
+  lay_out_term_rows();
+}
+
+void Snapshot::fill_term_row(const ExistingAffinityTerm& g) {
+  int32_t* row = term_counts_.data() + static_cast<size_t>(g.node_row) * num_nodes_;
+  std::fill(row, row + num_nodes_, 0);
+  const int32_t* ranks = dense_label_ranks_.data() + static_cast<size_t>(g.dense_slot) * num_nodes_;
+  if (!g.by_rank.empty()) {
+    for (uint32_t n = 0; n < num_nodes_; ++n)
+      if (ranks[n] >= 0) row[n] = static_cast<int32_t>(g.by_rank[static_cast<size_t>(ranks[n])]);
+    return;
+  }
+  // A sparse group: its few domains marked by rank, then one pass.
+  std::vector<int64_t> by_rank(dense_label_values(g.dense_slot).size(), 0);
+  for (const auto& [v, c] : g.domains) {
+    const int32_t r = dense_label_rank_of(g.dense_slot, v);
+    if (r >= 0) by_rank[static_cast<size_t>(r)] = c;
+  }
+  for (uint32_t n = 0; n < num_nodes_; ++n)
+    if (ranks[n] >= 0) row[n] = static_cast<int32_t>(by_rank[static_cast<size_t>(ranks[n])]);
+}
+
+void Snapshot::add_term_row(ExistingAffinityTerm& g) {
+  assert(g.node_row < 0 && "a group holds one row");
+  g.node_row = num_nodes_ == 0 ? 0 : static_cast<int32_t>(term_counts_.size() / num_nodes_);
+  term_counts_.resize(term_counts_.size() + num_nodes_);
+  fill_term_row(g);
+  if (g.by_rank.empty()) ++sparse_term_rows_;
+  term_rows_version_ = fresh_structure_version();
+}
+
+void Snapshot::drop_term_row(ExistingAffinityTerm& g) {
+  const bool last = num_nodes_ == 0 || static_cast<size_t>(g.node_row) + 1 == term_counts_.size() / num_nodes_;
+  if (!last) {
+    lay_out_term_rows();  // g, holding no pods on the key, gets none
+    return;
+  }
+  // The last row (a ReplicaSet's pod added then removed): no other moves.
+  if (g.by_rank.empty()) --sparse_term_rows_;
+  g.node_row = -1;
+  term_counts_.resize(term_counts_.size() - num_nodes_);
+  term_rows_version_ = fresh_structure_version();
 }
 
 void Snapshot::lay_out_term_rows() {
   int32_t rows = 0;
-  for (ExistingAffinityTerm& g : affinity_terms_) g.node_row = wants_node_row(g) ? rows++ : -1;
-  term_counts_.assign(static_cast<size_t>(rows) * num_nodes_, 0);
-  for (const ExistingAffinityTerm& g : affinity_terms_) {
-    if (g.node_row < 0) continue;
-    int32_t* row = term_counts_.data() + static_cast<size_t>(g.node_row) * num_nodes_;
-    const int32_t* ranks = dense_label_ranks_.data() + static_cast<size_t>(g.dense_slot) * num_nodes_;
-    for (uint32_t n = 0; n < num_nodes_; ++n)
-      if (ranks[n] >= 0) row[n] = static_cast<int32_t>(g.by_rank[static_cast<size_t>(ranks[n])]);
+  sparse_term_rows_ = 0;
+  const size_t budget = sparse_term_row_budget();
+  for (ExistingAffinityTerm& g : affinity_terms_) {
+    g.node_row = -1;
+    if (!row_kind(g)) continue;
+    if (g.by_rank.empty()) {
+      if (sparse_term_rows_ == budget) continue;
+      ++sparse_term_rows_;
+    }
+    g.node_row = rows++;
   }
+  term_counts_.assign(static_cast<size_t>(rows) * num_nodes_, 0);
+  for (const ExistingAffinityTerm& g : affinity_terms_)
+    if (g.node_row >= 0) fill_term_row(g);
   term_rows_version_ = fresh_structure_version();
 }
 
@@ -2196,7 +2265,7 @@ void Snapshot::keep_term_groups(const std::vector<uint8_t>& live) {
   affinity_term_ids_ = std::move(ids);
   affinity_term_filing_ = TermFiling{};
   for (uint32_t g = 0; g < affinity_terms_.size(); ++g) file_affinity_term(g);
-  lay_out_term_rows();  // rows in the groups' new order (a group with a row is never dropped: it holds terms)
+  lay_out_term_rows();  // rows in the groups' new order
 }
 
 void Snapshot::new_structure_version() {

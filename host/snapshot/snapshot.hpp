@@ -632,12 +632,18 @@ class Snapshot {
     // Empty otherwise: read `domains`.
     int32_t dense_slot = -1;
     std::vector<int64_t> by_rank;
-    // A required anti-affinity group with by_rank on a key that names one
-    // node per value (a hostname key; Snapshot::dense_label_one_node_per_value):
-    // its row of SnapshotView::term_counts, the occurrences per node, so
-    // that InterPodAffinity's Filter reads the node's own count and a query
-    // holds no table of one count per node. -1 otherwise. Rows are laid out
-    // anew (term_rows_version) whenever a group gains or loses one, the
+    // A required anti-affinity group on a key that names one node per value
+    // (a hostname key; Snapshot::dense_label_one_node_per_value) that holds
+    // pods there: its row of SnapshotView::term_counts, the occurrences per
+    // node, so that InterPodAffinity's Filter reads the node's own count and
+    // a query holds no table of one count per node (a ReplicaSet's pod would
+    // otherwise build, copy and compare a table of its predecessors, work
+    // quadratic in the pods). Every such group with by_rank has one; a
+    // sparser group gets one from its first pod while the sparser groups'
+    // rows fit Snapshot::sparse_term_row_budget(), and stays in its key's
+    // table otherwise. -1 when none. A new row is appended, and the last row
+    // taken away when its group holds no more pods on the key; every row is
+    // laid out anew (term_rows_version) when another row is dropped, the
     // dense columns change, or compact() renumbers the groups.
     int32_t node_row = -1;
   };
@@ -652,6 +658,16 @@ class Snapshot {
   // weight), or -1 when no pod of the snapshot holds it.
   int32_t affinity_term_group(const Pod& owner, const PodAffinityTerm& t, ExistingAffinityTerm::Kind kind,
                               int32_t weight) const;
+  // How many groups without by_rank may hold a row of term_counts (see
+  // ExistingAffinityTerm::node_row): 16 MiB of rows, at least 8 and at
+  // most 256, unless limit_sparse_term_rows set another number. Rows are
+  // node-long, so a budget in bytes bounds both the memory and what a device
+  // mirror re-sends when one is added.
+  size_t sparse_term_row_budget() const;
+  // Sets that number (0: every sparse group stays in its key's table, as
+  // the equivalence tests run one path against the other) and lays the rows
+  // out anew. Decisions never depend on it.
+  void limit_sparse_term_rows(size_t rows);
 
   // ---- node data (the NodeData plugin; docs/snapshot.md) -----------------------
   // Named per-node columns an embedder fills (Engine::set_node_filter and
@@ -1056,13 +1072,25 @@ class Snapshot {
   void recount_domain_sums(DomainSums& d) const;
   // Builds (when dense enough) or drops one group's by_rank from its domains.
   void rank_affinity_term(ExistingAffinityTerm& g);
-  // Whether group g qualifies for a row of term_counts_ (node_row).
+  // Whether group g is of the kind that may hold a row of term_counts_
+  // (required anti-affinity on a one-node-per-value key, holding pods there).
+  bool row_kind(const ExistingAffinityTerm& g) const;
+  // Whether g, without a row, gets one now (it has by_rank, or the sparse
+  // groups' rows are under the budget).
   bool wants_node_row(const ExistingAffinityTerm& g) const;
-  // Gives every qualifying group a row (in group order), the others none,
-  // and fills the rows from the groups' by_rank.
+  // Gives the qualifying groups a row (in group order, the sparse ones
+  // while under the budget), the others none, and fills the rows.
   void lay_out_term_rows();
+  // Appends a row for g (which has none) and fills it.
+  void add_term_row(ExistingAffinityTerm& g);
+  // Takes g's row away (g holds no pods on its key any more).
+  void drop_term_row(ExistingAffinityTerm& g);
+  // Writes g's occurrences per node into its row.
+  void fill_term_row(const ExistingAffinityTerm& g);
   std::vector<int32_t> term_counts_;  // [row * N + n]
   uint64_t term_rows_version_ = 0;
+  size_t sparse_term_rows_ = 0;                 // rows held by groups without by_rank
+  size_t sparse_term_row_limit_ = SIZE_MAX;     // SIZE_MAX: the default budget
   // The value id of label `key` on node n, kNoId when absent (host columns).
   int32_t node_label_value(uint32_t n, int32_t key) const;
   std::vector<int32_t> topology_counts_;  // [m * N + n]
