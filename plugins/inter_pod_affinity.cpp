@@ -176,6 +176,10 @@ std::string term_text(const IncomingTerm& t) {
 // order of their first occurrence.
 std::vector<TermGroup> group_terms(const std::vector<IncomingTerm>& list, bool required) {
   std::vector<TermGroup> out;
+  if (list.size() == 1) {  // the common pod: one term, nothing to compare it with
+    if (!list[0].matches_nothing) out.push_back(TermGroup{&list[0], required ? 1 : list[0].weight});
+    return out;
+  }
   std::unordered_map<std::string, size_t> index;
   for (const IncomingTerm& t : list) {
     if (t.matches_nothing) continue;
