@@ -1653,6 +1653,11 @@ TEST(SnapshotTermRows, SparseHostnameGroupsReadRowsFromTheirFirstPodWithinTheBud
   for (const Snapshot::ExistingAffinityTerm& g : snap.existing_affinity_terms())
     EXPECT_TRUE(g.node_row < 0 || !g.by_rank.empty());
   agrees_with_a_build("no budget");
+  // The limit is a setting: a snapshot built up by events keeps it.
+  Snapshot by_events;
+  by_events.limit_sparse_term_rows(0);
+  by_events.add_node(nodes[0]);
+  EXPECT_EQ(by_events.sparse_term_row_budget(), 0u);
 }
 
 }  // namespace

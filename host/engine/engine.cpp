@@ -41,6 +41,8 @@ Engine::Engine(SchedulerConfig config, EngineOptions options)
       options_(std::move(options)),
       metrics_(scheduler_names_of(config_), options_.plugin_metrics_sample_percent, options_.seed) {
   if (config_.profiles.empty()) throw InputError("scheduler configuration has no profile");
+  // An engine fed by events alone never loads: its snapshot keeps the limit.
+  if (options_.sparse_term_rows != SIZE_MAX) snapshot_.limit_sparse_term_rows(options_.sparse_term_rows);
   for (auto& p : config_.profiles) adjust_profile(p);
   for (const auto& p : config_.profiles) plans_.push_back(make_profile_plan(p));
   batch_counters_.resize(plans_.size());

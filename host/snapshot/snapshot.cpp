@@ -921,7 +921,11 @@ uint32_t Snapshot::add_node(const Node& node) {
   if (node_index(node.name) >= 0)
     throw InputError("add_node: node " + quote_for_message(node.name) + " is already in the snapshot");
   // A default-constructed snapshot has no columns yet: start from an empty build.
-  if (label_offsets_.empty()) *this = build({}, {});
+  if (label_offsets_.empty()) {
+    const size_t limit = sparse_term_row_limit_;  // a setting, not content: it survives the reset
+    *this = build({}, {});
+    sparse_term_row_limit_ = limit;
+  }
   // New resource names first, while every column still has num_nodes_
   // rows: interning is structural, and its recount of the per-domain sums
   // must not read the dense columns of a half-added node.
