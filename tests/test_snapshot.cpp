@@ -1633,11 +1633,19 @@ TEST(SnapshotTermRows, SparseHostnameGroupsReadRowsFromTheirFirstPodWithinTheBud
     ASSERT_TRUE(snap.remove_pod("default", name).has_value()) << name;
     placed.erase(std::find_if(placed.begin(), placed.end(), [&](const Pod& p) { return p.name == name; }));
   };
-  // b's only pod leaves: its row goes (laid out anew, c takes the freed place).
+  // b's only pod leaves: it gives its row up and no other row moves; c,
+  // over the budget so far, takes that row with its next pod.
+  const int32_t a_row = row_of("a"), b_row = row_of("b"), d_row = row_of("d");
+  ASSERT_LT(b_row, d_row) << "b's row is not the last";
   remove("b-1");
   EXPECT_EQ(row_of("b"), -2);
-  EXPECT_GE(row_of("c"), 0);
+  EXPECT_EQ(row_of("a"), a_row);
+  EXPECT_EQ(row_of("d"), d_row);
+  EXPECT_EQ(row_of("c"), -1);
   agrees_with_a_build("b gone");
+  add("c", 9);
+  EXPECT_EQ(row_of("c"), b_row) << "the row b gave up";
+  agrees_with_a_build("c takes b's row");
   // a falls below a sixteenth of the values (2 nodes): its by_rank goes, its
   // row stays while the budget holds it, else the layout decides.
   for (const char* name : {"a-0", "a-3", "a-4", "a-5"}) {
@@ -1658,6 +1666,71 @@ TEST(SnapshotTermRows, SparseHostnameGroupsReadRowsFromTheirFirstPodWithinTheBud
   by_events.limit_sparse_term_rows(0);
   by_events.add_node(nodes[0]);
   EXPECT_EQ(by_events.sparse_term_row_budget(), 0u);
+}
+
+// A pod whose terms open two new groups, added then removed (its terms in
+// their own order), leaves every column bit for bit, also where an earlier
+// group gave a row up in the middle: rows given up are reused and the
+// trailing ones taken away, and no other group's row is renumbered.
+TEST(SnapshotTermRows, PodWithTwoNewGroupsAddedThenRemovedLeavesEveryColumn) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 30; ++i) {
+    Node n = make_node("n" + std::to_string(i), 8000, int64_t(16) << 30, 110);
+    n.labels["kubernetes.io/hostname"] = n.name;
+    nodes.push_back(std::move(n));
+  }
+  const auto pod = [](const std::string& name, const std::vector<std::string>& groups) {
+    Pod p = testutil::make_pod(name);
+    p.labels["app"] = "x";
+    p.affinity = Affinity{};
+    p.affinity->pod_anti_affinity = PodAffinity{};
+    for (const std::string& ns : groups) {
+      PodAffinityTerm t;
+      t.topology_key = "kubernetes.io/hostname";
+      t.label_selector = LabelSelector{};
+      t.label_selector->match_labels["app"] = "x";
+      t.namespaces = {ns};
+      p.affinity->pod_anti_affinity->required.push_back(t);
+    }
+    return p;
+  };
+  Snapshot snap = Snapshot::build(nodes, {});
+  const auto row_of = [&](const std::string& ns) {
+    for (const Snapshot::ExistingAffinityTerm& g : snap.existing_affinity_terms())
+      if (g.namespaces == std::vector<std::string>{ns} && g.occurrences > 0) return g.node_row;
+    return -2;
+  };
+  const uint32_t a = snap.add_pod(pod("a", {"a"}), 0);
+  snap.add_pod(pod("b", {"b"}), 1);
+  snap.add_pod(pod("c", {"c"}), 2);
+  ASSERT_EQ(row_of("a"), 0);
+  ASSERT_EQ(row_of("b"), 1);
+  ASSERT_EQ(row_of("c"), 2);
+  const auto added_then_removed = [&](const std::string& when) {
+    const auto before = column_bytes(snap);
+    const uint32_t rows = snap.view().num_term_rows;
+    const uint32_t id = snap.add_pod(pod("xy", {"x", "y"}), 5);
+    EXPECT_GE(row_of("x"), 0) << when;
+    EXPECT_GE(row_of("y"), 0) << when;
+    EXPECT_EQ(snap.view().term_count(static_cast<uint32_t>(row_of("y")), 5), 1) << when;
+    snap.remove_pod(id);
+    EXPECT_EQ(snap.view().num_term_rows, rows) << when;
+    EXPECT_EQ(first_byte_difference(before, snap), "") << when;
+    expect_every_column_decoded(snap);
+  };
+  added_then_removed("three rows");
+  snap.remove_pod(a);  // row 0 given up; b and c keep theirs
+  EXPECT_EQ(row_of("b"), 1);
+  EXPECT_EQ(row_of("c"), 2);
+  EXPECT_EQ(snap.view().num_term_rows, 3u);
+  added_then_removed("row 0 free");
+  EXPECT_EQ(row_of("b"), 1);
+  EXPECT_EQ(row_of("c"), 2);
+  // The last group leaving takes the trailing free rows with it.
+  snap.remove_pod("default", "c");
+  snap.remove_pod("default", "b");
+  EXPECT_EQ(snap.view().num_term_rows, 0u);
+  expect_every_column_decoded(snap);
 }
 
 }  // namespace

@@ -1972,29 +1972,44 @@ void Snapshot::fill_term_row(const ExistingAffinityTerm& g) {
 
 void Snapshot::add_term_row(ExistingAffinityTerm& g) {
   assert(g.node_row < 0 && "a group holds one row");
-  g.node_row = num_nodes_ == 0 ? 0 : static_cast<int32_t>(term_counts_.size() / num_nodes_);
-  term_counts_.resize(term_counts_.size() + num_nodes_);
+  if (num_nodes_ == 0) return;
+  if (!free_term_rows_.empty()) {
+    // The first row given up by another group (all zeros; the first, so
+    // that which row a group gets depends on the free rows, not on the order
+    // they were given up in): no other row moves.
+    g.node_row = free_term_rows_.front();
+    free_term_rows_.erase(free_term_rows_.begin());
+  } else {
+    g.node_row = static_cast<int32_t>(term_counts_.size() / num_nodes_);
+    term_counts_.resize(term_counts_.size() + num_nodes_);
+  }
   fill_term_row(g);
   if (g.by_rank.empty()) ++sparse_term_rows_;
   term_rows_version_ = fresh_structure_version();
 }
 
 void Snapshot::drop_term_row(ExistingAffinityTerm& g) {
-  const bool last = num_nodes_ == 0 || static_cast<size_t>(g.node_row) + 1 == term_counts_.size() / num_nodes_;
-  if (!last) {
-    lay_out_term_rows();  // g, holding no pods on the key, gets none
-    return;
-  }
-  // The last row (a ReplicaSet's pod added then removed): no other moves.
+  // g holds no pods on the key, so its row is all zeros: it stays where it
+  // is, free for the next group, and no other row is renumbered (a state of
+  // the batch cache holding those rows' numbers stays valid). Free rows at
+  // the end are given back, so a pod added then removed leaves the column as
+  // it was, whatever the order its terms are removed in.
   if (g.by_rank.empty()) --sparse_term_rows_;
+  free_term_rows_.insert(std::lower_bound(free_term_rows_.begin(), free_term_rows_.end(), g.node_row), g.node_row);
   g.node_row = -1;
-  term_counts_.resize(term_counts_.size() - num_nodes_);
+  size_t rows = term_counts_.size() / num_nodes_;
+  while (!free_term_rows_.empty() && static_cast<size_t>(free_term_rows_.back()) + 1 == rows) {
+    free_term_rows_.pop_back();
+    --rows;
+  }
+  term_counts_.resize(rows * num_nodes_);
   term_rows_version_ = fresh_structure_version();
 }
 
 void Snapshot::lay_out_term_rows() {
   int32_t rows = 0;
   sparse_term_rows_ = 0;
+  free_term_rows_.clear();
   const size_t budget = sparse_term_row_budget();
   for (ExistingAffinityTerm& g : affinity_terms_) {
     g.node_row = -1;

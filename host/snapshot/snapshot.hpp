@@ -641,10 +641,11 @@ class Snapshot {
     // quadratic in the pods). Every such group with by_rank has one; a
     // sparser group gets one from its first pod while the sparser groups'
     // rows fit Snapshot::sparse_term_row_budget(), and stays in its key's
-    // table otherwise. -1 when none. A new row is appended, and the last row
-    // taken away when its group holds no more pods on the key; every row is
-    // laid out anew (term_rows_version) when another row is dropped, the
-    // dense columns change, or compact() renumbers the groups.
+    // table otherwise. -1 when none. A group that holds no more pods on the
+    // key gives its row up (zeros, kept for the next new row, or taken away
+    // at the end), and a new row takes a row given up or is appended; no
+    // other row moves. Every row is laid out anew (term_rows_version) when
+    // the dense columns change or compact() renumbers the groups.
     int32_t node_row = -1;
   };
   const std::vector<ExistingAffinityTerm>& existing_affinity_terms() const { return affinity_terms_; }
@@ -1081,15 +1082,17 @@ class Snapshot {
   // Gives the qualifying groups a row (in group order, the sparse ones
   // while under the budget), the others none, and fills the rows.
   void lay_out_term_rows();
-  // Appends a row for g (which has none) and fills it.
+  // Gives g (which has none) a row given up earlier, or a new last one, and
+  // fills it.
   void add_term_row(ExistingAffinityTerm& g);
-  // Takes g's row away (g holds no pods on its key any more).
+  // Gives g's row up (g holds no pods on its key any more).
   void drop_term_row(ExistingAffinityTerm& g);
   // Writes g's occurrences per node into its row.
   void fill_term_row(const ExistingAffinityTerm& g);
   std::vector<int32_t> term_counts_;  // [row * N + n]
   uint64_t term_rows_version_ = 0;
   size_t sparse_term_rows_ = 0;                 // rows held by groups without by_rank
+  std::vector<int32_t> free_term_rows_;         // rows no group holds (all zeros), ascending, the last excluded
   size_t sparse_term_row_limit_ = SIZE_MAX;     // SIZE_MAX: the default budget
   // The value id of label `key` on node n, kNoId when absent (host columns).
   int32_t node_label_value(uint32_t n, int32_t key) const;
