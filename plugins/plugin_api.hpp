@@ -66,7 +66,7 @@
 //     // prepare wrote at prev_arena[prev_begin, prev_end), `st` likewise)
 //     // differ in nothing but the counts of the tables filter() reads, and
 //     // then, when `nodes` is given, which nodes' Filter may answer
-//     // differently (those of the domains whose counts changed), appended.
+//     // differently (at least those whose verdict flipped), appended.
 //     // False: something else differs; the cached verdicts cannot serve.
 //     // Contract: score() and score_class() read none of those counts (a
 //     // hit keeps the plugin's raw scores and classes when they alone

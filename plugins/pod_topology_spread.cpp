@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -714,46 +715,74 @@ bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& 
   // many prepared bytes.
   if (std::memcmp(&prev, &st, sizeof(State)) != 0 || prev_end - prev_begin != end - begin || prev_begin != begin)
     return false;
-  // The previous bytes with the new tables' counts written in must be the
-  // new bytes: nothing but counts differs (every constraint's fields, the
-  // global minimum included, and the same domains, in order).
+  // The previous bytes with the new counts written in (each table's, and
+  // each constraint's global minimum) must be the new bytes: nothing else
+  // differs (every other field of each constraint, and the same domains,
+  // in order).
   std::vector<uint8_t> patched(prev_arena + prev_begin, prev_arena + prev_end);
-  std::vector<std::pair<uint32_t, std::vector<int32_t>>> changed;  // constraint, values whose count moved
+  const auto patch = [&](size_t offset, const void* from, size_t bytes) {
+    if (offset < begin || offset + bytes > end) return false;
+    std::memcpy(patched.data() + (offset - begin), from, bytes);
+    return true;
+  };
+  // Per constraint, the domain values whose Filter verdict flipped: a
+  // node's verdict on a constraint is count + self - minimum <= maxSkew
+  // with its domain's count, so a count or a minimum that moved without
+  // flipping it changes no verdict.
+  std::vector<std::pair<uint32_t, std::vector<int32_t>>> changed;
   for (uint32_t i = 0; i < st.hard.count; ++i) {
     const Constraint& a = st.hard.data(prev_arena)[i];
     const Constraint& b = st.hard.data(arena)[i];
-    // The constraint's own fields (the global minimum among them) are
-    // compared with the rest of the bytes below; its table must sit in the
-    // same place.
     if (a.domains.offset != b.domains.offset || a.domains.count != b.domains.count) return false;
+    const int64_t self = b.self_match ? 1 : 0;
+    const auto passes = [&](int64_t count, int64_t min) { return count + self - min <= b.max_skew; };
+    if (a.min_match != b.min_match) {
+      // A node's own counter (counted) is in no table here: which nodes
+      // flip would take a walk over every counter.
+      if (b.counted) return false;
+      // A value missing from the table counts 0: such nodes would flip too.
+      if (passes(0, a.min_match) != passes(0, b.min_match)) return false;
+      const size_t at = st.hard.offset + i * sizeof(Constraint) + offsetof(Constraint, min_match);
+      if (!patch(at, &b.min_match, sizeof b.min_match)) return false;
+    }
     const DomainCount* da = a.domains.data(prev_arena);
     const DomainCount* db = b.domains.data(arena);
     std::vector<int32_t> values;
     for (uint32_t j = 0; j < b.domains.count; ++j) {
       if (da[j].value != db[j].value || da[j].nodes != db[j].nodes) return false;
-      if (da[j].count != db[j].count) values.push_back(db[j].value);
+      if (passes(da[j].count, a.min_match) != passes(db[j].count, b.min_match)) values.push_back(db[j].value);
     }
-    if (b.domains.count) {
-      if (b.domains.offset < begin || b.domains.offset + b.domains.count * sizeof(DomainCount) > end) return false;
-      std::memcpy(patched.data() + (b.domains.offset - begin), db, b.domains.count * sizeof(DomainCount));
-    }
+    if (b.domains.count && !patch(b.domains.offset, db, b.domains.count * sizeof(DomainCount))) return false;
     if (!values.empty()) changed.emplace_back(i, std::move(values));
   }
   if (std::memcmp(patched.data(), arena + begin, patched.size()) != 0) return false;
   if (!nodes || changed.empty()) return true;
-  // The nodes of the changed domains (a node's domain is its value of the
-  // constraint's key, "" and a missing label one: domain_of).
+  // The nodes of the flipped domains (a node's domain is its value of the
+  // constraint's key, "" and a missing label one: domain_of), ascending.
   const SnapshotView s = snap.view();
-  if (changed.size() == 1 && changed[0].second.size() == 1) {
-    // The common case, one placement: one domain's count moved. Its nodes
-    // are those whose dense column holds that value (a real value: "" and
-    // a missing label are not one then), found in one pass over the column.
+  if (changed.size() == 1) {
+    // The common case, one constraint: its flipped domains are real values
+    // (not "" nor a missing label) found in one pass over the dense column.
     const Constraint& c = st.hard.data(arena)[changed[0].first];
-    const int32_t value = changed[0].second[0];
-    if (c.key != kNoId && c.dense_slot >= 0 && value != kNoId && value != st.empty_value) {
-      const int32_t* column = s.dense_labels + static_cast<size_t>(c.dense_slot) * s.num_nodes;
-      for (uint32_t node = 0; node < s.num_nodes; ++node)
-        if (column[node] == value) nodes->push_back(node);
+    const std::vector<int32_t>& values = changed[0].second;
+    const bool real = std::none_of(values.begin(), values.end(),
+                                   [&](int32_t v) { return v == kNoId || v == st.empty_value; });
+    if (c.key != kNoId && c.dense_slot >= 0 && real) {
+      if (values.size() == 1) {
+        const int32_t* column = s.dense_labels + static_cast<size_t>(c.dense_slot) * s.num_nodes;
+        for (uint32_t node = 0; node < s.num_nodes; ++node)
+          if (column[node] == values[0]) nodes->push_back(node);
+      } else {
+        // Several (the domains a risen minimum lets back in): flagged by
+        // their rank in the column, one lookup per node.
+        thread_local std::vector<uint8_t> flipped;
+        flipped.assign(snap.dense_label_values(c.dense_slot).size(), 0);
+        for (const int32_t v : values)
+          if (const int32_t r = snap.dense_label_rank_of(c.dense_slot, v); r >= 0) flipped[static_cast<size_t>(r)] = 1;
+        const int32_t* ranks = s.dense_label_ranks + static_cast<size_t>(c.dense_slot) * s.num_nodes;
+        for (uint32_t node = 0; node < s.num_nodes; ++node)
+          if (ranks[node] >= 0 && flipped[static_cast<size_t>(ranks[node])]) nodes->push_back(node);
+      }
       return true;
     }
   }

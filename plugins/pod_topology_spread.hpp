@@ -174,8 +174,9 @@ struct PodTopologySpread {
   // as PreFilter counted it.
   static uint32_t removal_slots(const State& st) { return st.hard.count; }
   // The batch cache (plugin_api.hpp): the hard constraints' domain counts
-  // alone differ; the nodes of the domains whose count changed. A changed
-  // global minimum touches every node: false.
+  // and global minimums alone differ; the nodes of the domains whose
+  // verdict flipped. A minimum that flips the domains missing from a table,
+  // or a constraint read from the nodes' own counters, changed: false.
   static bool filter_count_changes(const Snapshot& snap, const State& prev, const uint8_t* prev_arena,
                                    uint32_t prev_begin, uint32_t prev_end, const State& st, const uint8_t* arena,
                                    uint32_t begin, uint32_t end, std::vector<uint32_t>* nodes);

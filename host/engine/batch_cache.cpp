@@ -77,6 +77,7 @@ BatchCounters& BatchCounters::operator+=(const BatchCounters& o) {
   group_scores += o.group_scores;
   prescore_updates += o.prescore_updates;
   filter_count_hits += o.filter_count_hits;
+  revived_nodes += o.revived_nodes;
   first_of_shape += o.first_of_shape;
   window_states += o.window_states;
   window_hits += o.window_hits;
@@ -99,6 +100,7 @@ BatchCounters BatchCounters::since(const BatchCounters& e) const {
   d.group_scores = group_scores - e.group_scores;
   d.prescore_updates = prescore_updates - e.prescore_updates;
   d.filter_count_hits = filter_count_hits - e.filter_count_hits;
+  d.revived_nodes = revived_nodes - e.revived_nodes;
   d.first_of_shape = first_of_shape - e.first_of_shape;
   d.window_states = window_states - e.window_states;
   d.window_hits = window_hits - e.window_hits;
@@ -175,9 +177,12 @@ std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCou
        "Cache hits whose feasible-set PreScore tables were updated from the cached ones, not rebuilt.",
        &BatchCounters::prescore_updates},
       {"bulkscore_batch_filter_count_hits_total",
-       "Cache hits whose Filter tables (PodTopologySpread's hard counts) changed in their counts only: the nodes of "
-       "the domains whose counts changed filtered again.",
+       "Cache hits whose Filter tables (PodTopologySpread's hard counts and minimums) changed in their counts only: "
+       "the nodes of the domains whose verdict flipped filtered again.",
        &BatchCounters::filter_count_hits},
+      {"bulkscore_batch_revived_nodes_total",
+       "Nodes back in a cache state on hits after Filter had rejected them, with the raw scores they kept.",
+       &BatchCounters::revived_nodes},
       {"bulkscore_batch_first_of_shape_total",
        "Misses not kept as a state: every slot was taken and no state or recent miss had their shape.",
        &BatchCounters::first_of_shape},
@@ -369,8 +374,11 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
     std::sort(out.changed.begin(), out.changed.begin() + from_counts);
   std::inplace_merge(out.changed.begin(), out.changed.begin() + from_counts, out.changed.end());
   out.changed.erase(std::unique(out.changed.begin(), out.changed.end()), out.changed.end());
-  // Past this many changed nodes a full pass is as cheap.
-  if (out.changed.size() > live_ / 2 + 1) return FlushReason::kTooManyChanges;
+  // Past this many changed nodes a full pass is as cheap. The nodes named
+  // by a count change alone are not counted: they are filtered again, and
+  // those that leave or come back move among the trees, but none is scored
+  // (a node comes back with its kept scores).
+  if (logged.size() > live_ / 2 + 1) return FlushReason::kTooManyChanges;
   const SnapshotView s = snap.view();
   const PodQueryView v = query.view();
   // Filter again the changed nodes only: every other node's Filter inputs
@@ -380,6 +388,9 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
   out.moved_to.clear();
   out.moved_new.clear();
   out.new_classes.clear();
+  out.revived.clear();
+  out.stale_dead.clear();
+  uint32_t revivals = 0;
   // The candidates among them filtered at once (a count change may be a
   // whole zone's nodes): the column loops of filter_nodes, no verdicts.
   thread_local FilterScratch scratch;
@@ -389,28 +400,53 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
   for (uint32_t n : out.changed)
     if (is_candidate(n)) candidates.push_back(n);
   filter_feasible(s, v, candidates.data(), static_cast<uint32_t>(candidates.size()), scratch, feasibility);
+  // Both ascend: the log's nodes are met in one walk.
+  const uint32_t* next_logged = logged.data();
+  const uint32_t* const logged_end = next_logged + logged.size();
   for (size_t k = 0; k < candidates.size(); ++k) {
     const uint32_t n = candidates[k];
     const bool feasible = feasibility[k] != 0;
     const uint32_t pos = position_of_[n];
     const bool cached = pos != kNone && alive_[pos];
-    if (feasible && !cached) return FlushReason::kNodeBecameFeasible;
-    if (!cached) continue;
-    // A node named only by a count change, still feasible, keeps its entry:
-    // its columns are as they were, and its scores and classes read none of
-    // those counts (filter_count_changes' contract).
-    if (feasible && !std::binary_search(logged.begin(), logged.end(), n)) continue;
+    while (next_logged != logged_end && *next_logged < n) ++next_logged;
+    const bool in_log = next_logged != logged_end && *next_logged == n;
+    uint8_t revive = kStays;
+    if (feasible && !cached) {
+      // A node Filter rejected since the state was taken comes back to its
+      // entry: with the raw scores it had where nothing it is scored on
+      // changed since (not logged, not stale), else scored again.
+      if (pos == kNone) return FlushReason::kNodeBecameFeasible;
+      revive = in_log || stale_[pos] ? kRevivesRescored : kRevivesKept;
+      ++revivals;
+    } else if (!cached) {
+      if (pos != kNone && in_log) out.stale_dead.push_back(pos);  // its kept scores no longer hold
+      continue;
+    } else if (feasible && !in_log) {
+      // A node named only by a count change, still feasible, keeps its
+      // entry: its columns are as they were, and its scores and classes
+      // read none of those counts (filter_count_changes' contract).
+      continue;
+    }
     out.touched.push_back(pos);
+    out.revived.push_back(revive);
     if (!feasible) {
       out.leaving.push_back(pos);
       out.moved_to.push_back(kLeaves);
+      out.moved_new.push_back(0);
+      // Its scores are not taken again as it leaves: changed, they are not
+      // its scores any more.
+      if (in_log) out.stale_dead.push_back(pos);
+      continue;
+    }
+    if (!num_grouped_) {  // one group
+      out.moved_to.push_back(0);
       out.moved_new.push_back(0);
       continue;
     }
     // A node's classes change with its own columns only (a counter).
     Classes cls{};
-    if (num_grouped_ && !classes_of(s, v, n, cls)) return FlushReason::kTooManyChanges;
-    uint32_t g = num_grouped_ ? find_group(cls) : 0;
+    if (!classes_of(s, v, n, cls)) return FlushReason::kTooManyChanges;
+    const uint32_t g = find_group(cls);
     uint32_t fresh = 0;
     if (g == kNone) {
       const auto it = std::find(out.new_classes.begin(), out.new_classes.end(), cls);
@@ -425,7 +461,8 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
     out.moved_to.push_back(g);
     out.moved_new.push_back(fresh);
   }
-  if (live_ - out.leaving.size() < 2) return FlushReason::kEmptyList;
+  if (live_ + revivals - out.leaving.size() < 2) return FlushReason::kEmptyList;
+  out.revivals = revivals;
   return FlushReason::kCount;
 }
 
@@ -590,16 +627,29 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   const SnapshotView s = snap.view();
   counters.refiltered_nodes += hp.changed.size();
   counters.filter_count_hits += hp.counts_only ? 1 : 0;
+  for (const uint8_t r : hp.revived) counters.revived_nodes += r == kRevivesKept ? 1 : 0;
   const PodQueryView prepared = query.header;
   std::vector<uint32_t>& fresh_ids = fresh_ids_;
   add_groups(hp.new_classes, fresh_ids);
   // Touched positions leave their group (and the cache, when Filter now
   // rejects them) or move to their new one; moved_to keeps the old group
   // for the tree updates below.
+  for (const uint32_t pos : hp.stale_dead) stale_[pos] = 1;
   for (size_t i = 0; i < hp.touched.size(); ++i) {
     const uint32_t pos = hp.touched[i];
     const uint32_t from = group_of_[pos];
     const uint32_t to = hp.moved_to[i] == kNone ? fresh_ids[hp.moved_new[i]] : hp.moved_to[i];
+    if (hp.revived[i] != kStays) {
+      // Back in the cache: in no group's tree yet, so update_trees reads
+      // its new group as the one it was in.
+      alive_[pos] = 1;
+      stale_[pos] = 0;  // every per-node slot is scored again below where it has to be
+      ++live_;
+      group_of_[pos] = to;
+      ++groups_[to].members;
+      hp.moved_to[i] = to;
+      continue;
+    }
     --groups_[from].members;
     hp.moved_to[i] = from;
     if (to == kLeaves) {
@@ -620,7 +670,10 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
     left_nodes_.clear();
     for (uint32_t pos : hp.leaving) left_nodes_.push_back(node_[pos]);
     const auto same_prepare = [&](uint8_t id) { return plugin_equal(id, prepared_, query_, prepared, query, false); };
-    if (run_feasible_prescore_since(snap, query, query_, left_nodes_.data(), static_cast<uint32_t>(left_nodes_.size()),
+    // Nodes that came back are not among what an update follows: the
+    // tables are built again then.
+    if (hp.revivals == 0 &&
+        run_feasible_prescore_since(snap, query, query_, left_nodes_.data(), static_cast<uint32_t>(left_nodes_.size()),
                                     live_, same_prepare)) {
       ++counters.prescore_updates;
     } else {
@@ -679,18 +732,25 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
       counters.rescored_nodes += live_;
       if (stats_needed) st = slot_stats(slot);
       slot_all = true;
+      // The entries out of the cache keep this slot's old scores: should
+      // they come back, they are scored again.
+      for (uint32_t pos = 0; pos < size_; ++pos) stale_[pos] |= static_cast<uint8_t>(!alive_[pos]);
     } else {
       bool recount = false;
-      for (uint32_t pos : hp.touched) {
+      for (size_t i = 0; i < hp.touched.size(); ++i) {
+        const uint32_t pos = hp.touched[i];
         const int64_t old = raw[pos];
         int64_t now = kIgnoredScore;  // a node leaving counts nowhere
-        if (alive_[pos]) {
+        if (hp.revived[i] == kRevivesKept) {
+          now = old;
+        } else if (alive_[pos]) {
           now = run_score(id, s, v, node_[pos]);
           raw[pos] = now;
           ++counters.rescored_nodes;
         }
         if (!stats_needed) continue;
-        if (st.leave(old)) recount = true;
+        // A node coming back was in no statistics.
+        if (hp.revived[i] == kStays && st.leave(old)) recount = true;
         st.enter(now);
       }
       if (recount) st = slot_stats(slot);
@@ -715,8 +775,11 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
     }
   }
 
-  if (rekey_all) {
-    ++counters.renormalizations;
+  if (rekey_all) ++counters.renormalizations;
+  // Past a quarter of the positions touched (zones coming back), one
+  // pass over each tree's leaves in order costs less than following the
+  // touched ones up.
+  if (rekey_all || hp.touched.size() > size_ / 4) {
     for (uint32_t g = 0; g < groups_.size(); ++g) rebuild_tree(g);
   } else {
     update_trees(hp.touched, hp.moved_to);  // moved_to holds the group each was in
@@ -724,7 +787,6 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   // Grouped slots: scored once per group, after the trees (a group's best
   // member stands for it).
   if (num_grouped_) score_groups(s, v, &counters);
-
   query_ = std::move(query);
   prepared_ = prepared;
   log_position_ = snap.mutation_log().size();
@@ -1037,6 +1099,7 @@ void BatchCache::store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&&
   node_.swap(result.scored_nodes);
   raw_.swap(result.raw_scores);
   alive_.assign(F, 1);
+  stale_.assign(F, 0);
   for (uint32_t pos = 0; pos < F; ++pos) position_of_[node_[pos]] = pos;
   leaves_ = 1;
   while (leaves_ < size_) leaves_ *= 2;

@@ -83,6 +83,7 @@ struct BatchCounters {
   uint64_t group_scores = 0;          // grouped Score plugins' raw scores, one per group of nodes, on hits
   uint64_t prescore_updates = 0;      // hits whose feasible-set PreScore tables were updated, not rebuilt
   uint64_t filter_count_hits = 0;     // hits whose Filter tables changed in their counts only (filter_count_changes)
+  uint64_t revived_nodes = 0;         // nodes back in a state on hits, Filter having rejected them, scores kept
   uint64_t first_of_shape = 0;        // misses not kept as a state: no state or recent pod had their shape
   uint64_t window_states = 0;         // pods evaluated ahead, in windows (Engine::look_ahead), and kept as states
   uint64_t window_hits = 0;           // of the hits, those answered by their window state
@@ -251,8 +252,14 @@ class BatchCache {
     // entry at index moved_new[i]; kLeaves: it leaves the cache).
     std::vector<uint32_t> moved_to, moved_new;
     std::vector<Classes> new_classes;
-    bool counts_only = false;  // a Filter plugin's tables changed in their counts only
+    // Per touched position: kStays (in the cache before: it stays, moves or
+    // leaves) or how it comes back (kRevivesKept, kRevivesRescored).
+    std::vector<uint8_t> revived;
+    uint32_t revivals = 0;            // touched positions coming back
+    std::vector<uint32_t> stale_dead;  // positions out of the cache after the hit whose node changed
+    bool counts_only = false;          // a Filter plugin's tables changed in their counts only
   };
+  static constexpr uint8_t kStays = 0, kRevivesKept = 1, kRevivesRescored = 2;
 
   // `extra` (optional): the nodes a Filter plugin whose tables changed in
   // their counts only names (filter_count_changes), to be filtered again.
@@ -301,10 +308,15 @@ class BatchCache {
   uint32_t num_nodes_ = 0;
 
   // Entries by position (the full evaluation's visiting order); dead ones
-  // left Filter since.
+  // left Filter since and keep their raw scores, contributions and total
+  // (consistent with each other), so that a node coming back (a domain of
+  // a hard spread constraint whose minimum rose) is not scored again;
+  // stale ones lost that: their node changed, or a slot was scored whole,
+  // while they were out.
   uint32_t size_ = 0, live_ = 0;
   std::vector<uint32_t> node_;
   std::vector<uint8_t> alive_;
+  std::vector<uint8_t> stale_;
   std::vector<uint32_t> position_of_;  // node -> position, kNone when not cached
   std::vector<int64_t> raw_;           // [slot * size_ + pos]; per-node slots only after store
   std::vector<int64_t> contrib_;       // [slot * size_ + pos]: normalized x weight (per-node slots)
