@@ -1003,11 +1003,16 @@ uint32_t BatchCache::best_position(const PodQueryView& v, BatchCounters& counter
   return static_cast<uint32_t>(i - leaves_);
 }
 
+// The children are combined already (bottom up), so they hold live
+// positions or kNone; and every position under the left child is lower
+// than every one under the right, so is its node (positions ascend by node
+// index: store): of equal totals the left one is the lower node. Neither
+// alive_ nor node_ is read: the loads a combine waits on are the totals.
 void BatchCache::combine(Group& g, size_t i) const {
   const uint32_t l = g.tree[2 * i], r = g.tree[2 * i + 1];
-  const bool lv = present(l), rv = present(r);
+  const bool lv = l != kNone, rv = r != kNone;
   if (lv && rv && total_[l] == total_[r]) {
-    g.tree[i] = node_[l] < node_[r] ? l : r;
+    g.tree[i] = l;
     g.tied[i] = g.tied[2 * i] + g.tied[2 * i + 1];
   } else if (rv && (!lv || total_[r] > total_[l])) {
     g.tree[i] = r;
