@@ -762,16 +762,18 @@ bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& 
   const SnapshotView s = snap.view();
   if (changed.size() == 1) {
     // The common case, one constraint: its flipped domains are real values
-    // (not "" nor a missing label) found in one pass over the dense column.
+    // (not "" nor a missing label) of its dense column.
     const Constraint& c = st.hard.data(arena)[changed[0].first];
     const std::vector<int32_t>& values = changed[0].second;
     const bool real = std::none_of(values.begin(), values.end(),
                                    [&](int32_t v) { return v == kNoId || v == st.empty_value; });
     if (c.key != kNoId && c.dense_slot >= 0 && real) {
       if (values.size() == 1) {
-        const int32_t* column = s.dense_labels + static_cast<size_t>(c.dense_slot) * s.num_nodes;
-        for (uint32_t node = 0; node < s.num_nodes; ++node)
-          if (column[node] == values[0]) nodes->push_back(node);
+        // One domain (a placement's): its nodes, listed by the snapshot.
+        if (const int32_t r = snap.dense_label_rank_of(c.dense_slot, values[0]); r >= 0) {
+          const auto [first, last] = snap.dense_label_nodes(c.dense_slot, r);
+          nodes->insert(nodes->end(), first, last);
+        }
       } else {
         // Several (the domains a risen minimum lets back in): flagged by
         // their rank in the column, one lookup per node.

@@ -340,6 +340,16 @@ inline std::string first_difference(const Decoded& want, const Decoded& got) {
 inline void expect_every_column_decoded(const Snapshot& s) {
   const Decoded d = decode(s);
   for (const auto& c : s.columns()) EXPECT_TRUE(d.count(c.name)) << "no decoder for column " << c.name;
+  // Host side: each dense value's nodes, ascending, are those of its rank.
+  const SnapshotView v = s.view();
+  for (uint32_t slot = 0; slot < s.num_dense_labels(); ++slot)
+    for (size_t r = 0; r < s.dense_label_values(static_cast<int32_t>(slot)).size(); ++r) {
+      std::vector<uint32_t> want;
+      for (uint32_t n = 0; n < s.num_nodes(); ++n)
+        if (v.dense_rank(static_cast<int32_t>(slot), n) == static_cast<int32_t>(r)) want.push_back(n);
+      const auto [first, last] = s.dense_label_nodes(static_cast<int32_t>(slot), static_cast<int32_t>(r));
+      EXPECT_EQ(std::vector<uint32_t>(first, last), want) << "dense slot " << slot << ", rank " << r;
+    }
 }
 
 // Bit-for-bit: every column's bytes; kAppend columns (the dictionary's) may

@@ -647,6 +647,21 @@ void Snapshot::build_dense_labels() {
             std::lower_bound(values.begin(), values.end(), dense_labels_[at]) - values.begin());
     }
   }
+  // The nodes by rank: a counting sort, stable, so ascending within a rank.
+  dense_rank_nodes_.assign(dense_labels_.size(), 0);
+  dense_rank_offsets_.assign(dense_label_keys_.size(), {});
+  for (size_t slot = 0; slot < dense_label_keys_.size(); ++slot) {
+    std::vector<uint32_t>& at = dense_rank_offsets_[slot];
+    at.assign(dense_label_values_[slot].size() + 1, 0);
+    const int32_t* ranks = dense_label_ranks_.data() + slot * num_nodes_;
+    for (uint32_t n = 0; n < num_nodes_; ++n)
+      if (ranks[n] >= 0) ++at[static_cast<size_t>(ranks[n]) + 1];
+    for (size_t r = 1; r < at.size(); ++r) at[r] += at[r - 1];
+    std::vector<uint32_t> next(at.begin(), at.end() - 1);
+    uint32_t* nodes = dense_rank_nodes_.data() + slot * num_nodes_;
+    for (uint32_t n = 0; n < num_nodes_; ++n)
+      if (ranks[n] >= 0) nodes[next[static_cast<size_t>(ranks[n])]++] = n;
+  }
   // Ranks moved: the existing pods' term tables follow. (update_node moves
   // a relabelled node's pods' terms around this call.)
   rerank_affinity_terms();
@@ -1994,6 +2009,10 @@ void Snapshot::drop_term_row(ExistingAffinityTerm& g) {
   // the batch cache holding those rows' numbers stays valid). Free rows at
   // the end are given back, so a pod added then removed leaves the column as
   // it was, whatever the order its terms are removed in.
+  if (num_nodes_ == 0) {  // no row is given without nodes (add_term_row)
+    g.node_row = -1;
+    return;
+  }
   if (g.by_rank.empty()) --sparse_term_rows_;
   free_term_rows_.insert(std::lower_bound(free_term_rows_.begin(), free_term_rows_.end(), g.node_row), g.node_row);
   g.node_row = -1;

@@ -46,6 +46,7 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "host/common.hpp"
@@ -369,6 +370,14 @@ class Snapshot {
   }
   // The rank of `value` in dense slot `slot`, or -1 when no node has it.
   int32_t dense_label_rank_of(int32_t slot, int32_t value) const;
+  // The nodes whose value of dense slot `slot` has rank `rank`, ascending
+  // ([first, last)): a domain's nodes without a pass over the column (a
+  // zone whose spreading verdict flipped, for the batch cache).
+  std::pair<const uint32_t*, const uint32_t*> dense_label_nodes(int32_t slot, int32_t rank) const {
+    const std::vector<uint32_t>& at = dense_rank_offsets_[static_cast<size_t>(slot)];
+    const uint32_t* nodes = dense_rank_nodes_.data() + static_cast<size_t>(slot) * num_nodes_;
+    return {nodes + at[static_cast<size_t>(rank)], nodes + at[static_cast<size_t>(rank) + 1]};
+  }
   // How many nodes lack the key of dense column `slot`.
   uint32_t dense_label_missing(int32_t slot) const { return dense_label_missing_[static_cast<size_t>(slot)]; }
   // Whether no two nodes share a value of dense column `slot` (a hostname
@@ -935,6 +944,10 @@ class Snapshot {
   std::vector<int32_t> dense_label_ranks_;  // [slot * N + node]
   std::vector<std::vector<int32_t>> dense_label_values_;  // [slot]: distinct values, ascending
   std::vector<uint32_t> dense_label_missing_;             // [slot]: nodes without the key
+  // [slot * N + i]: the nodes with the key by rank, ascending within one
+  // (dense_label_nodes); [slot][r]: where rank r's begin (values + 1).
+  std::vector<uint32_t> dense_rank_nodes_;
+  std::vector<std::vector<uint32_t>> dense_rank_offsets_;
   std::vector<uint32_t> port_offsets_, port_counts_;
   std::vector<HostPortEntry> ports_;
 
