@@ -1560,6 +1560,17 @@ TEST(SnapshotRelease, MaybeCompactIsAmortizedAndBoundsTheLog) {
 }
 
 
+// `count` nodes of 8 cpu and 16 GiB, each its own hostname value.
+std::vector<Node> hostname_nodes(int count) {
+  std::vector<Node> nodes;
+  for (int i = 0; i < count; ++i) {
+    Node n = make_node("n" + std::to_string(i), 8000, int64_t(16) << 30, 110);
+    n.labels["kubernetes.io/hostname"] = n.name;
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
 // Issue 24, item 4: a ReplicaSet's pods kept apart per node read the nodes'
 // counters (a row of term_counts) from the set's first pod, not only once
 // it holds an eighth of the hostname values; a row per sparse group while
@@ -1567,12 +1578,7 @@ TEST(SnapshotRelease, MaybeCompactIsAmortizedAndBoundsTheLog) {
 // and the by_rank thresholds the rows decode as a fresh build's and a
 // pod added then removed leaves every column as it was.
 TEST(SnapshotTermRows, SparseHostnameGroupsReadRowsFromTheirFirstPodWithinTheBudget) {
-  std::vector<Node> nodes;
-  for (int i = 0; i < 40; ++i) {
-    Node n = make_node("n" + std::to_string(i), 8000, int64_t(16) << 30, 110);
-    n.labels["kubernetes.io/hostname"] = n.name;
-    nodes.push_back(std::move(n));
-  }
+  const std::vector<Node> nodes = hostname_nodes(40);
   // A pod of group `ns`: required anti-affinity on the hostname, selecting
   // app=x in namespace ns (a namespace list per group).
   const auto member = [](const std::string& name, const std::string& ns) {
@@ -1673,12 +1679,7 @@ TEST(SnapshotTermRows, SparseHostnameGroupsReadRowsFromTheirFirstPodWithinTheBud
 // group gave a row up in the middle: rows given up are reused and the
 // trailing ones taken away, and no other group's row is renumbered.
 TEST(SnapshotTermRows, PodWithTwoNewGroupsAddedThenRemovedLeavesEveryColumn) {
-  std::vector<Node> nodes;
-  for (int i = 0; i < 30; ++i) {
-    Node n = make_node("n" + std::to_string(i), 8000, int64_t(16) << 30, 110);
-    n.labels["kubernetes.io/hostname"] = n.name;
-    nodes.push_back(std::move(n));
-  }
+  const std::vector<Node> nodes = hostname_nodes(30);
   const auto pod = [](const std::string& name, const std::vector<std::string>& groups) {
     Pod p = testutil::make_pod(name);
     p.labels["app"] = "x";
