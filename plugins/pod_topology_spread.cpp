@@ -719,7 +719,10 @@ bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& 
   // each constraint's global minimum) must be the new bytes: nothing else
   // differs (every other field of each constraint, and the same domains,
   // in order).
-  std::vector<uint8_t> patched(prev_arena + prev_begin, prev_arena + prev_end);
+  // Scratch kept per thread: this runs several times a pod on the cache's
+  // hit path.
+  thread_local std::vector<uint8_t> patched;
+  patched.assign(prev_arena + prev_begin, prev_arena + prev_end);
   const auto patch = [&](size_t offset, const void* from, size_t bytes) {
     if (offset < begin || offset + bytes > end) return false;
     std::memcpy(patched.data() + (offset - begin), from, bytes);
@@ -729,7 +732,15 @@ bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& 
   // node's verdict on a constraint is count + self - minimum <= maxSkew
   // with its domain's count, so a count or a minimum that moved without
   // flipping it changes no verdict.
-  std::vector<std::pair<uint32_t, std::vector<int32_t>>> changed;
+  // Per flipped constraint: its index and its flipped values' range in
+  // `flipped_values`.
+  struct Flipped {
+    uint32_t constraint, first, last;
+  };
+  thread_local std::vector<Flipped> changed;
+  thread_local std::vector<int32_t> flipped_values;
+  changed.clear();
+  flipped_values.clear();
   for (uint32_t i = 0; i < st.hard.count; ++i) {
     const Constraint& a = st.hard.data(prev_arena)[i];
     const Constraint& b = st.hard.data(arena)[i];
@@ -747,13 +758,14 @@ bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& 
     }
     const DomainCount* da = a.domains.data(prev_arena);
     const DomainCount* db = b.domains.data(arena);
-    std::vector<int32_t> values;
+    const auto first = static_cast<uint32_t>(flipped_values.size());
     for (uint32_t j = 0; j < b.domains.count; ++j) {
       if (da[j].value != db[j].value || da[j].nodes != db[j].nodes) return false;
-      if (passes(da[j].count, a.min_match) != passes(db[j].count, b.min_match)) values.push_back(db[j].value);
+      if (passes(da[j].count, a.min_match) != passes(db[j].count, b.min_match)) flipped_values.push_back(db[j].value);
     }
     if (b.domains.count && !patch(b.domains.offset, db, b.domains.count * sizeof(DomainCount))) return false;
-    if (!values.empty()) changed.emplace_back(i, std::move(values));
+    const auto last = static_cast<uint32_t>(flipped_values.size());
+    if (last != first) changed.push_back(Flipped{i, first, last});
   }
   if (std::memcmp(patched.data(), arena + begin, patched.size()) != 0) return false;
   if (!nodes || changed.empty()) return true;
@@ -763,12 +775,13 @@ bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& 
   if (changed.size() == 1) {
     // The common case, one constraint: its flipped domains are real values
     // (not "" nor a missing label) of its dense column.
-    const Constraint& c = st.hard.data(arena)[changed[0].first];
-    const std::vector<int32_t>& values = changed[0].second;
-    const bool real = std::none_of(values.begin(), values.end(),
-                                   [&](int32_t v) { return v == kNoId || v == st.empty_value; });
+    const Constraint& c = st.hard.data(arena)[changed[0].constraint];
+    const int32_t* const values = flipped_values.data() + changed[0].first;
+    const int32_t* const values_end = flipped_values.data() + changed[0].last;
+    const bool real =
+        std::none_of(values, values_end, [&](int32_t v) { return v == kNoId || v == st.empty_value; });
     if (c.key != kNoId && c.dense_slot >= 0 && real) {
-      if (values.size() == 1) {
+      if (values_end - values == 1) {
         // One domain (a placement's): its nodes, listed by the snapshot.
         if (const int32_t r = snap.dense_label_rank_of(c.dense_slot, values[0]); r >= 0) {
           const auto [first, last] = snap.dense_label_nodes(c.dense_slot, r);
@@ -779,8 +792,8 @@ bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& 
         // their rank in the column, one lookup per node.
         thread_local std::vector<uint8_t> flipped;
         flipped.assign(snap.dense_label_values(c.dense_slot).size(), 0);
-        for (const int32_t v : values)
-          if (const int32_t r = snap.dense_label_rank_of(c.dense_slot, v); r >= 0) flipped[static_cast<size_t>(r)] = 1;
+        for (const int32_t* v = values; v != values_end; ++v)
+          if (const int32_t r = snap.dense_label_rank_of(c.dense_slot, *v); r >= 0) flipped[static_cast<size_t>(r)] = 1;
         const int32_t* ranks = s.dense_label_ranks + static_cast<size_t>(c.dense_slot) * s.num_nodes;
         for (uint32_t node = 0; node < s.num_nodes; ++node)
           if (ranks[node] >= 0 && flipped[static_cast<size_t>(ranks[node])]) nodes->push_back(node);
@@ -789,10 +802,11 @@ bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& 
     }
   }
   for (uint32_t node = 0; node < snap.num_nodes(); ++node)
-    for (const auto& [i, values] : changed) {
-      const Constraint& c = st.hard.data(arena)[i];
+    for (const Flipped& f : changed) {
+      const Constraint& c = st.hard.data(arena)[f.constraint];
       const int32_t v = node_value(s, c, node);
-      if (v != kNoId && std::binary_search(values.begin(), values.end(), domain_of(st, v))) {
+      if (v != kNoId && std::binary_search(flipped_values.data() + f.first, flipped_values.data() + f.last,
+                                           domain_of(st, v))) {
         nodes->push_back(node);
         break;
       }

@@ -403,6 +403,22 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
   // Both ascend: the log's nodes are met in one walk.
   const uint32_t* next_logged = logged.data();
   const uint32_t* const logged_end = next_logged + logged.size();
+  // The per-touched-position lists hold at most a candidate each: sized
+  // once, written by index (thousands of entries a hit where a zone leaves
+  // or comes back), trimmed at the end.
+  const size_t most = candidates.size();
+  out.touched.resize(most);
+  out.revived.resize(most);
+  out.moved_to.resize(most);
+  out.moved_new.resize(most);
+  size_t t = 0;  // touched positions so far
+  const auto touch = [&](uint32_t pos, uint8_t revive, uint32_t to, uint32_t fresh) {
+    out.touched[t] = pos;
+    out.revived[t] = revive;
+    out.moved_to[t] = to;
+    out.moved_new[t] = fresh;
+    ++t;
+  };
   for (size_t k = 0; k < candidates.size(); ++k) {
     const uint32_t n = candidates[k];
     const bool feasible = feasibility[k] != 0;
@@ -427,20 +443,16 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
       // read none of those counts (filter_count_changes' contract).
       continue;
     }
-    out.touched.push_back(pos);
-    out.revived.push_back(revive);
     if (!feasible) {
+      touch(pos, revive, kLeaves, 0);
       out.leaving.push_back(pos);
-      out.moved_to.push_back(kLeaves);
-      out.moved_new.push_back(0);
       // Its scores are not taken again as it leaves: changed, they are not
       // its scores any more.
       if (in_log) out.stale_dead.push_back(pos);
       continue;
     }
     if (!num_grouped_) {  // one group
-      out.moved_to.push_back(0);
-      out.moved_new.push_back(0);
+      touch(pos, revive, 0, 0);
       continue;
     }
     // A node's classes change with its own columns only (a counter).
@@ -458,9 +470,12 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
       const size_t total = groups_.size() + (out.new_classes.size() > empty ? out.new_classes.size() - empty : 0);
       if (total > kMaxGroups || total * leaves_ > kMaxGroupLeaves) return FlushReason::kTooManyChanges;
     }
-    out.moved_to.push_back(g);
-    out.moved_new.push_back(fresh);
+    touch(pos, revive, g, fresh);
   }
+  out.touched.resize(t);
+  out.revived.resize(t);
+  out.moved_to.resize(t);
+  out.moved_new.resize(t);
   if (live_ + revivals - out.leaving.size() < 2) return FlushReason::kEmptyList;
   out.revivals = revivals;
   return FlushReason::kCount;
