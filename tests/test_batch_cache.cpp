@@ -281,13 +281,14 @@ TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
 
 // Tallies of the runs below, and what they print.
 struct CountHitTally {
-  uint64_t count_hits = 0, hits = 0, attempts = 0, revived = 0;
+  uint64_t count_hits = 0, hits = 0, attempts = 0, revived = 0, placed = 0;
   std::map<std::string, uint64_t> flushes;
   void print(const char* what) const {
-    std::printf("[ batch ] %s: %llu of %llu pods from the cache, %llu with counts-only Filter changes, %llu nodes "
-                "revived\n",
+    std::printf("[ batch ] %s: %llu of %llu pods from the cache (%llu placed), %llu with counts-only Filter changes, "
+                "%llu nodes revived\n",
                 what, static_cast<unsigned long long>(hits), static_cast<unsigned long long>(attempts),
-                static_cast<unsigned long long>(count_hits), static_cast<unsigned long long>(revived));
+                static_cast<unsigned long long>(placed), static_cast<unsigned long long>(count_hits),
+                static_cast<unsigned long long>(revived));
     for (const auto& [reason, n] : flushes)
       if (n) std::printf("[ batch ]   flushed %s: %llu\n", reason.c_str(), static_cast<unsigned long long>(n));
   }
@@ -325,6 +326,7 @@ void check_replica_set_runs(const SchedulerConfig& config, const Cluster& cluste
     const Outcome windowed = run(config, cluster, pods, tie, Batching::Exact, seed, mutation_chance, 3, {}, window,
                                  "cpu", sparse_term_rows);
     ASSERT_EQ(first_difference(pods, off.results, windowed.results), "") << "window " << window << ": " << what;
+    for (const ScheduleResult& r : exact.results) tally.placed += r.node >= 0 ? 1 : 0;
     tally.count_hits += exact.counters.filter_count_hits;
     tally.revived += exact.counters.revived_nodes;
     for (size_t r = 0; r < exact.counters.flushed.size(); ++r)
@@ -384,8 +386,12 @@ TEST(BatchCache, HardSpreadPodsHitWhenOnlyTheirCountsChanged) {
   }
   tally.print("hard spreading");
   // maxSkew 1 leaves few feasible nodes between two changes of the
-  // minimum, and on a few nodes often fewer than two (a miss).
-  EXPECT_GT(tally.count_hits, tally.attempts / 30);
+  // minimum, and on a few nodes often fewer than two (a miss). Measured
+  // against the pods placed: on some parity seeds the random templates fit
+  // almost nowhere (GPU requests, taints, full nodes), and an unplaceable
+  // pod keeps no state to hit (seed 16 places 80 of 7,200).
+  EXPECT_GT(tally.count_hits, tally.placed / 10);
+  EXPECT_GE(tally.count_hits, 20u);
 }
 
 // A ReplicaSet under hard zone spreading with maxSkew 1 (bench_floor's
@@ -488,9 +494,11 @@ TEST(BatchCache, PodAffinityPodsHitWhenOnlyTheirCountsChanged) {
   // else, or in their key's table, counts-only hits); apart per zone, a zone's nodes leave at once
   // (on these small clusters often more than half of the feasible ones: a
   // miss); together in a zone, the placed pods' own terms move the Score
-  // tables too (hardPodAffinityWeight), a miss as before.
-  EXPECT_GT(tally.count_hits, tally.attempts / 200);
-  EXPECT_GT(tally.hits, tally.attempts / 40);
+  // tables too (hardPodAffinityWeight), a miss as before. Measured against
+  // the pods placed (an unplaceable pod keeps no state to hit; how many
+  // the random templates place varies with the parity seed).
+  EXPECT_GT(tally.count_hits, tally.placed / 100);
+  EXPECT_GT(tally.hits, tally.placed / 20);
 }
 
 // PodTopologySpread's two contracts with the cache, on random clusters and
