@@ -25,34 +25,57 @@ namespace {
 // chosen once per slot (norm[i] receives the normalized score when kStore).
 // The same integers as weighted_total node by node: integer sums do not
 // depend on their order.
-template <NormalizeKind K, bool kStore>
-[[gnu::always_inline]] inline void add_weighted_kind(NormStats st, int64_t w, const int64_t* __restrict raw,
-                                                     int64_t* __restrict norm, int64_t* __restrict tot, uint32_t lo,
-                                                     uint32_t hi) {
+// The pass folds in what would be passes of their own: kFirst, the totals
+// start here at `base` (no pass that sets them first); kLast, the block's
+// highest total is taken here (no pass that reads them again); it returns
+// it (INT64_MIN otherwise).
+template <NormalizeKind K, bool kStore, bool kFirst, bool kLast>
+[[gnu::always_inline]] inline int64_t add_weighted_kind(NormStats st, int64_t w, const int64_t* __restrict raw,
+                                                        int64_t* __restrict norm, int64_t* __restrict tot,
+                                                        int64_t base, uint32_t lo, uint32_t hi) {
+  int64_t top = INT64_MIN;
   for (uint32_t i = lo; i < hi; ++i) {
     const int64_t v = normalize_score(K, raw[i], st);
     if constexpr (kStore) norm[i] = v;
-    tot[i] += v * w;
+    const int64_t t = (kFirst ? base : tot[i]) + v * w;
+    tot[i] = t;
+    if constexpr (kLast) top = t > top ? t : top;
   }
+  return top;
+}
+
+template <bool kStore, bool kFirst, bool kLast>
+[[gnu::always_inline]] inline int64_t add_weighted(NormalizeKind kind, NormStats st, int64_t w, const int64_t* raw,
+                                                   int64_t* norm, int64_t* tot, int64_t base, uint32_t lo,
+                                                   uint32_t hi) {
+  switch (kind) {
+    case NormalizeKind::None:
+      return add_weighted_kind<NormalizeKind::None, kStore, kFirst, kLast>(st, w, raw, norm, tot, base, lo, hi);
+    case NormalizeKind::Default:
+      return add_weighted_kind<NormalizeKind::Default, kStore, kFirst, kLast>(st, w, raw, norm, tot, base, lo, hi);
+    case NormalizeKind::DefaultReverse:
+      return add_weighted_kind<NormalizeKind::DefaultReverse, kStore, kFirst, kLast>(st, w, raw, norm, tot, base, lo,
+                                                                                     hi);
+    case NormalizeKind::Spread:
+      return add_weighted_kind<NormalizeKind::Spread, kStore, kFirst, kLast>(st, w, raw, norm, tot, base, lo, hi);
+    case NormalizeKind::MinMax:
+      return add_weighted_kind<NormalizeKind::MinMax, kStore, kFirst, kLast>(st, w, raw, norm, tot, base, lo, hi);
+    case NormalizeKind::MinMaxInteger:
+      return add_weighted_kind<NormalizeKind::MinMaxInteger, kStore, kFirst, kLast>(st, w, raw, norm, tot, base, lo,
+                                                                                    hi);
+  }
+  return INT64_MIN;
 }
 
 template <bool kStore>
-[[gnu::always_inline]] inline void add_weighted(NormalizeKind kind, NormStats st, int64_t w, const int64_t* raw,
-                                                int64_t* norm, int64_t* tot, uint32_t lo, uint32_t hi) {
-  switch (kind) {
-    case NormalizeKind::None:
-      return add_weighted_kind<NormalizeKind::None, kStore>(st, w, raw, norm, tot, lo, hi);
-    case NormalizeKind::Default:
-      return add_weighted_kind<NormalizeKind::Default, kStore>(st, w, raw, norm, tot, lo, hi);
-    case NormalizeKind::DefaultReverse:
-      return add_weighted_kind<NormalizeKind::DefaultReverse, kStore>(st, w, raw, norm, tot, lo, hi);
-    case NormalizeKind::Spread:
-      return add_weighted_kind<NormalizeKind::Spread, kStore>(st, w, raw, norm, tot, lo, hi);
-    case NormalizeKind::MinMax:
-      return add_weighted_kind<NormalizeKind::MinMax, kStore>(st, w, raw, norm, tot, lo, hi);
-    case NormalizeKind::MinMaxInteger:
-      return add_weighted_kind<NormalizeKind::MinMaxInteger, kStore>(st, w, raw, norm, tot, lo, hi);
-  }
+[[gnu::always_inline]] inline int64_t add_weighted_at(bool first, bool last, NormalizeKind kind, NormStats st,
+                                                      int64_t w, const int64_t* raw, int64_t* norm, int64_t* tot,
+                                                      int64_t base, uint32_t lo, uint32_t hi) {
+  if (first)
+    return last ? add_weighted<kStore, true, true>(kind, st, w, raw, norm, tot, base, lo, hi)
+                : add_weighted<kStore, true, false>(kind, st, w, raw, norm, tot, base, lo, hi);
+  return last ? add_weighted<kStore, false, true>(kind, st, w, raw, norm, tot, base, lo, hi)
+              : add_weighted<kStore, false, false>(kind, st, w, raw, norm, tot, base, lo, hi);
 }
 
 // The totals' inputs for one pod: raw and normalized scores are [slot * F + i].
@@ -77,21 +100,36 @@ struct TotalsArgs {
 [[gnu::always_inline]] inline int64_t totals_block_body(const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node,
                                                         uint32_t& ties) {
   int64_t* tot = a.totals;
-  if (!a.accumulate)
-    for (uint32_t i = lo; i < hi; ++i) tot[i] = a.base;
-  else if (a.base != 0)
-    for (uint32_t i = lo; i < hi; ++i) tot[i] += a.base;
-  for (uint32_t slot = 0; slot < a.q->num_scores; ++slot) {
-    if (!((a.slots >> slot) & 1)) continue;
-    const int64_t* raw = a.raw + slot * a.F;
-    if (a.norm)
-      add_weighted<true>(a.q->normalize[slot], a.stats[slot], a.q->weights[slot], raw, a.norm + slot * a.F, tot, lo,
-                         hi);
-    else
-      add_weighted<false>(a.q->normalize[slot], a.stats[slot], a.q->weights[slot], raw, nullptr, tot, lo, hi);
-  }
+  // The slots added here, ascending (slot < num_scores <= 64).
+  uint64_t slots = a.slots;
+  if (a.q->num_scores < 64) slots &= (uint64_t(1) << a.q->num_scores) - 1;
   int64_t top = INT64_MIN;
-  for (uint32_t i = lo; i < hi; ++i) top = tot[i] > top ? tot[i] : top;
+  if (slots == 0 || (a.accumulate && a.base != 0)) {
+    // No slot to start the totals or take the highest in its pass, or a
+    // base to add to a partial sum: a pass of its own.
+    if (!a.accumulate)
+      for (uint32_t i = lo; i < hi; ++i) tot[i] = a.base;
+    else if (a.base != 0)
+      for (uint32_t i = lo; i < hi; ++i) tot[i] += a.base;
+    if (slots == 0)
+      for (uint32_t i = lo; i < hi; ++i) top = tot[i] > top ? tot[i] : top;
+  }
+  // The first slot's pass starts the totals (unless they hold a partial
+  // sum), the last one's takes the highest: one pass a slot.
+  bool first = !a.accumulate;
+  while (slots != 0) {
+    const auto slot = static_cast<uint32_t>(__builtin_ctzll(slots));
+    slots &= slots - 1;
+    const bool last = slots == 0;
+    const int64_t* raw = a.raw + slot * a.F;
+    const int64_t t =
+        a.norm ? add_weighted_at<true>(first, last, a.q->normalize[slot], a.stats[slot], a.q->weights[slot], raw,
+                                       a.norm + slot * a.F, tot, a.base, lo, hi)
+               : add_weighted_at<false>(first, last, a.q->normalize[slot], a.stats[slot], a.q->weights[slot], raw,
+                                        nullptr, tot, a.base, lo, hi);
+    if (last) top = t;
+    first = false;
+  }
   // In 64-bit lanes throughout (the node widened), so that the loop
   // vectorizes: mixed widths kept it scalar, a third of pass 2's time.
   uint64_t best = UINT64_MAX, count = 0;
