@@ -203,32 +203,6 @@ BlockStats merge_block_stats(BlockStats a, BlockStats b) {
   return BlockStats{merge_stats(a.st, b.st), a.ignored || b.ignored};
 }
 
-// out[i] = start + i for i < n: a chunk's nodes and alive positions, two
-// such fills a chunk per pod (as baseline SSE2, four lanes a store, 2% of a
-// distinct pod's time at 5,000 nodes).
-[[gnu::always_inline]] inline void fill_iota_body(uint32_t* __restrict out, uint32_t n, uint32_t start) {
-  for (uint32_t i = 0; i < n; ++i) out[i] = start + i;
-}
-void fill_iota_baseline(uint32_t* out, uint32_t n, uint32_t start) { fill_iota_body(out, n, start); }
-#if BULKSCORE_SIMD_X86
-BULKSCORE_TARGET_AVX2 void fill_iota_avx2(uint32_t* out, uint32_t n, uint32_t start) {
-  fill_iota_body(out, n, start);
-}
-BULKSCORE_TARGET_AVX512 void fill_iota_avx512(uint32_t* out, uint32_t n, uint32_t start) {
-  fill_iota_body(out, n, start);
-}
-#endif
-
-void fill_iota(SimdTarget t, uint32_t* out, uint32_t n, uint32_t start) {
-#if BULKSCORE_SIMD_X86
-  if (t == SimdTarget::Avx512) return fill_iota_avx512(out, n, start);
-  if (t == SimdTarget::Avx2) return fill_iota_avx2(out, n, start);
-#else
-  (void)t;
-#endif
-  fill_iota_baseline(out, n, start);
-}
-
 int64_t totals_block(SimdTarget t, const TotalsArgs& a, uint32_t lo, uint32_t hi, uint32_t& node, uint32_t& ties) {
 #if BULKSCORE_SIMD_X86
   if (t == SimdTarget::Avx512) return totals_block_avx512(a, lo, hi, node, ties);
@@ -761,12 +735,11 @@ class CpuBackend final : public Backend {
       ch.verdicts.assign(n, NodeVerdict{});
     else
       ch.verdicts.resize(n);
-    const SimdTarget target = simd_target();
     if (!visit.order)
-      fill_iota(target, ch.nodes.data(), n, base);
+      fill_iota(ch.nodes.data(), n, base);
     else
       for (uint32_t i = 0; i < n; ++i) ch.nodes[i] = visit.node_at(base + i);
-    fill_iota(target, ch.alive.data(), n, 0);
+    fill_iota(ch.alive.data(), n, 0);
   }
 
   // v[i] += c for i < n (a plain loop on locals, which compilers vectorize).

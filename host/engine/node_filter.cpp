@@ -1,5 +1,7 @@
 #include "host/engine/node_filter.hpp"
 
+#include "plugins/simd_dispatch.hpp"
+
 namespace bulkscore {
 namespace {
 
@@ -9,7 +11,29 @@ bool has_filter_nodes(uint8_t id) {
   return out;
 }
 
+[[gnu::always_inline]] inline void fill_iota_body(uint32_t* __restrict out, uint32_t n, uint32_t start) {
+  for (uint32_t i = 0; i < n; ++i) out[i] = start + i;
+}
+void fill_iota_baseline(uint32_t* out, uint32_t n, uint32_t start) { fill_iota_body(out, n, start); }
+#if BULKSCORE_SIMD_X86
+BULKSCORE_TARGET_AVX2 void fill_iota_avx2(uint32_t* out, uint32_t n, uint32_t start) {
+  fill_iota_body(out, n, start);
+}
+BULKSCORE_TARGET_AVX512 void fill_iota_avx512(uint32_t* out, uint32_t n, uint32_t start) {
+  fill_iota_body(out, n, start);
+}
+#endif
+
 }  // namespace
+
+void fill_iota(uint32_t* out, uint32_t n, uint32_t start) {
+#if BULKSCORE_SIMD_X86
+  const SimdTarget t = simd_target();
+  if (t == SimdTarget::Avx512) return fill_iota_avx512(out, n, start);
+  if (t == SimdTarget::Avx2) return fill_iota_avx2(out, n, start);
+#endif
+  fill_iota_baseline(out, n, start);
+}
 
 void filter_positions(const SnapshotView& s, const PodQueryView& q, FilterScratch& ch, bool reasons) {
   constexpr uint8_t kPassed = 0xFF;
@@ -92,7 +116,7 @@ void filter_feasible(const SnapshotView& s, const PodQueryView& q, const uint32_
                      FilterScratch& sc, std::vector<uint8_t>& feasible) {
   sc.nodes.assign(nodes, nodes + count);
   sc.alive.resize(count);
-  for (uint32_t i = 0; i < count; ++i) sc.alive[i] = i;
+  fill_iota(sc.alive.data(), count, 0);
   sc.verdicts.resize(count);
   filter_positions(s, q, sc, false);
   feasible.assign(count, 0);

@@ -11,6 +11,11 @@
 
 namespace bulkscore {
 
+// out[i] = start + i for i < n, vectorized for the SIMD target it runs on:
+// the positions of a list about to be filtered, a chunk's nodes (as
+// baseline SSE2 these fills took 2% of a distinct pod's time at 5,000 nodes).
+void fill_iota(uint32_t* out, uint32_t n, uint32_t start);
+
 // The positions filtered and what the loop keeps between calls (reused, so
 // that a warm scratch allocates nothing).
 struct FilterScratch {
