@@ -1005,7 +1005,7 @@ uint32_t BatchCache::best_position(const PodQueryView& v, BatchCounters& counter
     for (uint32_t gi : qualifying_) {
       const Group& g = groups_[gi];
       const uint32_t lp = g.tree[l];
-      if (present(lp) && total_[lp] + g.bonus == best) left += g.tied[l];
+      if (lp != kNone && total_[lp] + g.bonus == best) left += g.tied[l];  // trees hold live positions (combine)
     }
     if (k < left) {
       i = l;

@@ -295,7 +295,6 @@ class BatchCache {
   void rebuild_tree(uint32_t g);
   void update_trees(const std::vector<uint32_t>& touched, const std::vector<uint32_t>& from);
   void combine(Group& g, size_t i) const;
-  bool present(uint32_t pos) const { return pos != kNone && alive_[pos]; }
   uint32_t best_position(const PodQueryView& v, BatchCounters& counters, int64_t& total);
 
   bool valid_ = false;
