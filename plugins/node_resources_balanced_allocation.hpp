@@ -62,6 +62,9 @@ struct NodeResourcesBalancedAllocation {
   // loop, plugins/resource_scores_nodes.cpp; other counts node by node).
   static void score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
                           uint32_t count, int64_t* out);
+  // Host: this pod's part in the resource allocation scorer's shared kernel
+  // (resource_allocation_scores), where its column loop applies.
+  static bool shared_score(const State& st, const uint8_t* arena, SharedScorePart& part);
 
   static void reasons(uint64_t, const Snapshot&, const State&, const uint8_t*, uint32_t, std::vector<std::string>&) {}
 };

@@ -93,6 +93,9 @@ struct NodeResourcesFit {
   // loop, plugins/resource_scores_nodes.cpp; the other strategies node by node).
   static void score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
                           uint32_t count, int64_t* out);
+  // Host: this pod's part in the resource allocation scorer's shared kernel
+  // (resource_allocation_scores), where its column loop applies.
+  static bool shared_score(const State& st, const uint8_t* arena, SharedScorePart& part);
 
   static void reasons(uint64_t bits, const Snapshot& snap, const State& st, const uint8_t* arena, uint32_t node,
                       std::vector<std::string>& out);

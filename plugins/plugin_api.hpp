@@ -37,6 +37,14 @@
 //     // batch cache call it; device kernels keep score().
 //     static void score_nodes(const SnapshotView&, const State&, const uint8_t* arena, const uint32_t* nodes,
 //                             uint32_t count, int64_t* out);
+//     // Host, optional, with score_nodes: this pod's part in a column kernel
+//     // that several plugins' scores have in common (upstream's resource
+//     // allocation scorer, behind NodeResourcesFit's strategies and
+//     // NodeResourcesBalancedAllocation: the same allocatable columns, read
+//     // once for both). False: score_nodes alone, for this pod. The CPU
+//     // backend runs a kernel once for all the slots whose parts name it,
+//     // in one pass over the nodes; each slot's scores equal its score_nodes.
+//     static bool shared_score(const State&, const uint8_t* arena, SharedScorePart& part);
 //     // Host, optional: true when score() is `value` on every node of the
 //     // snapshot, known without visiting them (from what prepare wrote and
 //     // O(1) facts of the snapshot); false when it may vary. The CPU
@@ -95,7 +103,24 @@ namespace bulkscore {
 struct PrepareContext;
 struct PrepareResult;
 struct RemovalContext;
+struct SnapshotView;
 class Snapshot;
+
+// One plugin's part in a score kernel several plugins share (shared_score
+// at the top of this file). `kernel` writes out[k][i], parts[k]'s score of
+// nodes[i], for every part it is handed (each part naming it): it may
+// compute some parts together and others alone, but each equals its
+// plugin's score_nodes. What a part holds beside its kernel is the
+// kernel's own: `kind` and `entries` (arena data, `count` of them) as the
+// plugin's shared_score wrote them.
+struct SharedScorePart {
+  using Kernel = void (*)(const SnapshotView& s, const SharedScorePart* parts, uint32_t nparts, const uint32_t* nodes,
+                          uint32_t count, int64_t* const* out);
+  Kernel kernel = nullptr;
+  uint32_t kind = 0;
+  uint32_t count = 0;
+  const void* entries = nullptr;
+};
 
 // Upstream's status codes (framework.Code), the subset a cycle produces.
 enum class Code : uint8_t {
@@ -246,6 +271,14 @@ template <class P>
 struct HasScoreNodes<P, std::void_t<decltype(&P::score_nodes)>> : std::true_type {};
 template <class P>
 constexpr bool kHasScoreNodes = HasScoreNodes<P>::value;
+
+// Whether plugin P has the optional shared_score.
+template <class P, class = void>
+struct HasSharedScore : std::false_type {};
+template <class P>
+struct HasSharedScore<P, std::void_t<decltype(&P::shared_score)>> : std::true_type {};
+template <class P>
+constexpr bool kHasSharedScore = HasSharedScore<P>::value;
 
 // Whether plugin P has the optional uniform_score.
 template <class P, class = void>

@@ -131,4 +131,16 @@ void least_allocated_scores(const SnapshotView& s, const ScoredResource* res, ui
                             uint32_t count, int64_t* out);
 void balanced_allocation_scores2(const SnapshotView& s, const ScoredResource* res, const uint32_t* nodes,
                                  uint32_t count, int64_t* out);
+
+// The resource allocation scorer as a kernel several plugins share
+// (SharedScorePart, plugins/plugin_api.hpp): parts of kind
+// kSharedLeastAllocated (NodeResourcesFit's LeastAllocated: its entries)
+// and kSharedBalanced2 (NodeResourcesBalancedAllocation over two entries,
+// neither kSkip). LeastAllocated over two unit entries beside
+// BalancedAllocation over the same two resources (the default profile)
+// run as one loop over the allocatable columns both read; any other parts
+// as least_allocated_scores and balanced_allocation_scores2 alone.
+enum SharedResourceScore : uint32_t { kSharedLeastAllocated = 1, kSharedBalanced2 = 2 };
+void resource_allocation_scores(const SnapshotView& s, const SharedScorePart* parts, uint32_t nparts,
+                                const uint32_t* nodes, uint32_t count, int64_t* const* out);
 }  // namespace bulkscore

@@ -163,14 +163,23 @@ template <bool kByHalves>
   return sel(mask(rq > a), 0, small_quotient<kByHalves>(x, safe_a));
 }
 
-// LeastAllocated of n <= kBlock nodes over exactly two resources of weight
-// 1 (the default, cpu and memory): the mean of the two quotients in one
-// loop, (q0 + q1) / 2 as a shift (both >= 0). The exact path's range is
-// checked once for the block, by OR-ing what must stay below 2^53 and not
-// be negative: allocatable - 1 (so that 0, a node without the resource,
-// where the mean is the other's alone, leaves it too) and the requests.
-// Then rq <= a gives 0 <= (a - rq) * 100 <= 100 * a < 2^60, small_quotient's
-// range. False when the block left it (the caller recomputes the block).
+// LeastAllocated of one node over exactly two resources of weight 1 (the
+// default, cpu and memory): the mean of the two quotients, (q0 + q1) / 2 as
+// a shift (both >= 0). The exact path's range is checked once per block, by
+// OR-ing into `range` what must stay below 2^53 and not be negative:
+// allocatable - 1 (so that 0, a node without the resource, where the mean
+// is the other's alone, leaves it too) and the requests. Then rq <= a gives
+// 0 <= (a - rq) * 100 <= 100 * a < 2^60, small_quotient's range.
+template <bool kByHalves>
+[[gnu::always_inline]] inline int64_t least2_unit_lane(int64_t a0, int64_t a1, int64_t rq0, int64_t rq1,
+                                                       uint64_t& range) {
+  range |= static_cast<uint64_t>(wsub(a0, 1)) | static_cast<uint64_t>(wsub(a1, 1)) | static_cast<uint64_t>(rq0) |
+           static_cast<uint64_t>(rq1);
+  return (least_quotient<kByHalves>(a0, rq0) + least_quotient<kByHalves>(a1, rq1)) >> 1;
+}
+
+// least2_unit_lane over n <= kBlock nodes; false when the block left the
+// exact path's range (the caller recomputes the block).
 template <bool kContig, bool kByHalves>
 [[gnu::always_inline]] inline bool least2_unit_block(const SnapshotView& s, const ScoredResource* res,
                                                      const uint32_t* nodes, uint32_t first, uint32_t n,
@@ -183,11 +192,7 @@ template <bool kContig, bool kByHalves>
   uint64_t range = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
-    const int64_t a0 = a0c[node], a1 = a1c[node];
-    const int64_t rq0 = wadd(r0c[node], p0), rq1 = wadd(r1c[node], p1);
-    range |= static_cast<uint64_t>(wsub(a0, 1)) | static_cast<uint64_t>(wsub(a1, 1)) | static_cast<uint64_t>(rq0) |
-             static_cast<uint64_t>(rq1);
-    out[i] = (least_quotient<kByHalves>(a0, rq0) + least_quotient<kByHalves>(a1, rq1)) >> 1;
+    out[i] = least2_unit_lane<kByHalves>(a0c[node], a1c[node], wadd(r0c[node], p0), wadd(r1c[node], p1), range);
   }
   return (range >> 53) == 0;
 }
@@ -232,13 +237,51 @@ template <bool kContig, bool kByHalves>
   return slow == 0;
 }
 
-// BalancedAllocation of n <= kBlock nodes for exactly two entries, neither
-// kSkip (the default resources, cpu and memory): std = |f0 - f1| / 2 when
-// both allocatables are non-zero, else 0.
-// kByHalves: the operands convert to float64 by halves (split_to_double, which
-// vectorizes without AVX-512DQ), exact below 2^53 and so the same doubles;
-// false when a lane's operands leave [0, 2^53) (the caller recomputes the
-// block with direct conversions).
+// Whether `res` (nres entries) is LeastAllocated's common case: two unit
+// entries, neither kSkip (least2_unit_block).
+inline bool least_two_unit(const ScoredResource* res, uint32_t nres) {
+  return nres == 2 && res[0].source != ScoredResource::kSkip && res[1].source != ScoredResource::kSkip &&
+         res[0].weight == 1 && res[1].weight == 1;
+}
+
+// BalancedAllocation of one node for exactly two entries, neither kSkip
+// (the default resources, cpu and memory): std = |f0 - f1| / 2 when both
+// allocatables are non-zero, else 0.
+// kByHalves: the operands convert to float64 by halves (split_to_double,
+// which vectorizes without AVX-512DQ), exact below 2^53 and so the same
+// doubles; `range` collects what must stay in [0, 2^53) (a block whose lane
+// left it is computed again with direct conversions, by the caller).
+template <bool kByHalves>
+[[gnu::always_inline]] inline int64_t balanced2_lane(int64_t a0, int64_t a1, int64_t rq0, int64_t rq1,
+                                                     uint64_t& range) {
+  const auto to_double = [](int64_t v) { return kByHalves ? split_to_double(v) : static_cast<double>(v); };
+  if constexpr (kByHalves) {
+    range |= static_cast<uint64_t>(a0) | static_cast<uint64_t>(a1) | static_cast<uint64_t>(rq0) |
+             static_cast<uint64_t>(rq1);
+    // Unchanged in range; a lane outside it (recomputed by the caller)
+    // is kept in [0, 2^53), so that its fractions stay in [0, 1] and its
+    // score converts without overflow.
+    rq0 &= kExact - 1;
+    rq1 &= kExact - 1;
+    a0 &= kExact - 1;
+    a1 &= kExact - 1;
+  }
+  const int64_t both = mask((a0 != 0) & (a1 != 0));
+  double f0 = to_double(rq0) / to_double(sel(both, a0, 1));
+  double f1 = to_double(rq1) / to_double(sel(both, a1, 1));
+  f0 = f0 > 1 ? 1 : f0;
+  f1 = f1 > 1 ? 1 : f1;
+  const double sd = std::fabs((f0 - f1) / 2);
+  // With operands in [0, 2^53) the fractions lie in [0, 1] and the score
+  // in [50, 100]: truncating through int32 is the same, and vectorizes
+  // (cvttpd2dq) where the int64 conversion needs AVX-512DQ.
+  const double score = (1 - sd) * 100.0;
+  const auto two = kByHalves ? static_cast<int64_t>(static_cast<int32_t>(score)) : static_cast<int64_t>(score);
+  return sel(both, two, 100);  // fewer than two fractions: std 0, score 100
+}
+
+// balanced2_lane over n <= kBlock nodes; false when a lane's operands left
+// kByHalves' range (the caller recomputes the block with direct conversions).
 template <bool kContig, bool kByHalves>
 [[gnu::always_inline]] inline bool balanced2_block(const SnapshotView& s, const ScoredResource* res,
                                                    const uint32_t* nodes, uint32_t first, uint32_t n, int64_t* out) {
@@ -247,37 +290,41 @@ template <bool kContig, bool kByHalves>
   const int64_t* __restrict r0c = requested_column(s, res[0]);
   const int64_t* __restrict r1c = requested_column(s, res[1]);
   const int64_t p0 = res[0].pod_request, p1 = res[1].pod_request;
-  const auto to_double = [](int64_t v) { return kByHalves ? split_to_double(v) : static_cast<double>(v); };
   uint64_t range = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
-    int64_t a0 = a0c[node], a1 = a1c[node];
-    int64_t rq0 = wadd(r0c[node], p0), rq1 = wadd(r1c[node], p1);
-    if constexpr (kByHalves) {
-      range |= static_cast<uint64_t>(a0) | static_cast<uint64_t>(a1) | static_cast<uint64_t>(rq0) |
-               static_cast<uint64_t>(rq1);
-      // Unchanged in range; a lane outside it (recomputed by the caller)
-      // is kept in [0, 2^53), so that its fractions stay in [0, 1] and its
-      // score converts without overflow.
-      rq0 &= kExact - 1;
-      rq1 &= kExact - 1;
-      a0 &= kExact - 1;
-      a1 &= kExact - 1;
-    }
-    const int64_t both = mask((a0 != 0) & (a1 != 0));
-    double f0 = to_double(rq0) / to_double(sel(both, a0, 1));
-    double f1 = to_double(rq1) / to_double(sel(both, a1, 1));
-    f0 = f0 > 1 ? 1 : f0;
-    f1 = f1 > 1 ? 1 : f1;
-    const double sd = std::fabs((f0 - f1) / 2);
-    // With operands in [0, 2^53) the fractions lie in [0, 1] and the score
-    // in [50, 100]: truncating through int32 is the same, and vectorizes
-    // (cvttpd2dq) where the int64 conversion needs AVX-512DQ.
-    const double score = (1 - sd) * 100.0;
-    const auto two = kByHalves ? static_cast<int64_t>(static_cast<int32_t>(score)) : static_cast<int64_t>(score);
-    out[i] = sel(both, two, 100);  // fewer than two fractions: std 0, score 100
+    out[i] = balanced2_lane<kByHalves>(a0c[node], a1c[node], wadd(r0c[node], p0), wadd(r1c[node], p1), range);
   }
   return (range >> 53) == 0;
+}
+
+// LeastAllocated over two unit entries `least` and BalancedAllocation over
+// two entries `bal` of the same two resources (the default profile's pair:
+// the non-zero requests for the one, the actual ones for the other), in one
+// loop over the allocatable columns both read. least_ok and bal_ok as the
+// two blocks above return them.
+template <bool kContig, bool kByHalves>
+[[gnu::always_inline]] inline void least_balanced2_block(const SnapshotView& s, const ScoredResource* least,
+                                                         const ScoredResource* bal, const uint32_t* nodes,
+                                                         uint32_t first, uint32_t n, int64_t* __restrict out_least,
+                                                         int64_t* __restrict out_bal, bool& least_ok, bool& bal_ok) {
+  const int64_t* __restrict a0c = s.allocatable + static_cast<size_t>(least[0].resource) * s.num_nodes;
+  const int64_t* __restrict a1c = s.allocatable + static_cast<size_t>(least[1].resource) * s.num_nodes;
+  const int64_t* __restrict l0c = requested_column(s, least[0]);
+  const int64_t* __restrict l1c = requested_column(s, least[1]);
+  const int64_t* __restrict b0c = requested_column(s, bal[0]);
+  const int64_t* __restrict b1c = requested_column(s, bal[1]);
+  const int64_t lp0 = least[0].pod_request, lp1 = least[1].pod_request;
+  const int64_t bp0 = bal[0].pod_request, bp1 = bal[1].pod_request;
+  uint64_t least_range = 0, bal_range = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const size_t node = node_at<kContig>(nodes, first, i);
+    const int64_t a0 = a0c[node], a1 = a1c[node];
+    out_least[i] = least2_unit_lane<kByHalves>(a0, a1, wadd(l0c[node], lp0), wadd(l1c[node], lp1), least_range);
+    out_bal[i] = balanced2_lane<kByHalves>(a0, a1, wadd(b0c[node], bp0), wadd(b1c[node], bp1), bal_range);
+  }
+  least_ok = (least_range >> 53) == 0;
+  bal_ok = (bal_range >> 53) == 0;
 }
 
 // NodeResourcesFit's Filter over n <= kBlock nodes: fails[i] = the pod
@@ -336,8 +383,7 @@ template <bool kContig>
 template <bool kByHalves>
 [[gnu::always_inline]] inline void least_body(const SnapshotView& s, const ScoredResource* res, uint32_t nres,
                                               const uint32_t* nodes, uint32_t count, int64_t* out) {
-  const bool two_unit = nres == 2 && res[0].source != ScoredResource::kSkip && res[1].source != ScoredResource::kSkip &&
-                        res[0].weight == 1 && res[1].weight == 1;
+  const bool two_unit = least_two_unit(res, nres);
   for (uint32_t lo = 0; lo < count; lo += kBlock) {
     const uint32_t n = count - lo < kBlock ? count - lo : kBlock;
     const uint32_t* nb = nodes + lo;
@@ -365,6 +411,31 @@ template <bool kByHalves>
         balanced2_block<true, false>(s, res, nb, nb[0], n, out + lo);
       else
         balanced2_block<false, false>(s, res, nb, 0, n, out + lo);
+    }
+  }
+}
+
+template <bool kByHalves>
+[[gnu::always_inline]] inline void least_balanced2_body(const SnapshotView& s, const ScoredResource* least,
+                                                        const ScoredResource* bal, const uint32_t* nodes,
+                                                        uint32_t count, int64_t* out_least, int64_t* out_bal) {
+  for (uint32_t lo = 0; lo < count; lo += kBlock) {
+    const uint32_t n = count - lo < kBlock ? count - lo : kBlock;
+    const uint32_t* nb = nodes + lo;
+    const bool contig = is_contiguous_run(nb, n);
+    bool least_ok = false, bal_ok = false;
+    if (contig)
+      least_balanced2_block<true, kByHalves>(s, least, bal, nb, nb[0], n, out_least + lo, out_bal + lo, least_ok,
+                                             bal_ok);
+    else
+      least_balanced2_block<false, kByHalves>(s, least, bal, nb, 0, n, out_least + lo, out_bal + lo, least_ok, bal_ok);
+    if (!least_ok)
+      for (uint32_t i = 0; i < n; ++i) out_least[lo + i] = least_allocated_score(s, least, 2, nb[i]);
+    if (!bal_ok) {
+      if (contig)
+        balanced2_block<true, false>(s, bal, nb, nb[0], n, out_bal + lo);
+      else
+        balanced2_block<false, false>(s, bal, nb, 0, n, out_bal + lo);
     }
   }
 }
@@ -423,6 +494,39 @@ BULKSCORE_TARGET_AVX512 void balanced2_avx512(const SnapshotView& s, const Score
 }
 #endif
 
+void least_balanced2_baseline(const SnapshotView& s, const ScoredResource* least, const ScoredResource* bal,
+                              const uint32_t* nodes, uint32_t count, int64_t* out_least, int64_t* out_bal) {
+  least_balanced2_body<false>(s, least, bal, nodes, count, out_least, out_bal);
+}
+#if BULKSCORE_SIMD_X86
+BULKSCORE_TARGET_AVX2 void least_balanced2_avx2(const SnapshotView& s, const ScoredResource* least,
+                                                const ScoredResource* bal, const uint32_t* nodes, uint32_t count,
+                                                int64_t* out_least, int64_t* out_bal) {
+  least_balanced2_body<true>(s, least, bal, nodes, count, out_least, out_bal);
+}
+BULKSCORE_TARGET_AVX512 void least_balanced2_avx512(const SnapshotView& s, const ScoredResource* least,
+                                                    const ScoredResource* bal, const uint32_t* nodes, uint32_t count,
+                                                    int64_t* out_least, int64_t* out_bal) {
+  least_balanced2_body<false>(s, least, bal, nodes, count, out_least, out_bal);
+}
+#endif
+
+// least_balanced2_body on the target in use.
+void least_balanced2_scores(const SnapshotView& s, const ScoredResource* least, const ScoredResource* bal,
+                            const uint32_t* nodes, uint32_t count, int64_t* out_least, int64_t* out_bal) {
+#if BULKSCORE_SIMD_X86
+  switch (simd_target()) {
+    case SimdTarget::Avx512:
+      return least_balanced2_avx512(s, least, bal, nodes, count, out_least, out_bal);
+    case SimdTarget::Avx2:
+      return least_balanced2_avx2(s, least, bal, nodes, count, out_least, out_bal);
+    default:
+      break;
+  }
+#endif
+  least_balanced2_baseline(s, least, bal, nodes, count, out_least, out_bal);
+}
+
 }  // namespace
 
 void least_allocated_scores(const SnapshotView& s, const ScoredResource* res, uint32_t nres, const uint32_t* nodes,
@@ -453,6 +557,30 @@ void balanced_allocation_scores2(const SnapshotView& s, const ScoredResource* re
   }
 #endif
   balanced2_baseline(s, res, nodes, count, out);
+}
+
+void resource_allocation_scores(const SnapshotView& s, const SharedScorePart* parts, uint32_t nparts,
+                                const uint32_t* nodes, uint32_t count, int64_t* const* out) {
+  // The pair the default profile scores with: one loop for both.
+  if (nparts == 2) {
+    const uint32_t li = parts[0].kind == kSharedLeastAllocated ? 0 : 1;
+    const SharedScorePart& least = parts[li];
+    const SharedScorePart& bal = parts[1 - li];
+    const auto* lr = static_cast<const ScoredResource*>(least.entries);
+    const auto* br = static_cast<const ScoredResource*>(bal.entries);
+    if (least.kind == kSharedLeastAllocated && bal.kind == kSharedBalanced2 && least_two_unit(lr, least.count) &&
+        bal.count == 2 && lr[0].resource == br[0].resource && lr[1].resource == br[1].resource) {
+      least_balanced2_scores(s, lr, br, nodes, count, out[li], out[1 - li]);
+      return;
+    }
+  }
+  for (uint32_t k = 0; k < nparts; ++k) {
+    const auto* res = static_cast<const ScoredResource*>(parts[k].entries);
+    if (parts[k].kind == kSharedLeastAllocated)
+      least_allocated_scores(s, res, parts[k].count, nodes, count, out[k]);
+    else
+      balanced_allocation_scores2(s, res, nodes, count, out[k]);
+  }
 }
 
 // fit_body on the target in use.
@@ -505,6 +633,20 @@ void NodeResourcesFit::score_nodes(const SnapshotView& s, const State& st, const
     return;
   }
   for (uint32_t i = 0; i < count; ++i) out[i] = score(s, st, arena, nodes[i]);
+}
+
+bool NodeResourcesFit::shared_score(const State& st, const uint8_t* arena, SharedScorePart& part) {
+  if (st.strategy != kLeastAllocated) return false;
+  part = SharedScorePart{resource_allocation_scores, kSharedLeastAllocated, st.scored.count, st.scored.data(arena)};
+  return true;
+}
+
+bool NodeResourcesBalancedAllocation::shared_score(const State& st, const uint8_t* arena, SharedScorePart& part) {
+  const ScoredResource* res = st.scored.data(arena);
+  if (st.scored.count != 2 || res[0].source == ScoredResource::kSkip || res[1].source == ScoredResource::kSkip)
+    return false;
+  part = SharedScorePart{resource_allocation_scores, kSharedBalanced2, 2, res};
+  return true;
 }
 
 void NodeResourcesBalancedAllocation::score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena,

@@ -1,7 +1,9 @@
 // The vectorized column loops (issue 24, item 2) against the per-node rules,
 // on every SIMD target this machine supports (plugins/simd_dispatch.hpp):
 // every score_nodes of the profile (NodeResourcesFit's, BalancedAllocation's,
-// TaintToleration's, ImageLocality's) equals score() node by node, and every
+// TaintToleration's, ImageLocality's) equals score() node by node, as does
+// every part of a shared score kernel run for several plugins at once
+// (LeastAllocated and BalancedAllocation in one loop), and every
 // filter_nodes (NodeResourcesFit, NodeUnschedulable, TaintToleration,
 // PodTopologySpread) passes and fails where filter() does, bit for bit, on random clusters of the parity
 // configuration's profiles (every scoring strategy and resource list) and on
@@ -116,6 +118,71 @@ std::string first_filter_difference(const Snapshot& snap, const PodQuery& q, con
   return out;
 }
 
+// How often a shared score kernel ran with several parts at once (the
+// default profile's LeastAllocated and BalancedAllocation in one loop).
+size_t& shared_runs_together() {
+  static size_t runs = 0;
+  return runs;
+}
+
+// The shared kernels (shared_score) of the profile's score plugins, each
+// run once for all the parts that name it: every part equals its plugin's
+// score() node by node ("" if so).
+std::string first_shared_difference(const Snapshot& snap, const PodQuery& q, const ProfilePlan& plan,
+                                    const std::vector<uint32_t>& nodes, size_t& compared) {
+  const SnapshotView s = snap.view();
+  const PodQueryView v = q.view();
+  std::vector<SharedScorePart> parts;
+  std::vector<uint8_t> ids;
+  for (const uint8_t id : plan.score)
+    visit_plugin(id, [&](auto p) {
+      using P = decltype(p);
+      if constexpr (P::kHasScore && kHasSharedScore<P>) {
+        SharedScorePart part;
+        if (P::shared_score(plugin_state<P>(v), v.arena, part)) {
+          parts.push_back(part);
+          ids.push_back(id);
+        }
+      }
+    });
+  std::vector<bool> done(parts.size(), false);
+  for (size_t lead = 0; lead < parts.size(); ++lead) {
+    if (done[lead]) continue;
+    std::vector<SharedScorePart> group;
+    std::vector<uint8_t> group_ids;
+    for (size_t k = lead; k < parts.size(); ++k)
+      if (!done[k] && parts[k].kernel == parts[lead].kernel) {
+        group.push_back(parts[k]);
+        group_ids.push_back(ids[k]);
+        done[k] = true;
+      }
+    std::vector<std::vector<int64_t>> got(group.size(), std::vector<int64_t>(nodes.size(), -12345));
+    std::vector<int64_t*> outs;
+    for (auto& g : got) outs.push_back(g.data());
+    group[0].kernel(s, group.data(), static_cast<uint32_t>(group.size()), nodes.data(),
+                    static_cast<uint32_t>(nodes.size()), outs.data());
+    if (group.size() > 1) ++shared_runs_together();
+    for (size_t k = 0; k < group.size(); ++k) {
+      std::string d;
+      visit_plugin(group_ids[k], [&](auto p) {
+        using P = decltype(p);
+        if constexpr (P::kHasScore) {
+          for (size_t i = 0; i < nodes.size() && d.empty(); ++i) {
+            const int64_t want = P::score(s, plugin_state<P>(v), v.arena, nodes[i]);
+            if (got[k][i] != want)
+              d = std::string(P::kName) + " in a shared kernel of " + std::to_string(group.size()) +
+                  " parts, at list position " + std::to_string(i) + " (node " + std::to_string(nodes[i]) +
+                  "): " + std::to_string(got[k][i]) + ", score " + std::to_string(want);
+          }
+        }
+      });
+      ++compared;
+      if (!d.empty()) return d;
+    }
+  }
+  return {};
+}
+
 // How often each plugin's uniform_score said every node scores alike.
 std::map<std::string, size_t>& uniform_claims() {
   static std::map<std::string, size_t> claims;
@@ -141,6 +208,13 @@ size_t compare_cluster(const Cluster& cluster, const SchedulerConfig& config, Sp
                                " list of " + std::to_string(list.size()) + ": ";
         if (!q.rejected) {
           const std::string d = first_filter_difference(snap, q, list, compared);
+          if (!d.empty()) {
+            ADD_FAILURE() << at << d;
+            return compared;
+          }
+        }
+        {
+          const std::string d = first_shared_difference(snap, q, plan, list, compared);
           if (!d.empty()) {
             ADD_FAILURE() << at << d;
             return compared;
@@ -208,6 +282,7 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreOnRandomClustersOnEveryTarget) {
   TargetGuard guard;
   for (const SimdTarget t : supported_targets()) {
     set_simd_target(t);
+    shared_runs_together() = 0;
     size_t compared = 0;
     uint32_t stream = 0;
     for (const uint32_t nodes : {1u, 31u, 257u, 600u, 3000u}) {
@@ -220,6 +295,7 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreOnRandomClustersOnEveryTarget) {
       if (HasFailure()) return;
     }
     EXPECT_GT(compared, 100u) << simd_target_name(t);
+    EXPECT_GT(shared_runs_together(), 10u) << simd_target_name(t);
   }
 }
 

@@ -604,6 +604,8 @@ class CpuBackend final : public Backend {
     int64_t plain_base = 0;    // the uniform None slots' share of every total
     int64_t uniform_value[kMaxProfilePlugins] = {};
     NormStats no_stats[kMaxProfilePlugins];  // None reads none
+    uint64_t shared = 0;  // slots scored by a shared kernel (shared_score)
+    SharedScorePart shared_part[kMaxProfilePlugins];
   };
 
   static ScorePlan plan_scores(const SnapshotView& s, const PodQueryView& q, const EvalRequest& req) {
@@ -617,6 +619,9 @@ class CpuBackend final : public Backend {
           if (P::uniform_score(s, plugin_state<P>(q), q.arena, sp.uniform_value[slot]) &&
               sp.uniform_value[slot] != kIgnoredScore)
             sp.uniform |= bit;
+        if constexpr (P::kHasScore && kHasSharedScore<P>)
+          if (!(sp.uniform & bit) && P::shared_score(plugin_state<P>(q), q.arena, sp.shared_part[slot]))
+            sp.shared |= bit;
       });
       const bool stat = needs_stats(q.normalize[slot]);
       if (sp.uniform & bit) {
@@ -652,6 +657,7 @@ class CpuBackend final : public Backend {
     Best best{0, INT64_MIN, UINT32_MAX, 0};
     for (uint32_t sub = 0; sub < r.count; sub += kSubBlock) {
       const uint32_t end = std::min(r.count, sub + kSubBlock);
+      uint64_t shared_done = 0;  // this sub-block's slots a shared kernel wrote
       for (uint32_t slot = 0; slot < S; ++slot) {
         int64_t* raw = raw_.data() + slot * stride + r.offset;
         if ((sp.uniform >> slot) & 1) {
@@ -660,16 +666,20 @@ class CpuBackend final : public Backend {
           if (needs_stats(q.normalize[slot])) bs[slot] = BlockStats{NormStats{v, v}, false};
           continue;
         }
-        visit_plugin(q.scores[slot], [&](auto plugin) {
+        if ((sp.shared >> slot) & 1) {
+          if (!((shared_done >> slot) & 1)) shared_done |= run_shared_kernel(s, q, sp, r, stride, slot, sub, end);
+        } else {
+          visit_plugin(q.scores[slot], [&](auto plugin) {
           using P = decltype(plugin);
-          if constexpr (P::kHasScore) {
-            const auto& st = plugin_state<P>(q);
-            if constexpr (kHasScoreNodes<P>)
-              P::score_nodes(s, st, q.arena, r.nodes + sub, end - sub, raw + sub);
-            else
-              for (uint32_t i = sub; i < end; ++i) raw[i] = P::score(s, st, q.arena, r.nodes[i]);
-          }
-        });
+            if constexpr (P::kHasScore) {
+              const auto& st = plugin_state<P>(q);
+              if constexpr (kHasScoreNodes<P>)
+                P::score_nodes(s, st, q.arena, r.nodes + sub, end - sub, raw + sub);
+              else
+                for (uint32_t i = sub; i < end; ++i) raw[i] = P::score(s, st, q.arena, r.nodes[i]);
+            }
+          });
+        }
         if (needs_stats(q.normalize[slot])) bs[slot] = merge_block_stats(bs[slot], block_stats(target, raw, sub, end));
       }
       uint32_t node = UINT32_MAX, ties = 0;
@@ -677,6 +687,26 @@ class CpuBackend final : public Backend {
       merge_best(best, top, node, ties);
     }
     return best;
+  }
+
+  // The raw scores of `lead` and of every later shared slot whose part names
+  // the same kernel, over the range's positions [sub, end): one kernel run
+  // for all of them. Returns the slots written.
+  uint64_t run_shared_kernel(const SnapshotView& s, const PodQueryView& q, const ScorePlan& sp, const Range& r,
+                             size_t stride, uint32_t lead, uint32_t sub, uint32_t end) {
+    SharedScorePart parts[kMaxProfilePlugins];
+    int64_t* outs[kMaxProfilePlugins];
+    uint32_t n = 0;
+    uint64_t written = 0;
+    const SharedScorePart::Kernel kernel = sp.shared_part[lead].kernel;
+    for (uint32_t slot = lead; slot < q.num_scores; ++slot) {
+      if (!((sp.shared >> slot) & 1) || sp.shared_part[slot].kernel != kernel) continue;
+      parts[n] = sp.shared_part[slot];
+      outs[n++] = raw_.data() + slot * stride + r.offset + sub;
+      written |= uint64_t(1) << slot;
+    }
+    kernel(s, parts, n, r.nodes + sub, end - sub, outs);
+    return written;
   }
 
   // Filter of the n visiting positions from `base` into `ch`: its feasible
