@@ -700,6 +700,14 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   }
   const PodQueryView v = query.view();
 
+  // The touched positions in the cache after the hit that are scored again
+  // (all but those back with their kept scores): where a zone leaves or
+  // comes back, a handful of the thousands touched.
+  std::vector<uint32_t>& rescore = rescore_positions_;
+  rescore.clear();
+  for (size_t i = 0; i < hp.touched.size(); ++i)
+    if (alive_[hp.touched[i]] && hp.revived[i] != kRevivesKept) rescore.push_back(hp.touched[i]);
+
   // Per-node slots, one by one: raw scores (a plugin whose bytes are
   // unchanged is scored again on the touched nodes only, any other on every
   // entry), statistics, and the slot's weighted normalized contribution to
@@ -750,6 +758,13 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
       // The entries out of the cache keep this slot's old scores: should
       // they come back, they are scored again.
       for (uint32_t pos = 0; pos < size_; ++pos) stale_[pos] |= static_cast<uint8_t>(!alive_[pos]);
+    } else if (!stats_needed) {
+      // No statistics to follow: the nodes leaving and those back with
+      // their kept scores change nothing in this slot.
+      for (const uint32_t pos : rescore) {
+        raw[pos] = run_score(id, s, v, node_[pos]);
+        ++counters.rescored_nodes;
+      }
     } else {
       bool recount = false;
       for (size_t i = 0; i < hp.touched.size(); ++i) {
@@ -784,6 +799,12 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
       for (uint32_t pos = 0; pos < size_; ++pos)
         if (alive_[pos]) refresh(pos);
       rekey_all = true;
+    } else if (!stats_needed) {
+      // Unnormalized, the kept contribution of a node back with its kept
+      // score is its score times the weight still (the weights are equal:
+      // lists_equal); a normalized one may have been left behind by a
+      // refresh of the live entries while the node was out.
+      for (const uint32_t pos : rescore) refresh(pos);
     } else {
       for (uint32_t pos : hp.touched)
         if (alive_[pos]) refresh(pos);

@@ -333,6 +333,7 @@ class BatchCache {
   std::vector<uint32_t> tree_groups_;  // update_trees' scratch: the groups touched
   std::vector<size_t> tree_dirty_;     // and one level's tree indices to combine
   std::vector<int64_t> rescored_;
+  std::vector<uint32_t> rescore_positions_;  // try_hit's touched positions scored again
 };
 
 }  // namespace bulkscore
