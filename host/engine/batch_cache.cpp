@@ -396,9 +396,13 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
   thread_local FilterScratch scratch;
   thread_local std::vector<uint32_t> candidates;
   thread_local std::vector<uint8_t> feasibility;
-  candidates.clear();
-  for (uint32_t n : out.changed)
-    if (is_candidate(n)) candidates.push_back(n);
+  if (!query_.candidates) {
+    candidates.assign(out.changed.begin(), out.changed.end());
+  } else {
+    candidates.clear();
+    for (uint32_t n : out.changed)
+      if (is_candidate(n)) candidates.push_back(n);
+  }
   filter_feasible(s, v, candidates.data(), static_cast<uint32_t>(candidates.size()), scratch, feasibility);
   // Both ascend: the log's nodes are met in one walk.
   const uint32_t* next_logged = logged.data();
@@ -608,7 +612,9 @@ void BatchCache::score_groups(const SnapshotView& s, const PodQueryView& v, Batc
 
 // ---- a hit --------------------------------------------------------------------
 
-void BatchCache::SlotStats::enter(int64_t v) {
+// Inline (this file alone calls them): once per touched node and slot on a
+// hit, thousands where a zone leaves or comes back.
+[[gnu::always_inline]] inline void BatchCache::SlotStats::enter(int64_t v) {
   if (v == kIgnoredScore) return;
   if (v < min) {
     min = v;
@@ -624,7 +630,7 @@ void BatchCache::SlotStats::enter(int64_t v) {
   }
 }
 
-bool BatchCache::SlotStats::leave(int64_t v) {
+[[gnu::always_inline]] inline bool BatchCache::SlotStats::leave(int64_t v) {
   if (v == kIgnoredScore) return false;
   bool emptied = false;
   if (v == min && --at_min == 0) emptied = true;
@@ -1044,7 +1050,8 @@ uint32_t BatchCache::best_position(const PodQueryView& v, BatchCounters& counter
 // than every one under the right, so is its node (positions ascend by node
 // index: store): of equal totals the left one is the lower node. Neither
 // alive_ nor node_ is read: the loads a combine waits on are the totals.
-void BatchCache::combine(Group& g, size_t i) const {
+// Inline (this file alone calls it): once per tree node a hit changes.
+[[gnu::always_inline]] inline void BatchCache::combine(Group& g, size_t i) const {
   const uint32_t l = g.tree[2 * i], r = g.tree[2 * i + 1];
   const bool lv = l != kNone, rv = r != kNone;
   if (lv && rv && total_[l] == total_[r]) {
