@@ -648,7 +648,11 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   const SnapshotView s = snap.view();
   counters.refiltered_nodes += hp.changed.size();
   counters.filter_count_hits += hp.counts_only ? 1 : 0;
-  for (const uint8_t r : hp.revived) counters.revived_nodes += r == kRevivesKept ? 1 : 0;
+  {
+    uint64_t kept = 0;  // (a plain count, which compilers vectorize: thousands of entries a hit)
+    for (size_t i = 0; i < hp.revived.size(); ++i) kept += hp.revived[i] == kRevivesKept ? 1 : 0;
+    counters.revived_nodes += kept;
+  }
   const PodQueryView prepared = query.header;
   std::vector<uint32_t>& fresh_ids = fresh_ids_;
   add_groups(hp.new_classes, fresh_ids);
@@ -1107,14 +1111,22 @@ void BatchCache::update_trees(const std::vector<uint32_t>& touched, const std::v
     }
     if (!std::is_sorted(tree_dirty_.begin(), tree_dirty_.end())) std::sort(tree_dirty_.begin(), tree_dirty_.end());
     tree_dirty_.erase(std::unique(tree_dirty_.begin(), tree_dirty_.end()), tree_dirty_.end());
-    // Ascending indices of one depth: their parents ascend too.
-    while (!tree_dirty_.empty()) {
-      for (const size_t i : tree_dirty_) combine(g, i);
-      if (tree_dirty_.front() == 1) break;
-      size_t kept = 0;
-      for (const size_t i : tree_dirty_)
-        if (kept == 0 || tree_dirty_[kept - 1] != i / 2) tree_dirty_[kept++] = i / 2;
-      tree_dirty_.resize(kept);
+    // Ascending indices of one depth: their parents ascend too, and are
+    // written over them in place (through a local pointer and count: the
+    // vector's own would be reloaded after every store).
+    size_t* const dirty = tree_dirty_.data();
+    size_t count = tree_dirty_.size();
+    while (count != 0) {
+      for (size_t k = 0; k < count; ++k) combine(g, dirty[k]);
+      if (dirty[0] == 1) break;
+      size_t kept = 1;
+      dirty[0] /= 2;
+      for (size_t k = 1; k < count; ++k) {
+        const size_t parent = dirty[k] / 2;
+        dirty[kept] = parent;
+        kept += parent != dirty[kept - 1] ? 1 : 0;
+      }
+      count = kept;
     }
   }
 }
