@@ -158,6 +158,7 @@ std::string first_shared_difference(const Snapshot& snap, const PodQuery& q, con
       }
     std::vector<std::vector<int64_t>> got(group.size(), std::vector<int64_t>(nodes.size(), -12345));
     std::vector<int64_t*> outs;
+    outs.reserve(got.size());
     for (auto& g : got) outs.push_back(g.data());
     group[0].kernel(s, group.data(), static_cast<uint32_t>(group.size()), nodes.data(),
                     static_cast<uint32_t>(nodes.size()), outs.data());
