@@ -24,7 +24,10 @@ namespace {
 // The Coscheduling label's value, or null when the pod has none (or an
 // empty one: upstream reads that as no group).
 const std::string* coscheduling_group(const Pod& pod) {
-  const auto label = pod.labels.find(kCoschedulingPodGroupLabel);
+  // (A string made once: StringMap's find takes a std::string, and every
+  // pod assumed asks.)
+  static const std::string key = kCoschedulingPodGroupLabel;
+  const auto label = pod.labels.find(key);
   return label == pod.labels.end() || label->second.empty() ? nullptr : &label->second;
 }
 

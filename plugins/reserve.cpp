@@ -1,6 +1,7 @@
 #include "plugins/reserve.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <type_traits>
 
 #include "host/input/config.hpp"
@@ -41,7 +42,7 @@ struct ReadsDeviceGroups<P, std::void_t<decltype(P::kReadsDeviceGroups)>>
 // Filter, else its score list.
 template <class P>
 bool enabled_in(const ProfileConfig& profile) {
-  const std::string name = P::kName;
+  const std::string_view name = P::kName;  // not a string: reserve_pod asks on every pod
   if (P::kHasFilter) return std::find(profile.filter.begin(), profile.filter.end(), name) != profile.filter.end();
   return std::any_of(profile.score.begin(), profile.score.end(), [&](const PluginEntry& e) { return e.name == name; });
 }
