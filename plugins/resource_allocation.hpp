@@ -141,6 +141,8 @@ void balanced_allocation_scores2(const SnapshotView& s, const ScoredResource* re
 // run as one loop over the allocatable columns both read; any other parts
 // as least_allocated_scores and balanced_allocation_scores2 alone.
 enum SharedResourceScore : uint32_t { kSharedLeastAllocated = 1, kSharedBalanced2 = 2 };
+// Whether resource_allocation_scores runs these parts as its one loop.
+bool resource_allocation_one_loop(const SharedScorePart* parts, uint32_t nparts);
 void resource_allocation_scores(const SnapshotView& s, const SharedScorePart* parts, uint32_t nparts,
                                 const uint32_t* nodes, uint32_t count, int64_t* const* out);
 }  // namespace bulkscore

@@ -559,20 +559,26 @@ void balanced_allocation_scores2(const SnapshotView& s, const ScoredResource* re
   balanced2_baseline(s, res, nodes, count, out);
 }
 
+bool resource_allocation_one_loop(const SharedScorePart* parts, uint32_t nparts) {
+  // The pair the default profile scores with.
+  if (nparts != 2) return false;
+  const uint32_t li = parts[0].kind == kSharedLeastAllocated ? 0 : 1;
+  const SharedScorePart& least = parts[li];
+  const SharedScorePart& bal = parts[1 - li];
+  const auto* lr = static_cast<const ScoredResource*>(least.entries);
+  const auto* br = static_cast<const ScoredResource*>(bal.entries);
+  return least.kind == kSharedLeastAllocated && bal.kind == kSharedBalanced2 && least_two_unit(lr, least.count) &&
+         bal.count == 2 && lr[0].resource == br[0].resource && lr[1].resource == br[1].resource;
+}
+
 void resource_allocation_scores(const SnapshotView& s, const SharedScorePart* parts, uint32_t nparts,
                                 const uint32_t* nodes, uint32_t count, int64_t* const* out) {
-  // The pair the default profile scores with: one loop for both.
-  if (nparts == 2) {
+  if (resource_allocation_one_loop(parts, nparts)) {
     const uint32_t li = parts[0].kind == kSharedLeastAllocated ? 0 : 1;
-    const SharedScorePart& least = parts[li];
-    const SharedScorePart& bal = parts[1 - li];
-    const auto* lr = static_cast<const ScoredResource*>(least.entries);
-    const auto* br = static_cast<const ScoredResource*>(bal.entries);
-    if (least.kind == kSharedLeastAllocated && bal.kind == kSharedBalanced2 && least_two_unit(lr, least.count) &&
-        bal.count == 2 && lr[0].resource == br[0].resource && lr[1].resource == br[1].resource) {
-      least_balanced2_scores(s, lr, br, nodes, count, out[li], out[1 - li]);
-      return;
-    }
+    least_balanced2_scores(s, static_cast<const ScoredResource*>(parts[li].entries),
+                           static_cast<const ScoredResource*>(parts[1 - li].entries), nodes, count, out[li],
+                           out[1 - li]);
+    return;
   }
   for (uint32_t k = 0; k < nparts; ++k) {
     const auto* res = static_cast<const ScoredResource*>(parts[k].entries);

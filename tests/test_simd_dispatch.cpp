@@ -24,6 +24,7 @@
 #include "host/input/config.hpp"
 #include "host/snapshot/snapshot.hpp"
 #include "plugins/evaluate.hpp"
+#include "plugins/resource_allocation.hpp"
 #include "plugins/simd_dispatch.hpp"
 #include "tests/random_cluster.hpp"
 #include "tests/test_util.hpp"
@@ -118,8 +119,8 @@ std::string first_filter_difference(const Snapshot& snap, const PodQuery& q, con
   return out;
 }
 
-// How often a shared score kernel ran with several parts at once (the
-// default profile's LeastAllocated and BalancedAllocation in one loop).
+// How often the resource allocation kernel ran its parts as one loop (the
+// default profile's LeastAllocated and BalancedAllocation).
 size_t& shared_runs_together() {
   static size_t runs = 0;
   return runs;
@@ -162,7 +163,9 @@ std::string first_shared_difference(const Snapshot& snap, const PodQuery& q, con
     for (auto& g : got) outs.push_back(g.data());
     group[0].kernel(s, group.data(), static_cast<uint32_t>(group.size()), nodes.data(),
                     static_cast<uint32_t>(nodes.size()), outs.data());
-    if (group.size() > 1) ++shared_runs_together();
+    if (group[0].kernel == &resource_allocation_scores &&
+        resource_allocation_one_loop(group.data(), static_cast<uint32_t>(group.size())))
+      ++shared_runs_together();
     for (size_t k = 0; k < group.size(); ++k) {
       std::string d;
       visit_plugin(group_ids[k], [&](auto p) {
