@@ -26,6 +26,21 @@ BULKSCORE_HD uint64_t mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+// Go's int64 arithmetic: sums, differences and products wrap (two's
+// complement) where C++'s signed overflow is undefined. Quantities reach
+// int64's limits in real input (a request of 9223372036854775807m is valid
+// JSON); upstream's node sums and scoring formulas then wrap, and ours must
+// wrap the same way, never be undefined.
+BULKSCORE_HD int64_t go_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+BULKSCORE_HD int64_t go_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+BULKSCORE_HD int64_t go_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
 // Base of every error bulkscore throws.
 class Error : public std::runtime_error {
  public:

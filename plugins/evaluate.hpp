@@ -149,7 +149,7 @@ BULKSCORE_HD int64_t weighted_total(const PodQueryView& q, const NormStats* stat
   for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
     const int64_t v = normalize_score(q.normalize[slot], raw(slot), stats[slot]);
     normalized(slot, v);
-    total += v * q.weights[slot];
+    total = go_add(total, go_mul(v, q.weights[slot]));  // wraps as Go's sums would, never undefined
   }
   return total;
 }

@@ -56,7 +56,7 @@ struct GpuBestFit {
     double left = 0.0;
     left = left + cpu_after / static_cast<double>(st.max_cpu_milli) * 0.5;
     left = left + gpu_after / static_cast<double>(st.max_gpu_units) * 0.5;
-    return static_cast<int64_t>((1.0 - left) * 100.0);
+    return go_float_to_int64((1.0 - left) * 100.0);
   }
 };
 
@@ -79,7 +79,7 @@ struct GpuDotProduct {
     dot = dot + static_cast<double>(node_free_units(s, node)) / gpu *
                     (static_cast<double>(pod_gpu_units(s, st.pod, node)) / gpu);
     dot = dot / 2.0;
-    return static_cast<int64_t>(100.0 * (1.0 - dot));
+    return go_float_to_int64(100.0 * (1.0 - dot));
   }
 };
 

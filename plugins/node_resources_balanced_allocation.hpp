@@ -55,7 +55,7 @@ struct NodeResourcesBalancedAllocation {
       }
       std_dev = sqrt(sum / static_cast<double>(n));
     }
-    return static_cast<int64_t>((1 - std_dev) * 100.0);
+    return go_float_to_int64((1 - std_dev) * 100.0);
   }
 
   // Host: score() of `count` nodes (two resources as a vectorized column

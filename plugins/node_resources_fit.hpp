@@ -48,7 +48,7 @@ struct NodeResourcesFit {
   BULKSCORE_HD static void check(int64_t want, uint32_t r, const SnapshotView& s, uint32_t node, uint64_t& bits,
                                  bool& unresolvable) {
     const int64_t alloc = s.alloc(r, node);
-    if (want > alloc - s.req(r, node)) {
+    if (want > go_sub(alloc, s.req(r, node))) {
       bits |= uint64_t(1) << r;
       unresolvable = unresolvable || want > alloc;
     }

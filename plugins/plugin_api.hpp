@@ -146,22 +146,28 @@ struct FilterOutcome {
 BULKSCORE_HD FilterOutcome filter_pass() { return FilterOutcome{Code::Success, 0}; }
 BULKSCORE_HD FilterOutcome filter_fail(Code c, uint64_t reasons = 1) { return FilterOutcome{c, reasons}; }
 
-// Go's int64 product: wraps on overflow (two's complement), where C++'s
-// signed overflow is undefined. The scoring formulas multiply quantities
-// by 100; a node or pod reporting quantities near 2^63 wraps in upstream
-// too, and must not be undefined here.
-BULKSCORE_HD int64_t go_mul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+// Go's int64(f) for a float64 as amd64 computes it (CVTTSD2SQ): truncation
+// toward zero inside int64's range, and the "integer indefinite" value, the
+// minimum int64, for NaN and anything outside it, where C++'s conversion is
+// undefined. A score formula reaches that only on inputs whose requests
+// wrap or whose allocatable is negative (nodes built through the C++ API).
+BULKSCORE_HD int64_t go_float_to_int64(double f) {
+  constexpr double kTwo63 = 9223372036854775808.0;  // 2^63, exact in float64
+  return f >= -kTwo63 && f < kTwo63 ? static_cast<int64_t>(f) : INT64_MIN;
 }
 
-// a / b with Go's int64 semantics (truncation), computed through a float64
+// a / b with Go's int64 semantics (truncation, b != 0), computed through a float64
 // division plus one exact correction when both operands are non-negative and
 // below 2^53: the correctly rounded quotient is then the true quotient or one
 // above it. Integer division is many times slower on both CPUs and GPUs, and
 // the scoring formulas divide per node.
 BULKSCORE_HD int64_t div_trunc(int64_t a, int64_t b) {
   constexpr int64_t kExact = int64_t(1) << 53;
-  if (a < 0 || b <= 0 || a >= kExact || b >= kExact) return a / b;
+  if (a < 0 || b <= 0 || a >= kExact || b >= kExact) {
+    // Go's min int64 / -1 is min int64 (the quotient wraps); C++'s traps.
+    if (b == -1) return go_sub(0, a);
+    return a / b;
+  }
   int64_t q = static_cast<int64_t>(static_cast<double>(a) / static_cast<double>(b));
   if (q * b > a) --q;
   return q;

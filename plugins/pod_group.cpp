@@ -209,7 +209,7 @@ std::string gang_resource_rejection(const PodGroupObject& g, const Snapshot& sna
   std::unordered_map<uint32_t, ResourceList> given_back;
   for (const uint32_t id : member_ids) {
     ResourceList& back = given_back[snap.pod_node(id)];
-    for (const auto& [name, amount] : pod_requests(snap.pod(id))) back[name] += amount;
+    for (const auto& [name, amount] : pod_requests(snap.pod(id))) back[name] = go_add(back[name], amount);
     back["pods"] += 1;
   }
   std::string out;
@@ -226,14 +226,15 @@ std::string gang_resource_rejection(const PodGroupObject& g, const Snapshot& sna
     // request meeting an overcommitted first node stays uncovered).
     bool covered = false;
     for (uint32_t node = 0; node < n && !covered; ++node) {
-      int64_t free = pods ? view.allowed_pods[node] - view.pod_count[node] : alloc ? alloc[node] - req[node] : 0;
+      int64_t free = pods ? view.allowed_pods[node] - view.pod_count[node] : alloc ? go_sub(alloc[node], req[node]) : 0;
       if (!given_back.empty())
         if (const auto it = given_back.find(node); it != given_back.end())
-          if (const auto b = it->second.find(name); b != it->second.end()) free += b->second;
-      left -= free;
+          if (const auto b = it->second.find(name); b != it->second.end()) free = go_add(free, b->second);
+      left = go_sub(left, free);
       covered = left <= 0;
     }
-    if (!covered) out += (out.empty() ? "resource gap: " : ", ") + name + " " + std::to_string(left) + (name == "cpu" ? "m" : "");
+    if (!covered)
+      out += (out.empty() ? "resource gap: " : ", ") + name + " " + std::to_string(left) + (name == "cpu" ? "m" : "");
   }
   return out;
 }
@@ -292,15 +293,17 @@ std::vector<GangDomain> gang_domains(const Snapshot& snap, int32_t key, const st
     if (pods || r >= 0)
       for (uint32_t node = 0; node < n; ++node) {
         if (domain_of[node] < 0) continue;
-        const int64_t left = pods ? view.allowed_pods[node] - view.pod_count[node]
-                                  : view.alloc(static_cast<uint32_t>(r), node) - view.req(static_cast<uint32_t>(r), node);
-        free[static_cast<size_t>(domain_of[node])] += std::max<int64_t>(left, 0);
+        const int64_t left =
+            pods ? view.allowed_pods[node] - view.pod_count[node]
+                 : go_sub(view.alloc(static_cast<uint32_t>(r), node), view.req(static_cast<uint32_t>(r), node));
+        free[static_cast<size_t>(domain_of[node])] =
+            go_add(free[static_cast<size_t>(domain_of[node])], std::max<int64_t>(left, 0));
       }
     int64_t all = 0;
-    for (const int64_t a : amounts) all += a;
+    for (const int64_t a : amounts) all = go_add(all, a);
     std::sort(amounts.begin(), amounts.end());
     int64_t smallest = 0;
-    for (size_t i = 0; i < clamp_need; ++i) smallest += amounts[i];
+    for (size_t i = 0; i < clamp_need; ++i) smallest = go_add(smallest, amounts[i]);
     for (size_t d = 0; d < domains.size(); ++d) {
       if (free[d] < smallest) holds[d] = false;
       if (free[d] < all) domains[d].holds_all = false;

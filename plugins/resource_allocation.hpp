@@ -40,13 +40,13 @@ BULKSCORE_HD void resource_pair(const SnapshotView& s, const ScoredResource& e, 
   if (alloc == 0) return;
   switch (e.source) {
     case ScoredResource::kNonZeroCpu:
-      req = s.nonzero_requested[node] + e.pod_request;
+      req = go_add(s.nonzero_requested[node], e.pod_request);
       break;
     case ScoredResource::kNonZeroMemory:
-      req = s.nonzero_requested[s.num_nodes + node] + e.pod_request;
+      req = go_add(s.nonzero_requested[s.num_nodes + node], e.pod_request);
       break;
     default:
-      req = s.req(e.resource, node) + e.pod_request;
+      req = go_add(s.req(e.resource, node), e.pod_request);
       break;
   }
 }
@@ -58,8 +58,8 @@ BULKSCORE_HD int64_t least_allocated_score(const SnapshotView& s, const ScoredRe
     int64_t req, alloc;
     resource_pair(s, res[i], node, req, alloc);
     if (alloc == 0) continue;
-    const int64_t part = req > alloc ? 0 : div_trunc(go_mul(alloc - req, 100), alloc);
-    sum += part * res[i].weight;
+    const int64_t part = req > alloc ? 0 : div_trunc(go_mul(go_sub(alloc, req), 100), alloc);
+    sum = go_add(sum, go_mul(part, res[i].weight));
     weights += res[i].weight;
   }
   return weights == 0 ? 0 : div_trunc(sum, weights);
@@ -72,7 +72,7 @@ BULKSCORE_HD int64_t most_allocated_score(const SnapshotView& s, const ScoredRes
     resource_pair(s, res[i], node, req, alloc);
     if (alloc == 0) continue;
     const int64_t used = req > alloc ? alloc : req;
-    sum += div_trunc(go_mul(used, 100), alloc) * res[i].weight;
+    sum = go_add(sum, go_mul(div_trunc(go_mul(used, 100), alloc), res[i].weight));
     weights += res[i].weight;
   }
   return weights == 0 ? 0 : div_trunc(sum, weights);
@@ -97,7 +97,7 @@ BULKSCORE_HD int64_t requested_to_capacity_ratio_score(const SnapshotView& s, co
     int64_t req, alloc;
     resource_pair(s, res[i], node, req, alloc);
     if (alloc == 0) continue;
-    const int64_t util = req > alloc ? 100 : div_trunc(req * 100, alloc);
+    const int64_t util = req > alloc ? 100 : div_trunc(go_mul(req, 100), alloc);
     const int64_t part = shape_value(shape, n_shape, util);
     if (part <= 0) continue;  // only positive scores count, weights included
     sum += part * res[i].weight;

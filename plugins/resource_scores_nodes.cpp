@@ -276,7 +276,7 @@ template <bool kByHalves>
   // in [50, 100]: truncating through int32 is the same, and vectorizes
   // (cvttpd2dq) where the int64 conversion needs AVX-512DQ.
   const double score = (1 - sd) * 100.0;
-  const auto two = kByHalves ? static_cast<int64_t>(static_cast<int32_t>(score)) : static_cast<int64_t>(score);
+  const auto two = kByHalves ? static_cast<int64_t>(static_cast<int32_t>(score)) : go_float_to_int64(score);
   return sel(both, two, 100);  // fewer than two fractions: std 0, score 100
 }
 

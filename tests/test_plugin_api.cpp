@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -41,6 +42,25 @@ TEST(DivTrunc, EqualsIntegerDivisionNearMultiplesAndLimits) {
       a = std::max<int64_t>(0, b * static_cast<int64_t>(rng.next() % 4096) - static_cast<int64_t>(rng.next() % 2));
     ASSERT_EQ(div_trunc(a, b), a / b) << a << " / " << b;
   }
+}
+
+// Where C++ is undefined, Go's int64 arithmetic on amd64: min int64 / -1
+// wraps to min int64; sums and differences wrap; a float64 outside int64's
+// range (or NaN) converts to min int64 (CVTTSD2SQ's "integer indefinite").
+TEST(GoArithmetic, WrapsAndConvertsAsGoOnAmd64) {
+  EXPECT_EQ(div_trunc(INT64_MIN, -1), INT64_MIN);
+  EXPECT_EQ(div_trunc(INT64_MAX, -1), -INT64_MAX);
+  EXPECT_EQ(go_add(INT64_MAX, 1), INT64_MIN);
+  EXPECT_EQ(go_sub(INT64_MIN, 1), INT64_MAX);
+  EXPECT_EQ(go_mul(INT64_MAX, 2), -2);
+  EXPECT_EQ(go_float_to_int64(-0.9), 0);
+  EXPECT_EQ(go_float_to_int64(99.99), 99);
+  EXPECT_EQ(go_float_to_int64(-9223372036854775808.0), INT64_MIN);
+  EXPECT_EQ(go_float_to_int64(9223372036854774784.0), 9223372036854774784);  // the largest double below 2^63
+  EXPECT_EQ(go_float_to_int64(9223372036854775808.0), INT64_MIN);
+  EXPECT_EQ(go_float_to_int64(-1e20), INT64_MIN);
+  EXPECT_EQ(go_float_to_int64(1e300), INT64_MIN);
+  EXPECT_EQ(go_float_to_int64(std::nan("")), INT64_MIN);
 }
 
 TEST(NormalizeScore, DefaultAndReverseAsUpstream) {

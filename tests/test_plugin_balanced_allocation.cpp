@@ -125,6 +125,20 @@ TEST(BalancedAllocationScore, MinAndMaxScores) {
   EXPECT_EQ(score(pod, {make_node("node1", 3000, 5000), make_node("node2", 3000, 5000)}, pods), (Scores{100, 50}));
 }
 
+TEST(BalancedAllocationScore, OutOfRangeScoreIsGosAmd64Conversion) {
+  // A node of -1 cpu (only the C++ API builds one; the readers refuse
+  // negative quantities) and a request of 2^62: the cpu fraction is -2^62,
+  // std 2^61 and (1 - std) * 100 outside int64, which Go on amd64 converts
+  // to the minimum int64 (undefined in C++; go_float_to_int64). Upstream's
+  // framework then fails the pod's cycle (a score outside [0, 100]);
+  // bulkscore does not (docs/reliability.md, quantities near 2^63).
+  Node node = make_node("node1", 1000, 4000);
+  node.allocatable["cpu"] = -1;
+  const Pod pod = incoming({container({{"cpu", int64_t(1) << 62}, {"memory", 1000}})});
+  const ScoreRun r = run_score(kPlugin, {node}, {}, pod);
+  EXPECT_EQ(r.raw, (Scores{INT64_MIN}));
+}
+
 TEST(BalancedAllocationScore, UsesActualRequestsNotNonZeroDefaults) {
   // A container without requests counts 0 here (Fit's scorer would count
   // 100m / 200Mi): node1 stays at cpu 1000/4000 and memory 0.

@@ -368,6 +368,40 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreWithOneExtremeNodePerBlockOnEveryTarget)
   compare_on_every_target(c, "one extreme node per block", 0xb10cull, 10);
 }
 
+// Sums past int64: a node's requests (two running pods of 2^63 - 1) and a
+// pod's (two such containers) wrap, as Go's int64 sums do; allocatables
+// negative (the C++ API's nodes) or 1, so that fractions reach 10^18 and
+// BalancedAllocation's (1 - std) * 100 leaves int64 (Go's amd64 conversion:
+// the minimum int64); LeastAllocated's quotients by -1 wrap. The loops send
+// such blocks to the rules, which must give Go's values and nothing
+// undefined (the sanitizer build runs this).
+TEST(SimdDispatch, ScoreNodesEqualsScoreWhenSumsWrapOnEveryTarget) {
+  TargetGuard guard;
+  const int64_t allocatables[] = {1, -1, INT64_MIN, INT64_MAX, 4000};
+  const int64_t requests[] = {0, 1, INT64_MAX / 2 + 1, INT64_MAX};
+  SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x3a9ull, 1);
+  Cluster c;
+  for (uint32_t i = 0; i < 600; ++i) {
+    Node n;
+    n.name = "node-" + std::to_string(i);
+    n.labels["kubernetes.io/hostname"] = n.name;
+    const bool extreme = rng.chance(0.3);
+    const auto pick_alloc = [&](int64_t usual) { return extreme ? allocatables[rng.below(5)] : usual; };
+    n.allocatable = {{"cpu", pick_alloc(4000)}, {"memory", pick_alloc(32LL << 30)}, {"pods", 110}};
+    c.nodes.push_back(n);
+    for (uint32_t k = 0; k < (extreme ? 2u : 1u); ++k)
+      c.running_pods.push_back(testutil::running(
+          "run-" + std::to_string(i) + "-" + std::to_string(k), n.name,
+          {{"cpu", extreme ? requests[rng.below(4)] : 500}, {"memory", extreme ? requests[rng.below(4)] : 1LL << 30}}));
+  }
+  for (uint32_t k = 0; k < 12; ++k) {
+    const ResourceList r = {{"cpu", requests[rng.below(4)]}, {"memory", requests[rng.below(4)]}};
+    c.pending_pods.push_back(
+        testutil::make_pod("pending-" + std::to_string(k), {testutil::container(r), testutil::container(r)}));
+  }
+  compare_on_every_target(c, "wrapping sums", 0x3a9ull, 20);
+}
+
 // Allocatable and requested values around the float64 path's limits: 0, 1,
 // 2^53 - 1, 2^53, 2^60, values whose products by 100 overflow, requests past
 // allocatable. The loops must fall back to the rule wherever it divides in

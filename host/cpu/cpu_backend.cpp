@@ -31,13 +31,13 @@ namespace {
 // it (INT64_MIN otherwise).
 template <NormalizeKind K, bool kStore, bool kFirst, bool kLast>
 [[gnu::always_inline]] inline int64_t add_weighted_kind(NormStats st, int64_t w, const int64_t* __restrict raw,
-                                                        int64_t* __restrict norm, int64_t* __restrict tot,
-                                                        int64_t base, uint32_t lo, uint32_t hi) {
+                                                        int64_t* __restrict norm, int64_t* __restrict tot, int64_t base,
+                                                        uint32_t lo, uint32_t hi) {
   int64_t top = INT64_MIN;
   for (uint32_t i = lo; i < hi; ++i) {
     const int64_t v = normalize_score(K, raw[i], st);
     if constexpr (kStore) norm[i] = v;
-    const int64_t t = (kFirst ? base : tot[i]) + v * w;
+    const int64_t t = go_add(kFirst ? base : tot[i], go_mul(v, w));  // weighted_total's wrapping sum
     tot[i] = t;
     if constexpr (kLast) top = t > top ? t : top;
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "host/common.hpp"
+
 namespace bulkscore {
 
 bool pod_level_supported(const std::string& name) {
@@ -11,7 +13,10 @@ bool pod_level_supported(const std::string& name) {
 namespace {
 
 void add_into(ResourceList& acc, const ResourceList& x) {
-  for (const auto& [k, v] : x) acc[k] += v;
+  for (const auto& [k, v] : x) {
+    int64_t& total = acc[k];
+    total = go_add(total, v);  // Go's int64 sum: wraps near 2^63, never undefined
+  }
 }
 
 // acc += a container's requests, with the non-zero defaults when asked for
@@ -20,8 +25,8 @@ void add_into(ResourceList& acc, const ResourceList& x) {
 void add_container_into(ResourceList& acc, const Container& c, bool non_zero) {
   add_into(acc, c.requests);
   if (non_zero) {
-    if (!c.requests.count("cpu")) acc["cpu"] += kDefaultMilliCpuRequest;
-    if (!c.requests.count("memory")) acc["memory"] += kDefaultMemoryRequest;
+    if (!c.requests.count("cpu")) acc["cpu"] = go_add(acc["cpu"], kDefaultMilliCpuRequest);
+    if (!c.requests.count("memory")) acc["memory"] = go_add(acc["memory"], kDefaultMemoryRequest);
   }
 }
 
@@ -84,11 +89,11 @@ CpuMemory additive_nonzero_cpu_memory(const Pod& pod) {
   };
   CpuMemory out;
   for (const Container& c : pod.containers) {
-    out.cpu += field(c.requests, "cpu", kDefaultMilliCpuRequest);
-    out.memory += field(c.requests, "memory", kDefaultMemoryRequest);
+    out.cpu = go_add(out.cpu, field(c.requests, "cpu", kDefaultMilliCpuRequest));
+    out.memory = go_add(out.memory, field(c.requests, "memory", kDefaultMemoryRequest));
   }
-  out.cpu += field(pod.overhead, "cpu", 0);
-  out.memory += field(pod.overhead, "memory", 0);
+  out.cpu = go_add(out.cpu, field(pod.overhead, "cpu", 0));
+  out.memory = go_add(out.memory, field(pod.overhead, "memory", 0));
   return out;
 }
 

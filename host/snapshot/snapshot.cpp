@@ -1150,9 +1150,16 @@ Snapshot::EncodedPod Snapshot::encode_pod(const Pod& pod) {
 
 bool Snapshot::has_resource_columns(const Pod& pod) const {
   bool known = true;
-  for_each_request_name(pod, [&](const std::string& name) { known = known && (name == "pods" || resource_index(name) >= 0); });
+  for_each_request_name(
+      pod, [&](const std::string& name) { known = known && (name == "pods" || resource_index(name) >= 0); });
   return known;
 }
+
+namespace {
+// total += sign * amount as Go's int64 arithmetic does it: wrapping, so that
+// requests near 2^63 (valid quantities) sum as upstream's node totals do.
+void add_signed(int64_t& total, int64_t sign, int64_t amount) { total = go_add(total, go_mul(sign, amount)); }
+}  // namespace
 
 void Snapshot::account_requests(const Pod& pod, uint32_t node, int64_t sign) {
   if (requests_are_additive(pod)) {
@@ -1163,13 +1170,14 @@ void Snapshot::account_requests(const Pod& pod, uint32_t node, int64_t sign) {
     if (has_resource_columns(pod)) {
       const auto add = [&](const ResourceList& list) {
         for (const auto& [name, amount] : list)
-          if (name != "pods") requested_[static_cast<size_t>(resource_index(name)) * num_nodes_ + node] += sign * amount;
+          if (name != "pods")
+            add_signed(requested_[static_cast<size_t>(resource_index(name)) * num_nodes_ + node], sign, amount);
       };
       for (const Container& c : pod.containers) add(c.requests);
       add(pod.overhead);
       const CpuMemory nz = additive_nonzero_cpu_memory(pod);
-      nonzero_requested_[node] += sign * nz.cpu;
-      nonzero_requested_[static_cast<size_t>(num_nodes_) + node] += sign * nz.memory;
+      add_signed(nonzero_requested_[node], sign, nz.cpu);
+      add_signed(nonzero_requested_[static_cast<size_t>(num_nodes_) + node], sign, nz.memory);
       return;
     }
   }
@@ -1178,7 +1186,7 @@ void Snapshot::account_requests(const Pod& pod, uint32_t node, int64_t sign) {
     // Adding may need a new column (structural); removing finds the one
     // the add used.
     const int32_t r = sign > 0 ? intern_resource(name) : resource_index(name);
-    requested_[static_cast<size_t>(r) * num_nodes_ + node] += sign * amount;
+    add_signed(requested_[static_cast<size_t>(r) * num_nodes_ + node], sign, amount);
   }
   // A pod without containers has no non-zero request at all (counts 0).
   const ResourceList nz = pod_requests_nonzero_for_node(pod);
@@ -1186,8 +1194,8 @@ void Snapshot::account_requests(const Pod& pod, uint32_t node, int64_t sign) {
     const auto it = nz.find(name);
     return it == nz.end() ? int64_t(0) : it->second;
   };
-  nonzero_requested_[node] += sign * amount("cpu");
-  nonzero_requested_[static_cast<size_t>(num_nodes_) + node] += sign * amount("memory");
+  add_signed(nonzero_requested_[node], sign, amount("cpu"));
+  add_signed(nonzero_requested_[static_cast<size_t>(num_nodes_) + node], sign, amount("memory"));
 }
 
 uint32_t Snapshot::take_pod_id(uint32_t wanted) {
