@@ -380,6 +380,22 @@ template <bool kContig>
     fit_block<kContig, 0>(s, want, resource, nwant, nodes, first, n, fails);
 }
 
+// The fallbacks of a block of n <= kBlock nodes `nb` whose lanes left the
+// vector path's range, shared by the separate loops and the one loop:
+// LeastAllocated by its rule node by node; BalancedAllocation by the same
+// lanes with direct int64-to-float64 conversions.
+[[gnu::always_inline]] inline void least_block_by_rule(const SnapshotView& s, const ScoredResource* res,
+                                                       uint32_t nres, const uint32_t* nb, uint32_t n, int64_t* out) {
+  for (uint32_t i = 0; i < n; ++i) out[i] = least_allocated_score(s, res, nres, nb[i]);
+}
+[[gnu::always_inline]] inline void balanced2_block_direct(const SnapshotView& s, const ScoredResource* res,
+                                                          const uint32_t* nb, uint32_t n, bool contig, int64_t* out) {
+  if (contig)
+    balanced2_block<true, false>(s, res, nb, nb[0], n, out);
+  else
+    balanced2_block<false, false>(s, res, nb, 0, n, out);
+}
+
 template <bool kByHalves>
 [[gnu::always_inline]] inline void least_body(const SnapshotView& s, const ScoredResource* res, uint32_t nres,
                                               const uint32_t* nodes, uint32_t count, int64_t* out) {
@@ -392,8 +408,7 @@ template <bool kByHalves>
                                        : least2_unit_block<false, kByHalves>(s, res, nb, 0, n, out + lo))
                              : (contig ? least_block<true, kByHalves>(s, res, nres, nb, nb[0], n, out + lo)
                                        : least_block<false, kByHalves>(s, res, nres, nb, 0, n, out + lo));
-    if (!ok)
-      for (uint32_t i = 0; i < n; ++i) out[lo + i] = least_allocated_score(s, res, nres, nb[i]);
+    if (!ok) least_block_by_rule(s, res, nres, nb, n, out + lo);
   }
 }
 
@@ -406,12 +421,7 @@ template <bool kByHalves>
     const bool contig = is_contiguous_run(nb, n);
     const bool split = kByHalves && (contig ? balanced2_block<true, kByHalves>(s, res, nb, nb[0], n, out + lo)
                                            : balanced2_block<false, kByHalves>(s, res, nb, 0, n, out + lo));
-    if (!split) {
-      if (contig)
-        balanced2_block<true, false>(s, res, nb, nb[0], n, out + lo);
-      else
-        balanced2_block<false, false>(s, res, nb, 0, n, out + lo);
-    }
+    if (!split) balanced2_block_direct(s, res, nb, n, contig, out + lo);
   }
 }
 
@@ -429,14 +439,8 @@ template <bool kByHalves>
                                              bal_ok);
     else
       least_balanced2_block<false, kByHalves>(s, least, bal, nb, 0, n, out_least + lo, out_bal + lo, least_ok, bal_ok);
-    if (!least_ok)
-      for (uint32_t i = 0; i < n; ++i) out_least[lo + i] = least_allocated_score(s, least, 2, nb[i]);
-    if (!bal_ok) {
-      if (contig)
-        balanced2_block<true, false>(s, bal, nb, nb[0], n, out_bal + lo);
-      else
-        balanced2_block<false, false>(s, bal, nb, 0, n, out_bal + lo);
-    }
+    if (!least_ok) least_block_by_rule(s, least, 2, nb, n, out_least + lo);
+    if (!bal_ok) balanced2_block_direct(s, bal, nb, n, contig, out_bal + lo);
   }
 }
 
