@@ -1665,30 +1665,109 @@ uint32_t Snapshot::topology_matcher(const std::vector<PodMatchClause>& all_of, b
   return topology_matchers({all_of}, count_terminating).front();
 }
 
+namespace {
+
+bool same_selector(const LabelSelector& a, const LabelSelector& b) {
+  if (a.match_labels != b.match_labels || a.match_expressions.size() != b.match_expressions.size()) return false;
+  for (size_t i = 0; i < a.match_expressions.size(); ++i) {
+    const LabelSelectorRequirement& x = a.match_expressions[i];
+    const LabelSelectorRequirement& y = b.match_expressions[i];
+    if (x.key != y.key || x.op != y.op || x.values != y.values) return false;
+  }
+  return true;
+}
+
+// The same clauses as written (a stricter test than the compiled matchers'
+// equality: a list in another order is another entry, never a wrong row).
+bool same_clauses(const std::vector<Snapshot::PodMatchClause>& a, const std::vector<Snapshot::PodMatchClause>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].all_namespaces != b[i].all_namespaces || a[i].namespaces != b[i].namespaces ||
+        !same_selector(a[i].selector, b[i].selector))
+      return false;
+  return true;
+}
+
+uint64_t hash_text(uint64_t h, std::string_view s) { return hash_step(h, std::hash<std::string_view>{}(s)); }
+
+}  // namespace
+
+uint64_t Snapshot::raw_matcher_hash(const std::vector<PodMatchClause>& all_of, bool count_terminating) {
+  uint64_t h = count_terminating ? 1 : 0;
+  for (const PodMatchClause& c : all_of) {
+    h = hash_step(h, c.all_namespaces ? 2 : 3);
+    for (const std::string& ns : c.namespaces) h = hash_text(h, ns);
+    h = hash_step(h, c.selector.match_labels.size());
+    for (const auto& [k, v] : c.selector.match_labels) h = hash_text(hash_text(h, k), v);
+    for (const LabelSelectorRequirement& r : c.selector.match_expressions) {
+      h = hash_text(hash_text(h, r.key), r.op);
+      for (const std::string& v : r.values) h = hash_text(h, v);
+    }
+  }
+  return h;
+}
+
+int32_t Snapshot::raw_matcher_row(const std::vector<PodMatchClause>& all_of, bool count_terminating,
+                                  uint64_t hash) const {
+  int32_t found = -1;
+  raw_matcher_index_.for_each(hash, [&](uint32_t i) {
+    const RawMatcher& r = raw_matchers_[i];
+    if (found < 0 && r.count_terminating == count_terminating && same_clauses(r.all_of, all_of))
+      found = static_cast<int32_t>(r.row);
+  });
+  return found;
+}
+
+void Snapshot::remember_raw_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating, uint64_t hash,
+                                    uint32_t row) {
+  if (raw_matcher_row(all_of, count_terminating, hash) >= 0) return;
+  // Spellings of the registered matchers only, a bounded number of them:
+  // lists written in ever new orders would otherwise pile up here.
+  if (raw_matchers_.size() >= 2 * matchers_.size() + 64) forget_raw_matchers();
+  raw_matcher_index_.add(hash, static_cast<uint32_t>(raw_matchers_.size()));
+  raw_matchers_.push_back(RawMatcher{all_of, count_terminating, row});
+}
+
+void Snapshot::forget_raw_matchers() {
+  raw_matchers_.clear();
+  raw_matcher_index_ = KeyedRows{};
+}
+
 std::vector<uint32_t> Snapshot::topology_matchers(const std::vector<std::vector<PodMatchClause>>& matchers,
                                                   bool count_terminating) {
-  std::vector<uint32_t> rows;
-  rows.reserve(matchers.size());
+  std::vector<uint32_t> rows(matchers.size());
+  std::vector<uint64_t> hashes(matchers.size());
+  std::vector<size_t> unknown;  // the matchers not found as written
+  for (size_t i = 0; i < matchers.size(); ++i) {
+    hashes[i] = raw_matcher_hash(matchers[i], count_terminating);
+    const int32_t row = raw_matcher_row(matchers[i], count_terminating, hashes[i]);
+    if (row >= 0)
+      rows[i] = static_cast<uint32_t>(row);
+    else
+      unknown.push_back(i);
+  }
+  if (unknown.empty()) return rows;
   const auto first_new = static_cast<uint32_t>(matchers_.size());
   MatcherFiling fresh;  // the new matchers only, for their first count
   // Every matcher compiled first: an InputError leaves nothing half
   // registered. Interning adds no string for a matcher already registered
   // (its registration interned them all).
   std::vector<Matcher> compiled;
-  compiled.reserve(matchers.size());
-  for (const auto& all_of : matchers) compiled.push_back(intern_matcher(all_of, count_terminating));
-  for (Matcher& m : compiled) {
-    const int32_t found = matcher_row(m, &matcher_work_.compares);
-    if (found >= 0) {
-      rows.push_back(static_cast<uint32_t>(found));
-      continue;
+  compiled.reserve(unknown.size());
+  for (const size_t i : unknown) compiled.push_back(intern_matcher(matchers[i], count_terminating));
+  for (size_t k = 0; k < unknown.size(); ++k) {
+    Matcher& m = compiled[k];
+    const size_t i = unknown[k];
+    int32_t row = matcher_row(m, &matcher_work_.compares);
+    if (row < 0) {
+      row = static_cast<int32_t>(matchers_.size());
+      matcher_rows_.add(matcher_hash(m), static_cast<uint32_t>(row));
+      matcher_filing_.add(static_cast<uint32_t>(row), m);
+      fresh.add(static_cast<uint32_t>(row), m);
+      matchers_.push_back(std::move(m));
     }
-    const auto row = static_cast<uint32_t>(matchers_.size());
-    matcher_rows_.add(matcher_hash(m), row);
-    matcher_filing_.add(row, m);
-    fresh.add(row, m);
-    matchers_.push_back(std::move(m));
-    rows.push_back(row);
+    rows[i] = static_cast<uint32_t>(row);
+    remember_raw_matcher(matchers[i], count_terminating, hashes[i], rows[i]);
   }
   if (matchers_.size() == first_new) return rows;
   matcher_domain_sums_.resize(matchers_.size());
@@ -1704,6 +1783,8 @@ std::vector<uint32_t> Snapshot::topology_matchers(const std::vector<std::vector<
 }
 
 int32_t Snapshot::find_topology_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating) const {
+  const int32_t row = raw_matcher_row(all_of, count_terminating, raw_matcher_hash(all_of, count_terminating));
+  if (row >= 0) return row;
   const std::optional<Matcher> m = lookup_matcher(all_of, count_terminating);
   return m ? matcher_row(*m, nullptr) : -1;
 }
@@ -2269,6 +2350,7 @@ void Snapshot::keep_matchers(const std::vector<uint8_t>& live, size_t spare_rows
   topology_counts_ = std::move(counts);
   matcher_rows_ = KeyedRows{};
   matcher_filing_ = MatcherFiling{};
+  forget_raw_matchers();  // its rows are the old ones
   for (uint32_t row = 0; row < matchers_.size(); ++row) {
     matcher_rows_.add(matcher_hash(matchers_[row]), row);
     matcher_filing_.add(row, matchers_[row]);

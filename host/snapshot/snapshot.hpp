@@ -1058,6 +1058,24 @@ class Snapshot {
   };
   std::vector<Matcher> matchers_;
   KeyedRows matcher_rows_;  // matcher_hash -> rows
+  // Registered matchers by their clauses as written, before compiling: a
+  // pod's terms are looked up when it is interned and again when it is
+  // prepared, and a ReplicaSet's pods repeat them, so most lookups compile
+  // nothing (raw_matcher_row). Written only by topology_matchers (the
+  // serial interning; prepare's parallel lookups only read it); cleared
+  // when a compaction renumbers the rows or when it outgrows the matchers.
+  struct RawMatcher {
+    std::vector<PodMatchClause> all_of;
+    bool count_terminating;
+    uint32_t row;
+  };
+  std::vector<RawMatcher> raw_matchers_;
+  KeyedRows raw_matcher_index_;  // raw_matcher_hash -> indices into raw_matchers_
+  static uint64_t raw_matcher_hash(const std::vector<PodMatchClause>& all_of, bool count_terminating);
+  int32_t raw_matcher_row(const std::vector<PodMatchClause>& all_of, bool count_terminating, uint64_t hash) const;
+  void remember_raw_matcher(const std::vector<PodMatchClause>& all_of, bool count_terminating, uint64_t hash,
+                            uint32_t row);
+  void forget_raw_matchers();
   MatcherFiling matcher_filing_;
   MatcherWork matcher_work_;
   // Existing pods' affinity terms (host-only), by canonical term text.
