@@ -50,7 +50,7 @@ struct GpuBestFit {
 
   // (1 - (0.5 (cpu left - cpu) / max cpu + 0.5 (GPU left - GPU) / max GPU)) x 100, truncated.
   static BULKSCORE_HD int64_t score(const SnapshotView& s, const State& st, const uint8_t*, uint32_t node) {
-    const double cpu_after = static_cast<double>(node_cpu_left(s, node) - st.pod.cpu_milli);
+    const double cpu_after = static_cast<double>(go_sub(node_cpu_left(s, node), st.pod.cpu_milli));
     const double gpu_after = static_cast<double>(node_free_units(s, node) - pod_gpu_units(s, st.pod, node));
     if (cpu_after < 0 || gpu_after < 0) return 0;
     double left = 0.0;

@@ -151,7 +151,7 @@ void flatten_tasks(const std::vector<TypicalTask>& tasks, const Snapshot& snap, 
 
 // ---- per-node reads the policies share -------------------------------------------
 
-BULKSCORE_HD int64_t node_cpu_left(const SnapshotView& s, uint32_t node) { return s.alloc(0, node) - s.req(0, node); }
+BULKSCORE_HD int64_t node_cpu_left(const SnapshotView& s, uint32_t node) { return go_sub(s.alloc(0, node), s.req(0, node)); }
 BULKSCORE_HD int32_t node_card_model(const SnapshotView& s, const GpuPod& p, uint32_t node) {
   return p.model_key == -1 ? -1 : s.label_value(node, p.model_key, p.model_slot);
 }
@@ -189,7 +189,7 @@ BULKSCORE_HD int64_t fgd_node_score(const int64_t* free, const int32_t* units, u
       for (uint32_t e = 0; e < d && !seen; ++e) seen = free[e] == free[d] && units[e] == units[d];
       if (seen) continue;
       after[d] = free[d] - milli;
-      const double f = node_fragmentation(after, units, num_devices, cpu_left - cpu, model, shapes, num_shapes, models);
+      const double f = node_fragmentation(after, units, num_devices, go_sub(cpu_left, cpu), model, shapes, num_shapes, models);
       after[d] = free[d];
       const auto s = static_cast<int64_t>(portable_sigmoid((before - f) / 1000.0) * 100.0);
       if (*device < 0 || s > best) {
@@ -206,7 +206,7 @@ BULKSCORE_HD int64_t fgd_node_score(const int64_t* free, const int32_t* units, u
     taken |= uint64_t(1) << pick;
     after[pick] = free[pick] - units_needed(milli, units[pick]);
   }
-  const double f = node_fragmentation(after, units, num_devices, cpu_left - cpu, model, shapes, num_shapes, models);
+  const double f = node_fragmentation(after, units, num_devices, go_sub(cpu_left, cpu), model, shapes, num_shapes, models);
   return static_cast<int64_t>(portable_sigmoid((before - f) / 1000.0) * 100.0);
 }
 

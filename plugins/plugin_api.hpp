@@ -225,20 +225,20 @@ BULKSCORE_HD int64_t normalize_score(NormalizeKind kind, int64_t raw, NormStats 
     case NormalizeKind::None:
       return raw;
     case NormalizeKind::Default:
-      return max0 == 0 ? raw : div_trunc(100 * raw, max0);
+      return max0 == 0 ? raw : div_trunc(go_mul(100, raw), max0);
     case NormalizeKind::DefaultReverse:
-      return max0 == 0 ? 100 : 100 - div_trunc(100 * raw, max0);
+      return max0 == 0 ? 100 : go_sub(100, div_trunc(go_mul(100, raw), max0));
     case NormalizeKind::Spread:
-      return max0 == 0 ? 100 : div_trunc(100 * (max0 + st.min - raw), max0);
+      return max0 == 0 ? 100 : div_trunc(go_mul(100, go_sub(go_add(max0, st.min), raw)), max0);
     case NormalizeKind::MinMax: {
-      const int64_t diff = st.max - st.min;
+      const int64_t diff = go_sub(st.max, st.min);
       if (diff <= 0) return 0;
       // Division first, then the product, as upstream computes it.
-      return static_cast<int64_t>(100.0 * (static_cast<double>(raw - st.min) / static_cast<double>(diff)));
+      return go_float_to_int64(100.0 * (static_cast<double>(go_sub(raw, st.min)) / static_cast<double>(diff)));
     }
     case NormalizeKind::MinMaxInteger: {
-      const int64_t diff = st.max - st.min;
-      return diff <= 0 ? 0 : div_trunc((raw - st.min) * 100, diff);
+      const int64_t diff = go_sub(st.max, st.min);
+      return diff <= 0 ? 0 : div_trunc(go_mul(go_sub(raw, st.min), 100), diff);
     }
   }
   return raw;

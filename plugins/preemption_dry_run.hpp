@@ -85,7 +85,8 @@ BULKSCORE_HD void dry_run_apply(const SnapshotView& base, const DryRunColumns& c
       const DryRunVictim& v = victims[k];
       for (uint32_t j = 0; j < v.num_requests; ++j) {
         const DryRunRequest& q = requests[v.request_at + j];
-        cols.requested[static_cast<size_t>(q.resource) * nodes + node] -= q.amount;
+        int64_t& requested = cols.requested[static_cast<size_t>(q.resource) * nodes + node];
+        requested = go_sub(requested, q.amount);  // the node's sum may have wrapped (Go's int64)
       }
       ports_removed = ports_removed || v.num_ports > 0;
     }

@@ -60,7 +60,7 @@ BULKSCORE_HD int64_t least_allocated_score(const SnapshotView& s, const ScoredRe
     if (alloc == 0) continue;
     const int64_t part = req > alloc ? 0 : div_trunc(go_mul(go_sub(alloc, req), 100), alloc);
     sum = go_add(sum, go_mul(part, res[i].weight));
-    weights += res[i].weight;
+    weights = go_add(weights, res[i].weight);
   }
   return weights == 0 ? 0 : div_trunc(sum, weights);
 }
@@ -73,7 +73,7 @@ BULKSCORE_HD int64_t most_allocated_score(const SnapshotView& s, const ScoredRes
     if (alloc == 0) continue;
     const int64_t used = req > alloc ? alloc : req;
     sum = go_add(sum, go_mul(div_trunc(go_mul(used, 100), alloc), res[i].weight));
-    weights += res[i].weight;
+    weights = go_add(weights, res[i].weight);
   }
   return weights == 0 ? 0 : div_trunc(sum, weights);
 }
@@ -100,12 +100,12 @@ BULKSCORE_HD int64_t requested_to_capacity_ratio_score(const SnapshotView& s, co
     const int64_t util = req > alloc ? 100 : div_trunc(go_mul(req, 100), alloc);
     const int64_t part = shape_value(shape, n_shape, util);
     if (part <= 0) continue;  // only positive scores count, weights included
-    sum += part * res[i].weight;
-    weights += res[i].weight;
+    sum = go_add(sum, go_mul(part, res[i].weight));
+    weights = go_add(weights, res[i].weight);
   }
   if (weights == 0) return 0;
   // math.Round(float64(sum)/float64(weights)): half away from zero.
-  return static_cast<int64_t>(::round(static_cast<double>(sum) / static_cast<double>(weights)));
+  return go_float_to_int64(::round(static_cast<double>(sum) / static_cast<double>(weights)));
 }
 
 }  // namespace bulkscore

@@ -77,7 +77,7 @@ struct SharedDeviceGroup {
   // Devices of the need's resource on `node` no group holds and no pod requests.
   static BULKSCORE_HD int64_t free_devices(const SnapshotView& s, const Need& need, uint32_t node) {
     const int64_t free = s.group_free_devices(static_cast<uint32_t>(need.row), node);
-    return need.resource < 0 ? free : free - s.req(static_cast<uint32_t>(need.resource), node);
+    return need.resource < 0 ? free : go_sub(free, s.req(static_cast<uint32_t>(need.resource), node));
   }
 
   static BULKSCORE_HD FilterOutcome filter(const SnapshotView& s, const State& st, const uint8_t* arena,

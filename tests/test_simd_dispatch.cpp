@@ -372,9 +372,10 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreWithOneExtremeNodePerBlockOnEveryTarget)
 // pod's (two such containers) wrap, as Go's int64 sums do; allocatables
 // negative (the C++ API's nodes) or 1, so that fractions reach 10^18 and
 // BalancedAllocation's (1 - std) * 100 leaves int64 (Go's amd64 conversion:
-// the minimum int64); LeastAllocated's quotients by -1 wrap. The loops send
-// such blocks to the rules, which must give Go's values and nothing
-// undefined (the sanitizer build runs this).
+// the minimum int64); LeastAllocated divides by negative allocatables. The
+// loops send such blocks to the rules, which must give the same values and
+// nothing undefined (the sanitizer build runs this; GoArithmetic.* checks
+// the helpers' Go values, min int64 / -1 among them).
 TEST(SimdDispatch, ScoreNodesEqualsScoreWhenSumsWrapOnEveryTarget) {
   TargetGuard guard;
   const int64_t allocatables[] = {1, -1, INT64_MIN, INT64_MAX, 4000};
