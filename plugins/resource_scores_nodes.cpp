@@ -87,18 +87,6 @@ template <bool kByHalves>
   return q;
 }
 
-// Wrapping int64 arithmetic (the per-node rules' values where they do not
-// overflow; an overflowing lane is flagged and recomputed by the rule).
-[[gnu::always_inline]] inline int64_t wsub(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-}
-[[gnu::always_inline]] inline int64_t wmul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
-[[gnu::always_inline]] inline int64_t wadd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-
 // The requested column an entry reads (the entry is not kSkip).
 [[gnu::always_inline]] inline const int64_t* requested_column(const SnapshotView& s, const ScoredResource& e) {
   switch (e.source) {
@@ -137,16 +125,16 @@ template <bool kContig, bool kUnit, bool kByHalves>
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
     const int64_t a = alloc[node];
-    const int64_t rq = wadd(req[node], pod);
-    const int64_t x = wmul(wsub(a, rq), 100);
+    const int64_t rq = go_add(req[node], pod);
+    const int64_t x = go_mul(go_sub(a, rq), 100);
     const bool need = (a != 0) & !(rq > a);
     // rq >= 0 with rq <= a: 0 <= x <= 100 * a, small_quotient's range.
     const bool in_range = (x >= 0) & (x < kExact) & (a > 0) & (a < kExact) & (rq >= 0);
     flagged |= mask(need & !in_range);
     const int64_t ok = mask(need & in_range);
     const int64_t part = sel(ok, small_quotient<kByHalves>(sel(ok, x, 0), sel(ok, a, 1)), 0);
-    sum[i] = wadd(sum[i], kUnit ? part : wmul(part, w));
-    weights[i] = wadd(weights[i], sel(mask(a != 0), w, 0));
+    sum[i] = go_add(sum[i], kUnit ? part : go_mul(part, w));
+    weights[i] = go_add(weights[i], sel(mask(a != 0), w, 0));
   }
   slow |= flagged;
 }
@@ -159,7 +147,7 @@ template <bool kContig, bool kUnit, bool kByHalves>
 template <bool kByHalves>
 [[gnu::always_inline]] inline int64_t least_quotient(int64_t a, int64_t rq) {
   const int64_t safe_a = std::min(sel(mask(a > 0), a, 1), kExact);
-  const auto x = static_cast<int64_t>(std::min(static_cast<uint64_t>(wmul(wsub(a, rq), 100)), uint64_t(100) << 53));
+  const auto x = static_cast<int64_t>(std::min(static_cast<uint64_t>(go_mul(go_sub(a, rq), 100)), uint64_t(100) << 53));
   return sel(mask(rq > a), 0, small_quotient<kByHalves>(x, safe_a));
 }
 
@@ -173,7 +161,7 @@ template <bool kByHalves>
 template <bool kByHalves>
 [[gnu::always_inline]] inline int64_t least2_unit_lane(int64_t a0, int64_t a1, int64_t rq0, int64_t rq1,
                                                        uint64_t& range) {
-  range |= static_cast<uint64_t>(wsub(a0, 1)) | static_cast<uint64_t>(wsub(a1, 1)) | static_cast<uint64_t>(rq0) |
+  range |= static_cast<uint64_t>(go_sub(a0, 1)) | static_cast<uint64_t>(go_sub(a1, 1)) | static_cast<uint64_t>(rq0) |
            static_cast<uint64_t>(rq1);
   return (least_quotient<kByHalves>(a0, rq0) + least_quotient<kByHalves>(a1, rq1)) >> 1;
 }
@@ -192,7 +180,7 @@ template <bool kContig, bool kByHalves>
   uint64_t range = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
-    out[i] = least2_unit_lane<kByHalves>(a0c[node], a1c[node], wadd(r0c[node], p0), wadd(r1c[node], p1), range);
+    out[i] = least2_unit_lane<kByHalves>(a0c[node], a1c[node], go_add(r0c[node], p0), go_add(r1c[node], p1), range);
   }
   return (range >> 53) == 0;
 }
@@ -219,7 +207,7 @@ template <bool kContig, bool kByHalves>
   // give: a shift); a node with fewer sends its block to the rule.
   int64_t all = 0;
   for (uint32_t r = 0; r < nres; ++r)
-    if (res[r].source != ScoredResource::kSkip) all = wadd(all, res[r].weight);
+    if (res[r].source != ScoredResource::kSkip) all = go_add(all, res[r].weight);
   if (!(all > 0 && all < kExact)) return false;
   const bool power_of_two = (all & (all - 1)) == 0;
   const int shift = __builtin_ctzll(static_cast<uint64_t>(all));
@@ -293,7 +281,7 @@ template <bool kContig, bool kByHalves>
   uint64_t range = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
-    out[i] = balanced2_lane<kByHalves>(a0c[node], a1c[node], wadd(r0c[node], p0), wadd(r1c[node], p1), range);
+    out[i] = balanced2_lane<kByHalves>(a0c[node], a1c[node], go_add(r0c[node], p0), go_add(r1c[node], p1), range);
   }
   return (range >> 53) == 0;
 }
@@ -320,8 +308,8 @@ template <bool kContig, bool kByHalves>
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
     const int64_t a0 = a0c[node], a1 = a1c[node];
-    out_least[i] = least2_unit_lane<kByHalves>(a0, a1, wadd(l0c[node], lp0), wadd(l1c[node], lp1), least_range);
-    out_bal[i] = balanced2_lane<kByHalves>(a0, a1, wadd(b0c[node], bp0), wadd(b1c[node], bp1), bal_range);
+    out_least[i] = least2_unit_lane<kByHalves>(a0, a1, go_add(l0c[node], lp0), go_add(l1c[node], lp1), least_range);
+    out_bal[i] = balanced2_lane<kByHalves>(a0, a1, go_add(b0c[node], bp0), go_add(b1c[node], bp1), bal_range);
   }
   least_ok = (least_range >> 53) == 0;
   bal_ok = (bal_range >> 53) == 0;
@@ -352,8 +340,8 @@ template <bool kContig, uint32_t kHead>
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
     int64_t b = mask(static_cast<int64_t>(pods[node]) + 1 > allowed[node]);
-    if constexpr (kHead > 0) b |= mask(w0 > wsub(a0[node], r0[node]));
-    if constexpr (kHead > 1) b |= mask(w1 > wsub(a1[node], r1[node]));
+    if constexpr (kHead > 0) b |= mask(w0 > go_sub(a0[node], r0[node]));
+    if constexpr (kHead > 1) b |= mask(w1 > go_sub(a1[node], r1[node]));
     bad[i] = b;
   }
   for (uint32_t k = kHead; k < nwant; ++k) {
@@ -362,7 +350,7 @@ template <bool kContig, uint32_t kHead>
     const int64_t w = want[k];
     for (uint32_t i = 0; i < n; ++i) {
       const size_t node = node_at<kContig>(nodes, first, i);
-      bad[i] |= mask(w > wsub(alloc[node], req[node]));
+      bad[i] |= mask(w > go_sub(alloc[node], req[node]));
     }
   }
   for (uint32_t i = 0; i < n; ++i) fails[i] = static_cast<uint8_t>(bad[i] & 1);
