@@ -13,6 +13,7 @@ PrepareResult NodeResourcesBalancedAllocation::prepare(const PrepareContext& ctx
   bool any = false;
   for (const auto& e : scored) any = any || e.pod_request != 0;
   r.skip_score = !any;
+  r.check_score_range = resource_scores_may_leave_range(ctx.snapshot, scored);
   return r;
 }
 

@@ -68,18 +68,21 @@ PrepareResult NodeResourcesFit::prepare(const PrepareContext& ctx, State& st, Ar
   // The scorer's requests: with the per-container defaults for cpu and
   // memory (pod_requests_nonzero_for_scoring), summed directly where the
   // pod's requests are additive.
+  std::vector<ScoredResource> scored;
   if (requests_are_additive(ctx.pod)) {
     const CpuMemory nonzero = additive_nonzero_cpu_memory(ctx.pod);
-    st.scored = arena.push(resolve_scored_resources(ctx.snapshot, args.resources, req, true, &nonzero));
+    scored = resolve_scored_resources(ctx.snapshot, args.resources, req, true, &nonzero);
   } else {
-    st.scored = arena.push(
-        resolve_scored_resources(ctx.snapshot, args.resources, pod_requests_nonzero_for_scoring(ctx.pod), true));
+    scored = resolve_scored_resources(ctx.snapshot, args.resources, pod_requests_nonzero_for_scoring(ctx.pod), true);
   }
+  st.scored = arena.push(scored);
+  PrepareResult r;
+  r.check_score_range = resource_scores_may_leave_range(ctx.snapshot, scored);
   std::vector<ShapePoint> shape;
   // Shape scores are 0..10; the scorer works on 0..100.
   for (const auto& p : args.shape) shape.push_back(ShapePoint{p.utilization, int64_t(p.score) * 10});
   st.shape = arena.push(shape);
-  return {};
+  return r;
 }
 
 void NodeResourcesFit::reasons(uint64_t bits, const Snapshot& snap, const State&, const uint8_t*, uint32_t,

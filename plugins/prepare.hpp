@@ -48,6 +48,11 @@ struct PrepareResult {
   bool skip_score = false;
   // PreScore failed (an Error status): the pod fails its cycle with it.
   std::string score_error;
+  // The plugin's scores may leave [0, 100] for this pod (quantities outside
+  // the range its arithmetic keeps them in): the engine evaluates the pod
+  // on the plain path and checks every score, as upstream's framework does
+  // after NormalizeScore, failing the cycle with "invalid score".
+  bool check_score_range = false;
 };
 
 }  // namespace bulkscore

@@ -1,8 +1,16 @@
 #include "plugins/resource_allocation.hpp"
 
+#include <algorithm>
+
 #include "plugins/prepare.hpp"
 
 namespace bulkscore {
+
+bool resource_scores_may_leave_range(const Snapshot& snap, const std::vector<ScoredResource>& scored) {
+  if (!snap.quantities_tame()) return true;
+  return std::any_of(scored.begin(), scored.end(),
+                     [](const ScoredResource& e) { return !Snapshot::tame_quantity(e.pod_request); });
+}
 
 // Resolves the configured resources for one pod (semantics doc §3.7).
 // `pod_requests` is the request the scorer uses: with the non-zero defaults

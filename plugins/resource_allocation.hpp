@@ -122,6 +122,13 @@ std::vector<ScoredResource> resolve_scored_resources(const Snapshot& snap, const
                                                      const ResourceList& pod_requests, bool nonzero_node_totals,
                                                      const CpuMemory* cpu_memory = nullptr);
 
+// Whether the resource scores of `scored` may leave [0, 100] on `snap`
+// (PrepareResult::check_score_range): some request of the pod, or some
+// node's allocatable or requested amount, lies outside [0,
+// Snapshot::kTameQuantity]. Within it the rules' arithmetic cannot wrap and
+// every score is in range.
+bool resource_scores_may_leave_range(const Snapshot& snap, const std::vector<ScoredResource>& scored);
+
 // Host: least_allocated_score, and NodeResourcesBalancedAllocation's score
 // for two entries `res`, neither kSkip, of `count` nodes at once (out[i] for
 // nodes[i]), equal to the per-node rules bit for bit: branch-free column

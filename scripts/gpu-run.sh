@@ -63,6 +63,9 @@ grep -E "CudaPreemptionParity" "$logs/parity.log" | grep -E "OK|FAILED|SKIPPED" 
 # load; rank on CUDA equals rank on the CPU.
 step events 90 "$bin/test_engine_events" --gtest_filter='*OnCuda*'
 step rank 60 "$bin/test_engine_rank" --gtest_filter='*Cuda*'
+# A score outside [0, 100] fails the pod's cycle on CUDA as on the CPU
+# (Engine::evaluate's check over the device's per-plugin scores).
+step invalid_score 60 "$bin/test_engine_messages" --gtest_filter='InvalidScore.*OnCuda'
 # Reserve/Unreserve on a CUDA engine: placing and undoing pods leaves the
 # device mirror as if they never came, and later decisions equal an engine
 # that never saw them (issue 23).
@@ -73,6 +76,7 @@ step gang 90 "$bin/test_gang" --gtest_filter='GangRandom*'
 # reference (domain attempts undone on the device mirror).
 step gang_topology 90 "$bin/test_gang_topology" --gtest_filter='GangTopologyRandom*'
 grep -E "^\[  (FAILED|SKIPPED) \]|Failure|decides otherwise|first difference" "$logs/events.log" "$logs/rank.log" \
+  "$logs/invalid_score.log" \
   "$logs/reserve_undo.log" "$logs/gang.log" "$logs/gang_topology.log" | head -n 10 |
   sed 's/^/    /' | tee -a "$summary"
 

@@ -369,5 +369,145 @@ TEST(EngineWarnings, RunningPodsRequiredAntiAffinityIsEnforcedNotWarnedAbout) {
             "incoming pod.");
 }
 
+
+// ---- invalid scores (runtime/framework.go RunScorePlugins) ----------------------------
+
+// Upstream's framework checks every normalized score before weighting it
+// and fails the pod's cycle on one outside [0, 100]. A negative allocatable
+// (the C++ API; a wrapped sum of requests does the same) gets there: on
+// node "a" (cpu -1, with a running pod requesting 100m),
+// BalancedAllocation's cpu fraction is 100 / -1 = -100, the pod's memory
+// fraction 1 GiB / 8 GiB = 0.125, and its score
+// int64((1 - |(-100 - 0.125) / 2|) * 100) = int64(-4906.25) = -4906.
+const char* const kInvalidBalanced =
+    "applying score defaultWeights on Score plugins: plugin \"NodeResourcesBalancedAllocation\" returns an "
+    "invalid score -4906, it should in the range of [0, 100] after normalizing";
+
+std::unique_ptr<Engine> engine_with(const Cluster& c, Batching batching, uint32_t window,
+                                    const std::string& backend = "cpu") {
+  EngineOptions opts;
+  opts.backend = backend;
+  opts.tie_break = TieBreak::First;
+  opts.batching = batching;
+  opts.window = window;
+  auto e = std::make_unique<Engine>(config_with(default_profile()), opts);
+  e->load(c);
+  return e;
+}
+
+Pod memory_only(const std::string& name, int64_t memory) { return make_pod(name, {container({{"memory", memory}})}); }
+
+void expect_invalid_score_fails_the_cycle(const std::string& backend) {
+  Cluster c;
+  c.nodes = {plain("a", -1), plain("b")};
+  c.running_pods = {on_node(wants("on-a", 100, 0), "a")};
+  for (const Batching batching : {Batching::Exact, Batching::Off, Batching::Upstream})
+    for (const uint32_t window : {0u, 1u, 4u}) {
+      SCOPED_TRACE("batching " + std::to_string(static_cast<int>(batching)) + ", window " + std::to_string(window));
+      auto e = engine_with(c, batching, window, backend);
+      const std::vector<Pod> pods = {memory_only("p", kGiB), memory_only("q", kGiB), memory_only("r", kGiB)};
+      for (const ScheduleResult& r : e->schedule_all(pods)) {
+        EXPECT_EQ(r.code, Code::Error);
+        EXPECT_EQ(r.node, -1);
+        EXPECT_EQ(r.message, kInvalidBalanced);
+      }
+      // Nothing was assumed: again, it fails the same way (not "in the
+      // cache already").
+      const ScheduleResult again = e->schedule(pods[0]);
+      EXPECT_EQ(again.code, Code::Error);
+      EXPECT_EQ(again.message, kInvalidBalanced);
+      // A pod that takes the one node it fits is not scored, and not checked.
+      const ScheduleResult lone = e->schedule(wants("big", 3000, kGiB));
+      EXPECT_EQ(lone.code, Code::Success);
+      EXPECT_EQ(lone.node_name, "b");
+    }
+}
+
+TEST(InvalidScore, AScoreOutsideTheRangeFailsTheCycleAsUpstreamsFrameworkDoes) {
+  expect_invalid_score_fails_the_cycle("cpu");
+}
+
+TEST(InvalidScore, AScoreOutsideTheRangeFailsTheCycleOnCuda) {
+  const std::string why = backend_unavailable_reason("cuda");
+  if (!why.empty()) GTEST_SKIP() << why;
+  expect_invalid_score_fails_the_cycle("cuda");
+}
+
+TEST(InvalidScore, ACacheStateFromBeforeTheChangeDoesNotAnswer) {
+  // Pods of one shape fill the batch cache on a tame cluster; then node
+  // "a" changes to the negative allocatable above. A hit would rescore "a"
+  // and rank the invalid score; the pod takes the checked plain path.
+  for (const uint32_t window : {0u, 1u, 4u}) {
+    Cluster c;
+    c.nodes = {plain("a"), plain("b"), plain("c")};
+    c.running_pods = {on_node(wants("on-a", 100, 0), "a")};
+    auto e = engine_with(c, Batching::Exact, window);
+    std::vector<Pod> first;
+    for (int i = 0; i < 4; ++i) first.push_back(memory_only("p" + std::to_string(i), kGiB));
+    for (const ScheduleResult& r : e->schedule_all(first)) EXPECT_EQ(r.code, Code::Success) << r.message;
+    ASSERT_TRUE(e->update_node(plain("a", -1)).ok());
+    std::vector<Pod> second;
+    for (int i = 0; i < 4; ++i) second.push_back(memory_only("q" + std::to_string(i), kGiB));
+    for (const ScheduleResult& r : e->schedule_all(second)) {
+      EXPECT_EQ(r.code, Code::Error) << "window " << window;
+      EXPECT_EQ(r.message.rfind("applying score defaultWeights on Score plugins: plugin "
+                                "\"NodeResourcesBalancedAllocation\" returns an invalid score -",
+                                0),
+                0u)
+          << r.message;
+    }
+  }
+}
+
+TEST(InvalidScore, WildQuantitiesThatLeaveEveryScoreInRangeChangeNoDecision) {
+  // A node with 2^60 bytes of memory, tainted: no pod below reaches it, but
+  // its allocatable is beyond the tame range, so every pod takes the
+  // checked plain path. Decisions equal those of the cluster without it,
+  // whatever the batching and windows.
+  Cluster tame;
+  for (int i = 0; i < 6; ++i) tame.nodes.push_back(plain("n" + std::to_string(i), 2000 + 500 * i, (4 + i) * kGiB));
+  tame.running_pods = {on_node(wants("r0", 700, kGiB), "n2"), on_node(wants("r1", 1500, 3 * kGiB), "n5")};
+  Cluster wild = tame;
+  Node huge = tainted("huge");
+  huge.allocatable["memory"] = int64_t(1) << 60;
+  wild.nodes.insert(wild.nodes.begin() + 3, huge);
+  std::vector<Pod> pods;
+  for (int i = 0; i < 24; ++i) pods.push_back(wants("p" + std::to_string(i), 100 + 75 * (i % 5), (1 + i % 3) * kGiB / 2));
+  const auto names = [&](const Cluster& c, Batching batching, uint32_t window) {
+    std::vector<std::string> out;
+    for (const ScheduleResult& r : engine_with(c, batching, window)->schedule_all(pods)) {
+      EXPECT_EQ(r.code, Code::Success) << r.message;
+      out.push_back(r.node_name);
+    }
+    return out;
+  };
+  const std::vector<std::string> expected = names(tame, Batching::Off, 1);
+  for (const Batching batching : {Batching::Exact, Batching::Off})
+    for (const uint32_t window : {0u, 1u, 4u}) {
+      EXPECT_EQ(names(wild, batching, window), expected) << static_cast<int>(batching) << " " << window;
+      EXPECT_EQ(names(tame, batching, window), expected) << static_cast<int>(batching) << " " << window;
+    }
+}
+
+TEST(InvalidScore, OnlyPodsWhoseResourceScoresMayLeaveTheRangeAreChecked) {
+  Snapshot snap = Snapshot::build({plain("a"), plain("b")}, {});
+  const ProfilePlan plan = make_profile_plan(default_profile());
+  const auto checked = [&](const Pod& pod) {
+    intern_pod_for_plan(snap, pod, plan);
+    return prepare_pod_query(pod, snap, plan, TieBreak::First, 0).check_score_range;
+  };
+  EXPECT_FALSE(checked(wants("plain", 500, kGiB)));
+  // A request beyond 2^55 bytes: the scores' products by 100 could wrap.
+  EXPECT_TRUE(checked(wants("huge", 500, int64_t(1) << 56)));
+  // A node's sum that wrapped (two valid requests of 2^62 cpu) makes every
+  // pod checked until it is gone.
+  snap.add_pod(on_node(wants("w1", int64_t(1) << 62, 0), "a"), 0);
+  snap.add_pod(on_node(wants("w2", int64_t(1) << 62, 0), "a"), 0);
+  EXPECT_TRUE(checked(wants("plain", 500, kGiB)));
+  ASSERT_TRUE(snap.remove_pod("default", "w1"));
+  ASSERT_TRUE(snap.remove_pod("default", "w2"));
+  EXPECT_FALSE(checked(wants("plain", 500, kGiB)));
+}
+
 }  // namespace
 }  // namespace bulkscore

@@ -1734,5 +1734,47 @@ TEST(SnapshotTermRows, PodWithTwoNewGroupsAddedThenRemovedLeavesEveryColumn) {
   expect_every_column_decoded(snap);
 }
 
+
+TEST(SnapshotQuantities, WildAmountsAreNotedAndForgottenOnceGone) {
+  // Snapshot::quantities_tame: every allocatable and requested amount in
+  // [0, 2^55], where the resource scores cannot leave [0, 100]. A wrapped
+  // sum, a huge allocatable or a negative one (the C++ API) is noted where
+  // it is written; recheck_quantities forgets it once nothing wild is left.
+  const int64_t huge = int64_t(1) << 62;
+  Snapshot snap = Snapshot::build({make_node("a", 4000, 8 * testutil::kMiB), make_node("b", 4000, 8 * testutil::kMiB)}, {});
+  snap.recheck_quantities();
+  EXPECT_TRUE(snap.quantities_tame());
+
+  // Two pods of 2^62 cpu each: the node's sum wraps to min int64, as Go's does.
+  const auto pod = [](const std::string& name, int64_t cpu) { return make_pod(name, {container({{"cpu", cpu}})}); };
+  snap.add_pod(pod("w1", huge), 0);
+  EXPECT_FALSE(snap.quantities_tame());
+  snap.add_pod(pod("w2", huge), 0);
+  EXPECT_EQ(snap.requested()[0], INT64_MIN);
+  snap.recheck_quantities();
+  EXPECT_FALSE(snap.quantities_tame());
+  ASSERT_TRUE(snap.remove_pod("default", "w1"));
+  snap.recheck_quantities();
+  EXPECT_FALSE(snap.quantities_tame()) << "2^62 is still beyond 2^55";
+  ASSERT_TRUE(snap.remove_pod("default", "w2"));
+  EXPECT_FALSE(snap.quantities_tame()) << "forgotten only by the scan";
+  snap.recheck_quantities();
+  EXPECT_TRUE(snap.quantities_tame());
+
+  // The bounds themselves: 2^55 is tame, one more is not, nor is -1.
+  EXPECT_TRUE(Snapshot::tame_quantity(Snapshot::kTameQuantity));
+  EXPECT_FALSE(Snapshot::tame_quantity(Snapshot::kTameQuantity + 1));
+  EXPECT_FALSE(Snapshot::tame_quantity(-1));
+
+  // A node with a negative allocatable, added and then removed.
+  snap.add_node(make_node("negative", -1, 8 * testutil::kMiB));
+  EXPECT_FALSE(snap.quantities_tame());
+  snap.recheck_quantities();
+  EXPECT_FALSE(snap.quantities_tame());
+  snap.remove_node("negative");
+  snap.recheck_quantities();
+  EXPECT_TRUE(snap.quantities_tame());
+}
+
 }  // namespace
 }  // namespace bulkscore

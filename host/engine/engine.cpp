@@ -313,6 +313,40 @@ void Engine::fall_back(const std::string& why) {
 }
 
 bool Engine::evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out, bool lists_optional) {
+  if (!q.check_score_range) return evaluate_on_backend(q, req, out, lists_optional);
+  // Upstream's framework checks every normalized score before weighting
+  // it; bulkscore's backends and cache assume them in range (the selection
+  // key), so a pod whose scores may leave it takes this plain path.
+  EvalRequest checked = req;
+  checked.want_scores = true;
+  evaluate_on_backend(q, checked, out, false);
+  if (out.scored && q.score_error.empty()) {
+    const size_t n = out.scored_nodes.size();
+    // Node by node, each node's plugins in profile order: upstream's loop
+    // (its nodes run in parallel: which invalid score it reports first is
+    // not fixed; this is the first in visiting order).
+    for (size_t i = 0; i < n && q.score_error.empty(); ++i)
+      for (uint32_t slot = 0; slot < q.header.num_scores; ++slot) {
+        const int64_t v = out.normalized_scores[slot * n + i];
+        if (v >= 0 && v <= 100) continue;
+        q.score_error = "applying score defaultWeights on Score plugins: plugin " +
+                        quote_for_message(plugin_name(q.header.scores[slot])) + " returns an invalid score " +
+                        std::to_string(v) + ", it should in the range of [0, 100] after normalizing";
+        q.score_error_at_score = true;
+        break;
+      }
+  }
+  if (req.want_scores) return true;
+  if (req.want_totals) {
+    keep_totals_lists(q.view(), out);
+  } else {
+    for (auto* v : {&out.raw_scores, &out.normalized_scores, &out.totals, &out.stat_scores}) v->clear();
+    out.scored_nodes.clear();
+  }
+  return true;
+}
+
+bool Engine::evaluate_on_backend(PodQuery& q, const EvalRequest& req, EvalResult& out, bool lists_optional) {
   try {
     backend_->evaluate(snapshot_, q, req, out);
     return true;
@@ -604,7 +638,9 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
 
   // The batch cache answers only where every candidate is evaluated: a
   // sample depends on where the round-robin start stands.
-  const bool batching = options_.batching == Batching::Exact;
+  // A pod whose scores may leave [0, 100] is evaluated plainly (the cache's
+  // selection keys assume them in range): Engine::evaluate checks them.
+  const bool batching = options_.batching == Batching::Exact && !q.check_score_range;
   const bool upstream = options_.batching == Batching::Upstream;
   const bool whole = req.num_to_find >= m;
   BatchCounters& counters = batch_counters_[profile];
@@ -720,7 +756,7 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
   if (scratch_.scored && !q.score_error.empty()) {
     res.code = Code::Error;
     res.message = q.score_error;
-    trace.prescore_error = true;
+    trace.prescore_error = !q.score_error_at_score;
     return;
   }
   res.node = scratch_.chosen;
@@ -828,7 +864,8 @@ void Engine::look_ahead(const std::vector<const Pod*>& pods) {
   std::vector<PodQueryView> prepared;  // each query's header as prepare left it (BatchCache::store)
   for (Ahead& a : ahead) {
     const PodQuery& q = a.query;
-    if (!a.prepared || q.rejected) continue;
+    // A pod whose scores may leave [0, 100] is evaluated plainly, alone.
+    if (!a.prepared || q.rejected || q.check_score_range) continue;
     const uint32_t m = q.candidates ? static_cast<uint32_t>(q.candidates->size()) : snapshot_.num_nodes();
     if (num_nodes_to_find(*a.plan, m) < m) continue;  // a sample: no state answers it
     // Answered without it: a kept state would hit now, or an earlier pod

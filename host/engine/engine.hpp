@@ -827,7 +827,11 @@ class Engine {
   // state's score lists), the result comes without them and the call
   // returns false; otherwise (explain, upstream's state) this one evaluation
   // runs again on a CPU backend with them. The device keeps the passes.
+  // A query whose scores may leave [0, 100] (PodQuery::check_score_range)
+  // is evaluated with its per-plugin scores, and the first one outside the
+  // range becomes its score_error, as upstream's framework fails the cycle.
   bool evaluate(PodQuery& q, const EvalRequest& req, EvalResult& out, bool lists_optional = false);
+  bool evaluate_on_backend(PodQuery& q, const EvalRequest& req, EvalResult& out, bool lists_optional);
   // Drops the backend for the CPU one for the rest of the run, with one
   // warning that says why.
   void fall_back(const std::string& why);

@@ -186,6 +186,8 @@ void intern_pod_resources(Snapshot& snap, const Pod& pod) {
   if (snap.num_resources() > plugins::NodeResourcesFit::kMaxResources)
     throw InputError("more than " + std::to_string(plugins::NodeResourcesFit::kMaxResources) +
                      " distinct resource names; bulkscore supports at most that many");
+  // Serial, before prepare: whether the resource scores may leave [0, 100].
+  snap.recheck_quantities();
 }
 
 namespace {
@@ -341,6 +343,7 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
     const uint8_t id = plan.score[i];
     if (!results[id].score_error.empty() && q.score_error.empty()) q.score_error = results[id].score_error;
     if (results[id].skip_score || !plugin_has_score(id)) continue;
+    q.check_score_range = q.check_score_range || results[id].check_score_range;
     q.header.scores[q.header.num_scores] = id;
     q.header.normalize[q.header.num_scores] = normalize_kind_for(id, q.header.states);
     q.header.weights[q.header.num_scores] = plan.weights[i];

@@ -73,8 +73,13 @@ struct PodQuery {
   // `restricting_plugins` names the plugins that produced it.
   std::optional<std::vector<uint32_t>> candidates;
   std::vector<std::string> restricting_plugins;
-  // A PreScore error (the pod's cycle fails with it).
+  // A PreScore error (the pod's cycle fails with it), or Score's invalid
+  // score (score_error_at_score; Engine::evaluate writes it).
   std::string score_error;
+  bool score_error_at_score = false;
+  // Some score plugin's scores may leave [0, 100] for this pod
+  // (PrepareResult::check_score_range): Engine::evaluate checks them.
+  bool check_score_range = false;
   // Constraints the pod carries that bulkscore does not enforce yet.
   std::vector<std::string> warnings;
   // Where prepare and the feasible-set PreScore record their time and

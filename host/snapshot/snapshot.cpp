@@ -747,6 +747,7 @@ void Snapshot::write_node(uint32_t n, const Node& node) {
     } else {
       const int32_t r = intern_resource(name);
       allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = amount;
+      wild_quantities_ = wild_quantities_ || !tame_quantity(amount);
     }
   }
 
@@ -1035,6 +1036,7 @@ void Snapshot::update_node(const Node& node) {
       } else {
         const int32_t r = resource_index(name);  // interned above
         allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = amount;
+        wild_quantities_ = wild_quantities_ || !tame_quantity(amount);
       }
     }
     // A change of the node's devices lays the device columns out again,
@@ -1155,13 +1157,22 @@ bool Snapshot::has_resource_columns(const Pod& pod) const {
   return known;
 }
 
-namespace {
-// total += sign * amount as Go's int64 arithmetic does it: wrapping, so that
-// requests near 2^63 (valid quantities) sum as upstream's node totals do.
-void add_signed(int64_t& total, int64_t sign, int64_t amount) { total = go_add(total, go_mul(sign, amount)); }
-}  // namespace
+void Snapshot::recheck_quantities() {
+  if (!wild_quantities_) return;
+  const auto tame = [](const std::vector<int64_t>& column) {
+    return std::all_of(column.begin(), column.end(), tame_quantity);
+  };
+  wild_quantities_ = !(tame(allocatable_) && tame(requested_) && tame(nonzero_requested_));
+}
 
 void Snapshot::account_requests(const Pod& pod, uint32_t node, int64_t sign) {
+  // total += sign * amount as Go's int64 arithmetic does it: wrapping, so
+  // that requests near 2^63 (valid quantities) sum as upstream's node
+  // totals do. A total outside the tame range is noted.
+  const auto add_signed = [this](int64_t& total, int64_t times, int64_t amount) {
+    total = go_add(total, go_mul(times, amount));
+    wild_quantities_ = wild_quantities_ || !tame_quantity(total);
+  };
   if (requests_are_additive(pod)) {
     // Each container's requests and the overhead added on their own (the
     // node's totals are sums): no lists built, nothing allocated. A name

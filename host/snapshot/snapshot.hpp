@@ -360,6 +360,22 @@ class Snapshot {
   // Whether every resource the pod requests ("pods" aside) has its column:
   // nearly always, and then nothing about the pod is structural.
   bool has_resource_columns(const Pod& pod) const;
+  // Quantities the resource scores stay within [0, 100] on: every
+  // allocatable and requested amount in [0, kTameQuantity], 2^55, where the
+  // rules' products by 100 of sums of two amounts stay below 2^63. Requests
+  // whose sums wrap (valid quantities near 2^63) or a negative allocatable
+  // (the C++ API) can take a score outside [0, 100], and upstream's
+  // framework then fails the pod's cycle: the resource plugins ask the
+  // engine to check every score (PrepareResult::check_score_range).
+  static constexpr int64_t kTameQuantity = int64_t(1) << 55;
+  static bool tame_quantity(int64_t v) {
+    return static_cast<uint64_t>(v) <= static_cast<uint64_t>(kTameQuantity);  // negatives are huge unsigned
+  }
+  bool quantities_tame() const { return !wild_quantities_; }
+  // Serial (interning): once a quantity outside the tame range was written,
+  // scans whether one is still there (one was removed or its node left).
+  // Nothing to do otherwise.
+  void recheck_quantities();
   // The dense column of label key `key` (a string id), or -1 if it has none.
   int32_t dense_label_slot(int32_t key) const;
   uint32_t num_dense_labels() const { return static_cast<uint32_t>(dense_label_keys_.size()); }
@@ -934,6 +950,9 @@ class Snapshot {
   std::unordered_map<std::string, uint32_t> node_ids_;
 
   std::vector<int64_t> allocatable_, requested_, nonzero_requested_, allowed_pods_;
+  // Some amount in those three columns may lie outside [0, kTameQuantity]:
+  // set where one is written, cleared by recheck_quantities' scan.
+  bool wild_quantities_ = false;
   std::vector<int32_t> pod_count_, node_name_id_;
   std::vector<uint8_t> unschedulable_;
   std::vector<uint32_t> label_offsets_, taint_offsets_, image_offsets_;
