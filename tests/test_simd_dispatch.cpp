@@ -261,6 +261,16 @@ size_t compare_cluster(const Cluster& cluster, const SchedulerConfig& config, Sp
 
 // compare_cluster on every SIMD target the machine has, default profile,
 // node lists drawn from `stream`; at least `at_least` comparisons each.
+// Node "node-<index>" with its hostname label, `cpu` and `memory`
+// allocatable and room for 110 pods: the extreme-value tests' nodes.
+Node resource_node(uint32_t index, int64_t cpu, int64_t memory) {
+  Node n;
+  n.name = "node-" + std::to_string(index);
+  n.labels["kubernetes.io/hostname"] = n.name;
+  n.allocatable = {{"cpu", cpu}, {"memory", memory}, {"pods", 110}};
+  return n;
+}
+
 void compare_on_every_target(const Cluster& c, const char* what, uint64_t stream, size_t at_least) {
   for (const SimdTarget t : supported_targets()) {
     set_simd_target(t);
@@ -352,12 +362,8 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreWithOneExtremeNodePerBlockOnEveryTarget)
       const bool extreme = i == (b * 37) % 256;
       const uint32_t field = b % kFields;
       const int64_t value = values[b / kFields];
-      Node n;
-      n.name = "node-" + std::to_string(index);
-      n.labels["kubernetes.io/hostname"] = n.name;
-      n.allocatable = {{"cpu", extreme && field == 0 ? value : 4000},
-                       {"memory", extreme && field == 1 ? value : 32LL << 30},
-                       {"pods", 110}};
+      const Node n = resource_node(index, extreme && field == 0 ? value : 4000,
+                                   extreme && field == 1 ? value : 32LL << 30);
       c.nodes.push_back(n);
       c.running_pods.push_back(testutil::running(
           "run-" + std::to_string(index), n.name,
@@ -383,12 +389,10 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreWhenSumsWrapOnEveryTarget) {
   SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x3a9ull, 1);
   Cluster c;
   for (uint32_t i = 0; i < 600; ++i) {
-    Node n;
-    n.name = "node-" + std::to_string(i);
-    n.labels["kubernetes.io/hostname"] = n.name;
     const bool extreme = rng.chance(0.3);
     const auto pick_alloc = [&](int64_t usual) { return extreme ? allocatables[rng.below(5)] : usual; };
-    n.allocatable = {{"cpu", pick_alloc(4000)}, {"memory", pick_alloc(32LL << 30)}, {"pods", 110}};
+    const int64_t cpu = pick_alloc(4000);
+    const Node n = resource_node(i, cpu, pick_alloc(32LL << 30));
     c.nodes.push_back(n);
     for (uint32_t k = 0; k < (extreme ? 2u : 1u); ++k)
       c.running_pods.push_back(testutil::running(
@@ -425,14 +429,11 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreOnExtremeValuesOnEveryTarget) {
   SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0xe87e3eull, 1);
   Cluster c;
   for (uint32_t i = 0; i < 700; ++i) {
-    Node n;
-    n.name = "node-" + std::to_string(i);
-    n.labels["kubernetes.io/hostname"] = n.name;
     // Most nodes ordinary (blocks of them take the vector path), a few extreme.
     const bool extreme = rng.chance(0.1);
     const int64_t cpu = extreme ? values[rng.below(kValues)] : 4000;
     const int64_t mem = extreme ? values[rng.below(kValues)] : 32LL << 30;
-    n.allocatable = {{"cpu", cpu}, {"memory", mem}, {"pods", 110}};
+    Node n = resource_node(i, cpu, mem);
     if (rng.chance(0.3)) n.allocatable["example.com/foo"] = values[rng.below(kValues)];
     c.nodes.push_back(n);
     if (rng.chance(0.5))
