@@ -416,7 +416,13 @@ void expect_invalid_score_fails_the_cycle(const std::string& backend) {
       const ScheduleResult again = e->schedule(pods[0]);
       EXPECT_EQ(again.code, Code::Error);
       EXPECT_EQ(again.message, kInvalidBalanced);
+      // explain says so too, beside the scores.
+      const Explanation ex = e->explain(pods[0]);
+      EXPECT_EQ(ex.chosen, "");
+      EXPECT_EQ(ex.message, kInvalidBalanced);
+      EXPECT_EQ(ex.feasible_nodes, 2u);
       // A pod that takes the one node it fits is not scored, and not checked.
+      EXPECT_EQ(e->explain(wants("big", 3000, kGiB)).chosen, "b");
       const ScheduleResult lone = e->schedule(wants("big", 3000, kGiB));
       EXPECT_EQ(lone.code, Code::Success);
       EXPECT_EQ(lone.node_name, "b");

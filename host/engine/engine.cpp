@@ -1240,7 +1240,10 @@ Explanation Engine::explain(const Pod& pod) {
   EvalResult r;
   evaluate(q, req, r);
   ex.feasible_nodes = r.num_feasible;
-  if (r.chosen >= 0) {
+  if (r.num_feasible >= 2 && !q.score_error.empty()) {
+    // schedule() scores two or more feasible nodes, and fails there.
+    ex.message = q.score_error;
+  } else if (r.chosen >= 0) {
     ex.chosen = snapshot_.node_name(static_cast<uint32_t>(r.chosen));
     Reservation reserved = preview_reservation(pod, plan, static_cast<uint32_t>(r.chosen));
     ex.devices = std::move(reserved.devices);

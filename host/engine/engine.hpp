@@ -342,7 +342,9 @@ struct Explanation {
   std::vector<int32_t> devices;  // GpuShare: the devices it would take there
   std::string device_group;      // SharedDeviceGroup: its group and the devices
   GroupDevices group_devices;    // it would share there
-  std::string message;  // FitError text when no node is feasible
+  // FitError text when no node is feasible; the error when the pod's cycle
+  // fails after Filter (a PreScore error, an invalid score: chosen is "").
+  std::string message;
   // Whether schedule would answer this pod from the batch cache now (after
   // the pods scheduled so far): "hit", "off", or the reason it would not
   // (flush_reason_name).
