@@ -383,6 +383,23 @@ const char* const kInvalidBalanced =
     "applying score defaultWeights on Score plugins: plugin \"NodeResourcesBalancedAllocation\" returns an "
     "invalid score -4906, it should in the range of [0, 100] after normalizing";
 
+// The default profile without system-default spreading: its pods get
+// upstream batching's signatures (hints), which the default's do not.
+ProfileConfig signed_profile() {
+  return parse_scheduler_config(R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints: []
+)",
+                                "signed")
+      .profiles.at(0);
+}
+
 std::unique_ptr<Engine> engine_with(const Cluster& c, Batching batching, uint32_t window,
                                     const std::string& backend = "cpu") {
   EngineOptions opts;
@@ -390,7 +407,7 @@ std::unique_ptr<Engine> engine_with(const Cluster& c, Batching batching, uint32_
   opts.tie_break = TieBreak::First;
   opts.batching = batching;
   opts.window = window;
-  auto e = std::make_unique<Engine>(config_with(default_profile()), opts);
+  auto e = std::make_unique<Engine>(config_with(signed_profile()), opts);
   e->load(c);
   return e;
 }
@@ -421,6 +438,14 @@ void expect_invalid_score_fails_the_cycle(const std::string& backend) {
       EXPECT_EQ(ex.chosen, "");
       EXPECT_EQ(ex.message, kInvalidBalanced);
       EXPECT_EQ(ex.feasible_nodes, 2u);
+      EXPECT_EQ(ex.batch, batching == Batching::Off ? "off" : "scores_checked");
+      const Ranking ranking = e->rank(pods[0], 2);
+      EXPECT_EQ(ranking.chosen, "");
+      EXPECT_EQ(ranking.message, kInvalidBalanced);
+      EXPECT_EQ(ranking.nodes.size(), 2u);
+      if (batching != Batching::Off) {
+        EXPECT_EQ(e->batch_counters().flushed[static_cast<size_t>(FlushReason::kScoresChecked)], 4u);
+      }
       // A pod that takes the one node it fits is not scored, and not checked.
       EXPECT_EQ(e->explain(wants("big", 3000, kGiB)).chosen, "b");
       const ScheduleResult lone = e->schedule(wants("big", 3000, kGiB));
@@ -465,6 +490,25 @@ TEST(InvalidScore, ACacheStateFromBeforeTheChangeDoesNotAnswer) {
   }
 }
 
+TEST(InvalidScore, UpstreamBatchingsHintDoesNotRescoreAnUncheckedNode) {
+  // --batching upstream: the last chosen node passes Filter again and
+  // would be rescored into the kept list, unchecked. Two pods bound there
+  // in between (2^62 cpu each: the node's sum wraps, as Go's does) take
+  // its scores out of [0, 100]: the pod takes no hint, and fails. (A node
+  // event would drop the kept list.)
+  Cluster c;
+  c.nodes = {plain("a"), plain("b"), plain("c")};
+  auto e = engine_with(c, Batching::Upstream, 1);
+  const ScheduleResult first = e->schedule(memory_only("p0", kGiB));
+  ASSERT_EQ(first.code, Code::Success) << first.message;
+  for (const char* name : {"huge-0", "huge-1"})
+    ASSERT_TRUE(e->add_pod(on_node(wants(name, int64_t(1) << 62, 0), first.node_name)).ok());
+  const ScheduleResult second = e->schedule(memory_only("p1", kGiB));
+  EXPECT_EQ(second.code, Code::Error);
+  EXPECT_EQ(second.message.rfind("applying score defaultWeights on Score plugins: plugin ", 0), 0u) << second.message;
+  EXPECT_EQ(e->batch_counters().hint_used, 0u);
+}
+
 TEST(InvalidScore, WildQuantitiesThatLeaveEveryScoreInRangeChangeNoDecision) {
   // A node with 2^60 bytes of memory, tainted: no pod below reaches it, but
   // its allocatable is beyond the tame range, so every pod takes the
@@ -481,10 +525,16 @@ TEST(InvalidScore, WildQuantitiesThatLeaveEveryScoreInRangeChangeNoDecision) {
   for (int i = 0; i < 24; ++i) pods.push_back(wants("p" + std::to_string(i), 100 + 75 * (i % 5), (1 + i % 3) * kGiB / 2));
   const auto names = [&](const Cluster& c, Batching batching, uint32_t window) {
     std::vector<std::string> out;
-    for (const ScheduleResult& r : engine_with(c, batching, window)->schedule_all(pods)) {
+    auto e = engine_with(c, batching, window);
+    for (const ScheduleResult& r : e->schedule_all(pods)) {
       EXPECT_EQ(r.code, Code::Success) << r.message;
       out.push_back(r.node_name);
     }
+    // Every pod of the wild cluster took the checked path.
+    const bool wild_quantities = c.nodes.size() != tame.nodes.size();
+    if (batching == Batching::Exact)
+      EXPECT_EQ(e->batch_counters().flushed[static_cast<size_t>(FlushReason::kScoresChecked)],
+                wild_quantities ? pods.size() : 0u);
     return out;
   };
   const std::vector<std::string> expected = names(tame, Batching::Off, 1);

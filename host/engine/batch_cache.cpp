@@ -47,6 +47,8 @@ const char* flush_reason_name(FlushReason r) {
       return "too_many_changes";
     case FlushReason::kEmptyList:
       return "empty_list";
+    case FlushReason::kScoresChecked:
+      return "scores_checked";
     case FlushReason::kPodSkipped:
       return "pod_skipped";
     case FlushReason::kPodFailed:

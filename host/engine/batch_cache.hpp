@@ -57,6 +57,7 @@ enum class FlushReason : uint8_t {
   kNodeBecameFeasible,  // a changed node passes Filter and was not cached
   kTooManyChanges,      // more changed nodes than a full pass costs
   kEmptyList,           // fewer than two feasible nodes: nothing to choose among
+  kScoresChecked,       // scores that may leave [0, 100]: evaluated plainly and checked (PodQuery::check_score_range)
   // Upstream mode's own (semantics doc §4.2, §4.3):
   kPodSkipped,       // another pod's cycle, or a failed one, came in between
   kPodFailed,        // the last cycle did not succeed

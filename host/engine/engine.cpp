@@ -639,11 +639,17 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
   // The batch cache answers only where every candidate is evaluated: a
   // sample depends on where the round-robin start stands.
   // A pod whose scores may leave [0, 100] is evaluated plainly (the cache's
-  // selection keys assume them in range): Engine::evaluate checks them.
-  const bool batching = options_.batching == Batching::Exact && !q.check_score_range;
+  // selection keys assume them in range; upstream's hint rescores its node
+  // unchecked): Engine::evaluate checks them. Counted as a miss.
+  const bool checked = q.check_score_range;
+  const bool batching = options_.batching == Batching::Exact && !checked;
   const bool upstream = options_.batching == Batching::Upstream;
   const bool whole = req.num_to_find >= m;
   BatchCounters& counters = batch_counters_[profile];
+  if (checked && options_.batching != Batching::Off) {
+    ++counters.no_hint;
+    ++counters.flushed[static_cast<size_t>(FlushReason::kScoresChecked)];
+  }
   // The state a miss's evaluation replaces: one kept for the same signature
   // that could not answer, else an empty one, else the least recently used.
   size_t replaced = batch_order_.size() - 1;  // a position in batch_order_
@@ -715,9 +721,9 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
   if (upstream) {
     signature = upstream_pod_signature(pod, plan);
     FlushReason why = FlushReason::kNoState;
-    hinted = upstream_[profile].hint(snapshot_, cycle, signature, q, now, why, counters);
+    hinted = checked ? -1 : upstream_[profile].hint(snapshot_, cycle, signature, q, now, why, counters);
     if (hinted < 0) {
-      ++counters.no_hint;
+      if (!checked) ++counters.no_hint;
     } else if (filter_node(snapshot_.view(), q.view(), static_cast<uint32_t>(hinted)).feasible()) {
       trace.filter_end = std::chrono::steady_clock::now();
       trace.filter_ran = true;
@@ -1173,11 +1179,15 @@ Ranking Engine::rank(const Pod& pod, uint32_t k, const std::vector<std::string>&
     return out;
   }
   const auto chosen = static_cast<uint32_t>(r.chosen);
-  out.chosen = snapshot_.node_name(chosen);
-  out.devices = preview_reservation(pod, plan, chosen).devices;
-  if (scored_pos[chosen] >= 0) {
-    out.chosen_node = ranked(chosen);
-    out.chosen_position = sorted_pos[chosen];
+  if (r.num_feasible >= 2 && !q.score_error.empty()) {
+    out.message = q.score_error;  // schedule() scores two or more feasible nodes, and fails there
+  } else {
+    out.chosen = snapshot_.node_name(chosen);
+    out.devices = preview_reservation(pod, plan, chosen).devices;
+    if (scored_pos[chosen] >= 0) {
+      out.chosen_node = ranked(chosen);
+      out.chosen_position = sorted_pos[chosen];
+    }
   }
   out.best_total = F ? *std::max_element(r.totals.begin(), r.totals.end()) : 0;
   for (size_t i = 0; i < F; ++i) out.tied_at_best += r.totals[i] == out.best_total ? 1 : 0;
@@ -1188,6 +1198,8 @@ Ranking Engine::rank(const Pod& pod, uint32_t k, const std::vector<std::string>&
 
 std::string Engine::batch_status(const Pod& pod, const ProfilePlan& plan, const PodQuery& q) const {
   if (options_.batching == Batching::Off) return "off";
+  // Evaluated plainly, whatever the batching: Engine::evaluate checks its scores.
+  if (q.check_score_range && !q.rejected) return flush_reason_name(FlushReason::kScoresChecked);
   if (options_.batching == Batching::Upstream)
     return upstream_pod_signature(pod, plan) ? "upstream: signed (a hint depends on the previous cycle)"
                                              : "upstream: pod_not_batchable";

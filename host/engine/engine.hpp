@@ -418,7 +418,10 @@ struct Ranking {
   // Every (plugin, reason) that rejected nodes, as upstream's FitError
   // counts them, most nodes first (then by reason); whether or not a node fits.
   std::vector<RejectionCount> rejections;
-  std::string message;  // the FitError text when no node is feasible
+  // The FitError text when no node is feasible; the error when schedule()
+  // would fail the pod after Filter (a PreScore error, an invalid score:
+  // chosen is "").
+  std::string message;
   std::optional<PreemptionExplanation> preemption;  // as Explanation::preemption
   std::vector<std::string> warnings;
 };
