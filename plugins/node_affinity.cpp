@@ -188,7 +188,6 @@ PrepareResult NodeAffinity::prepare(const PrepareContext& ctx, State& st, Arena&
   if (added) b.preferred(added->preferred, pref, nullptr);
   const bool pod_has_preferred = na && na->has_preferred;
   if (pod_has_preferred) b.preferred(na->preferred, pref, &r.score_error);
-  if (!r.score_error.empty()) r.score_error = "running PreScore plugin NodeAffinity: " + r.score_error;
   st.preferred = arena.push(pref);
   const bool added_has_preferred = added && !added->preferred.empty();
   r.skip_score = !pod_has_preferred && !added_has_preferred;

@@ -341,7 +341,9 @@ PodQuery prepare_pod_query(const Pod& pod, const Snapshot& snap, const ProfilePl
       q.header.filters[q.header.num_filters++] = id;
   for (size_t i = 0; i < plan.score.size(); ++i) {
     const uint8_t id = plan.score[i];
-    if (!results[id].score_error.empty() && q.score_error.empty()) q.score_error = results[id].score_error;
+    // Wrapped as upstream's framework wraps a PreScore plugin's error.
+    if (!results[id].score_error.empty() && q.score_error.empty())
+      q.score_error = "running PreScore plugin " + quote_for_message(plugin_name(id)) + ": " + results[id].score_error;
     if (results[id].skip_score || !plugin_has_score(id)) continue;
     q.check_score_range = q.check_score_range || results[id].check_score_range;
     q.header.scores[q.header.num_scores] = id;
