@@ -1082,17 +1082,6 @@ profiles:
 
 // ---- --batching upstream ---------------------------------------------------------
 
-const char* const kNoTopologyConfig = R"(apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: default-scheduler
-  pluginConfig:
-  - name: PodTopologySpread
-    args:
-      defaultingType: List
-      defaultConstraints: []
-)";
-
 Pod plain_pod(const std::string& name, int64_t milli_cpu) {
   Pod p;
   p.namespace_name = "default";

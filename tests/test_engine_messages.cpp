@@ -383,22 +383,8 @@ const char* const kInvalidBalanced =
     "applying score defaultWeights on Score plugins: plugin \"NodeResourcesBalancedAllocation\" returns an "
     "invalid score -4906, it should in the range of [0, 100] after normalizing";
 
-// The default profile without system-default spreading: its pods get
-// upstream batching's signatures (hints), which the default's do not.
-ProfileConfig signed_profile() {
-  return parse_scheduler_config(R"(apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: default-scheduler
-  pluginConfig:
-  - name: PodTopologySpread
-    args:
-      defaultingType: List
-      defaultConstraints: []
-)",
-                                "signed")
-      .profiles.at(0);
-}
+// The default profile without system-default spreading: signed pods.
+ProfileConfig signed_profile() { return parse_scheduler_config(kNoTopologyConfig, "no-topology").profiles.at(0); }
 
 std::unique_ptr<Engine> engine_with(const Cluster& c, Batching batching, uint32_t window,
                                     const std::string& backend = "cpu") {

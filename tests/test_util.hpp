@@ -35,6 +35,20 @@ constexpr int64_t kMiB = 1024 * 1024;
 
 // A node whose allocatable is cpu (millicores), memory (bytes) and pods. Extra
 // resources go into `allocatable` directly.
+// The default profile without system-default spreading (PodTopologySpread's
+// defaultConstraints empty): its pods get upstream batching's signatures,
+// which the default profile's do not.
+inline const char* const kNoTopologyConfig = R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints: []
+)";
+
 inline Node make_node(const std::string& name, int64_t cpu_milli, int64_t memory, int64_t pods = 32,
                       StringMap labels = {}, std::vector<Taint> taints = {}, std::vector<ContainerImage> images = {}) {
   Node n;
