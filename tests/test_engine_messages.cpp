@@ -369,7 +369,6 @@ TEST(EngineWarnings, RunningPodsRequiredAntiAffinityIsEnforcedNotWarnedAbout) {
             "incoming pod.");
 }
 
-
 // ---- invalid scores (runtime/framework.go RunScorePlugins) ----------------------------
 
 // Upstream's framework checks every normalized score before weighting it
