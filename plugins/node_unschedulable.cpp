@@ -6,7 +6,9 @@
 namespace bulkscore::plugins {
 
 PrepareResult NodeUnschedulable::prepare(const PrepareContext& ctx, State& st, Arena&) {
-  const Taint cordon{"node.kubernetes.io/unschedulable", "", "NoSchedule"};
+  // Built once: its key is past the short-string buffer, so a taint built
+  // per pod allocated per pod.
+  static const Taint cordon{"node.kubernetes.io/unschedulable", "", "NoSchedule"};
   st.tolerates_unschedulable = false;
   for (const auto& t : ctx.pod.tolerations)
     if (toleration_tolerates(t, cordon)) st.tolerates_unschedulable = true;
