@@ -1,5 +1,8 @@
 #include "plugins/gpu_baselines.hpp"
 
+#include <algorithm>
+
+#include "host/input/devices.hpp"
 #include "plugins/prepare.hpp"
 
 namespace bulkscore::plugins {
@@ -18,17 +21,65 @@ PrepareResult prepare_gpu_baseline(const PrepareContext& ctx, GpuBaselineState& 
   return r;
 }
 
+namespace {
+
+// Whether the node's free GPU units (G, summed over its devices) may lie
+// outside [0, maxGpuUnits]: a node with more units than the normalizer,
+// or a device whose pods hold more than it has.
+bool free_units_may_leave(const Snapshot::AmountBounds& b, int64_t max_gpu_units) {
+  return b.overdrawn || b.node_units > max_gpu_units;
+}
+
+// GpuDotProduct's score is 100 x (1 - (C/Mc x p/Mc + G/Mg x g/Mg) / 2)
+// (C the node's free cpu, p the pod's, G and g the units): within
+// [0, 100] when each product lies in [0, 1], as it does when both its
+// factors do (correctly rounded divisions and products keep a value at
+// most 1 at most 1). A product with a zero factor (p = 0, g = 0) is 0.
+// Otherwise: p and g at most the normalizers; C at most the largest
+// allocatable cpu (requests are not negative while the quantities are
+// tame) and at least p on a node that NodeResourcesFit found feasible; G
+// as free_units_may_leave says.
+bool dot_product_may_leave_range(const PrepareContext& ctx, const GpuBaselineState& st) {
+  const Snapshot::AmountBounds& b = ctx.snapshot.amount_bounds();
+  const GpuPod& p = st.pod;
+  if (p.cpu_milli != 0) {
+    const bool fit_filters =
+        std::find(ctx.profile.filter.begin(), ctx.profile.filter.end(), "NodeResourcesFit") != ctx.profile.filter.end();
+    if (p.cpu_milli < 0 || p.cpu_milli > st.max_cpu_milli || b.cpu_allocatable > st.max_cpu_milli ||
+        !ctx.snapshot.quantities_tame() || !fit_filters)
+      return true;
+  }
+  if (p.count != 0) {
+    // The units the pod takes on any node: a whole device is at most the
+    // largest device (or the default a node without devices counts).
+    const int64_t device = std::max<int64_t>(b.device_units, kDefaultDeviceUnits);
+    const int64_t per_device = p.milli == kWholeDevice ? device : p.milli;
+    if (p.count < 0 || per_device < 0 || int64_t(p.count) * per_device > st.max_gpu_units ||
+        free_units_may_leave(b, st.max_gpu_units))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 PrepareResult GpuBestFit::prepare(const PrepareContext& ctx, State& st, Arena&) {
   return prepare_gpu_baseline(ctx, st);
 }
 PrepareResult GpuDotProduct::prepare(const PrepareContext& ctx, State& st, Arena&) {
-  return prepare_gpu_baseline(ctx, st);
+  PrepareResult r = prepare_gpu_baseline(ctx, st);
+  r.check_score_range = r.score_error.empty() && dot_product_may_leave_range(ctx, st);
+  return r;
 }
 PrepareResult GpuPacking::prepare(const PrepareContext& ctx, State& st, Arena&) {
   return prepare_gpu_baseline(ctx, st);
 }
 PrepareResult GpuClustering::prepare(const PrepareContext& ctx, State& st, Arena&) {
-  return prepare_gpu_baseline(ctx, st);
+  PrepareResult r = prepare_gpu_baseline(ctx, st);
+  // 25 x (Mg - G) / Mg plus 0 to 75: within [0, 100] while G lies in [0, Mg].
+  r.check_score_range = r.score_error.empty() && st.pod.count != 0 &&
+                        free_units_may_leave(ctx.snapshot.amount_bounds(), st.max_gpu_units);
+  return r;
 }
 
 PrepareResult GpuRandomFit::prepare(const PrepareContext& ctx, State& st, Arena&) {

@@ -517,9 +517,10 @@ TEST(InvalidScore, WildQuantitiesThatLeaveEveryScoreInRangeChangeNoDecision) {
     }
     // Every pod of the wild cluster took the checked path.
     const bool wild_quantities = c.nodes.size() != tame.nodes.size();
-    if (batching == Batching::Exact)
+    if (batching == Batching::Exact) {
       EXPECT_EQ(e->batch_counters().flushed[static_cast<size_t>(FlushReason::kScoresChecked)],
                 wild_quantities ? pods.size() : 0u);
+    }
     return out;
   };
   const std::vector<std::string> expected = names(tame, Batching::Off, 1);

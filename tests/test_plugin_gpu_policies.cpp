@@ -93,13 +93,14 @@ TEST(GpuFgd, ScoresAndDeviceChoiceByHand) {
 
 std::unique_ptr<Engine> policy_engine(const std::vector<Node>& nodes, const std::vector<Pod>& running,
                                       const std::string& plugin, DeviceSelection selection,
-                                      std::vector<TypicalTask> tasks = {}) {
+                                      std::vector<TypicalTask> tasks = {}, const GpuScoreArgs& score_args = {}) {
   ProfileConfig p = default_scheduler_config().profiles.at(0);
   p.pre_filter.push_back("GpuShare");
   p.filter.push_back("GpuShare");
   p.score = {PluginEntry{plugin, 1000}};
   p.gpu_share_args.selection = selection;
   p.gpu_fragmentation_args.typical_tasks = std::move(tasks);
+  p.gpu_score_args = score_args;
   SchedulerConfig c;
   c.profiles.push_back(p);
   EngineOptions opts;
@@ -201,6 +202,102 @@ TEST(GpuBaselines, BestFitNormalizesInIntegersAcrossTheFeasibleNodes) {
   EXPECT_EQ(ex.nodes[1].scores.at(0).normalized, 100);
   EXPECT_EQ(ex.chosen, "used");
   EXPECT_EQ(ex.devices, std::vector<int32_t>{0});  // Best: the 460 free device
+}
+
+// GpuDotProduct and GpuClustering divide by their normalizers: a node
+// larger than them can take a score outside [0, 100], and the framework
+// the simulator runs them in then fails the pod's cycle, as upstream's
+// does for any plugin (docs/plugins.md, "invalid score").
+TEST(GpuBaselines, AScoreOutsideTheRangeFailsTheCycleAsTheFrameworkDoes) {
+  const auto checked = [](const Engine& e) {
+    return e.batch_counters().flushed[static_cast<size_t>(FlushReason::kScoresChecked)];
+  };
+  // DotProduct: two idle 512-core nodes, 128 cores the normalizer. A pod
+  // of 128 cores: (512000/128000 x 128000/128000) / 2 = 2, the score
+  // 100 x (1 - 2) = -100 on both.
+  const std::vector<Node> big = {gpu_node("big-a", 0, "", 512000), gpu_node("big-b", 0, "", 512000)};
+  auto e = policy_engine(big, {}, "GpuDotProduct", DeviceSelection::Best);
+  const Pod wide = gpu_pod("wide", 0, 0, 128000);
+  ScheduleResult r = e->schedule(wide);
+  EXPECT_EQ(r.code, Code::Error);
+  EXPECT_EQ(r.node, -1);
+  EXPECT_NE(r.message.find("plugin \"GpuDotProduct\" returns an invalid score -100, it should in the range of [0, "
+                           "100] after normalizing"),
+            std::string::npos)
+      << r.message;
+  // Nothing was assumed: the same pod fails the same way, not as a pod in the cache.
+  EXPECT_EQ(e->schedule(wide).message, r.message);
+  // A pod whose scores stay in range on the same nodes is checked and placed.
+  r = e->schedule(gpu_pod("narrow", 0, 0, 1000));
+  EXPECT_EQ(r.code, Code::Success) << r.message;
+  EXPECT_EQ(r.node_name, "big-a");
+  EXPECT_EQ(checked(*e), 3u);
+
+  // Clustering: 1,000 units the normalizer, nodes of four devices. A share
+  // on "a" (a whole device held: only others' class there): 25 x (1000 -
+  // 3000) / 1000 = -50; on "b" (none there): -75 + 25 = -50.
+  GpuScoreArgs one_gpu;
+  one_gpu.max_gpu_units = 1000;
+  auto c =
+      policy_engine({gpu_node("a", 4, "G4"), gpu_node("b", 4, "G4")}, {holding(gpu_pod("w", 1, 1000, 0), "a", "0")},
+                    "GpuClustering", DeviceSelection::Best, {}, one_gpu);
+  r = c->schedule(gpu_pod("s", 1, 500, 1000));
+  EXPECT_EQ(r.code, Code::Error);
+  EXPECT_NE(r.message.find("plugin \"GpuClustering\" returns an invalid score -50"), std::string::npos) << r.message;
+  // A cpu pod takes no class: Clustering scores it 0 everywhere, unchecked.
+  r = c->schedule(gpu_pod("cpu", 0, 0, 1000));
+  EXPECT_EQ(r.code, Code::Success) << r.message;
+  EXPECT_EQ(checked(*c), 1u);
+}
+
+// Within the normalizers (the trace's nodes: at most 128 cores and 8
+// devices, the defaults) no pod is checked, so the cache and windows answer
+// as before; a node that grows past them turns the check on.
+TEST(GpuBaselines, OnlyNodesPastTheNormalizersTurnTheCheckOn) {
+  const auto checked = [](const Engine& e) {
+    return e.batch_counters().flushed[static_cast<size_t>(FlushReason::kScoresChecked)];
+  };
+  for (const char* plugin : {"GpuDotProduct", "GpuClustering"}) {
+    SCOPED_TRACE(plugin);
+    auto e = policy_engine({gpu_node("a", 8, "G8", 128000), gpu_node("b", 2, "G2", 64000)}, {}, plugin,
+                           DeviceSelection::Best);
+    for (int i = 0; i < 6; ++i) {
+      const Pod pod =
+          i % 2 == 0 ? gpu_pod("p" + std::to_string(i), 0, 0, 8000) : gpu_pod("g" + std::to_string(i), 1, 500, 8000);
+      EXPECT_EQ(e->schedule(pod).code, Code::Success);
+    }
+    EXPECT_EQ(checked(*e), 0u);
+    // Nine devices on "b": more units than 8,000.
+    ASSERT_EQ(e->update_node(gpu_node("b", 9, "G8", 64000)).code, EventCode::kOk);
+    EXPECT_EQ(e->schedule(gpu_pod("q", 1, 1000, 8000)).code, Code::Success);
+    EXPECT_EQ(checked(*e), 1u);
+    // Back to two: the device layout counts its bounds afresh.
+    ASSERT_EQ(e->update_node(gpu_node("b", 2, "G2", 64000)).code, EventCode::kOk);
+    EXPECT_EQ(e->schedule(gpu_pod("r", 1, 1000, 8000)).code, Code::Success);
+    EXPECT_EQ(checked(*e), 1u);
+  }
+}
+
+TEST(SnapshotAmountBounds, RaisedByNodeWritesAndCountedAgainByTheDeviceLayout) {
+  Snapshot snap = Snapshot::build({gpu_node("a", 2, "G2", 32000), gpu_node("b", 4, "G4", 96000)}, {});
+  EXPECT_EQ(snap.amount_bounds().cpu_allocatable, 96000);
+  EXPECT_EQ(snap.amount_bounds().node_units, 0);  // no device model yet
+  snap.configure_devices(DeviceModel{});
+  EXPECT_EQ(snap.amount_bounds().node_units, 4000);
+  EXPECT_EQ(snap.amount_bounds().device_units, 1000);
+  EXPECT_FALSE(snap.amount_bounds().overdrawn);
+  // A smaller node keeps the cpu bound (an upper bound, never lowered by a
+  // write) and lowers the device bounds (counted afresh by the layout).
+  snap.update_node(gpu_node("b", 1, "G4", 8000));
+  EXPECT_EQ(snap.amount_bounds().cpu_allocatable, 96000);
+  EXPECT_EQ(snap.amount_bounds().node_units, 2000);
+  snap.update_node(gpu_node("a", 2, "G2", 200000));
+  EXPECT_EQ(snap.amount_bounds().cpu_allocatable, 200000);
+  // A pod holding more of a device than it has overdraws it.
+  Snapshot over = Snapshot::build({gpu_node("a", 1, "G1")}, {holding(gpu_pod("x", 1, 1000, 0), "a", "0"),
+                                                             holding(gpu_pod("y", 1, 1000, 0), "a", "0")});
+  over.configure_devices(DeviceModel{});
+  EXPECT_TRUE(over.amount_bounds().overdrawn);
 }
 
 // ---- typical tasks --------------------------------------------------------------------

@@ -192,7 +192,11 @@ void Snapshot::apply_device_charges(uint32_t node, const DeviceCharges& charges,
   // device columns exist, so they must not be read).
   if (charges.held.empty() && charges.class_bit == 0) return;
   const uint32_t first = device_offsets_[node];
-  for (const DeviceCharge& c : charges.held) device_free_[first + c.index] -= int64_t(sign) * c.units;
+  for (const DeviceCharge& c : charges.held) {
+    int64_t& free = device_free_[first + c.index];
+    free -= int64_t(sign) * c.units;
+    amount_bounds_.overdrawn = amount_bounds_.overdrawn || free < 0;
+  }
   if (charges.class_bit == 0) return;
   auto& counts = class_counts_[node];
   auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == charges.class_bit; });
@@ -223,6 +227,9 @@ void Snapshot::rebuild_devices() {
   device_pod_classes_.assign(n, 0);
   class_counts_.assign(n, {});
   pod_device_charges_.assign(pods_.size(), DeviceCharges{});
+  // The device bounds counted afresh (the cpu bound is the node writes').
+  amount_bounds_.node_units = amount_bounds_.device_units = 0;
+  amount_bounds_.overdrawn = false;
   if (!device_model_) return;
   const int32_t count_r = resource_index(device_model_->count_resource);
   const int32_t milli_r = resource_index(device_model_->milli_resource);
@@ -237,6 +244,10 @@ void Snapshot::rebuild_devices() {
                                  std::to_string(kMaxDevicesPerNode) + " are used");
     device_offsets_[i + 1] = device_offsets_[i] + static_cast<uint32_t>(count);
     device_units_.insert(device_units_.end(), static_cast<size_t>(count), units);
+    if (count > 0) {
+      amount_bounds_.device_units = std::max<int64_t>(amount_bounds_.device_units, units);
+      amount_bounds_.node_units = std::max(amount_bounds_.node_units, count * units);
+    }
   }
   device_free_.assign(device_units_.begin(), device_units_.end());
   for (uint32_t id = 0; id < pods_.size(); ++id) {
@@ -748,6 +759,7 @@ void Snapshot::write_node(uint32_t n, const Node& node) {
       const int32_t r = intern_resource(name);
       allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = amount;
       wild_quantities_ = wild_quantities_ || !tame_quantity(amount);
+      if (r == kCpu) amount_bounds_.cpu_allocatable = std::max(amount_bounds_.cpu_allocatable, amount);
     }
   }
 
@@ -1037,6 +1049,7 @@ void Snapshot::update_node(const Node& node) {
         const int32_t r = resource_index(name);  // interned above
         allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = amount;
         wild_quantities_ = wild_quantities_ || !tame_quantity(amount);
+        if (r == kCpu) amount_bounds_.cpu_allocatable = std::max(amount_bounds_.cpu_allocatable, amount);
       }
     }
     // A change of the node's devices lays the device columns out again,

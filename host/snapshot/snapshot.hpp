@@ -501,6 +501,20 @@ class Snapshot {
   // or more than is free, devices held by a pod that asks for none), one
   // line each; the call clears them.
   std::vector<std::string> take_device_warnings();
+  // Upper bounds of what the GPU policies divide by their normalizers
+  // (GpuDotProduct, GpuClustering: plugins/gpu_baselines.hpp), so that
+  // they know when a score may leave [0, 100]. Each is at least the
+  // largest its quantity has been since the snapshot was built (raised
+  // where it is written, lowered only when the device columns are laid
+  // out again), so a check it gates is sometimes run for nothing and never
+  // skipped where it was needed.
+  struct AmountBounds {
+    int64_t cpu_allocatable = 0;  // a node's allocatable cpu (millicores)
+    int64_t node_units = 0;       // a node's device units together
+    int64_t device_units = 0;     // one device's units
+    bool overdrawn = false;       // a device's free units went below 0
+  };
+  const AmountBounds& amount_bounds() const { return amount_bounds_; }
 
   // ---- shared device groups (docs/gpu-placement.md) ---------------------------
   // Names the groups and how nodes and pods take part, and binds each group
@@ -1178,6 +1192,7 @@ class Snapshot {
   std::vector<uint32_t> device_offsets_{0};
   std::vector<int32_t> device_units_;
   std::vector<int64_t> device_free_;
+  AmountBounds amount_bounds_;
   std::vector<DeviceCharges> pod_device_charges_;
   std::vector<uint64_t> device_pod_classes_;                          // [N]: the view's column
   std::vector<std::vector<std::pair<uint64_t, int32_t>>> class_counts_;  // [N]: pods per class (host)
