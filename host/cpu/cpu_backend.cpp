@@ -74,6 +74,25 @@ template <bool kStore, bool kFirst, bool kLast>
   return INT64_MIN;
 }
 
+// Two unnormalized unit-weight slots in one pass (the default profile's
+// NodeResourcesFit and BalancedAllocation): add_weighted_kind<None, false,
+// kFirst, kLast, true> of `a` then of `b`, reading and writing the totals
+// once. Wrapping integer sums do not depend on their order.
+template <bool kFirst, bool kLast>
+[[gnu::always_inline]] inline int64_t add_unit_pair(const int64_t* __restrict a, const int64_t* __restrict b,
+                                                    int64_t* __restrict tot, int64_t base, uint32_t lo, uint32_t hi) {
+  const NormStats none{};
+  int64_t top = INT64_MIN;
+  for (uint32_t i = lo; i < hi; ++i) {
+    const int64_t va = normalize_score(NormalizeKind::None, a[i], none);
+    const int64_t vb = normalize_score(NormalizeKind::None, b[i], none);
+    const int64_t t = go_add(go_add(kFirst ? base : tot[i], va), vb);
+    tot[i] = t;
+    if constexpr (kLast) top = t > top ? t : top;
+  }
+  return top;
+}
+
 template <bool kStore>
 [[gnu::always_inline]] inline int64_t add_weighted_at(bool first, bool last, NormalizeKind kind, NormStats st,
                                                       int64_t w, const int64_t* raw, int64_t* norm, int64_t* tot,
@@ -124,9 +143,29 @@ struct TotalsArgs {
   // The first slot's pass starts the totals (unless they hold a partial
   // sum), the last one's takes the highest: one pass a slot.
   bool first = !a.accumulate;
+  const auto unit_plain = [&](uint32_t slot) {
+    return a.q->normalize[slot] == NormalizeKind::None && a.q->weights[slot] == 1;
+  };
   while (slots != 0) {
     const auto slot = static_cast<uint32_t>(__builtin_ctzll(slots));
     slots &= slots - 1;
+    if (!a.norm && slots != 0 && unit_plain(slot)) {
+      const auto next = static_cast<uint32_t>(__builtin_ctzll(slots));
+      if (unit_plain(next)) {
+        // Two in one pass: the totals read and written once for both.
+        slots &= slots - 1;
+        const bool last = slots == 0;
+        const int64_t* ra = a.raw + slot * a.F;
+        const int64_t* rb = a.raw + next * a.F;
+        const int64_t t = first ? (last ? add_unit_pair<true, true>(ra, rb, tot, a.base, lo, hi)
+                                        : add_unit_pair<true, false>(ra, rb, tot, a.base, lo, hi))
+                                : (last ? add_unit_pair<false, true>(ra, rb, tot, a.base, lo, hi)
+                                        : add_unit_pair<false, false>(ra, rb, tot, a.base, lo, hi));
+        if (last) top = t;
+        first = false;
+        continue;
+      }
+    }
     const bool last = slots == 0;
     const int64_t* raw = a.raw + slot * a.F;
     const int64_t t =
