@@ -1,6 +1,7 @@
 #include "plugins/gpu_baselines.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "host/input/devices.hpp"
 #include "plugins/prepare.hpp"
@@ -76,9 +77,12 @@ PrepareResult GpuPacking::prepare(const PrepareContext& ctx, State& st, Arena&) 
 }
 PrepareResult GpuClustering::prepare(const PrepareContext& ctx, State& st, Arena&) {
   PrepareResult r = prepare_gpu_baseline(ctx, st);
-  // 25 x (Mg - G) / Mg plus 0 to 75: within [0, 100] while G lies in [0, Mg].
-  r.check_score_range = r.score_error.empty() && st.pod.count != 0 &&
-                        free_units_may_leave(ctx.snapshot.amount_bounds(), st.max_gpu_units);
+  // 25 x (Mg - G) / Mg plus 0 to 75: within [0, 100] while G lies in
+  // [0, Mg] and 25 x Mg does not wrap.
+  constexpr int64_t kLargestUnwrapped = std::numeric_limits<int64_t>::max() / 25;
+  r.check_score_range =
+      r.score_error.empty() && st.pod.count != 0 &&
+      (st.max_gpu_units > kLargestUnwrapped || free_units_may_leave(ctx.snapshot.amount_bounds(), st.max_gpu_units));
   return r;
 }
 

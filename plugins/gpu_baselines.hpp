@@ -140,7 +140,9 @@ struct GpuClustering {
     const int32_t units = first < s.device_offsets[node + 1] ? s.device_units[first] : kDefaultDeviceUnits;
     const uint64_t mine = device_class_bit(st.pod.count, st.pod.milli, units);
     const uint64_t there = s.device_pod_classes[node];
-    const int64_t base = 25 * (st.max_gpu_units - node_free_units(s, node)) / st.max_gpu_units;
+    // Go's wrapping int64 arithmetic (a normalizer near 2^63 wraps; the
+    // prepare then asks for the range check).
+    const int64_t base = go_mul(25, go_sub(st.max_gpu_units, node_free_units(s, node))) / st.max_gpu_units;
     if ((there & mine) != 0) return base + (there == mine ? 75 : 50);
     return base + (there == 0 ? 25 : 0);
   }

@@ -291,7 +291,8 @@ ProfileConfig inter_pod_affinity_only() {
 
 template <class Draw>
 int compare_with_upstream(uint64_t first, uint64_t last, Draw&& draw) {
-  const ClusterObjects objects{{Namespace{"parity", {{"team", "a"}}}, Namespace{"running", {{"team", "b"}}}}, {}, {}, {}, {}, {}};
+  ClusterObjects objects;
+  objects.namespaces = {Namespace{"parity", {{"team", "a"}}}, Namespace{"running", {{"team", "b"}}}};
   const ProfileConfig base = inter_pod_affinity_only();
   int compared = 0;
   for (uint64_t seed = first; seed <= last; ++seed) {

@@ -248,6 +248,18 @@ TEST(GpuBaselines, AScoreOutsideTheRangeFailsTheCycleAsTheFrameworkDoes) {
   r = c->schedule(gpu_pod("cpu", 0, 0, 1000));
   EXPECT_EQ(r.code, Code::Success) << r.message;
   EXPECT_EQ(checked(*c), 1u);
+
+  // A normalizer so large that 25 x it wraps (Go's int64): 25 x (4e17 -
+  // 3000) wraps to -8.4e18, -21 once divided, on both nodes (a whole device
+  // held on each), however small the nodes.
+  GpuScoreArgs huge;
+  huge.max_gpu_units = 400000000000000000;
+  auto h = policy_engine({gpu_node("a", 4, "G4"), gpu_node("b", 4, "G4")},
+                         {holding(gpu_pod("wa", 1, 1000, 0), "a", "0"), holding(gpu_pod("wb", 1, 1000, 0), "b", "0")},
+                         "GpuClustering", DeviceSelection::Best, {}, huge);
+  r = h->schedule(gpu_pod("s", 1, 500, 1000));
+  EXPECT_EQ(r.code, Code::Error);
+  EXPECT_NE(r.message.find("plugin \"GpuClustering\" returns an invalid score -21"), std::string::npos) << r.message;
 }
 
 // Within the normalizers (the trace's nodes: at most 128 cores and 8

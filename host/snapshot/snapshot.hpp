@@ -504,10 +504,11 @@ class Snapshot {
   // Upper bounds of what the GPU policies divide by their normalizers
   // (GpuDotProduct, GpuClustering: plugins/gpu_baselines.hpp), so that
   // they know when a score may leave [0, 100]. Each is at least the
-  // largest its quantity has been since the snapshot was built (raised
-  // where it is written, lowered only when the device columns are laid
-  // out again), so a check it gates is sometimes run for nothing and never
-  // skipped where it was needed.
+  // largest its quantity is now, so a check it gates is sometimes run for
+  // nothing and never skipped where it was needed: the cpu bound is raised
+  // where a node is written and never lowered (a large node that left
+  // keeps the checks on until the next load); the device bounds are
+  // counted afresh whenever the device columns are laid out.
   struct AmountBounds {
     int64_t cpu_allocatable = 0;  // a node's allocatable cpu (millicores)
     int64_t node_units = 0;       // a node's device units together
