@@ -36,7 +36,12 @@ int32_t StringDict::intern(std::string_view s) {
 }
 
 int32_t StringDict::find(std::string_view s) const {
-  auto it = ids_.find(std::string(s));
+  // The map takes std::string keys (no heterogeneous lookup before C++20):
+  // a key buffer per thread, as find is const and runs on several at once,
+  // so that a lookup past the short-string buffer allocates nothing.
+  thread_local std::string key;
+  key.assign(s.data(), s.size());
+  auto it = ids_.find(key);
   return it == ids_.end() ? kNoId : it->second;
 }
 
@@ -1942,7 +1947,8 @@ void Snapshot::index_affinity_terms(const Pod& pod, uint32_t node, int64_t sign)
     e.kind = kind;
     e.weight = weight;
     const std::string text = affinity_term_text(pod, t, kind, weight, e.namespaces);
-    auto [it, fresh] = affinity_term_ids_.emplace(text, static_cast<uint32_t>(affinity_terms_.size()));
+    // try_emplace: no map node built (and freed) when the term has its group.
+    auto [it, fresh] = affinity_term_ids_.try_emplace(text, static_cast<uint32_t>(affinity_terms_.size()));
     if (fresh) {
       e.namespace_selector = t.namespace_selector;
       e.selector = t.label_selector;
