@@ -4,6 +4,7 @@
 // placing pods with each.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "host/engine/engine.hpp"
@@ -286,6 +287,56 @@ TEST(GpuBaselines, OnlyNodesPastTheNormalizersTurnTheCheckOn) {
     // Back to two: the device layout counts its bounds afresh.
     ASSERT_EQ(e->update_node(gpu_node("b", 2, "G2", 64000)).code, EventCode::kOk);
     EXPECT_EQ(e->schedule(gpu_pod("r", 1, 1000, 8000)).code, Code::Success);
+    EXPECT_EQ(checked(*e), 1u);
+  }
+}
+
+// The gate's other conditions: a profile whose Filter does not check cpu
+// (a node's free cpu can be negative, the score above 100), a pod asking
+// more than the normalizer, a device overdrawn by a pod bound later.
+TEST(GpuBaselines, TheCheckCoversNegativeFreeAmountsAndLargePods) {
+  const auto checked = [](const Engine& e) {
+    return e.batch_counters().flushed[static_cast<size_t>(FlushReason::kScoresChecked)];
+  };
+  {
+    // Without NodeResourcesFit: "a" runs 1,000 cores on 64, so its free
+    // cpu is -936000: (-936000/128000 x 8000/128000) / 2 = -0.228515625,
+    // the score 100 x 1.228515625 = 122.85 -> 122; "b" scores 98.
+    ProfileConfig p = default_scheduler_config().profiles.at(0);
+    p.filter.erase(std::remove(p.filter.begin(), p.filter.end(), "NodeResourcesFit"), p.filter.end());
+    p.score = {PluginEntry{"GpuDotProduct", 1}};
+    SchedulerConfig c;
+    c.profiles.push_back(p);
+    EngineOptions opts;
+    opts.backend = "cpu";
+    opts.tie_break = TieBreak::First;
+    Engine e(c, opts);
+    Cluster cl;
+    cl.nodes = {gpu_node("a", 0, ""), gpu_node("b", 0, "")};
+    cl.running_pods = {on_node(gpu_pod("hog", 0, 0, 1000000), "a")};
+    e.load(cl);
+    const ScheduleResult r = e.schedule(gpu_pod("p", 0, 0, 8000));
+    EXPECT_EQ(r.code, Code::Error);
+    EXPECT_NE(r.message.find("plugin \"GpuDotProduct\" returns an invalid score 122,"), std::string::npos) << r.message;
+    EXPECT_EQ(checked(e), 1u);
+  }
+  {
+    // Nine whole devices: more units than 8,000, on nodes of two.
+    auto e = policy_engine({gpu_node("a", 2, "G2"), gpu_node("b", 2, "G2")}, {}, "GpuDotProduct",
+                           DeviceSelection::Best);
+    EXPECT_EQ(e->schedule(gpu_pod("nine", 9, 1000, 1000)).code, Code::Unschedulable);
+    EXPECT_EQ(e->schedule(gpu_pod("one", 1, 1000, 1000)).code, Code::Success);
+    EXPECT_EQ(checked(*e), 1u);  // the first only: one device is within the normalizer
+  }
+  {
+    // A pod bound later holding device 0 of "a" while another holds it:
+    // overdrawn (free -1000), so a Clustering pod is checked.
+    auto e = policy_engine({gpu_node("a", 2, "G2"), gpu_node("b", 2, "G2")},
+                           {holding(gpu_pod("x", 1, 1000, 0), "a", "0")}, "GpuClustering", DeviceSelection::Best);
+    EXPECT_EQ(e->schedule(gpu_pod("s1", 1, 500, 1000)).code, Code::Success);
+    EXPECT_EQ(checked(*e), 0u);
+    ASSERT_TRUE(e->add_pod(holding(gpu_pod("y", 1, 1000, 0), "a", "0")).ok());
+    EXPECT_EQ(e->schedule(gpu_pod("s2", 1, 500, 1000)).code, Code::Success);
     EXPECT_EQ(checked(*e), 1u);
   }
 }
