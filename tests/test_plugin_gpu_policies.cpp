@@ -92,16 +92,9 @@ TEST(GpuFgd, ScoresAndDeviceChoiceByHand) {
   EXPECT_EQ(device, -1);
 }
 
-std::unique_ptr<Engine> policy_engine(const std::vector<Node>& nodes, const std::vector<Pod>& running,
-                                      const std::string& plugin, DeviceSelection selection,
-                                      std::vector<TypicalTask> tasks = {}, const GpuScoreArgs& score_args = {}) {
-  ProfileConfig p = default_scheduler_config().profiles.at(0);
-  p.pre_filter.push_back("GpuShare");
-  p.filter.push_back("GpuShare");
-  p.score = {PluginEntry{plugin, 1000}};
-  p.gpu_share_args.selection = selection;
-  p.gpu_fragmentation_args.typical_tasks = std::move(tasks);
-  p.gpu_score_args = score_args;
+// A CPU engine (tie-break first) of profile `p` on `nodes` and `running`.
+std::unique_ptr<Engine> engine_for(const ProfileConfig& p, const std::vector<Node>& nodes,
+                                   const std::vector<Pod>& running) {
   SchedulerConfig c;
   c.profiles.push_back(p);
   EngineOptions opts;
@@ -113,6 +106,19 @@ std::unique_ptr<Engine> policy_engine(const std::vector<Node>& nodes, const std:
   cl.running_pods = running;
   e->load(cl);
   return e;
+}
+
+std::unique_ptr<Engine> policy_engine(const std::vector<Node>& nodes, const std::vector<Pod>& running,
+                                      const std::string& plugin, DeviceSelection selection,
+                                      std::vector<TypicalTask> tasks = {}, const GpuScoreArgs& score_args = {}) {
+  ProfileConfig p = default_scheduler_config().profiles.at(0);
+  p.pre_filter.push_back("GpuShare");
+  p.filter.push_back("GpuShare");
+  p.score = {PluginEntry{plugin, 1000}};
+  p.gpu_share_args.selection = selection;
+  p.gpu_fragmentation_args.typical_tasks = std::move(tasks);
+  p.gpu_score_args = score_args;
+  return engine_for(p, nodes, running);
 }
 
 TEST(GpuFgd, TheEngineAvoidsFragments) {
@@ -205,14 +211,16 @@ TEST(GpuBaselines, BestFitNormalizesInIntegersAcrossTheFeasibleNodes) {
   EXPECT_EQ(ex.devices, std::vector<int32_t>{0});  // Best: the 460 free device
 }
 
+// The pods an engine evaluated on the checked path (the invalid-score check).
+uint64_t scores_checked(const Engine& e) {
+  return e.batch_counters().flushed[static_cast<size_t>(FlushReason::kScoresChecked)];
+}
+
 // GpuDotProduct and GpuClustering divide by their normalizers: a node
 // larger than them can take a score outside [0, 100], and the framework
 // the simulator runs them in then fails the pod's cycle, as upstream's
 // does for any plugin (docs/plugins.md, "invalid score").
 TEST(GpuBaselines, AScoreOutsideTheRangeFailsTheCycleAsTheFrameworkDoes) {
-  const auto checked = [](const Engine& e) {
-    return e.batch_counters().flushed[static_cast<size_t>(FlushReason::kScoresChecked)];
-  };
   // DotProduct: two idle 512-core nodes, 128 cores the normalizer. A pod
   // of 128 cores: (512000/128000 x 128000/128000) / 2 = 2, the score
   // 100 x (1 - 2) = -100 on both.
@@ -232,7 +240,7 @@ TEST(GpuBaselines, AScoreOutsideTheRangeFailsTheCycleAsTheFrameworkDoes) {
   r = e->schedule(gpu_pod("narrow", 0, 0, 1000));
   EXPECT_EQ(r.code, Code::Success) << r.message;
   EXPECT_EQ(r.node_name, "big-a");
-  EXPECT_EQ(checked(*e), 3u);
+  EXPECT_EQ(scores_checked(*e), 3u);
 
   // Clustering: 1,000 units the normalizer, nodes of four devices. A share
   // on "a" (a whole device held: only others' class there): 25 x (1000 -
@@ -248,7 +256,7 @@ TEST(GpuBaselines, AScoreOutsideTheRangeFailsTheCycleAsTheFrameworkDoes) {
   // A cpu pod takes no class: Clustering scores it 0 everywhere, unchecked.
   r = c->schedule(gpu_pod("cpu", 0, 0, 1000));
   EXPECT_EQ(r.code, Code::Success) << r.message;
-  EXPECT_EQ(checked(*c), 1u);
+  EXPECT_EQ(scores_checked(*c), 1u);
 
   // A normalizer so large that 25 x it wraps (Go's int64): 25 x (4e17 -
   // 3000) wraps to -8.4e18, -21 once divided, on both nodes (a whole device
@@ -267,9 +275,6 @@ TEST(GpuBaselines, AScoreOutsideTheRangeFailsTheCycleAsTheFrameworkDoes) {
 // devices, the defaults) no pod is checked, so the cache and windows answer
 // as before; a node that grows past them turns the check on.
 TEST(GpuBaselines, OnlyNodesPastTheNormalizersTurnTheCheckOn) {
-  const auto checked = [](const Engine& e) {
-    return e.batch_counters().flushed[static_cast<size_t>(FlushReason::kScoresChecked)];
-  };
   for (const char* plugin : {"GpuDotProduct", "GpuClustering"}) {
     SCOPED_TRACE(plugin);
     auto e = policy_engine({gpu_node("a", 8, "G8", 128000), gpu_node("b", 2, "G2", 64000)}, {}, plugin,
@@ -279,15 +284,15 @@ TEST(GpuBaselines, OnlyNodesPastTheNormalizersTurnTheCheckOn) {
           i % 2 == 0 ? gpu_pod("p" + std::to_string(i), 0, 0, 8000) : gpu_pod("g" + std::to_string(i), 1, 500, 8000);
       EXPECT_EQ(e->schedule(pod).code, Code::Success);
     }
-    EXPECT_EQ(checked(*e), 0u);
+    EXPECT_EQ(scores_checked(*e), 0u);
     // Nine devices on "b": more units than 8,000.
     ASSERT_EQ(e->update_node(gpu_node("b", 9, "G8", 64000)).code, EventCode::kOk);
     EXPECT_EQ(e->schedule(gpu_pod("q", 1, 1000, 8000)).code, Code::Success);
-    EXPECT_EQ(checked(*e), 1u);
+    EXPECT_EQ(scores_checked(*e), 1u);
     // Back to two: the device layout counts its bounds afresh.
     ASSERT_EQ(e->update_node(gpu_node("b", 2, "G2", 64000)).code, EventCode::kOk);
     EXPECT_EQ(e->schedule(gpu_pod("r", 1, 1000, 8000)).code, Code::Success);
-    EXPECT_EQ(checked(*e), 1u);
+    EXPECT_EQ(scores_checked(*e), 1u);
   }
 }
 
@@ -295,9 +300,6 @@ TEST(GpuBaselines, OnlyNodesPastTheNormalizersTurnTheCheckOn) {
 // (a node's free cpu can be negative, the score above 100), a pod asking
 // more than the normalizer, a device overdrawn by a pod bound later.
 TEST(GpuBaselines, TheCheckCoversNegativeFreeAmountsAndLargePods) {
-  const auto checked = [](const Engine& e) {
-    return e.batch_counters().flushed[static_cast<size_t>(FlushReason::kScoresChecked)];
-  };
   {
     // Without NodeResourcesFit: "a" runs 1,000 cores on 64, so its free
     // cpu is -936000: (-936000/128000 x 8000/128000) / 2 = -0.228515625,
@@ -305,20 +307,11 @@ TEST(GpuBaselines, TheCheckCoversNegativeFreeAmountsAndLargePods) {
     ProfileConfig p = default_scheduler_config().profiles.at(0);
     p.filter.erase(std::remove(p.filter.begin(), p.filter.end(), "NodeResourcesFit"), p.filter.end());
     p.score = {PluginEntry{"GpuDotProduct", 1}};
-    SchedulerConfig c;
-    c.profiles.push_back(p);
-    EngineOptions opts;
-    opts.backend = "cpu";
-    opts.tie_break = TieBreak::First;
-    Engine e(c, opts);
-    Cluster cl;
-    cl.nodes = {gpu_node("a", 0, ""), gpu_node("b", 0, "")};
-    cl.running_pods = {on_node(gpu_pod("hog", 0, 0, 1000000), "a")};
-    e.load(cl);
-    const ScheduleResult r = e.schedule(gpu_pod("p", 0, 0, 8000));
+    auto e = engine_for(p, {gpu_node("a", 0, ""), gpu_node("b", 0, "")}, {on_node(gpu_pod("hog", 0, 0, 1000000), "a")});
+    const ScheduleResult r = e->schedule(gpu_pod("p", 0, 0, 8000));
     EXPECT_EQ(r.code, Code::Error);
     EXPECT_NE(r.message.find("plugin \"GpuDotProduct\" returns an invalid score 122,"), std::string::npos) << r.message;
-    EXPECT_EQ(checked(e), 1u);
+    EXPECT_EQ(scores_checked(*e), 1u);
   }
   {
     // Nine whole devices: more units than 8,000, on nodes of two.
@@ -326,7 +319,7 @@ TEST(GpuBaselines, TheCheckCoversNegativeFreeAmountsAndLargePods) {
                            DeviceSelection::Best);
     EXPECT_EQ(e->schedule(gpu_pod("nine", 9, 1000, 1000)).code, Code::Unschedulable);
     EXPECT_EQ(e->schedule(gpu_pod("one", 1, 1000, 1000)).code, Code::Success);
-    EXPECT_EQ(checked(*e), 1u);  // the first only: one device is within the normalizer
+    EXPECT_EQ(scores_checked(*e), 1u);  // the first only: one device is within the normalizer
   }
   {
     // A pod bound later holding device 0 of "a" while another holds it:
@@ -334,10 +327,10 @@ TEST(GpuBaselines, TheCheckCoversNegativeFreeAmountsAndLargePods) {
     auto e = policy_engine({gpu_node("a", 2, "G2"), gpu_node("b", 2, "G2")},
                            {holding(gpu_pod("x", 1, 1000, 0), "a", "0")}, "GpuClustering", DeviceSelection::Best);
     EXPECT_EQ(e->schedule(gpu_pod("s1", 1, 500, 1000)).code, Code::Success);
-    EXPECT_EQ(checked(*e), 0u);
+    EXPECT_EQ(scores_checked(*e), 0u);
     ASSERT_TRUE(e->add_pod(holding(gpu_pod("y", 1, 1000, 0), "a", "0")).ok());
     EXPECT_EQ(e->schedule(gpu_pod("s2", 1, 500, 1000)).code, Code::Success);
-    EXPECT_EQ(checked(*e), 1u);
+    EXPECT_EQ(scores_checked(*e), 1u);
   }
 }
 
