@@ -66,6 +66,9 @@ step rank 60 "$bin/test_engine_rank" --gtest_filter='*Cuda*'
 # A score outside [0, 100] fails the pod's cycle on CUDA as on the CPU
 # (Engine::evaluate's check over the device's per-plugin scores).
 step invalid_score 60 "$bin/test_engine_messages" --gtest_filter='InvalidScore.*OnCuda'
+# The GPU policies whose scores leave [0, 100] on nodes past their
+# normalizers (GpuDotProduct, GpuClustering's wrapping arithmetic).
+step gpu_policy_range 60 "$bin/test_plugin_gpu_policies" --gtest_filter='GpuBaselines.*OnCuda'
 # Reserve/Unreserve on a CUDA engine: placing and undoing pods leaves the
 # device mirror as if they never came, and later decisions equal an engine
 # that never saw them (issue 23).
@@ -76,7 +79,7 @@ step gang 90 "$bin/test_gang" --gtest_filter='GangRandom*'
 # reference (domain attempts undone on the device mirror).
 step gang_topology 90 "$bin/test_gang_topology" --gtest_filter='GangTopologyRandom*'
 grep -E "^\[  (FAILED|SKIPPED) \]|Failure|decides otherwise|first difference" "$logs/events.log" "$logs/rank.log" \
-  "$logs/invalid_score.log" \
+  "$logs/invalid_score.log" "$logs/gpu_policy_range.log" \
   "$logs/reserve_undo.log" "$logs/gang.log" "$logs/gang_topology.log" | head -n 10 |
   sed 's/^/    /' | tee -a "$summary"
 

@@ -92,13 +92,13 @@ TEST(GpuFgd, ScoresAndDeviceChoiceByHand) {
   EXPECT_EQ(device, -1);
 }
 
-// A CPU engine (tie-break first) of profile `p` on `nodes` and `running`.
+// An engine (tie-break first) of profile `p` on `nodes` and `running`.
 std::unique_ptr<Engine> engine_for(const ProfileConfig& p, const std::vector<Node>& nodes,
-                                   const std::vector<Pod>& running) {
+                                   const std::vector<Pod>& running, const std::string& backend = "cpu") {
   SchedulerConfig c;
   c.profiles.push_back(p);
   EngineOptions opts;
-  opts.backend = "cpu";
+  opts.backend = backend;
   opts.tie_break = TieBreak::First;
   auto e = std::make_unique<Engine>(c, opts);
   Cluster cl;
@@ -110,7 +110,8 @@ std::unique_ptr<Engine> engine_for(const ProfileConfig& p, const std::vector<Nod
 
 std::unique_ptr<Engine> policy_engine(const std::vector<Node>& nodes, const std::vector<Pod>& running,
                                       const std::string& plugin, DeviceSelection selection,
-                                      std::vector<TypicalTask> tasks = {}, const GpuScoreArgs& score_args = {}) {
+                                      std::vector<TypicalTask> tasks = {}, const GpuScoreArgs& score_args = {},
+                                      const std::string& backend = "cpu") {
   ProfileConfig p = default_scheduler_config().profiles.at(0);
   p.pre_filter.push_back("GpuShare");
   p.filter.push_back("GpuShare");
@@ -118,7 +119,7 @@ std::unique_ptr<Engine> policy_engine(const std::vector<Node>& nodes, const std:
   p.gpu_share_args.selection = selection;
   p.gpu_fragmentation_args.typical_tasks = std::move(tasks);
   p.gpu_score_args = score_args;
-  return engine_for(p, nodes, running);
+  return engine_for(p, nodes, running, backend);
 }
 
 TEST(GpuFgd, TheEngineAvoidsFragments) {
@@ -219,13 +220,13 @@ uint64_t scores_checked(const Engine& e) {
 // GpuDotProduct and GpuClustering divide by their normalizers: a node
 // larger than them can take a score outside [0, 100], and the framework
 // the simulator runs them in then fails the pod's cycle, as upstream's
-// does for any plugin (docs/plugins.md, "invalid score").
-TEST(GpuBaselines, AScoreOutsideTheRangeFailsTheCycleAsTheFrameworkDoes) {
+// does for any plugin (docs/plugins.md, "invalid score"). On `backend`.
+void expect_policy_scores_out_of_range_fail(const std::string& backend) {
   // DotProduct: two idle 512-core nodes, 128 cores the normalizer. A pod
   // of 128 cores: (512000/128000 x 128000/128000) / 2 = 2, the score
   // 100 x (1 - 2) = -100 on both.
   const std::vector<Node> big = {gpu_node("big-a", 0, "", 512000), gpu_node("big-b", 0, "", 512000)};
-  auto e = policy_engine(big, {}, "GpuDotProduct", DeviceSelection::Best);
+  auto e = policy_engine(big, {}, "GpuDotProduct", DeviceSelection::Best, {}, {}, backend);
   const Pod wide = gpu_pod("wide", 0, 0, 128000);
   ScheduleResult r = e->schedule(wide);
   EXPECT_EQ(r.code, Code::Error);
@@ -249,7 +250,7 @@ TEST(GpuBaselines, AScoreOutsideTheRangeFailsTheCycleAsTheFrameworkDoes) {
   one_gpu.max_gpu_units = 1000;
   auto c =
       policy_engine({gpu_node("a", 4, "G4"), gpu_node("b", 4, "G4")}, {holding(gpu_pod("w", 1, 1000, 0), "a", "0")},
-                    "GpuClustering", DeviceSelection::Best, {}, one_gpu);
+                    "GpuClustering", DeviceSelection::Best, {}, one_gpu, backend);
   r = c->schedule(gpu_pod("s", 1, 500, 1000));
   EXPECT_EQ(r.code, Code::Error);
   EXPECT_NE(r.message.find("plugin \"GpuClustering\" returns an invalid score -50"), std::string::npos) << r.message;
@@ -265,10 +266,22 @@ TEST(GpuBaselines, AScoreOutsideTheRangeFailsTheCycleAsTheFrameworkDoes) {
   huge.max_gpu_units = 400000000000000000;
   auto h = policy_engine({gpu_node("a", 4, "G4"), gpu_node("b", 4, "G4")},
                          {holding(gpu_pod("wa", 1, 1000, 0), "a", "0"), holding(gpu_pod("wb", 1, 1000, 0), "b", "0")},
-                         "GpuClustering", DeviceSelection::Best, {}, huge);
+                         "GpuClustering", DeviceSelection::Best, {}, huge, backend);
   r = h->schedule(gpu_pod("s", 1, 500, 1000));
   EXPECT_EQ(r.code, Code::Error);
   EXPECT_NE(r.message.find("plugin \"GpuClustering\" returns an invalid score -21"), std::string::npos) << r.message;
+}
+
+TEST(GpuBaselines, AScoreOutsideTheRangeFailsTheCycleAsTheFrameworkDoes) {
+  expect_policy_scores_out_of_range_fail("cpu");
+}
+
+// The same on the CUDA backend (the device's per-plugin scores, checked by
+// Engine::evaluate; scripts/gpu-run.sh runs it).
+TEST(GpuBaselines, AScoreOutsideTheRangeFailsTheCycleOnCuda) {
+  const std::string why = backend_unavailable_reason("cuda");
+  if (!why.empty()) GTEST_SKIP() << why;
+  expect_policy_scores_out_of_range_fail("cuda");
 }
 
 // Within the normalizers (the trace's nodes: at most 128 cores and 8
