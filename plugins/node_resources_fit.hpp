@@ -96,6 +96,9 @@ struct NodeResourcesFit {
   // Host: this pod's part in the resource allocation scorer's shared kernel
   // (resource_allocation_scores), where its column loop applies.
   static bool shared_score(const State& st, const uint8_t* arena, SharedScorePart& part);
+  // Host: Filter as a part of that kernel (kSharedFitFilter), for the CPU
+  // backend's loop that filters and scores at once.
+  static bool shared_filter(const State& st, const uint8_t* arena, SharedScorePart& part);
 
   static void reasons(uint64_t bits, const Snapshot& snap, const State& st, const uint8_t* arena, uint32_t node,
                       std::vector<std::string>& out);

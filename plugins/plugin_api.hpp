@@ -45,6 +45,15 @@
 //     // backend runs a kernel once for all the slots whose parts name it,
 //     // in one pass over the nodes; each slot's scores equal its score_nodes.
 //     static bool shared_score(const State&, const uint8_t* arena, SharedScorePart& part);
+//     // Host, optional, with filter_nodes: this pod's Filter as a part of a
+//     // shared score kernel (one some score plugin's shared_score names),
+//     // whose out[i] is 1 where filter(nodes[i]) is not ok() and 0 where it
+//     // is. Where no rejection reasons are read and a score part of this
+//     // pod names the same kernel, the CPU backend filters the plugin there,
+//     // in the loop that reads the same columns for the scores, instead of
+//     // before Score: it drops the failing nodes before any other plugin
+//     // scores them. False: filter_nodes, for this pod.
+//     static bool shared_filter(const State&, const uint8_t* arena, SharedScorePart& part);
 //     // Host, optional: true when score() is `value` on every node of the
 //     // snapshot, known without visiting them (from what prepare wrote and
 //     // O(1) facts of the snapshot); false when it may vary. The CPU
@@ -111,8 +120,8 @@ class Snapshot;
 // nodes[i], for every part it is handed (each part naming it): it may
 // compute some parts together and others alone, but each equals its
 // plugin's score_nodes. What a part holds beside its kernel is the
-// kernel's own: `kind` and `entries` (arena data, `count` of them) as the
-// plugin's shared_score wrote them.
+// kernel's own: `kind`, `entries` (`count` of them) and `arena` as the
+// plugin's shared_score (or shared_filter) wrote them.
 struct SharedScorePart {
   using Kernel = void (*)(const SnapshotView& s, const SharedScorePart* parts, uint32_t nparts, const uint32_t* nodes,
                           uint32_t count, int64_t* const* out);
@@ -120,6 +129,7 @@ struct SharedScorePart {
   uint32_t kind = 0;
   uint32_t count = 0;
   const void* entries = nullptr;
+  const uint8_t* arena = nullptr;
 };
 
 // Upstream's status codes (framework.Code), the subset a cycle produces.
@@ -285,6 +295,14 @@ template <class P>
 struct HasSharedScore<P, std::void_t<decltype(&P::shared_score)>> : std::true_type {};
 template <class P>
 constexpr bool kHasSharedScore = HasSharedScore<P>::value;
+
+// Whether plugin P has the optional shared_filter.
+template <class P, class = void>
+struct HasSharedFilter : std::false_type {};
+template <class P>
+struct HasSharedFilter<P, std::void_t<decltype(&P::shared_filter)>> : std::true_type {};
+template <class P>
+constexpr bool kHasSharedFilter = HasSharedFilter<P>::value;
 
 // Whether plugin P has the optional uniform_score.
 template <class P, class = void>

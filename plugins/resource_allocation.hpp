@@ -143,12 +143,17 @@ void balanced_allocation_scores2(const SnapshotView& s, const ScoredResource* re
 // (SharedScorePart, plugins/plugin_api.hpp): parts of kind
 // kSharedLeastAllocated (NodeResourcesFit's LeastAllocated: its entries)
 // and kSharedBalanced2 (NodeResourcesBalancedAllocation over two entries,
-// neither kSkip). LeastAllocated over two unit entries beside
+// neither kSkip), and at most one kSharedFitFilter (NodeResourcesFit's
+// Filter, shared_filter: `entries` its State, `arena` the query's; out[i]
+// 1 where the node fails it). LeastAllocated over two unit entries beside
 // BalancedAllocation over the same two resources (the default profile)
-// run as one loop over the allocatable columns both read; any other parts
-// as least_allocated_scores and balanced_allocation_scores2 alone.
-enum SharedResourceScore : uint32_t { kSharedLeastAllocated = 1, kSharedBalanced2 = 2 };
-// Whether resource_allocation_scores runs these parts as its one loop.
+// run as one loop over the allocatable columns both read, with the Filter's
+// checks of those two resources and of the pod count in it; any other parts
+// as least_allocated_scores, balanced_allocation_scores2 and filter_nodes
+// alone.
+enum SharedResourceScore : uint32_t { kSharedLeastAllocated = 1, kSharedBalanced2 = 2, kSharedFitFilter = 3 };
+// Whether resource_allocation_scores runs these parts' scores as its one
+// loop (a kSharedFitFilter part among them aside).
 bool resource_allocation_one_loop(const SharedScorePart* parts, uint32_t nparts);
 void resource_allocation_scores(const SnapshotView& s, const SharedScorePart* parts, uint32_t nparts,
                                 const uint32_t* nodes, uint32_t count, int64_t* const* out);

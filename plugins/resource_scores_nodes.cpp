@@ -286,16 +286,70 @@ template <bool kContig, bool kByHalves>
   return (range >> 53) == 0;
 }
 
+// The requests NodeResourcesFit's Filter checks beside the pod count, in
+// the rule's order (cpu, memory, ephemeral-storage, the scalar resources);
+// false where there are more than kFitInline of them (node by node then).
+// The order does not change whether a node fails, only filter()'s reason
+// bits, which callers take from filter() itself.
+constexpr uint32_t kFitInline = 16;
+struct FitChecks {
+  int64_t want[kFitInline];
+  uint32_t resource[kFitInline];
+  uint32_t n = 0;
+};
+bool fit_checks(const plugins::NodeResourcesFit::State& st, const uint8_t* arena, FitChecks& c) {
+  c.n = 0;
+  if (st.only_pod_count) return true;
+  const auto add = [&](int64_t want, uint32_t resource) {
+    c.want[c.n] = want;
+    c.resource[c.n++] = resource;
+  };
+  if (st.cpu > 0) add(st.cpu, kCpu);
+  if (st.memory > 0) add(st.memory, kMemory);
+  if (st.ephemeral > 0) add(st.ephemeral, kEphemeralStorage);
+  if (st.scalar_resources.count > kFitInline - c.n) return false;
+  const uint32_t* rs = st.scalar_resources.data(arena);
+  const int64_t* w = st.scalar_requests.data(arena);
+  for (uint32_t i = 0; i < st.scalar_resources.count; ++i) add(w[i], rs[i]);
+  return true;
+}
+
+// NodeResourcesFit's Filter inside the one loop below: the pod count and
+// the requests of the loop's two resources there (w0 against allocatable
+// column 0, w1 against column 1; INT64_MIN where the pod checks none: no
+// node fails that), its other requests (`extra`) one pass each after it.
+struct FitInLoop {
+  int64_t w0 = INT64_MIN, w1 = INT64_MIN;
+  FitChecks extra;
+};
+
+// One request's Filter check over n <= kBlock nodes, or-ed into fails[i]
+// (0 or 1): want > allocatable - requested, as the rule compares.
+template <bool kContig>
+[[gnu::always_inline]] inline void fit_check_block(const SnapshotView& s, int64_t want, uint32_t resource,
+                                                   const uint32_t* nodes, uint32_t first, uint32_t n,
+                                                   int64_t* __restrict fails) {
+  const int64_t* __restrict alloc = s.allocatable + static_cast<size_t>(resource) * s.num_nodes;
+  const int64_t* __restrict req = s.requested + static_cast<size_t>(resource) * s.num_nodes;
+  for (uint32_t i = 0; i < n; ++i) {
+    const size_t node = node_at<kContig>(nodes, first, i);
+    fails[i] |= mask(want > go_sub(alloc[node], req[node])) & 1;
+  }
+}
+
 // LeastAllocated over two unit entries `least` and BalancedAllocation over
 // two entries `bal` of the same two resources (the default profile's pair:
 // the non-zero requests for the one, the actual ones for the other), in one
-// loop over the allocatable columns both read. least_ok and bal_ok as the
-// two blocks above return them.
-template <bool kContig, bool kByHalves>
+// loop over the allocatable columns both read; with kFit, NodeResourcesFit's
+// Filter too (`fit`, into out_fit), whose requested columns are the ones
+// BalancedAllocation reads for the default resources. least_ok and bal_ok
+// as the two blocks above return them.
+template <bool kContig, bool kByHalves, bool kFit>
 [[gnu::always_inline]] inline void least_balanced2_block(const SnapshotView& s, const ScoredResource* least,
-                                                         const ScoredResource* bal, const uint32_t* nodes,
-                                                         uint32_t first, uint32_t n, int64_t* __restrict out_least,
-                                                         int64_t* __restrict out_bal, bool& least_ok, bool& bal_ok) {
+                                                         const ScoredResource* bal, const FitInLoop* fit,
+                                                         const uint32_t* nodes, uint32_t first, uint32_t n,
+                                                         int64_t* __restrict out_least, int64_t* __restrict out_bal,
+                                                         int64_t* __restrict out_fit, bool& least_ok, bool& bal_ok) {
   const int64_t* __restrict a0c = s.allocatable + static_cast<size_t>(least[0].resource) * s.num_nodes;
   const int64_t* __restrict a1c = s.allocatable + static_cast<size_t>(least[1].resource) * s.num_nodes;
   const int64_t* __restrict l0c = requested_column(s, least[0]);
@@ -304,13 +358,25 @@ template <bool kContig, bool kByHalves>
   const int64_t* __restrict b1c = requested_column(s, bal[1]);
   const int64_t lp0 = least[0].pod_request, lp1 = least[1].pod_request;
   const int64_t bp0 = bal[0].pod_request, bp1 = bal[1].pod_request;
+  const int64_t* __restrict f0c = s.requested + static_cast<size_t>(least[0].resource) * s.num_nodes;
+  const int64_t* __restrict f1c = s.requested + static_cast<size_t>(least[1].resource) * s.num_nodes;
+  const int32_t* __restrict pods = s.pod_count;
+  const int64_t* __restrict allowed = s.allowed_pods;
+  const int64_t w0 = kFit ? fit->w0 : 0, w1 = kFit ? fit->w1 : 0;
   uint64_t least_range = 0, bal_range = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
     const int64_t a0 = a0c[node], a1 = a1c[node];
     out_least[i] = least2_unit_lane<kByHalves>(a0, a1, go_add(l0c[node], lp0), go_add(l1c[node], lp1), least_range);
     out_bal[i] = balanced2_lane<kByHalves>(a0, a1, go_add(b0c[node], bp0), go_add(b1c[node], bp1), bal_range);
+    if constexpr (kFit)
+      out_fit[i] = (mask(static_cast<int64_t>(pods[node]) + 1 > allowed[node]) | mask(w0 > go_sub(a0, f0c[node])) |
+                    mask(w1 > go_sub(a1, f1c[node]))) &
+                   1;
   }
+  if constexpr (kFit)
+    for (uint32_t k = 0; k < fit->extra.n; ++k)
+      fit_check_block<kContig>(s, fit->extra.want[k], fit->extra.resource[k], nodes, first, n, out_fit);
   least_ok = (least_range >> 53) == 0;
   bal_ok = (bal_range >> 53) == 0;
 }
@@ -413,20 +479,32 @@ template <bool kByHalves>
   }
 }
 
+// fit: nullptr where the Filter is not in the loop (out_fit unused).
 template <bool kByHalves>
 [[gnu::always_inline]] inline void least_balanced2_body(const SnapshotView& s, const ScoredResource* least,
-                                                        const ScoredResource* bal, const uint32_t* nodes,
-                                                        uint32_t count, int64_t* out_least, int64_t* out_bal) {
+                                                        const ScoredResource* bal, const FitInLoop* fit,
+                                                        const uint32_t* nodes, uint32_t count, int64_t* out_least,
+                                                        int64_t* out_bal, int64_t* out_fit) {
   for (uint32_t lo = 0; lo < count; lo += kBlock) {
     const uint32_t n = count - lo < kBlock ? count - lo : kBlock;
     const uint32_t* nb = nodes + lo;
     const bool contig = is_contiguous_run(nb, n);
     bool least_ok = false, bal_ok = false;
-    if (contig)
-      least_balanced2_block<true, kByHalves>(s, least, bal, nb, nb[0], n, out_least + lo, out_bal + lo, least_ok,
-                                             bal_ok);
-    else
-      least_balanced2_block<false, kByHalves>(s, least, bal, nb, 0, n, out_least + lo, out_bal + lo, least_ok, bal_ok);
+    int64_t* fb = fit ? out_fit + lo : nullptr;
+    if (contig) {
+      if (fit)
+        least_balanced2_block<true, kByHalves, true>(s, least, bal, fit, nb, nb[0], n, out_least + lo, out_bal + lo,
+                                                     fb, least_ok, bal_ok);
+      else
+        least_balanced2_block<true, kByHalves, false>(s, least, bal, fit, nb, nb[0], n, out_least + lo, out_bal + lo,
+                                                      fb, least_ok, bal_ok);
+    } else if (fit) {
+      least_balanced2_block<false, kByHalves, true>(s, least, bal, fit, nb, 0, n, out_least + lo, out_bal + lo, fb,
+                                                    least_ok, bal_ok);
+    } else {
+      least_balanced2_block<false, kByHalves, false>(s, least, bal, fit, nb, 0, n, out_least + lo, out_bal + lo, fb,
+                                                     least_ok, bal_ok);
+    }
     if (!least_ok) least_block_by_rule(s, least, 2, nb, n, out_least + lo);
     if (!bal_ok) balanced2_block_direct(s, bal, nb, n, contig, out_bal + lo);
   }
@@ -487,36 +565,40 @@ BULKSCORE_TARGET_AVX512 void balanced2_avx512(const SnapshotView& s, const Score
 #endif
 
 void least_balanced2_baseline(const SnapshotView& s, const ScoredResource* least, const ScoredResource* bal,
-                              const uint32_t* nodes, uint32_t count, int64_t* out_least, int64_t* out_bal) {
-  least_balanced2_body<false>(s, least, bal, nodes, count, out_least, out_bal);
+                              const FitInLoop* fit, const uint32_t* nodes, uint32_t count, int64_t* out_least,
+                              int64_t* out_bal, int64_t* out_fit) {
+  least_balanced2_body<false>(s, least, bal, fit, nodes, count, out_least, out_bal, out_fit);
 }
 #if BULKSCORE_SIMD_X86
 BULKSCORE_TARGET_AVX2 void least_balanced2_avx2(const SnapshotView& s, const ScoredResource* least,
-                                                const ScoredResource* bal, const uint32_t* nodes, uint32_t count,
-                                                int64_t* out_least, int64_t* out_bal) {
-  least_balanced2_body<true>(s, least, bal, nodes, count, out_least, out_bal);
+                                                const ScoredResource* bal, const FitInLoop* fit,
+                                                const uint32_t* nodes, uint32_t count, int64_t* out_least,
+                                                int64_t* out_bal, int64_t* out_fit) {
+  least_balanced2_body<true>(s, least, bal, fit, nodes, count, out_least, out_bal, out_fit);
 }
 BULKSCORE_TARGET_AVX512 void least_balanced2_avx512(const SnapshotView& s, const ScoredResource* least,
-                                                    const ScoredResource* bal, const uint32_t* nodes, uint32_t count,
-                                                    int64_t* out_least, int64_t* out_bal) {
-  least_balanced2_body<false>(s, least, bal, nodes, count, out_least, out_bal);
+                                                    const ScoredResource* bal, const FitInLoop* fit,
+                                                    const uint32_t* nodes, uint32_t count, int64_t* out_least,
+                                                    int64_t* out_bal, int64_t* out_fit) {
+  least_balanced2_body<false>(s, least, bal, fit, nodes, count, out_least, out_bal, out_fit);
 }
 #endif
 
 // least_balanced2_body on the target in use.
 void least_balanced2_scores(const SnapshotView& s, const ScoredResource* least, const ScoredResource* bal,
-                            const uint32_t* nodes, uint32_t count, int64_t* out_least, int64_t* out_bal) {
+                            const FitInLoop* fit, const uint32_t* nodes, uint32_t count, int64_t* out_least,
+                            int64_t* out_bal, int64_t* out_fit) {
 #if BULKSCORE_SIMD_X86
   switch (simd_target()) {
     case SimdTarget::Avx512:
-      return least_balanced2_avx512(s, least, bal, nodes, count, out_least, out_bal);
+      return least_balanced2_avx512(s, least, bal, fit, nodes, count, out_least, out_bal, out_fit);
     case SimdTarget::Avx2:
-      return least_balanced2_avx2(s, least, bal, nodes, count, out_least, out_bal);
+      return least_balanced2_avx2(s, least, bal, fit, nodes, count, out_least, out_bal, out_fit);
     default:
       break;
   }
 #endif
-  least_balanced2_baseline(s, least, bal, nodes, count, out_least, out_bal);
+  least_balanced2_baseline(s, least, bal, fit, nodes, count, out_least, out_bal, out_fit);
 }
 
 }  // namespace
@@ -551,39 +633,11 @@ void balanced_allocation_scores2(const SnapshotView& s, const ScoredResource* re
   balanced2_baseline(s, res, nodes, count, out);
 }
 
-bool resource_allocation_one_loop(const SharedScorePart* parts, uint32_t nparts) {
-  // The pair the default profile scores with.
-  if (nparts != 2) return false;
-  const uint32_t li = parts[0].kind == kSharedLeastAllocated ? 0 : 1;
-  const SharedScorePart& least = parts[li];
-  const SharedScorePart& bal = parts[1 - li];
-  const auto* lr = static_cast<const ScoredResource*>(least.entries);
-  const auto* br = static_cast<const ScoredResource*>(bal.entries);
-  return least.kind == kSharedLeastAllocated && bal.kind == kSharedBalanced2 && least_two_unit(lr, least.count) &&
-         bal.count == 2 && lr[0].resource == br[0].resource && lr[1].resource == br[1].resource;
-}
-
-void resource_allocation_scores(const SnapshotView& s, const SharedScorePart* parts, uint32_t nparts,
-                                const uint32_t* nodes, uint32_t count, int64_t* const* out) {
-  if (resource_allocation_one_loop(parts, nparts)) {
-    const uint32_t li = parts[0].kind == kSharedLeastAllocated ? 0 : 1;
-    least_balanced2_scores(s, static_cast<const ScoredResource*>(parts[li].entries),
-                           static_cast<const ScoredResource*>(parts[1 - li].entries), nodes, count, out[li],
-                           out[1 - li]);
-    return;
-  }
-  for (uint32_t k = 0; k < nparts; ++k) {
-    const auto* res = static_cast<const ScoredResource*>(parts[k].entries);
-    if (parts[k].kind == kSharedLeastAllocated)
-      least_allocated_scores(s, res, parts[k].count, nodes, count, out[k]);
-    else
-      balanced_allocation_scores2(s, res, nodes, count, out[k]);
-  }
-}
+namespace {
 
 // fit_body on the target in use.
-static void fit_fails(const SnapshotView& s, const int64_t* want, const uint32_t* resource, uint32_t nwant,
-                      const uint32_t* nodes, uint32_t count, uint8_t* fails) {
+void fit_fails(const SnapshotView& s, const int64_t* want, const uint32_t* resource, uint32_t nwant,
+               const uint32_t* nodes, uint32_t count, uint8_t* fails) {
 #if BULKSCORE_SIMD_X86
   switch (simd_target()) {
     case SimdTarget::Avx512:
@@ -597,31 +651,116 @@ static void fit_fails(const SnapshotView& s, const int64_t* want, const uint32_t
   fit_baseline(s, want, resource, nwant, nodes, count, fails);
 }
 
+// NodeResourcesFit's Filter (a kSharedFitFilter part) of `count` nodes
+// alone: out[i] = 1 where the node fails it.
+void fit_part_alone(const SnapshotView& s, const SharedScorePart& part, const uint32_t* nodes, uint32_t count,
+                    int64_t* out) {
+  const auto& st = *static_cast<const plugins::NodeResourcesFit::State*>(part.entries);
+  FitChecks c;
+  if (!fit_checks(st, part.arena, c)) {
+    for (uint32_t i = 0; i < count; ++i)
+      out[i] = static_cast<int64_t>(!plugins::NodeResourcesFit::filter(s, st, part.arena, nodes[i]).ok());
+    return;
+  }
+  uint8_t fails[kBlock];
+  for (uint32_t lo = 0; lo < count; lo += kBlock) {
+    const uint32_t n = std::min(kBlock, count - lo);
+    fit_fails(s, c.want, c.resource, c.n, nodes + lo, n, fails);
+    for (uint32_t i = 0; i < n; ++i) out[lo + i] = fails[i];
+  }
+}
+
+// What each part of a resource_allocation_scores call is: the indices of
+// the one loop's LeastAllocated and BalancedAllocation parts (where the
+// score parts are exactly that pair) and of the Filter's part (nparts where
+// absent).
+struct PartRoles {
+  uint32_t least, bal, fit;
+  bool one_loop;
+};
+PartRoles part_roles(const SharedScorePart* parts, uint32_t nparts) {
+  PartRoles r{nparts, nparts, nparts, false};
+  uint32_t scores = 0;
+  for (uint32_t k = 0; k < nparts; ++k) {
+    if (parts[k].kind == kSharedFitFilter) {
+      r.fit = k;
+      continue;
+    }
+    ++scores;
+    if (parts[k].kind == kSharedLeastAllocated) r.least = k;
+    if (parts[k].kind == kSharedBalanced2) r.bal = k;
+  }
+  if (scores != 2 || r.least == nparts || r.bal == nparts) return r;
+  const auto* lr = static_cast<const ScoredResource*>(parts[r.least].entries);
+  const auto* br = static_cast<const ScoredResource*>(parts[r.bal].entries);
+  // The pair the default profile scores with.
+  r.one_loop = least_two_unit(lr, parts[r.least].count) && parts[r.bal].count == 2 &&
+               lr[0].resource == br[0].resource && lr[1].resource == br[1].resource;
+  return r;
+}
+
+// The Filter's checks as the one loop over `least`'s two resources makes
+// them; false where the pod checks too many requests (fit_part_alone then).
+bool fit_in_loop(const SharedScorePart& part, const ScoredResource* least, FitInLoop& in) {
+  const auto& st = *static_cast<const plugins::NodeResourcesFit::State*>(part.entries);
+  FitChecks c;
+  if (!fit_checks(st, part.arena, c)) return false;
+  in = FitInLoop{};
+  for (uint32_t k = 0; k < c.n; ++k) {
+    if (c.resource[k] == least[0].resource && in.w0 == INT64_MIN) {
+      in.w0 = c.want[k];
+    } else if (c.resource[k] == least[1].resource && in.w1 == INT64_MIN) {
+      in.w1 = c.want[k];
+    } else {
+      in.extra.want[in.extra.n] = c.want[k];
+      in.extra.resource[in.extra.n++] = c.resource[k];
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool resource_allocation_one_loop(const SharedScorePart* parts, uint32_t nparts) {
+  return part_roles(parts, nparts).one_loop;
+}
+
+void resource_allocation_scores(const SnapshotView& s, const SharedScorePart* parts, uint32_t nparts,
+                                const uint32_t* nodes, uint32_t count, int64_t* const* out) {
+  const PartRoles roles = part_roles(parts, nparts);
+  const SharedScorePart* fit = roles.fit < nparts ? &parts[roles.fit] : nullptr;
+  if (roles.one_loop) {
+    const auto* least = static_cast<const ScoredResource*>(parts[roles.least].entries);
+    FitInLoop in_loop;
+    const bool fit_inside = fit && fit_in_loop(*fit, least, in_loop);
+    least_balanced2_scores(s, least, static_cast<const ScoredResource*>(parts[roles.bal].entries),
+                           fit_inside ? &in_loop : nullptr, nodes, count, out[roles.least], out[roles.bal],
+                           fit ? out[roles.fit] : nullptr);
+    if (fit && !fit_inside) fit_part_alone(s, *fit, nodes, count, out[roles.fit]);
+    return;
+  }
+  for (uint32_t k = 0; k < nparts; ++k) {
+    const auto* res = static_cast<const ScoredResource*>(parts[k].entries);
+    if (parts[k].kind == kSharedLeastAllocated)
+      least_allocated_scores(s, res, parts[k].count, nodes, count, out[k]);
+    else if (parts[k].kind == kSharedBalanced2)
+      balanced_allocation_scores2(s, res, nodes, count, out[k]);
+    else
+      fit_part_alone(s, parts[k], nodes, count, out[k]);
+  }
+}
+
 namespace plugins {
 
 void NodeResourcesFit::filter_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
                                     uint32_t count, uint8_t* fails) {
-  // The requests the rule checks, in its order (the order does not change
-  // whether a node fails, only filter()'s reason bits, which the caller
-  // takes from filter() itself).
-  constexpr uint32_t kInline = 16;
-  int64_t want[kInline];
-  uint32_t resource[kInline];
-  uint32_t n = 0;
-  if (!st.only_pod_count) {
-    if (st.cpu > 0) want[n] = st.cpu, resource[n++] = kCpu;
-    if (st.memory > 0) want[n] = st.memory, resource[n++] = kMemory;
-    if (st.ephemeral > 0) want[n] = st.ephemeral, resource[n++] = kEphemeralStorage;
-    if (st.scalar_resources.count > kInline - n) {
-      // Many extended resources: node by node (rare).
-      for (uint32_t i = 0; i < count; ++i) fails[i] = static_cast<uint8_t>(!filter(s, st, arena, nodes[i]).ok());
-      return;
-    }
-    const uint32_t* rs = st.scalar_resources.data(arena);
-    const int64_t* w = st.scalar_requests.data(arena);
-    for (uint32_t i = 0; i < st.scalar_resources.count; ++i) want[n] = w[i], resource[n++] = rs[i];
+  FitChecks c;
+  if (!fit_checks(st, arena, c)) {
+    // Many extended resources: node by node (rare).
+    for (uint32_t i = 0; i < count; ++i) fails[i] = static_cast<uint8_t>(!filter(s, st, arena, nodes[i]).ok());
+    return;
   }
-  fit_fails(s, want, resource, n, nodes, count, fails);
+  fit_fails(s, c.want, c.resource, c.n, nodes, count, fails);
 }
 
 void NodeResourcesFit::score_nodes(const SnapshotView& s, const State& st, const uint8_t* arena, const uint32_t* nodes,
@@ -635,7 +774,13 @@ void NodeResourcesFit::score_nodes(const SnapshotView& s, const State& st, const
 
 bool NodeResourcesFit::shared_score(const State& st, const uint8_t* arena, SharedScorePart& part) {
   if (st.strategy != kLeastAllocated) return false;
-  part = SharedScorePart{resource_allocation_scores, kSharedLeastAllocated, st.scored.count, st.scored.data(arena)};
+  part = SharedScorePart{resource_allocation_scores, kSharedLeastAllocated, st.scored.count, st.scored.data(arena),
+                         arena};
+  return true;
+}
+
+bool NodeResourcesFit::shared_filter(const State& st, const uint8_t* arena, SharedScorePart& part) {
+  part = SharedScorePart{resource_allocation_scores, kSharedFitFilter, 0, &st, arena};
   return true;
 }
 
@@ -643,7 +788,7 @@ bool NodeResourcesBalancedAllocation::shared_score(const State& st, const uint8_
   const ScoredResource* res = st.scored.data(arena);
   if (st.scored.count != 2 || res[0].source == ScoredResource::kSkip || res[1].source == ScoredResource::kSkip)
     return false;
-  part = SharedScorePart{resource_allocation_scores, kSharedBalanced2, 2, res};
+  part = SharedScorePart{resource_allocation_scores, kSharedBalanced2, 2, res, arena};
   return true;
 }
 

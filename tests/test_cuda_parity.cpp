@@ -529,6 +529,86 @@ TEST_P(CudaParity, CpuBackendMatchesTheNodeMajorReferenceOnEverySimdTarget) {
   });
 }
 
+// NodeResourcesFit's Filter inside the shared score kernel (shared_filter):
+// where no rejection reasons are read, the CPU backend scores a sub-block
+// of 512 nodes and drops the nodes Fit rejects in the same loop, or, after
+// a sub-block that lost a quarter of its nodes, filters first. Nodes that
+// fail Fit by cpu, memory, ephemeral storage, an extended resource or the
+// pod count sit inside sub-blocks, sparse in some regions and dense in
+// others (the two modes alternate), under pods that check each of those,
+// nothing, or more than fit in the loop; every result must equal the
+// node-major reference's, on one and two threads and every SIMD target.
+TEST(FusedFitFilter, NodesFitRejectsInsideSubBlocksMatchTheReferenceOnEverySimdTarget) {
+  constexpr uint32_t kNodes = 5000;
+  std::vector<Node> nodes;
+  std::vector<Pod> running;
+  for (uint32_t i = 0; i < kNodes; ++i) {
+    Node n;
+    n.name = "node-" + std::to_string(i);
+    n.labels["kubernetes.io/hostname"] = n.name;
+    n.allocatable = {{"cpu", 4000 + (i % 5) * 1000}, {"memory", (16 + i % 3) * kGi}, {"pods", 110},
+                     {"ephemeral-storage", 100 * kGi}};
+    if (i % 2 == 0) n.allocatable["example.com/foo"] = 4;
+    for (int k = 0; k < 20; ++k) n.allocatable["example.com/r" + std::to_string(k)] = 8;
+    const uint32_t region = i / 1250;  // sparse, dense, sparse, none
+    ResourceList take;
+    if (region == 1 ? i % 10 != 0 : region != 3 && i % 7 == 3) take["cpu"] = n.allocatable["cpu"] - 100;
+    if (region != 3 && i % 13 == 5) take["memory"] = n.allocatable["memory"] - kGi / 2;
+    if (region != 3 && i % 17 == 6) take["ephemeral-storage"] = 100 * kGi;
+    if (region != 3 && i % 19 == 8 && i % 2 == 0) take["example.com/foo"] = 4;
+    if (region != 3 && i % 23 == 2) n.allocatable["pods"] = 1;
+    if (region == 2 && i % 29 == 4) n.allocatable["pods"] = 0;  // already over: every pod fails
+    if (!take.empty() || n.allocatable["pods"] == 1)
+      running.push_back(testutil::running("run-" + std::to_string(i), n.name, take));
+    nodes.push_back(n);
+  }
+  Snapshot snap = Snapshot::build(nodes, running);
+  const auto pod = [](const std::string& name, ResourceList requests) {
+    Pod p = testutil::make_pod(name, {testutil::container(std::move(requests))});
+    p.scheduler_name = "default-scheduler";
+    return p;
+  };
+  ResourceList many = {{"cpu", 100}};
+  for (int k = 0; k < 20; ++k) many["example.com/r" + std::to_string(k)] = 1;  // past the loop's inline checks
+  const std::vector<Pod> pods = {pod("cpu-memory", {{"cpu", 500}, {"memory", kGi}}),
+                                 pod("cpu", {{"cpu", 800}}),
+                                 pod("memory", {{"memory", 2 * kGi}}),
+                                 pod("ephemeral", {{"cpu", 200}, {"memory", kGi}, {"ephemeral-storage", kGi}}),
+                                 pod("extended", {{"cpu", 200}, {"example.com/foo", 1}}),
+                                 pod("nothing", {}),
+                                 pod("many", many),
+                                 pod("too-large", {{"cpu", 100000}})};
+  const ProfilePlan plan = make_profile_plan(default_scheduler_config().profiles[0]);
+  testutil::ReferenceBackend reference;
+  uint32_t dropped_some = 0;
+  on_simd_targets(true, [&] {
+    for (const int threads : {1, 2}) {
+      auto cpu = make_cpu_backend(threads);
+      for (const Pod& p : pods) {
+        intern_pod_for_plan(snap, p, plan);
+        for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
+          PodQuery q = prepare_pod_query(p, snap, plan, tie, 7);
+          for (const bool rejections : {false, true}) {
+            EvalRequest req;
+            req.want_rejections = rejections;
+            EvalResult want, got;
+            reference.evaluate(snap, q, req, want);
+            cpu->evaluate(snap, q, req, got);
+            if (!rejections && got.num_feasible > 0) got.rejections = want.rejections;
+            expect_same(want, got,
+                        "pod " + p.name + ", " + std::to_string(threads) + " threads, tie " +
+                            (tie == TieBreak::First ? "First" : "Random") + ", rejections " +
+                            (rejections ? "on" : "off"));
+            if (::testing::Test::HasFailure()) return;
+            dropped_some += want.num_feasible > 0 && want.num_feasible < kNodes * 9 / 10;
+          }
+        }
+      }
+    }
+  });
+  EXPECT_GT(dropped_some, 20u);
+}
+
 // A cluster without taints, where TaintToleration scores every node alike
 // (uniform_score) and the CPU backend scores none of them, on every target
 // (the largest case on the target in use only: seconds per target).

@@ -126,15 +126,25 @@ size_t& shared_runs_together() {
   return runs;
 }
 
+// How often a shared kernel ran a Filter's part (shared_filter) with its
+// scores.
+size_t& shared_filter_runs() {
+  static size_t runs = 0;
+  return runs;
+}
+
 // The shared kernels (shared_score) of the profile's score plugins, each
-// run once for all the parts that name it: every part equals its plugin's
-// score() node by node ("" if so).
+// run once for all the parts that name it, with the parts of the pod's
+// Filter plugins that name it too (shared_filter): every score part equals
+// its plugin's score() node by node, every Filter part is 1 exactly where
+// filter() fails ("" if so).
 std::string first_shared_difference(const Snapshot& snap, const PodQuery& q, const ProfilePlan& plan,
                                     const std::vector<uint32_t>& nodes, size_t& compared) {
   const SnapshotView s = snap.view();
   const PodQueryView v = q.view();
   std::vector<SharedScorePart> parts;
   std::vector<uint8_t> ids;
+  std::vector<bool> is_filter;
   for (const uint8_t id : plan.score)
     visit_plugin(id, [&](auto p) {
       using P = decltype(p);
@@ -143,7 +153,24 @@ std::string first_shared_difference(const Snapshot& snap, const PodQuery& q, con
         if (P::shared_score(plugin_state<P>(v), v.arena, part)) {
           parts.push_back(part);
           ids.push_back(id);
+          is_filter.push_back(false);
         }
+      }
+    });
+  const size_t score_parts = parts.size();
+  for (uint32_t f = 0; f < v.num_filters && !q.rejected; ++f)
+    visit_plugin(v.filters[f], [&](auto p) {
+      using P = decltype(p);
+      if constexpr (P::kHasFilter && kHasSharedFilter<P>) {
+        SharedScorePart part;
+        if (!P::shared_filter(plugin_state<P>(v), v.arena, part)) return;
+        for (size_t k = 0; k < score_parts; ++k)
+          if (parts[k].kernel == part.kernel) {
+            parts.push_back(part);
+            ids.push_back(v.filters[f]);
+            is_filter.push_back(true);
+            return;
+          }
       }
     });
   std::vector<bool> done(parts.size(), false);
@@ -151,12 +178,24 @@ std::string first_shared_difference(const Snapshot& snap, const PodQuery& q, con
     if (done[lead]) continue;
     std::vector<SharedScorePart> group;
     std::vector<uint8_t> group_ids;
+    std::vector<bool> group_filter;
     for (size_t k = lead; k < parts.size(); ++k)
       if (!done[k] && parts[k].kernel == parts[lead].kernel) {
         group.push_back(parts[k]);
         group_ids.push_back(ids[k]);
+        group_filter.push_back(is_filter[k]);
         done[k] = true;
       }
+    // A Filter's part first in the group where the group has one: the
+    // kernel must not depend on where it sits.
+    if (std::count(group_filter.begin(), group_filter.end(), true) > 0) {
+      ++shared_filter_runs();
+      if (shared_filter_runs() % 2 == 0) {
+        std::rotate(group.begin(), group.end() - 1, group.end());
+        std::rotate(group_ids.begin(), group_ids.end() - 1, group_ids.end());
+        std::rotate(group_filter.begin(), group_filter.end() - 1, group_filter.end());
+      }
+    }
     std::vector<std::vector<int64_t>> got(group.size(), std::vector<int64_t>(nodes.size(), -12345));
     std::vector<int64_t*> outs;
     outs.reserve(got.size());
@@ -170,6 +209,18 @@ std::string first_shared_difference(const Snapshot& snap, const PodQuery& q, con
       std::string d;
       visit_plugin(group_ids[k], [&](auto p) {
         using P = decltype(p);
+        if constexpr (P::kHasFilter) {
+          if (group_filter[k]) {
+            for (size_t i = 0; i < nodes.size() && d.empty(); ++i) {
+              const int64_t want = P::filter(s, plugin_state<P>(v), v.arena, nodes[i]).ok() ? 0 : 1;
+              if (got[k][i] != want)
+                d = std::string(P::kName) + "'s Filter in a shared kernel of " + std::to_string(group.size()) +
+                    " parts, at list position " + std::to_string(i) + " (node " + std::to_string(nodes[i]) +
+                    "): " + std::to_string(got[k][i]) + ", filter " + (want ? "fails" : "passes");
+            }
+            return;
+          }
+        }
         if constexpr (P::kHasScore) {
           for (size_t i = 0; i < nodes.size() && d.empty(); ++i) {
             const int64_t want = P::score(s, plugin_state<P>(v), v.arena, nodes[i]);
@@ -297,6 +348,7 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreOnRandomClustersOnEveryTarget) {
   for (const SimdTarget t : supported_targets()) {
     set_simd_target(t);
     shared_runs_together() = 0;
+    shared_filter_runs() = 0;
     size_t compared = 0;
     uint32_t stream = 0;
     for (const uint32_t nodes : {1u, 31u, 257u, 600u, 3000u}) {
@@ -310,6 +362,7 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreOnRandomClustersOnEveryTarget) {
     }
     EXPECT_GT(compared, 100u) << simd_target_name(t);
     EXPECT_GT(shared_runs_together(), 10u) << simd_target_name(t);
+    EXPECT_GT(shared_filter_runs(), 10u) << simd_target_name(t);
   }
 }
 

@@ -5,6 +5,7 @@
 // chunks of the visiting order and merged in that order.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <numeric>
 #include <string_view>
@@ -331,7 +332,7 @@ class CpuBackend final : public Backend {
       const uint32_t num_chunks = (M + chunk - 1) / chunk;
       if (chunks_.size() < num_chunks) chunks_.resize(num_chunks);
       if (fused) {
-        sp = plan_scores(s, q, req);
+        sp = plan_scores(s, q, req, !reasons);
         stride = M;
         raw_.resize(static_cast<size_t>(q.num_scores) * M);
         totals_.resize(M);
@@ -341,14 +342,15 @@ class CpuBackend final : public Backend {
       run_tasks(threads, num_chunks, [&](uint32_t c) {
         Chunk& ch = chunks_[c];
         const uint32_t base = c * chunk;
-        filter_chunk(s, q, visit, req, reasons, base, std::min(chunk, M - base), ch, out);
-        if (fused && !ch.feasible.empty())
-          block_best_[c] =
-              score_range(s, q, sp, Range{ch.feasible.data(), static_cast<uint32_t>(ch.feasible.size()), base, c},
-                          stride, block_stats_.data() + static_cast<size_t>(c) * q.num_scores);
+        filter_chunk(s, q, visit, req, reasons, base, std::min(chunk, M - base), ch, out, sp.filter_id);
+        if (fused && !ch.feasible.empty()) {
+          Range r{ch.feasible.data(), static_cast<uint32_t>(ch.feasible.size()), base, c};
+          block_best_[c] = score_range(s, q, sp, r, stride, block_stats_.data() + static_cast<size_t>(c) * q.num_scores);
+          ch.feasible.resize(r.count);  // less the nodes the kernel's Filter dropped
+        }
       });
       for (uint32_t c = 0; c < num_chunks; ++c) {
-        const Chunk& ch = chunks_[c];
+        Chunk& ch = chunks_[c];
         if (fused) {
           if (!ch.feasible.empty()) {
             ranges_.push_back(Range{ch.feasible.data(), static_cast<uint32_t>(ch.feasible.size()), c * chunk, c});
@@ -426,7 +428,7 @@ class CpuBackend final : public Backend {
         q = query.view();
       }
       // Pass 1 over blocks of the feasible list on all threads (score_range).
-      sp = plan_scores(s, q, req);
+      sp = plan_scores(s, q, req, false);
       stride = F;
       raw_.resize(static_cast<size_t>(q.num_scores) * F);
       totals_.resize(F);
@@ -633,7 +635,7 @@ class CpuBackend final : public Backend {
   // Where a range of scored nodes keeps its scores: raw_[slot * stride +
   // offset + i] and totals_[offset + i] for nodes[i], i < count.
   struct Range {
-    const uint32_t* nodes;
+    uint32_t* nodes;
     uint32_t count;
     uint32_t offset;
     uint32_t block;  // its block_stats_ and block_best_ index
@@ -652,9 +654,18 @@ class CpuBackend final : public Backend {
     NormStats no_stats[kMaxProfilePlugins];  // None reads none
     uint64_t shared = 0;  // slots scored by a shared kernel (shared_score)
     SharedScorePart shared_part[kMaxProfilePlugins];
+    // A Filter plugin run in a shared kernel (shared_filter) instead of
+    // before Score: its part, and the first slot of its kernel (kNoPlugin:
+    // none).
+    uint8_t filter_id = kNoPlugin;
+    uint32_t filter_lead = 0;
+    SharedScorePart filter_part;
   };
 
-  static ScorePlan plan_scores(const SnapshotView& s, const PodQueryView& q, const EvalRequest& req) {
+  // `defer_filter`: where no rejection reasons are read, a Filter plugin
+  // with shared_filter may run in the kernel of a shared score slot.
+  static ScorePlan plan_scores(const SnapshotView& s, const PodQueryView& q, const EvalRequest& req,
+                               bool defer_filter) {
     ScorePlan sp;
     for (NormStats& st : sp.no_stats) st = empty_norm_stats();
     for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
@@ -677,6 +688,22 @@ class CpuBackend final : public Backend {
         sp.plain_slots |= bit;
       }
     }
+    for (uint32_t f = 0; defer_filter && sp.shared != 0 && f < q.num_filters && sp.filter_id == kNoPlugin; ++f) {
+      visit_plugin(q.filters[f], [&](auto plugin) {
+        using P = decltype(plugin);
+        if constexpr (P::kHasFilter && kHasSharedFilter<P>) {
+          SharedScorePart part;
+          if (!P::shared_filter(plugin_state<P>(q), q.arena, part)) return;
+          for (uint32_t slot = 0; slot < q.num_scores; ++slot)
+            if (((sp.shared >> slot) & 1) && sp.shared_part[slot].kernel == part.kernel) {
+              sp.filter_id = q.filters[f];
+              sp.filter_lead = slot;
+              sp.filter_part = part;
+              return;
+            }
+        }
+      });
+    }
     return sp;
   }
 
@@ -684,8 +711,11 @@ class CpuBackend final : public Backend {
   // plugins share in L1: every plugin's raw scores (plugin-major), the
   // range's min/max per plugin that normalizes with them (bs[slot]), and
   // the total of the plugins that do not (NormalizeKind::None). Returns the
-  // range's best by that partial total.
-  Best score_range(const SnapshotView& s, const PodQueryView& q, const ScorePlan& sp, const Range& r, size_t stride,
+  // range's best by that partial total. With a Filter plugin in a shared
+  // kernel (sp.filter_id), each sub-block's nodes that fail it are dropped
+  // before any other plugin scores them: the range's nodes and scores move
+  // down over them, and r.count becomes the nodes kept.
+  Best score_range(const SnapshotView& s, const PodQueryView& q, const ScorePlan& sp, Range& r, size_t stride,
                    BlockStats* bs) {
     const uint32_t S = q.num_scores;
     const SimdTarget target = simd_target();
@@ -701,9 +731,18 @@ class CpuBackend final : public Backend {
                              sp.plain_base,
                              false};
     Best best{0, INT64_MIN, UINT32_MAX, 0};
-    for (uint32_t sub = 0; sub < r.count; sub += kSubBlock) {
-      const uint32_t end = std::min(r.count, sub + kSubBlock);
+    uint32_t kept = 0;       // positions [0, kept) hold the nodes that passed the kernel's Filter so far
+    bool speculate = true;   // score a sub-block before the kernel's Filter drops nodes (see below)
+    for (uint32_t next = 0; next < r.count; next += kSubBlock) {
+      uint32_t sub = next, end = std::min(r.count, next + kSubBlock);
       uint64_t shared_done = 0;  // this sub-block's slots a shared kernel wrote
+      if (sp.filter_id != kNoPlugin) {
+        const uint32_t passed = filter_in_kernel(s, q, sp, r, stride, next, end, kept, speculate, shared_done);
+        sub = kept;
+        kept += passed;
+        end = kept;
+        if (passed == 0) continue;
+      }
       for (uint32_t slot = 0; slot < S; ++slot) {
         int64_t* raw = raw_.data() + slot * stride + r.offset;
         if ((sp.uniform >> slot) & 1) {
@@ -713,7 +752,8 @@ class CpuBackend final : public Backend {
           continue;
         }
         if ((sp.shared >> slot) & 1) {
-          if (!((shared_done >> slot) & 1)) shared_done |= run_shared_kernel(s, q, sp, r, stride, slot, sub, end);
+          if (!((shared_done >> slot) & 1))
+            shared_done |= run_shared_kernel(s, q, sp, r, stride, slot, r.nodes + sub, end - sub, sub, nullptr);
         } else {
           visit_plugin(q.scores[slot], [&](auto plugin) {
           using P = decltype(plugin);
@@ -732,39 +772,100 @@ class CpuBackend final : public Backend {
       const int64_t top = totals_block(target, partial, sub, end, node, ties);
       merge_best(best, top, node, ties);
     }
+    if (sp.filter_id != kNoPlugin) r.count = kept;
     return best;
   }
 
+  // The kernel's Filter (sp.filter_part) over the range's positions [next,
+  // end): the nodes that pass it move down to [kept, kept + passed), the
+  // raw scores of the kernel's slots (`written`) beside them. Returns
+  // `passed`. Speculating, the kernel scores every node with its Filter in
+  // the same loop, and the failing nodes' scores are dropped; else (the
+  // previous sub-block lost a quarter of its nodes or more, as on a full
+  // cluster, where scoring first would waste most of the loop) the Filter
+  // runs alone first and the kernel scores the survivors. The same nodes
+  // and scores either way.
+  uint32_t filter_in_kernel(const SnapshotView& s, const PodQueryView& q, const ScorePlan& sp, const Range& r,
+                            size_t stride, uint32_t next, uint32_t end, uint32_t kept, bool& speculate,
+                            uint64_t& written) {
+    const uint32_t n = end - next;
+    int64_t fails[kSubBlock];
+    written = 0;
+    if (speculate) {
+      written = run_shared_kernel(s, q, sp, r, stride, sp.filter_lead, r.nodes + next, n, kept, fails);
+    } else {
+      int64_t* out = fails;
+      sp.filter_part.kernel(s, &sp.filter_part, 1, r.nodes + next, n, &out);
+    }
+    int64_t any = 0;
+    for (uint32_t i = 0; i < n; ++i) any |= fails[i];
+    uint32_t passed = n;
+    if (any == 0) {
+      if (kept != next) std::memmove(r.nodes + kept, r.nodes + next, n * sizeof(uint32_t));
+    } else {
+      passed = compact(r.nodes + next, r.nodes + kept, fails, n);
+      for (uint32_t slot = 0; slot < q.num_scores; ++slot)
+        if ((written >> slot) & 1) {
+          int64_t* raw = raw_.data() + slot * stride + r.offset + kept;
+          compact(raw, raw, fails, n);
+        }
+    }
+    if (!speculate && passed > 0)
+      written = run_shared_kernel(s, q, sp, r, stride, sp.filter_lead, r.nodes + kept, passed, kept, nullptr);
+    speculate = passed * 4 > n * 3;
+    return passed;
+  }
+
+  // Keeps the entries of in[0, n) whose fails[i] is 0, in order, at out[0,
+  // kept) (out <= in: in place where equal); returns kept. Branch-free.
+  template <class T>
+  static uint32_t compact(const T* in, T* out, const int64_t* fails, uint32_t n) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      out[k] = in[i];
+      k += static_cast<uint32_t>(fails[i] == 0);
+    }
+    return k;
+  }
+
   // The raw scores of `lead` and of every later shared slot whose part names
-  // the same kernel, over the range's positions [sub, end): one kernel run
-  // for all of them. Returns the slots written.
+  // the same kernel, of the n nodes `nodes`, at the range's positions [at,
+  // at + n): one kernel run for all of them, with the kernel's Filter
+  // (sp.filter_part) into fails[0, n) where `fails` is given. Returns the
+  // slots written.
   uint64_t run_shared_kernel(const SnapshotView& s, const PodQueryView& q, const ScorePlan& sp, const Range& r,
-                             size_t stride, uint32_t lead, uint32_t sub, uint32_t end) {
-    SharedScorePart parts[kMaxProfilePlugins];
-    int64_t* outs[kMaxProfilePlugins];
-    uint32_t n = 0;
+                             size_t stride, uint32_t lead, const uint32_t* nodes, uint32_t n, uint32_t at,
+                             int64_t* fails) {
+    SharedScorePart parts[kMaxProfilePlugins + 1];
+    int64_t* outs[kMaxProfilePlugins + 1];
+    uint32_t k = 0;
     uint64_t written = 0;
     const SharedScorePart::Kernel kernel = sp.shared_part[lead].kernel;
     for (uint32_t slot = lead; slot < q.num_scores; ++slot) {
       if (!((sp.shared >> slot) & 1) || sp.shared_part[slot].kernel != kernel) continue;
-      parts[n] = sp.shared_part[slot];
-      outs[n++] = raw_.data() + slot * stride + r.offset + sub;
+      parts[k] = sp.shared_part[slot];
+      outs[k++] = raw_.data() + slot * stride + r.offset + at;
       written |= uint64_t(1) << slot;
     }
-    kernel(s, parts, n, r.nodes + sub, end - sub, outs);
+    if (fails) {
+      parts[k] = sp.filter_part;
+      outs[k++] = fails;
+    }
+    kernel(s, parts, k, nodes, n, outs);
     return written;
   }
 
   // Filter of the n visiting positions from `base` into `ch`: its feasible
   // nodes (ascending positions), the verdicts when wanted, and the
   // histogram of its rejected positions when `reasons`.
+  // `skip`: a Filter plugin not run here (kNoPlugin: none).
   static void filter_chunk(const SnapshotView& s, const PodQueryView& q, const VisitOrder& visit,
                            const EvalRequest& req, bool reasons, uint32_t base, uint32_t n, Chunk& ch,
-                           EvalResult& out) {
+                           EvalResult& out, uint8_t skip) {
     // Verdicts start as "feasible" only where they are all read; else
     // only the rejected positions' are, which Filter writes.
     fill_chunk(ch, base, n, visit, req.want_verdicts);
-    filter_positions(s, q, ch, reasons);
+    filter_positions(s, q, ch, reasons, skip);
     if (req.want_verdicts)
       for (uint32_t pos = 0; pos < n; ++pos) out.verdicts[ch.nodes[pos]] = ch.verdicts[pos];
     // The positions still alive are the feasible ones, ascending. Most

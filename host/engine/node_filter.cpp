@@ -35,11 +35,15 @@ void fill_iota(uint32_t* out, uint32_t n, uint32_t start) {
   fill_iota_baseline(out, n, start);
 }
 
-void filter_positions(const SnapshotView& s, const PodQueryView& q, FilterScratch& ch, bool reasons) {
+void filter_positions(const SnapshotView& s, const PodQueryView& q, FilterScratch& ch, bool reasons, uint8_t skip) {
   constexpr uint8_t kPassed = 0xFF;
   size_t alive = ch.alive.size();
   uint32_t f = 0;
   while (f < q.num_filters && alive > 0) {
+    if (q.filters[f] == skip) {
+      ++f;
+      continue;
+    }
     if (has_filter_nodes(q.filters[f])) {
       // While nothing failed the alive positions are all of them, in order.
       const uint32_t* nodes = ch.nodes.data();
@@ -56,6 +60,7 @@ void filter_positions(const SnapshotView& s, const PodQueryView& q, FilterScratc
       const uint32_t run_start = f;
       bool any_failed = false;
       for (; f < q.num_filters && has_filter_nodes(q.filters[f]); ++f) {
+        if (q.filters[f] == skip) continue;
         const auto k = static_cast<uint8_t>(f - run_start);
         visit_plugin(q.filters[f], [&](auto plugin) {
           using P = decltype(plugin);

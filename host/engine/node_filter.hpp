@@ -36,8 +36,10 @@ struct FilterScratch {
 // verdict of that plugin's filter(), as node-major order would (the first
 // rejecting plugin wins), where `reasons` asks for verdicts (else such a
 // position is only dropped; a plugin without filter_nodes writes its
-// verdicts either way).
-void filter_positions(const SnapshotView& s, const PodQueryView& q, FilterScratch& sc, bool reasons);
+// verdicts either way). The Filter plugin `skip` is not run (a caller that
+// filters it elsewhere; kNoPlugin: every plugin runs).
+void filter_positions(const SnapshotView& s, const PodQueryView& q, FilterScratch& sc, bool reasons,
+                      uint8_t skip = kNoPlugin);
 
 // filter_node(...).feasible() of nodes[0..count), into feasible[i] (1 or 0),
 // through filter_positions.
