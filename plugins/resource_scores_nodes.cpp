@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 
 #include "plugins/node_resources_balanced_allocation.hpp"
 #include "plugins/node_resources_fit.hpp"
@@ -29,42 +30,48 @@ constexpr int64_t kExact = int64_t(1) << 53;
 [[gnu::always_inline]] inline int64_t sel(int64_t m, int64_t a, int64_t b) { return (a & m) | (b & ~m); }
 [[gnu::always_inline]] inline int64_t mask(bool c) { return -static_cast<int64_t>(c); }
 
-// Exact int64 -> float64 for 0 <= v < 2^62, from its two halves below and
-// above bit 31: each half converts as an int32 (cvtdq2pd, which AVX2 and
-// SSE2 vectorize, where int64 conversions need AVX-512DQ), the high one
-// scaled by 2^31 exactly, and the sum rounds once: the correctly rounded
-// value, as a direct conversion gives (and v itself below 2^53).
-[[gnu::always_inline]] inline double split_to_double(int64_t v) {
-  return static_cast<double>(static_cast<int32_t>(v >> 31)) * 2147483648.0 +
-         static_cast<double>(static_cast<int32_t>(v & 0x7fffffff));
+// Exact int64 -> float64 for 0 <= v < 2^52, through the bit pattern: v
+// in the mantissa of 2^52 is the double 2^52 + v exactly, less 2^52 it is
+// v. An OR and a subtraction, which AVX2 vectorizes, where int64
+// conversions need AVX-512DQ (converting the two 32-bit halves instead
+// took five times the instructions, in shuffles).
+constexpr int64_t kBitsExact = int64_t(1) << 52;
+[[gnu::always_inline]] inline double bits_to_double(int64_t v) {
+  const uint64_t bits = static_cast<uint64_t>(v) | 0x4330000000000000ULL;  // 2^52's exponent
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d - 4503599627370496.0;  // 2^52
 }
 
-// x / a (truncated) for 0 <= x <= 100 * a, 0 < a < 2^53, from a float32
-// quotient: float32 operands and division are each within a relative 2^-24,
-// so the quotient (at most 100) is within 2e-5 of the exact one, and one
-// correction each way on the integer remainder makes it exact (q * a stays
-// below 2^60). float32 division costs a third of float64's per lane (twice
-// the lanes per vector, shorter latency): LeastAllocated's per-resource
-// quotients, its hottest loop, divide this way.
+// x / a (truncated) for 0 <= x <= 100 * a, 0 < a < kQuotientLimit, from a
+// float32 quotient: float32 operands and division are each within a
+// relative 2^-24, so the quotient (at most 100) is within 2e-5 of the
+// exact one, and one correction each way on the remainder makes it exact.
+// float32 division costs a third of float64's per lane (twice the lanes
+// per vector, shorter latency): LeastAllocated's per-resource quotients,
+// its hottest loop, divide this way.
 //
-// kByHalves, for AVX2: without AVX-512DQ the int64 <-> float conversions
-// and int64 multiplies leave the loop scalar, so the operands convert by
-// halves (split_to_double, then to float32: within 2^-24 still), the
-// quotient as an int32 (clamped to 128 first: lanes outside the domain,
-// which the callers drop, must not overflow the conversion), and q * a is
-// two 32-bit multiplies (q < 2^8, a < 2^53): 2.1x fewer instructions there.
-// Not for the baseline target: SSE2 lacks 64-bit compares, and the split
-// costs more than the scalar conversions (measured 1.5x the instructions).
+// kViaBits, for AVX2: without AVX-512DQ the int64 <-> float conversions and
+// int64 multiplies leave the loop scalar, so x and a (below 2^52 there)
+// convert through their bits (bits_to_double, then to float32: within
+// 2^-24 still), the quotient converts as an int32 (clamped to 128 first:
+// lanes outside the domain, which the callers drop, must not overflow the
+// conversion), and q * a is two 32-bit multiplies (q < 2^8). (A remainder
+// taken in float64 instead, exact here, compares doubles: GCC then leaves
+// the loop scalar.) Not for the baseline target: SSE2 lacks 64-bit
+// compares (measured 1.5x the instructions of scalar conversions there).
 // The same exact quotient either way.
-template <bool kByHalves>
+template <bool kViaBits>
+constexpr int64_t kQuotientLimit = kViaBits ? kBitsExact : kExact;
+template <bool kViaBits>
 [[gnu::always_inline]] inline int64_t small_quotient(int64_t x, int64_t a) {
   int64_t q;
   uint64_t qa;
-  if constexpr (!kByHalves) {
+  if constexpr (!kViaBits) {
     q = static_cast<int64_t>(static_cast<float>(x) / static_cast<float>(a));
     qa = static_cast<uint64_t>(q) * static_cast<uint64_t>(a);
   } else {
-    const float e = static_cast<float>(split_to_double(x)) / static_cast<float>(split_to_double(a));
+    const float e = static_cast<float>(bits_to_double(x)) / static_cast<float>(bits_to_double(a));
     const auto q32 = static_cast<uint32_t>(static_cast<int32_t>(std::min(e, 128.0f)));
     const auto a_high = static_cast<uint32_t>(static_cast<uint64_t>(a) >> 32);
     qa = static_cast<uint64_t>(q32) * static_cast<uint32_t>(a) + (static_cast<uint64_t>(q32 * a_high) << 32);
@@ -114,7 +121,7 @@ template <bool kContig>
 // its score times its weight, weights[i] += the weight where the node has
 // the resource; lanes outside the exact path's range are flagged in `slow`.
 // kUnit: the weight is 1 (the default resources'), no multiply.
-template <bool kContig, bool kUnit, bool kByHalves>
+template <bool kContig, bool kUnit, bool kViaBits>
 [[gnu::always_inline]] inline void least_resource(const SnapshotView& s, const ScoredResource& e, const uint32_t* nodes,
                                                   uint32_t first, uint32_t n, int64_t* __restrict sum,
                                                   int64_t* __restrict weights, int64_t& slow) {
@@ -129,46 +136,55 @@ template <bool kContig, bool kUnit, bool kByHalves>
     const int64_t x = go_mul(go_sub(a, rq), 100);
     const bool need = (a != 0) & !(rq > a);
     // rq >= 0 with rq <= a: 0 <= x <= 100 * a, small_quotient's range.
-    const bool in_range = (x >= 0) & (x < kExact) & (a > 0) & (a < kExact) & (rq >= 0);
+    constexpr int64_t kLimit = kQuotientLimit<kViaBits>;
+    const bool in_range = (x >= 0) & (x < kLimit) & (a > 0) & (a < kLimit) & (rq >= 0);
     flagged |= mask(need & !in_range);
     const int64_t ok = mask(need & in_range);
-    const int64_t part = sel(ok, small_quotient<kByHalves>(sel(ok, x, 0), sel(ok, a, 1)), 0);
+    const int64_t part = sel(ok, small_quotient<kViaBits>(sel(ok, x, 0), sel(ok, a, 1)), 0);
     sum[i] = go_add(sum[i], kUnit ? part : go_mul(part, w));
     weights[i] = go_add(weights[i], sel(mask(a != 0), w, 0));
   }
   slow |= flagged;
 }
 
-// (a - rq) * 100 / a, or 0 where rq > a: exact where 0 < a < 2^53 and
-// rq >= 0. Elsewhere (the caller's range check drops the result) the
-// operands are clamped into small_quotient's range so that nothing
-// overflows: a into [1, 2^53], the dividend (wrapped, maybe negative) into
-// [0, 100 * 2^53] as an unsigned value.
-template <bool kByHalves>
+// The bound least2_unit_lane's range check keeps allocatable - 1 and the
+// requests below: 2^53 with direct conversions; 2^45 through the bits,
+// where 100 * a must stay below 2^52 (bits_to_double).
+template <bool kViaBits>
+constexpr int kLeast2Bits = kViaBits ? 45 : 53;
+
+// (a - rq) * 100 / a, or 0 where rq > a: exact where 0 < a <= 2^B and
+// 0 <= rq < 2^B (B = kLeast2Bits). Elsewhere (the caller's range check
+// drops the result) the operands are clamped into small_quotient's range
+// so that nothing overflows: a into [1, 2^B], the dividend (wrapped, maybe
+// negative) into [0, 100 * 2^B] as an unsigned value.
+template <bool kViaBits>
 [[gnu::always_inline]] inline int64_t least_quotient(int64_t a, int64_t rq) {
-  const int64_t safe_a = std::min(sel(mask(a > 0), a, 1), kExact);
-  const auto x = static_cast<int64_t>(std::min(static_cast<uint64_t>(go_mul(go_sub(a, rq), 100)), uint64_t(100) << 53));
-  return sel(mask(rq > a), 0, small_quotient<kByHalves>(x, safe_a));
+  constexpr int kBits = kLeast2Bits<kViaBits>;
+  const int64_t safe_a = std::min(sel(mask(a > 0), a, 1), int64_t(1) << kBits);
+  const auto x =
+      static_cast<int64_t>(std::min(static_cast<uint64_t>(go_mul(go_sub(a, rq), 100)), uint64_t(100) << kBits));
+  return sel(mask(rq > a), 0, small_quotient<kViaBits>(x, safe_a));
 }
 
 // LeastAllocated of one node over exactly two resources of weight 1 (the
 // default, cpu and memory): the mean of the two quotients, (q0 + q1) / 2 as
 // a shift (both >= 0). The exact path's range is checked once per block, by
-// OR-ing into `range` what must stay below 2^53 and not be negative:
-// allocatable - 1 (so that 0, a node without the resource, where the mean
-// is the other's alone, leaves it too) and the requests. Then rq <= a gives
-// 0 <= (a - rq) * 100 <= 100 * a < 2^60, small_quotient's range.
-template <bool kByHalves>
+// OR-ing into `range` what must stay below 2^B (kLeast2Bits) and not be
+// negative: allocatable - 1 (so that 0, a node without the resource, where
+// the mean is the other's alone, leaves it too) and the requests. Then
+// rq <= a gives 0 <= (a - rq) * 100 <= 100 * a, small_quotient's range.
+template <bool kViaBits>
 [[gnu::always_inline]] inline int64_t least2_unit_lane(int64_t a0, int64_t a1, int64_t rq0, int64_t rq1,
                                                        uint64_t& range) {
   range |= static_cast<uint64_t>(go_sub(a0, 1)) | static_cast<uint64_t>(go_sub(a1, 1)) | static_cast<uint64_t>(rq0) |
            static_cast<uint64_t>(rq1);
-  return (least_quotient<kByHalves>(a0, rq0) + least_quotient<kByHalves>(a1, rq1)) >> 1;
+  return (least_quotient<kViaBits>(a0, rq0) + least_quotient<kViaBits>(a1, rq1)) >> 1;
 }
 
 // least2_unit_lane over n <= kBlock nodes; false when the block left the
 // exact path's range (the caller recomputes the block).
-template <bool kContig, bool kByHalves>
+template <bool kContig, bool kViaBits>
 [[gnu::always_inline]] inline bool least2_unit_block(const SnapshotView& s, const ScoredResource* res,
                                                      const uint32_t* nodes, uint32_t first, uint32_t n,
                                                      int64_t* __restrict out) {
@@ -180,14 +196,14 @@ template <bool kContig, bool kByHalves>
   uint64_t range = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
-    out[i] = least2_unit_lane<kByHalves>(a0c[node], a1c[node], go_add(r0c[node], p0), go_add(r1c[node], p1), range);
+    out[i] = least2_unit_lane<kViaBits>(a0c[node], a1c[node], go_add(r0c[node], p0), go_add(r1c[node], p1), range);
   }
-  return (range >> 53) == 0;
+  return (range >> kLeast2Bits<kViaBits>) == 0;
 }
 
 // LeastAllocated of n <= kBlock nodes; false when a lane left the exact
 // path's range (the caller recomputes the block).
-template <bool kContig, bool kByHalves>
+template <bool kContig, bool kViaBits>
 [[gnu::always_inline]] inline bool least_block(const SnapshotView& s, const ScoredResource* res, uint32_t nres,
                                                const uint32_t* nodes, uint32_t first, uint32_t n, int64_t* out) {
   int64_t sum[kBlock], weights[kBlock];
@@ -197,9 +213,9 @@ template <bool kContig, bool kByHalves>
     const ScoredResource& e = res[r];
     if (e.source == ScoredResource::kSkip) continue;
     if (e.weight == 1)
-      least_resource<kContig, true, kByHalves>(s, e, nodes, first, n, sum, weights, slow);
+      least_resource<kContig, true, kViaBits>(s, e, nodes, first, n, sum, weights, slow);
     else
-      least_resource<kContig, false, kByHalves>(s, e, nodes, first, n, sum, weights, slow);
+      least_resource<kContig, false, kViaBits>(s, e, nodes, first, n, sum, weights, slow);
   }
   // The weighted mean S / W. W is the weight of the resources the node has
   // (allocatable not 0): on nearly every node all of them, `all`, whose
@@ -235,24 +251,25 @@ inline bool least_two_unit(const ScoredResource* res, uint32_t nres) {
 // BalancedAllocation of one node for exactly two entries, neither kSkip
 // (the default resources, cpu and memory): std = |f0 - f1| / 2 when both
 // allocatables are non-zero, else 0.
-// kByHalves: the operands convert to float64 by halves (split_to_double,
-// which vectorizes without AVX-512DQ), exact below 2^53 and so the same
-// doubles; `range` collects what must stay in [0, 2^53) (a block whose lane
-// left it is computed again with direct conversions, by the caller).
-template <bool kByHalves>
+// kViaBits: the operands convert to float64 through their bits
+// (bits_to_double, which vectorizes without AVX-512DQ), exact below 2^52
+// and so the same doubles; `range` collects what must stay in [0, 2^52)
+// (a block whose lane left it is computed again with direct conversions,
+// by the caller).
+template <bool kViaBits>
 [[gnu::always_inline]] inline int64_t balanced2_lane(int64_t a0, int64_t a1, int64_t rq0, int64_t rq1,
                                                      uint64_t& range) {
-  const auto to_double = [](int64_t v) { return kByHalves ? split_to_double(v) : static_cast<double>(v); };
-  if constexpr (kByHalves) {
+  const auto to_double = [](int64_t v) { return kViaBits ? bits_to_double(v) : static_cast<double>(v); };
+  if constexpr (kViaBits) {
     range |= static_cast<uint64_t>(a0) | static_cast<uint64_t>(a1) | static_cast<uint64_t>(rq0) |
              static_cast<uint64_t>(rq1);
     // Unchanged in range; a lane outside it (recomputed by the caller)
-    // is kept in [0, 2^53), so that its fractions stay in [0, 1] and its
-    // score converts without overflow.
-    rq0 &= kExact - 1;
-    rq1 &= kExact - 1;
-    a0 &= kExact - 1;
-    a1 &= kExact - 1;
+    // is kept in [0, 2^52), so that it converts, its fractions stay in
+    // [0, 1] and its score converts without overflow.
+    rq0 &= kBitsExact - 1;
+    rq1 &= kBitsExact - 1;
+    a0 &= kBitsExact - 1;
+    a1 &= kBitsExact - 1;
   }
   const int64_t both = mask((a0 != 0) & (a1 != 0));
   double f0 = to_double(rq0) / to_double(sel(both, a0, 1));
@@ -260,17 +277,17 @@ template <bool kByHalves>
   f0 = f0 > 1 ? 1 : f0;
   f1 = f1 > 1 ? 1 : f1;
   const double sd = std::fabs((f0 - f1) / 2);
-  // With operands in [0, 2^53) the fractions lie in [0, 1] and the score
+  // With operands in [0, 2^52) the fractions lie in [0, 1] and the score
   // in [50, 100]: truncating through int32 is the same, and vectorizes
   // (cvttpd2dq) where the int64 conversion needs AVX-512DQ.
   const double score = (1 - sd) * 100.0;
-  const auto two = kByHalves ? static_cast<int64_t>(static_cast<int32_t>(score)) : go_float_to_int64(score);
+  const auto two = kViaBits ? static_cast<int64_t>(static_cast<int32_t>(score)) : go_float_to_int64(score);
   return sel(both, two, 100);  // fewer than two fractions: std 0, score 100
 }
 
 // balanced2_lane over n <= kBlock nodes; false when a lane's operands left
-// kByHalves' range (the caller recomputes the block with direct conversions).
-template <bool kContig, bool kByHalves>
+// kViaBits' range (the caller recomputes the block with direct conversions).
+template <bool kContig, bool kViaBits>
 [[gnu::always_inline]] inline bool balanced2_block(const SnapshotView& s, const ScoredResource* res,
                                                    const uint32_t* nodes, uint32_t first, uint32_t n, int64_t* out) {
   const int64_t* __restrict a0c = s.allocatable + static_cast<size_t>(res[0].resource) * s.num_nodes;
@@ -281,9 +298,9 @@ template <bool kContig, bool kByHalves>
   uint64_t range = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
-    out[i] = balanced2_lane<kByHalves>(a0c[node], a1c[node], go_add(r0c[node], p0), go_add(r1c[node], p1), range);
+    out[i] = balanced2_lane<kViaBits>(a0c[node], a1c[node], go_add(r0c[node], p0), go_add(r1c[node], p1), range);
   }
-  return (range >> 53) == 0;
+  return (range >> 52) == 0;  // bits_to_double's range (only kViaBits collects it)
 }
 
 // The requests NodeResourcesFit's Filter checks beside the pod count, in
@@ -344,7 +361,7 @@ template <bool kContig>
 // Filter too (`fit`, into out_fit), whose requested columns are the ones
 // BalancedAllocation reads for the default resources. least_ok and bal_ok
 // as the two blocks above return them.
-template <bool kContig, bool kByHalves, bool kFit>
+template <bool kContig, bool kViaBits, bool kFit>
 [[gnu::always_inline]] inline void least_balanced2_block(const SnapshotView& s, const ScoredResource* least,
                                                          const ScoredResource* bal, const FitInLoop* fit,
                                                          const uint32_t* nodes, uint32_t first, uint32_t n,
@@ -367,8 +384,8 @@ template <bool kContig, bool kByHalves, bool kFit>
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
     const int64_t a0 = a0c[node], a1 = a1c[node];
-    out_least[i] = least2_unit_lane<kByHalves>(a0, a1, go_add(l0c[node], lp0), go_add(l1c[node], lp1), least_range);
-    out_bal[i] = balanced2_lane<kByHalves>(a0, a1, go_add(b0c[node], bp0), go_add(b1c[node], bp1), bal_range);
+    out_least[i] = least2_unit_lane<kViaBits>(a0, a1, go_add(l0c[node], lp0), go_add(l1c[node], lp1), least_range);
+    out_bal[i] = balanced2_lane<kViaBits>(a0, a1, go_add(b0c[node], bp0), go_add(b1c[node], bp1), bal_range);
     if constexpr (kFit)
       out_fit[i] = (mask(static_cast<int64_t>(pods[node]) + 1 > allowed[node]) | mask(w0 > go_sub(a0, f0c[node])) |
                     mask(w1 > go_sub(a1, f1c[node]))) &
@@ -377,8 +394,8 @@ template <bool kContig, bool kByHalves, bool kFit>
   if constexpr (kFit)
     for (uint32_t k = 0; k < fit->extra.n; ++k)
       fit_check_block<kContig>(s, fit->extra.want[k], fit->extra.resource[k], nodes, first, n, out_fit);
-  least_ok = (least_range >> 53) == 0;
-  bal_ok = (bal_range >> 53) == 0;
+  least_ok = (least_range >> kLeast2Bits<kViaBits>) == 0;
+  bal_ok = (bal_range >> 52) == 0;
 }
 
 // NodeResourcesFit's Filter over n <= kBlock nodes: fails[i] = the pod
@@ -450,7 +467,7 @@ template <bool kContig>
     balanced2_block<false, false>(s, res, nb, 0, n, out);
 }
 
-template <bool kByHalves>
+template <bool kViaBits>
 [[gnu::always_inline]] inline void least_body(const SnapshotView& s, const ScoredResource* res, uint32_t nres,
                                               const uint32_t* nodes, uint32_t count, int64_t* out) {
   const bool two_unit = least_two_unit(res, nres);
@@ -458,29 +475,29 @@ template <bool kByHalves>
     const uint32_t n = count - lo < kBlock ? count - lo : kBlock;
     const uint32_t* nb = nodes + lo;
     const bool contig = is_contiguous_run(nb, n);
-    const bool ok = two_unit ? (contig ? least2_unit_block<true, kByHalves>(s, res, nb, nb[0], n, out + lo)
-                                       : least2_unit_block<false, kByHalves>(s, res, nb, 0, n, out + lo))
-                             : (contig ? least_block<true, kByHalves>(s, res, nres, nb, nb[0], n, out + lo)
-                                       : least_block<false, kByHalves>(s, res, nres, nb, 0, n, out + lo));
+    const bool ok = two_unit ? (contig ? least2_unit_block<true, kViaBits>(s, res, nb, nb[0], n, out + lo)
+                                       : least2_unit_block<false, kViaBits>(s, res, nb, 0, n, out + lo))
+                             : (contig ? least_block<true, kViaBits>(s, res, nres, nb, nb[0], n, out + lo)
+                                       : least_block<false, kViaBits>(s, res, nres, nb, 0, n, out + lo));
     if (!ok) least_block_by_rule(s, res, nres, nb, n, out + lo);
   }
 }
 
-template <bool kByHalves>
+template <bool kViaBits>
 [[gnu::always_inline]] inline void balanced2_body(const SnapshotView& s, const ScoredResource* res,
                                                   const uint32_t* nodes, uint32_t count, int64_t* out) {
   for (uint32_t lo = 0; lo < count; lo += kBlock) {
     const uint32_t n = count - lo < kBlock ? count - lo : kBlock;
     const uint32_t* nb = nodes + lo;
     const bool contig = is_contiguous_run(nb, n);
-    const bool split = kByHalves && (contig ? balanced2_block<true, kByHalves>(s, res, nb, nb[0], n, out + lo)
-                                           : balanced2_block<false, kByHalves>(s, res, nb, 0, n, out + lo));
+    const bool split = kViaBits && (contig ? balanced2_block<true, kViaBits>(s, res, nb, nb[0], n, out + lo)
+                                           : balanced2_block<false, kViaBits>(s, res, nb, 0, n, out + lo));
     if (!split) balanced2_block_direct(s, res, nb, n, contig, out + lo);
   }
 }
 
 // fit: nullptr where the Filter is not in the loop (out_fit unused).
-template <bool kByHalves>
+template <bool kViaBits>
 [[gnu::always_inline]] inline void least_balanced2_body(const SnapshotView& s, const ScoredResource* least,
                                                         const ScoredResource* bal, const FitInLoop* fit,
                                                         const uint32_t* nodes, uint32_t count, int64_t* out_least,
@@ -493,16 +510,16 @@ template <bool kByHalves>
     int64_t* fb = fit ? out_fit + lo : nullptr;
     if (contig) {
       if (fit)
-        least_balanced2_block<true, kByHalves, true>(s, least, bal, fit, nb, nb[0], n, out_least + lo, out_bal + lo,
+        least_balanced2_block<true, kViaBits, true>(s, least, bal, fit, nb, nb[0], n, out_least + lo, out_bal + lo,
                                                      fb, least_ok, bal_ok);
       else
-        least_balanced2_block<true, kByHalves, false>(s, least, bal, fit, nb, nb[0], n, out_least + lo, out_bal + lo,
+        least_balanced2_block<true, kViaBits, false>(s, least, bal, fit, nb, nb[0], n, out_least + lo, out_bal + lo,
                                                       fb, least_ok, bal_ok);
     } else if (fit) {
-      least_balanced2_block<false, kByHalves, true>(s, least, bal, fit, nb, 0, n, out_least + lo, out_bal + lo, fb,
+      least_balanced2_block<false, kViaBits, true>(s, least, bal, fit, nb, 0, n, out_least + lo, out_bal + lo, fb,
                                                     least_ok, bal_ok);
     } else {
-      least_balanced2_block<false, kByHalves, false>(s, least, bal, fit, nb, 0, n, out_least + lo, out_bal + lo, fb,
+      least_balanced2_block<false, kViaBits, false>(s, least, bal, fit, nb, 0, n, out_least + lo, out_bal + lo, fb,
                                                      least_ok, bal_ok);
     }
     if (!least_ok) least_block_by_rule(s, least, 2, nb, n, out_least + lo);

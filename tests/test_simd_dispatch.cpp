@@ -400,6 +400,10 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreWithOneExtremeNodePerBlockOnEveryTarget)
                             -(int64_t(1) << 40),
                             -(int64_t(1) << 61),
                             1,
+                            int64_t(1) << 45,  // the AVX2 loops' bounds: 2^45 for LeastAllocated, 2^52 for BalancedAllocation
+                            (int64_t(1) << 45) + 1,
+                            (int64_t(1) << 52) - 1,
+                            int64_t(1) << 52,
                             (int64_t(1) << 53) - 1,
                             int64_t(1) << 53,
                             (int64_t(1) << 53) + 1,
