@@ -20,6 +20,7 @@
 //
 // Exact: it places every pod where the engine does with --tie-break first on
 // such a cluster (bench_floor checks this before it times anything).
+// Amounts below 2^52 (every cluster it runs on; the conversions below).
 // Vectorized where the compiler can: the node loop is branch-free and runs in
 // blocks that stay in L1 (totals, then the block's maximum, then its first
 // index). Run-time dispatch between the baseline x86-64 build and AVX2 and
@@ -31,6 +32,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -69,11 +71,33 @@ inline PodRequest pod_request(int64_t cpu_milli, int64_t mem_bytes) {
   return PodRequest{cpu_milli, mem_bytes, cpu_milli > 0 ? cpu_milli : 100, mem_bytes > 0 ? mem_bytes : 200LL << 20};
 }
 
-// x / a for 0 <= x < 2^53, 0 < a < 2^53, from inv = 1.0 / a: the float64
+// v as a float64, 0 <= v < 2^52. kViaBits (the AVX2 clone, whose ISA has
+// no int64 conversion: a plain cast left its loop scalar, 2.7x slower):
+// v in the mantissa of 2^52, less 2^52, exactly; two vector instructions.
+// Elsewhere the plain cast (AVX-512DQ converts directly; on baseline x86-64
+// the plain loop measured faster).
+template <bool kViaBits>
+[[gnu::always_inline]] inline double to_double(int64_t v) {
+  if constexpr (!kViaBits) return static_cast<double>(v);
+  const uint64_t bits = static_cast<uint64_t>(v) | 0x4330000000000000ULL;
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d - 4503599627370496.0;
+}
+// A value in [0, 2^31) to int64 (truncated): through int32 with kViaBits
+// (cvttpd2dq, which AVX2 has), else plainly.
+template <bool kViaBits>
+[[gnu::always_inline]] inline int64_t small_to_int(double d) {
+  if constexpr (kViaBits) return static_cast<int32_t>(d);
+  return static_cast<int64_t>(d);
+}
+
+// x / a for 0 <= x <= 100 a < 2^52, 0 < a, from inv = 1.0 / a: the float64
 // estimate is within one of the quotient; two branch-free corrections make
 // it exact.
+template <bool kViaBits>
 [[gnu::always_inline]] inline int64_t quotient(int64_t x, int64_t a, double inv) {
-  int64_t q = static_cast<int64_t>(static_cast<double>(x) * inv);
+  int64_t q = small_to_int<kViaBits>(to_double<kViaBits>(x) * inv);
   q -= static_cast<int64_t>(q * a > x);
   q += static_cast<int64_t>((q + 1) * a <= x);
   return q;
@@ -83,6 +107,7 @@ constexpr uint32_t kBlock = 512;  // nodes per block: 9 columns of it stay in L1
 constexpr int64_t kInfeasible = INT64_MIN;
 
 // The block's totals (kInfeasible where the pod does not fit).
+template <bool kViaBits>
 [[gnu::always_inline]] inline void block_totals(const Columns& c, const PodRequest& p, uint32_t lo, uint32_t n,
                                                 int64_t* __restrict total) {
   const int64_t p_cpu = p.cpu, p_mem = p.mem, p_nz_cpu = p.nz_cpu, p_nz_mem = p.nz_mem;
@@ -105,16 +130,16 @@ constexpr int64_t kInfeasible = INT64_MIN;
     // clamped at 0 (then the quotient is 0 too), so no branch is needed.
     const int64_t uc = zc[i] + p_nz_cpu, um = zm[i] + p_nz_mem;
     const int64_t fc0 = ac[i] - uc, fm0 = am[i] - um;
-    const int64_t lc = quotient((fc0 > 0 ? fc0 : 0) * 100, ac[i], ic[i]);
-    const int64_t lm = quotient((fm0 > 0 ? fm0 : 0) * 100, am[i], im[i]);
+    const int64_t lc = quotient<kViaBits>((fc0 > 0 ? fc0 : 0) * 100, ac[i], ic[i]);
+    const int64_t lm = quotient<kViaBits>((fm0 > 0 ? fm0 : 0) * 100, am[i], im[i]);
     const int64_t least = (lc + lm) >> 1;  // (lc + lm) / 2, both >= 0
     // BalancedAllocation: |f_cpu - f_mem| / 2, fractions capped at 1.
-    double fc = static_cast<double>(want_cpu) / static_cast<double>(ac[i]);
-    double fm = static_cast<double>(want_mem) / static_cast<double>(am[i]);
+    double fc = to_double<kViaBits>(want_cpu) / to_double<kViaBits>(ac[i]);
+    double fm = to_double<kViaBits>(want_mem) / to_double<kViaBits>(am[i]);
     fc = fc > 1 ? 1 : fc;
     fm = fm > 1 ? 1 : fm;
     const double sd = std::fabs((fc - fm) / 2);
-    const auto balanced = static_cast<int64_t>((1 - sd) * 100.0);
+    const int64_t balanced = small_to_int<kViaBits>((1 - sd) * 100.0);  // in [50, 100]
     // A mask, not `fits ? ... : ...`: GCC would sink the (trapping, under
     // -ftrapping-math) float64 work under the condition and then not
     // vectorize the loop ("control flow in loop").
@@ -124,13 +149,14 @@ constexpr int64_t kInfeasible = INT64_MIN;
 }
 
 // The best node for `p` (-1: none fits). `scratch` holds kBlock totals.
+template <bool kViaBits>
 [[gnu::always_inline]] inline int32_t best_node_impl(const Columns& c, const PodRequest& p, int64_t* scratch) {
   const auto n = static_cast<uint32_t>(c.size());
   int64_t best_total = kInfeasible;
   int32_t best = -1;
   for (uint32_t lo = 0; lo < n; lo += kBlock) {
     const uint32_t m = std::min(kBlock, n - lo);
-    block_totals(c, p, lo, m, scratch);
+    block_totals<kViaBits>(c, p, lo, m, scratch);
     int64_t mx = kInfeasible;
     for (uint32_t i = 0; i < m; ++i) mx = scratch[i] > mx ? scratch[i] : mx;
     if (mx <= best_total) continue;  // an equal total later loses to the earlier node
@@ -148,15 +174,15 @@ int32_t best_node_baseline(const Columns& c, const PodRequest& p, int64_t* scrat
                                                                                int64_t* scratch);
 
 inline int32_t best_node_baseline(const Columns& c, const PodRequest& p, int64_t* scratch) {
-  return best_node_impl(c, p, scratch);
+  return best_node_impl<false>(c, p, scratch);
 }
 [[gnu::target("avx2")]] inline int32_t best_node_avx2(const Columns& c, const PodRequest& p, int64_t* scratch) {
-  return best_node_impl(c, p, scratch);
+  return best_node_impl<true>(c, p, scratch);
 }
 [[gnu::target("avx512f,avx512dq,avx512vl,avx512bw")]] inline int32_t best_node_avx512(const Columns& c,
                                                                                       const PodRequest& p,
                                                                                       int64_t* scratch) {
-  return best_node_impl(c, p, scratch);
+  return best_node_impl<false>(c, p, scratch);
 }
 
 enum class Target { Baseline, Avx2, Avx512 };
