@@ -20,7 +20,8 @@
 //
 // Exact: it places every pod where the engine does with --tie-break first on
 // such a cluster (bench_floor checks this before it times anything).
-// Amounts below 2^52 (every cluster it runs on; the conversions below).
+// Amounts below 2^45 (every cluster it runs on): the AVX2 clone converts
+// 100 x a free amount through the bits, exact below 2^52 only (quotient).
 // Vectorized where the compiler can: the node loop is branch-free and runs in
 // blocks that stay in L1 (totals, then the block's maximum, then its first
 // index). Run-time dispatch between the baseline x86-64 build and AVX2 and

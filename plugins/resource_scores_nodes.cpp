@@ -43,7 +43,7 @@ constexpr int64_t kBitsExact = int64_t(1) << 52;
   return d - 4503599627370496.0;  // 2^52
 }
 
-// x / a (truncated) for 0 <= x <= 100 * a, 0 < a < kQuotientLimit, from a
+// x / a (truncated) for 0 <= x <= 100 * a, 0 < a, both below kQuotientLimit, from a
 // float32 quotient: float32 operands and division are each within a
 // relative 2^-24, so the quotient (at most 100) is within 2e-5 of the
 // exact one, and one correction each way on the remainder makes it exact.

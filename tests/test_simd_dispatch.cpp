@@ -322,12 +322,13 @@ Node resource_node(uint32_t index, int64_t cpu, int64_t memory) {
   return n;
 }
 
-void compare_on_every_target(const Cluster& c, const char* what, uint64_t stream, size_t at_least) {
+void compare_on_every_target(const Cluster& c, const char* what, uint64_t stream, size_t at_least,
+                             const SchedulerConfig& config = default_scheduler_config()) {
   for (const SimdTarget t : supported_targets()) {
     set_simd_target(t);
     SplitMix64 lrng = SplitMix64::derive(parity_seed() ^ stream, 1);
     const size_t compared = compare_cluster(
-        c, default_scheduler_config(), lrng,
+        c, config, lrng,
         std::string("target ") + simd_target_name(t) + ", " + what + ", seed " + std::to_string(parity_seed()) + ",");
     if (::testing::Test::HasFailure()) return;
     EXPECT_GT(compared, at_least) << simd_target_name(t);
@@ -402,6 +403,8 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreWithOneExtremeNodePerBlockOnEveryTarget)
                             1,
                             int64_t(1) << 45,  // the AVX2 loops' bounds: 2^45 for LeastAllocated, 2^52 for BalancedAllocation
                             (int64_t(1) << 45) + 1,
+                            (int64_t(1) << 52) / 100 + 1,  // past it, 100 x allocatable no longer converts
+                            int64_t(1) << 46,
                             (int64_t(1) << 52) - 1,
                             int64_t(1) << 52,
                             (int64_t(1) << 53) - 1,
@@ -429,6 +432,23 @@ TEST(SimdDispatch, ScoreNodesEqualsScoreWithOneExtremeNodePerBlockOnEveryTarget)
   c.pending_pods.push_back(testutil::make_pod("plain", {testutil::container({{"cpu", 100}, {"memory", 1LL << 20}})}));
   c.pending_pods.push_back(testutil::make_pod("none", {testutil::container({})}));  // the non-zero defaults
   compare_on_every_target(c, "one extreme node per block", 0xb10cull, 10);
+  // LeastAllocated's general loop (weights other than two ones), whose
+  // exact range is its own (2^52 through the bits on AVX2).
+  const SchedulerConfig weighted = parse_scheduler_config(R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: LeastAllocated
+        resources:
+        - {name: cpu, weight: 1}
+        - {name: memory, weight: 2}
+)",
+                                                          "weighted LeastAllocated");
+  compare_on_every_target(c, "one extreme node per block, weighted LeastAllocated", 0xb10dull, 10, weighted);
 }
 
 // Sums past int64: a node's requests (two running pods of 2^63 - 1) and a
