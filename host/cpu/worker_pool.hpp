@@ -14,9 +14,14 @@
 // before it sleeps, and a caller whose last tasks are on workers does the
 // same before it sleeps: the next job of a pod usually follows within
 // microseconds, and a condition variable's wake-up would cost more than the
-// job. As soon as a waiting thread is switched out for another runnable
-// thread (its involuntary context switches rise: other processes want the
-// cores), the pool stops spinning for a while and every wait sleeps at
+// job. Those checks run between pause instructions, with a yield of the
+// core every few microseconds, and a job is published after the lock that
+// orders it is released, so a spinning worker never blocks on that lock.
+// As soon as a waiting thread is switched out for another runnable thread
+// during a spin that reached its first yield (its involuntary context
+// switches rise: other processes want the cores; shorter spins, most of
+// them, skip the two system calls that count the switches), the pool
+// stops spinning for a while and every wait sleeps at
 // once, so it never spins against a busy machine. That while starts at 1 ms
 // and doubles with each spin that is switched out again, up to 50 ms; a
 // spin that waited and was not brings it back to 1 ms. So contention that
