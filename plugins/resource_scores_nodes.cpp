@@ -43,37 +43,38 @@ constexpr int64_t kBitsExact = int64_t(1) << 52;
   return d - 4503599627370496.0;  // 2^52
 }
 
-// x / a (truncated) for 0 <= x <= 100 * a, 0 < a, both below kQuotientLimit, from a
-// float32 quotient: float32 operands and division are each within a
-// relative 2^-24, so the quotient (at most 100) is within 2e-5 of the
-// exact one, and one correction each way on the remainder makes it exact.
-// float32 division costs a third of float64's per lane (twice the lanes
-// per vector, shorter latency): LeastAllocated's per-resource quotients,
-// its hottest loop, divide this way.
+// x / a (truncated) for 0 <= x <= 100 * a, 0 < a, both below
+// kQuotientLimit, from inv = 1.0 / a (the snapshot's allocatable_inverse):
+// x and inv are each within a relative 2^-53 of exact, so the product, at
+// most 100, is within 2^-45 of the quotient, and one correction each way on
+// the remainder makes it exact. A float64 multiply costs a fraction of a
+// division per lane (a float32 division here before measured 4.1 ns per
+// node against 3.2 for this on a Zen 3): LeastAllocated's per-resource
+// quotients, its hottest loop, divide this way. Lanes outside the domain
+// (which the callers drop) have x >= 0 and inv >= 0 too; their estimate is
+// capped at 128 so that it converts.
 //
-// kViaBits, for AVX2: without AVX-512DQ the int64 <-> float conversions and
-// int64 multiplies leave the loop scalar, so x and a (below 2^52 there)
-// convert through their bits (bits_to_double, then to float32: within
-// 2^-24 still), the quotient converts as an int32 (clamped to 128 first:
-// lanes outside the domain, which the callers drop, must not overflow the
-// conversion), and q * a is two 32-bit multiplies (q < 2^8). (A remainder
-// taken in float64 instead, exact here, compares doubles: GCC then leaves
-// the loop scalar.) Not for the baseline target: SSE2 lacks 64-bit
-// compares (measured 1.5x the instructions of scalar conversions there).
-// The same exact quotient either way.
+// kViaBits, for AVX2: without AVX-512DQ the int64 <-> float64 conversions
+// and int64 multiplies leave the loop scalar, so x (below 2^52 there)
+// converts through its bits (bits_to_double), the estimate converts as an
+// int32, and q * a is two 32-bit multiplies (q <= 128). (A remainder taken
+// in float64 instead, exact here, compares doubles: GCC then leaves the loop
+// scalar.) Not for the baseline target: SSE2 lacks 64-bit compares
+// (measured 1.5x the instructions of scalar conversions there). The same
+// exact quotient either way.
 template <bool kViaBits>
 constexpr int64_t kQuotientLimit = kViaBits ? kBitsExact : kExact;
 template <bool kViaBits>
-[[gnu::always_inline]] inline int64_t small_quotient(int64_t x, int64_t a) {
+[[gnu::always_inline]] inline int64_t small_quotient(int64_t x, int64_t a, double inv) {
+  const double e = (kViaBits ? bits_to_double(x) : static_cast<double>(x)) * inv;
+  const double capped = e < 128.0 ? e : 128.0;
   int64_t q;
   uint64_t qa;
   if constexpr (!kViaBits) {
-    q = static_cast<int64_t>(static_cast<float>(x) / static_cast<float>(a));
+    q = static_cast<int64_t>(capped);
     qa = static_cast<uint64_t>(q) * static_cast<uint64_t>(a);
   } else {
-    // e < 128 ? e : 128 takes NaN (0 / 0, a lane the caller drops) to 128.
-    const float e = static_cast<float>(bits_to_double(x)) / static_cast<float>(bits_to_double(a));
-    const auto q32 = static_cast<uint32_t>(static_cast<int32_t>(e < 128.0f ? e : 128.0f));
+    const auto q32 = static_cast<uint32_t>(static_cast<int32_t>(capped));
     const auto a_high = static_cast<uint32_t>(static_cast<uint64_t>(a) >> 32);
     qa = static_cast<uint64_t>(q32) * static_cast<uint32_t>(a) + (static_cast<uint64_t>(q32 * a_high) << 32);
     q = q32;
@@ -127,6 +128,7 @@ template <bool kContig, bool kUnit, bool kViaBits>
                                                   uint32_t first, uint32_t n, int64_t* __restrict sum,
                                                   int64_t* __restrict weights, int64_t& slow) {
   const int64_t* __restrict alloc = s.allocatable + static_cast<size_t>(e.resource) * s.num_nodes;
+  const double* __restrict inv = s.allocatable_inverse + static_cast<size_t>(e.resource) * s.num_nodes;
   const int64_t* __restrict req = requested_column(s, e);
   const int64_t pod = e.pod_request, w = e.weight;
   int64_t flagged = 0;
@@ -141,7 +143,8 @@ template <bool kContig, bool kUnit, bool kViaBits>
     const bool in_range = (x >= 0) & (x < kLimit) & (a > 0) & (a < kLimit) & (rq >= 0);
     flagged |= mask(need & !in_range);
     const int64_t ok = mask(need & in_range);
-    const int64_t part = sel(ok, small_quotient<kViaBits>(sel(ok, x, 0), sel(ok, a, 1)), 0);
+    const double r = inv[node];  // read unconditionally, so that the loop vectorizes
+    const int64_t part = sel(ok, small_quotient<kViaBits>(sel(ok, x, 0), sel(ok, a, 1), ok ? r : 1.0), 0);
     sum[i] = go_add(sum[i], kUnit ? part : go_mul(part, w));
     weights[i] = go_add(weights[i], sel(mask(a != 0), w, 0));
   }
@@ -154,27 +157,27 @@ template <bool kContig, bool kUnit, bool kViaBits>
 template <bool kViaBits>
 constexpr int kLeast2Bits = kViaBits ? 45 : 53;
 
-// (a - rq) * 100 / a, or 0 where rq > a: exact where 0 < a <= 2^B and
-// 0 <= rq < 2^B (B = kLeast2Bits). Elsewhere (the caller's range check
-// drops the result) nothing may overflow: with direct conversions the
-// operands are clamped into small_quotient's range, a into [1, 2^B], the
-// dividend (wrapped, maybe negative) into [0, 100 * 2^B] as an unsigned
-// value.
+// (a - rq) * 100 / a, or 0 where rq > a, from inv = 1.0 / a: exact where
+// 0 < a <= 2^B and 0 <= rq < 2^B (B = kLeast2Bits). Elsewhere (the caller's
+// range check drops the result) nothing may overflow: with direct
+// conversions the operands are clamped into small_quotient's range, a into
+// [1, 2^B], the dividend (wrapped, maybe negative) into [0, 100 * 2^B] as
+// an unsigned value; inv, the inverse of the unclamped a (0 where a <= 0),
+// keeps the estimate finite and >= 0.
 template <bool kViaBits>
-[[gnu::always_inline]] inline int64_t least_quotient(int64_t a, int64_t rq) {
+[[gnu::always_inline]] inline int64_t least_quotient(int64_t a, int64_t rq, double inv) {
   if constexpr (kViaBits) {
     // Masks instead of clamps (an AND each where a clamp took four vector
     // instructions): unchanged in range, and elsewhere below 2^52, where
-    // small_quotient's conversions are defined; a masked to 0 divides to
-    // infinity or NaN in float32, which it takes to 128.
+    // small_quotient's conversions are defined.
     const int64_t x = go_mul(go_sub(a, rq), 100) & (kBitsExact - 1);
-    return sel(mask(rq > a), 0, small_quotient<kViaBits>(x, a & (kBitsExact - 1)));
+    return sel(mask(rq > a), 0, small_quotient<kViaBits>(x, a & (kBitsExact - 1), inv));
   }
   constexpr int kBits = kLeast2Bits<kViaBits>;
   const int64_t safe_a = std::min(sel(mask(a > 0), a, 1), int64_t(1) << kBits);
   const auto x =
       static_cast<int64_t>(std::min(static_cast<uint64_t>(go_mul(go_sub(a, rq), 100)), uint64_t(100) << kBits));
-  return sel(mask(rq > a), 0, small_quotient<kViaBits>(x, safe_a));
+  return sel(mask(rq > a), 0, small_quotient<kViaBits>(x, safe_a, inv));
 }
 
 // LeastAllocated of one node over exactly two resources of weight 1 (the
@@ -185,11 +188,11 @@ template <bool kViaBits>
 // the mean is the other's alone, leaves it too) and the requests. Then
 // rq <= a gives 0 <= (a - rq) * 100 <= 100 * a, small_quotient's range.
 template <bool kViaBits>
-[[gnu::always_inline]] inline int64_t least2_unit_lane(int64_t a0, int64_t a1, int64_t rq0, int64_t rq1,
-                                                       uint64_t& range) {
+[[gnu::always_inline]] inline int64_t least2_unit_lane(int64_t a0, int64_t a1, double inv0, double inv1, int64_t rq0,
+                                                       int64_t rq1, uint64_t& range) {
   range |= static_cast<uint64_t>(go_sub(a0, 1)) | static_cast<uint64_t>(go_sub(a1, 1)) | static_cast<uint64_t>(rq0) |
            static_cast<uint64_t>(rq1);
-  return (least_quotient<kViaBits>(a0, rq0) + least_quotient<kViaBits>(a1, rq1)) >> 1;
+  return (least_quotient<kViaBits>(a0, rq0, inv0) + least_quotient<kViaBits>(a1, rq1, inv1)) >> 1;
 }
 
 // least2_unit_lane over n <= kBlock nodes; false when the block left the
@@ -202,11 +205,14 @@ template <bool kContig, bool kViaBits>
   const int64_t* __restrict a1c = s.allocatable + static_cast<size_t>(res[1].resource) * s.num_nodes;
   const int64_t* __restrict r0c = requested_column(s, res[0]);
   const int64_t* __restrict r1c = requested_column(s, res[1]);
+  const double* __restrict i0c = s.allocatable_inverse + static_cast<size_t>(res[0].resource) * s.num_nodes;
+  const double* __restrict i1c = s.allocatable_inverse + static_cast<size_t>(res[1].resource) * s.num_nodes;
   const int64_t p0 = res[0].pod_request, p1 = res[1].pod_request;
   uint64_t range = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
-    out[i] = least2_unit_lane<kViaBits>(a0c[node], a1c[node], go_add(r0c[node], p0), go_add(r1c[node], p1), range);
+    out[i] = least2_unit_lane<kViaBits>(a0c[node], a1c[node], i0c[node], i1c[node], go_add(r0c[node], p0),
+                                        go_add(r1c[node], p1), range);
   }
   return (range >> kLeast2Bits<kViaBits>) == 0;
 }
@@ -379,6 +385,8 @@ template <bool kContig, bool kViaBits, bool kFit>
                                                          int64_t* __restrict out_fit, bool& least_ok, bool& bal_ok) {
   const int64_t* __restrict a0c = s.allocatable + static_cast<size_t>(least[0].resource) * s.num_nodes;
   const int64_t* __restrict a1c = s.allocatable + static_cast<size_t>(least[1].resource) * s.num_nodes;
+  const double* __restrict i0c = s.allocatable_inverse + static_cast<size_t>(least[0].resource) * s.num_nodes;
+  const double* __restrict i1c = s.allocatable_inverse + static_cast<size_t>(least[1].resource) * s.num_nodes;
   const int64_t* __restrict l0c = requested_column(s, least[0]);
   const int64_t* __restrict l1c = requested_column(s, least[1]);
   const int64_t* __restrict b0c = requested_column(s, bal[0]);
@@ -394,7 +402,8 @@ template <bool kContig, bool kViaBits, bool kFit>
   for (uint32_t i = 0; i < n; ++i) {
     const size_t node = node_at<kContig>(nodes, first, i);
     const int64_t a0 = a0c[node], a1 = a1c[node];
-    out_least[i] = least2_unit_lane<kViaBits>(a0, a1, go_add(l0c[node], lp0), go_add(l1c[node], lp1), least_range);
+    out_least[i] = least2_unit_lane<kViaBits>(a0, a1, i0c[node], i1c[node], go_add(l0c[node], lp0),
+                                              go_add(l1c[node], lp1), least_range);
     out_bal[i] = balanced2_lane<kViaBits>(a0, a1, go_add(b0c[node], bp0), go_add(b1c[node], bp1), bal_range);
     if constexpr (kFit)
       out_fit[i] = (mask(static_cast<int64_t>(pods[node]) + 1 > allowed[node]) | mask(w0 > go_sub(a0, f0c[node])) |

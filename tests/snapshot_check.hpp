@@ -68,6 +68,17 @@ inline Decoded decode(const Snapshot& s) {
     };
   };
   per_node("allocatable", resources(v.allocatable));
+  // Each inverse as set_allocatable writes it: "ok", or the entries that differ.
+  per_node("allocatable_inverse", [&](uint32_t n) {
+    std::string bad;
+    for (uint32_t r = 0; r < s.num_resources(); ++r) {
+      const size_t at = static_cast<size_t>(r) * N + n;
+      const int64_t a = v.allocatable[at];
+      const double want = a > 0 ? 1.0 / static_cast<double>(a) : 0.0;
+      if (v.allocatable_inverse[at] != want) bad += s.resource_name(r) + " ";
+    }
+    return bad.empty() ? std::string("ok") : "wrong: " + bad;
+  });
   per_node("requested", resources(v.requested));
   per_node("nonzero_requested", [&](uint32_t n) {
     return std::to_string(v.nonzero_requested[n]) + "," + std::to_string(v.nonzero_requested[N + n]);

@@ -612,6 +612,7 @@ int32_t Snapshot::intern_resource(std::string_view name) {
   resource_names_.emplace_back(name);
   resource_ids_.emplace(resource_names_.back(), id);
   allocatable_.resize(allocatable_.size() + num_nodes_, 0);
+  allocatable_inverse_.resize(allocatable_inverse_.size() + num_nodes_, 0.0);
   requested_.resize(requested_.size() + num_nodes_, 0);
   structural_change();
   return id;
@@ -752,17 +753,23 @@ uint32_t Snapshot::find_pod(std::string_view namespace_name, std::string_view na
 // left alone. The compressed-row ranges of the nodes after `n` move when
 // the lengths change (at the end, as during the build, nothing moves).
 // Image node counts follow; ranking and dense columns are the caller's.
+void Snapshot::set_allocatable(uint32_t r, uint32_t n, int64_t amount) {
+  const size_t at = static_cast<size_t>(r) * num_nodes_ + n;
+  allocatable_[at] = amount;
+  allocatable_inverse_[at] = amount > 0 ? 1.0 / static_cast<double>(amount) : 0.0;
+}
+
 void Snapshot::write_node(uint32_t n, const Node& node) {
   node_name_id_[n] = strings_.intern(node.name);
   unschedulable_[n] = node.unschedulable ? 1 : 0;
   allowed_pods_[n] = 0;
-  for (uint32_t r = 0; r < num_resources(); ++r) allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = 0;
+  for (uint32_t r = 0; r < num_resources(); ++r) set_allocatable(r, n, 0);
   for (const auto& [name, amount] : node.allocatable) {
     if (name == "pods") {
       allowed_pods_[n] = amount;
     } else {
       const int32_t r = intern_resource(name);
-      allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = amount;
+      set_allocatable(static_cast<uint32_t>(r), n, amount);
       wild_quantities_ = wild_quantities_ || !tame_quantity(amount);
       if (r == kCpu) amount_bounds_.cpu_allocatable = std::max(amount_bounds_.cpu_allocatable, amount);
     }
@@ -876,6 +883,7 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, std::vector<Pod>&& runn
       }
   const size_t R = s.resource_names_.size();
   s.allocatable_.assign(R * n, 0);
+  s.allocatable_inverse_.assign(R * n, 0.0);
   s.requested_.assign(R * n, 0);
   s.nonzero_requested_.assign(2 * static_cast<size_t>(n), 0);
   s.allowed_pods_.assign(n, 0);
@@ -966,6 +974,7 @@ uint32_t Snapshot::add_node(const Node& node) {
     if (kv.first != "pods") intern_resource(kv.first);
   const uint32_t n = num_nodes_;
   append_node_to_rows(allocatable_, num_resources(), n, int64_t(0));
+  append_node_to_rows(allocatable_inverse_, num_resources(), n, 0.0);
   append_node_to_rows(requested_, num_resources(), n, int64_t(0));
   append_node_to_rows(nonzero_requested_, 2, n, int64_t(0));
   append_node_to_rows(topology_counts_, matchers_.size(), n, int32_t(0));
@@ -1046,13 +1055,13 @@ void Snapshot::update_node(const Node& node) {
     const uint64_t version = structure_version();
     unschedulable_[n] = node.unschedulable ? 1 : 0;
     allowed_pods_[n] = 0;
-    for (uint32_t r = 0; r < num_resources(); ++r) allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = 0;
+    for (uint32_t r = 0; r < num_resources(); ++r) set_allocatable(r, n, 0);
     for (const auto& [name, amount] : node.allocatable) {
       if (name == "pods") {
         allowed_pods_[n] = amount;
       } else {
         const int32_t r = resource_index(name);  // interned above
-        allocatable_[static_cast<size_t>(r) * num_nodes_ + n] = amount;
+        set_allocatable(static_cast<uint32_t>(r), n, amount);
         wild_quantities_ = wild_quantities_ || !tame_quantity(amount);
         if (r == kCpu) amount_bounds_.cpu_allocatable = std::max(amount_bounds_.cpu_allocatable, amount);
       }
@@ -1110,6 +1119,7 @@ std::vector<Pod> Snapshot::remove_node(std::string_view name) {
   tree_remove(n, node_zone_keys_[n]);
 
   erase_node_from_rows(allocatable_, num_resources(), old_n, n);
+  erase_node_from_rows(allocatable_inverse_, num_resources(), old_n, n);
   erase_node_from_rows(requested_, num_resources(), old_n, n);
   erase_node_from_rows(nonzero_requested_, 2, old_n, n);
   erase_node_from_rows(topology_counts_, matchers_.size(), old_n, n);
@@ -2495,6 +2505,7 @@ void Snapshot::bind_columns(SnapshotView& v, Fn&& fn) const {
   // A new matcher adds a row: the column is laid out anew, nothing else.
   const Sync topology_rows{K::kNodeRows, topology_layout_version_, nullptr};
   fn("allocatable", allocatable_, v.allocatable, rows);
+  fn("allocatable_inverse", allocatable_inverse_, v.allocatable_inverse, rows);
   fn("requested", requested_, v.requested, rows);
   fn("nonzero_requested", nonzero_requested_, v.nonzero_requested, rows);
   fn("allowed_pods", allowed_pods_, v.allowed_pods, scalar);

@@ -91,6 +91,10 @@ struct SnapshotView {
   uint32_t num_resources = 0;
 
   const int64_t* allocatable = nullptr;        // [num_resources * num_nodes]
+  // 1.0 / allocatable where it is > 0, else 0, beside it: LeastAllocated's
+  // exact integer quotients start from a multiply by it (a division costs
+  // several times as much per vector lane).
+  const double* allocatable_inverse = nullptr;  // [num_resources * num_nodes]
   const int64_t* requested = nullptr;          // [num_resources * num_nodes]
   const int64_t* nonzero_requested = nullptr;  // [2 * num_nodes]: cpu, memory
   const int64_t* allowed_pods = nullptr;       // [num_nodes]
@@ -949,6 +953,8 @@ class Snapshot {
   void add_ports(uint32_t node, const std::vector<HostPortEntry>& wanted);
   void relayout_ports(uint32_t extra_for_node, uint32_t node);
   void relayout_pods(uint32_t node, uint32_t extra_slots, uint32_t extra_labels);
+  // allocatable_[r][n] = amount, and its inverse.
+  void set_allocatable(uint32_t r, uint32_t n, int64_t amount);
   void write_node(uint32_t n, const Node& node);
   void tree_add(uint32_t n, const std::string& zone);
   void tree_remove(uint32_t n, const std::string& zone);
@@ -965,6 +971,7 @@ class Snapshot {
   std::unordered_map<std::string, uint32_t> node_ids_;
 
   std::vector<int64_t> allocatable_, requested_, nonzero_requested_, allowed_pods_;
+  std::vector<double> allocatable_inverse_;  // written with allocatable_ (set_allocatable)
   // Some amount in those three columns may lie outside [0, kTameQuantity]:
   // set where one is written, cleared by recheck_quantities' scan.
   bool wild_quantities_ = false;
