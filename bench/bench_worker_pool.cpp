@@ -48,8 +48,10 @@ void pool_job(benchmark::State& state) {
     });
     ++jobs;
   }
-  const double job_ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count() / jobs;
-  const double ideal_ns = static_cast<double>(serial_ns) + static_cast<double>(tasks) * task_ns / 2.0;
+  const double job_ns =
+      std::chrono::duration<double, std::nano>(Clock::now() - start).count() / static_cast<double>(jobs);
+  const double ideal_ns =
+      static_cast<double>(serial_ns) + static_cast<double>(tasks) * static_cast<double>(task_ns) / 2.0;
   state.counters["job_ns"] = job_ns;
   state.counters["overhead_ns"] = job_ns - ideal_ns;
   state.counters["worker_share"] = static_cast<double>(on_worker.load()) / (static_cast<double>(jobs) * tasks);
