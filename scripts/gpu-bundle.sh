@@ -14,12 +14,12 @@ command -v nvcc >/dev/null || { echo "gpu-bundle.sh: nvcc not found" >&2; exit 1
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DBULKSCORE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DBULKSCORE_BUILD_TESTS=ON -DBULKSCORE_BUILD_BENCH=ON
 cmake --build build-gpu -j"$JOBS" --target bulkscore test_cuda_parity test_cli test_engine_events test_engine_rank test_engine_messages test_reserve_undo \
-  test_gang test_gang_topology test_plugin_gpu_policies bench_engine bench_fgd bench_preemption bench_floor
+  test_gang test_gang_topology test_plugin_gpu_policies test_snapshot bench_engine bench_fgd bench_preemption bench_floor
 
 rm -rf .device && mkdir -p .device/bin .device/lib
 cp build-gpu/bulkscore build-gpu/tests/test_cuda_parity build-gpu/tests/test_cli build-gpu/tests/test_engine_events \
   build-gpu/tests/test_engine_messages build-gpu/tests/test_engine_rank build-gpu/tests/test_reserve_undo build-gpu/tests/test_gang build-gpu/tests/test_gang_topology \
-  build-gpu/tests/test_plugin_gpu_policies build-gpu/bench/bench_engine \
+  build-gpu/tests/test_plugin_gpu_policies build-gpu/tests/test_snapshot build-gpu/bench/bench_engine \
   build-gpu/bench/bench_fgd build-gpu/bench/bench_preemption build-gpu/bench/bench_floor .device/bin/
 # Symbols stripped: the device tool carries at most 64 MiB with the tree.
 strip --strip-unneeded .device/bin/*

@@ -75,6 +75,9 @@ step gpu_policy_range 60 "$bin/test_plugin_gpu_policies" --gtest_filter='GpuBase
 step reserve_undo 90 "$bin/test_reserve_undo"
 # Gangs all or nothing on a CUDA engine against the CPU reference.
 step gang 90 "$bin/test_gang" --gtest_filter='GangRandom*'
+# The snapshot's device mirror follows pod and node changes column by
+# column, allocatable_inverse (2026-12-07) included.
+step mirror 60 "$bin/test_snapshot" --gtest_filter='SnapshotMirrorSync.*'
 # Topology-aware gangs on a CUDA engine against the brute-force CPU
 # reference (domain attempts undone on the device mirror).
 step gang_topology 90 "$bin/test_gang_topology" --gtest_filter='GangTopologyRandom*'
