@@ -47,12 +47,14 @@ constexpr int64_t kBitsExact = int64_t(1) << 52;
 // kQuotientLimit, from inv = 1.0 / a (the snapshot's allocatable_inverse):
 // x and inv are each within a relative 2^-53 of exact, so the product, at
 // most 100, is within 2^-45 of the quotient, and one correction each way on
-// the remainder makes it exact. A float64 multiply costs a fraction of a
-// division per lane (a float32 division here before measured 4.1 ns per
-// node against 3.2 for this on a Zen 3): LeastAllocated's per-resource
-// quotients, its hottest loop, divide this way. Lanes outside the domain
-// (which the callers drop) have x >= 0 and inv >= 0 too; their estimate is
-// capped at 128 so that it converts.
+// the remainder makes it exact. (least_quotient's direct path hands x up to
+// 100 * 2^53: its conversion rounds once more, 2^-53 relative, still far
+// from one.) A float64 multiply costs a fraction of a division per lane (a
+// float32 division here before measured 4.1 ns per node against 3.2 for
+// this on a Zen 3): LeastAllocated's per-resource quotients, its hottest
+// loop, divide this way. Lanes outside the domain (which the callers drop)
+// have x >= 0 and inv >= 0 too; their estimate is capped at 128 so that it
+// converts.
 //
 // kViaBits, for AVX2: without AVX-512DQ the int64 <-> float64 conversions
 // and int64 multiplies leave the loop scalar, so x (below 2^52 there)

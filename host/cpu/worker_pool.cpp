@@ -116,7 +116,9 @@ void WorkerPool::drain() {
 void WorkerPool::work_loop() {
   uint64_t seen = 0;
   for (;;) {
-    if (may_spin()) spin_while([&] { return published_.load(std::memory_order_acquire) == seen; });
+    // <=, not ==: a worker may have joined job `seen` under the lock before
+    // the caller published it; the store of `seen` is then no new job.
+    if (may_spin()) spin_while([&] { return published_.load(std::memory_order_acquire) <= seen; });
     std::unique_lock<std::mutex> lk(mutex_);
     wake_.wait(lk, [&] { return stop_ || generation_ != seen; });
     if (stop_) return;

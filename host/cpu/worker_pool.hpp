@@ -106,7 +106,9 @@ class WorkerPool final : public Executor {
   std::atomic<uint32_t> next_{0};
   std::atomic<uint32_t> done_{0};
   std::atomic<uint32_t> active_{0};         // workers inside drain()
-  std::atomic<uint64_t> published_{0};      // generation_, readable without the lock (spinning workers)
+  // generation_ for spinning workers, stored after the lock is released: it
+  // may trail generation_ for a moment, never lead it (UINT64_MAX: stop).
+  std::atomic<uint64_t> published_{0};
   std::atomic<int64_t> quiet_until_ns_{0};  // no spinning before this steady-clock time
   std::atomic<int64_t> quiet_ns_{0};        // the next contended spin's quiet time (0: the shortest)
   std::atomic<uint64_t> contended_{0};
