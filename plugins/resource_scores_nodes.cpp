@@ -43,45 +43,65 @@ constexpr int64_t kBitsExact = int64_t(1) << 52;
   return d - 4503599627370496.0;  // 2^52
 }
 
-// x / a (truncated) for 0 <= x <= 100 * a, 0 < a, both below
-// kQuotientLimit, from inv = 1.0 / a (the snapshot's allocatable_inverse):
-// x and inv are each within a relative 2^-53 of exact, so the product, at
-// most 100, is within 2^-45 of the quotient, and one correction each way on
-// the remainder makes it exact. (least_quotient's direct path hands x up to
-// 100 * 2^53: its conversion rounds once more, 2^-53 relative, still far
-// from one.) A float64 multiply costs a fraction of a division per lane (a
-// float32 division here before measured 4.1 ns per node against 3.2 for
-// this on a Zen 3): LeastAllocated's per-resource quotients, its hottest
-// loop, divide this way. Lanes outside the domain (which the callers drop)
-// have x >= 0 and inv >= 0 too; their estimate is capped at 128 so that it
-// converts.
+// x / a (truncated) for 0 <= x <= 100 * a, 0 < a, x below kQuotientLimit
+// and a at most kDivisorLimit, from inv = 1.0 / a (the snapshot's
+// allocatable_inverse): x and inv are each within a relative 2^-53 of exact,
+// so the product, at most 100, is within 2^-45 of the quotient, and one
+// correction each way on the remainder makes it exact. (least_quotient's
+// direct path hands x up to 100 * 2^53: its conversion rounds once more,
+// 2^-53 relative, still far from one.) A float64 multiply costs a fraction
+// of a division per lane (a float32 division here before measured 4.1 ns per
+// node against 3.2 for this on a Zen 3): LeastAllocated's per-resource
+// quotients, its hottest loop, divide this way. Lanes outside the domain
+// (which the callers drop) have x >= 0 and inv >= 0 too; their estimate is
+// capped at 128 so that it converts.
 //
 // kViaBits, for AVX2: without AVX-512DQ the int64 <-> float64 conversions
-// and int64 multiplies leave the loop scalar, so x (below 2^52 there)
-// converts through its bits (bits_to_double), the estimate converts as an
-// int32, and q * a is two 32-bit multiplies (q <= 128). (A remainder taken
-// in float64 instead, exact here, compares doubles: GCC then leaves the loop
-// scalar.) Not for the baseline target: SSE2 lacks 64-bit compares
+// and int64 multiplies leave the loop scalar (or, as GCC 12 writes every
+// int64 multiply, three 32-bit multiplies and their shifts), so:
+//   - x (below 2^52 there) converts through its bits (bits_to_double);
+//   - the estimate is capped on its bits (e >= 0, so they order as the
+//     values do: a float64 select here put the float64 work after it under
+//     control flow, and GCC left the loop scalar) and converts as an int32;
+//   - q * a is a float64 product, exact: q <= 128 and a <= 2^45 keep it at
+//     most 2^52, so 2^52 + q * a is a float64 whose bits less 2^52's are
+//     the integer (also at 2^53 itself, where the exponent steps). This
+//     took the AVX2 loop from 369 to 294 instructions per 8 nodes.
+// (A remainder taken in float64 instead compares doubles: GCC then leaves
+// the loop scalar.) Not for the baseline target: SSE2 lacks 64-bit compares
 // (measured 1.5x the instructions of scalar conversions there). The same
 // exact quotient either way.
 template <bool kViaBits>
 constexpr int64_t kQuotientLimit = kViaBits ? kBitsExact : kExact;
 template <bool kViaBits>
+constexpr int64_t kDivisorLimit = kViaBits ? int64_t(1) << 45 : kExact - 1;
+[[gnu::always_inline]] inline int64_t double_bits(double d) {
+  int64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+[[gnu::always_inline]] inline double bits_double(int64_t b) {
+  double d;
+  std::memcpy(&d, &b, sizeof d);
+  return d;
+}
+template <bool kViaBits>
 [[gnu::always_inline]] inline int64_t small_quotient(int64_t x, int64_t a, double inv) {
   const double e = (kViaBits ? bits_to_double(x) : static_cast<double>(x)) * inv;
-  const double capped = e < 128.0 ? e : 128.0;
   int64_t q;
-  uint64_t qa;
+  int64_t qa;
   if constexpr (!kViaBits) {
-    q = static_cast<int64_t>(capped);
-    qa = static_cast<uint64_t>(q) * static_cast<uint64_t>(a);
+    q = static_cast<int64_t>(e < 128.0 ? e : 128.0);
+    qa = static_cast<int64_t>(static_cast<uint64_t>(q) * static_cast<uint64_t>(a));
   } else {
-    const auto q32 = static_cast<uint32_t>(static_cast<int32_t>(capped));
-    const auto a_high = static_cast<uint32_t>(static_cast<uint64_t>(a) >> 32);
-    qa = static_cast<uint64_t>(q32) * static_cast<uint32_t>(a) + (static_cast<uint64_t>(q32 * a_high) << 32);
+    constexpr int64_t k128 = 0x4060000000000000LL;  // 128.0's bits
+    const int64_t eb = double_bits(e);
+    const auto q32 = static_cast<int32_t>(bits_double(eb < k128 ? eb : k128));
+    constexpr double k2p52 = 4503599627370496.0;
+    qa = double_bits(static_cast<double>(q32) * bits_to_double(a) + k2p52) - double_bits(k2p52);
     q = q32;
   }
-  const int64_t rem = x - static_cast<int64_t>(qa);
+  const int64_t rem = x - qa;
   q -= static_cast<int64_t>(rem < 0);
   q += static_cast<int64_t>(rem >= a);
   return q;
@@ -141,8 +161,8 @@ template <bool kContig, bool kUnit, bool kViaBits>
     const int64_t x = go_mul(go_sub(a, rq), 100);
     const bool need = (a != 0) & !(rq > a);
     // rq >= 0 with rq <= a: 0 <= x <= 100 * a, small_quotient's range.
-    constexpr int64_t kLimit = kQuotientLimit<kViaBits>;
-    const bool in_range = (x >= 0) & (x < kLimit) & (a > 0) & (a < kLimit) & (rq >= 0);
+    const bool in_range = (x >= 0) & (x < kQuotientLimit<kViaBits>) & (a > 0) & (a <= kDivisorLimit<kViaBits>) &
+                          (rq >= 0);
     flagged |= mask(need & !in_range);
     const int64_t ok = mask(need & in_range);
     const double r = inv[node];  // read unconditionally, so that the loop vectorizes
