@@ -120,6 +120,14 @@ inline Decoded decode(const Snapshot& s) {
     return join(parts, true);
   });
   per_node("unschedulable", [&](uint32_t n) { return std::to_string(v.unschedulable[n]); });
+  {
+    // cordoned_nodes(), kept beside the column: "ok" where it counts its 1s.
+    uint32_t cordoned = 0;
+    for (uint32_t n = 0; n < N; ++n) cordoned += v.unschedulable[n];
+    d["cordoned_nodes"] = {cordoned == s.cordoned_nodes()
+                               ? std::string("ok")
+                               : "wrong: " + std::to_string(s.cordoned_nodes()) + " for " + std::to_string(cordoned)};
+  }
   per_node("node_name_id", [&](uint32_t n) { return str(v.node_name_id[n]); });
 
   auto sorted_pairs = [&](const int32_t* keys, const int32_t* values, uint32_t first, uint32_t last) {

@@ -759,9 +759,14 @@ void Snapshot::set_allocatable(uint32_t r, uint32_t n, int64_t amount) {
   allocatable_inverse_[at] = amount > 0 ? 1.0 / static_cast<double>(amount) : 0.0;
 }
 
+void Snapshot::set_unschedulable(uint32_t n, bool cordoned) {
+  cordoned_nodes_ = cordoned_nodes_ - unschedulable_[n] + (cordoned ? 1 : 0);
+  unschedulable_[n] = cordoned ? 1 : 0;
+}
+
 void Snapshot::write_node(uint32_t n, const Node& node) {
   node_name_id_[n] = strings_.intern(node.name);
-  unschedulable_[n] = node.unschedulable ? 1 : 0;
+  set_unschedulable(n, node.unschedulable);
   allowed_pods_[n] = 0;
   for (uint32_t r = 0; r < num_resources(); ++r) set_allocatable(r, n, 0);
   for (const auto& [name, amount] : node.allocatable) {
@@ -889,6 +894,7 @@ Snapshot Snapshot::build(const std::vector<Node>& nodes, std::vector<Pod>&& runn
   s.allowed_pods_.assign(n, 0);
   s.pod_count_.assign(n, 0);
   s.unschedulable_.assign(n, 0);
+  s.cordoned_nodes_ = 0;
   s.node_name_id_.assign(n, kNoId);
   s.label_offsets_.assign(1, 0);
   s.taint_offsets_.assign(1, 0);
@@ -1053,7 +1059,7 @@ void Snapshot::update_node(const Node& node) {
     for (const auto& kv : node.allocatable)
       if (kv.first != "pods") intern_resource(kv.first);
     const uint64_t version = structure_version();
-    unschedulable_[n] = node.unschedulable ? 1 : 0;
+    set_unschedulable(n, node.unschedulable);
     allowed_pods_[n] = 0;
     for (uint32_t r = 0; r < num_resources(); ++r) set_allocatable(r, n, 0);
     for (const auto& [name, amount] : node.allocatable) {
@@ -1127,6 +1133,7 @@ std::vector<Pod> Snapshot::remove_node(std::string_view name) {
   allowed_pods_.erase(allowed_pods_.begin() + n);
   pod_count_.erase(pod_count_.begin() + n);
   node_name_id_.erase(node_name_id_.begin() + n);
+  cordoned_nodes_ -= unschedulable_[n];
   unschedulable_.erase(unschedulable_.begin() + n);
   image_masks_.erase(image_masks_.begin() + n);
   port_counts_.erase(port_counts_.begin() + n);

@@ -352,6 +352,9 @@ class Snapshot {
 
   SnapshotView view() const;
   uint32_t num_nodes() const { return num_nodes_; }
+  // Nodes whose spec.unschedulable is set (cordoned): where none is,
+  // NodeUnschedulable's Filter passes every node and is left out.
+  uint32_t cordoned_nodes() const { return cordoned_nodes_; }
   uint32_t num_resources() const { return static_cast<uint32_t>(resource_names_.size()); }
 
   // Dictionaries.
@@ -955,6 +958,8 @@ class Snapshot {
   void relayout_pods(uint32_t node, uint32_t extra_slots, uint32_t extra_labels);
   // allocatable_[r][n] = amount, and its inverse.
   void set_allocatable(uint32_t r, uint32_t n, int64_t amount);
+  // unschedulable_[n], and cordoned_nodes_ with it.
+  void set_unschedulable(uint32_t n, bool cordoned);
   void write_node(uint32_t n, const Node& node);
   void tree_add(uint32_t n, const std::string& zone);
   void tree_remove(uint32_t n, const std::string& zone);
@@ -976,7 +981,8 @@ class Snapshot {
   // set where one is written, cleared by recheck_quantities' scan.
   bool wild_quantities_ = false;
   std::vector<int32_t> pod_count_, node_name_id_;
-  std::vector<uint8_t> unschedulable_;
+  std::vector<uint8_t> unschedulable_;  // written with cordoned_nodes_ (set_unschedulable)
+  uint32_t cordoned_nodes_ = 0;        // the 1s of unschedulable_
   std::vector<uint32_t> label_offsets_, taint_offsets_, image_offsets_;
   std::vector<int32_t> label_keys_, label_values_, taint_keys_, taint_values_, image_ids_;
   std::vector<uint8_t> taint_effects_;
