@@ -179,14 +179,17 @@ struct TotalsArgs {
   }
   // In 64-bit lanes throughout (the node widened), so that the loop
   // vectorizes: mixed widths kept it scalar, a third of pass 2's time.
-  uint64_t best = UINT64_MAX, count = 0;
+  // Signed: AVX2 has the signed 64-bit compare, an unsigned one costs two
+  // more instructions.
+  int64_t best = INT64_MAX;
+  uint64_t count = 0;
   for (uint32_t i = lo; i < hi; ++i) {
-    const uint64_t at_top = -static_cast<uint64_t>(tot[i] == top);
-    const uint64_t candidate = static_cast<uint64_t>(a.feasible[i]) | ~at_top;
+    const int64_t at_top = -static_cast<int64_t>(tot[i] == top);
+    const int64_t candidate = (static_cast<int64_t>(a.feasible[i]) & at_top) | (INT64_MAX & ~at_top);
     best = candidate < best ? candidate : best;
-    count -= at_top;
+    count -= static_cast<uint64_t>(at_top);
   }
-  node = static_cast<uint32_t>(best);  // UINT32_MAX when the block is empty
+  node = static_cast<uint32_t>(best);  // UINT32_MAX (INT64_MAX's low half) when the block is empty
   ties = static_cast<uint32_t>(count);
   return top;
 }
