@@ -372,7 +372,7 @@ class CpuBackend final : public Backend {
         Chunk& ch = chunks_[c];
         const uint32_t base = c * kChunk;
         const uint32_t n = std::min(kChunk, M - base);
-        fill_chunk(ch, base, n, visit, true);
+        fill_chunk(ch, base, n, visit, true, true);
         filter_positions(s, q, ch, true);
         uint32_t cut = n;
         // num_to_find 0 is no limit (every candidate, still in rotated order).
@@ -880,7 +880,7 @@ class CpuBackend final : public Backend {
                            EvalResult& out, uint8_t skip) {
     // Verdicts start as "feasible" only where they are all read; else
     // only the rejected positions' are, which Filter writes.
-    fill_chunk(ch, base, n, visit, req.want_verdicts);
+    fill_chunk(ch, base, n, visit, req.want_verdicts, runs_a_filter(q, skip));
     filter_positions(s, q, ch, reasons, skip);
     if (req.want_verdicts)
       for (uint32_t pos = 0; pos < n; ++pos) out.verdicts[ch.nodes[pos]] = ch.verdicts[pos];
@@ -919,9 +919,20 @@ class CpuBackend final : public Backend {
       for (uint32_t i = 0; i < n; ++i) fn(i);
   }
 
-  // The chunk's nodes and alive positions; its verdicts reset to feasible
-  // when `reset_verdicts` (else only sized: Filter writes the rejected ones).
-  static void fill_chunk(Chunk& ch, uint32_t base, uint32_t n, const VisitOrder& visit, bool reset_verdicts) {
+  // Whether filter_positions runs a Filter plugin of the pod's (`skip`
+  // aside): where none runs, every position stays alive and their values
+  // are never read.
+  static bool runs_a_filter(const PodQueryView& q, uint8_t skip) {
+    for (uint32_t f = 0; f < q.num_filters; ++f)
+      if (q.filters[f] != skip) return true;
+    return false;
+  }
+
+  // The chunk's nodes and alive positions (the positions only sized unless
+  // `positions`: see runs_a_filter); its verdicts reset to feasible when
+  // `reset_verdicts` (else only sized: Filter writes the rejected ones).
+  static void fill_chunk(Chunk& ch, uint32_t base, uint32_t n, const VisitOrder& visit, bool reset_verdicts,
+                         bool positions) {
     ch.nodes.resize(n);
     ch.alive.resize(n);
     if (reset_verdicts)
@@ -932,7 +943,7 @@ class CpuBackend final : public Backend {
       fill_iota(ch.nodes.data(), n, base);
     else
       for (uint32_t i = 0; i < n; ++i) ch.nodes[i] = visit.node_at(base + i);
-    fill_iota(ch.alive.data(), n, 0);
+    if (positions) fill_iota(ch.alive.data(), n, 0);
   }
 
   // v[i] += c for i < n (a plain loop on locals, which compilers vectorize).
