@@ -115,9 +115,9 @@ Workload workload(uint32_t nodes, uint32_t pending, Topology topology = Topology
       PodAffinityTerm t;
       t.label_selector = own;
       t.topology_key = "kubernetes.io/hostname";
-      p.affinity = Affinity{};
-      p.affinity->pod_anti_affinity = PodAffinity{};
-      p.affinity->pod_anti_affinity->required.push_back(t);
+      // emplace, not assignment from a temporary: GCC 12 warned that the
+      // moved temporary's vectors may be uninitialized (a false positive).
+      p.affinity.emplace().pod_anti_affinity.emplace().required.push_back(t);
     }
     w.pending.push_back(p);
   }
