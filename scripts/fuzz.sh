@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target of a BULKSCORE_FUZZ build, one after another.
+# Runs every libFuzzer target of a BULKSCORE_FUZZ build, as many at once as
+# there are cores (each target is one process on one core).
 #   scripts/fuzz.sh BUILD_DIR SECONDS_PER_TARGET [RUNS_PER_TARGET [SEED]]
 # RUNS_PER_TARGET -1 (the default) means no limit but the time; SEED 0 (the
 # default) a random seed. CI runs from a fixed seed: libFuzzer's inputs then
 # come in the same order on every run, and the time box only decides how far
 # it gets. A long run (a random seed, minutes per target) explores.
 # Environment: FUZZ_TARGETS (space-separated names; default all),
-# FUZZ_RSS_MB (the RSS limit, default 1500).
+# FUZZ_RSS_MB (the RSS limit, default 1500), FUZZ_JOBS (targets at once;
+# default JOBS, else the number of cores).
 #
 # Each target starts from its seed corpus in tests/fuzz/corpus/<target>/ and
 # works in a scratch copy (the repository corpus only grows by hand, with
@@ -33,13 +35,11 @@ seconds="${2:-20}"
 runs="${3:--1}"
 seed="${4:-0}"
 rss_mb="${FUZZ_RSS_MB:-1500}"
-status=0
-found=0
-for exe in "$build"/tests/fuzz/fuzz_*; do
-  [ -f "$exe" ] && [ -x "$exe" ] || continue
+# One target: its summary line (and, on a finding, the log's telling lines
+# and a symbolized replay) on stdout; returns non-zero on a finding.
+fuzz_target() {
+  local exe="$1" name work findings log started rc wall execs rate peak cov artifacts f
   name="$(basename "$exe")"
-  if [ -n "${FUZZ_TARGETS:-}" ] && [[ " $FUZZ_TARGETS " != *" $name "* ]]; then continue; fi
-  found=$((found + 1))
   work="$build/fuzz-work/$name"
   findings="$build/fuzz-findings/$name"
   rm -rf "$work" "$findings" && mkdir -p "$work" "$findings"
@@ -76,8 +76,30 @@ for exe in "$build"/tests/fuzz/fuzz_*; do
           grep -vE '^(INFO|Running|Executed)|^\s+0x[0-9a-f]+-0x[0-9a-f]+' | head -n 60 || true
       done
     fi
-    status=1
+    return 1
   fi
+}
+
+jobs_max="${FUZZ_JOBS:-${JOBS:-$(nproc)}}"
+found=0
+names=()
+for exe in "$build"/tests/fuzz/fuzz_*; do
+  [ -f "$exe" ] && [ -x "$exe" ] || continue
+  name="$(basename "$exe")"
+  if [ -n "${FUZZ_TARGETS:-}" ] && [[ " $FUZZ_TARGETS " != *" $name "* ]]; then continue; fi
+  found=$((found + 1))
+  names+=("$name")
+  mkdir -p "$build/fuzz-findings"
+  # Each target's report and verdict in files, printed in order below.
+  rm -f "$build/fuzz-findings/$name.report" "$build/fuzz-findings/$name.failed"
+  (fuzz_target "$exe" >"$build/fuzz-findings/$name.report" 2>&1 || touch "$build/fuzz-findings/$name.failed") &
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+done
+wait
+status=0
+for name in "${names[@]}"; do
+  cat "$build/fuzz-findings/$name.report"
+  if [ -e "$build/fuzz-findings/$name.failed" ]; then status=1; fi
 done
 if [ "$found" = 0 ]; then
   echo "fuzz: no fuzz targets in $build/tests/fuzz (a BULKSCORE_FUZZ=ON build?)"

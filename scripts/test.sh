@@ -75,8 +75,9 @@ stage "sanitizer build"
   ctest --output-on-failure -j"$JOBS")
 stage "sanitizer suite"
 # The time-boxed fuzz run: every target for FUZZ_SECONDS (25 s) from a fixed
-# seed, so a run explores the same inputs in the same order every time; about
-# 2 minutes on 2 cores. Out of memory (past 1.5 GB) or a hang fails it loudly
+# seed, so a run explores the same inputs in the same order every time; the
+# targets run as many at once as there are cores, about 80 s on 2 (157 s one
+# after another). Out of memory (past 1.5 GB) or a hang fails it loudly
 # (scripts/fuzz.sh), and any finding fails CI. BULKSCORE_FUZZ_SMOKE=0 skips it.
 if [ "${BULKSCORE_FUZZ_SMOKE:-1}" = 1 ]; then
   scripts/fuzz.sh build-test-asan "${FUZZ_SECONDS:-25}" "${FUZZ_RUNS:--1}" "${FUZZ_SEED:-1}"
