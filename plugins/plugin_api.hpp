@@ -92,6 +92,17 @@
 //                                      uint32_t prev_begin, uint32_t prev_end, const State& st,
 //                                      const uint8_t* arena, uint32_t begin, uint32_t end,
 //                                      std::vector<uint32_t>* nodes);
+//     // Host, optional, with filter_count_changes: a "gate", one of the
+//     // rules filter() checks whose verdict is one per domain (every node
+//     // of a domain passes it or every one fails it, whatever else the
+//     // node holds), so that the batch cache can shut or open a domain's
+//     // nodes as one flag. filter_gate: false where this state has no gate;
+//     // else `domain`, the node's domain on it.
+//     static bool filter_gate(const SnapshotView&, const State&, const uint8_t* arena, uint32_t node,
+//                             int32_t& domain);
+//     // filter_count_changes, with the gate's flipped domains in `gates`
+//     // (each with its verdict now) instead of their nodes in `nodes`.
+//     static bool filter_count_changes_gated(<filter_count_changes' arguments>, std::vector<GateFlip>* gates);
 //   };
 //
 // and its type in plugins/registry.hpp. Backends never name a plugin.
@@ -122,6 +133,12 @@ class Snapshot;
 // plugin's score_nodes. What a part holds beside its kernel is the
 // kernel's own: `kind`, `entries` (`count` of them) and `arena` as the
 // plugin's shared_score (or shared_filter) wrote them.
+// A gate's domain whose verdict flipped (filter_count_changes_gated).
+struct GateFlip {
+  int32_t domain;
+  bool open;  // its nodes pass the gate now
+};
+
 struct SharedScorePart {
   using Kernel = void (*)(const SnapshotView& s, const SharedScorePart* parts, uint32_t nparts, const uint32_t* nodes,
                           uint32_t count, int64_t* const* out);
@@ -279,6 +296,15 @@ template <class P>
 struct HasFilterCountChanges<P, std::void_t<decltype(&P::filter_count_changes)>> : std::true_type {};
 template <class P>
 constexpr bool kHasFilterCountChanges = HasFilterCountChanges<P>::value;
+
+// Whether plugin P has the optional filter_gate (and
+// filter_count_changes_gated).
+template <class P, class = void>
+struct HasFilterGate : std::false_type {};
+template <class P>
+struct HasFilterGate<P, std::void_t<decltype(&P::filter_gate)>> : std::true_type {};
+template <class P>
+constexpr bool kHasFilterGate = HasFilterGate<P>::value;
 
 // Whether plugin P has the optional score_nodes.
 template <class P, class = void>

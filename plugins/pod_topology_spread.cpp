@@ -707,10 +707,10 @@ void PodTopologySpread::filter_nodes(const SnapshotView& s, const State& st, con
   }
 }
 
-bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& prev, const uint8_t* prev_arena,
-                                             uint32_t prev_begin, uint32_t prev_end, const State& st,
-                                             const uint8_t* arena, uint32_t begin, uint32_t end,
-                                             std::vector<uint32_t>* nodes) {
+bool PodTopologySpread::filter_count_changes_gated(const Snapshot& snap, const State& prev, const uint8_t* prev_arena,
+                                                   uint32_t prev_begin, uint32_t prev_end, const State& st,
+                                                   const uint8_t* arena, uint32_t begin, uint32_t end,
+                                                   std::vector<uint32_t>* nodes, std::vector<GateFlip>* gates) {
   // The same state (spans at the same offsets: the same layout) and as
   // many prepared bytes.
   if (std::memcmp(&prev, &st, sizeof(State)) != 0 || prev_end - prev_begin != end - begin || prev_begin != begin)
@@ -741,6 +741,8 @@ bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& 
   thread_local std::vector<int32_t> flipped_values;
   changed.clear();
   flipped_values.clear();
+  if (gates) gates->clear();
+  const int64_t gate = gates ? gate_constraint(st, arena) : -1;
   for (uint32_t i = 0; i < st.hard.count; ++i) {
     const Constraint& a = st.hard.data(prev_arena)[i];
     const Constraint& b = st.hard.data(arena)[i];
@@ -761,7 +763,12 @@ bool PodTopologySpread::filter_count_changes(const Snapshot& snap, const State& 
     const auto first = static_cast<uint32_t>(flipped_values.size());
     for (uint32_t j = 0; j < b.domains.count; ++j) {
       if (da[j].value != db[j].value || da[j].nodes != db[j].nodes) return false;
-      if (passes(da[j].count, a.min_match) != passes(db[j].count, b.min_match)) flipped_values.push_back(db[j].value);
+      const bool now = passes(db[j].count, b.min_match);
+      if (passes(da[j].count, a.min_match) == now) continue;
+      if (i == gate)
+        gates->push_back(GateFlip{db[j].value, now});
+      else
+        flipped_values.push_back(db[j].value);
     }
     if (b.domains.count && !patch(b.domains.offset, db, b.domains.count * sizeof(DomainCount))) return false;
     const auto last = static_cast<uint32_t>(flipped_values.size());

@@ -179,7 +179,36 @@ struct PodTopologySpread {
   // or a constraint read from the nodes' own counters, changed: false.
   static bool filter_count_changes(const Snapshot& snap, const State& prev, const uint8_t* prev_arena,
                                    uint32_t prev_begin, uint32_t prev_end, const State& st, const uint8_t* arena,
-                                   uint32_t begin, uint32_t end, std::vector<uint32_t>* nodes);
+                                   uint32_t begin, uint32_t end, std::vector<uint32_t>* nodes) {
+    return filter_count_changes_gated(snap, prev, prev_arena, prev_begin, prev_end, st, arena, begin, end, nodes,
+                                      nullptr);
+  }
+  // The gate (plugin_api.hpp): the first hard constraint read from a
+  // domain table (not a node's own counter) on a key with a dense column.
+  // A node with the key passes it when its domain's count passes the skew
+  // check, whatever its other constraints say; one without the key fails
+  // every constraint (no domain: false).
+  static int32_t gate_constraint(const State& st, const uint8_t* arena) {
+    const Constraint* cs = st.hard.data(arena);
+    for (uint32_t i = 0; i < st.hard.count; ++i)
+      if (!cs[i].counted && cs[i].key != kNoId && cs[i].dense_slot >= 0) return static_cast<int32_t>(i);
+    return -1;
+  }
+  static bool filter_gate(const SnapshotView& s, const State& st, const uint8_t* arena, uint32_t node,
+                          int32_t& domain) {
+    const int32_t g = gate_constraint(st, arena);
+    if (g < 0) return false;
+    const int32_t v = node_value(s, st.hard.data(arena)[g], node);
+    if (v == kNoId) return false;
+    domain = domain_of(st, v);
+    return true;
+  }
+  // With `gates`, the gate constraint's flipped domains go there and their
+  // nodes are not named.
+  static bool filter_count_changes_gated(const Snapshot& snap, const State& prev, const uint8_t* prev_arena,
+                                         uint32_t prev_begin, uint32_t prev_end, const State& st,
+                                         const uint8_t* arena, uint32_t begin, uint32_t end,
+                                         std::vector<uint32_t>* nodes, std::vector<GateFlip>* gates);
   static void removal_counts(const RemovalContext& ctx, const State& st, const uint8_t* arena, uint32_t node,
                              const uint32_t* pods, uint32_t count, int64_t* out);
 

@@ -80,6 +80,7 @@ BatchCounters& BatchCounters::operator+=(const BatchCounters& o) {
   prescore_updates += o.prescore_updates;
   filter_count_hits += o.filter_count_hits;
   revived_nodes += o.revived_nodes;
+  gate_flips += o.gate_flips;
   first_of_shape += o.first_of_shape;
   window_states += o.window_states;
   window_hits += o.window_hits;
@@ -103,6 +104,7 @@ BatchCounters BatchCounters::since(const BatchCounters& e) const {
   d.prescore_updates = prescore_updates - e.prescore_updates;
   d.filter_count_hits = filter_count_hits - e.filter_count_hits;
   d.revived_nodes = revived_nodes - e.revived_nodes;
+  d.gate_flips = gate_flips - e.gate_flips;
   d.first_of_shape = first_of_shape - e.first_of_shape;
   d.window_states = window_states - e.window_states;
   d.window_hits = window_hits - e.window_hits;
@@ -185,6 +187,10 @@ std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCou
       {"bulkscore_batch_revived_nodes_total",
        "Nodes back in a cache state on hits after Filter had rejected them, with the raw scores they kept.",
        &BatchCounters::revived_nodes},
+      {"bulkscore_batch_gate_flips_total",
+       "Domains shut or opened on cache hits as one flag (a Filter rule whose verdict is one per domain: "
+       "PodTopologySpread's hard zone counts), their nodes left in their entries.",
+       &BatchCounters::gate_flips},
       {"bulkscore_batch_first_of_shape_total",
        "Misses not kept as a state: every slot was taken and no state or recent miss had their shape.",
        &BatchCounters::first_of_shape},
@@ -273,13 +279,13 @@ namespace {}  // namespace
 // ---- what can be reused -------------------------------------------------------
 
 FlushReason BatchCache::check_header(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query,
-                                     std::vector<uint32_t>* extra) const {
+                                     std::vector<uint32_t>* extra, std::vector<GateFlip>* gates) const {
   if (!valid_) return FlushReason::kNoState;
   if (snap.structure_version() != structure_version_ || snap.num_nodes() != num_nodes_ ||
       snap.mutation_log().size() < log_position_)
     return FlushReason::kSnapshotChanged;
   if (!lists_equal(plan, query)) return FlushReason::kPodIncompatible;
-  if (!filters_compatible(snap, query, extra)) return FlushReason::kFilterChanged;
+  if (!filters_compatible(snap, query, extra, gates)) return FlushReason::kFilterChanged;
   const PodQueryView& b = query.header;
   // A grouped Score plugin's classes come from what its prepare wrote: the
   // same bytes keep every untouched node in its group (and so do bytes
@@ -307,11 +313,12 @@ void BatchCache::remember_shape(const ProfilePlan& plan, PodQuery&& query, const
   prepared_ = prepared;
 }
 
-bool BatchCache::filters_compatible(const Snapshot& snap, const PodQuery& query, std::vector<uint32_t>* extra) const {
+bool BatchCache::filters_compatible(const Snapshot& snap, const PodQuery& query, std::vector<uint32_t>* extra,
+                                    std::vector<GateFlip>* gates) const {
   for (uint32_t i = 0; i < query.header.num_filters; ++i) {
     const uint8_t id = query.header.filters[i];
     if (!plugin_equal(id, prepared_, query_, query.header, query, false) &&
-        !counts_only(snap, id, prepared_, query, extra))
+        !counts_only(snap, id, prepared_, query, extra, id == gate_plugin_ ? gates : nullptr))
       return false;
   }
   return true;
@@ -324,13 +331,21 @@ bool BatchCache::filters_equal(const PodQuery& query) const {
 }
 
 bool BatchCache::counts_only(const Snapshot& snap, uint8_t id, const PodQueryView& prev, const PodQuery& query,
-                             std::vector<uint32_t>* extra) const {
+                             std::vector<uint32_t>* extra, std::vector<GateFlip>* gates) const {
   bool ok = false;
   visit_plugin(id, [&](auto p) {
     using P = decltype(p);
     if constexpr (kHasFilterCountChanges<P>) {
       const ArenaRange a = query_.prepared_ranges[id];
       const ArenaRange b = query.prepared_ranges[id];
+      if constexpr (kHasFilterGate<P>) {
+        if (gates) {
+          ok = P::filter_count_changes_gated(snap, plugin_state<P>(prev), query_.arena.data(), a.begin, a.end,
+                                             plugin_state<P>(query.header), query.arena.data(), b.begin, b.end,
+                                             extra, gates);
+          return;
+        }
+      }
       ok = P::filter_count_changes(snap, plugin_state<P>(prev), query_.arena.data(), a.begin, a.end,
                                    plugin_state<P>(query.header), query.arena.data(), b.begin, b.end, extra);
     }
@@ -358,9 +373,38 @@ bool BatchCache::is_candidate(uint32_t node) const {
 FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query,
                                  HitPlan& out) const {
   out.changed.clear();
-  const FlushReason header = check_header(snap, plan, query, &out.changed);
+  out.gate_flips.clear();
+  out.shut_named.clear();
+  out.rechecked.clear();
+  out.new_outsiders.clear();
+  const bool gated = gate_plugin_ != kNoGate;
+  const FlushReason header = check_header(snap, plan, query, &out.changed, gated ? &out.gate_flips : nullptr);
   if (header != FlushReason::kCount) return header;
   out.counts_only = !filters_equal(query);
+  const SnapshotView s = snap.view();
+  const PodQueryView v = query.view();
+  if (gated) {
+    // The groups' verdicts after the hit; the nodes filtered because their
+    // domain opens: its outsiders, and the entries marked while it was
+    // shut (their domain read afresh: a label may have moved them).
+    out.open_after.resize(groups_.size());
+    for (size_t g = 0; g < groups_.size(); ++g) out.open_after[g] = groups_[g].open ? 1 : 0;
+    for (const GateFlip& f : out.gate_flips) {
+      const uint32_t g = gate_group(f.domain);
+      if (g != kNone) out.open_after[g] = f.open ? 1 : 0;
+      if (!f.open) continue;
+      for (const Outsiders& o : outsiders_)
+        if (o.domain == f.domain) out.changed.insert(out.changed.end(), o.nodes.begin(), o.nodes.end());
+    }
+    for (const uint32_t pos : rechecks_) {
+      int32_t d = 0;
+      const uint32_t g = gate_domain(s, v, node_[pos], d) ? gate_group(d) : kNone;
+      if (g == kNone) return FlushReason::kTooManyChanges;  // a domain without a group: rare, a full pass
+      if (!out.open_after[g]) continue;
+      out.changed.push_back(node_[pos]);
+      out.rechecked.push_back(pos);
+    }
+  }
   // The nodes changed since, and those whose Filter tables' counts changed.
   // Those whose counts changed come ascending (filter_count_changes walks
   // the nodes in order) and may be a whole zone; the log is short: sorted
@@ -381,8 +425,6 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
   // those that leave or come back move among the trees, but none is scored
   // (a node comes back with its kept scores).
   if (logged.size() > live_ / 2 + 1) return FlushReason::kTooManyChanges;
-  const SnapshotView s = snap.view();
-  const PodQueryView v = query.view();
   // Filter again the changed nodes only: every other node's Filter inputs
   // (its columns and the Filter plugins' bytes) are as they were.
   out.touched.clear();
@@ -417,6 +459,11 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
   out.revived.resize(most);
   out.moved_to.resize(most);
   out.moved_new.resize(most);
+  // With a gate: the live entries of the groups open after the hit, as
+  // the loop below changes them.
+  int64_t open_live = 0;
+  if (gated)
+    for (size_t g = 0; g < groups_.size(); ++g) open_live += out.open_after[g] ? groups_[g].members : 0;
   size_t t = 0;  // touched positions so far
   const auto touch = [&](uint32_t pos, uint8_t revive, uint32_t to, uint32_t fresh) {
     out.touched[t] = pos;
@@ -432,6 +479,34 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
     const bool cached = pos != kNone && alive_[pos];
     while (next_logged != logged_end && *next_logged < n) ++next_logged;
     const bool in_log = next_logged != logged_end && *next_logged == n;
+    uint32_t gate_to = 0;  // with a gate: the group of the node's domain
+    if (gated && pos != kNone) {
+      gate_to = group_of_[pos];
+      int32_t d = 0;
+      if ((in_log || recheck_[pos]) && gate_domain(s, v, n, d)) {
+        gate_to = gate_group(d);
+        if (gate_to == kNone) return FlushReason::kTooManyChanges;  // a domain without a group
+      }
+      // (A node without the gate's key fails its plugin: the verdict below
+      // holds whatever the counts, and the entry keeps its group.)
+      if (!out.open_after[gate_to] && gate_domain(s, v, n, d)) {
+        // Its domain is shut: Filter fails it on the gate, and its verdict
+        // on the other rules waits for the domain to open.
+        out.shut_named.push_back(pos);
+        if (in_log) out.stale_dead.push_back(pos);
+        if (cached) {
+          touch(pos, kStays, kLeaves, 0);
+          out.leaving.push_back(pos);
+          if (out.open_after[group_of_[pos]]) --open_live;
+        }
+        continue;
+      }
+    } else if (gated && !feasible && in_log) {
+      // A node without an entry whose domain may be shut now: filtered
+      // again when it opens.
+      int32_t d = 0;
+      if (gate_domain(s, v, n, d)) out.new_outsiders.emplace_back(d, n);
+    }
     uint8_t revive = kStays;
     if (feasible && !cached) {
       // A node Filter rejected since the state was taken comes back to its
@@ -452,9 +527,15 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
     if (!feasible) {
       touch(pos, revive, kLeaves, 0);
       out.leaving.push_back(pos);
+      if (gated && out.open_after[group_of_[pos]]) --open_live;
       // Its scores are not taken again as it leaves: changed, they are not
       // its scores any more.
       if (in_log) out.stale_dead.push_back(pos);
+      continue;
+    }
+    if (gated) {  // its domain's group, open
+      if (revive != kStays || !out.open_after[group_of_[pos]]) ++open_live;
+      touch(pos, revive, gate_to, 0);
       continue;
     }
     if (!num_grouped_) {  // one group
@@ -482,8 +563,9 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
   out.revived.resize(t);
   out.moved_to.resize(t);
   out.moved_new.resize(t);
-  if (live_ + revivals - out.leaving.size() < 2) return FlushReason::kEmptyList;
+  if (gated ? open_live < 2 : live_ + revivals - out.leaving.size() < 2) return FlushReason::kEmptyList;
   out.revivals = revivals;
+  out.open_live = static_cast<uint32_t>(open_live);
   return FlushReason::kCount;
 }
 
@@ -593,6 +675,78 @@ bool BatchCache::group_grouping(const SnapshotView& s, const PodQueryView& v) {
   return num_grouped_ > 0;
 }
 
+bool BatchCache::gate_domain(const SnapshotView& s, const PodQueryView& v, uint32_t node, int32_t& domain) const {
+  bool has = false;
+  visit_plugin(gate_plugin_, [&](auto p) {
+    using P = decltype(p);
+    if constexpr (kHasFilterGate<P>) has = P::filter_gate(s, plugin_state<P>(v), v.arena, node, domain);
+  });
+  return has;
+}
+
+uint32_t BatchCache::gate_group(int32_t domain) const {
+  for (uint32_t g = 0; g < groups_.size(); ++g)
+    if (groups_[g].domain == domain) return g;
+  return kNone;
+}
+
+void BatchCache::gate_grouping(const SnapshotView& s, const PodQueryView& v) {
+  gate_plugin_ = kNoGate;
+  rechecks_.clear();
+  outsiders_.clear();
+  if (!use_gates || num_grouped_ || v.prescore_feasible) return;
+  for (uint32_t i = 0; i < v.num_filters && gate_plugin_ == kNoGate; ++i)
+    visit_plugin(v.filters[i], [&](auto p) {
+      using P = decltype(p);
+      if constexpr (kHasFilterGate<P>) {
+        int32_t d = 0;
+        if (P::filter_gate(s, plugin_state<P>(v), v.arena, node_[0], d)) gate_plugin_ = v.filters[i];
+      }
+    });
+  if (gate_plugin_ == kNoGate) return;
+  // A group per domain, in order of first appearance (every entry passed
+  // Filter: every domain with one is open).
+  const size_t max_groups = std::min(kMaxGroups, kMaxGroupLeaves / leaves_);
+  std::vector<int32_t> domains;
+  uint32_t last = 0;
+  for (uint32_t pos = 0; pos < size_; ++pos) {
+    int32_t d = 0;
+    if (!gate_domain(s, v, node_[pos], d)) {
+      gate_plugin_ = kNoGate;
+      group_of_.assign(size_, 0);
+      return;
+    }
+    if (last < domains.size() && domains[last] == d) {
+      group_of_[pos] = last;
+      continue;
+    }
+    const auto it = std::find(domains.begin(), domains.end(), d);
+    last = static_cast<uint32_t>(it - domains.begin());
+    if (it == domains.end()) {
+      if (domains.size() == max_groups) {
+        gate_plugin_ = kNoGate;
+        group_of_.assign(size_, 0);
+        return;
+      }
+      domains.push_back(d);
+    }
+    group_of_[pos] = last;
+  }
+  groups_.clear();
+  for (const int32_t d : domains) groups_[add_group(Classes{})].domain = d;
+  for (uint32_t pos = 0; pos < size_; ++pos) ++groups_[group_of_[pos]].members;
+  // The nodes without an entry, by domain: Filter rejected them, on the
+  // gate or on another rule; each is filtered again when its domain opens.
+  for (uint32_t node = 0; node < s.num_nodes; ++node) {
+    if (position_of_[node] != kNone) continue;
+    int32_t d = 0;
+    if (!gate_domain(s, v, node, d)) continue;  // no domain: its plugin fails it whatever the counts
+    auto it = std::find_if(outsiders_.begin(), outsiders_.end(), [&](const Outsiders& o) { return o.domain == d; });
+    if (it == outsiders_.end()) it = outsiders_.insert(outsiders_.end(), Outsiders{d, {}});
+    it->nodes.push_back(node);
+  }
+}
+
 // The grouped slots: one raw score per group (any member stands for the
 // group), their statistics over the groups with members (the same as over
 // the nodes: equal classes, equal scores), and each group's bonus.
@@ -687,6 +841,32 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
     group_of_[pos] = to;
     ++groups_[to].members;
   }
+  if (gate_plugin_ != kNoGate) {
+    // The domains' verdicts, then the entries filtered as their domain
+    // opened and those named while theirs is shut.
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      counters.gate_flips += groups_[g].open != (hp.open_after[g] != 0) ? 1 : 0;
+      groups_[g].open = hp.open_after[g] != 0;
+    }
+    for (const uint32_t pos : hp.rechecked) recheck_[pos] = 0;
+    for (const uint32_t pos : hp.shut_named) recheck_[pos] = 2;  // 2: marked this hit (listed below once)
+    size_t kept = 0;
+    for (const uint32_t pos : rechecks_)
+      if (recheck_[pos] == 1) rechecks_[kept++] = pos;
+    rechecks_.resize(kept);
+    for (const uint32_t pos : hp.shut_named)
+      if (recheck_[pos] == 2) {
+        recheck_[pos] = 1;
+        rechecks_.push_back(pos);
+      }
+    for (const std::pair<int32_t, uint32_t>& named : hp.new_outsiders) {
+      const int32_t domain = named.first;
+      const uint32_t node = named.second;
+      auto it = std::find_if(outsiders_.begin(), outsiders_.end(), [&](const Outsiders& o) { return o.domain == domain; });
+      if (it == outsiders_.end()) it = outsiders_.insert(outsiders_.end(), Outsiders{domain, {}});
+      if (std::find(it->nodes.begin(), it->nodes.end(), node) == it->nodes.end()) it->nodes.push_back(node);
+    }
+  }
   // The feasible-set PreScore over the surviving entries, in the order the
   // full pass visits them.
   // A plugin whose prepare wrote what it wrote for the cached query updates
@@ -765,7 +945,12 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
         }
       });
       counters.rescored_nodes += live_;
-      if (stats_needed) st = slot_stats(slot);
+      if (stats_needed && gate_plugin_ != kNoGate) {
+        group_slot_stats(slot);
+        st = open_stats(slot);
+      } else if (stats_needed) {
+        st = slot_stats(slot);
+      }
       slot_all = true;
       // The entries out of the cache keep this slot's old scores: should
       // they come back, they are scored again.
@@ -777,6 +962,27 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
         raw[pos] = run_score(id, s, v, node_[pos]);
         ++counters.rescored_nodes;
       }
+    } else if (gate_plugin_ != kNoGate) {
+      // Each group's statistics follow its members (moved_to holds the
+      // group a position was in, or the one it came back to); the slot's
+      // are the open groups' merged: a domain shut or opened moves them
+      // without a walk over its nodes.
+      bool recount = false;
+      for (size_t i = 0; i < hp.touched.size(); ++i) {
+        const uint32_t pos = hp.touched[i];
+        const int64_t old = raw[pos];
+        int64_t now = old;
+        if (alive_[pos] && hp.revived[i] != kRevivesKept) {
+          now = run_score(id, s, v, node_[pos]);
+          raw[pos] = now;
+          ++counters.rescored_nodes;
+        }
+        if (hp.revived[i] == kStays && groups_[hp.moved_to[i]].stats[slot].leave(old)) recount = true;
+        if (alive_[pos]) groups_[group_of_[pos]].stats[slot].enter(now);
+      }
+      if (recount) group_slot_stats(slot);
+      st = open_stats(slot);
+      slot_all = st.min != before.min || st.max != before.max;
     } else {
       bool recount = false;
       for (size_t i = 0; i < hp.touched.size(); ++i) {
@@ -842,7 +1048,7 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   const uint32_t best = best_position(query_.view(), counters, total);
   hit.chosen = static_cast<int32_t>(node_[best]);
   hit.chosen_total = total;
-  hit.num_feasible = live_;
+  hit.num_feasible = gate_plugin_ != kNoGate ? hp.open_live : live_;
   ++counters.hint_used;
   return true;
 }
@@ -985,6 +1191,34 @@ void gather_equal(const int64_t* __restrict totals, const uint32_t* __restrict n
   }
 }
 
+void BatchCache::group_slot_stats(uint32_t slot) {
+  for (Group& g : groups_) g.stats[slot] = SlotStats{};
+  const int64_t* raw = raw_.data() + static_cast<size_t>(slot) * size_;
+  for (uint32_t pos = 0; pos < size_; ++pos)
+    if (alive_[pos]) groups_[group_of_[pos]].stats[slot].enter(raw[pos]);
+}
+
+BatchCache::SlotStats BatchCache::open_stats(uint32_t slot) const {
+  SlotStats m;
+  for (const Group& g : groups_) {
+    if (!g.open) continue;
+    const SlotStats& o = g.stats[slot];
+    if (o.min < m.min) {
+      m.min = o.min;
+      m.at_min = o.at_min;
+    } else if (o.min == m.min) {
+      m.at_min += o.at_min;
+    }
+    if (o.max > m.max) {
+      m.max = o.max;
+      m.at_max = o.at_max;
+    } else if (o.max == m.max) {
+      m.at_max += o.at_max;
+    }
+  }
+  return m;
+}
+
 BatchCache::SlotStats BatchCache::all_alive_stats(const int64_t* raw, uint32_t n) {
   const ScoreBounds m = score_bounds(raw, n);
   SlotStats st;
@@ -1017,7 +1251,7 @@ uint32_t BatchCache::best_position(const PodQueryView& v, BatchCounters& counter
   int64_t best = INT64_MIN;
   uint64_t tied = 0;
   for (const Group& g : groups_) {
-    if (!g.members) continue;
+    if (!g.members || !g.open) continue;
     const int64_t t = total_[g.tree[1]] + g.bonus;
     if (t > best) {
       best = t;
@@ -1028,7 +1262,8 @@ uint32_t BatchCache::best_position(const PodQueryView& v, BatchCounters& counter
   }
   qualifying_.clear();
   for (uint32_t gi = 0; gi < groups_.size(); ++gi)
-    if (groups_[gi].members && total_[groups_[gi].tree[1]] + groups_[gi].bonus == best) qualifying_.push_back(gi);
+    if (groups_[gi].members && groups_[gi].open && total_[groups_[gi].tree[1]] + groups_[gi].bonus == best)
+      qualifying_.push_back(gi);
   uint64_t k = tie_rank(tied, v);
   if (v.tie_break == TieBreak::Random && tied > 1) counters.tied_nodes += tied;
   size_t i = 1;
@@ -1172,6 +1407,8 @@ void BatchCache::store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&&
   while (leaves_ < size_) leaves_ *= 2;
   const SnapshotView s = snap.view();
   group_grouping(s, v);
+  gate_grouping(s, v);
+  recheck_.assign(F, 0);
   // Per-node slots: each one's weighted normalized scores, summed as
   // weighted_total sums them (the grouped slots' part is the groups' bonus).
   // The evaluation's normalized scores are the same (the same statistics
@@ -1186,6 +1423,7 @@ void BatchCache::store(const Snapshot& snap, const ProfilePlan& plan, PodQuery&&
                        ? all_alive_stats(raw_.data() + static_cast<size_t>(slot) * F, F)
                        : SlotStats{};
     if (grouped_[slot]) continue;
+    if (gate_plugin_ != kNoGate && needs_stats(v.normalize[slot])) group_slot_stats(slot);
     const NormStats norm{stats_[slot].min, stats_[slot].max};
     const int64_t w = v.weights[slot];
     int64_t* __restrict contrib = contrib_.data() + static_cast<size_t>(slot) * F;

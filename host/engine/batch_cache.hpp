@@ -85,6 +85,7 @@ struct BatchCounters {
   uint64_t prescore_updates = 0;      // hits whose feasible-set PreScore tables were updated, not rebuilt
   uint64_t filter_count_hits = 0;     // hits whose Filter tables changed in their counts only (filter_count_changes)
   uint64_t revived_nodes = 0;         // nodes back in a state on hits, Filter having rejected them, scores kept
+  uint64_t gate_flips = 0;            // domains shut or opened on hits as one flag (a gate: docs/batching.md)
   uint64_t first_of_shape = 0;        // misses not kept as a state: no state or recent pod had their shape
   uint64_t window_states = 0;         // pods evaluated ahead, in windows (Engine::look_ahead), and kept as states
   uint64_t window_hits = 0;           // of the hits, those answered by their window state
@@ -200,6 +201,11 @@ class BatchCache {
   }
 
   void clear() { valid_ = shape_only_ = false; }
+
+  // Whether a state may take a gate (docs/batching.md): on by default;
+  // tests turn it off to run the node-by-node path on the same pods
+  // (host only, set between runs).
+  static inline bool use_gates = true;
   bool valid() const { return valid_; }
 
  private:
@@ -242,6 +248,14 @@ class BatchCache {
     // random tie-break's rank is found in one walk down (best_position).
     std::vector<uint32_t> tree;
     std::vector<uint32_t> tied;
+    // With a gate (gate_plugin_): the domain whose nodes the group holds,
+    // whether the gate lets them in now (a shut group's members keep their
+    // entries, out of the selection and the statistics), and each score
+    // slot's statistics over the members (the slots' are the open groups'
+    // merged).
+    int32_t domain = 0;
+    bool open = true;
+    std::array<SlotStats, kMaxProfilePlugins> stats{};
   };
 
   // What a hit would do, worked out before anything changes.
@@ -259,17 +273,30 @@ class BatchCache {
     uint32_t revivals = 0;            // touched positions coming back
     std::vector<uint32_t> stale_dead;  // positions out of the cache after the hit whose node changed
     bool counts_only = false;          // a Filter plugin's tables changed in their counts only
+    // With a gate: the domains it shut or opened, each group's verdict
+    // after the hit, the positions named while their domain is shut (out
+    // until it opens), those marked so before that it opens (filtered
+    // now), the nodes without a position named while their domain may be
+    // shut (domain, node), and the live entries of open groups after.
+    std::vector<GateFlip> gate_flips;
+    std::vector<uint8_t> open_after;
+    std::vector<uint32_t> shut_named, rechecked;
+    std::vector<std::pair<int32_t, uint32_t>> new_outsiders;
+    uint32_t open_live = 0;
   };
   static constexpr uint8_t kStays = 0, kRevivesKept = 1, kRevivesRescored = 2;
 
   // `extra` (optional): the nodes a Filter plugin whose tables changed in
   // their counts only names (filter_count_changes), to be filtered again.
+  // `gates` (optional, with a gate): its flipped domains, whose nodes are
+  // then not in `extra`.
   FlushReason check_header(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query,
-                           std::vector<uint32_t>* extra = nullptr) const;
+                           std::vector<uint32_t>* extra = nullptr, std::vector<GateFlip>* gates = nullptr) const;
   // Every Filter plugin's bytes equal the cached query's, or differ only in
   // the counts of its tables (the nodes those touch appended to `extra`
   // when given).
-  bool filters_compatible(const Snapshot& snap, const PodQuery& query, std::vector<uint32_t>* extra) const;
+  bool filters_compatible(const Snapshot& snap, const PodQuery& query, std::vector<uint32_t>* extra,
+                          std::vector<GateFlip>* gates = nullptr) const;
   // Every Filter plugin's bytes equal the cached query's.
   bool filters_equal(const PodQuery& query) const;
   // Plugin `id`'s bytes differ from the cached query's in its tables'
@@ -277,7 +304,7 @@ class BatchCache {
   // `prev`: the cached query's header to compare with (prepared_ as
   // prepare left it, or query_.header after its PreScore).
   bool counts_only(const Snapshot& snap, uint8_t id, const PodQueryView& prev, const PodQuery& query,
-                   std::vector<uint32_t>* extra) const;
+                   std::vector<uint32_t>* extra, std::vector<GateFlip>* gates = nullptr) const;
   // The profile, plugin lists, weights, tie-break and PreFilterResult match
   // (and the pod has no Score error).
   bool lists_equal(const ProfilePlan& plan, const PodQuery& query) const;
@@ -289,6 +316,18 @@ class BatchCache {
   uint32_t add_group(const Classes& cls);
   void add_groups(const std::vector<Classes>& classes, std::vector<uint32_t>& ids);
   bool group_grouping(const SnapshotView& s, const PodQueryView& v);
+  // After group_grouping found no grouped slot: groups by the gate's
+  // domain where a Filter plugin has a gate (kHasFilterGate) and the pod
+  // no feasible-set PreScore; else none (gate_plugin_ kNoGate).
+  void gate_grouping(const SnapshotView& s, const PodQueryView& v);
+  // The node's domain on the gate (false: it has none: it fails the gate's
+  // plugin whatever the counts).
+  bool gate_domain(const SnapshotView& s, const PodQueryView& v, uint32_t node, int32_t& domain) const;
+  uint32_t gate_group(int32_t domain) const;
+  // Gate: each group's statistics of `slot` over its members, and the
+  // open groups' merged.
+  void group_slot_stats(uint32_t slot);
+  SlotStats open_stats(uint32_t slot) const;
   void score_groups(const SnapshotView& s, const PodQueryView& v, BatchCounters* counters);
 
   SlotStats slot_stats(uint32_t slot) const;
@@ -327,6 +366,26 @@ class BatchCache {
   std::vector<uint32_t> group_of_;  // by position
   std::vector<Group> groups_;
   uint32_t leaves_ = 0;  // every group's tree has this many leaves
+
+  // The gate (docs/batching.md, "A domain as one flag"): a Filter plugin's
+  // rule whose verdict is one per domain (PodTopologySpread's first table
+  // constraint). With one, a group is a domain; a domain that the counts
+  // shut is a flag on its group, not thousands of entries leaving, and
+  // alive_ is an entry's verdict on every other rule, taken while its
+  // domain was open. An entry that a change names while its domain is
+  // shut cannot be filtered (the gate fails it): it leaves and is marked
+  // to be filtered when the domain opens (recheck_). The nodes of a
+  // domain without an entry (outsiders_) are filtered whenever it opens:
+  // one of them passing is a node that became feasible.
+  static constexpr uint8_t kNoGate = 0xFF;
+  uint8_t gate_plugin_ = kNoGate;
+  std::vector<uint8_t> recheck_;    // by position
+  std::vector<uint32_t> rechecks_;  // the positions marked
+  struct Outsiders {
+    int32_t domain;
+    std::vector<uint32_t> nodes;
+  };
+  std::vector<Outsiders> outsiders_;
 
   // Scratch, reused across pods.
   HitPlan plan_scratch_;
