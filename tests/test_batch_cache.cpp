@@ -369,9 +369,16 @@ TEST(BatchCache, HardSpreadPodsHitWhenOnlyTheirCountsChanged) {
       Cluster cluster = random_cluster(rng, ClusterShape{nodes, 0, 0.05}, {"default-scheduler"});
       // Zones: a few, some nodes in none.
       const uint32_t zones = 3 + static_cast<uint32_t>(rng.below(8));
+      // Regions of zones, on some seeds: a second table constraint beside
+      // the gate, whose flips name their nodes.
+      const bool regions = seed % 3 == 1;
       for (Node& n : cluster.nodes) {
         n.labels.erase("topology.kubernetes.io/zone");
-        if (!rng.chance(0.05)) n.labels["topology.kubernetes.io/zone"] = "z" + std::to_string(rng.below(zones));
+        n.labels.erase("topology.kubernetes.io/region");
+        if (rng.chance(0.05)) continue;
+        const uint64_t z = rng.below(zones);
+        n.labels["topology.kubernetes.io/zone"] = "z" + std::to_string(z);
+        if (regions) n.labels["topology.kubernetes.io/region"] = "r" + std::to_string(z % 2);
       }
       std::vector<Pod> templates;
       for (uint32_t k = 0; k < 3; ++k) {
@@ -392,9 +399,13 @@ TEST(BatchCache, HardSpreadPodsHitWhenOnlyTheirCountsChanged) {
         // Hostname first, sometimes: the gate is the first constraint with
         // a domain table, wherever it stands.
         const bool hostname = rng.chance(0.3);
+        const bool region_first = regions && rng.chance(0.5);
         if (hostname && rng.chance(0.5)) spread("kubernetes.io/hostname");
+        if (region_first) spread("topology.kubernetes.io/region");
         spread("topology.kubernetes.io/zone");
-        if (hostname && t.topology_spread_constraints.size() == 1) spread("kubernetes.io/hostname");
+        if (regions && !region_first) spread("topology.kubernetes.io/region");
+        if (hostname && t.topology_spread_constraints.size() == 1 + (regions ? 1 : 0))
+          spread("kubernetes.io/hostname");
         templates.push_back(std::move(t));
       }
       check_replica_set_runs(config, cluster, templates, rng, seed,
@@ -471,6 +482,25 @@ TEST(BatchCache, ZonesLetBackInByARisenMinimumComeBackWithTheirScores) {
       }
     }
   }
+  // Changes between the pods (pods removed, added and relabeled, node
+  // capacities): entries the log names while their zone is shut leave and
+  // are filtered and scored again when it opens; both ways decide as off.
+  uint64_t flips = 0;
+  for (const bool gates : {true, false}) {
+    const GatesFor gates_for(gates);
+    for (uint64_t mutations = 1; mutations <= 12; ++mutations)
+      for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
+        const Outcome off = run(config, cluster, pods, tie, Batching::Off, mutations, 0.3);
+        const Outcome exact = run(config, cluster, pods, tie, Batching::Exact, mutations, 0.3);
+        ASSERT_EQ(first_difference(pods, off.results, exact.results), "")
+            << "mutation seed " << mutations << ", gates " << gates;
+        const Outcome windowed = run(config, cluster, pods, tie, Batching::Exact, mutations, 0.3, 3, {}, 4);
+        ASSERT_EQ(first_difference(pods, off.results, windowed.results), "")
+            << "window 4, mutation seed " << mutations << ", gates " << gates;
+        flips += exact.counters.gate_flips;
+      }
+  }
+  EXPECT_GT(flips, 0u);
 }
 
 // InterPodAffinity's required terms (a ReplicaSet's pods kept apart per
