@@ -197,6 +197,69 @@ PodTopologySpread::Constraint compile(const Snapshot& snap, const Pod& pod, cons
 
 using Constraint = PodTopologySpread::Constraint;
 
+bool same_selector(const std::optional<LabelSelector>& a, const std::optional<LabelSelector>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  if (!a) return true;
+  if (a->match_labels != b->match_labels || a->match_expressions.size() != b->match_expressions.size()) return false;
+  for (size_t i = 0; i < a->match_expressions.size(); ++i) {
+    const LabelSelectorRequirement& x = a->match_expressions[i];
+    const LabelSelectorRequirement& y = b->match_expressions[i];
+    if (x.key != y.key || x.op != y.op || x.values != y.values) return false;
+  }
+  return true;
+}
+
+bool same_constraints(const std::vector<TopologySpreadConstraint>& a, const std::vector<TopologySpreadConstraint>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const TopologySpreadConstraint& x = a[i];
+    const TopologySpreadConstraint& y = b[i];
+    if (x.max_skew != y.max_skew || x.topology_key != y.topology_key || x.when_unsatisfiable != y.when_unsatisfiable ||
+        x.min_domains != y.min_domains || x.node_affinity_policy != y.node_affinity_policy ||
+        x.node_taints_policy != y.node_taints_policy || x.match_label_keys != y.match_label_keys ||
+        !same_selector(x.label_selector, y.label_selector))
+      return false;
+  }
+  return true;
+}
+
+// What intern and prepare build from a pod with constraints of its own
+// depends on its namespace, labels and constraints, the profile's
+// arguments and the snapshot's strings, dense columns and matchers (rows
+// are never taken back; the rest changes with the structure version, a
+// fresh number per change and per copy). A ReplicaSet's pods differ in
+// their names alone: the last pod's work is taken where these are equal
+// (building the constraints, copying their selectors and finding their
+// matchers by their spelling was a third of a cache hit under hard
+// spreading). A pod under the profile's default constraints (they read
+// the cluster's objects) is built afresh.
+struct SamePodKey {
+  const Snapshot* snap = nullptr;
+  uint64_t version = 0;
+  const PodTopologySpreadArgs* args = nullptr;
+  std::string namespace_name;
+  StringMap labels;
+  std::vector<TopologySpreadConstraint> constraints;
+  bool valid = false;
+
+  bool matches(const Snapshot& sn, const PodTopologySpreadArgs& a, const Pod& pod) const {
+    return valid && snap == &sn && version == sn.structure_version() && version != 0 && args == &a &&
+           !pod.topology_spread_constraints.empty() && namespace_name == pod.namespace_name &&
+           labels == pod.labels && same_constraints(constraints, pod.topology_spread_constraints);
+  }
+  void take(const Snapshot& sn, const PodTopologySpreadArgs& a, const Pod& pod) {
+    valid = !pod.topology_spread_constraints.empty() && sn.structure_version() != 0;
+    if (!valid) return;
+    snap = &sn;
+    version = sn.structure_version();
+    args = &a;
+    namespace_name = pod.namespace_name;
+    labels = pod.labels;
+    constraints = pod.topology_spread_constraints;
+  }
+};
+
+
 bool has_all_keys(const SnapshotView& s, const Constraint* cs, size_t count, uint32_t n) {
   for (size_t i = 0; i < count; ++i)
     if (cs[i].key == kNoId || s.label_value(n, cs[i].key, cs[i].dense_slot) == kNoId) return false;
@@ -339,6 +402,11 @@ const std::vector<int64_t>* score_sums(const Snapshot& snap, const PodTopologySp
 
 void PodTopologySpread::intern(Snapshot& snap, const Pod& pod, const ProfileConfig& profile,
                                const ClusterObjects* objects) {
+  // The last pod interned here with the same inputs registered the same
+  // matchers and domain sums (SamePodKey).
+  thread_local SamePodKey last;
+  if (PodTopologySpread::same_pod_memo && last.matches(snap, profile.pod_topology_spread_args, pod)) return;
+  last.valid = false;
   // One batch: the snapshot counts every new matcher in one walk over the pods.
   std::vector<std::vector<Snapshot::PodMatchClause>> matchers;
   std::vector<Built> built;
@@ -357,6 +425,7 @@ void PodTopologySpread::intern(Snapshot& snap, const Pod& pod, const ProfileConf
   // PreFilter's hard ones where they can (hard_from_sums).
   for (size_t i = 0; i < built.size(); ++i)
     if (built[i].key != kHostnameKey) snap.register_topology_domain_sums(rows[i], snap.string_id(built[i].key));
+  last.take(snap, profile.pod_topology_spread_args, pod);
 }
 
 namespace {
@@ -457,10 +526,29 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
   PrepareResult r;
   const Pod& pod = ctx.pod;
   const PodTopologySpreadArgs& args = ctx.profile.pod_topology_spread_args;
-  const std::vector<Built> hard = constraints_for(pod, args, ctx.objects, "DoNotSchedule");
-  // PreScore skips at once on an empty snapshot, before building anything.
-  const std::vector<Built> soft =
-      ctx.snapshot.num_nodes() == 0 ? std::vector<Built>{} : constraints_for(pod, args, ctx.objects, "ScheduleAnyway");
+  // The constraints built and compiled (tables empty), or the last pod's
+  // prepared here where the inputs are equal (SamePodKey; per thread:
+  // windows prepare pods side by side).
+  struct Compiled {
+    SamePodKey key;
+    std::vector<Built> hard, soft;
+    std::vector<Constraint> hard_cs, soft_cs;
+  };
+  thread_local Compiled last;
+  if (!same_pod_memo || !last.key.matches(ctx.snapshot, args, pod)) {
+    last.key.valid = false;
+    last.hard = constraints_for(pod, args, ctx.objects, "DoNotSchedule");
+    // PreScore skips at once on an empty snapshot, before building anything.
+    last.soft = ctx.snapshot.num_nodes() == 0 ? std::vector<Built>{}
+                                              : constraints_for(pod, args, ctx.objects, "ScheduleAnyway");
+    last.hard_cs.clear();
+    last.soft_cs.clear();
+    for (const Built& b : last.soft) last.soft_cs.push_back(compile(ctx.snapshot, pod, b));
+    for (const Built& b : last.hard) last.hard_cs.push_back(compile(ctx.snapshot, pod, b));
+    last.key.take(ctx.snapshot, args, pod);
+  }
+  const std::vector<Built>& hard = last.hard;
+  const std::vector<Built>& soft = last.soft;
   if (hard.empty()) r.prefilter = Code::Skip;
   if (soft.empty()) r.skip_score = true;
   if (hard.empty() && soft.empty()) return r;
@@ -471,19 +559,14 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
   (void)TaintToleration::prepare(ctx, st.taints, arena);
   st.require_all = !pod.topology_spread_constraints.empty() || args.defaulting_type != "System";
 
-  std::vector<Constraint> soft_cs;
-  soft_cs.reserve(soft.size());
-  for (const Built& b : soft) soft_cs.push_back(compile(ctx.snapshot, pod, b));
-  st.soft_prepared = arena.push(soft_cs);
+  st.soft_prepared = arena.push(last.soft_cs);
   st.soft = st.soft_prepared;
 
   if (!hard.empty()) {
     // PreFilter over every node: a node counts if it has every hard key; per
     // constraint, if it passes the inclusion policies; each such node makes
     // its domain exist, even with no matching pod.
-    std::vector<Constraint> cs;
-    cs.reserve(hard.size());
-    for (const Built& b : hard) cs.push_back(compile(ctx.snapshot, pod, b));
+    std::vector<Constraint> cs = last.hard_cs;
     if (hard_from_sums(ctx.snapshot, st, hard, cs, arena)) {
       st.hard = arena.push(cs);
       return r;

@@ -106,6 +106,11 @@ struct PodTopologySpread {
   // prepares: Engine::look_ahead prepares pods side by side).
   static inline bool hard_counts_from_sums = true;
   static inline std::atomic<uint64_t> hard_counts_from_sums_taken{0};
+  // intern and prepare take the last pod's work for a pod whose namespace,
+  // labels and constraints equal it (pod_topology_spread.cpp, SamePodKey):
+  // on by default; tests turn it off to compare (host only, set between
+  // runs).
+  static inline bool same_pod_memo = true;
 
   static BULKSCORE_HD int32_t node_value(const SnapshotView& s, const Constraint& c, uint32_t node) {
     return c.key == kNoId ? kNoId : s.label_value(node, c.key, c.dense_slot);

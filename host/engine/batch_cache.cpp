@@ -188,8 +188,8 @@ std::string batch_metrics_text(const std::vector<std::pair<std::string, BatchCou
        "Nodes back in a cache state on hits after Filter had rejected them, with the raw scores they kept.",
        &BatchCounters::revived_nodes},
       {"bulkscore_batch_gate_flips_total",
-       "Domains shut or opened on cache hits as one flag (a Filter rule whose verdict is one per domain: "
-       "PodTopologySpread's hard zone counts), their nodes left in their entries.",
+       "Domains with cached entries shut or opened on cache hits as one flag (a Filter rule whose verdict is one "
+       "per domain: PodTopologySpread's hard zone counts), their nodes left in their entries.",
        &BatchCounters::gate_flips},
       {"bulkscore_batch_first_of_shape_total",
        "Misses not kept as a state: every slot was taken and no state or recent miss had their shape.",
@@ -376,7 +376,6 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
   out.gate_flips.clear();
   out.shut_named.clear();
   out.rechecked.clear();
-  out.new_outsiders.clear();
   const bool gated = gate_plugin_ != kNoGate;
   const FlushReason header = check_header(snap, plan, query, &out.changed, gated ? &out.gate_flips : nullptr);
   if (header != FlushReason::kCount) return header;
@@ -386,7 +385,8 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
   if (gated) {
     // The groups' verdicts after the hit; the nodes filtered because their
     // domain opens: its outsiders, and the entries marked while it was
-    // shut (their domain read afresh: a label may have moved them).
+    // shut. (An entry's domain is its group's for the state's life: a
+    // label change is structural, a new state.)
     out.open_after.resize(groups_.size());
     for (size_t g = 0; g < groups_.size(); ++g) out.open_after[g] = groups_[g].open ? 1 : 0;
     for (const GateFlip& f : out.gate_flips) {
@@ -397,10 +397,7 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
         if (o.domain == f.domain) out.changed.insert(out.changed.end(), o.nodes.begin(), o.nodes.end());
     }
     for (const uint32_t pos : rechecks_) {
-      int32_t d = 0;
-      const uint32_t g = gate_domain(s, v, node_[pos], d) ? gate_group(d) : kNone;
-      if (g == kNone) return FlushReason::kTooManyChanges;  // a domain without a group: rare, a full pass
-      if (!out.open_after[g]) continue;
+      if (!out.open_after[group_of_[pos]]) continue;
       out.changed.push_back(node_[pos]);
       out.rechecked.push_back(pos);
     }
@@ -479,33 +476,16 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
     const bool cached = pos != kNone && alive_[pos];
     while (next_logged != logged_end && *next_logged < n) ++next_logged;
     const bool in_log = next_logged != logged_end && *next_logged == n;
-    uint32_t gate_to = 0;  // with a gate: the group of the node's domain
-    if (gated && pos != kNone) {
-      gate_to = group_of_[pos];
-      int32_t d = 0;
-      if ((in_log || recheck_[pos]) && gate_domain(s, v, n, d)) {
-        gate_to = gate_group(d);
-        if (gate_to == kNone) return FlushReason::kTooManyChanges;  // a domain without a group
+    if (gated && pos != kNone && !out.open_after[group_of_[pos]]) {
+      // Its domain is shut: Filter fails it on the gate, and its verdict on
+      // the other rules waits for the domain to open.
+      out.shut_named.push_back(pos);
+      if (in_log) out.stale_dead.push_back(pos);
+      if (cached) {
+        touch(pos, kStays, kLeaves, 0);
+        out.leaving.push_back(pos);
       }
-      // (A node without the gate's key fails its plugin: the verdict below
-      // holds whatever the counts, and the entry keeps its group.)
-      if (!out.open_after[gate_to] && gate_domain(s, v, n, d)) {
-        // Its domain is shut: Filter fails it on the gate, and its verdict
-        // on the other rules waits for the domain to open.
-        out.shut_named.push_back(pos);
-        if (in_log) out.stale_dead.push_back(pos);
-        if (cached) {
-          touch(pos, kStays, kLeaves, 0);
-          out.leaving.push_back(pos);
-          if (out.open_after[group_of_[pos]]) --open_live;
-        }
-        continue;
-      }
-    } else if (gated && !feasible && in_log) {
-      // A node without an entry whose domain may be shut now: filtered
-      // again when it opens.
-      int32_t d = 0;
-      if (gate_domain(s, v, n, d)) out.new_outsiders.emplace_back(d, n);
+      continue;
     }
     uint8_t revive = kStays;
     if (feasible && !cached) {
@@ -527,15 +507,15 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
     if (!feasible) {
       touch(pos, revive, kLeaves, 0);
       out.leaving.push_back(pos);
-      if (gated && out.open_after[group_of_[pos]]) --open_live;
+      if (gated) --open_live;  // its group is open (a shut one's entries were taken above)
       // Its scores are not taken again as it leaves: changed, they are not
       // its scores any more.
       if (in_log) out.stale_dead.push_back(pos);
       continue;
     }
     if (gated) {  // its domain's group, open
-      if (revive != kStays || !out.open_after[group_of_[pos]]) ++open_live;
-      touch(pos, revive, gate_to, 0);
+      if (revive != kStays) ++open_live;
+      touch(pos, revive, group_of_[pos], 0);
       continue;
     }
     if (!num_grouped_) {  // one group
@@ -859,13 +839,6 @@ bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery
         recheck_[pos] = 1;
         rechecks_.push_back(pos);
       }
-    for (const std::pair<int32_t, uint32_t>& named : hp.new_outsiders) {
-      const int32_t domain = named.first;
-      const uint32_t node = named.second;
-      auto it = std::find_if(outsiders_.begin(), outsiders_.end(), [&](const Outsiders& o) { return o.domain == domain; });
-      if (it == outsiders_.end()) it = outsiders_.insert(outsiders_.end(), Outsiders{domain, {}});
-      if (std::find(it->nodes.begin(), it->nodes.end(), node) == it->nodes.end()) it->nodes.push_back(node);
-    }
   }
   // The feasible-set PreScore over the surviving entries, in the order the
   // full pass visits them.

@@ -276,12 +276,10 @@ class BatchCache {
     // With a gate: the domains it shut or opened, each group's verdict
     // after the hit, the positions named while their domain is shut (out
     // until it opens), those marked so before that it opens (filtered
-    // now), the nodes without a position named while their domain may be
-    // shut (domain, node), and the live entries of open groups after.
+    // now), and the live entries of open groups after.
     std::vector<GateFlip> gate_flips;
     std::vector<uint8_t> open_after;
     std::vector<uint32_t> shut_named, rechecked;
-    std::vector<std::pair<int32_t, uint32_t>> new_outsiders;
     uint32_t open_live = 0;
   };
   static constexpr uint8_t kStays = 0, kRevivesKept = 1, kRevivesRescored = 2;
@@ -376,7 +374,9 @@ class BatchCache {
   // shut cannot be filtered (the gate fails it): it leaves and is marked
   // to be filtered when the domain opens (recheck_). The nodes of a
   // domain without an entry (outsiders_) are filtered whenever it opens:
-  // one of them passing is a node that became feasible.
+  // one of them passing is a node that became feasible. (Entries and
+  // outsiders are fixed for the state's life: positions change with a
+  // store only, a node's labels with a structural change.)
   static constexpr uint8_t kNoGate = 0xFF;
   uint8_t gate_plugin_ = kNoGate;
   std::vector<uint8_t> recheck_;    // by position
