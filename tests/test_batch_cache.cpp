@@ -280,11 +280,11 @@ TEST(BatchCache, RandomRunsDecideExactlyAsUnbatched) {
 }
 
 // Tallies of the runs below, and what they print.
-// BatchCache::use_gates for a scope.
+// BatchCache::gates for a scope.
 struct GatesFor {
-  bool before = BatchCache::use_gates;
-  explicit GatesFor(bool on) { BatchCache::use_gates = on; }
-  ~GatesFor() { BatchCache::use_gates = before; }
+  BatchCache::Gates before = BatchCache::gates;
+  explicit GatesFor(BatchCache::Gates g) { BatchCache::gates = g; }
+  ~GatesFor() { BatchCache::gates = before; }
   GatesFor(const GatesFor&) = delete;
   GatesFor& operator=(const GatesFor&) = delete;
 };
@@ -359,9 +359,11 @@ void check_replica_set_runs(const SchedulerConfig& config, const Cluster& cluste
 // both tie-breaks; the counts-only path must be taken.
 TEST(BatchCache, HardSpreadPodsHitWhenOnlyTheirCountsChanged) {
   const SchedulerConfig config = whole_config();
-  // With gates (a zone shut or opened as one flag) and node by node.
+  // With gates wherever one is offered (a zone shut or opened as one
+  // flag: Auto takes them on fewer of these random pods, whose normalized
+  // scores differ) and node by node.
   for (const bool gates : {true, false}) {
-    const GatesFor gates_for(gates);
+    const GatesFor gates_for(gates ? BatchCache::Gates::Always : BatchCache::Gates::Off);
     CountHitTally tally;
     for (uint32_t seed = 0; seed < 24; ++seed) {
       SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x5b7eadull, seed);
@@ -457,8 +459,9 @@ TEST(BatchCache, ZonesLetBackInByARisenMinimumComeBackWithTheirScores) {
     pods.push_back(std::move(p));
   }
   const SchedulerConfig config = whole_config();
+  // Auto takes the gate here (equal normalized scores), and Off does not.
   for (const bool gates : {true, false}) {
-    const GatesFor gates_for(gates);
+    const GatesFor gates_for(gates ? BatchCache::Gates::Auto : BatchCache::Gates::Off);
     for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
       const Outcome off = run(config, cluster, pods, tie, Batching::Off, 0, 0.0);
       const Outcome exact = run(config, cluster, pods, tie, Batching::Exact, 0, 0.0);
@@ -487,7 +490,7 @@ TEST(BatchCache, ZonesLetBackInByARisenMinimumComeBackWithTheirScores) {
   // are filtered and scored again when it opens; both ways decide as off.
   uint64_t flips = 0;
   for (const bool gates : {true, false}) {
-    const GatesFor gates_for(gates);
+    const GatesFor gates_for(gates ? BatchCache::Gates::Always : BatchCache::Gates::Off);
     for (uint64_t mutations = 1; mutations <= 12; ++mutations)
       for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
         const Outcome off = run(config, cluster, pods, tie, Batching::Off, mutations, 0.3);

@@ -674,7 +674,18 @@ void BatchCache::gate_grouping(const SnapshotView& s, const PodQueryView& v) {
   gate_plugin_ = kNoGate;
   rechecks_.clear();
   outsiders_.clear();
-  if (!use_gates || num_grouped_ || v.prescore_feasible) return;
+  if (gates == Gates::Off || num_grouped_ || v.prescore_feasible) return;
+  // A normalized slot whose scores differ may move its bounds as domains
+  // shut and open, and every such hit then rebuilds every group's tree,
+  // each as wide as all the positions: where one differs, no gate (the
+  // node-by-node path moves one tree). Equal ones (TaintToleration on a
+  // cluster without PreferNoSchedule taints) move only with a node's own
+  // change.
+  for (uint32_t slot = 0; slot < v.num_scores && gates == Gates::Auto; ++slot)
+    if (needs_stats(v.normalize[slot])) {
+      const ScoreBounds b = score_bounds(raw_.data() + static_cast<size_t>(slot) * size_, size_);
+      if (b.min != b.max && b.max != kIgnoredScore) return;
+    }
   for (uint32_t i = 0; i < v.num_filters && gate_plugin_ == kNoGate; ++i)
     visit_plugin(v.filters[i], [&](auto p) {
       using P = decltype(p);

@@ -202,10 +202,12 @@ class BatchCache {
 
   void clear() { valid_ = shape_only_ = false; }
 
-  // Whether a state may take a gate (docs/batching.md): on by default;
-  // tests turn it off to run the node-by-node path on the same pods
-  // (host only, set between runs).
-  static inline bool use_gates = true;
+  // Whether a state takes a gate (docs/batching.md): Auto, by default,
+  // where its normalized slots' scores are all equal (gate_grouping);
+  // tests run Off (the node-by-node path) and Always (a gate wherever a
+  // plugin offers one) on the same pods (host only, set between runs).
+  enum class Gates : uint8_t { Off, Auto, Always };
+  static inline Gates gates = Gates::Auto;
   bool valid() const { return valid_; }
 
  private:
