@@ -235,10 +235,11 @@ grep -oE "^BM_[^ ]+|pods_per_s=[^ ]+|vs_floor=[^ ]+|window_hit_share=[^ ]+" "$lo
 # group's row of per-node counts from the first pod: plain hits; the
 # mirror re-sends term_counts when a row is appended, which the parity
 # suite's random clusters and CudaEngineParity check; hard spreading's
-# risen minimum is a hit since 2026-11-29, the zones coming back revived on
-# the host, so its hit_share should read 0.9985 here too, the misses' lists
-# coming from the device), the batch cache on and off, 5,000 to 100,000
-# nodes (vs_floor: the GPU over the floor).
+# risen minimum is a hit since 2026-11-29, and since 2026-12-07 a zone
+# shut or let back in is one flag on the host (gates, docs/batching.md),
+# so its hit_share should read 0.9985 here too and its pods/s follow the
+# CPU's, the misses' lists coming from the device), the batch cache on and
+# off, 5,000 to 100,000 nodes (vs_floor: the GPU over the floor).
 step floor-cuda 150 "$bin/bench_floor" --benchmark_filter='BM_Engine/(distinct|basic|spread|anti)/(exact|off)/cuda/' \
   --benchmark_out="$logs/floor-cuda.json" --benchmark_out_format=json
 grep -oE "^BM_[^ ]+|pods_per_s=[^ ]+|vs_floor=[^ ]+|hit_share=[^ ]+" "$logs/floor-cuda.log" |
