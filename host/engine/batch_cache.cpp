@@ -675,17 +675,6 @@ void BatchCache::gate_grouping(const SnapshotView& s, const PodQueryView& v) {
   rechecks_.clear();
   outsiders_.clear();
   if (gates == Gates::Off || num_grouped_ || v.prescore_feasible) return;
-  // A normalized slot whose scores differ may move its bounds as domains
-  // shut and open, and every such hit then rebuilds every group's tree,
-  // each as wide as all the positions: where one differs, no gate (the
-  // node-by-node path moves one tree). Equal ones (TaintToleration on a
-  // cluster without PreferNoSchedule taints) move only with a node's own
-  // change.
-  for (uint32_t slot = 0; slot < v.num_scores && gates == Gates::Auto; ++slot)
-    if (needs_stats(v.normalize[slot])) {
-      const ScoreBounds b = score_bounds(raw_.data() + static_cast<size_t>(slot) * size_, size_);
-      if (b.min != b.max && b.max != kIgnoredScore) return;
-    }
   for (uint32_t i = 0; i < v.num_filters && gate_plugin_ == kNoGate; ++i)
     visit_plugin(v.filters[i], [&](auto p) {
       using P = decltype(p);
@@ -722,6 +711,27 @@ void BatchCache::gate_grouping(const SnapshotView& s, const PodQueryView& v) {
       domains.push_back(d);
     }
     group_of_[pos] = last;
+  }
+  // A normalized slot whose bounds could move as domains shut and open
+  // would rebuild every group's tree on such hits, each as wide as all
+  // the positions (the node-by-node path moves one tree): Auto takes the
+  // gate only where every domain holds each slot's min and max, so that
+  // any open one keeps both and only their counts move (all equal:
+  // TaintToleration on a cluster without PreferNoSchedule taints; or the
+  // tainted nodes in every zone).
+  for (uint32_t slot = 0; slot < v.num_scores && gates == Gates::Auto; ++slot) {
+    if (!needs_stats(v.normalize[slot])) continue;
+    const int64_t* raw = raw_.data() + static_cast<size_t>(slot) * size_;
+    const ScoreBounds all = score_bounds(raw, size_);
+    if (all.max == kIgnoredScore || all.min == all.max) continue;
+    std::vector<uint8_t> holds(domains.size(), 0);  // bit 0: the min, bit 1: the max
+    for (uint32_t pos = 0; pos < size_; ++pos)
+      holds[group_of_[pos]] |= static_cast<uint8_t>((raw[pos] == all.min ? 1 : 0) | (raw[pos] == all.max ? 2 : 0));
+    if (std::any_of(holds.begin(), holds.end(), [](uint8_t h) { return h != 3; })) {
+      gate_plugin_ = kNoGate;
+      group_of_.assign(size_, 0);
+      return;
+    }
   }
   groups_.clear();
   for (const int32_t d : domains) groups_[add_group(Classes{})].domain = d;
