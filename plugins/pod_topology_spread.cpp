@@ -226,8 +226,9 @@ bool same_constraints(const std::vector<TopologySpreadConstraint>& a, const std:
 // What intern and prepare build from a pod with constraints of its own
 // depends on its namespace, labels and constraints, the profile's
 // arguments and the snapshot's strings, dense columns and matchers (rows
-// are never taken back; the rest changes with the structure version, a
-// fresh number per change and per copy). A ReplicaSet's pods differ in
+// are added, and renumbered only by a compaction; those and every other
+// change of the rest come with a new structure version, a fresh number
+// per change and per copy). A ReplicaSet's pods differ in
 // their names alone: the last pod's work is taken where these are equal
 // (building the constraints, copying their selectors and finding their
 // matchers by their spelling was a third of a cache hit under hard
