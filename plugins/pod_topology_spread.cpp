@@ -406,8 +406,13 @@ void PodTopologySpread::intern(Snapshot& snap, const Pod& pod, const ProfileConf
   // The last pod interned here with the same inputs registered the same
   // matchers and domain sums (SamePodKey).
   thread_local SamePodKey last;
-  if (PodTopologySpread::same_pod_memo && last.matches(snap, profile.pod_topology_spread_args, pod)) return;
+  thread_local std::vector<uint32_t> hostname_rows;  // its hard hostname constraints' matchers
+  if (PodTopologySpread::same_pod_memo && last.matches(snap, profile.pod_topology_spread_args, pod)) {
+    for (const uint32_t row : hostname_rows) snap.refresh_least_topology_count(row);
+    return;
+  }
   last.valid = false;
+  hostname_rows.clear();
   // One batch: the snapshot counts every new matcher in one walk over the pods.
   std::vector<std::vector<Snapshot::PodMatchClause>> matchers;
   std::vector<Built> built;
@@ -424,8 +429,15 @@ void PodTopologySpread::intern(Snapshot& snap, const Pod& pod, const ProfileConf
   const std::vector<uint32_t> rows = snap.topology_matchers(matchers, false);
   // Score's per-domain counts read the sums (prescore_feasible), and so do
   // PreFilter's hard ones where they can (hard_from_sums).
-  for (size_t i = 0; i < built.size(); ++i)
-    if (built[i].key != kHostnameKey) snap.register_topology_domain_sums(rows[i], snap.string_id(built[i].key));
+  for (size_t i = 0; i < built.size(); ++i) {
+    if (built[i].key != kHostnameKey) {
+      snap.register_topology_domain_sums(rows[i], snap.string_id(built[i].key));
+    } else if (!built[i].score) {
+      // PreFilter's minimum over every node's counter, kept by the snapshot.
+      snap.refresh_least_topology_count(rows[i]);
+      hostname_rows.push_back(rows[i]);
+    }
+  }
   last.take(snap, profile.pod_topology_spread_args, pod);
 }
 
@@ -460,8 +472,13 @@ int32_t least_of(const int32_t* v, uint32_t n) {
 // walk's int64 min over node_count, it compiled to a scalar
 // compare-and-move chain: 6% of a hard hostname-spreading pod at 5,000
 // nodes.)
-int64_t least_node_count(const SnapshotView& s, const Constraint& c) {
+// The snapshot keeps it between rises (least_topology_count, refreshed by
+// intern); else the walk.
+int64_t least_node_count(const Snapshot& snap, const SnapshotView& s, const Constraint& c) {
   if (c.matcher < 0) return 0;  // node_count: no pod counts
+  int32_t least = 0;
+  if (PodTopologySpread::same_pod_memo && snap.least_topology_count(static_cast<uint32_t>(c.matcher), least))
+    return least;
   return least_of(s.topology_counts + static_cast<size_t>(c.matcher) * s.num_nodes, s.num_nodes);
 }
 
@@ -500,7 +517,7 @@ bool hard_from_sums(const Snapshot& snap, const PodTopologySpread::State& st, co
     const std::vector<int32_t>& values = snap.dense_label_values(c.dense_slot);
     const auto min_domains = static_cast<size_t>(std::max(hard[i].min_domains, 0));
     if (c.hostname) {
-      c.min_match = n < min_domains ? 0 : least_node_count(s, c);
+      c.min_match = n < min_domains ? 0 : least_node_count(snap, s, c);
       c.counted = 1;
       continue;
     }

@@ -984,6 +984,7 @@ uint32_t Snapshot::add_node(const Node& node) {
   append_node_to_rows(requested_, num_resources(), n, int64_t(0));
   append_node_to_rows(nonzero_requested_, 2, n, int64_t(0));
   append_node_to_rows(topology_counts_, matchers_.size(), n, int32_t(0));
+  forget_least_counts();
   node_data_add_node(n);
   allowed_pods_.push_back(0);
   pod_count_.push_back(0);
@@ -1129,6 +1130,7 @@ std::vector<Pod> Snapshot::remove_node(std::string_view name) {
   erase_node_from_rows(requested_, num_resources(), old_n, n);
   erase_node_from_rows(nonzero_requested_, 2, old_n, n);
   erase_node_from_rows(topology_counts_, matchers_.size(), old_n, n);
+  forget_least_counts();
   node_data_remove_node(n, old_n);
   allowed_pods_.erase(allowed_pods_.begin() + n);
   pod_count_.erase(pod_count_.begin() + n);
@@ -1818,6 +1820,7 @@ std::vector<uint32_t> Snapshot::topology_matchers(const std::vector<std::vector<
   if (matchers_.size() == first_new) return rows;
   matcher_domain_sums_.resize(matchers_.size());
   topology_counts_.resize(static_cast<size_t>(matchers_.size()) * num_nodes_, 0);
+  at_least_count_.resize(matchers_.size(), 0);  // the new rows' not known yet
   for (uint32_t n = 0; n < num_nodes_; ++n)
     for (uint32_t s = pod_offsets_[n], e = s + static_cast<uint32_t>(pod_count_[n]); s < e; ++s)
       fresh.for_candidates(*this, s, [&](uint32_t row) {
@@ -2203,11 +2206,40 @@ void Snapshot::rerank_affinity_terms() {
 }
 
 
+void Snapshot::refresh_least_topology_count(uint32_t m) {
+  if (m >= matchers_.size() || num_nodes_ == 0) return;
+  if (at_least_count_.size() != matchers_.size()) at_least_count_.resize(matchers_.size(), 0);
+  least_count_.resize(matchers_.size(), 0);
+  if (at_least_count_[m] != 0) return;
+  const int32_t* row = topology_counts_.data() + static_cast<size_t>(m) * num_nodes_;
+  int32_t least = INT32_MAX;
+  for (uint32_t n = 0; n < num_nodes_; ++n) least = std::min(least, row[n]);
+  uint32_t at = 0;
+  for (uint32_t n = 0; n < num_nodes_; ++n) at += row[n] == least ? 1 : 0;
+  least_count_[m] = least;
+  at_least_count_[m] = at;
+}
+
 void Snapshot::count_pod(uint32_t slot, uint32_t node, int32_t delta) {
   matcher_filing_.for_candidates(*this, slot, [&](uint32_t m) {
     ++matcher_work_.slot_checks;
     if (!topology_matcher_counts_slot(m, slot)) return;
-    topology_counts_[static_cast<size_t>(m) * num_nodes_ + node] += delta;
+    int32_t& count = topology_counts_[static_cast<size_t>(m) * num_nodes_ + node];
+    const int32_t before = count;
+    count += delta;
+    if (m < at_least_count_.size() && at_least_count_[m] != 0) {
+      // The least moves down with a count below it; a node leaving it is
+      // one fewer there (none left: not known until refreshed).
+      uint32_t& at = at_least_count_[m];
+      int32_t& least = least_count_[m];
+      if (before == least) --at;
+      if (count < least) {
+        least = count;
+        at = 1;
+      } else if (count == least && at != 0) {
+        ++at;
+      }
+    }
     for (const uint32_t i : matcher_domain_sums_[m]) {
       DomainSums& d = domain_sums_[i];
       if (d.slot < 0) continue;
@@ -2395,6 +2427,7 @@ void Snapshot::keep_matchers(const std::vector<uint8_t>& live, size_t spare_rows
   }
   matchers_ = std::move(kept);
   topology_counts_ = std::move(counts);
+  forget_least_counts();
   matcher_rows_ = KeyedRows{};
   matcher_filing_ = MatcherFiling{};
   forget_raw_matchers();  // its rows are the old ones

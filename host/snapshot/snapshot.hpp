@@ -618,6 +618,19 @@ class Snapshot {
   int32_t find_topology_matcher(std::string_view namespace_name, const LabelSelector& selector) const;
   uint32_t num_topology_matchers() const { return static_cast<uint32_t>(matchers_.size()); }
   const std::vector<int32_t>& topology_counts() const { return topology_counts_; }
+  // The least of matcher m's node counters over every node, where the
+  // snapshot knows it without a walk (false: the caller walks). It is
+  // kept through every count change while some node holds it, and lost
+  // when the last one moves up or the rows are laid out again, until
+  // refresh_least_topology_count (PodTopologySpread's intern: a hard
+  // hostname constraint's PreFilter minimum, which was a walk over every
+  // node's counter per pod).
+  bool least_topology_count(uint32_t m, int32_t& least) const {
+    if (m >= at_least_count_.size() || at_least_count_[m] == 0) return false;
+    least = least_count_[m];
+    return true;
+  }
+  void refresh_least_topology_count(uint32_t m);
   // Whether matcher `m` counts the pod in `slot` (recounting, tests).
   bool topology_matcher_counts_slot(uint32_t m, uint32_t slot) const;
   // Work the matchers cost so far (tests and benchmarks hold the costs
@@ -1175,6 +1188,11 @@ class Snapshot {
   // The value id of label `key` on node n, kNoId when absent (host columns).
   int32_t node_label_value(uint32_t n, int32_t key) const;
   std::vector<int32_t> topology_counts_;  // [m * N + n]
+  // least_topology_count: per matcher, the least counter and how many
+  // nodes hold it (0: not known).
+  std::vector<int32_t> least_count_;
+  std::vector<uint32_t> at_least_count_;
+  void forget_least_counts() { at_least_count_.assign(matchers_.size(), 0); }
   uint64_t topology_layout_version_ = 0;
 
   // Releasing (compact, maybe_compact): what is live, by kind.
