@@ -602,6 +602,37 @@ uint32_t BatchCache::add_group(const Classes& cls) {
   return static_cast<uint32_t>(groups_.size() - 1);
 }
 
+namespace {
+
+// group_of[pos] = the index in `keys` of position pos's key (key_of(pos,
+// key); false: it has none), keys in order of first appearance; false
+// where a position has no key or there are more than max_groups keys.
+// O(positions x keys), keys few; a run of one key costs one compare a
+// position.
+template <class Key, class KeyOf>
+bool group_by_first_appearance(uint32_t positions, KeyOf key_of, size_t max_groups, std::vector<Key>& keys,
+                               std::vector<uint32_t>& group_of) {
+  Key key{};
+  uint32_t last = 0;
+  for (uint32_t pos = 0; pos < positions; ++pos) {
+    if (!key_of(pos, key)) return false;
+    if (last < keys.size() && keys[last] == key) {
+      group_of[pos] = last;
+      continue;
+    }
+    const auto it = std::find(keys.begin(), keys.end(), key);
+    last = static_cast<uint32_t>(it - keys.begin());
+    if (it == keys.end()) {
+      if (keys.size() == max_groups) return false;
+      keys.push_back(key);
+    }
+    group_of[pos] = last;
+  }
+  return true;
+}
+
+}  // namespace
+
 // After a full evaluation: the score slots whose plugin has classes are
 // grouped when every live position has classes and the groups are few
 // enough; otherwise every slot is per node and there is one group.
@@ -623,24 +654,9 @@ bool BatchCache::group_grouping(const SnapshotView& s, const PodQueryView& v) {
     // O(positions x groups), groups few.
     const size_t max_groups = std::min(kMaxGroups, kMaxGroupLeaves / leaves_);
     std::vector<Classes> distinct;
-    Classes cls{};
-    uint32_t last = 0;
-    bool ok = true;
-    for (uint32_t pos = 0; pos < size_ && ok; ++pos) {
-      ok = classes_of(s, v, node_[pos], cls);
-      if (!ok) break;
-      if (last < distinct.size() && distinct[last] == cls) {
-        group_of_[pos] = last;
-        continue;
-      }
-      const auto it = std::find(distinct.begin(), distinct.end(), cls);
-      last = static_cast<uint32_t>(it - distinct.begin());
-      if (it == distinct.end()) {
-        distinct.push_back(cls);
-        ok = distinct.size() <= max_groups;
-      }
-      group_of_[pos] = last;
-    }
+    const bool ok = group_by_first_appearance(
+        size_, [&](uint32_t pos, Classes& cls) { return classes_of(s, v, node_[pos], cls); }, max_groups, distinct,
+        group_of_);
     if (ok)
       for (const Classes& c : distinct) add_group(c);
     if (!ok) {
@@ -688,29 +704,12 @@ void BatchCache::gate_grouping(const SnapshotView& s, const PodQueryView& v) {
   // Filter: every domain with one is open).
   const size_t max_groups = std::min(kMaxGroups, kMaxGroupLeaves / leaves_);
   std::vector<int32_t> domains;
-  uint32_t last = 0;
-  for (uint32_t pos = 0; pos < size_; ++pos) {
-    int32_t d = 0;
-    if (!gate_domain(s, v, node_[pos], d)) {
-      gate_plugin_ = kNoGate;
-      group_of_.assign(size_, 0);
-      return;
-    }
-    if (last < domains.size() && domains[last] == d) {
-      group_of_[pos] = last;
-      continue;
-    }
-    const auto it = std::find(domains.begin(), domains.end(), d);
-    last = static_cast<uint32_t>(it - domains.begin());
-    if (it == domains.end()) {
-      if (domains.size() == max_groups) {
-        gate_plugin_ = kNoGate;
-        group_of_.assign(size_, 0);
-        return;
-      }
-      domains.push_back(d);
-    }
-    group_of_[pos] = last;
+  if (!group_by_first_appearance(
+          size_, [&](uint32_t pos, int32_t& d) { return gate_domain(s, v, node_[pos], d); }, max_groups, domains,
+          group_of_)) {
+    gate_plugin_ = kNoGate;
+    group_of_.assign(size_, 0);
+    return;
   }
   // A normalized slot whose bounds could move as domains shut and open
   // would rebuild every group's tree on such hits, each as wide as all
