@@ -438,7 +438,11 @@ void PodTopologySpread::intern(Snapshot& snap, const Pod& pod, const ProfileConf
       hostname_rows.push_back(rows[i]);
     }
   }
-  last.take(snap, profile.pod_topology_spread_args, pod);
+  // A key no string id names yet (no node or pod carries it) registered no
+  // sums: a later pod interns it without a new structure version, so this
+  // pod's work is not kept.
+  if (std::none_of(built.begin(), built.end(), [&](const Built& b) { return snap.string_id(b.key) == kNoId; }))
+    last.take(snap, profile.pod_topology_spread_args, pod);
 }
 
 namespace {
@@ -563,7 +567,11 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
     last.soft_cs.clear();
     for (const Built& b : last.soft) last.soft_cs.push_back(compile(ctx.snapshot, pod, b));
     for (const Built& b : last.hard) last.hard_cs.push_back(compile(ctx.snapshot, pod, b));
-    last.key.take(ctx.snapshot, args, pod);
+    // Likewise a compiled key without a string id yet (intern's note).
+    const auto unnamed = [](const Constraint& c) { return c.key == kNoId; };
+    if (std::none_of(last.hard_cs.begin(), last.hard_cs.end(), unnamed) &&
+        std::none_of(last.soft_cs.begin(), last.soft_cs.end(), unnamed))
+      last.key.take(ctx.snapshot, args, pod);
   }
   const std::vector<Built>& hard = last.hard;
   const std::vector<Built>& soft = last.soft;

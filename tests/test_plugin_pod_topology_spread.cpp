@@ -647,7 +647,10 @@ TEST(PodTopologySpreadFilter, TheLastPodsWorkServesOnlyAnEqualPod) {
                                     {"rack", "r" + std::to_string(i % 6)}}));
   Snapshot snap = Snapshot::build(nodes, {});
   const ProfilePlan plan = make_profile_plan(filter_only_profile(kPts));
-  const char* keys[] = {"zone", "kubernetes.io/hostname", "rack", "absent"};
+  // "absent": no node has it until one joins; "pod-only": a key no node
+  // has, interned when a pod carrying it as a label is placed (no new
+  // structure version).
+  const char* keys[] = {"zone", "kubernetes.io/hostname", "rack", "absent", "pod-only"};
   Pod pod = incoming({{"foo", ""}, {"app", "a"}},
                      {constraint(1, "zone", "DoNotSchedule", exists("foo")),
                       constraint(2, "kubernetes.io/hostname", "ScheduleAnyway", exists("foo"))});
@@ -663,7 +666,7 @@ TEST(PodTopologySpreadFilter, TheLastPodsWorkServesOnlyAnEqualPod) {
       case 0: next.labels["app"] = below(2) == 0 ? "a" : "b"; break;
       case 1: next.namespace_name = below(2) == 0 ? "default" : "other"; break;
       case 2: c.max_skew = 1 + static_cast<int32_t>(below(3)); break;
-      case 3: c.topology_key = keys[below(4)]; break;
+      case 3: c.topology_key = keys[below(5)]; break;
       case 4: c.min_domains = below(2) == 0 ? std::optional<int32_t>() : std::optional<int32_t>(1 + below(8)); break;
       case 5: c.node_affinity_policy = below(2) == 0 ? "" : "Ignore"; break;
       case 6: c.node_taints_policy = below(2) == 0 ? "" : "Honor"; break;
@@ -686,6 +689,12 @@ TEST(PodTopologySpreadFilter, TheLastPodsWorkServesOnlyAnEqualPod) {
                                           below(3) != 0 ? StringMap{{"foo", ""}, {"app", "a"}} : StringMap{{"app", "b"}},
                                           below(3) == 0 ? "other" : "default"),
                                  at));
+    }
+    if (step % 60 == 59) {
+      const uint32_t on = below(snap.num_nodes());
+      ids.push_back(snap.add_pod(existing("k" + std::to_string(step), snap.node_name(on),
+                                          StringMap{{"pod-only-" + std::to_string(step), "x"}, {"pod-only", "y"}}),
+                                 on));
     }
     // A compaction renumbers strings and matcher rows (a new structure
     // version, as a node joining is).
@@ -716,6 +725,39 @@ TEST(PodTopologySpreadFilter, TheLastPodsWorkServesOnlyAnEqualPod) {
   }
   EXPECT_GT(same, 40);  // the name alone
   EXPECT_GT(changed, 250);  // a draw may give back the value it had
+}
+
+// A topology key no string id names yet compiles to kNoId; a pod placed
+// with it as a label interns it without a new structure version, so the
+// next equal pod must not take the last one's work (its key now has an
+// id): the bytes equal those built afresh.
+TEST(PodTopologySpreadFilter, AKeyNamedLaterIsCompiledAfresh) {
+  std::vector<Node> nodes;
+  for (uint32_t i = 0; i < 6; ++i)
+    nodes.push_back(make_node_with("n" + std::to_string(i), {{"cpu", 8000}, {"memory", int64_t(16) << 30}, {"pods", 110}},
+                                   {{"kubernetes.io/hostname", "h" + std::to_string(i)}, {"zone", "z" + std::to_string(i % 2)}}));
+  Snapshot snap = Snapshot::build(nodes, {});
+  const ProfilePlan plan = make_profile_plan(filter_only_profile(kPts));
+  Pod pod = incoming({{"foo", ""}}, {constraint(1, "zone", "DoNotSchedule", exists("foo")),
+                                     constraint(1, "late-key", "ScheduleAnyway", exists("foo"))});
+  const auto prepared = [&](bool memo) {
+    plugins::PodTopologySpread::same_pod_memo = memo;
+    intern_pod_for_plan(snap, pod, plan, nullptr);
+    PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, nullptr);
+    plugins::PodTopologySpread::same_pod_memo = true;
+    return q;
+  };
+  const uint64_t version = snap.structure_version();
+  static_cast<void>(prepared(true));
+  static_cast<void>(snap.add_pod(existing("labelled", "n0", {{"late-key", "x"}}), 0));
+  ASSERT_EQ(snap.structure_version(), version);  // the case: no new version
+  pod.name = "p2";
+  const PodQuery with = prepared(true);
+  const PodQuery without = prepared(false);
+  const uint8_t id = plugin_id<plugins::PodTopologySpread>();
+  const ArenaRange ra = with.prepared_ranges[id], rb = without.prepared_ranges[id];
+  ASSERT_EQ(ra.end - ra.begin, rb.end - rb.begin);
+  EXPECT_EQ(std::memcmp(with.arena.data() + ra.begin, without.arena.data() + rb.begin, ra.end - ra.begin), 0);
 }
 
 }  // namespace
