@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 
 #include "host/engine/engine.hpp"
 #include "plugins/evaluate.hpp"
@@ -555,6 +556,30 @@ TEST(PodTopologySpreadFilter, HostnameCountersDecideAsTheDomainTable) {
 // inclusion policies, selectors that count nothing), before and after pods
 // come and go (the sums follow every mutation). The sums path must serve
 // a good share of the cases (about a fifth: the others fall back).
+// The pod interned and prepared with one of PodTopologySpread's switches
+// (`flag`) set to `on` for the call, and set back on after.
+PodQuery prepared_with(bool& flag, bool on, Snapshot& snap, const Pod& pod, const ProfilePlan& plan) {
+  flag = on;
+  intern_pod_for_plan(snap, pod, plan, nullptr);
+  PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, nullptr);
+  flag = true;
+  return q;
+}
+
+// "" where PodTopologySpread's state and prepared bytes in a and b are
+// equal, else which differ.
+std::string spread_difference(const PodQuery& a, const PodQuery& b) {
+  const uint8_t id = plugin_id<plugins::PodTopologySpread>();
+  const auto& sa = plugin_state<plugins::PodTopologySpread>(a.header);
+  const auto& sb = plugin_state<plugins::PodTopologySpread>(b.header);
+  if (std::memcmp(&sa, &sb, sizeof sa) != 0) return "state";
+  const ArenaRange ra = a.prepared_ranges[id], rb = b.prepared_ranges[id];
+  if (ra.end - ra.begin != rb.end - rb.begin) return "prepared byte count";
+  if (std::memcmp(a.arena.data() + ra.begin, b.arena.data() + rb.begin, ra.end - ra.begin) != 0)
+    return "prepared bytes";
+  return "";
+}
+
 TEST(PodTopologySpreadFilter, HardCountsFromSumsEqualTheWalk) {
   std::mt19937_64 rng(20261128);
   const auto below = [&](uint64_t n) { return static_cast<uint32_t>(rng() % n); };
@@ -596,24 +621,11 @@ TEST(PodTopologySpreadFilter, HardCountsFromSumsEqualTheWalk) {
     Pod pod = incoming({{"foo", ""}}, cs);
     if (below(6) == 0) set_node_selector(pod, {{"zone", "z1"}});
     const ProfilePlan plan = make_profile_plan(filter_only_profile(kPts));
-    const auto prepared = [&](bool sums) {
-      plugins::PodTopologySpread::hard_counts_from_sums = sums;
-      intern_pod_for_plan(snap, pod, plan, nullptr);
-      PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, nullptr);
-      plugins::PodTopologySpread::hard_counts_from_sums = true;
-      return q;
-    };
+    bool& sums = plugins::PodTopologySpread::hard_counts_from_sums;
     for (int round = 0; round < 2; ++round) {
-      const PodQuery with = prepared(true);
-      const PodQuery walk = prepared(false);
-      const uint8_t id = plugin_id<plugins::PodTopologySpread>();
-      const auto& a = plugin_state<plugins::PodTopologySpread>(with.header);
-      const auto& b = plugin_state<plugins::PodTopologySpread>(walk.header);
-      ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << "trial " << trial << " round " << round;
-      const ArenaRange ra = with.prepared_ranges[id], rb = walk.prepared_ranges[id];
-      ASSERT_EQ(ra.end - ra.begin, rb.end - rb.begin) << "trial " << trial << " round " << round;
-      ASSERT_EQ(std::memcmp(with.arena.data() + ra.begin, walk.arena.data() + rb.begin, ra.end - ra.begin), 0)
-          << "trial " << trial << " round " << round;
+      const PodQuery with = prepared_with(sums, true, snap, pod, plan);
+      const PodQuery walk = prepared_with(sums, false, snap, pod, plan);
+      ASSERT_EQ(spread_difference(with, walk), "") << "trial " << trial << " round " << round;
       ++compared;
       // Pods come and go: the sums follow.
       for (uint32_t k = 0; k < 3 && !ids.empty(); ++k) {
@@ -704,24 +716,11 @@ TEST(PodTopologySpreadFilter, TheLastPodsWorkServesOnlyAnEqualPod) {
                                    {{"kubernetes.io/hostname", "late" + std::to_string(step)},
                                     {"zone", "z" + std::to_string(below(5))},
                                     {"absent", "x"}}));
-    const auto prepared = [&](bool memo) {
-      plugins::PodTopologySpread::same_pod_memo = memo;
-      intern_pod_for_plan(snap, pod, plan, nullptr);
-      PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, nullptr);
-      plugins::PodTopologySpread::same_pod_memo = true;
-      return q;
-    };
     // With the memo first (it holds the previous pod's work), then without.
-    const PodQuery with = prepared(true);
-    const PodQuery without = prepared(false);
-    const uint8_t id = plugin_id<plugins::PodTopologySpread>();
-    const auto& a = plugin_state<plugins::PodTopologySpread>(with.header);
-    const auto& b = plugin_state<plugins::PodTopologySpread>(without.header);
-    ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << "step " << step;
-    const ArenaRange ra = with.prepared_ranges[id], rb = without.prepared_ranges[id];
-    ASSERT_EQ(ra.end - ra.begin, rb.end - rb.begin) << "step " << step;
-    ASSERT_EQ(std::memcmp(with.arena.data() + ra.begin, without.arena.data() + rb.begin, ra.end - ra.begin), 0)
-        << "step " << step;
+    bool& memo = plugins::PodTopologySpread::same_pod_memo;
+    const PodQuery with = prepared_with(memo, true, snap, pod, plan);
+    const PodQuery without = prepared_with(memo, false, snap, pod, plan);
+    ASSERT_EQ(spread_difference(with, without), "") << "step " << step;
   }
   EXPECT_GT(same, 40);  // the name alone
   EXPECT_GT(changed, 250);  // a draw may give back the value it had
@@ -740,24 +739,15 @@ TEST(PodTopologySpreadFilter, AKeyNamedLaterIsCompiledAfresh) {
   const ProfilePlan plan = make_profile_plan(filter_only_profile(kPts));
   Pod pod = incoming({{"foo", ""}}, {constraint(1, "zone", "DoNotSchedule", exists("foo")),
                                      constraint(1, "late-key", "ScheduleAnyway", exists("foo"))});
-  const auto prepared = [&](bool memo) {
-    plugins::PodTopologySpread::same_pod_memo = memo;
-    intern_pod_for_plan(snap, pod, plan, nullptr);
-    PodQuery q = prepare_pod_query(pod, snap, plan, TieBreak::First, 0, nullptr);
-    plugins::PodTopologySpread::same_pod_memo = true;
-    return q;
-  };
+  bool& memo = plugins::PodTopologySpread::same_pod_memo;
   const uint64_t version = snap.structure_version();
-  static_cast<void>(prepared(true));
+  static_cast<void>(prepared_with(memo, true, snap, pod, plan));
   static_cast<void>(snap.add_pod(existing("labelled", "n0", {{"late-key", "x"}}), 0));
   ASSERT_EQ(snap.structure_version(), version);  // the case: no new version
   pod.name = "p2";
-  const PodQuery with = prepared(true);
-  const PodQuery without = prepared(false);
-  const uint8_t id = plugin_id<plugins::PodTopologySpread>();
-  const ArenaRange ra = with.prepared_ranges[id], rb = without.prepared_ranges[id];
-  ASSERT_EQ(ra.end - ra.begin, rb.end - rb.begin);
-  EXPECT_EQ(std::memcmp(with.arena.data() + ra.begin, without.arena.data() + rb.begin, ra.end - ra.begin), 0);
+  const PodQuery with = prepared_with(memo, true, snap, pod, plan);
+  const PodQuery without = prepared_with(memo, false, snap, pod, plan);
+  EXPECT_EQ(spread_difference(with, without), "");
 }
 
 }  // namespace
