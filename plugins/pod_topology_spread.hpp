@@ -107,9 +107,10 @@ struct PodTopologySpread {
   static inline bool hard_counts_from_sums = true;
   static inline std::atomic<uint64_t> hard_counts_from_sums_taken{0};
   // intern and prepare take the last pod's work for a pod whose namespace,
-  // labels and constraints equal it (pod_topology_spread.cpp, SamePodKey):
-  // on by default; tests turn it off to compare (host only, set between
-  // runs).
+  // labels and constraints equal it (pod_topology_spread.cpp, SamePodKey),
+  // and PreFilter's hostname minimum from the snapshot where it keeps it
+  // (Snapshot::least_topology_count): on by default; tests turn both off
+  // to compare with the walk (host only, set between runs).
   static inline bool same_pod_memo = true;
 
   static BULKSCORE_HD int32_t node_value(const SnapshotView& s, const Constraint& c, uint32_t node) {
