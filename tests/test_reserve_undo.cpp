@@ -11,6 +11,7 @@
 // device answers). The seed is printed; BULKSCORE_PARITY_SEED reruns one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -186,6 +187,90 @@ TEST(ReserveUndo, PermitRejectUndoesAndAllowOrWaitKeep) {
     EXPECT_TRUE(e.forget_pod(p.cache_key()).ok()) << answer;
   }
   EXPECT_EQ(first_difference(before, decode(e.snapshot())), "");
+}
+
+// Engine::schedule(Pod&&) and schedule_all(std::vector<Pod>&&) take the pod
+// over: where Reserve writes nothing into it (no device model and no device
+// groups) the snapshot keeps it without a copy. Decisions, messages and the
+// snapshot (its pods included) must be those of schedule(const Pod&), a
+// permit rejection after the pod was taken included; with device profiles
+// (the copy is kept there) too.
+// The pods a snapshot keeps, each as what preemption, explain and the
+// events read of it.
+std::vector<std::string> kept_pods(const Snapshot& s) {
+  std::vector<std::string> out;
+  for (uint32_t n = 0; n < s.num_nodes(); ++n)
+    for (const uint32_t id : s.pods_on_node(n)) {
+      const Pod& p = s.pod(id);
+      std::string line = p.key() + " uid " + p.uid + " on " + p.node_name + " priority " + std::to_string(p.priority) +
+                         (p.has_priority ? "" : "?") + " class " + p.priority_class_name + " policy " +
+                         p.preemption_policy + " start " + (p.start_time_ns ? std::to_string(*p.start_time_ns) : "-") +
+                         " scheduler " + p.scheduler_name + " from " + p.origin + " containers " +
+                         std::to_string(p.containers.size()) + "+" + std::to_string(p.init_containers.size()) +
+                         " spread " + std::to_string(p.topology_spread_constraints.size()) + " tolerations " +
+                         std::to_string(p.tolerations.size()) + (p.affinity ? " affinity" : "") + " labels";
+      for (const auto& [k, v] : p.labels) line += " " + k + "=" + v;
+      line += " annotations";
+      for (const auto& [k, v] : p.annotations) line += " " + k + "=" + v;
+      out.push_back(line);
+    }
+  return out;
+}
+
+void run_handed_over(uint64_t stream, bool devices) {
+  SplitMix64 rng = SplitMix64::derive(parity_seed() ^ 0x6a4dull, stream);
+  ClusterShape shape;
+  shape.nodes = static_cast<uint32_t>(rng.between(1, 90));
+  shape.pending = static_cast<uint32_t>(rng.between(5, 60));
+  Cluster cluster = random_cluster(rng, shape, scheduler_names());
+  SchedulerConfig config = parity_config();
+  if (devices) {
+    add_device_groups(cluster, stream);
+  } else {
+    // Only the profiles without GpuShare and SharedDeviceGroup: the pods
+    // of the others go to the default one.
+    std::vector<ProfileConfig> kept;
+    for (const ProfileConfig& p : config.profiles)
+      if (!profile_needs(p).devices && !profile_needs(p).device_groups) kept.push_back(p);
+    config.profiles = kept;
+    for (Pod& p : cluster.pending_pods) {
+      const bool known = std::any_of(kept.begin(), kept.end(),
+                                     [&](const ProfileConfig& k) { return k.scheduler_name == p.scheduler_name; });
+      if (!known) p.scheduler_name = "default-scheduler";
+    }
+  }
+  SplitMix64 g = SplitMix64::derive(parity_seed() ^ 0x9e47ull, stream);
+  for (Pod& p : cluster.pending_pods)
+    if (g.chance(0.15)) p.annotations[plugins::SeamProbe::kPermitAnnotation] = g.chance(0.5) ? "reject" : "wait";
+  EngineOptions opts;
+  opts.backend = "cpu";
+  opts.batching = Batching::Exact;
+  Engine copied(config, opts), taken(config, opts), copied_all(config, opts), taken_all(config, opts);
+  for (Engine* e : {&copied, &taken, &copied_all, &taken_all}) static_cast<void>(e->load(cluster));
+  const std::string where = "stream " + std::to_string(stream) + (devices ? " with devices" : " without devices");
+  for (size_t i = 0; i < cluster.pending_pods.size(); ++i) {
+    const Pod& pod = cluster.pending_pods[i];
+    Pod given = pod;
+    const std::string dc = decision(copied.schedule(pod)), dt = decision(taken.schedule(std::move(given)));
+    ASSERT_EQ(dc, dt) << where << ": pod " << i << " (profile " << pod.scheduler_name << ")";
+    ASSERT_EQ(first_difference(decode(copied.snapshot()), decode(taken.snapshot())), "") << where << " after pod " << i;
+    ASSERT_EQ(kept_pods(copied.snapshot()), kept_pods(taken.snapshot())) << where << " after pod " << i;
+  }
+  std::vector<Pod> given = cluster.pending_pods;
+  const std::vector<ScheduleResult> rc = copied_all.schedule_all(cluster.pending_pods);
+  const std::vector<ScheduleResult> rt = taken_all.schedule_all(std::move(given));
+  ASSERT_EQ(rc.size(), rt.size());
+  for (size_t i = 0; i < rc.size(); ++i) ASSERT_EQ(decision(rc[i]), decision(rt[i])) << where << ": schedule_all pod " << i;
+  ASSERT_EQ(first_difference(decode(copied_all.snapshot()), decode(taken_all.snapshot())), "") << where;
+  ASSERT_EQ(kept_pods(copied_all.snapshot()), kept_pods(taken_all.snapshot())) << where;
+}
+
+TEST(ReserveUndo, HandedOverPodsDecideAndStoreAsCopiedOnes) {
+  for (uint64_t stream = 0; stream < 10; ++stream)
+    for (const bool devices : {false, true}) {
+      run_handed_over(stream, devices);
+      if (HasFatalFailure()) return;
+    }
 }
 
 }  // namespace

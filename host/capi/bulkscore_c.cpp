@@ -544,8 +544,8 @@ int bs_engine_schedule_all(bs_engine* engine, const char* pods_json, size_t len,
   BS_REQUIRE(engine && pods_json && out, "bs_engine_schedule_all: engine, pods_json and out are required");
   *out = nullptr;
   return guarded([&] {
-    const std::vector<bulkscore::Pod> pods = bulkscore::parse_pods_json(text_of(pods_json, len), "pods");
-    std::vector<bulkscore::ScheduleResult> results = engine->engine->schedule_all(pods);
+    std::vector<bulkscore::Pod> pods = bulkscore::parse_pods_json(text_of(pods_json, len), "pods");
+    std::vector<bulkscore::ScheduleResult> results = engine->engine->schedule_all(std::move(pods));
     auto h = std::make_unique<ScheduleResultsHolder>();
     h->results.reserve(results.size());
     h->pointers.reserve(results.size());

@@ -284,7 +284,7 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
   bs::Engine engine(std::move(in.config), opts);
   spdlog::info("backend: {}", engine.backend_note());
   // The engine takes the nodes and running pods over: no second copy.
-  const std::vector<bs::Pod> pending = std::move(in.cluster.pending_pods);
+  std::vector<bs::Pod> pending = std::move(in.cluster.pending_pods);
   log_warnings(engine.load(std::move(in.cluster)));
 
   std::string text;
@@ -330,12 +330,13 @@ int cmd_schedule(const std::string& nodes, const std::string& pods, const std::s
     const bs::QueueEntry& entry = order[e];
     if (entry.pod_group.empty()) {
       if (e >= next_window) next_window = engine.look_ahead_in_queue(pending, order, e);
-      record(engine.schedule(pending[entry.pods.front()]));
+      // Handed over: a look-ahead reads only the pods from here on.
+      record(engine.schedule(std::move(pending[entry.pods.front()])));
       continue;
     }
     std::vector<bs::Pod> members;
     members.reserve(entry.pods.size());
-    for (const uint32_t i : entry.pods) members.push_back(pending[i]);
+    for (const uint32_t i : entry.pods) members.push_back(std::move(pending[i]));
     const std::vector<bs::ScheduleResult> results = engine.schedule_group(members);
     if (!results.empty() && results.front().group_outcome == bs::GroupOutcome::kAdmitted) ++groups_admitted;
     if (!results.empty() && results.front().group_outcome == bs::GroupOutcome::kRejected) ++groups_rejected;

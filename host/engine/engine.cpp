@@ -432,9 +432,17 @@ std::string Engine::fit_error(const PodQuery& q, const EvalResult& r) const {
   return msg;
 }
 
-void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res, const std::string& key) {
+void Engine::assume(const Pod& pod, Pod* given, const ProfilePlan& plan, ScheduleResult& res,
+                    const std::string& key) {
   res.node_name = snapshot_.node_name(static_cast<uint32_t>(res.node));
-  Pod assumed = pod;
+  // A pod handed over (schedule(Pod&&)) becomes the snapshot's own without
+  // a copy (a Pod's strings and maps are a tenth of a cached pod's cycle).
+  // Only where Reserve can write nothing into it: it reads the pod as given
+  // and writes into the assumed one, which are then the same object.
+  const bool take = given && !device_model_ && !group_model_;
+  std::optional<Pod> copy;
+  if (!take) copy.emplace(pod);
+  Pod& assumed = take ? *given : *copy;
   assumed.node_name = res.node_name;
   // What preemption reads of it later: its priority, and a start time
   // after every pod placed before it.
@@ -460,6 +468,7 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   if (!reserved.devices.empty() || reserved.group_index >= 0)
     rec.reservation = std::make_shared<const Reservation>(reserved);
   rec.id = snapshot_.add_pod(std::move(assumed), static_cast<uint32_t>(res.node));
+  const uint32_t rec_id = rec.id;
   index_group_member(rec.id);
   pod_records_.emplace(key, std::move(rec));
   if (group_model_) {
@@ -470,12 +479,15 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   // Permit, the pod assumed (plugins/reserve.hpp). A rejection undoes it
   // (Unreserve, forget) with upstream's message; Wait leaves it assumed
   // for its group's decision.
+  // The snapshot's pod: `pod` is moved from when it was taken.
+  const Pod& placed = snapshot_.pod(rec_id);
   const PermitStatus permit =
-      permit_pod(reserve_context(pod, plan, static_cast<uint32_t>(res.node)), reserved);
+      permit_pod(reserve_context(take ? placed : pod, plan, static_cast<uint32_t>(res.node)), reserved);
   if (permit.code == PermitCode::kReject) {
+    const std::string who = placed.key();
     static_cast<void>(forget_pod(key));
     res.code = Code::Unschedulable;
-    res.message = "rejected pod " + quote_for_message(pod.key()) + " by permit plugin " +
+    res.message = "rejected pod " + quote_for_message(who) + " by permit plugin " +
                   quote_for_message(permit.plugin) + ": " + permit.message;
     res.node = -1;
     res.node_name.clear();
@@ -485,7 +497,11 @@ void Engine::assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res
   }
 }
 
-ScheduleResult Engine::schedule(const Pod& pod) {
+ScheduleResult Engine::schedule(const Pod& pod) { return schedule_pod(pod, nullptr); }
+
+ScheduleResult Engine::schedule(Pod&& pod) { return schedule_pod(pod, &pod); }
+
+ScheduleResult Engine::schedule_pod(const Pod& pod, Pod* given) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   ScheduleResult res;
@@ -513,7 +529,7 @@ ScheduleResult Engine::schedule(const Pod& pod) {
   plugin_trace_.reset(metrics_.sampled(cycle));
   AttemptTrace trace;
   try {
-    schedule_cycle(pod, key, plan, profile, cycle, res, trace);
+    schedule_cycle(pod, given, key, plan, profile, cycle, res, trace);
   } catch (...) {
     record_attempt(key, plan, profile, nullptr, trace, start);
     throw;
@@ -577,8 +593,8 @@ void Engine::post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, u
   trace.postfilter_status = res.nominated_node.empty() ? Code::Unschedulable : Code::Success;
 }
 
-void Engine::schedule_cycle(const Pod& pod, const std::string& key, const ProfilePlan& plan, size_t profile,
-                            uint64_t cycle, ScheduleResult& res, AttemptTrace& trace) {
+void Engine::schedule_cycle(const Pod& pod, Pod* given, const std::string& key, const ProfilePlan& plan,
+                            size_t profile, uint64_t cycle, ScheduleResult& res, AttemptTrace& trace) {
   const uint64_t seq = pod_seq_++;
   if (snapshot_.num_nodes() == 0) {
     res.code = Code::UnschedulableAndUnresolvable;
@@ -624,7 +640,7 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
         res.feasible_nodes = 1;
         res.node = nominated;
         res.score = 0;
-        assume(pod, plan, res, key);
+        assume(pod, given, plan, res, key);
         return;
       }
     }
@@ -669,7 +685,7 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
       res.feasible_nodes = hit.num_feasible;
       res.node = hit.chosen;
       res.score = hit.chosen_total;
-      assume(pod, plan, res, key);
+      assume(pod, given, plan, res, key);
     };
     FlushReason why = FlushReason::kSampling;
     if (whole) {
@@ -731,7 +747,7 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
       res.node = hinted;
       res.score = upstream_[profile].cached_total(hinted);
       upstream_[profile].store(snapshot_, cycle, signature, hinted, hinted, nullptr, nullptr, now, counters);
-      assume(pod, plan, res, key);
+      assume(pod, given, plan, res, key);
       return;
     }
     // The scored list becomes the state; a pod without a signature stores
@@ -778,7 +794,7 @@ void Engine::schedule_cycle(const Pod& pod, const std::string& key, const Profil
     next_shape_ = (next_shape_ + 1) % shapes_.size();
   }
   if (upstream) upstream_[profile].store(snapshot_, cycle, signature, hinted, res.node, &q, &scratch_, now, counters);
-  assume(pod, plan, res, key);
+  assume(pod, given, plan, res, key);
 }
 
 bool Engine::window_hit(const std::string& key, const ProfilePlan& plan, PodQuery& q, bool keep, size_t replaced,
@@ -979,7 +995,11 @@ size_t Engine::look_ahead_in_queue(const std::vector<Pod>& pods, const std::vect
   return end;
 }
 
-std::vector<ScheduleResult> Engine::schedule_all(const std::vector<Pod>& pods) {
+std::vector<ScheduleResult> Engine::schedule_all(const std::vector<Pod>& pods) { return schedule_all_of(pods, nullptr); }
+
+std::vector<ScheduleResult> Engine::schedule_all(std::vector<Pod>&& pods) { return schedule_all_of(pods, &pods); }
+
+std::vector<ScheduleResult> Engine::schedule_all_of(const std::vector<Pod>& pods, std::vector<Pod>* given) {
   std::vector<ScheduleResult> out(pods.size());
   const std::vector<QueueEntry> order = queue_order(pods);
   size_t next_window = 0;
@@ -987,12 +1007,14 @@ std::vector<ScheduleResult> Engine::schedule_all(const std::vector<Pod>& pods) {
     const QueueEntry& entry = order[e];
     if (entry.pod_group.empty()) {
       if (e >= next_window) next_window = look_ahead_in_queue(pods, order, e);
-      out[entry.pods.front()] = schedule(pods[entry.pods.front()]);
+      // A look-ahead reads only the pods from here on: this one may go.
+      const uint32_t i = entry.pods.front();
+      out[i] = schedule_pod(pods[i], given ? &(*given)[i] : nullptr);
       continue;
     }
     std::vector<Pod> members;
     members.reserve(entry.pods.size());
-    for (const uint32_t i : entry.pods) members.push_back(pods[i]);
+    for (const uint32_t i : entry.pods) members.push_back(given ? std::move((*given)[i]) : pods[i]);
     std::vector<ScheduleResult> results = schedule_group(members);
     for (size_t k = 0; k < entry.pods.size(); ++k) out[entry.pods[k]] = std::move(results[k]);
   }

@@ -453,9 +453,15 @@ class Engine {
   // A pod alone: a gang member given here is placed as an ordinary pod
   // (schedule_group and schedule_all take gangs).
   ScheduleResult schedule(const Pod& pod);
+  // The same, taking the pod over: where it is assumed the snapshot keeps
+  // it without a copy (the C ABI's and the CLI's path). `pod` is left
+  // unspecified.
+  ScheduleResult schedule(Pod&& pod);
   // Every pod in queue order (queue_order); results in the order of `pods`.
   // Windows of EngineOptions::window pods are looked ahead at.
   std::vector<ScheduleResult> schedule_all(const std::vector<Pod>& pods);
+  // The same, taking the pods over as schedule(Pod&&) does.
+  std::vector<ScheduleResult> schedule_all(std::vector<Pod>&& pods);
 
   // ---- windows of pods (EngineOptions::window; docs/batching.md) ---------
   // The pods the caller schedules next, in the order it will schedule them
@@ -718,8 +724,12 @@ class Engine {
   };
   // schedule()'s cycle, after the pod is known to be new and its profile
   // found: fills `res` and `trace`.
-  void schedule_cycle(const Pod& pod, const std::string& key, const ProfilePlan& plan, size_t profile, uint64_t cycle,
-                      ScheduleResult& res, AttemptTrace& trace);
+  // schedule() and schedule(Pod&&): `given` is `pod` when it was handed
+  // over, else null.
+  ScheduleResult schedule_pod(const Pod& pod, Pod* given);
+  std::vector<ScheduleResult> schedule_all_of(const std::vector<Pod>& pods, std::vector<Pod>* given);
+  void schedule_cycle(const Pod& pod, Pod* given, const std::string& key, const ProfilePlan& plan, size_t profile,
+                      uint64_t cycle, ScheduleResult& res, AttemptTrace& trace);
   // run_post_filter after a FitError, timed for the metrics.
   void post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& q, uint64_t seq, ScheduleResult& res,
                    AttemptTrace& trace);
@@ -727,7 +737,10 @@ class Engine {
   void record_attempt(const std::string& key, const ProfilePlan& plan, size_t profile, const ScheduleResult* res,
                       const AttemptTrace& trace, std::chrono::steady_clock::time_point start);
   uint32_t num_nodes_to_find(const ProfilePlan& plan, uint32_t candidates) const;
-  void assume(const Pod& pod, const ProfilePlan& plan, ScheduleResult& res, const std::string& key);
+  // Assumes `pod` on res.node; `given`: `pod` itself where it was handed
+  // over (moved into the snapshot where nothing in Reserve writes to it),
+  // else null (copied).
+  void assume(const Pod& pod, Pod* given, const ProfilePlan& plan, ScheduleResult& res, const std::string& key);
   // Reserve's context for `pod` on `node` under `plan` (plugins/reserve.hpp).
   ReserveContext reserve_context(const Pod& pod, const ProfilePlan& plan, uint32_t node) const;
   // What Reserve would take for `pod` on `node` (explain, rank): nothing changes.

@@ -393,7 +393,7 @@ EventStatus Engine::assume_pod(const Pod& pod) {
   try {
     check_device_annotations(pod);
     res.node = node;
-    assume(pod, *plan, res, key);
+    assume(pod, nullptr, *plan, res, key);
   } catch (const InputError& e) {
     return status(EventCode::kInvalid, e.what());
   }

@@ -905,7 +905,7 @@ void Engine::run_post_filter(const Pod& pod, const ProfilePlan& plan, PodQuery& 
       res.node = static_cast<int32_t>(nominated);
       res.score = 0;
       res.feasible_nodes = 1;
-      assume(p, plan, res, p.cache_key());
+      assume(p, nullptr, plan, res, p.cache_key());
       return;
     }
     res.message += " preemption: the nominated node " + quote_for_message(node_name) +
