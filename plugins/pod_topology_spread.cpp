@@ -497,11 +497,15 @@ int64_t least_node_count(const Snapshot& snap, const SnapshotView& s, const Cons
 // does. The tables go into the arena in the walk's order and with its
 // bytes; false, with nothing pushed, where the sums cannot serve.
 // PodTopologySpreadFilter.HardCountsFromSumsEqualTheWalk holds it to the walk.
-bool hard_from_sums(const Snapshot& snap, const PodTopologySpread::State& st, const std::vector<Built>& hard,
-                    std::vector<Constraint>& cs, Arena& arena) {
+bool hard_from_sums(const Snapshot& snap, const SnapshotView& s, const PodTopologySpread::State& st,
+                    const std::vector<Built>& hard, std::vector<Constraint>& cs, Arena& arena) {
   const uint32_t n = snap.num_nodes();
   if (!PodTopologySpread::hard_counts_from_sums || n == 0) return false;
-  std::vector<const std::vector<int64_t>*> sums(cs.size(), nullptr);
+  // Scratch kept per thread (windows prepare pods side by side): nothing
+  // allocated a pod.
+  thread_local std::vector<const std::vector<int64_t>*> sums;
+  thread_local std::vector<DomainCount> table;
+  sums.assign(cs.size(), nullptr);
   for (size_t i = 0; i < cs.size(); ++i) {
     const Constraint& c = cs[i];
     if (c.key == kNoId || c.dense_slot < 0 || (c.honor_affinity && st.affinity_applies) || c.honor_taints) return false;
@@ -515,7 +519,6 @@ bool hard_from_sums(const Snapshot& snap, const PodTopologySpread::State& st, co
       if (!sums[i] || sums[i]->size() != values.size() + 1) return false;
     }
   }
-  const SnapshotView s = snap.view();
   for (size_t i = 0; i < cs.size(); ++i) {
     Constraint& c = cs[i];
     const std::vector<int32_t>& values = snap.dense_label_values(c.dense_slot);
@@ -525,8 +528,7 @@ bool hard_from_sums(const Snapshot& snap, const PodTopologySpread::State& st, co
       c.counted = 1;
       continue;
     }
-    std::vector<DomainCount> table;
-    table.reserve(values.size());
+    table.clear();
     int64_t least = INT32_MAX;
     for (size_t r = 0; r < values.size(); ++r) {
       const int64_t count = sums[i] ? (*sums[i])[r] : 0;
@@ -592,8 +594,9 @@ PrepareResult PodTopologySpread::prepare(const PrepareContext& ctx, State& st, A
     // PreFilter over every node: a node counts if it has every hard key; per
     // constraint, if it passes the inclusion policies; each such node makes
     // its domain exist, even with no matching pod.
-    std::vector<Constraint> cs = last.hard_cs;
-    if (hard_from_sums(ctx.snapshot, st, hard, cs, arena)) {
+    thread_local std::vector<Constraint> cs;  // scratch, as hard_from_sums'
+    cs = last.hard_cs;
+    if (hard_from_sums(ctx.snapshot, ctx.view, st, hard, cs, arena)) {
       st.hard = arena.push(cs);
       return r;
     }

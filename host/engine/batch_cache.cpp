@@ -370,8 +370,8 @@ bool BatchCache::is_candidate(uint32_t node) const {
 // Everything a hit needs to know before it changes anything: the changed
 // nodes, which cached entries they touch or remove, where the touched ones
 // go among the groups; or why the pod is a miss.
-FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query,
-                                 HitPlan& out) const {
+FlushReason BatchCache::plan_hit(const Snapshot& snap, const SnapshotView& s, const ProfilePlan& plan,
+                                 const PodQuery& query, HitPlan& out) const {
   out.changed.clear();
   out.gate_flips.clear();
   out.shut_named.clear();
@@ -380,7 +380,6 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
   const FlushReason header = check_header(snap, plan, query, &out.changed, gated ? &out.gate_flips : nullptr);
   if (header != FlushReason::kCount) return header;
   out.counts_only = !filters_equal(query);
-  const SnapshotView s = snap.view();
   const PodQueryView v = query.view();
   if (gated) {
     // The groups' verdicts after the hit; the nodes filtered because their
@@ -551,7 +550,7 @@ FlushReason BatchCache::plan_hit(const Snapshot& snap, const ProfilePlan& plan, 
 
 FlushReason BatchCache::would_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query) const {
   HitPlan scratch;
-  return plan_hit(snap, plan, query, scratch);
+  return plan_hit(snap, snap.view(), plan, query, scratch);
 }
 
 // ---- groups -------------------------------------------------------------------
@@ -797,11 +796,11 @@ void BatchCache::score_groups(const SnapshotView& s, const PodQueryView& v, Batc
 bool BatchCache::try_hit(const Snapshot& snap, const ProfilePlan& plan, PodQuery& query, BatchHit& hit,
                          FlushReason& why, BatchCounters& counters) {
   HitPlan& hp = plan_scratch_;
-  why = plan_hit(snap, plan, query, hp);
+  const SnapshotView s = snap.view();  // one copy of every column's pointer a pod
+  why = plan_hit(snap, s, plan, query, hp);
   if (why != FlushReason::kCount) return false;
 
   // Committed: from here on the cache follows the new query.
-  const SnapshotView s = snap.view();
   counters.refiltered_nodes += hp.changed.size();
   counters.filter_count_hits += hp.counts_only ? 1 : 0;
   {

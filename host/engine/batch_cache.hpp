@@ -309,7 +309,9 @@ class BatchCache {
   // (and the pod has no Score error).
   bool lists_equal(const ProfilePlan& plan, const PodQuery& query) const;
   bool is_candidate(uint32_t node) const;
-  FlushReason plan_hit(const Snapshot& snap, const ProfilePlan& plan, const PodQuery& query, HitPlan& out) const;
+  // `s`: snap.view(), taken once by the caller.
+  FlushReason plan_hit(const Snapshot& snap, const SnapshotView& s, const ProfilePlan& plan, const PodQuery& query,
+                       HitPlan& out) const;
 
   bool classes_of(const SnapshotView& s, const PodQueryView& v, uint32_t node, Classes& out) const;
   uint32_t find_group(const Classes& cls) const;

@@ -1014,7 +1014,12 @@ std::vector<ScheduleResult> Engine::schedule_all_of(const std::vector<Pod>& pods
     }
     std::vector<Pod> members;
     members.reserve(entry.pods.size());
-    for (const uint32_t i : entry.pods) members.push_back(given ? std::move((*given)[i]) : pods[i]);
+    for (const uint32_t i : entry.pods) {
+      if (given)
+        members.push_back(std::move((*given)[i]));
+      else
+        members.push_back(pods[i]);
+    }
     std::vector<ScheduleResult> results = schedule_group(members);
     for (size_t k = 0; k < entry.pods.size(); ++k) out[entry.pods[k]] = std::move(results[k]);
   }
