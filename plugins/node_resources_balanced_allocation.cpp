@@ -5,7 +5,8 @@
 namespace bulkscore::plugins {
 
 PrepareResult NodeResourcesBalancedAllocation::prepare(const PrepareContext& ctx, State& st, Arena& arena) {
-  const auto scored = resolve_scored_resources(ctx.snapshot, ctx.profile.balanced_args.resources, ctx.requests, false);
+  thread_local std::vector<ScoredResource> scored;  // scratch (windows prepare pods side by side)
+  resolve_scored_resources(ctx.snapshot, ctx.profile.balanced_args.resources, ctx.requests, false, scored);
   st.scored = arena.push(scored);
   PrepareResult r;
   // Best-effort pods (nothing requested of the configured resources) skip,

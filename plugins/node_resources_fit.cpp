@@ -68,12 +68,12 @@ PrepareResult NodeResourcesFit::prepare(const PrepareContext& ctx, State& st, Ar
   // The scorer's requests: with the per-container defaults for cpu and
   // memory (pod_requests_nonzero_for_scoring), summed directly where the
   // pod's requests are additive.
-  std::vector<ScoredResource> scored;
+  thread_local std::vector<ScoredResource> scored;  // scratch (windows prepare pods side by side)
   if (requests_are_additive(ctx.pod)) {
     const CpuMemory nonzero = additive_nonzero_cpu_memory(ctx.pod);
-    scored = resolve_scored_resources(ctx.snapshot, args.resources, req, true, &nonzero);
+    resolve_scored_resources(ctx.snapshot, args.resources, req, true, scored, &nonzero);
   } else {
-    scored = resolve_scored_resources(ctx.snapshot, args.resources, pod_requests_nonzero_for_scoring(ctx.pod), true);
+    resolve_scored_resources(ctx.snapshot, args.resources, pod_requests_nonzero_for_scoring(ctx.pod), true, scored);
   }
   st.scored = arena.push(scored);
   PrepareResult r;

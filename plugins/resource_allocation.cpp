@@ -15,11 +15,10 @@ bool resource_scores_may_leave_range(const Snapshot& snap, const std::vector<Sco
 // Resolves the configured resources for one pod (semantics doc §3.7).
 // `pod_requests` is the request the scorer uses: with the non-zero defaults
 // for NodeResourcesFit, actual requests for BalancedAllocation.
-std::vector<ScoredResource> resolve_scored_resources(const Snapshot& snap, const std::vector<ResourceSpec>& specs,
-                                                     const ResourceList& pod_requests, bool nonzero_node_totals,
-                                                     const CpuMemory* cpu_memory) {
-  std::vector<ScoredResource> out;
-  out.reserve(specs.size());
+void resolve_scored_resources(const Snapshot& snap, const std::vector<ResourceSpec>& specs,
+                              const ResourceList& pod_requests, bool nonzero_node_totals, std::vector<ScoredResource>& out,
+                              const CpuMemory* cpu_memory) {
+  out.clear();
   const auto requested = [&](std::string_view name) {
     auto it = pod_requests.find(name);
     return it == pod_requests.end() ? int64_t(0) : it->second;
@@ -51,7 +50,6 @@ std::vector<ScoredResource> resolve_scored_resources(const Snapshot& snap, const
     }
     out.push_back(e);
   }
-  return out;
 }
 
 }  // namespace bulkscore

@@ -116,11 +116,12 @@ BULKSCORE_HD int64_t requested_to_capacity_ratio_score(const SnapshotView& s, co
 #include "host/input/pod_resources.hpp"
 
 namespace bulkscore {
+// Into `out` (cleared first: a caller's scratch, nothing allocated a pod).
 // `cpu_memory`, where given, replaces pod_requests' cpu and memory (the
 // non-zero requests of an additive pod, without a list built for them).
-std::vector<ScoredResource> resolve_scored_resources(const Snapshot& snap, const std::vector<ResourceSpec>& specs,
-                                                     const ResourceList& pod_requests, bool nonzero_node_totals,
-                                                     const CpuMemory* cpu_memory = nullptr);
+void resolve_scored_resources(const Snapshot& snap, const std::vector<ResourceSpec>& specs,
+                              const ResourceList& pod_requests, bool nonzero_node_totals, std::vector<ScoredResource>& out,
+                              const CpuMemory* cpu_memory = nullptr);
 
 // Whether the resource scores of `scored` may leave [0, 100] on `snap`
 // (PrepareResult::check_score_range): some request of the pod, or some

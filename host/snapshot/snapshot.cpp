@@ -1176,15 +1176,20 @@ std::vector<Pod> Snapshot::remove_node(std::string_view name) {
 
 Snapshot::EncodedPod Snapshot::encode_pod(const Pod& pod) {
   EncodedPod e;
+  encode_pod(pod, e);
+  return e;
+}
+
+void Snapshot::encode_pod(const Pod& pod, EncodedPod& e) {
   e.namespace_id = strings_.intern(pod.namespace_name);
+  e.flags = 0;
   if (pod.deleting) e.flags |= kPodTerminating;
   if (pod.affinity && pod.affinity->pod_anti_affinity && !pod.affinity->pod_anti_affinity->required.empty())
     e.flags |= kPodRequiredAntiAffinity;
-  e.labels.reserve(pod.labels.size());
+  e.labels.clear();
   for (const auto& [k, v] : pod.labels) e.labels.emplace_back(strings_.intern(k), strings_.intern(v));
   std::sort(e.labels.begin(), e.labels.end());
   e.ports = pod_host_ports(pod, strings_);
-  return e;
 }
 
 bool Snapshot::has_resource_columns(const Pod& pod) const {
@@ -1357,8 +1362,8 @@ uint32_t Snapshot::add_pod(Pod&& pod, uint32_t node) {
   // Charges first: a malformed annotation throws before anything changes.
   DeviceCharges charges = device_charges(pod, node, false);
   check_group_annotations(pod);
-  const EncodedPod enc = encode_pod(pod);
-  return place_pod(std::move(pod), node, enc, take_pod_id(), std::move(charges));
+  encode_pod(pod, encoded_scratch_);  // kept across pods: nothing allocated a pod
+  return place_pod(std::move(pod), node, encoded_scratch_, take_pod_id(), std::move(charges));
 }
 
 Pod Snapshot::remove_pod(uint32_t id) {

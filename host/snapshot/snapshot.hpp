@@ -932,12 +932,14 @@ class Snapshot {
     std::vector<std::pair<int32_t, int32_t>> labels;  // sorted by key id
     std::vector<HostPortEntry> ports;
   };
+  EncodedPod encoded_scratch_;  // add_pod's, reused (a snapshot is not shared between threads while it changes)
 
   static uint64_t fresh_structure_version();
   void structural_change();
   void build_dense_labels();
   void rank_images_by_popularity();
   EncodedPod encode_pod(const Pod& pod);
+  void encode_pod(const Pod& pod, EncodedPod& out);  // into `out`, reusing its capacity
   void account_requests(const Pod& pod, uint32_t node, int64_t sign);
   // A free pod id: `wanted` when it was just freed (update_pod keeps ids).
   uint32_t take_pod_id(uint32_t wanted = kNoPod);
