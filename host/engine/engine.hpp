@@ -722,12 +722,12 @@ class Engine {
     bool prescore_error = false;             // the pod failed with a PreScore error
     MetricsRecorder::PluginSet rejectors;    // unschedulable: upstream's UnschedulablePlugins
   };
-  // schedule()'s cycle, after the pod is known to be new and its profile
-  // found: fills `res` and `trace`.
-  // schedule() and schedule(Pod&&): `given` is `pod` when it was handed
-  // over, else null.
+  // schedule() and schedule(Pod&&) (schedule_all and its rvalue form):
+  // `given` is `pod` (`pods`) where it was handed over, else null.
   ScheduleResult schedule_pod(const Pod& pod, Pod* given);
   std::vector<ScheduleResult> schedule_all_of(const std::vector<Pod>& pods, std::vector<Pod>* given);
+  // schedule()'s cycle, after the pod is known to be new and its profile
+  // found: fills `res` and `trace`.
   void schedule_cycle(const Pod& pod, Pod* given, const std::string& key, const ProfilePlan& plan, size_t profile,
                       uint64_t cycle, ScheduleResult& res, AttemptTrace& trace);
   // run_post_filter after a FitError, timed for the metrics.
