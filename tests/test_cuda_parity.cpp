@@ -17,6 +17,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -607,6 +608,70 @@ TEST(FusedFitFilter, NodesFitRejectsInsideSubBlocksMatchTheReferenceOnEverySimdT
     }
   });
   EXPECT_GT(dropped_some, 20u);
+}
+
+// The random tie-break's draw among nodes tied at the best total, where
+// the tie spans many of a range's 512-node sub-blocks: the CPU backend
+// skips the sub-blocks before the drawn one by their tie counts and scans
+// only that one. Runs of alike nodes (the best ones in runs that cross
+// sub-block boundaries), full nodes inside the runs (Fit drops them in the
+// score loop, so sub-blocks shift), every seed's draw on one to three
+// threads and every SIMD target, with a normalizing plugin that varies (a
+// second pass over the totals) and without (only pass 1's totals), must
+// each choose the node-major reference's node.
+TEST(RandomTieBreak, TiesAcrossSubBlocksDrawTheReferencesNodeOnEverySimdTarget) {
+  constexpr uint32_t kNodes = 5000;
+  std::vector<Node> nodes;
+  std::vector<Pod> running;
+  for (uint32_t i = 0; i < kNodes; ++i) {
+    Node n;
+    n.name = "node-" + std::to_string(i);
+    n.labels["kubernetes.io/hostname"] = n.name;
+    const bool large = (i / 700) % 2 == 0;  // runs of 700 nodes
+    n.allocatable = {{"cpu", large ? 8000 : 4000}, {"memory", (large ? 32 : 16) * kGi}, {"pods", 110}};
+    if (i % 11 == 3) running.push_back(testutil::running("run-" + std::to_string(i), n.name, {{"cpu", 7900}}));
+    if (i % 5 == 1) n.labels["tier"] = "gold";  // preferred by the "prefers" pod: a varying normalized slot
+    nodes.push_back(n);
+  }
+  Snapshot snap = Snapshot::build(nodes, running);
+  const auto pod = [](const std::string& name, ResourceList requests, bool prefers) {
+    Pod p = testutil::make_pod(name, {testutil::container(std::move(requests))});
+    p.scheduler_name = "default-scheduler";
+    if (prefers) {
+      NodeSelectorTerm term;
+      term.match_expressions.push_back(NodeSelectorRequirement{"tier", "In", {"gold"}});
+      NodeAffinity affinity;
+      affinity.preferred.push_back(PreferredSchedulingTerm{10, term});
+      affinity.has_preferred = true;
+      p.affinity.emplace().node_affinity = affinity;
+    }
+    return p;
+  };
+  const std::vector<Pod> pods = {pod("plain", {{"cpu", 500}, {"memory", kGi}}, false),
+                                 pod("prefers", {{"cpu", 500}, {"memory", kGi}}, true)};
+  const ProfilePlan plan = make_profile_plan(default_scheduler_config().profiles[0]);
+  testutil::ReferenceBackend reference;
+  std::set<int32_t> drawn;
+  on_simd_targets(true, [&] {
+    for (const int threads : {1, 2, 3}) {
+      auto cpu = make_cpu_backend(threads);
+      for (const Pod& p : pods) {
+        intern_pod_for_plan(snap, p, plan);
+        for (uint64_t seed = 0; seed < 24; ++seed) {
+          PodQuery q = prepare_pod_query(p, snap, plan, TieBreak::Random, seed);
+          EvalRequest req;
+          EvalResult want, got;
+          reference.evaluate(snap, q, req, want);
+          cpu->evaluate(snap, q, req, got);
+          ASSERT_EQ(want.chosen, got.chosen) << "pod " << p.name << ", " << threads << " threads, seed " << seed;
+          drawn.insert(got.chosen);
+        }
+      }
+    }
+  });
+  // The draws land all over the ties, not in the first sub-block only.
+  EXPECT_GT(drawn.size(), 30u);
+  EXPECT_GT(*drawn.rbegin(), 2048);
 }
 
 // A cluster without taints, where TaintToleration scores every node alike

@@ -341,6 +341,7 @@ class CpuBackend final : public Backend {
         totals_.resize(M);
         block_stats_.resize(static_cast<size_t>(num_chunks) * q.num_scores);
         block_best_.resize(num_chunks);
+        if (sub_tops_.size() < num_chunks) sub_tops_.resize(num_chunks);
       }
       run_tasks(threads, num_chunks, [&](uint32_t c) {
         Chunk& ch = chunks_[c];
@@ -443,6 +444,7 @@ class CpuBackend final : public Backend {
             Range{feasible_.data() + static_cast<size_t>(b) * block, std::min(block, F - b * block), b * block, b});
       block_stats_.resize(static_cast<size_t>(blocks) * q.num_scores);
       block_best_.resize(blocks);
+      if (sub_tops_.size() < blocks) sub_tops_.resize(blocks);
       run_tasks(threads, blocks, [&](uint32_t b) {
         block_best_[b] =
             score_range(s, q, sp, ranges_[b], stride, block_stats_.data() + static_cast<size_t>(b) * q.num_scores);
@@ -483,7 +485,11 @@ class CpuBackend final : public Backend {
     // recomputes every slot, keeping the normalized scores.
     const SimdTarget target = simd_target();
     int64_t pending = 0;  // what totals_ lacks of the totals (the constant, where only the best took it)
+    // Whether totals_ still hold pass 1's partial totals, which its
+    // sub-blocks' tops (sub_tops_) describe.
+    bool partial_totals = true;
     if (varying != 0 || req.want_scores) {
+      partial_totals = false;
       run_tasks(threads, nranges, [&](uint32_t k) {
         const Range& r = ranges_[k];
         const TotalsArgs args = req.want_scores
@@ -504,6 +510,7 @@ class CpuBackend final : public Backend {
       // them with the best less what they lack (`pending`).
       if (constant != 0 && (req.want_totals || req.want_sorted)) {
         for (const Range& r : ranges_) add_constant(totals_.data() + r.offset, r.count, constant);
+        partial_totals = false;
       } else {
         pending = constant;
       }
@@ -533,7 +540,10 @@ class CpuBackend final : public Backend {
             continue;
           }
           const Range& r = ranges_[k];
-          const uint32_t i = nth_equal(totals_.data() + r.offset, r.count, best.total - pending, rank);
+          const int64_t value = best.total - pending;
+          const uint32_t i = partial_totals ? nth_equal_in_sub_blocks(sub_tops_[r.block], totals_.data() + r.offset,
+                                                                      r.count, value, rank)
+                                            : nth_equal(totals_.data() + r.offset, r.count, value, rank);
           if (i < r.count) out.chosen = static_cast<int32_t>(r.nodes[i]);
           break;
         }
@@ -637,6 +647,14 @@ class CpuBackend final : public Backend {
   }
   // Where a range of scored nodes keeps its scores: raw_[slot * stride +
   // offset + i] and totals_[offset + i] for nodes[i], i < count.
+  // A sub-block of a range's pass 1: its positions [lo, hi), its highest
+  // partial total and how many of its nodes have it.
+  struct SubTop {
+    uint32_t lo, hi;
+    int64_t top;
+    uint32_t ties;
+  };
+
   struct Range {
     uint32_t* nodes;
     uint32_t count;
@@ -734,6 +752,8 @@ class CpuBackend final : public Backend {
                              sp.plain_base,
                              false};
     Best best{0, INT64_MIN, UINT32_MAX, 0};
+    std::vector<SubTop>& subs = sub_tops_[r.block];
+    subs.clear();
     uint32_t kept = 0;       // positions [0, kept) hold the nodes that passed the kernel's Filter so far
     bool speculate = true;   // score a sub-block before the kernel's Filter drops nodes (see below)
     for (uint32_t next = 0; next < r.count; next += kSubBlock) {
@@ -774,6 +794,7 @@ class CpuBackend final : public Backend {
       uint32_t node = UINT32_MAX, ties = 0;
       const int64_t top = totals_block(target, partial, sub, end, node, ties);
       merge_best(best, top, node, ties);
+      subs.push_back(SubTop{sub, end, top, ties});
     }
     if (sp.filter_id != kNoPlugin) r.count = kept;
     return best;
@@ -971,6 +992,25 @@ class CpuBackend final : public Backend {
     return n;
   }
 
+  // nth_equal over a range whose totals are pass 1's (their sub-blocks'
+  // tops and tie counts in `subs`): the sub-blocks before the one that
+  // holds the tie are skipped by their counts, and only that one is
+  // scanned (the scan of a whole range was a fifth of a distinct pod's
+  // serial part at 5,000 nodes).
+  static uint32_t nth_equal_in_sub_blocks(const std::vector<SubTop>& subs, const int64_t* __restrict v, uint32_t n,
+                                          int64_t value, uint64_t rank) {
+    for (const SubTop& s : subs) {
+      if (s.top != value) continue;
+      if (rank >= s.ties) {
+        rank -= s.ties;
+        continue;
+      }
+      const uint32_t i = nth_equal(v + s.lo, s.hi - s.lo, value, rank);
+      return i < s.hi - s.lo ? s.lo + i : n;
+    }
+    return n;
+  }
+
   static void count_rejection(RejectionHistogram& hist, const NodeVerdict& v) {
     for_each_rejection_bin(v, [&](uint32_t bin) { ++hist.counts[bin]; });
   }
@@ -984,6 +1024,7 @@ class CpuBackend final : public Backend {
   std::vector<std::pair<uint64_t, uint32_t>> sorted_, sort_tmp_;
   std::vector<BlockStats> block_stats_;  // [block * S + slot]
   std::vector<Best> block_best_;
+  std::vector<std::vector<SubTop>> sub_tops_;  // [block]: its pass-1 sub-blocks (score_range)
   std::vector<Range> ranges_;                       // the scored nodes, in visiting order
   std::vector<std::unique_ptr<CpuBackend>> lanes_;  // evaluate_window's, one per thread
 };
