@@ -32,7 +32,11 @@
 //       ns_per_node_per_pod, and the floor run beside it in the same
 //       iteration: floor_pods_per_s (one thread, the best dispatch target),
 //       vs_floor (engine pods/s over the floor's) and vs_floor_2t (over twice
-//       the floor's: the floor's arithmetic on both cores of a 2-core machine)
+//       the floor's: the floor's arithmetic on both cores of a 2-core machine);
+//       on two threads also the floor run on two threads beside it
+//       (floor::schedule_two_threads, the nodes split in halves, one pod at a
+//       time): floor_2t_run_pods_per_s and vs_floor_2t_run (engine pods/s
+//       over it), which say what two of this machine's cores really give
 //   BM_Engine/<basic|distinct|spread|anti>/<exact|off>/cuda/<N>Nodes
 //       the same on the CUDA backend, registered only where a device answers
 //       (scripts/gpu-run.sh's floor-cuda step): the GPU's figures as a ratio
@@ -178,12 +182,18 @@ std::string check_floor(const Workload& w, uint32_t nodes) {
   floor::Columns c = fresh_columns(nodes);
   std::vector<floor::PodRequest> all = w.init_req;
   all.insert(all.end(), w.measured_req.begin(), w.measured_req.end());
-  std::vector<int32_t> got;
+  std::vector<int32_t> got, got_2t;
+  floor::Columns c_2t = c;
   floor::schedule(c, all, best_target(), got);
-  for (size_t i = 0; i < want.size(); ++i)
+  floor::schedule_two_threads(c_2t, all, best_target(), got_2t);
+  for (size_t i = 0; i < want.size(); ++i) {
     if (want[i] != got[i])
       return "the floor differs from the engine at pod " + std::to_string(i) + ": engine " + std::to_string(want[i]) +
              ", floor " + std::to_string(got[i]);
+    if (got_2t[i] != got[i])
+      return "the floor on two threads differs from it on one at pod " + std::to_string(i) + ": one " +
+             std::to_string(got[i]) + ", two " + std::to_string(got_2t[i]);
+  }
   return {};
 }
 
@@ -208,12 +218,17 @@ Workload& workload(Kind kind, uint32_t nodes) {
   return cache.emplace(key, std::move(w)).first->second;
 }
 
-// Seconds the floor takes for the measured pods (after the init pods).
-double time_floor(const Workload& w, uint32_t nodes, floor::Target t, std::vector<int32_t>& placements) {
+// Seconds the floor takes for the measured pods (after the init pods), on
+// one thread or (`two_threads`) on two, the nodes split in halves.
+double time_floor(const Workload& w, uint32_t nodes, floor::Target t, std::vector<int32_t>& placements,
+                  bool two_threads = false) {
   floor::Columns c = fresh_columns(nodes);
   floor::schedule(c, w.init_req, t, placements);
   const auto start = std::chrono::steady_clock::now();
-  floor::schedule(c, w.measured_req, t, placements);
+  if (two_threads)
+    floor::schedule_two_threads(c, w.measured_req, t, placements);
+  else
+    floor::schedule(c, w.measured_req, t, placements);
   benchmark::DoNotOptimize(placements.data());
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -236,7 +251,7 @@ void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, u
   options.window = window;
   Engine engine(default_scheduler_config(), options);
   std::vector<int32_t> placements;
-  double floor_seconds = 0, engine_seconds = 0;
+  double floor_seconds = 0, floor_2t_seconds = 0, engine_seconds = 0;
   uint64_t placed = 0, hits = 0, count_hits = 0, window_hits = 0;
   std::vector<const Pod*> ahead;
   std::vector<Pod> given;
@@ -270,6 +285,7 @@ void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, u
     count_hits += c.filter_count_hits;
     window_hits += c.window_hits;
     floor_seconds += time_floor(w, nodes, best_target(), placements);
+    if (threads == 2) floor_2t_seconds += time_floor(w, nodes, best_target(), placements, true);
     state.ResumeTiming();
   }
   const double pods = static_cast<double>(state.iterations()) * static_cast<double>(w.measured.size());
@@ -279,6 +295,13 @@ void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, u
   state.counters["floor_pods_per_s"] = pods / floor_seconds;
   state.counters["vs_floor"] = floor_seconds / engine_seconds;
   state.counters["vs_floor_2t"] = floor_seconds / (2 * engine_seconds);
+  // Two threads: also against the floor run on two threads beside it
+  // (floor::schedule_two_threads: what two of this machine's cores give the
+  // same arithmetic, one pod at a time).
+  if (threads == 2 && floor_2t_seconds > 0) {
+    state.counters["floor_2t_run_pods_per_s"] = pods / floor_2t_seconds;
+    state.counters["vs_floor_2t_run"] = floor_2t_seconds / engine_seconds;
+  }
   state.counters["placed_share"] = static_cast<double>(placed) / pods;
   // The batch cache's answers, and those whose Filter tables changed in
   // their counts only (hard spreading).

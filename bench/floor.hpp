@@ -19,7 +19,8 @@
 //   assume                    the chosen node's requested columns grow
 //
 // Exact: it places every pod where the engine does with --tie-break first on
-// such a cluster (bench_floor checks this before it times anything).
+// such a cluster (bench_floor checks this before it times anything), on one
+// thread and on two (schedule_two_threads).
 // Amounts below 2^45 (every cluster it runs on): the AVX2 clone converts
 // 100 x a free amount through the bits, exact below 2^52 only (quotient).
 // Vectorized where the compiler can: the node loop is branch-free and runs in
@@ -31,10 +32,12 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace bulkscore::floor {
@@ -149,41 +152,48 @@ template <bool kViaBits>
   }
 }
 
-// The best node for `p` (-1: none fits). `scratch` holds kBlock totals.
+// The best node for `p` among nodes [lo, hi) (-1: none fits), its total in
+// `best_total` (kInfeasible when none fits). `scratch` holds kBlock totals.
 template <bool kViaBits>
-[[gnu::always_inline]] inline int32_t best_node_impl(const Columns& c, const PodRequest& p, int64_t* scratch) {
-  const auto n = static_cast<uint32_t>(c.size());
-  int64_t best_total = kInfeasible;
+[[gnu::always_inline]] inline int32_t best_in_impl(const Columns& c, const PodRequest& p, uint32_t lo, uint32_t hi,
+                                                   int64_t* scratch, int64_t& best_total) {
+  best_total = kInfeasible;
   int32_t best = -1;
-  for (uint32_t lo = 0; lo < n; lo += kBlock) {
-    const uint32_t m = std::min(kBlock, n - lo);
-    block_totals<kViaBits>(c, p, lo, m, scratch);
+  for (uint32_t b = lo; b < hi; b += kBlock) {
+    const uint32_t m = std::min(kBlock, hi - b);
+    block_totals<kViaBits>(c, p, b, m, scratch);
     int64_t mx = kInfeasible;
     for (uint32_t i = 0; i < m; ++i) mx = scratch[i] > mx ? scratch[i] : mx;
     if (mx <= best_total) continue;  // an equal total later loses to the earlier node
     uint32_t at = 0;
     while (scratch[at] != mx) ++at;
     best_total = mx;
-    best = static_cast<int32_t>(lo + at);
+    best = static_cast<int32_t>(b + at);
   }
   return best;
 }
 
-int32_t best_node_baseline(const Columns& c, const PodRequest& p, int64_t* scratch);
-[[gnu::target("avx2")]] int32_t best_node_avx2(const Columns& c, const PodRequest& p, int64_t* scratch);
-[[gnu::target("avx512f,avx512dq,avx512vl,avx512bw")]] int32_t best_node_avx512(const Columns& c, const PodRequest& p,
-                                                                               int64_t* scratch);
+int32_t best_in_baseline(const Columns& c, const PodRequest& p, uint32_t lo, uint32_t hi, int64_t* scratch,
+                         int64_t& best_total);
+[[gnu::target("avx2")]] int32_t best_in_avx2(const Columns& c, const PodRequest& p, uint32_t lo, uint32_t hi,
+                                             int64_t* scratch, int64_t& best_total);
+[[gnu::target("avx512f,avx512dq,avx512vl,avx512bw")]] int32_t best_in_avx512(const Columns& c, const PodRequest& p,
+                                                                             uint32_t lo, uint32_t hi,
+                                                                             int64_t* scratch, int64_t& best_total);
 
-inline int32_t best_node_baseline(const Columns& c, const PodRequest& p, int64_t* scratch) {
-  return best_node_impl<false>(c, p, scratch);
+inline int32_t best_in_baseline(const Columns& c, const PodRequest& p, uint32_t lo, uint32_t hi, int64_t* scratch,
+                                int64_t& best_total) {
+  return best_in_impl<false>(c, p, lo, hi, scratch, best_total);
 }
-[[gnu::target("avx2")]] inline int32_t best_node_avx2(const Columns& c, const PodRequest& p, int64_t* scratch) {
-  return best_node_impl<true>(c, p, scratch);
+[[gnu::target("avx2")]] inline int32_t best_in_avx2(const Columns& c, const PodRequest& p, uint32_t lo, uint32_t hi,
+                                                    int64_t* scratch, int64_t& best_total) {
+  return best_in_impl<true>(c, p, lo, hi, scratch, best_total);
 }
-[[gnu::target("avx512f,avx512dq,avx512vl,avx512bw")]] inline int32_t best_node_avx512(const Columns& c,
-                                                                                      const PodRequest& p,
-                                                                                      int64_t* scratch) {
-  return best_node_impl<false>(c, p, scratch);
+[[gnu::target("avx512f,avx512dq,avx512vl,avx512bw")]] inline int32_t best_in_avx512(const Columns& c,
+                                                                                    const PodRequest& p, uint32_t lo,
+                                                                                    uint32_t hi, int64_t* scratch,
+                                                                                    int64_t& best_total) {
+  return best_in_impl<false>(c, p, lo, hi, scratch, best_total);
 }
 
 enum class Target { Baseline, Avx2, Avx512 };
@@ -211,24 +221,85 @@ inline bool target_supported(Target t) {
   }
 }
 
+inline int32_t best_in(Target t, const Columns& c, const PodRequest& p, uint32_t lo, uint32_t hi, int64_t* scratch,
+                       int64_t& best_total) {
+  return t == Target::Avx512 ? best_in_avx512(c, p, lo, hi, scratch, best_total)
+         : t == Target::Avx2 ? best_in_avx2(c, p, lo, hi, scratch, best_total)
+                             : best_in_baseline(c, p, lo, hi, scratch, best_total);
+}
+
+// The chosen node's requested columns grow.
+inline void assume(Columns& c, const PodRequest& p, int32_t b) {
+  c.req_cpu[b] += p.cpu;
+  c.req_mem[b] += p.mem;
+  c.nz_cpu[b] += p.nz_cpu;
+  c.nz_mem[b] += p.nz_mem;
+  c.pods[b] += 1;
+}
+
 // Schedules `pods` in order on `c` (the columns grow as pods are assumed);
 // placements[i] = node or -1.
 inline void schedule(Columns& c, const std::vector<PodRequest>& pods, Target t, std::vector<int32_t>& placements) {
   std::vector<int64_t> scratch(kBlock);
   placements.resize(pods.size());
+  const auto n = static_cast<uint32_t>(c.size());
   for (size_t k = 0; k < pods.size(); ++k) {
-    const PodRequest& p = pods[k];
-    const int32_t b = t == Target::Avx512 ? best_node_avx512(c, p, scratch.data())
-                      : t == Target::Avx2 ? best_node_avx2(c, p, scratch.data())
-                                          : best_node_baseline(c, p, scratch.data());
+    int64_t total = 0;
+    const int32_t b = best_in(t, c, pods[k], 0, n, scratch.data(), total);
     placements[k] = b;
-    if (b < 0) continue;
-    c.req_cpu[b] += p.cpu;
-    c.req_mem[b] += p.mem;
-    c.nz_cpu[b] += p.nz_cpu;
-    c.nz_mem[b] += p.nz_mem;
-    c.pods[b] += 1;
+    if (b >= 0) assume(c, pods[k], b);
   }
+}
+
+// The same on two threads, one pod at a time, as any exact scheduler must
+// go: the caller takes the first half of the nodes (whole blocks), a helper
+// thread the second, each pod's two bests joined (the higher total, the
+// lower node on a tie: the caller's half), then the assume. The helper waits
+// for the next pod spinning (with a pause, and a yield every few thousand
+// checks, so that a busy machine is not spun against), as the engine's pool
+// does: this is what two cores give the same arithmetic with the same
+// per-pod join, the engine's two-thread figures' own floor.
+inline void schedule_two_threads(Columns& c, const std::vector<PodRequest>& pods, Target t,
+                                 std::vector<int32_t>& placements) {
+  placements.resize(pods.size());
+  const auto n = static_cast<uint32_t>(c.size());
+  const uint32_t half = std::min(n, (n / 2 + kBlock - 1) / kBlock * kBlock);
+  std::atomic<uint64_t> posted{0}, done{0};  // pod k + 1 posted / its half done
+  std::atomic<const PodRequest*> pod{nullptr};
+  int64_t helper_total = kInfeasible;
+  int32_t helper_best = -1;
+  const auto wait_for = [](const std::atomic<uint64_t>& v, uint64_t want) {
+    for (uint32_t spins = 0; v.load(std::memory_order_acquire) != want; ++spins) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+      if (spins % 4096 == 4095) std::this_thread::yield();
+    }
+  };
+  std::thread helper([&] {
+    std::vector<int64_t> scratch(kBlock);
+    for (uint64_t k = 1;; ++k) {
+      wait_for(posted, k);
+      const PodRequest* p = pod.load(std::memory_order_relaxed);
+      if (!p) return;  // the end
+      helper_best = best_in(t, c, *p, half, n, scratch.data(), helper_total);
+      done.store(k, std::memory_order_release);
+    }
+  });
+  std::vector<int64_t> scratch(kBlock);
+  for (size_t k = 0; k < pods.size(); ++k) {
+    pod.store(&pods[k], std::memory_order_relaxed);
+    posted.store(k + 1, std::memory_order_release);
+    int64_t total = 0;
+    int32_t b = best_in(t, c, pods[k], 0, half, scratch.data(), total);
+    wait_for(done, k + 1);
+    if (helper_best >= 0 && helper_total > total) b = helper_best;
+    placements[k] = b;
+    if (b >= 0) assume(c, pods[k], b);
+  }
+  pod.store(nullptr, std::memory_order_relaxed);
+  posted.store(pods.size() + 1, std::memory_order_release);
+  helper.join();
 }
 
 }  // namespace bulkscore::floor
