@@ -285,7 +285,10 @@ void bm_engine(benchmark::State& state, Kind kind, Batching mode, int threads, u
     count_hits += c.filter_count_hits;
     window_hits += c.window_hits;
     floor_seconds += time_floor(w, nodes, best_target(), placements);
-    if (threads == 2) floor_2t_seconds += time_floor(w, nodes, best_target(), placements, true);
+    // Below two blocks a node half the helper thread would have little or
+    // nothing: the figure would be a hand-off a pod.
+    if (threads == 2 && nodes >= 2 * floor::kBlock)
+      floor_2t_seconds += time_floor(w, nodes, best_target(), placements, true);
     state.ResumeTiming();
   }
   const double pods = static_cast<double>(state.iterations()) * static_cast<double>(w.measured.size());

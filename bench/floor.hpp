@@ -254,17 +254,22 @@ inline void schedule(Columns& c, const std::vector<PodRequest>& pods, Target t, 
 // The same on two threads, one pod at a time, as any exact scheduler must
 // go: the caller takes the first half of the nodes (whole blocks), a helper
 // thread the second, each pod's two bests joined (the higher total, the
-// lower node on a tie: the caller's half), then the assume. The helper waits
-// for the next pod spinning (with a pause, and a yield every few thousand
-// checks, so that a busy machine is not spun against), as the engine's pool
-// does: this is what two cores give the same arithmetic with the same
-// per-pod join, the engine's two-thread figures' own floor.
+// lower node on a tie: the caller's half), then the assume. Each side waits
+// for the other spinning, a pause between checks and a yield every 256 of
+// them, as the engine's pool does (host/cpu/worker_pool.cpp): this is what
+// two cores give the same arithmetic with the same per-pod join, the
+// engine's two-thread figures' own floor. It never sleeps: on a machine
+// whose other programs keep a core busy it falls far behind (read its
+// figures from a quiet machine only).
 inline void schedule_two_threads(Columns& c, const std::vector<PodRequest>& pods, Target t,
                                  std::vector<int32_t>& placements) {
   placements.resize(pods.size());
   const auto n = static_cast<uint32_t>(c.size());
   const uint32_t half = std::min(n, (n / 2 + kBlock - 1) / kBlock * kBlock);
-  std::atomic<uint64_t> posted{0}, done{0};  // pod k + 1 posted / its half done
+  // Pod k + 1 posted / its half done: each written by one side, on lines of
+  // their own.
+  alignas(64) std::atomic<uint64_t> posted{0};
+  alignas(64) std::atomic<uint64_t> done{0};
   std::atomic<const PodRequest*> pod{nullptr};
   int64_t helper_total = kInfeasible;
   int32_t helper_best = -1;
@@ -273,7 +278,7 @@ inline void schedule_two_threads(Columns& c, const std::vector<PodRequest>& pods
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
 #endif
-      if (spins % 4096 == 4095) std::this_thread::yield();
+      if (spins % 256 == 255) std::this_thread::yield();
     }
   };
   std::thread helper([&] {

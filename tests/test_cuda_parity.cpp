@@ -17,8 +17,8 @@
 #include <functional>
 #include <iostream>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -614,11 +614,13 @@ TEST(FusedFitFilter, NodesFitRejectsInsideSubBlocksMatchTheReferenceOnEverySimdT
 // the tie spans many of a range's 512-node sub-blocks: the CPU backend
 // skips the sub-blocks before the drawn one by their tie counts and scans
 // only that one. Runs of alike nodes (the best ones in runs that cross
-// sub-block boundaries), full nodes inside the runs (Fit drops them in the
-// score loop, so sub-blocks shift), every seed's draw on one to three
+// sub-block boundaries), full nodes inside the runs and a stretch of them
+// (Fit drops them in the score loop where no reasons are read, so
+// sub-blocks shift or keep no node), every seed's draw on one to three
 // threads and every SIMD target, with a normalizing plugin that varies (a
-// second pass over the totals) and without (only pass 1's totals), must
-// each choose the node-major reference's node.
+// second pass over the totals) and without (only pass 1's totals), with
+// and without rejection reasons and verdicts, must each choose the
+// node-major reference's node.
 TEST(RandomTieBreak, TiesAcrossSubBlocksDrawTheReferencesNodeOnEverySimdTarget) {
   constexpr uint32_t kNodes = 5000;
   std::vector<Node> nodes;
@@ -629,7 +631,10 @@ TEST(RandomTieBreak, TiesAcrossSubBlocksDrawTheReferencesNodeOnEverySimdTarget) 
     n.labels["kubernetes.io/hostname"] = n.name;
     const bool large = (i / 700) % 2 == 0;  // runs of 700 nodes
     n.allocatable = {{"cpu", large ? 8000 : 4000}, {"memory", (large ? 32 : 16) * kGi}, {"pods", 110}};
-    if (i % 11 == 3) running.push_back(testutil::running("run-" + std::to_string(i), n.name, {{"cpu", 7900}}));
+    // Full nodes inside the runs, and a stretch of 1,100 full ones (whole
+    // sub-blocks without a survivor, and the kernel's Filter run first).
+    const bool full = i % 11 == 3 || (i >= 2900 && i < 4000);
+    if (full) running.push_back(testutil::running("run-" + std::to_string(i), n.name, {{"cpu", 7900}}));
     if (i % 5 == 1) n.labels["tier"] = "gold";  // preferred by the "prefers" pod: a varying normalized slot
     nodes.push_back(n);
   }
@@ -659,12 +664,20 @@ TEST(RandomTieBreak, TiesAcrossSubBlocksDrawTheReferencesNodeOnEverySimdTarget) 
         intern_pod_for_plan(snap, p, plan);
         for (uint64_t seed = 0; seed < 24; ++seed) {
           PodQuery q = prepare_pod_query(p, snap, plan, TieBreak::Random, seed);
-          EvalRequest req;
-          EvalResult want, got;
-          reference.evaluate(snap, q, req, want);
-          cpu->evaluate(snap, q, req, got);
-          ASSERT_EQ(want.chosen, got.chosen) << "pod " << p.name << ", " << threads << " threads, seed " << seed;
-          drawn.insert(got.chosen);
+          // No reasons read: Fit runs inside the score kernel (nodes it drops
+          // shift the sub-blocks); with them, or with verdicts, the ranges
+          // are the feasible list's.
+          for (const int form : {0, 1, 2}) {
+            EvalRequest req;
+            req.want_rejections = form == 1;
+            req.want_verdicts = form == 2;
+            EvalResult want, got;
+            reference.evaluate(snap, q, req, want);
+            cpu->evaluate(snap, q, req, got);
+            ASSERT_EQ(want.chosen, got.chosen)
+                << "pod " << p.name << ", " << threads << " threads, seed " << seed << ", form " << form;
+            drawn.insert(got.chosen);
+          }
         }
       }
     }

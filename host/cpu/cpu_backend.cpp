@@ -645,8 +645,6 @@ class CpuBackend final : public Backend {
       best.ties += ties;
     }
   }
-  // Where a range of scored nodes keeps its scores: raw_[slot * stride +
-  // offset + i] and totals_[offset + i] for nodes[i], i < count.
   // A sub-block of a range's pass 1: its positions [lo, hi), its highest
   // partial total and how many of its nodes have it.
   struct SubTop {
@@ -655,6 +653,8 @@ class CpuBackend final : public Backend {
     uint32_t ties;
   };
 
+  // Where a range of scored nodes keeps its scores: raw_[slot * stride +
+  // offset + i] and totals_[offset + i] for nodes[i], i < count.
   struct Range {
     uint32_t* nodes;
     uint32_t count;
