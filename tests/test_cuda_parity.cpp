@@ -530,6 +530,21 @@ TEST_P(CudaParity, CpuBackendMatchesTheNodeMajorReferenceOnEverySimdTarget) {
   });
 }
 
+// Node i of the sub-block tests below: its name and hostname label.
+Node sub_block_node(uint32_t i) {
+  Node n;
+  n.name = "node-" + std::to_string(i);
+  n.labels["kubernetes.io/hostname"] = n.name;
+  return n;
+}
+
+// A default-scheduler pod of one container with these requests.
+Pod default_pod(const std::string& name, ResourceList requests) {
+  Pod p = testutil::make_pod(name, {testutil::container(std::move(requests))});
+  p.scheduler_name = "default-scheduler";
+  return p;
+}
+
 // NodeResourcesFit's Filter inside the shared score kernel (shared_filter):
 // where no rejection reasons are read, the CPU backend scores a sub-block
 // of 512 nodes and drops the nodes Fit rejects in the same loop, or, after
@@ -544,9 +559,7 @@ TEST(FusedFitFilter, NodesFitRejectsInsideSubBlocksMatchTheReferenceOnEverySimdT
   std::vector<Node> nodes;
   std::vector<Pod> running;
   for (uint32_t i = 0; i < kNodes; ++i) {
-    Node n;
-    n.name = "node-" + std::to_string(i);
-    n.labels["kubernetes.io/hostname"] = n.name;
+    Node n = sub_block_node(i);
     n.allocatable = {{"cpu", 4000 + (i % 5) * 1000}, {"memory", (16 + i % 3) * kGi}, {"pods", 110},
                      {"ephemeral-storage", 100 * kGi}};
     if (i % 2 == 0) n.allocatable["example.com/foo"] = 4;
@@ -564,11 +577,7 @@ TEST(FusedFitFilter, NodesFitRejectsInsideSubBlocksMatchTheReferenceOnEverySimdT
     nodes.push_back(n);
   }
   Snapshot snap = Snapshot::build(nodes, running);
-  const auto pod = [](const std::string& name, ResourceList requests) {
-    Pod p = testutil::make_pod(name, {testutil::container(std::move(requests))});
-    p.scheduler_name = "default-scheduler";
-    return p;
-  };
+  const auto pod = default_pod;
   ResourceList many = {{"cpu", 100}};
   for (int k = 0; k < 20; ++k) many["example.com/r" + std::to_string(k)] = 1;  // past the loop's inline checks
   const std::vector<Pod> pods = {pod("cpu-memory", {{"cpu", 500}, {"memory", kGi}}),
@@ -626,9 +635,7 @@ TEST(RandomTieBreak, TiesAcrossSubBlocksDrawTheReferencesNodeOnEverySimdTarget) 
   std::vector<Node> nodes;
   std::vector<Pod> running;
   for (uint32_t i = 0; i < kNodes; ++i) {
-    Node n;
-    n.name = "node-" + std::to_string(i);
-    n.labels["kubernetes.io/hostname"] = n.name;
+    Node n = sub_block_node(i);
     const bool large = (i / 700) % 2 == 0;  // runs of 700 nodes
     n.allocatable = {{"cpu", large ? 8000 : 4000}, {"memory", (large ? 32 : 16) * kGi}, {"pods", 110}};
     // Full nodes inside the runs, and a stretch of 1,100 full ones (whole
@@ -640,8 +647,7 @@ TEST(RandomTieBreak, TiesAcrossSubBlocksDrawTheReferencesNodeOnEverySimdTarget) 
   }
   Snapshot snap = Snapshot::build(nodes, running);
   const auto pod = [](const std::string& name, ResourceList requests, bool prefers) {
-    Pod p = testutil::make_pod(name, {testutil::container(std::move(requests))});
-    p.scheduler_name = "default-scheduler";
+    Pod p = default_pod(name, std::move(requests));
     if (prefers) {
       NodeSelectorTerm term;
       term.match_expressions.push_back(NodeSelectorRequirement{"tier", "In", {"gold"}});
