@@ -92,6 +92,10 @@ class ReferenceBackend final : public Backend {
       out.raw_scores = raw;
       out.normalized_scores = norm;
       out.totals = totals;
+    } else if (req.want_totals) {  // every normalizing slot's row, no summary
+      out.scored_nodes = feasible;
+      out.totals = totals;
+      append_stat_scores(q, raw.data(), F, out.stat_scores);
     }
     if (req.want_sorted) {
       for (uint32_t i : idx) {

@@ -908,6 +908,44 @@ TEST(BatchCache, WindowsOfDistinctPodsDecideExactlyAsUnbatched) {
   }
 }
 
+// A light form's best group of hundreds to thousands of tied nodes,
+// counted in place block by block (window_answer.hpp, 256 positions a
+// block): alike nodes, pods that each differ from the one before, so that
+// every earlier pod of a window changes one node of the tie and the random
+// draw's rank lands in any block. Decisions equal the cache off.
+TEST(BatchCache, WindowTiesOfThousandsAcrossBlocksDecideExactlyAsUnbatched) {
+  uint64_t light = 0;
+  for (const uint32_t N : {257u, 700u, 1100u, 2100u}) {
+    const Cluster cluster = identical_nodes(N, "n-", 64000, 256 * kGi, 500);
+    std::vector<Pod> pods;
+    for (uint32_t i = 0; i < 60; ++i) pods.push_back(pending_pod(i, 100 + 37 * (i % 11), (64 + 53 * (i % 7)) * kMi));
+    for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
+      const auto decide = [&](Batching batching, uint32_t window, BatchCounters* counters) {
+        EngineOptions options{"cpu", tie, parity_seed() + N};
+        options.batching = batching;
+        options.window = window;
+        options.threads = 2;
+        Engine engine(default_scheduler_config(), options);
+        engine.load(cluster);
+        std::vector<ScheduleResult> out = engine.schedule_all(pods);
+        if (counters) *counters = engine.batch_counters();
+        return out;
+      };
+      const std::vector<ScheduleResult> off = decide(Batching::Off, 1, nullptr);
+      for (const uint32_t window : {2u, 5u, 16u}) {
+        BatchCounters c;
+        const std::vector<ScheduleResult> windowed = decide(Batching::Exact, window, &c);
+        ASSERT_EQ(first_difference(pods, off, windowed), "")
+            << N << " nodes, window " << window << ", tie " << (tie == TieBreak::First ? "first" : "random")
+            << ", parity seed " << parity_seed();
+        light += c.window_light_hits;
+      }
+    }
+  }
+  std::printf("[ batch ] window ties of thousands: %llu light answers\n", static_cast<unsigned long long>(light));
+  EXPECT_GT(light, 1000u);
+}
+
 // Node data set between a look-ahead and the pods' turns (the embedder's
 // filter verdicts and scores, columns cleared), on top of the random
 // events: windows of 2 to 11 decide as --batching off (NodeData's
@@ -1003,7 +1041,9 @@ TEST(BatchCache, WindowTiesSpanKeptAndChangedNodes) {
                                                              : NodeDataNormalization::Reverse;
       p.node_data_args.score_default = 50;
     }
-    const uint32_t N = 4 + static_cast<uint32_t>(rng.below(60));
+    // Every third cluster past several 256-entry blocks: a light form's
+    // best group counted in place, block by block (window_answer.hpp).
+    const uint32_t N = 4 + static_cast<uint32_t>(rng.below(seed % 3 == 2 ? 1100 : 60));
     const Cluster cluster = identical_nodes(N, "n-", 64000, 256 * kGi, 500);
     std::vector<Pod> pods;
     for (uint32_t i = 0; i < 80; ++i) pods.push_back(pending_pod(i, rng.chance(0.5) ? 0 : 10 * (1 + i % 5), 0));

@@ -25,6 +25,7 @@
 #include "bench/generator/generator.hpp"
 #include "host/common.hpp"
 #include "host/engine/backend.hpp"
+#include "host/engine/batch_cache.hpp"
 #include "host/engine/engine.hpp"
 #include "host/engine/pod_query.hpp"
 #include "host/input/config.hpp"
@@ -39,6 +40,10 @@
 #include "tests/reference_backend.hpp"
 
 namespace bulkscore {
+// Found by argument-dependent lookup, in ScoreBounds' own namespace.
+std::ostream& operator<<(std::ostream& os, const ScoreBounds& b) {
+  return os << "{min " << b.min << " (" << b.at_min << "), max " << b.max << " (" << b.at_max << ")}";
+}
 namespace {
 
 using namespace testutil;  // NOLINT(google-build-using-namespace): the random clusters
@@ -113,6 +118,79 @@ void expect_same(const EvalResult& want, const EvalResult& got, const std::strin
   expect_same_list(want.sorted_keys, got.sorted_keys, "sorted_keys", where);
 }
 
+// want_totals' lists in one form whatever the backend gave: every
+// normalizing slot's bounds, the rows of the slots that need them
+// (stat_row_needed), the highest total and its count. A backend's summary
+// (EvalResult::stat_bounds, top_known, ascending) is checked against its
+// own lists where they hold what it describes.
+struct LightForm {
+  std::vector<ScoreBounds> bounds;
+  std::vector<int64_t> rows;
+  ScoreBounds top{};
+  uint32_t without_row = 0;  // slots the backend's summary gave without a row
+};
+
+LightForm light_form(const PodQueryView& q, const EvalResult& r, const char* who, const std::string& where) {
+  LightForm f;
+  const auto F = static_cast<uint32_t>(r.scored_nodes.size());
+  uint32_t slots = 0;
+  for (uint32_t slot = 0; slot < q.num_scores; ++slot) slots += needs_stats(q.normalize[slot]) ? 1 : 0;
+  const bool given = !r.stat_bounds.empty();
+  if (given) {
+    EXPECT_EQ(r.stat_bounds.size(), slots) << who << ": stat_bounds, " << where;
+  }
+  size_t row = 0;
+  for (uint32_t k = 0; k < slots; ++k) {
+    const int64_t* values = nullptr;
+    ScoreBounds b{};
+    if (given && k < r.stat_bounds.size()) {
+      b = r.stat_bounds[k];
+      if (stat_row_needed(b, F))
+        values = r.stat_scores.data() + row++ * F;
+      else
+        ++f.without_row;
+    } else {
+      values = r.stat_scores.data() + row++ * F;
+      b = score_bounds(values, F);
+    }
+    if (row * F > r.stat_scores.size()) {
+      ADD_FAILURE() << who << ": stat_scores holds " << r.stat_scores.size() << " values, fewer than its " << row
+                    << " rows of " << F << ", " << where;
+      return f;
+    }
+    if (values && given && !(score_bounds(values, F) == b))
+      ADD_FAILURE() << who << ": stat_bounds[" << k << "] " << b << " but its row's are " << score_bounds(values, F)
+                    << ", " << where;
+    f.bounds.push_back(b);
+    if (values && stat_row_needed(b, F)) f.rows.insert(f.rows.end(), values, values + F);
+  }
+  EXPECT_EQ(row * F, r.stat_scores.size()) << who << ": stat_scores rows, " << where;
+  f.top = score_bounds(r.totals.data(), static_cast<uint32_t>(r.totals.size()));
+  f.top.min = 0;
+  f.top.at_min = 0;
+  if (r.top_known) {
+    EXPECT_EQ(r.top_total, f.top.max) << who << ": top_total, " << where;
+    EXPECT_EQ(r.top_count, f.top.at_max) << who << ": top_count, " << where;
+  }
+  if (r.ascending) {
+    EXPECT_TRUE(std::adjacent_find(r.scored_nodes.begin(), r.scored_nodes.end(), std::greater_equal<uint32_t>()) ==
+                r.scored_nodes.end())
+        << who << ": ascending set on nodes that do not ascend, " << where;
+  }
+  return f;
+}
+
+// Returns the form under test (its rows: some slot's values differ).
+LightForm expect_same_light_form(const PodQueryView& q, const EvalResult& want, const EvalResult& got,
+                            const std::string& where) {
+  const LightForm a = light_form(q, want, "reference", where);
+  const LightForm b = light_form(q, got, "under test", where);
+  expect_same_list(a.bounds, b.bounds, "stat bounds", where);
+  expect_same_list(a.rows, b.rows, "stat rows", where);
+  EXPECT_EQ(a.top, b.top) << "the highest total and its count, " << where;
+  return b;
+}
+
 // The batch cache keeps a state only from a scored list in ascending node
 // order (its random tie-break walks its positions as nodes,
 // BatchCache::best_position), and every request the engine makes visits the
@@ -163,6 +241,9 @@ struct Coverage {
   uint32_t group_feasible = 0;      // evaluations of a SharedDeviceGroup member with a feasible node
   uint32_t group_assumed = 0;       // SharedDeviceGroup members assumed
   uint32_t ordered_lists = 0;       // scored lists of 2+ nodes checked to ascend (visit in node order)
+  uint32_t light_forms = 0;         // want_totals' lists (a window's light form) compared, scored
+  uint32_t light_rows = 0;          // ... keeping some slot's row
+  uint32_t light_without_row = 0;   // ... a slot's bounds given without its row (the CPU backend: one value)
   uint32_t node_data_updates = 0;   // node data entries set or cleared between pods
   uint32_t node_data_rejected = 0;  // evaluations where NodeData rejected some node
 };
@@ -185,6 +266,9 @@ Coverage& operator+=(Coverage& a, const Coverage& b) {
   a.group_feasible += b.group_feasible;
   a.group_assumed += b.group_assumed;
   a.ordered_lists += b.ordered_lists;
+  a.light_forms += b.light_forms;
+  a.light_rows += b.light_rows;
+  a.light_without_row += b.light_without_row;
   a.node_data_updates += b.node_data_updates;
   a.node_data_rejected += b.node_data_rejected;
   return a;
@@ -198,7 +282,8 @@ std::ostream& operator<<(std::ostream& os, const Coverage& c) {
             << c.ignored_nodes << " ignored scores; GpuShare filtered " << c.device_filtered << " ("
             << c.device_feasible << " with a feasible node); " << c.group_feasible
             << " group evaluations with a feasible node, " << c.group_assumed << " group members assumed; "
-            << c.ordered_lists << " scored lists in node order; " << c.node_data_updates << " node data updates, "
+            << c.ordered_lists << " scored lists in node order; " << c.light_forms << " light forms (" << c.light_rows << " with rows, "
+            << c.light_without_row << " with a slot's row left out); " << c.node_data_updates << " node data updates, "
             << c.node_data_rejected << " evaluations with nodes NodeData rejected";
 }
 
@@ -280,6 +365,10 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
     EvalRequest lean = plain;
     lean.want_rejections = false;
     requests.push_back(lean);
+    // As a window asks (Engine::look_ahead): the light form's lists.
+    EvalRequest light = lean;
+    light.want_totals = true;
+    requests.push_back(light);
     for (int s = 0; s < 2; ++s) {
       EvalRequest sampled = plain;
       sampled.num_to_find = static_cast<uint32_t>(rng.below(uint64_t(m) + 1));  // 0..m
@@ -316,6 +405,12 @@ Coverage run_backend_parity(Backend& reference, Backend& under_test, const Clust
       // node is feasible; where none is, it must be whole.
       if (!requests[r].want_rejections && got.num_feasible > 0) got.rejections = want.rejections;
       expect_same(want, got, where);
+      if (requests[r].want_totals && !requests[r].want_scores) {
+        const LightForm f = expect_same_light_form(q.view(), want, got, where);
+        cov.light_forms += want.scored ? 1 : 0;
+        cov.light_rows += want.scored && !f.rows.empty() ? 1 : 0;
+        cov.light_without_row += want.scored && f.without_row > 0 ? 1 : 0;
+      }
       cov.ordered_lists += expect_node_order_kept(snap, requests[r], want, got, where);
       if (::testing::Test::HasFailure()) return cov;
       ++cov.evaluations;
@@ -1023,7 +1118,8 @@ TEST(CudaParityHarness, ReusedCpuBackendAgreesWithFreshOnes) {
   // pass).
   const auto covered = [](const Coverage& c) {
     return c.scored > 20 && c.lone_feasible + c.none_feasible > 0 && c.cut > 10 && c.assumed > 10 && c.prescored > 10 &&
-           c.removed > 0 && c.node_updates > 0 && c.negative_totals > 0 && c.ignored_nodes > 0 && c.ordered_lists > 10;
+           c.removed > 0 && c.node_updates > 0 && c.negative_totals > 0 && c.ignored_nodes > 0 && c.ordered_lists > 10 &&
+           c.light_forms > 10 && c.light_rows > 0 && c.light_without_row > 0;
   };
   Coverage cov;
   for (uint64_t stream = 477; stream < 477 + 16 && !covered(cov); ++stream)
@@ -1038,6 +1134,9 @@ TEST(CudaParityHarness, ReusedCpuBackendAgreesWithFreshOnes) {
   EXPECT_GT(cov.negative_totals, 0u) << cov;
   EXPECT_GT(cov.ignored_nodes, 0u) << cov;
   EXPECT_GT(cov.ordered_lists, 10u) << cov;
+  EXPECT_GT(cov.light_forms, 10u) << cov;
+  EXPECT_GT(cov.light_rows, 0u) << cov;
+  EXPECT_GT(cov.light_without_row, 0u) << cov;
 }
 
 TEST(CudaBackendAvailability, MakeCudaBackendThrowsTheReasonWhenUnavailable) {

@@ -652,22 +652,23 @@ TEST(SimdDispatch, KthHighestEqualsTheSortedEntryOnEveryTarget) {
   }
 }
 
-// gather_equal and strictly_ascending (a window state's group of the highest
-// total) against plain loops: lengths around the 256-entry blocks, blocks
-// of nothing but the value, blocks without it and mixed ones, every count.
-void gather_equal_on_random_blocks(SplitMix64 rng);
+// count_equal and strictly_ascending (a window state's group of the highest
+// total, counted block by block in place) against plain loops: lengths
+// around the 256-entry blocks, blocks of nothing but the value, blocks
+// without it and mixed ones, every prefix.
+void count_equal_on_random_blocks(SplitMix64 rng);
 
-TEST(SimdDispatch, GatherEqualTakesTheFirstMatchesInOrderOnEveryTarget) {
+TEST(SimdDispatch, CountEqualAndAscendingCheckMatchPlainLoopsOnEveryTarget) {
   TargetGuard guard;
   for (const SimdTarget t : supported_targets()) {
     set_simd_target(t);
     SCOPED_TRACE(simd_target_name(t));
-    gather_equal_on_random_blocks(SplitMix64::derive(parity_seed() ^ 0x9a7eull, static_cast<uint64_t>(t)));
+    count_equal_on_random_blocks(SplitMix64::derive(parity_seed() ^ 0x9a7eull, static_cast<uint64_t>(t)));
     if (HasFatalFailure()) return;
   }
 }
 
-void gather_equal_on_random_blocks(SplitMix64 rng) {
+void count_equal_on_random_blocks(SplitMix64 rng) {
   for (const uint32_t n : {1u, 255u, 256u, 300u, 700u, 777u, 1500u}) {
     std::vector<int64_t> totals(n);
     std::vector<uint32_t> nodes(n);
@@ -681,14 +682,10 @@ void gather_equal_on_random_blocks(SplitMix64 rng) {
                   : block == 2 ? (i == 2 * 256 + 17 ? 6 : 7)
                                : static_cast<int64_t>(5 + rng.below(4));
     }
-    std::vector<uint32_t> want;
-    for (uint32_t i = 0; i < n; ++i)
-      if (totals[i] == 7) want.push_back(nodes[i]);
-    for (uint32_t count = 1; count <= want.size(); count += 1 + static_cast<uint32_t>(want.size()) / 30) {
-      std::vector<uint32_t> got(count, UINT32_MAX);
-      gather_equal(totals.data(), nodes.data(), n, 7, count, got.data());
-      for (uint32_t k = 0; k < count; ++k)
-        ASSERT_EQ(got[k], want[k]) << "n " << n << ", count " << count << ", entry " << k << ", seed " << parity_seed();
+    uint32_t want = 0;
+    for (uint32_t len = 0; len <= n; ++len) {
+      ASSERT_EQ(count_equal(totals.data(), len, 7), want) << "n " << n << ", length " << len << ", seed " << parity_seed();
+      if (len < n) want += totals[len] == 7 ? 1 : 0;
     }
     EXPECT_TRUE(strictly_ascending(nodes.data(), n)) << n;
     if (n > 1) {

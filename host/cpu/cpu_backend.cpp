@@ -13,6 +13,7 @@
 
 #include "host/common.hpp"
 #include "host/engine/backend.hpp"
+#include "host/engine/batch_cache.hpp"
 #include "host/engine/executor.hpp"
 #include "host/engine/node_filter.hpp"
 #include "plugins/simd_dispatch.hpp"
@@ -323,8 +324,11 @@ class CpuBackend final : public Backend {
     // the threads instead of two, the chunk's columns still in cache. Its
     // scores stay where the chunk sits in the visiting order (raw_[slot * M
     // + chunk start + i]); the ranges below say where.
-    const bool fused = !visit.rotate && !q.prescore_feasible && !req.want_scores && !req.want_totals &&
-                       !req.want_sorted && !req.want_verdicts && !(q.tie_break == TieBreak::Random && visit.order);
+    // want_totals' lists are gathered from the ranges afterwards, in node
+    // order (light_lists), where the visit ascends.
+    const bool fused = !visit.rotate && !q.prescore_feasible && !req.want_scores &&
+                       !(req.want_totals && visit.order) && !req.want_sorted && !req.want_verdicts &&
+                       !(q.tie_break == TieBreak::Random && visit.order);
     ranges_.clear();
     size_t stride = 0;  // raw_[slot * stride + i]
     int threads = 1;
@@ -335,7 +339,7 @@ class CpuBackend final : public Backend {
       const uint32_t num_chunks = (M + chunk - 1) / chunk;
       if (chunks_.size() < num_chunks) chunks_.resize(num_chunks);
       if (fused) {
-        sp = plan_scores(s, q, req, !reasons);
+        sp = plan_scores(s, q, req, !reasons, false);
         stride = M;
         raw_.resize(static_cast<size_t>(q.num_scores) * M);
         totals_.resize(M);
@@ -432,7 +436,7 @@ class CpuBackend final : public Backend {
         q = query.view();
       }
       // Pass 1 over blocks of the feasible list on all threads (score_range).
-      sp = plan_scores(s, q, req, false);
+      sp = plan_scores(s, q, req, false, true);
       stride = F;
       raw_.resize(static_cast<size_t>(q.num_scores) * F);
       totals_.resize(F);
@@ -575,6 +579,8 @@ class CpuBackend final : public Backend {
       out.raw_scores.swap(raw_);
       out.normalized_scores.swap(norm_);
       out.totals.swap(totals_);
+    } else if (req.want_totals && fused) {
+      light_lists(q, sp, stride, F, best.total, out);
     } else if (req.want_totals) {
       append_stat_scores(q, raw_.data(), F, out.stat_scores);
       out.scored_nodes.swap(feasible_);
@@ -685,8 +691,11 @@ class CpuBackend final : public Backend {
 
   // `defer_filter`: where no rejection reasons are read, a Filter plugin
   // with shared_filter may run in the kernel of a shared score slot.
+  // `uniform_rows`: want_totals lists every normalizing slot's raw scores
+  // (append_stat_scores), the uniform ones too; light_lists gives their
+  // bounds instead.
   static ScorePlan plan_scores(const SnapshotView& s, const PodQueryView& q, const EvalRequest& req,
-                               bool defer_filter) {
+                               bool defer_filter, bool uniform_rows) {
     ScorePlan sp;
     for (NormStats& st : sp.no_stats) st = empty_norm_stats();
     for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
@@ -703,7 +712,7 @@ class CpuBackend final : public Backend {
       });
       const bool stat = needs_stats(q.normalize[slot]);
       if (sp.uniform & bit) {
-        if (req.want_scores || (req.want_totals && stat)) sp.uniform_raw |= bit;
+        if (req.want_scores || (req.want_totals && stat && uniform_rows)) sp.uniform_raw |= bit;
         if (!stat) sp.plain_base += normalize_score(NormalizeKind::None, sp.uniform_value[slot], {}) * q.weights[slot];
       } else if (!stat) {
         sp.plain_slots |= bit;
@@ -726,6 +735,46 @@ class CpuBackend final : public Backend {
       });
     }
     return sp;
+  }
+
+  // want_totals from the fused ranges (in node order: the visit ascends):
+  // the scored nodes, their totals (whole: the constant added) and the
+  // rows of the normalizing slots whose values differ, with every such
+  // slot's bounds, the highest total and its count (EvalResult's summary).
+  // A uniform slot's bounds are its one value on every node: no row.
+  void light_lists(const PodQueryView& q, const ScorePlan& sp, size_t stride, uint32_t F, int64_t best_total,
+                   EvalResult& out) {
+    out.scored_nodes.reserve(F);
+    out.totals.reserve(F);
+    uint64_t top_count = 0;
+    for (uint32_t k = 0; k < ranges_.size(); ++k) {
+      const Range& r = ranges_[k];
+      out.scored_nodes.insert(out.scored_nodes.end(), r.nodes, r.nodes + r.count);
+      out.totals.insert(out.totals.end(), totals_.data() + r.offset, totals_.data() + r.offset + r.count);
+      const Best& b = block_best_[r.block];
+      if (b.total == best_total) top_count += b.ties;
+    }
+    for (uint32_t slot = 0; slot < q.num_scores; ++slot) {
+      if (!needs_stats(q.normalize[slot])) continue;
+      if ((sp.uniform >> slot) & 1) {
+        const int64_t v = sp.uniform_value[slot];  // never kIgnoredScore (plan_scores)
+        out.stat_bounds.push_back(ScoreBounds{v, v, F, F});
+        continue;
+      }
+      const size_t row = out.stat_scores.size();
+      out.stat_scores.reserve(row + F);
+      for (const Range& r : ranges_) {
+        const int64_t* raw = raw_.data() + slot * stride + r.offset;
+        out.stat_scores.insert(out.stat_scores.end(), raw, raw + r.count);
+      }
+      const ScoreBounds b = score_bounds(out.stat_scores.data() + row, F);
+      out.stat_bounds.push_back(b);
+      if (!stat_row_needed(b, F)) out.stat_scores.resize(row);
+    }
+    out.top_known = true;
+    out.top_total = best_total;
+    out.top_count = static_cast<uint32_t>(top_count);
+    out.ascending = true;
   }
 
   // Pass 1 over a range, in sub-blocks that keep the node columns the

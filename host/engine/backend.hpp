@@ -57,6 +57,23 @@ struct RejectionHistogram {
   uint32_t at(uint8_t plugin, uint32_t bit) const { return counts[plugin * 64u + bit]; }
 };
 
+// Min and max of n raw scores (kIgnoredScore left out) and how many sit at
+// each (score_bounds, batch_cache.hpp); every score ignored (or none): max
+// is kIgnoredScore.
+struct ScoreBounds {
+  int64_t min, max;
+  uint32_t at_min, at_max;
+};
+inline bool operator==(const ScoreBounds& a, const ScoreBounds& b) {
+  return a.min == b.min && a.max == b.max && a.at_min == b.at_min && a.at_max == b.at_max;
+}
+// Whether a normalizing slot with these bounds over `n` scored nodes needs
+// its values kept: not where every node has the one value (none ignored)
+// or every score is ignored.
+inline bool stat_row_needed(const ScoreBounds& b, uint32_t n) {
+  return !(b.max == kIgnoredScore || (b.min == b.max && b.at_min == n));
+}
+
 struct EvalResult {
   uint32_t num_feasible = 0;      // feasible nodes found (capped by num_to_find)
   uint32_t processed = 0;         // nodes visited: feasible kept + rejected
@@ -79,6 +96,23 @@ struct EvalResult {
   // with statistics (needs_stats), those slots in order, row-major
   // [k * scored_nodes.size() + i] for the k-th such slot.
   std::vector<int64_t> stat_scores;
+  // want_totals, where a backend has them without another pass (the CPU
+  // backend; empty or false elsewhere, and the reader computes them):
+  //  * stat_bounds: each normalizing slot's bounds over the scored nodes,
+  //    those slots in order, as score_bounds gives them. A slot whose row
+  //    says nothing more (stat_row_needed false: one value on every node,
+  //    or every score ignored) then has no row in stat_scores, whose k-th
+  //    row is the k-th slot that has one.
+  //  * top_known: top_total is the highest total and top_count how many
+  //    scored nodes have it.
+  //  * ascending: scored_nodes ascend by node index.
+  // A window state's light form reads them (window_answer.hpp): each was a
+  // pass over every scored node there, as long as the evaluation's own.
+  std::vector<ScoreBounds> stat_bounds;
+  bool top_known = false;
+  int64_t top_total = 0;
+  uint32_t top_count = 0;
+  bool ascending = false;
   // want_sorted: scored nodes in ranks_before order (descending selection
   // key, equal keys by ascending node).
   std::vector<uint32_t> sorted_nodes;
@@ -96,6 +130,14 @@ struct EvalResult {
     for (auto* v : {&raw_scores, &normalized_scores, &totals, &stat_scores}) v->clear();
     verdicts.clear();
     sorted_keys.clear();
+    clear_light_summary();
+  }
+  // Drops stat_bounds, top_known and ascending (a reader computes them).
+  void clear_light_summary() {
+    stat_bounds.clear();
+    top_known = ascending = false;
+    top_total = 0;
+    top_count = 0;
   }
 };
 

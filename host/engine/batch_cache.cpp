@@ -1159,29 +1159,7 @@ bool strictly_ascending(const uint32_t* __restrict v, uint32_t n) {
   return bad == 0;
 }
 
-void gather_equal(const int64_t* __restrict totals, const uint32_t* __restrict nodes, uint32_t n, int64_t value,
-                  uint32_t count, uint32_t* __restrict out) {
-  // Block by block: the block's matches counted (vectorized for the CPU it
-  // runs on), a block without any skipped, a block of nothing else copied
-  // whole; only mixed blocks are compacted entry by entry.
-  constexpr uint32_t kBlock = 256;
-  const SimdTarget t = simd_target();
-  uint32_t k = 0;
-  for (uint32_t lo = 0; lo < n && k < count; lo += kBlock) {
-    const uint32_t m = std::min(kBlock, n - lo);
-    const uint32_t matches = count_equal(t, totals + lo, m, value);
-    if (matches == 0) continue;
-    if (matches == m && k + m <= count) {
-      std::copy(nodes + lo, nodes + lo + m, out + k);
-      k += m;
-      continue;
-    }
-    for (uint32_t i = lo; i < lo + m && k < count; ++i) {
-      out[k] = nodes[i];
-      k += static_cast<uint32_t>(totals[i] == value);
-    }
-  }
-}
+uint32_t count_equal(const int64_t* v, uint32_t n, int64_t value) { return count_equal(simd_target(), v, n, value); }
 
 void BatchCache::group_slot_stats(uint32_t slot) {
   for (Group& g : groups_) g.stats[slot] = SlotStats{};

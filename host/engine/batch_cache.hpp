@@ -121,12 +121,7 @@ bool plugin_equal(uint8_t id, const PodQueryView& ha, const PodQuery& a, const P
 bool lists_equal(const PodQueryView& a, const PodQuery& qa, const PodQuery& qb);
 
 // Min and max of n raw scores (kIgnoredScore left out) and how many sit at
-// each, vectorized for the CPU it runs on; every score ignored (or none):
-// max is kIgnoredScore.
-struct ScoreBounds {
-  int64_t min, max;
-  uint32_t at_min, at_max;
-};
+// each (ScoreBounds, backend.hpp), vectorized for the CPU it runs on.
 ScoreBounds score_bounds(const int64_t* raw, uint32_t n);
 
 // The k-th highest of v[0, n), repeats counted (1 <= k <= n): the total of
@@ -135,16 +130,11 @@ ScoreBounds score_bounds(const int64_t* raw, uint32_t n);
 // is scratch): a selection over every entry was as costly as scoring them.
 int64_t kth_highest(const int64_t* v, uint32_t n, uint32_t k, std::vector<int64_t>& top);
 
+// How many of v[0, n) equal `value`, vectorized for the CPU it runs on.
+uint32_t count_equal(const int64_t* v, uint32_t n, int64_t value);
+
 // Whether v[0, n) ascends strictly (one branch-free pass).
 bool strictly_ascending(const uint32_t* v, uint32_t n);
-
-// out[0, count) = the nodes[i] whose totals[i] == value, in order, the first
-// `count` of them (there are at least that many). Whole blocks without a
-// match are skipped and blocks of nothing else copied: the highest total is
-// often shared by most nodes of a cluster, and the entry-by-entry loop over
-// all of them was most of a window state's build.
-void gather_equal(const int64_t* totals, const uint32_t* nodes, uint32_t n, int64_t value, uint32_t count,
-                  uint32_t* out);
 
 // The cache's answer for one pod.
 struct BatchHit {

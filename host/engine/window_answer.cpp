@@ -13,10 +13,19 @@ bool WindowAnswer::build(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   const PodQueryView& h = query.header;
   uint32_t stat_slots = 0;
   for (uint32_t slot = 0; slot < h.num_scores; ++slot) stat_slots += needs_stats(h.normalize[slot]) ? 1 : 0;
+  // The backend's summary where it gave one (EvalResult::stat_bounds,
+  // top_known, ascending), else a pass over the lists for each.
+  const bool bounds_given = !result.stat_bounds.empty();
+  if (bounds_given && result.stat_bounds.size() != stat_slots) return false;
+  uint32_t rows = stat_slots;
+  if (bounds_given) {
+    rows = 0;
+    for (const ScoreBounds& b : result.stat_bounds) rows += stat_row_needed(b, F) ? 1 : 0;
+  }
   if (!result.scored || F < 2 || h.prescore_feasible || !query.score_error.empty() || result.totals.size() != F ||
-      result.stat_scores.size() != static_cast<size_t>(stat_slots) * F)
+      result.stat_scores.size() != static_cast<size_t>(rows) * F)
     return false;
-  if (!strictly_ascending(result.scored_nodes.data(), F)) return false;
+  if (!result.ascending && !strictly_ascending(result.scored_nodes.data(), F)) return false;
 
   // The best entries: at least reach + 1 of them (so that some survive
   // `reach` changed nodes), extended to whole groups of equal totals, best
@@ -28,15 +37,21 @@ bool WindowAnswer::build(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   const uint32_t* nodes = result.scored_nodes.data();
   // The highest total and how many reach it in one vectorized pass
   // (totals lie in [-2^31, 2^31): none is kIgnoredScore).
-  const ScoreBounds top = score_bounds(totals, F);
+  const ScoreBounds top = result.top_known ? ScoreBounds{0, result.top_total, 0, result.top_count}
+                                           : score_bounds(totals, F);
   const int64_t highest = top.max;
   const uint32_t at_highest = top.at_max;
   group_totals_.clear();
   group_start_.assign(1, 0);
   group_nodes_.clear();
-  if (at_highest >= want) {
-    group_nodes_.resize(at_highest);
-    gather_equal(totals, nodes, F, highest, at_highest, group_nodes_.data());
+  top_in_place_ = at_highest >= want;
+  if (top_in_place_) {
+    top_before_.clear();
+    uint32_t below = 0;
+    for (uint32_t lo = 0; lo < F; lo += kTopBlock) {
+      top_before_.push_back(below);
+      below += count_equal(totals + lo, std::min(kTopBlock, F - lo), highest);
+    }
     group_totals_.push_back(highest);
     group_start_.push_back(at_highest);
   } else {
@@ -58,18 +73,25 @@ bool WindowAnswer::build(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   // Each normalizing slot's bounds; its values where they differ.
   slots_.assign(h.num_scores, Slot{});
   values_.clear();
-  for (uint32_t slot = 0, k = 0; slot < h.num_scores; ++slot) {
+  for (uint32_t slot = 0, k = 0, row = 0; slot < h.num_scores; ++slot) {
     if (!needs_stats(h.normalize[slot])) continue;
-    const int64_t* raw = result.stat_scores.data() + static_cast<size_t>(k++) * F;
     Slot& sl = slots_[slot];
-    sl.bounds = score_bounds(raw, F);
+    const int64_t* raw = nullptr;
+    if (bounds_given) {
+      sl.bounds = result.stat_bounds[k++];
+      if (stat_row_needed(sl.bounds, F)) raw = result.stat_scores.data() + static_cast<size_t>(row++) * F;
+    } else {
+      raw = result.stat_scores.data() + static_cast<size_t>(row++) * F;
+      sl.bounds = score_bounds(raw, F);
+    }
     sl.all_ignored = sl.bounds.max == kIgnoredScore;
-    if (sl.all_ignored || (sl.bounds.min == sl.bounds.max && sl.bounds.at_min == F)) continue;
+    if (!stat_row_needed(sl.bounds, F)) continue;
     sl.values = static_cast<uint32_t>(values_.size());
     values_.insert(values_.end(), raw, raw + F);
   }
 
   feasible_.swap(result.scored_nodes);
+  if (top_in_place_) totals_.swap(result.totals);
   plan_ = &plan;
   query_ = std::move(query);
   structure_version_ = snap.structure_version();
@@ -152,14 +174,12 @@ bool WindowAnswer::answer(const Snapshot& snap, const ProfilePlan& plan, const P
   // ranks below it); removed_: the positions of its changed nodes.
   size_t g = 0;
   for (; g < group_totals_.size(); ++g) {
-    const uint32_t* b = group_nodes_.data() + group_start_[g];
-    const uint32_t* e = group_nodes_.data() + group_start_[g + 1];
     removed_.clear();
     for (const uint32_t n : changed_) {
-      const uint32_t* it = std::lower_bound(b, e, n);
-      if (it != e && *it == n) removed_.push_back(static_cast<uint32_t>(it - b));
+      const uint32_t rank = group_rank(g, n);
+      if (rank != kNone) removed_.push_back(rank);
     }
-    if (removed_.size() < static_cast<size_t>(e - b)) break;
+    if (removed_.size() < group_size(g)) break;
   }
   if (g == group_totals_.size()) return false;
   int64_t best = group_totals_[g];
@@ -168,9 +188,8 @@ bool WindowAnswer::answer(const Snapshot& snap, const ProfilePlan& plan, const P
   // when a changed node ranks above it) and the changed ones at that total
   // (ascending, as changed_). The one of rank k is found without listing
   // them: a tie can hold every node of the cluster.
-  const uint32_t* group = group_nodes_.data() + group_start_[g];
-  const uint32_t group_size = best == group_totals_[g] ? group_start_[g + 1] - group_start_[g] : 0;
-  const uint64_t kept = group_size ? group_size - removed_.size() : 0;
+  const uint32_t size = best == group_totals_[g] ? group_size(g) : 0;
+  const uint64_t kept = size ? size - removed_.size() : 0;
   extra_.clear();
   for (const auto& e : changed_entries_)
     if (e.first == best) extra_.push_back(e.second);
@@ -183,12 +202,12 @@ bool WindowAnswer::answer(const Snapshot& snap, const ProfilePlan& plan, const P
       if (p > at) break;
       ++at;
     }
-    return group[at];
+    return group_node(g, static_cast<uint32_t>(at));
   };
   uint32_t chosen = UINT32_MAX;
   for (size_t i = 0; i < extra_.size() && chosen == UINT32_MAX; ++i) {
     // The union's entries before extra_[i]: the kept group nodes below it, and i extras.
-    const auto pos = static_cast<uint32_t>(std::lower_bound(group, group + group_size, extra_[i]) - group);
+    const uint32_t pos = size ? group_below(g, extra_[i]) : 0;
     const auto removed_below =
         static_cast<uint64_t>(std::lower_bound(removed_.begin(), removed_.end(), pos) - removed_.begin());
     const uint64_t before = pos - removed_below + i;
@@ -208,6 +227,46 @@ bool WindowAnswer::answer(const Snapshot& snap, const ProfilePlan& plan, const P
   counters.rescored_nodes += changed_entries_.size() * v.num_scores;
   if (v.tie_break == TieBreak::Random && tied > 1) counters.tied_nodes += tied;
   return true;
+}
+
+uint32_t WindowAnswer::top_below_position(uint32_t pos) const {
+  const uint32_t block = pos / kTopBlock;
+  if (block >= top_before_.size()) return group_start_[1];  // pos == F on a block edge
+  const uint32_t lo = block * kTopBlock;
+  return top_before_[block] + count_equal(totals_.data() + lo, pos - lo, group_totals_[0]);
+}
+
+uint32_t WindowAnswer::group_below(size_t g, uint32_t node) const {
+  if (g == 0 && top_in_place_)
+    return top_below_position(
+        static_cast<uint32_t>(std::lower_bound(feasible_.begin(), feasible_.end(), node) - feasible_.begin()));
+  const uint32_t* b = group_nodes_.data() + group_start_[g];
+  const uint32_t* e = group_nodes_.data() + group_start_[g + 1];
+  return static_cast<uint32_t>(std::lower_bound(b, e, node) - b);
+}
+
+uint32_t WindowAnswer::group_rank(size_t g, uint32_t node) const {
+  if (g == 0 && top_in_place_) {
+    const auto it = std::lower_bound(feasible_.begin(), feasible_.end(), node);
+    const auto pos = static_cast<uint32_t>(it - feasible_.begin());
+    if (it == feasible_.end() || *it != node || totals_[pos] != group_totals_[0]) return kNone;
+    return top_below_position(pos);
+  }
+  const uint32_t* b = group_nodes_.data() + group_start_[g];
+  const uint32_t* e = group_nodes_.data() + group_start_[g + 1];
+  const uint32_t* it = std::lower_bound(b, e, node);
+  return it != e && *it == node ? static_cast<uint32_t>(it - b) : kNone;
+}
+
+uint32_t WindowAnswer::group_node(size_t g, uint32_t m) const {
+  if (!(g == 0 && top_in_place_)) return group_nodes_[group_start_[g] + m];
+  // The block that holds it by the counts before each, then its entries.
+  const auto block =
+      static_cast<uint32_t>(std::upper_bound(top_before_.begin(), top_before_.end(), m) - top_before_.begin()) - 1;
+  uint32_t rank = m - top_before_[block];
+  const int64_t top = group_totals_[0];
+  for (uint32_t i = block * kTopBlock;; ++i)
+    if (totals_[i] == top && rank-- == 0) return feasible_[i];
 }
 
 }  // namespace bulkscore

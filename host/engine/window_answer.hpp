@@ -76,6 +76,24 @@ class WindowAnswer {
   // group_nodes_[group_start_[g] .. group_start_[g + 1]).
   std::vector<int64_t> group_totals_;
   std::vector<uint32_t> group_start_, group_nodes_;
+  // The best group alone, where it holds enough entries (most often:
+  // thousands of alike nodes tie at the top, interleaved with the
+  // others), is not gathered: its nodes are the scored nodes whose total
+  // (totals_) is group_totals_[0], found through top_before_, how many of
+  // them lie before each block of kTopBlock positions. (Gathering them
+  // was a sixth of a distinct pod's window evaluation at 5,000 nodes.)
+  static constexpr uint32_t kTopBlock = 256;
+  bool top_in_place_ = false;
+  std::vector<int64_t> totals_;  // by position in feasible_ (top_in_place_)
+  std::vector<uint32_t> top_before_;
+  // Group g: its size, how many of its nodes are below `node`, its m-th
+  // node, and the rank of `node` in it (kNone: not in it).
+  uint32_t group_size(size_t g) const { return group_start_[g + 1] - group_start_[g]; }
+  uint32_t group_below(size_t g, uint32_t node) const;
+  uint32_t group_node(size_t g, uint32_t m) const;
+  uint32_t group_rank(size_t g, uint32_t node) const;
+  // top_in_place_: the best group's entries at positions below `pos`.
+  uint32_t top_below_position(uint32_t pos) const;
   std::vector<Slot> slots_;                        // by score slot; used where the slot normalizes
   std::vector<int64_t> values_;                    // kept values, by position in feasible_
 
