@@ -11,10 +11,12 @@
 #     pods/s and the ratios to the floor run beside it (vs_floor, and on
 #     two threads vs_floor_2t and vs_floor_2t_run);
 #   --callgrind: the instructions inside Engine::schedule (both overloads,
-#     so that commits from before schedule(Pod&&) compare: the measured
-#     pods, the 1,000 pods scheduled first and, for distinct and basic, the
-#     floor check's pods with the cache off, as docs/performance.md's
-#     callgrind series count them) of each benchmark FILTER selects, run
+#     so that commits from before schedule(Pod&&) compare) and
+#     Engine::look_ahead (the windows' evaluations ahead), which count the
+#     measured pods, the 1,000 pods scheduled first and, for distinct and
+#     basic, the floor check's pods with the cache off (as
+#     docs/performance.md's callgrind series count them), of each
+#     benchmark FILTER selects, run
 #     once under valgrind with one iteration: what a noisy machine cannot
 #     blur (FILTER should name threads:1 benchmarks; at 5,000 nodes each
 #     takes about half a minute).
@@ -128,6 +130,7 @@ if [ "$callgrind" = 1 ]; then
         --callgrind-out-file="$out/cg.$i" \
         --toggle-collect='bulkscore::Engine::schedule(bulkscore::Pod&&)' \
         --toggle-collect='bulkscore::Engine::schedule(bulkscore::Pod const&)' \
+        --toggle-collect='bulkscore::Engine::look_ahead(*' \
         "${bins[$i]}" --benchmark_filter="$exact" > "$out/log.$i" 2>&1 || {
         echo "bench-ab.sh: the run of $b failed (${names[$i]}):" >&2
         tail -5 "$out/log.$i" >&2

@@ -20,7 +20,10 @@
 #      CUDA and CPU
 #   9. racecheck, and the parity suite again on another seed, shuffled
 # Windows of pods (issue 24) run in the parity suite (CudaEngineParity:
-# windows of 8 on the device) and in bench_floor's window lines on every core.
+# windows of 8 on the device; every run_backend_parity pod also asks the
+# device for a window's light form, want_totals, compared with the CPU's
+# in one form: the CPU sends a summary, the device full rows) and in
+# bench_floor's window lines on every core.
 # Preemption's device dry run (issue 25) runs in the parity suite
 # (CudaPreemptionParity: against the CPU bulk dry run, the exact one and the
 # reference, and a fault at `preempt`), under memcheck, and in
