@@ -843,7 +843,7 @@ class CpuBackend final : public Backend {
       uint32_t node = UINT32_MAX, ties = 0;
       const int64_t top = totals_block(target, partial, sub, end, node, ties);
       merge_best(best, top, node, ties);
-      subs.push_back(SubTop{sub, end, top, ties});
+      if (q.tie_break == TieBreak::Random) subs.push_back(SubTop{sub, end, top, ties});  // only the draw reads them
     }
     if (sp.filter_id != kNoPlugin) r.count = kept;
     return best;
