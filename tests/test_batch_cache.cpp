@@ -946,6 +946,55 @@ TEST(BatchCache, WindowTiesOfThousandsAcrossBlocksDecideExactlyAsUnbatched) {
   EXPECT_GT(light, 1000u);
 }
 
+// The in-place group's block edge: the scored nodes a multiple of 256
+// (one node filtered out by NodeData when the window is evaluated), and
+// that node let in before the window's pods take their turns, empty, so
+// tied at the top past every scored node. Decisions equal the cache off,
+// with the same events at the same points.
+TEST(BatchCache, WindowTieWithANodeLetInPastTheLastBlockDecidesAsUnbatched) {
+  SchedulerConfig config = default_scheduler_config();
+  for (auto& p : config.profiles) {
+    p.filter.push_back("NodeData");
+    p.node_data_args.filter_column = "example.com/ok";
+  }
+  uint64_t light = 0;
+  for (const uint32_t N : {257u, 513u, 769u}) {
+    const Cluster cluster = identical_nodes(N, "n-", 64000, 256 * kGi, 500);
+    const std::string last = "n-" + std::to_string(N - 1);
+    std::vector<Pod> pods;
+    for (uint32_t i = 0; i < 48; ++i) pods.push_back(pending_pod(i, 100 + 37 * (i % 11), (64 + 53 * (i % 7)) * kMi));
+    for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
+      for (const uint32_t window : {2u, 6u}) {
+        const auto decide = [&](Batching b) {
+          EngineOptions options{"cpu", tie, parity_seed() + N};
+          options.batching = b;
+          options.window = window;
+          Engine engine(config, options);
+          engine.load(cluster);
+          std::vector<ScheduleResult> out;
+          for (size_t i = 0; i < pods.size(); ++i) {
+            if (i % window == 0) {
+              EXPECT_TRUE(engine.set_node_filter("example.com/ok", last, false, "held back").ok());
+              look_ahead_at(engine, pods, i, window);
+              EXPECT_TRUE(engine.set_node_filter("example.com/ok", last, true).ok());
+            }
+            out.push_back(engine.schedule(pods[i]));
+          }
+          if (b == Batching::Exact) light += engine.batch_counters().window_light_hits;
+          return out;
+        };
+        const std::vector<ScheduleResult> off = decide(Batching::Off);
+        ASSERT_EQ(first_difference(pods, off, decide(Batching::Exact)), "")
+            << N << " nodes, window " << window << ", tie " << (tie == TieBreak::First ? "first" : "random")
+            << ", parity seed " << parity_seed();
+      }
+    }
+  }
+  std::printf("[ batch ] a node let in past the last block: %llu light answers\n",
+              static_cast<unsigned long long>(light));
+  EXPECT_GT(light, 100u);
+}
+
 // Node data set between a look-ahead and the pods' turns (the embedder's
 // filter verdicts and scores, columns cleared), on top of the random
 // events: windows of 2 to 11 decide as --batching off (NodeData's

@@ -693,17 +693,22 @@ TEST(FusedFitFilter, NodesFitRejectsInsideSubBlocksMatchTheReferenceOnEverySimdT
         intern_pod_for_plan(snap, p, plan);
         for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
           PodQuery q = prepare_pod_query(p, snap, plan, tie, 7);
-          for (const bool rejections : {false, true}) {
+          // Without reasons, also as a window asks (its light form's lists
+          // gathered from the ranges the kernel's Filter shortened).
+          for (const int form : {0, 1, 2}) {
+            const bool rejections = form == 1;
             EvalRequest req;
             req.want_rejections = rejections;
+            req.want_totals = form == 2;
             EvalResult want, got;
             reference.evaluate(snap, q, req, want);
             cpu->evaluate(snap, q, req, got);
             if (!rejections && got.num_feasible > 0) got.rejections = want.rejections;
-            expect_same(want, got,
-                        "pod " + p.name + ", " + std::to_string(threads) + " threads, tie " +
-                            (tie == TieBreak::First ? "First" : "Random") + ", rejections " +
-                            (rejections ? "on" : "off"));
+            const std::string where = "pod " + p.name + ", " + std::to_string(threads) + " threads, tie " +
+                                      (tie == TieBreak::First ? "First" : "Random") + ", form " +
+                                      std::to_string(form);
+            expect_same(want, got, where);
+            if (req.want_totals) expect_same_light_form(q.view(), want, got, where);
             if (::testing::Test::HasFailure()) return;
             dropped_some += want.num_feasible > 0 && want.num_feasible < kNodes * 9 / 10;
           }
@@ -768,15 +773,25 @@ TEST(RandomTieBreak, TiesAcrossSubBlocksDrawTheReferencesNodeOnEverySimdTarget) 
           // No reasons read: Fit runs inside the score kernel (nodes it drops
           // shift the sub-blocks); with them, or with verdicts, the ranges
           // are the feasible list's.
-          for (const int form : {0, 1, 2}) {
+          // Form 3: as a window asks, the light form's lists too.
+          for (const int form : {0, 1, 2, 3}) {
             EvalRequest req;
             req.want_rejections = form == 1;
             req.want_verdicts = form == 2;
+            req.want_totals = form == 3;
             EvalResult want, got;
             reference.evaluate(snap, q, req, want);
             cpu->evaluate(snap, q, req, got);
             ASSERT_EQ(want.chosen, got.chosen)
                 << "pod " << p.name << ", " << threads << " threads, seed " << seed << ", form " << form;
+            if (req.want_totals) {
+              const std::string where =
+                  "pod " + p.name + ", " + std::to_string(threads) + " threads, seed " + std::to_string(seed);
+              if (got.num_feasible > 0) got.rejections = want.rejections;  // not asked for
+              expect_same(want, got, where);
+              expect_same_light_form(q.view(), want, got, where);
+              if (::testing::Test::HasFailure()) return;
+            }
             drawn.insert(got.chosen);
           }
         }

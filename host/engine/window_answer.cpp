@@ -52,6 +52,9 @@ bool WindowAnswer::build(const Snapshot& snap, const ProfilePlan& plan, PodQuery
       top_before_.push_back(below);
       below += count_equal(totals + lo, std::min(kTopBlock, F - lo), highest);
     }
+    // The backend's count (EvalResult::top_count) disagreeing with the
+    // totals would send the answer's scans past them: no form then.
+    if (below != at_highest) return false;
     group_totals_.push_back(highest);
     group_start_.push_back(at_highest);
   } else {
