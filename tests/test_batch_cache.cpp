@@ -817,14 +817,6 @@ TEST(BatchCache, WindowsOfRandomDistinctPodsDecideExactlyAsUnbatched) {
   EXPECT_GT(states, hits);
 }
 
-// Windows of pods through schedule_all (issue 24, item 1): pods that each
-// differ from the one before (their requests vary with their index), runs
-// of alike pods between them, a gang's entry breaking a window, a pod
-// preferring one node so that an earlier pod of its window takes it. On a
-// pool of three threads (the CPU backend's lanes, each pod on one thread):
-// decisions equal the cache off, with both tie-breaks; the distinct pods
-// are answered by their own window states; a run of alike pods is
-// evaluated ahead once, not once per pod.
 // Auto windows: two pods per lane, from 8 to 64; none below
 // kAutoWindowMinLanes threads or without exact batching; an explicit window
 // as given.
@@ -871,6 +863,31 @@ TEST(BatchCache, AutoWindowsTakeTwoPodsPerLane) {
   EXPECT_EQ(window_at(4 * Engine::kAutoWindowNodesPerLane + 1, 8), 8u);
 }
 
+// Engine::schedule_all over `cluster` with the default profile, windows
+// of `window` pods and a pool of `threads`; the batch counters into
+// `counters` where given.
+std::vector<ScheduleResult> schedule_all_windowed(const Cluster& cluster, const std::vector<Pod>& pods,
+                                                  Batching batching, TieBreak tie, uint64_t seed, uint32_t window,
+                                                  int threads, BatchCounters* counters) {
+  EngineOptions options{"cpu", tie, seed};
+  options.batching = batching;
+  options.window = window;
+  options.threads = threads;
+  Engine engine(default_scheduler_config(), options);
+  engine.load(cluster);
+  std::vector<ScheduleResult> out = engine.schedule_all(pods);
+  if (counters) *counters = engine.batch_counters();
+  return out;
+}
+
+// Windows of pods through schedule_all (issue 24, item 1): pods that each
+// differ from the one before (their requests vary with their index), runs
+// of alike pods between them, a gang's entry breaking a window, a pod
+// preferring one node so that an earlier pod of its window takes it. On a
+// pool of three threads (the CPU backend's lanes, each pod on one thread):
+// decisions equal the cache off, with both tie-breaks; the distinct pods
+// are answered by their own window states; a run of alike pods is
+// evaluated ahead once, not once per pod.
 TEST(BatchCache, WindowsOfDistinctPodsDecideExactlyAsUnbatched) {
   Cluster cluster;
   SplitMix64 rng = SplitMix64::derive(17, 0);
@@ -881,15 +898,7 @@ TEST(BatchCache, WindowsOfDistinctPodsDecideExactlyAsUnbatched) {
   for (uint32_t k = 0; k < 40; ++k, ++i) pods.push_back(pending_pod(i, 250, 96 * kMi));
   for (uint32_t k = 0; k < 60; ++k, ++i) pods.push_back(pending_pod(i, 3000 + 500 * (k % 9), (1024 + k) * kMi));
   const auto decide = [&](Batching batching, TieBreak tie, uint32_t window, BatchCounters* counters) {
-    EngineOptions options{"cpu", tie, parity_seed()};
-    options.batching = batching;
-    options.window = window;
-    options.threads = 3;
-    Engine engine(default_scheduler_config(), options);
-    engine.load(cluster);
-    std::vector<ScheduleResult> out = engine.schedule_all(pods);
-    if (counters) *counters = engine.batch_counters();
-    return out;
+    return schedule_all_windowed(cluster, pods, batching, tie, parity_seed(), window, 3, counters);
   };
   for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
     const std::vector<ScheduleResult> off = decide(Batching::Off, tie, 1, nullptr);
@@ -921,15 +930,7 @@ TEST(BatchCache, WindowTiesOfThousandsAcrossBlocksDecideExactlyAsUnbatched) {
     for (uint32_t i = 0; i < 60; ++i) pods.push_back(pending_pod(i, 100 + 37 * (i % 11), (64 + 53 * (i % 7)) * kMi));
     for (const TieBreak tie : {TieBreak::First, TieBreak::Random}) {
       const auto decide = [&](Batching batching, uint32_t window, BatchCounters* counters) {
-        EngineOptions options{"cpu", tie, parity_seed() + N};
-        options.batching = batching;
-        options.window = window;
-        options.threads = 2;
-        Engine engine(default_scheduler_config(), options);
-        engine.load(cluster);
-        std::vector<ScheduleResult> out = engine.schedule_all(pods);
-        if (counters) *counters = engine.batch_counters();
-        return out;
+        return schedule_all_windowed(cluster, pods, batching, tie, parity_seed() + N, window, 2, counters);
       };
       const std::vector<ScheduleResult> off = decide(Batching::Off, 1, nullptr);
       for (const uint32_t window : {2u, 5u, 16u}) {
