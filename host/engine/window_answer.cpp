@@ -31,12 +31,13 @@ bool WindowAnswer::build(const Snapshot& snap, const ProfilePlan& plan, PodQuery
   // `reach` changed nodes), extended to whole groups of equal totals, best
   // group first, each in node order (the scored nodes ascend). Mostly the
   // nodes at the highest total are enough (a cluster of alike nodes ties
-  // there by the thousand): two passes and a gather; else a selection.
+  // there by the thousand): they are counted block by block where they lie
+  // (top_in_place_); else a selection.
   const uint32_t want = std::min(F, reach + 1);
   const int64_t* totals = result.totals.data();
   const uint32_t* nodes = result.scored_nodes.data();
-  // The highest total and how many reach it in one vectorized pass
-  // (totals lie in [-2^31, 2^31): none is kIgnoredScore).
+  // The highest total and how many reach it: the backend's summary, or one
+  // vectorized pass (totals lie in [-2^31, 2^31): none is kIgnoredScore).
   const ScoreBounds top = result.top_known ? ScoreBounds{0, result.top_total, 0, result.top_count}
                                            : score_bounds(totals, F);
   const int64_t highest = top.max;
