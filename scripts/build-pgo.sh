@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A Release build with GCC's profile-guided optimization (BULKSCORE_PGO,
 # CMakeLists.txt), for benchmarks and installed packages: pods the batch
-# cache answers ran 15-50% faster (medians), distinct pods about as fast,
-# with the same decisions (docs/performance.md, "pgo"). About twice a plain build's
-# time, and the suite (17 minutes on 2 cores):
+# cache answers ran 10-40% faster (medians), distinct pods about as fast,
+# with the same decisions (docs/performance.md, "pgo"). About twice a plain
+# build's time, and the suite (15 minutes on 2 cores):
 #
 #   1. an instrumented build of the CLI (BULKSCORE_PGO=GENERATE);
 #   2. training: the CLI on the CPU backend runs scheduler_perf's short
